@@ -1,0 +1,241 @@
+package backend
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/directaid/directaid/schema"
+)
+
+// Paths of the public API.
+const (
+	HelpPath    = "/api/public/v1/help"
+	OpenAPIPath = "/api/public/openapi.json"
+	MCPPath     = "/mcp"
+)
+
+// Handler serves the API, and hands every other path to the site.
+type Handler struct {
+	svc     *Service
+	openapi []byte
+	site    http.Handler
+	mcp     http.Handler
+}
+
+// NewHandler builds the HTTP surface of svc.
+func NewHandler(svc *Service) (*Handler, error) {
+	doc, err := schema.OpenAPI(svc.cfg.PublicURL)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{svc: svc, openapi: doc}
+	return h, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	SetCommonHeaders(w)
+	switch r.URL.Path {
+	case HelpPath:
+		h.serveHelp(w, r)
+	case OpenAPIPath:
+		if !allow(w, r, "GET, HEAD, OPTIONS") {
+			return
+		}
+		serveCacheable(w, r, h.openapi, "application/json", "public, max-age=300")
+	case MCPPath:
+		if h.mcp == nil {
+			WriteProblem(w, notFound())
+			return
+		}
+		h.mcp.ServeHTTP(w, r)
+	default:
+		if h.site == nil {
+			WriteProblem(w, notFound())
+			return
+		}
+		h.site.ServeHTTP(w, r)
+	}
+}
+
+// SetCommonHeaders sets what every answer carries: the API version and open CORS.
+func SetCommonHeaders(w http.ResponseWriter) {
+	hd := w.Header()
+	hd.Set("API-Version", schema.APIVersion)
+	hd.Set("Access-Control-Allow-Origin", "*")
+	hd.Set("Access-Control-Expose-Headers", "Location, API-Version, Retry-After, ETag, Mcp-Session-Id, Mcp-Protocol-Version")
+}
+
+func notFound() *Problem {
+	return &Problem{Status: http.StatusNotFound, Body: schema.ErrorBody{Code: "not_found", Error: "No existe ese recurso."}}
+}
+
+// allow answers OPTIONS (CORS preflight) and refuses methods not in methods; it reports whether the
+// request should go on.
+func allow(w http.ResponseWriter, r *http.Request, methods string) bool {
+	if r.Method == http.MethodOptions {
+		hd := w.Header()
+		hd.Set("Allow", methods)
+		hd.Set("Access-Control-Allow-Methods", methods)
+		hd.Set("Access-Control-Allow-Headers", "Content-Type")
+		hd.Set("Access-Control-Max-Age", "86400")
+		hd.Set("Cache-Control", "public, max-age=86400")
+		w.WriteHeader(http.StatusNoContent)
+		return false
+	}
+	for _, m := range strings.Split(methods, ", ") {
+		if r.Method == m {
+			return true
+		}
+	}
+	w.Header().Set("Allow", methods)
+	WriteProblem(w, &Problem{Status: http.StatusMethodNotAllowed, Body: schema.ErrorBody{Code: "method_not_allowed",
+		Error: "Método no permitido aquí; use " + methods + "."}})
+	return false
+}
+
+func (h *Handler) serveHelp(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, "GET, HEAD, POST, OPTIONS") {
+		return
+	}
+	if r.Method == http.MethodPost {
+		h.publish(w, r)
+		return
+	}
+	body, err := json.Marshal(h.svc.Discovery(h.svc.BaseURL(r)))
+	if err != nil {
+		WriteProblem(w, AsProblem(err))
+		return
+	}
+	serveCacheable(w, r, body, "application/json", "public, max-age=60")
+}
+
+// Discovery is the body of GET help.
+func (s *Service) Discovery(base string) *schema.Discovery {
+	d := &schema.Discovery{
+		Name: "directaid", Version: schema.APIVersion, Public: true, Authentication: "none",
+		Documentation: base + "/integraciones", DocumentationMarkdown: base + "/integraciones.md",
+		OpenAPI: base + OpenAPIPath, MCP: base + MCPPath, LLMs: base + "/llms.txt", Publish: base + HelpPath,
+		Capabilities: []string{"publish_request", "publish_offer", "list_emergencies", "idempotent_publish", "mcp", "openapi", "markdown_twins"},
+		Emergencies:  s.Active(base),
+	}
+	if s.cfg.RateLimitEvents > 0 {
+		d.RateLimit = &schema.RateLimit{Events: s.cfg.RateLimitEvents, WindowSeconds: int(s.cfg.RateLimitWindow.Seconds()),
+			Scope: "publicaciones (POST " + HelpPath + " y herramientas de publicación MCP) por dirección IP"}
+	}
+	return d
+}
+
+func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if p := checkJSONContentType(r); p != nil {
+		WriteProblem(w, p)
+		return
+	}
+	body, p := ReadBody(w, r, schema.MaxBodyBytes)
+	if p != nil {
+		WriteProblem(w, p)
+		return
+	}
+	base := h.svc.BaseURL(r)
+	res, created, err := h.svc.Publish(r.Context(), base, body, "")
+	if err != nil {
+		WriteProblem(w, AsProblem(err))
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+		w.Header().Set("Location", res.PublicURL)
+	}
+	writeJSON(w, status, res)
+}
+
+func checkJSONContentType(r *http.Request) *Problem {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err == nil && mt == "application/json" {
+		if cs, ok := params["charset"]; !ok || strings.EqualFold(cs, "utf-8") {
+			return nil
+		}
+	}
+	return &Problem{Status: http.StatusUnsupportedMediaType, Body: schema.ErrorBody{Code: "unsupported_media_type",
+		Error: "El cuerpo debe enviarse como JSON con la cabecera Content-Type: application/json."}}
+}
+
+// ReadBody reads at most limit bytes of the request body; a larger one is refused with 413 without
+// reading it all (the connection is then closed).
+func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *Problem) {
+	tooLarge := &Problem{Status: http.StatusRequestEntityTooLarge, Body: schema.ErrorBody{Code: "body_too_large",
+		Error: "El cuerpo es demasiado grande: el máximo es 64 KiB."}}
+	if r.ContentLength > limit {
+		w.Header().Set("Connection", "close")
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		w.Header().Set("Connection", "close")
+		return nil, tooLarge
+	}
+	if err != nil {
+		return nil, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidJSON,
+			Error: "No se pudo leer el cuerpo de la petición."}}
+	}
+	return body, nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"Error interno.","code":"internal_error"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// WriteProblem writes an error answer.
+func WriteProblem(w http.ResponseWriter, p *Problem) {
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, p.Status, &p.Body)
+}
+
+// RateLimited is the answer to a request over the publishing limit (Retry-After is set by the limiter).
+func RateLimited() *Problem {
+	return &Problem{Status: http.StatusTooManyRequests, Body: schema.ErrorBody{Code: "rate_limited",
+		Error: "Límite temporal de publicaciones alcanzado: espere los segundos que indica Retry-After y reintente con el mismo externalId."}}
+}
+
+// serveCacheable writes body with a strong ETag and answers If-None-Match with 304.
+func serveCacheable(w http.ResponseWriter, r *http.Request, body []byte, contentType, cacheControl string) {
+	sum := sha256.Sum256(body)
+	etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
+	hd := w.Header()
+	hd.Set("ETag", etag)
+	hd.Set("Cache-Control", cacheControl)
+	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatch(inm, etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	hd.Set("Content-Type", contentType)
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}
+
+func etagMatch(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}

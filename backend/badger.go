@@ -1,0 +1,311 @@
+package backend
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Key layout. The pair key length-prefixes source, so ("a|b","c") and ("a","b|c") never collide.
+var (
+	prefixPair   = []byte("k\x00") // + uvarint(len(source)) + source + externalId → id
+	prefixRecord = []byte("r\x00") // + id → record JSON
+)
+
+func pairKey(source, externalID string) []byte {
+	k := make([]byte, 0, len(prefixPair)+binary.MaxVarintLen64+len(source)+len(externalID))
+	k = append(k, prefixPair...)
+	k = binary.AppendUvarint(k, uint64(len(source)))
+	k = append(k, source...)
+	return append(k, externalID...)
+}
+
+func recordKey(id string) []byte { return append(append([]byte{}, prefixRecord...), id...) }
+
+// BadgerOptions sizes the embedded database.
+type BadgerOptions struct {
+	Dir string
+	// Logger receives Badger's own messages (never record contents); nil discards them.
+	Logger badger.Logger
+	// GCInterval is how often the value log is garbage-collected; 0 means 10 minutes.
+	GCInterval time.Duration
+}
+
+// maxBatch bounds a group commit; a larger backlog simply forms the next batch.
+const maxBatch = 512
+
+type createReq struct {
+	rec  *Record
+	done chan createRes
+}
+
+type createRes struct {
+	stored  *Record
+	created bool
+	err     error
+}
+
+// BadgerStore is the embedded Store. Writes go through one goroutine that commits whatever has queued
+// up as one transaction; with SyncWrites every transaction is fsynced before Badger reports it done, so a
+// batch costs one sync however many publishes it holds (group commit), and a record becomes visible to
+// readers only once it is durable.
+type BadgerStore struct {
+	db      *badger.DB
+	reqs    chan *createReq
+	quit    chan struct{}
+	stopped chan struct{} // closed when the writer has exited
+	wg      sync.WaitGroup
+	failMu  sync.Mutex
+	failErr error
+}
+
+// OpenBadger opens (or creates) the database in o.Dir.
+func OpenBadger(o BadgerOptions) (*BadgerStore, error) {
+	opts := badger.DefaultOptions(o.Dir).
+		WithSyncWrites(true).
+		WithDetectConflicts(false). // one writer goroutine: nothing to conflict with
+		WithLogger(o.Logger).
+		WithMemTableSize(16 << 20).
+		WithNumMemtables(2).
+		WithBlockCacheSize(16 << 20).
+		WithIndexCacheSize(8 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithNumLevelZeroTables(3).
+		WithNumLevelZeroTablesStall(8).
+		WithNumCompactors(2).
+		WithCompactL0OnClose(true)
+	if o.Logger == nil {
+		opts = opts.WithLogger(nil)
+	}
+	db, err := badger.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("open badger at %s: %w", o.Dir, err)
+	}
+	s := &BadgerStore{db: db, reqs: make(chan *createReq, maxBatch), quit: make(chan struct{}), stopped: make(chan struct{})}
+	s.wg.Add(2)
+	go s.writer()
+	gc := o.GCInterval
+	if gc <= 0 {
+		gc = 10 * time.Minute
+	}
+	go s.gcLoop(gc)
+	return s, nil
+}
+
+// DB exposes the database for maintenance (backup, size).
+func (s *BadgerStore) DB() *badger.DB { return s.db }
+
+func (s *BadgerStore) failure() error {
+	s.failMu.Lock()
+	defer s.failMu.Unlock()
+	return s.failErr
+}
+
+// Create implements Store.
+func (s *BadgerStore) Create(ctx context.Context, rec *Record) (*Record, bool, error) {
+	if err := s.failure(); err != nil {
+		return nil, false, err
+	}
+	// Retries are common (flaky mobile networks): answer them from a read, without the writer.
+	if existing, err := s.getByPair(rec.Source, rec.ExternalID); err == nil {
+		return existing, false, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, false, err
+	}
+	req := &createReq{rec: rec, done: make(chan createRes, 1)}
+	select {
+	case s.reqs <- req:
+	case <-s.quit:
+		return nil, false, ErrClosed
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+	// Once queued, wait for the outcome even if the client went away: the write may happen.
+	select {
+	case res := <-req.done:
+		return res.stored, res.created, res.err
+	case <-s.stopped:
+		select {
+		case res := <-req.done:
+			return res.stored, res.created, res.err
+		default:
+			return nil, false, ErrClosed
+		}
+	}
+}
+
+func (s *BadgerStore) writer() {
+	defer s.wg.Done()
+	defer close(s.stopped)
+	batch := make([]*createReq, 0, maxBatch)
+	for {
+		select {
+		case r := <-s.reqs:
+			batch = append(batch[:0], r)
+		case <-s.quit:
+			// Answer what is still queued so no caller waits forever.
+			for {
+				select {
+				case r := <-s.reqs:
+					r.done <- createRes{err: ErrClosed}
+				default:
+					return
+				}
+			}
+		}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case r := <-s.reqs:
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+// commit writes one batch in as few transactions as Badger's size limit allows, then answers every waiter.
+func (s *BadgerStore) commit(batch []*createReq) {
+	res := make([]createRes, len(batch))
+	err := s.failure()
+	for start := 0; start < len(batch) && err == nil; {
+		var n int
+		n, err = s.commitTxn(batch[start:], res[start:])
+		start += n
+	}
+	if err != nil {
+		// The disk refused a write or a sync: what Badger holds may not be durable. Refuse everything
+		// from now on rather than acknowledge a record that a crash could lose.
+		s.failMu.Lock()
+		if s.failErr == nil {
+			s.failErr = fmt.Errorf("store failed: %w", err)
+		}
+		s.failMu.Unlock()
+		for i := range res {
+			res[i] = createRes{err: err}
+		}
+	}
+	for i, r := range batch {
+		r.done <- res[i]
+	}
+}
+
+// commitTxn commits a prefix of reqs in one transaction and reports how many it took.
+func (s *BadgerStore) commitTxn(reqs []*createReq, res []createRes) (int, error) {
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
+	n := 0
+	for i, r := range reqs {
+		pk := pairKey(r.rec.Source, r.rec.ExternalID)
+		existing, err := getByPairTxn(txn, pk)
+		if err == nil {
+			res[i] = createRes{stored: existing}
+			n++
+			continue
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return n, err
+		}
+		val, err := json.Marshal(r.rec)
+		if err != nil {
+			return n, err
+		}
+		err = txn.Set(pk, []byte(r.rec.ID))
+		if err == nil {
+			err = txn.Set(recordKey(r.rec.ID), val)
+		}
+		if errors.Is(err, badger.ErrTxnTooBig) && n > 0 {
+			break // commit what fits; the rest goes in the next transaction
+		}
+		if err != nil {
+			return n, err
+		}
+		res[i] = createRes{stored: r.rec, created: true}
+		n++
+	}
+	return n, txn.Commit()
+}
+
+func getByPairTxn(txn *badger.Txn, pk []byte) (*Record, error) {
+	item, err := txn.Get(pk)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	id, err := item.ValueCopy(nil)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := getTxn(txn, string(id))
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("pair index points to missing record %s", id)
+	}
+	return rec, err
+}
+
+func getTxn(txn *badger.Txn, id string) (*Record, error) {
+	item, err := txn.Get(recordKey(id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	rec := &Record{}
+	err = item.Value(func(v []byte) error { return json.Unmarshal(v, rec) })
+	return rec, err
+}
+
+func (s *BadgerStore) getByPair(source, externalID string) (rec *Record, err error) {
+	err = s.db.View(func(txn *badger.Txn) error {
+		rec, err = getByPairTxn(txn, pairKey(source, externalID))
+		return err
+	})
+	return rec, err
+}
+
+// Get implements Store.
+func (s *BadgerStore) Get(_ context.Context, id string) (rec *Record, err error) {
+	err = s.db.View(func(txn *badger.Txn) error {
+		rec, err = getTxn(txn, id)
+		return err
+	})
+	return rec, err
+}
+
+func (s *BadgerStore) gcLoop(every time.Duration) {
+	defer s.wg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			for s.db.RunValueLogGC(0.5) == nil {
+			}
+		case <-s.quit:
+			return
+		}
+	}
+}
+
+// Close stops the writer, answers queued callers with ErrClosed and closes the database.
+func (s *BadgerStore) Close() error {
+	select {
+	case <-s.quit:
+		return nil
+	default:
+	}
+	close(s.quit)
+	s.wg.Wait()
+	return s.db.Close()
+}

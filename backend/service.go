@@ -1,0 +1,175 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/directaid/directaid/schema"
+)
+
+// Emergency is one emergency as the operator declares it.
+type Emergency struct {
+	Slug       string `json:"slug"`
+	Title      string `json:"title"`
+	Summary    string `json:"summary,omitempty"`
+	Location   string `json:"location,omitempty"`
+	OccurredOn string `json:"occurred,omitempty"` // YYYY-MM-DD
+	Inactive   bool   `json:"inactive,omitempty"`
+}
+
+// Config is what the operator sets; a reload builds a new Service over the same Store.
+type Config struct {
+	// PublicURL is the absolute base of links (https://ayuda.example.org); empty derives it per request.
+	PublicURL   string
+	Emergencies []Emergency
+	// The publishing rate limit as configured in the Caddyfile, published in discovery and docs.
+	RateLimitEvents int
+	RateLimitWindow time.Duration
+}
+
+// Service publishes records: validation, emergency selection, idempotency.
+type Service struct {
+	store  Store
+	cfg    Config
+	active []Emergency
+	now    func() time.Time
+}
+
+// NewService returns a service over store with cfg.
+func NewService(store Store, cfg Config) *Service {
+	s := &Service{store: store, cfg: cfg, now: time.Now}
+	for _, e := range cfg.Emergencies {
+		if !e.Inactive {
+			s.active = append(s.active, e)
+		}
+	}
+	return s
+}
+
+// Config returns the configuration the service was built with.
+func (s *Service) Config() Config { return s.cfg }
+
+// Store returns the service's store.
+func (s *Service) Store() Store { return s.store }
+
+// BaseURL is the public base for links: the configured one, or the request's own scheme and host.
+// X-Forwarded-* are not read: behind a proxy, set public_url.
+func (s *Service) BaseURL(r *http.Request) string {
+	if s.cfg.PublicURL != "" {
+		return strings.TrimRight(s.cfg.PublicURL, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// Active returns the active emergencies with their links, as discovery and MCP list them.
+func (s *Service) Active(base string) []schema.EmergencyInfo {
+	out := make([]schema.EmergencyInfo, 0, len(s.active))
+	for _, e := range s.active {
+		page := base + "/emergencias/" + e.Slug
+		out = append(out, schema.EmergencyInfo{
+			Slug: e.Slug, Title: e.Title, Summary: e.Summary, Location: e.Location, OccurredOn: e.OccurredOn,
+			Links: schema.Links{Page: page, Markdown: page + ".md", Publish: base + HelpPath},
+		})
+	}
+	return out
+}
+
+// Problem is a refused publication: an HTTP status and the error body.
+type Problem struct {
+	Status int
+	Body   schema.ErrorBody
+}
+
+func (p *Problem) Error() string { return p.Body.Code + ": " + p.Body.Error }
+
+func badRequest(b *schema.ErrorBody) *Problem { return &Problem{Status: http.StatusBadRequest, Body: *b} }
+
+// Publish validates body (a JSON request or offer; forcedType fixes the type for MCP tools) and stores it
+// unless its (source, externalId) exists. created tells 201 from 200.
+func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedType string) (res *schema.PublishResult, created bool, err error) {
+	pub, eb := schema.Decode(body, forcedType)
+	if eb != nil {
+		return nil, false, badRequest(eb)
+	}
+	if p := s.selectEmergency(pub); p != nil {
+		return nil, false, p
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	rec := &Record{ID: NewID(now), CreatedAt: now, Publication: *pub}
+	stored, created, err := s.store.Create(ctx, rec)
+	if err != nil {
+		return nil, false, err
+	}
+	res = &schema.PublishResult{
+		OK: true, Duplicate: !created, ID: stored.ID, Type: stored.Type, EmergencySlug: stored.EmergencySlug,
+		CreatedAt: stored.CreatedAt, PublicURL: RecordURL(base, stored.ID),
+	}
+	if !created {
+		same := samePublication(&stored.Publication, pub)
+		res.ContentMatches = &same
+	}
+	return res, created, nil
+}
+
+// RecordURL is the public page of a record.
+func RecordURL(base, id string) string { return base + "/ayudas/" + id }
+
+func samePublication(a, b *schema.Publication) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
+
+// selectEmergency applies DESIGN.md's rules and fills pub.EmergencySlug.
+func (s *Service) selectEmergency(pub *schema.Publication) *Problem {
+	slugs := make([]string, len(s.active))
+	for i, e := range s.active {
+		slugs[i] = e.Slug
+	}
+	list := strings.Join(slugs, ", ")
+	switch {
+	case len(s.active) == 0:
+		return badRequest(&schema.ErrorBody{Code: schema.CodeNoActiveEmergency,
+			Error: "No hay ninguna emergencia activa en este momento: no se pueden publicar registros."})
+	case pub.EmergencySlug != "":
+		for _, e := range s.active {
+			if e.Slug == pub.EmergencySlug {
+				return nil
+			}
+		}
+		msg := fmt.Sprintf("«emergencySlug» %q no es una emergencia activa; emergencias activas: %s", pub.EmergencySlug, list)
+		return badRequest(&schema.ErrorBody{Code: schema.CodeUnknownEmergency, Error: "Emergencia desconocida o inactiva: " + msg + ".",
+			Details: []schema.FieldError{{Field: "/emergencySlug", Message: msg, Allowed: slugs}}})
+	case len(s.active) == 1:
+		pub.EmergencySlug = s.active[0].Slug
+		return nil
+	default:
+		msg := fmt.Sprintf("«emergencySlug» es obligatorio porque hay varias emergencias activas: %s", list)
+		return badRequest(&schema.ErrorBody{Code: schema.CodeEmergencyRequired, Error: "Falta la emergencia: " + msg + ".",
+			Details: []schema.FieldError{{Field: "/emergencySlug", Message: msg, Allowed: slugs}}})
+	}
+}
+
+// AsProblem maps any error from Publish to the answer a client gets.
+func AsProblem(err error) *Problem {
+	var p *Problem
+	if errors.As(err, &p) {
+		return p
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed) {
+		return &Problem{Status: http.StatusServiceUnavailable, Body: schema.ErrorBody{Code: "unavailable",
+			Error: "El servicio no pudo completar la publicación; reintente con el mismo externalId (no se duplicará)."}}
+	}
+	return &Problem{Status: http.StatusInternalServerError, Body: schema.ErrorBody{Code: "internal_error",
+		Error: "Error interno al guardar; reintente con el mismo externalId (no se duplicará)."}}
+}

@@ -1,0 +1,195 @@
+// Package caddymodule is the Caddy glue of directaid: the app that owns the store, the HTTP handler and
+// the Caddyfile syntax. Everything else lives in backend/, which knows nothing of Caddy.
+package caddymodule
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"sync/atomic"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	ratelimit "github.com/mholt/caddy-ratelimit"
+	"go.uber.org/zap"
+
+	"github.com/directaid/directaid/backend"
+)
+
+func init() {
+	caddy.RegisterModule(new(App))
+	caddy.RegisterModule(Handler{})
+}
+
+// stores shares each open database across config reloads: a reload provisions the new config while the
+// old one still holds Badger's directory lock, so both must use the same handle.
+var stores = caddy.NewUsagePool()
+
+type storeHandle struct{ *backend.BadgerStore }
+
+func (s storeHandle) Destruct() error { return s.Close() }
+
+// Database selects the store.
+type Database struct {
+	// Badger is the directory of the embedded database; default: Caddy's data dir + /directaid.
+	Badger string `json:"badger,omitempty"`
+}
+
+// App is the `directaid` Caddy app: the configuration, the store and the HTTP surface built on them.
+type App struct {
+	Database    Database            `json:"database,omitempty"`
+	PublicURL   string              `json:"public_url,omitempty"`
+	Emergencies []backend.Emergency `json:"emergencies,omitempty"`
+
+	dir     string
+	store   *backend.BadgerStore
+	svc     *backend.Service
+	handler atomic.Pointer[backend.Handler]
+	ctx     caddy.Context
+	logger  *zap.Logger
+}
+
+// CaddyModule returns the Caddy module information.
+func (*App) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "directaid", New: func() caddy.Module { return new(App) }}
+}
+
+var slugRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// Validate checks the configuration, whichever adapter produced it.
+func (a *App) Validate() error {
+	if a.PublicURL != "" {
+		u, err := url.Parse(a.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			return fmt.Errorf("directaid: public_url %q must be an absolute http(s) URL with no path, like https://ayuda.example.org", a.PublicURL)
+		}
+	}
+	seen := map[string]bool{}
+	for _, e := range a.Emergencies {
+		if !slugRE.MatchString(e.Slug) || len(e.Slug) > 64 {
+			return fmt.Errorf("directaid: emergency slug %q must be lowercase letters, digits and single hyphens (at most 64)", e.Slug)
+		}
+		if seen[e.Slug] {
+			return fmt.Errorf("directaid: emergency %q is declared twice", e.Slug)
+		}
+		seen[e.Slug] = true
+		if e.Title == "" {
+			return fmt.Errorf("directaid: emergency %q needs a title", e.Slug)
+		}
+		if e.OccurredOn != "" {
+			if _, err := time.Parse(time.DateOnly, e.OccurredOn); err != nil {
+				return fmt.Errorf("directaid: emergency %q: occurred %q must be a date YYYY-MM-DD", e.Slug, e.OccurredOn)
+			}
+		}
+	}
+	return nil
+}
+
+// Provision opens (or shares) the store and builds the service.
+func (a *App) Provision(ctx caddy.Context) error {
+	a.ctx = ctx
+	a.logger = ctx.Logger()
+	a.dir = a.Database.Badger
+	if a.dir == "" {
+		a.dir = filepath.Join(caddy.AppDataDir(), "directaid")
+	}
+	dir, err := filepath.Abs(a.dir)
+	if err != nil {
+		return err
+	}
+	a.dir = dir
+	val, _, err := stores.LoadOrNew(a.dir, func() (caddy.Destructor, error) {
+		s, err := backend.OpenBadger(backend.BadgerOptions{Dir: a.dir, Logger: badgerLogger{a.logger.Named("badger").Sugar()}})
+		if err != nil {
+			return nil, err
+		}
+		return storeHandle{s}, nil
+	})
+	if err != nil {
+		return err
+	}
+	a.store = val.(storeHandle).BadgerStore
+	return a.build(0, 0)
+}
+
+func (a *App) build(events int, window time.Duration) error {
+	a.svc = backend.NewService(a.store, backend.Config{
+		PublicURL: a.PublicURL, Emergencies: a.Emergencies, RateLimitEvents: events, RateLimitWindow: window,
+	})
+	h, err := backend.NewHandler(a.svc)
+	if err != nil {
+		return err
+	}
+	a.handler.Store(h)
+	return nil
+}
+
+// Start publishes the publishing rate limit: it is read from the `publish` zone of the rate_limit
+// handler that the Caddyfile configures, so the documented numbers are the enforced ones.
+func (a *App) Start() error {
+	if events, window := a.findPublishLimit(); events > 0 {
+		return a.build(events, window)
+	}
+	return nil
+}
+
+func (a *App) findPublishLimit() (int, time.Duration) {
+	httpApp, err := a.ctx.AppIfConfigured("http")
+	if err != nil {
+		return 0, 0
+	}
+	app, ok := httpApp.(*caddyhttp.App)
+	if !ok {
+		return 0, 0
+	}
+	var events int
+	var window time.Duration
+	var walk func(routes caddyhttp.RouteList)
+	walk = func(routes caddyhttp.RouteList) {
+		for _, rt := range routes {
+			for _, h := range rt.Handlers {
+				switch h := h.(type) {
+				case *ratelimit.Handler:
+					if z, ok := h.RateLimits["publish"]; ok && events == 0 {
+						events, window = z.MaxEvents, time.Duration(z.Window)
+					}
+				case *caddyhttp.Subroute:
+					walk(h.Routes)
+				}
+			}
+		}
+	}
+	for _, srv := range app.Servers {
+		walk(srv.Routes)
+	}
+	return events, window
+}
+
+// Stop implements caddy.App.
+func (a *App) Stop() error { return nil }
+
+// Cleanup releases this config's hold on the store; the last holder closes it.
+func (a *App) Cleanup() error {
+	if a.dir != "" && a.store != nil {
+		_, err := stores.Delete(a.dir)
+		return err
+	}
+	return nil
+}
+
+// badgerLogger sends Badger's messages to Caddy's log. Badger never logs record contents.
+type badgerLogger struct{ s *zap.SugaredLogger }
+
+func (l badgerLogger) Errorf(f string, v ...any)   { l.s.Errorf(f, v...) }
+func (l badgerLogger) Warningf(f string, v ...any) { l.s.Warnf(f, v...) }
+func (l badgerLogger) Infof(f string, v ...any)    { l.s.Debugf(f, v...) }
+func (l badgerLogger) Debugf(f string, v ...any)   { l.s.Debugf(f, v...) }
+
+var (
+	_ caddy.App          = (*App)(nil)
+	_ caddy.Provisioner  = (*App)(nil)
+	_ caddy.Validator    = (*App)(nil)
+	_ caddy.CleanerUpper = (*App)(nil)
+)

@@ -1,0 +1,109 @@
+package caddymodule
+
+import (
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/directaid/directaid/backend"
+)
+
+func init() {
+	httpcaddyfile.RegisterGlobalOption("directaid", parseGlobal)
+	httpcaddyfile.RegisterHandlerDirective("directaid", parseHandler)
+	// After rate_limit (which sits before basic_auth) and the operator's own respond/reverse_proxy routes.
+	httpcaddyfile.RegisterDirectiveOrder("directaid", httpcaddyfile.Before, "file_server")
+}
+
+// parseGlobal parses the global option block:
+//
+//	directaid {
+//	    database badger <dir>
+//	    public_url <url>
+//	    emergency <slug> {
+//	        title    <text>
+//	        summary  <text>
+//	        location <text>
+//	        occurred <YYYY-MM-DD>
+//	        inactive
+//	    }
+//	}
+func parseGlobal(d *caddyfile.Dispenser, _ any) (any, error) {
+	app := new(App)
+	if err := app.UnmarshalCaddyfile(d); err != nil {
+		return nil, err
+	}
+	return httpcaddyfile.App{Name: "directaid", Value: caddyconfig.JSON(app, nil)}, nil
+}
+
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Every unknown word is an error naming its line.
+func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the option name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "database":
+			var kind string
+			if !d.Args(&kind, &a.Database.Badger) || d.NextArg() {
+				return d.Err("usage: database badger <directory>")
+			}
+			if kind != "badger" {
+				return d.Errf("unknown database %q (supported: badger)", kind)
+			}
+		case "public_url":
+			if !d.Args(&a.PublicURL) || d.NextArg() {
+				return d.Err("usage: public_url <https://host>")
+			}
+		case "emergency":
+			e, err := parseEmergency(d)
+			if err != nil {
+				return err
+			}
+			a.Emergencies = append(a.Emergencies, e)
+		default:
+			return d.Errf("unknown directaid option %q (known: database, public_url, emergency)", d.Val())
+		}
+	}
+	return a.Validate()
+}
+
+func parseEmergency(d *caddyfile.Dispenser) (backend.Emergency, error) {
+	var e backend.Emergency
+	if !d.Args(&e.Slug) || d.NextArg() {
+		return e, d.Err("usage: emergency <slug> { title ... }")
+	}
+	for d.NextBlock(1) {
+		field := map[string]*string{"title": &e.Title, "summary": &e.Summary, "location": &e.Location, "occurred": &e.OccurredOn}
+		switch name := d.Val(); name {
+		case "inactive":
+			if d.NextArg() {
+				return e, d.ArgErr()
+			}
+			e.Inactive = true
+		case "title", "summary", "location", "occurred":
+			if !d.Args(field[name]) || d.NextArg() {
+				return e, d.Errf("usage: %s <text> (quote text with spaces)", name)
+			}
+		default:
+			return e, d.Errf("unknown emergency option %q (known: title, summary, location, occurred, inactive)", name)
+		}
+	}
+	if e.Title == "" {
+		return e, d.Errf("emergency %q needs a title", e.Slug)
+	}
+	return e, nil
+}
+
+func parseHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	h.Next()
+	if h.NextArg() {
+		return nil, h.ArgErr()
+	}
+	if h.NextBlock(0) {
+		return nil, h.Errf("the directaid directive takes no options (configure it in the global directaid block); found %q", h.Val())
+	}
+	return new(Handler), nil
+}

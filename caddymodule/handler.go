@@ -1,0 +1,69 @@
+package caddymodule
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/schema"
+)
+
+// Handler is `http.handlers.directaid`: it serves the API, the MCP endpoint and the site. Inside
+// handle_errors it renders the error (e.g. rate_limit's 429) as the API's JSON error body.
+type Handler struct {
+	app *App
+}
+
+// CaddyModule returns the Caddy module information.
+func (Handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "http.handlers.directaid", New: func() caddy.Module { return new(Handler) }}
+}
+
+// Provision finds the directaid app (instantiated with defaults when the Caddyfile has no global block).
+func (h *Handler) Provision(ctx caddy.Context) error {
+	a, err := ctx.App("directaid")
+	if err != nil {
+		return err
+	}
+	h.app = a.(*App)
+	return nil
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	if herr, ok := r.Context().Value(caddyhttp.ErrorCtxKey).(error); ok {
+		backend.SetCommonHeaders(w)
+		backend.WriteProblem(w, problemFor(herr))
+		return nil
+	}
+	h.app.handler.Load().ServeHTTP(w, r)
+	return nil
+}
+
+// problemFor renders an error that another handler returned (we are in handle_errors).
+func problemFor(err error) *backend.Problem {
+	status := http.StatusInternalServerError
+	var he caddyhttp.HandlerError
+	if errors.As(err, &he) && he.StatusCode != 0 {
+		status = he.StatusCode
+	}
+	if status == http.StatusTooManyRequests {
+		return backend.RateLimited()
+	}
+	p := &backend.Problem{Status: status, Body: schema.ErrorBody{Code: "internal_error", Error: "Error interno."}}
+	if status < 500 {
+		p.Body = schema.ErrorBody{Code: "invalid_request", Error: http.StatusText(status)}
+		if status == http.StatusNotFound {
+			p.Body = schema.ErrorBody{Code: "not_found", Error: "No existe ese recurso."}
+		}
+	}
+	return p
+}
+
+var (
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+)

@@ -1,0 +1,378 @@
+// Package testserver runs the real directaid binary on a loopback port over a real Badger in a temporary
+// directory, for end-to-end tests and benchmarks. Every response a test receives through Do can be checked
+// against the OpenAPI document the server itself serves, with an independent validator.
+package testserver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"text/template"
+	"time"
+)
+
+// Options shape the Caddyfile a server runs with.
+type Options struct {
+	// Emergencies is the body of the global directaid block after `database` (emergency blocks, public_url).
+	// Empty means the two default emergencies below.
+	Emergencies string
+	// PublishEvents is the per-IP publish limit per PublishWindow; 0 means 100000 (effectively off).
+	PublishEvents int
+	PublishWindow string // Caddy duration; default 1m
+	// Global adds lines to the global options block; Site adds lines to the site block.
+	Global, Site string
+	// DataDir reuses a data directory (to restart over the same database); empty makes a fresh one.
+	DataDir string
+}
+
+// TwoEmergencies is the default: two active emergencies, so emergencySlug is required.
+const TwoEmergencies = `
+		emergency eje-cafetero {
+			title "Terremoto en el Eje Cafetero"
+			summary "Sismo con daños en Armenia y Pereira."
+			location "Eje Cafetero"
+			occurred 2026-08-11
+		}
+		emergency inundaciones-la-mojana {
+			title "Inundaciones en La Mojana"
+			location "La Mojana"
+			occurred 2026-10-02
+		}`
+
+// OneEmergency has a single active emergency (and an inactive one), so emergencySlug may be omitted.
+const OneEmergency = `
+		emergency eje-cafetero {
+			title "Terremoto en el Eje Cafetero"
+			occurred 2026-08-11
+		}
+		emergency sequia-guajira {
+			title "Sequía en La Guajira"
+			inactive
+		}`
+
+var caddyfileTmpl = template.Must(template.New("c").Parse(`{
+	admin 127.0.0.1:{{.AdminPort}}
+	persist_config off
+	default_bind 127.0.0.1
+	storage file_system {{.Dir}}/caddy
+	log {
+		output file {{.Dir}}/caddy.log
+		format json
+		level DEBUG
+	}
+	directaid {
+		database badger {{.DataDir}}
+{{.Emergencies}}
+	}
+	servers {
+		timeouts {
+			read_header 10s
+			read_body 30s
+			write 30s
+			idle 2m
+		}
+	}
+{{.Global}}
+}
+
+http://:{{.Port}} {
+	rate_limit {
+		zone publish {
+			match {
+				method POST
+				path /api/public/v1/help /mcp
+			}
+			key {remote_host}
+			events {{.Events}}
+			window {{.Window}}
+		}
+	}
+{{.Site}}
+	directaid
+	handle_errors 429 {
+		directaid
+	}
+}
+`))
+
+// Server is one running binary.
+type Server struct {
+	URL      string // http://127.0.0.1:PORT
+	AdminURL string
+	Dir      string // temp dir: Caddyfile, data, log
+	DataDir  string
+	Port     int
+
+	t         testing.TB
+	bin       string
+	caddyfile string
+	mu        sync.Mutex
+	cmd       *exec.Cmd
+	out       *syncBuffer
+	waitDone  chan struct{}
+	validator *validator
+}
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// Binary returns the path of the directaid binary: $DIRECTAID_BIN (set by the Makefile, which builds it
+// first), or one built once for this test process.
+func Binary(t testing.TB) string {
+	if b := os.Getenv("DIRECTAID_BIN"); b != "" {
+		if _, err := os.Stat(b); err == nil {
+			return b
+		}
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "directaid-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "directaid")
+		_, file, _, _ := runtime.Caller(0)
+		root := filepath.Join(filepath.Dir(file), "..", "..")
+		cmd := exec.Command("go", "build", "-o", builtBin, "./cmd/directaid")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+// FreePort returns a loopback port that was free a moment ago.
+func FreePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Caddyfile renders the configuration for o on the given ports and directories.
+func Caddyfile(o Options, dir, dataDir string, port, adminPort int) string {
+	if o.Emergencies == "" {
+		o.Emergencies = TwoEmergencies
+	}
+	if o.PublishEvents == 0 {
+		o.PublishEvents = 100000
+	}
+	if o.PublishWindow == "" {
+		o.PublishWindow = "1m"
+	}
+	var b strings.Builder
+	err := caddyfileTmpl.Execute(&b, map[string]any{
+		"AdminPort": adminPort, "Port": port, "Dir": dir, "DataDir": dataDir, "Emergencies": o.Emergencies,
+		"Events": o.PublishEvents, "Window": o.PublishWindow, "Global": o.Global, "Site": o.Site,
+	})
+	if err != nil {
+		panic(err)
+	}
+	return b.String()
+}
+
+// Start writes a Caddyfile for o into a temp dir and runs the binary until the test ends.
+func Start(t testing.TB, o Options) *Server {
+	t.Helper()
+	dir := t.TempDir()
+	s := &Server{t: t, bin: Binary(t), Dir: dir, DataDir: o.DataDir}
+	if s.DataDir == "" {
+		s.DataDir = filepath.Join(dir, "data")
+	}
+	s.Port = FreePort(t)
+	adminPort := FreePort(t)
+	s.URL = fmt.Sprintf("http://127.0.0.1:%d", s.Port)
+	s.AdminURL = fmt.Sprintf("http://127.0.0.1:%d", adminPort)
+	s.caddyfile = filepath.Join(dir, "Caddyfile")
+	s.WriteCaddyfile(Caddyfile(o, dir, s.DataDir, s.Port, adminPort))
+	s.Launch()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// WriteCaddyfile replaces the configuration file (see Reload).
+func (s *Server) WriteCaddyfile(content string) {
+	if err := os.WriteFile(s.caddyfile, []byte(content), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// CaddyfilePath is where the configuration lives.
+func (s *Server) CaddyfilePath() string { return s.caddyfile }
+
+// Launch starts the process and waits until it answers.
+func (s *Server) Launch() {
+	s.t.Helper()
+	s.mu.Lock()
+	s.out = &syncBuffer{}
+	cmd := exec.Command(s.bin, "run", "--config", s.caddyfile)
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(s.Dir, "xdg-data"), "XDG_CONFIG_HOME="+filepath.Join(s.Dir, "xdg-config"), "HOME="+s.Dir)
+	cmd.Stdout, cmd.Stderr = s.out, s.out
+	if err := cmd.Start(); err != nil {
+		s.mu.Unlock()
+		s.t.Fatal(err)
+	}
+	s.cmd = cmd
+	s.waitDone = make(chan struct{})
+	go func(done chan struct{}) { _ = cmd.Wait(); close(done) }(s.waitDone)
+	s.mu.Unlock()
+	s.WaitReady()
+}
+
+// WaitReady polls discovery until it answers 200, failing the test after 30 s.
+func (s *Server) WaitReady() {
+	s.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.waitDone:
+			s.t.Fatalf("directaid exited during start:\n%s", s.Output())
+		default:
+		}
+		resp, err := http.Get(s.URL + "/api/public/v1/help")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.t.Fatalf("directaid did not answer within 30s:\n%s", s.Output())
+}
+
+// Kill sends SIGKILL (a crash) and waits for the process to die.
+func (s *Server) Kill() { s.signal(syscall.SIGKILL) }
+
+// Stop shuts the process down gracefully (SIGINT), killing it after 15 s.
+func (s *Server) Stop() { s.signal(syscall.SIGINT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(sig)
+	select {
+	case <-s.waitDone:
+	case <-time.After(15 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.waitDone
+	}
+	s.cmd = nil
+}
+
+// Restart stops the process gracefully and starts it again over the same data.
+func (s *Server) Restart() {
+	s.Stop()
+	s.Launch()
+}
+
+// Reload runs `directaid reload` against the running server with the current Caddyfile.
+func (s *Server) Reload() {
+	s.t.Helper()
+	cmd := exec.Command(s.bin, "reload", "--config", s.caddyfile, "--address", strings.TrimPrefix(s.AdminURL, "http://"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		s.t.Fatalf("reload: %v\n%s", err, out)
+	}
+}
+
+// PID is the process id of the running binary (0 when stopped).
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+// Output is what the process printed (stdout and stderr).
+func (s *Server) Output() string { return s.out.String() }
+
+// Log is Caddy's log file (JSON lines, DEBUG level).
+func (s *Server) Log() string {
+	b, _ := os.ReadFile(filepath.Join(s.Dir, "caddy.log"))
+	return string(b)
+}
+
+// Do sends req (a path relative to the server, or absolute) and returns the response with its body read.
+func (s *Server) Do(method, path string, body []byte, header ...string) (*http.Response, []byte) {
+	s.t.Helper()
+	req := s.NewRequest(method, path, body, header...)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatalf("%s %s: read body: %v", method, path, err)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return resp, b
+}
+
+// NewRequest builds a request; header is name, value pairs.
+func (s *Server) NewRequest(method, path string, body []byte, header ...string) *http.Request {
+	u := path
+	if !strings.HasPrefix(u, "http") {
+		u = s.URL + path
+	}
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, u, r)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return req
+}
+
+// PostJSON posts body to the help endpoint.
+func (s *Server) PostJSON(path string, body []byte) (*http.Response, []byte) {
+	s.t.Helper()
+	return s.Do("POST", path, body, "Content-Type", "application/json")
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}

@@ -1,0 +1,153 @@
+package schema
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Response headers, documented once and referenced everywhere.
+var openAPIHeaders = map[string]any{
+	"API-Version":                  map[string]any{"description": "Versión de la API (" + APIVersion + ").", "schema": map[string]any{"type": "string", "const": APIVersion}},
+	"Retry-After":                  map[string]any{"description": "Segundos que hay que esperar antes de reintentar.", "schema": map[string]any{"type": "integer", "minimum": 0}},
+	"Location":                     map[string]any{"description": "URL pública del registro creado.", "schema": map[string]any{"type": "string", "format": "uri"}},
+	"ETag":                         map[string]any{"description": "Validador para If-None-Match.", "schema": map[string]any{"type": "string"}},
+	"Cache-Control":                map[string]any{"description": "Política de caché.", "schema": map[string]any{"type": "string"}},
+	"Access-Control-Allow-Origin":  map[string]any{"description": "CORS: cualquier origen.", "schema": map[string]any{"type": "string", "const": "*"}},
+	"Access-Control-Allow-Methods": map[string]any{"description": "CORS: métodos permitidos.", "schema": map[string]any{"type": "string"}},
+	"Access-Control-Allow-Headers": map[string]any{"description": "CORS: cabeceras permitidas.", "schema": map[string]any{"type": "string"}},
+	"Access-Control-Max-Age":       map[string]any{"description": "CORS: segundos que el navegador guarda la respuesta previa.", "schema": map[string]any{"type": "string"}},
+	"Allow":                        map[string]any{"description": "Métodos que admite la ruta.", "schema": map[string]any{"type": "string"}},
+}
+
+func hdrs(names ...string) map[string]any {
+	out := map[string]any{}
+	for _, n := range append([]string{"API-Version"}, names...) {
+		out[n] = map[string]any{"$ref": "#/components/headers/" + n}
+	}
+	return out
+}
+
+func ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
+
+func jsonBody(schemaRef map[string]any) map[string]any {
+	return map[string]any{"application/json": map[string]any{"schema": schemaRef}}
+}
+
+func errResp(desc string, extraHeaders ...string) map[string]any {
+	return map[string]any{"description": desc, "headers": hdrs(extraHeaders...), "content": jsonBody(ref("Error"))}
+}
+
+func preflight() map[string]any {
+	return map[string]any{
+		"summary": "Petición previa CORS", "tags": []string{"api"},
+		"responses": map[string]any{"204": map[string]any{"description": "CORS habilitado para cualquier origen.",
+			"headers": hdrs("Allow", "Access-Control-Allow-Origin", "Access-Control-Allow-Methods", "Access-Control-Allow-Headers", "Access-Control-Max-Age")}},
+	}
+}
+
+// OpenAPI assembles the OpenAPI 3.1.0 document from the same reflected schemas that validate the API.
+// serverURL is the public base URL; empty means "where this document is served".
+func OpenAPI(serverURL string) ([]byte, error) {
+	if serverURL = strings.TrimRight(serverURL, "/"); serverURL == "" {
+		serverURL = "/"
+	}
+	schemas := map[string]any{}
+	for name := range wireTypes {
+		schemas[name] = JSONSchema(name)
+	}
+	publishResponses := map[string]any{
+		"201": map[string]any{"description": "Publicado: el registro se creó y está guardado en disco.", "headers": hdrs("Location"), "content": jsonBody(ref("PublishResult"))},
+		"200": map[string]any{"description": "Reintento idempotente: el par (source, externalId) ya existía; no se creó nada. contentMatches=false avisa de que el contenido enviado difiere del guardado.", "headers": hdrs(), "content": jsonBody(ref("PublishResult"))},
+		"400": errResp("Datos inválidos (invalid_body, invalid_json, consent_required, emergency_required, unknown_emergency, no_active_emergency). details nombra cada campo con un puntero JSON."),
+		"413": errResp("Cuerpo de más de 64 KiB (body_too_large)."),
+		"415": errResp("Content-Type distinto de application/json (unsupported_media_type)."),
+		"429": errResp("Límite temporal alcanzado (rate_limited). Reintente tras Retry-After segundos con el mismo externalId.", "Retry-After"),
+		"500": errResp("Error interno (internal_error). Reintente con el mismo externalId."),
+		"503": errResp("Servicio no disponible (unavailable). Reintente con el mismo externalId."),
+	}
+	doc := map[string]any{
+		"openapi":           "3.1.0",
+		"jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
+		"info": map[string]any{
+			"title":       "directaid: red pública de ayuda directa",
+			"version":     APIVersion,
+			"summary":     "Publicar solicitudes y ofrecimientos de ayuda durante una emergencia.",
+			"description": "API pública, sin autenticación e idempotente. El par (source, externalId) identifica un registro: reintentar no crea duplicados. El teléfono de contacto se publica, por eso publishContact debe ser true. Todas las respuestas llevan la cabecera API-Version y CORS abierto (Access-Control-Allow-Origin: *).",
+			"license":     map[string]any{"name": "Apache-2.0", "identifier": "Apache-2.0"},
+		},
+		"servers": []any{map[string]any{"url": serverURL}},
+		"tags": []any{
+			map[string]any{"name": "api", "description": "Publicación y descubrimiento."},
+			map[string]any{"name": "mcp", "description": "Servidor MCP remoto (Streamable HTTP, sin estado)."},
+		},
+		"paths": map[string]any{
+			"/api/public/v1/help": map[string]any{
+				"get": map[string]any{
+					"operationId": "discoverHelp", "tags": []string{"api"},
+					"summary":     "Descubrir la API y las emergencias activas",
+					"description": "Devuelve las emergencias activas con su slug (valor para emergencySlug) y los enlaces de integración. Llame aquí primero.",
+					"responses": map[string]any{
+						"200": map[string]any{"description": "Documento de descubrimiento.", "headers": hdrs("ETag", "Cache-Control"), "content": jsonBody(ref("Discovery"))},
+						"304": map[string]any{"description": "No ha cambiado desde el ETag enviado en If-None-Match.", "headers": hdrs("ETag")},
+					},
+				},
+				"post": map[string]any{
+					"operationId": "publishHelp", "tags": []string{"api"},
+					"summary":     "Publicar una solicitud o un ofrecimiento de ayuda",
+					"description": "El campo type elige la variante: request (solicitud) u offer (ofrecimiento). Idempotente por (source, externalId). Se responde solo cuando el registro está guardado en disco.",
+					"requestBody": map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
+						"oneOf":         []any{ref("HelpRequest"), ref("HelpOffer")},
+						"discriminator": map[string]any{"propertyName": "type", "mapping": map[string]any{TypeRequest: "#/components/schemas/HelpRequest", TypeOffer: "#/components/schemas/HelpOffer"}},
+					}}}},
+					"responses": publishResponses,
+				},
+				"options": preflight(),
+			},
+			"/api/public/openapi.json": map[string]any{
+				"get": map[string]any{
+					"operationId": "getOpenAPI", "tags": []string{"api"}, "summary": "Este documento OpenAPI 3.1",
+					"responses": map[string]any{
+						"200": map[string]any{"description": "El documento.", "headers": hdrs("ETag", "Cache-Control"), "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}},
+						"304": map[string]any{"description": "No ha cambiado.", "headers": hdrs("ETag")},
+					},
+				},
+				"options": preflight(),
+			},
+			"/mcp": map[string]any{
+				"post": map[string]any{
+					"operationId": "mcp", "tags": []string{"mcp"},
+					"summary":     "Servidor MCP (Streamable HTTP, sin estado)",
+					"description": "Un mensaje JSON-RPC 2.0 por petición. Herramientas: listar_emergencias, publicar_solicitud, publicar_ofrecimiento. Protocolos 2025-03-26, 2025-06-18, 2025-11-25 y 2026-07-28. Sin sesión: no se emite Mcp-Session-Id. Las herramientas de publicación comparten el límite de POST /api/public/v1/help.",
+					"requestBody": map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
+						"type": "object", "required": []string{"jsonrpc"}, "properties": map[string]any{"jsonrpc": map[string]any{"const": "2.0"}, "method": map[string]any{"type": "string"}},
+					}}}},
+					"responses": map[string]any{
+						"200": map[string]any{"description": "Respuesta JSON-RPC.", "headers": hdrs(), "content": map[string]any{
+							"application/json":  map[string]any{"schema": map[string]any{"type": "object"}},
+							"text/event-stream": map[string]any{"schema": map[string]any{"type": "string"}},
+						}},
+						"202": map[string]any{"description": "Notificación o respuesta aceptada; sin cuerpo.", "headers": hdrs()},
+						"400": map[string]any{"description": "Mensaje JSON-RPC inválido.", "headers": hdrs(), "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}},
+						"403": map[string]any{"description": "Host u Origin ajeno en un servidor local (protección contra DNS rebinding).", "headers": hdrs()},
+						"413": errResp("Cuerpo demasiado grande."),
+						"429": errResp("Límite temporal alcanzado (rate_limited).", "Retry-After"),
+					},
+				},
+				"get": map[string]any{
+					"operationId": "mcpStream", "tags": []string{"mcp"},
+					"summary":     "No hay flujo SSE: 405",
+					"description": "El servidor no ofrece un flujo de eventos iniciado por el servidor; según la especificación MCP responde 405 con Allow: POST.",
+					"responses":   map[string]any{"405": map[string]any{"description": "Método no permitido.", "headers": hdrs("Allow"), "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}}},
+				},
+				"delete": map[string]any{
+					"operationId": "mcpDelete", "tags": []string{"mcp"},
+					"summary":   "Sin sesiones: 405",
+					"responses": map[string]any{"405": map[string]any{"description": "Método no permitido.", "headers": hdrs("Allow"), "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}}},
+				},
+				"options": preflight(),
+			},
+		},
+		"components": map[string]any{"schemas": schemas, "headers": openAPIHeaders},
+	}
+	return json.MarshalIndent(doc, "", "  ")
+}

@@ -1,0 +1,82 @@
+package schema
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+
+	"github.com/invopop/jsonschema"
+)
+
+// reflectSchema reflects a Go type into an inlined draft 2020-12 JSON Schema (no $defs, no $id), with
+// the constants invopop cannot express in tags.
+func reflectSchema(v any) *jsonschema.Schema {
+	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
+	s := r.Reflect(v)
+	s.Version = ""
+	s.Definitions = nil
+	if s.Properties != nil {
+		if p, ok := s.Properties.Get("publishContact"); ok {
+			p.Const = true
+		}
+		if p, ok := s.Properties.Get("type"); ok {
+			switch reflect.TypeOf(v).Elem() {
+			case reflect.TypeOf(Request{}):
+				p.Type, p.Const = "string", TypeRequest
+			case reflect.TypeOf(Offer{}):
+				p.Type, p.Const = "string", TypeOffer
+			}
+		}
+	}
+	return s
+}
+
+// toMap turns a reflected schema into plain JSON data, the form the validator compiler and the
+// OpenAPI document take.
+func toMap(s *jsonschema.Schema) map[string]any {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a reflected schema always marshals
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// Schemas of the wire types, by the name they carry in the OpenAPI components.
+var wireTypes = map[string]any{
+	"HelpRequest":   &Request{},
+	"HelpOffer":     &Offer{},
+	"PublishResult": &PublishResult{},
+	"Error":         &ErrorBody{},
+	"Discovery":     &Discovery{},
+	"Emergency":     &EmergencyInfo{},
+}
+
+// JSONSchema returns the JSON Schema of a wire type by its component name (HelpRequest, HelpOffer,
+// PublishResult, Error, Discovery, Emergency), freshly reflected so that callers may change it.
+func JSONSchema(name string) *jsonschema.Schema {
+	v, ok := wireTypes[name]
+	if !ok {
+		return nil
+	}
+	return reflectSchema(v)
+}
+
+// ToolInputSchema is the schema of a publish body minus `type`, which an MCP tool sets itself.
+func ToolInputSchema(typ string) json.RawMessage {
+	name := "HelpRequest"
+	if typ == TypeOffer {
+		name = "HelpOffer"
+	}
+	s := JSONSchema(name)
+	s.Properties.Delete("type")
+	s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r == "type" })
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -1,0 +1,145 @@
+// Package schema is the wire contract of directaid: the Go structs here are the one source of truth
+// from which the JSON Schemas (validation, MCP tool inputs) and the OpenAPI document are produced.
+package schema
+
+import "time"
+
+// APIVersion is the one version string of the public API: OpenAPI info.version, discovery, API-Version header.
+const APIVersion = "1.0.0"
+
+// Record types.
+const (
+	TypeRequest = "request"
+	TypeOffer   = "offer"
+)
+
+// Enumerations, in the order the documentation shows them.
+var (
+	Categories               = []string{"alimentos", "salud", "refugio", "transporte", "acopio", "rescate", "otro"}
+	Urgencies                = []string{"urgent", "needed", "stable"}
+	CollectionCenterStatuses = []string{"full", "needs_volunteers", "needs_resources"}
+)
+
+// Defaults applied before a request is stored.
+const (
+	DefaultUrgency      = "needed"
+	DefaultNeededPeople = 1
+)
+
+// Common holds the fields shared by requests and offers. Limits not fixed by SPEC.md (source, externalId,
+// address, neighborhood, slug, phone) are bounded so that no field can grow without limit.
+type Common struct {
+	Source          string `json:"source" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Nombre de la aplicación que publica. Forma parte de la clave de idempotencia."`
+	ExternalID      string `json:"externalId" jsonschema:"minLength=1,maxLength=200,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Identificador estable del registro en la aplicación de origen. Forma parte de la clave de idempotencia: reintentar con el mismo par (source, externalId) no crea un duplicado."`
+	EmergencySlug   string `json:"emergencySlug,omitempty" jsonschema:"maxLength=64,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Slug de la emergencia, tomado de GET /api/public/v1/help. Obligatorio cuando hay más de una emergencia activa."`
+	Title           string `json:"title" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Título corto y claro."`
+	Description     string `json:"description,omitempty" jsonschema:"maxLength=600,pattern=^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f]*$" jsonschema_description:"Descripción con los detalles necesarios."`
+	Category        string `json:"category" jsonschema:"enum=alimentos,enum=salud,enum=refugio,enum=transporte,enum=acopio,enum=rescate,enum=otro" jsonschema_description:"Categoría de la ayuda."`
+	ContactName     string `json:"contactName" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Nombre de la persona de contacto. Se publica."`
+	ContactWhatsapp string `json:"contactWhatsapp" jsonschema:"minLength=1,maxLength=40,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Número de WhatsApp de contacto; se publica. Sin indicativo se entiende de Colombia (+57)."`
+	PublishContact  bool   `json:"publishContact" jsonschema_description:"Debe ser true: confirma que la persona aceptó que su teléfono se muestre públicamente."`
+}
+
+// Request is a request for help (type = request).
+type Request struct {
+	Type string `json:"type" jsonschema_description:"Siempre \"request\"."`
+	Common
+	Address      string   `json:"address" jsonschema:"minLength=1,maxLength=300,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Dirección donde se necesita la ayuda."`
+	Neighborhood string   `json:"neighborhood,omitempty" jsonschema:"maxLength=100,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Barrio o vereda."`
+	Latitude     *float64 `json:"latitude" jsonschema:"minimum=-4.3,maximum=13.6" jsonschema_description:"Latitud (grados decimales, Colombia)."`
+	Longitude    *float64 `json:"longitude" jsonschema:"minimum=-79.1,maximum=-66.8" jsonschema_description:"Longitud (grados decimales, Colombia)."`
+	Urgency      string   `json:"urgency,omitempty" jsonschema:"enum=urgent,enum=needed,enum=stable,default=needed" jsonschema_description:"Urgencia: urgent (urgente), needed (necesaria) o stable (estable)."`
+	NeededPeople *int     `json:"neededPeople,omitempty" jsonschema:"minimum=0,maximum=10000,default=1" jsonschema_description:"Número de personas que necesitan la ayuda."`
+}
+
+// Offer is an offer of help (type = offer). Location is optional.
+type Offer struct {
+	Type string `json:"type" jsonschema_description:"Siempre \"offer\"."`
+	Common
+	Address                string   `json:"address,omitempty" jsonschema:"maxLength=300,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Dirección donde se ofrece la ayuda."`
+	Latitude               *float64 `json:"latitude,omitempty" jsonschema:"minimum=-4.3,maximum=13.6" jsonschema_description:"Latitud (grados decimales, Colombia)."`
+	Longitude              *float64 `json:"longitude,omitempty" jsonschema:"minimum=-79.1,maximum=-66.8" jsonschema_description:"Longitud (grados decimales, Colombia)."`
+	CollectionCenterStatus string   `json:"collectionCenterStatus,omitempty" jsonschema:"enum=full,enum=needs_volunteers,enum=needs_resources" jsonschema_description:"Estado del centro de acopio: full (lleno), needs_volunteers (necesita voluntarios), needs_resources (necesita recursos)."`
+}
+
+// Publication is a validated, normalized request or offer: strings trimmed, defaults applied, phone parsed.
+type Publication struct {
+	Type string `json:"type"`
+	Common
+	Address                string   `json:"address,omitempty"`
+	Neighborhood           string   `json:"neighborhood,omitempty"`
+	Latitude               *float64 `json:"latitude,omitempty"`
+	Longitude              *float64 `json:"longitude,omitempty"`
+	Urgency                string   `json:"urgency,omitempty"`
+	NeededPeople           *int     `json:"neededPeople,omitempty"`
+	CollectionCenterStatus string   `json:"collectionCenterStatus,omitempty"`
+	// ContactE164 is contactWhatsapp parsed to E.164 (+573001234567).
+	ContactE164 string `json:"contactE164"`
+}
+
+// FieldError names one violated constraint: a JSON pointer into the body and a Spanish message.
+type FieldError struct {
+	Field   string   `json:"field" jsonschema_description:"Puntero JSON (RFC 6901) al campo, p. ej. /latitude."`
+	Message string   `json:"message" jsonschema_description:"Qué está mal, en español."`
+	Allowed []string `json:"allowed,omitempty" jsonschema_description:"Valores permitidos, cuando aplica."`
+}
+
+// ErrorBody is the body of every error response.
+type ErrorBody struct {
+	Error   string       `json:"error" jsonschema_description:"Mensaje en español."`
+	Code    string       `json:"code" jsonschema:"enum=invalid_body,enum=invalid_json,enum=consent_required,enum=emergency_required,enum=unknown_emergency,enum=no_active_emergency,enum=unsupported_media_type,enum=body_too_large,enum=method_not_allowed,enum=rate_limited,enum=not_found,enum=internal_error,enum=unavailable" jsonschema_description:"Código estable en inglés."`
+	Details []FieldError `json:"details,omitempty" jsonschema_description:"Cada restricción violada."`
+}
+
+// PublishResult is the body of 200 and 201 answers to a publication.
+type PublishResult struct {
+	OK             bool      `json:"ok" jsonschema_description:"Siempre true en 200 y 201."`
+	Duplicate      bool      `json:"duplicate" jsonschema_description:"true si el par (source, externalId) ya existía: no se creó nada."`
+	ContentMatches *bool     `json:"contentMatches,omitempty" jsonschema_description:"Solo en duplicados: false si el contenido enviado difiere del guardado (el cambio NO se aplicó)."`
+	ID             string    `json:"id" jsonschema_description:"Identificador del registro."`
+	Type           string    `json:"type" jsonschema:"enum=request,enum=offer"`
+	EmergencySlug  string    `json:"emergencySlug"`
+	CreatedAt      time.Time `json:"createdAt"`
+	PublicURL      string    `json:"publicUrl" jsonschema:"format=uri" jsonschema_description:"Página pública del registro."`
+}
+
+// Links are the integration links of the discovery document and of each emergency.
+type Links struct {
+	Page     string `json:"page" jsonschema:"format=uri" jsonschema_description:"Página web."`
+	Markdown string `json:"markdown" jsonschema:"format=uri" jsonschema_description:"Gemelo Markdown de la página."`
+	Publish  string `json:"publish,omitempty" jsonschema:"format=uri" jsonschema_description:"Dónde publicar (POST)."`
+}
+
+// EmergencyInfo is an active emergency as discovery and listar_emergencias show it.
+type EmergencyInfo struct {
+	Slug       string `json:"slug" jsonschema_description:"Valor para emergencySlug."`
+	Title      string `json:"title"`
+	Summary    string `json:"summary,omitempty"`
+	Location   string `json:"location,omitempty"`
+	OccurredOn string `json:"occurredOn,omitempty" jsonschema:"format=date"`
+	Links      Links  `json:"links"`
+}
+
+// RateLimit publishes the publishing limit so that integrators can plan retries.
+type RateLimit struct {
+	Events        int    `json:"events" jsonschema_description:"Publicaciones permitidas por ventana y por IP."`
+	WindowSeconds int    `json:"windowSeconds"`
+	Scope         string `json:"scope" jsonschema_description:"A qué se aplica el límite."`
+}
+
+// Discovery is the body of GET /api/public/v1/help.
+type Discovery struct {
+	Name                  string          `json:"name"`
+	Version               string          `json:"version"`
+	Public                bool            `json:"public"`
+	Authentication        string          `json:"authentication" jsonschema:"enum=none"`
+	Documentation         string          `json:"documentation" jsonschema:"format=uri"`
+	DocumentationMarkdown string          `json:"documentationMarkdown" jsonschema:"format=uri"`
+	OpenAPI               string          `json:"openapi" jsonschema:"format=uri"`
+	MCP                   string          `json:"mcp" jsonschema:"format=uri"`
+	LLMs                  string          `json:"llms" jsonschema:"format=uri"`
+	Publish               string          `json:"publish" jsonschema:"format=uri" jsonschema_description:"POST aquí una solicitud o un ofrecimiento."`
+	Capabilities          []string        `json:"capabilities"`
+	RateLimit             *RateLimit      `json:"rateLimit,omitempty"`
+	Emergencies           []EmergencyInfo `json:"emergencies"`
+}
