@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,12 +44,14 @@ type App struct {
 	PublicURL   string              `json:"public_url,omitempty"`
 	Emergencies []backend.Emergency `json:"emergencies,omitempty"`
 
-	dir     string
-	store   *backend.BadgerStore
-	svc     *backend.Service
-	handler atomic.Pointer[backend.Handler]
-	ctx     caddy.Context
-	logger  *zap.Logger
+	dir      string
+	openOnce sync.Once
+	openErr  error
+	store    *backend.BadgerStore
+	svc      *backend.Service
+	handler  atomic.Pointer[backend.Handler]
+	ctx      caddy.Context
+	logger   *zap.Logger
 }
 
 // CaddyModule returns the Caddy module information.
@@ -87,7 +90,9 @@ func (a *App) Validate() error {
 	return nil
 }
 
-// Provision opens (or shares) the store and builds the service.
+// Provision resolves the database directory. The database itself is opened by Start (or the first
+// request, whichever comes first): `directaid validate` provisions but never starts, so it must not take
+// the directory lock that a running server holds.
 func (a *App) Provision(ctx caddy.Context) error {
 	a.ctx = ctx
 	a.logger = ctx.Logger()
@@ -100,6 +105,18 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return err
 	}
 	a.dir = dir
+	return nil
+}
+
+// Start opens (or shares, across a reload) the store and builds the service.
+func (a *App) Start() error { return a.open() }
+
+func (a *App) open() error {
+	a.openOnce.Do(func() { a.openErr = a.doOpen() })
+	return a.openErr
+}
+
+func (a *App) doOpen() error {
 	val, _, err := stores.LoadOrNew(a.dir, func() (caddy.Destructor, error) {
 		s, err := backend.OpenBadger(backend.BadgerOptions{Dir: a.dir, Logger: badgerLogger{a.logger.Named("badger").Sugar()}})
 		if err != nil {
@@ -111,7 +128,8 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return err
 	}
 	a.store = val.(storeHandle).BadgerStore
-	return a.build(0, 0)
+	events, window := a.findPublishLimit()
+	return a.build(events, window)
 }
 
 func (a *App) build(events int, window time.Duration) error {
@@ -126,15 +144,8 @@ func (a *App) build(events int, window time.Duration) error {
 	return nil
 }
 
-// Start publishes the publishing rate limit: it is read from the `publish` zone of the rate_limit
-// handler that the Caddyfile configures, so the documented numbers are the enforced ones.
-func (a *App) Start() error {
-	if events, window := a.findPublishLimit(); events > 0 {
-		return a.build(events, window)
-	}
-	return nil
-}
-
+// findPublishLimit reads the `publish` zone of the rate_limit handler that the Caddyfile configures, so
+// that the numbers discovery and the docs publish are the enforced ones.
 func (a *App) findPublishLimit() (int, time.Duration) {
 	httpApp, err := a.ctx.AppIfConfigured("http")
 	if err != nil {

@@ -39,6 +39,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 		backend.WriteProblem(w, problemFor(herr))
 		return nil
 	}
+	if err := h.app.open(); err != nil {
+		// The store could not be opened (disk, permissions): say so on every request rather than crash.
+		backend.SetCommonHeaders(w)
+		w.Header().Set("Retry-After", "30")
+		backend.WriteProblem(w, &backend.Problem{Status: http.StatusServiceUnavailable, Body: schema.ErrorBody{Code: "unavailable",
+			Error: "El servicio no está disponible en este momento; reintente más tarde con el mismo externalId."}})
+		return nil
+	}
 	h.app.handler.Load().ServeHTTP(w, r)
 	return nil
 }

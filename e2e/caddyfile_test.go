@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/directaid/directaid/internal/testserver"
+)
+
+func runBinary(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(testserver.Binary(t), args...)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestShippedCaddyfilesAdaptAndValidate(t *testing.T) {
+	for _, f := range []string{"Caddyfile", "Caddyfile.local"} {
+		path := filepath.Join("..", f)
+		out, err := runBinary(t, "adapt", "--config", path, "--validate")
+		if err != nil {
+			t.Fatalf("adapt --validate %s: %v\n%s", f, err, out)
+		}
+		if !strings.Contains(out, `"directaid"`) || !strings.Contains(out, `"rate_limit"`) {
+			t.Errorf("adapt %s: no directaid app or rate_limit in:\n%s", f, out)
+		}
+		if out, err := runBinary(t, "validate", "--config", path); err != nil || !strings.Contains(out, "Valid configuration") {
+			t.Fatalf("validate %s: %v\n%s", f, err, out)
+		}
+	}
+}
+
+func TestCaddyfileErrorsNameTheLine(t *testing.T) {
+	for _, c := range []struct{ name, global, want string }{
+		{"unknown option", "directaid {\n\t\tdatabse badger ./x\n\t}", `unknown directaid option "databse"`},
+		{"unknown emergency option", "directaid {\n\t\temergency a {\n\t\t\ttitle A\n\t\t\ttitel B\n\t\t}\n\t}", `unknown emergency option "titel"`},
+		{"bad date", "directaid {\n\t\temergency a {\n\t\t\ttitle A\n\t\t\toccurred 11/08/2026\n\t\t}\n\t}", "must be a date YYYY-MM-DD"},
+		{"bad slug", "directaid {\n\t\temergency Eje_Cafetero {\n\t\t\ttitle A\n\t\t}\n\t}", "lowercase letters"},
+		{"no title", "directaid {\n\t\temergency a {\n\t\t\tsummary x\n\t\t}\n\t}", "needs a title"},
+		{"duplicate slug", "directaid {\n\t\temergency a {\n\t\t\ttitle A\n\t\t}\n\t\temergency a {\n\t\t\ttitle B\n\t\t}\n\t}", "declared twice"},
+		{"bad public_url", "directaid {\n\t\tpublic_url ayuda.example.org\n\t}", "absolute http(s) URL"},
+		{"unknown database", "directaid {\n\t\tdatabase postgres x\n\t}", `unknown database "postgres"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "Caddyfile")
+			cf := "{\n\t" + c.global + "\n}\n\nhttp://:8080 {\n\tdirectaid\n}\n"
+			if err := os.WriteFile(path, []byte(cf), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := runBinary(t, "adapt", "--config", path)
+			out = strings.ReplaceAll(out, `\"`, `"`) // the log line is JSON
+			if err == nil || !strings.Contains(out, c.want) {
+				t.Fatalf("want an error containing %q, got %v:\n%s", c.want, err, out)
+			}
+			if c.name == "unknown option" && !strings.Contains(out, "Caddyfile:3") {
+				t.Errorf("the error should name the file and line: %s", out)
+			}
+		})
+	}
+	// The handler directive takes no options.
+	path := filepath.Join(t.TempDir(), "Caddyfile")
+	_ = os.WriteFile(path, []byte("http://:8080 {\n\tdirectaid {\n\t\tfoo\n\t}\n}\n"), 0o644)
+	if out, err := runBinary(t, "adapt", "--config", path); err == nil || !strings.Contains(out, "takes no options") {
+		t.Errorf("directive options: %v %s", err, out)
+	}
+}

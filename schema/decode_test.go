@@ -1,0 +1,102 @@
+package schema
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const validReq = `{"type":"request","source":" app ","externalId":"1","title":" Agua ","category":"alimentos",
+"contactName":"Ana","contactWhatsapp":"300 123 4567","publishContact":true,"address":"Cra 1","latitude":4.5,"longitude":-75.6,"neededPeople":3.0}`
+
+func TestDecodeNormalizes(t *testing.T) {
+	p, e := Decode([]byte(validReq), "")
+	if e != nil {
+		t.Fatalf("refused: %+v", e)
+	}
+	if p.Source != "app" || p.Title != "Agua" {
+		t.Errorf("strings not trimmed: %q %q", p.Source, p.Title)
+	}
+	if p.Urgency != "needed" || p.NeededPeople == nil || *p.NeededPeople != 3 {
+		t.Errorf("defaults/integers: %q %v", p.Urgency, p.NeededPeople)
+	}
+	if p.ContactE164 != "+573001234567" || p.ContactWhatsapp != "300 123 4567" {
+		t.Errorf("phone: %q as given %q", p.ContactE164, p.ContactWhatsapp)
+	}
+	var m map[string]any
+	_ = json.Unmarshal([]byte(validReq), &m)
+	delete(m, "neededPeople")
+	b, _ := json.Marshal(m)
+	if p, _ := Decode(b, ""); p == nil || *p.NeededPeople != 1 {
+		t.Errorf("neededPeople default: %+v", p)
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	for _, c := range []struct{ name, body, code, field string }{
+		{"NaN", `{"latitude": NaN}`, CodeInvalidJSON, ""},
+		{"invalid utf-8", "{\"title\":\"\xff\"}", CodeInvalidJSON, ""},
+		{"deep nesting", strings.Repeat("[", 10000) + strings.Repeat("]", 10000), CodeInvalidJSON, ""},
+		{"1e400", strings.Replace(validReq, `"latitude":4.5`, `"latitude":1e400`, 1), CodeInvalidBody, "/latitude"},
+		{"NUL in title", strings.Replace(validReq, `" Agua "`, `"Agua\u0000"`, 1), CodeInvalidBody, "/title"},
+		{"newline in title", strings.Replace(validReq, `" Agua "`, `"Agua\nmás"`, 1), CodeInvalidBody, "/title"},
+		{"null field", strings.Replace(validReq, `" Agua "`, `null`, 1), CodeInvalidBody, "/title"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, e := Decode([]byte(c.body), "")
+			if p != nil || e == nil || e.Code != c.code || (c.field != "" && (len(e.Details) == 0 || e.Details[0].Field != c.field)) {
+				t.Fatalf("want %s at %q, got %+v %+v", c.code, c.field, p, e)
+			}
+		})
+	}
+	// A newline is fine in a description.
+	if _, e := Decode([]byte(strings.Replace(validReq, `"address"`, `"description":"línea 1\nlínea 2","address"`, 1)), ""); e != nil {
+		t.Errorf("multi-line description refused: %+v", e)
+	}
+}
+
+func TestForcedType(t *testing.T) {
+	body := strings.Replace(validReq, `"type":"request",`, "", 1)
+	if p, e := Decode([]byte(body), TypeRequest); e != nil || p.Type != TypeRequest {
+		t.Fatalf("forced type: %+v %+v", p, e)
+	}
+	if _, e := Decode([]byte(validReq), TypeRequest); e == nil || e.Details[0].Field != "/type" {
+		t.Fatalf("a tool call must not carry type: %+v", e)
+	}
+}
+
+func TestToolInputSchemaIsRequestMinusType(t *testing.T) {
+	var tool, full map[string]any
+	_ = json.Unmarshal(ToolInputSchema(TypeRequest), &tool)
+	b, _ := json.Marshal(JSONSchema("HelpRequest"))
+	_ = json.Unmarshal(b, &full)
+	props := full["properties"].(map[string]any)
+	delete(props, "type")
+	if _, ok := tool["properties"].(map[string]any)["type"]; ok {
+		t.Fatal("tool schema has type")
+	}
+	tb, _ := json.Marshal(tool["properties"])
+	fb, _ := json.Marshal(props)
+	if string(tb) != string(fb) {
+		t.Errorf("tool properties differ from the API's")
+	}
+	for _, r := range tool["required"].([]any) {
+		if r == "type" {
+			t.Error("type still required")
+		}
+	}
+}
+
+func TestOpenAPIBuilds(t *testing.T) {
+	b, err := OpenAPI("https://ayuda.example.org/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["openapi"] != "3.1.0" || doc["servers"].([]any)[0].(map[string]any)["url"] != "https://ayuda.example.org" {
+		t.Errorf("doc: %v %v", doc["openapi"], doc["servers"])
+	}
+}
