@@ -1,0 +1,101 @@
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+
+	"github.com/caddyserver/caddy/v2"
+	caddycmd "github.com/caddyserver/caddy/v2/cmd"
+	"github.com/dgraph-io/badger/v4"
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	caddy.RegisterModule(adminAPI{})
+	caddycmd.RegisterCommand(caddycmd.Command{
+		Name:  "restore",
+		Usage: "--database <dir> --input <backup file>",
+		Short: "Restores a directaid backup into an empty database directory",
+		Long: `Loads a backup taken with 'curl localhost:2019/directaid/backup > directaid.bak' into
+--database, which must be empty (or absent) and not in use. Then point the Caddyfile's
+'database badger' at it and start the server.`,
+		CobraFunc: func(cmd *cobra.Command) {
+			cmd.Flags().String("database", "", "Empty directory to restore into")
+			cmd.Flags().String("input", "", "Backup file")
+			cmd.RunE = caddycmd.WrapCommandFuncForCobra(restoreCmd)
+		},
+	})
+}
+
+// adminAPI adds the operator's routes to Caddy's admin endpoint (localhost:2019 by default):
+// GET /directaid/backup streams a full, consistent backup of the database while it serves.
+type adminAPI struct{}
+
+func (adminAPI) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "admin.api.directaid", New: func() caddy.Module { return new(adminAPI) }}
+}
+
+func (adminAPI) Routes() []caddy.AdminRoute {
+	return []caddy.AdminRoute{{Pattern: "/directaid/backup", Handler: caddy.AdminHandlerFunc(backupHandler)}}
+}
+
+func currentApp() (*App, error) {
+	ctx := caddy.ActiveContext()
+	a, err := ctx.AppIfConfigured("directaid")
+	if err != nil {
+		// The app is also instantiated implicitly by the handler when there is no global block.
+		a, err = ctx.App("directaid")
+	}
+	if err != nil {
+		return nil, err
+	}
+	app := a.(*App)
+	if err := app.open(); err != nil {
+		return nil, err
+	}
+	return app, nil
+}
+
+func backupHandler(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodGet {
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: errors.New("use GET")}
+	}
+	app, err := currentApp()
+	if err != nil {
+		return caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: err}
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", `attachment; filename="directaid.bak"`)
+	_, err = app.store.DB().Backup(w, 0)
+	return err
+}
+
+func restoreCmd(fl caddycmd.Flags) (int, error) {
+	dir, in := fl.String("database"), fl.String("input")
+	if dir == "" || in == "" {
+		return caddy.ExitCodeFailedStartup, errors.New("usage: directaid restore --database <dir> --input <backup file>")
+	}
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return caddy.ExitCodeFailedStartup, fmt.Errorf("%s is not empty: restore into a new directory", dir)
+	}
+	f, err := os.Open(in)
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	defer f.Close()
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	if err := db.Load(f, 256); err != nil {
+		_ = db.Close()
+		return caddy.ExitCodeFailedStartup, fmt.Errorf("load backup: %w", err)
+	}
+	if err := db.Close(); err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	fmt.Printf("restored %s into %s\n", in, dir)
+	return caddy.ExitCodeSuccess, nil
+}
