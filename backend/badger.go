@@ -88,6 +88,10 @@ func OpenBadger(o BadgerOptions) (*BadgerStore, error) {
 		return nil, fmt.Errorf("open badger at %s: %w", o.Dir, err)
 	}
 	s := &BadgerStore{db: db, reqs: make(chan *createReq, maxBatch), quit: make(chan struct{}), stopped: make(chan struct{})}
+	if err := s.ensureIndexes(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	s.wg.Add(2)
 	go s.writer()
 	gc := o.GCInterval
@@ -202,6 +206,8 @@ func (s *BadgerStore) commit(batch []*createReq) {
 func (s *BadgerStore) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
+	// The record, its pair key and its index entries go in together or not at all (index.go).
+	w := newIndexWriter(s.db)
 	n := 0
 	for i, r := range reqs {
 		pk := pairKey(r.rec.Source, r.rec.ExternalID)
@@ -218,18 +224,19 @@ func (s *BadgerStore) commitTxn(reqs []*createReq, res []createRes) (int, error)
 		if err != nil {
 			return n, err
 		}
-		err = txn.Set(pk, []byte(r.rec.ID))
-		if err == nil {
-			err = txn.Set(recordKey(r.rec.ID), val)
-		}
-		if errors.Is(err, badger.ErrTxnTooBig) && n > 0 {
-			break // commit what fits; the rest goes in the next transaction
-		}
+		entries := append([]kv{{pk, []byte(r.rec.ID)}, {recordKey(r.rec.ID), val}}, indexEntries(r.rec)...)
+		ok, err := w.put(txn, r.rec, entries)
 		if err != nil {
 			return n, err
 		}
+		if !ok {
+			break // commit what fits; the rest goes in the next transaction
+		}
 		res[i] = createRes{stored: r.rec, created: true}
 		n++
+	}
+	if err := w.agg.write(txn); err != nil {
+		return n, err
 	}
 	return n, txn.Commit()
 }

@@ -1,0 +1,483 @@
+package backend
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/directaid/directaid/schema"
+)
+
+// Secondary indexes of the read side. They are written in the same transaction as the record (see
+// commitTxn), so a reader never sees a record without its index entries or the reverse.
+//
+// Index keys end in the record id with every byte inverted: ids sort by creation time, so a forward
+// scan (Badger's fast direction) yields newest first, and "after this id" is a plain Seek.
+var (
+	prefixTime = []byte("it\x00") // + partition + 0x00 + inv(id) → summary
+	prefixKind = []byte("ik\x00") // + partition + 0x00 + type code + category code + inv(id) → summary
+	prefixGeo  = []byte("ig\x00") // + geohash(geoPrecision) + inv(id) → summary
+	prefixText = []byte("ix\x00") // + id → folded title and description, for q
+	prefixAgg  = []byte("ia\x00") // + slug → aggregate of every record of the emergency
+	prefixHour = []byte("ih\x00") // + slug + 0x00 + uint64 BE hour → aggregate of one hour's records
+	// keyIndexVersion marks that every record is indexed (set by the backfill of older databases).
+	keyIndexVersion = []byte("m\x00index")
+)
+
+const (
+	indexVersion = "1"
+	// allPartition is the partition of the time and kind indexes that holds every emergency; slugs are
+	// [a-z0-9-], so it cannot collide with one.
+	allPartition = "*"
+	hourMs       = int64(time.Hour / time.Millisecond)
+)
+
+func invID(id string) []byte {
+	b := []byte(id)
+	for i := range b {
+		b[i] = ^b[i]
+	}
+	return b
+}
+
+func idFromInv(b []byte) string {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		out[i] = ^c
+	}
+	return string(out)
+}
+
+func partitionPrefix(base []byte, partition string) []byte {
+	k := make([]byte, 0, len(base)+len(partition)+1+2+16)
+	k = append(k, base...)
+	k = append(k, partition...)
+	return append(k, 0)
+}
+
+func kindPrefix(partition string, typ, cat uint8) []byte {
+	return append(partitionPrefix(prefixKind, partition), typ, cat)
+}
+
+func hourKey(slug string, hour int64) []byte {
+	return binary.BigEndian.AppendUint64(partitionPrefix(prefixHour, slug), uint64(hour))
+}
+
+// Codes of the enumerations in summaries and aggregates. Codes are positions in the schema's lists, which
+// only ever grow at the end.
+func typeCode(t string) uint8 {
+	if t == schema.TypeOffer {
+		return 1
+	}
+	return 0
+}
+
+func typeName(c uint8) string {
+	if c == 1 {
+		return schema.TypeOffer
+	}
+	return schema.TypeRequest
+}
+
+func catCode(c string) uint8 {
+	if i := slices.Index(schema.Categories, c); i >= 0 {
+		return uint8(i)
+	}
+	return uint8(len(schema.Categories) - 1) // "otro"; validation makes this unreachable
+}
+
+func categoryName(c uint8) string {
+	if int(c) < len(schema.Categories) {
+		return schema.Categories[c]
+	}
+	return "otro"
+}
+
+func urgencyName(u uint8) string {
+	if u >= 1 && int(u) <= len(schema.Urgencies) {
+		return schema.Urgencies[u-1]
+	}
+	return ""
+}
+
+// urgCode is 0 for none (offers), else 1 + the position in schema.Urgencies.
+func urgCode(u string) uint8 {
+	return uint8(slices.Index(schema.Urgencies, u) + 1)
+}
+
+// entry is what an index value holds about a record: enough to filter and measure distance without
+// reading the record.
+type entry struct {
+	id       string
+	typ, cat uint8
+	urg      uint8
+	hasLoc   bool
+	lat, lon float64
+	slug     string
+	dist     float64 // set by radius queries
+}
+
+func summaryOf(rec *Record) []byte {
+	b := make([]byte, 0, 22+len(rec.EmergencySlug))
+	var flags byte
+	if rec.Latitude != nil && rec.Longitude != nil {
+		flags = 1
+	}
+	b = append(b, 1, typeCode(rec.Type), catCode(rec.Category), urgCode(rec.Urgency), flags)
+	if flags == 1 {
+		b = binary.BigEndian.AppendUint64(b, math.Float64bits(*rec.Latitude))
+		b = binary.BigEndian.AppendUint64(b, math.Float64bits(*rec.Longitude))
+	}
+	b = append(b, byte(len(rec.EmergencySlug)))
+	return append(b, rec.EmergencySlug...)
+}
+
+func decodeSummary(id string, v []byte) (entry, error) {
+	e := entry{id: id}
+	if len(v) < 6 || v[0] != 1 {
+		return e, fmt.Errorf("index entry of %s: bad summary", id)
+	}
+	e.typ, e.cat, e.urg, e.hasLoc = v[1], v[2], v[3], v[4] == 1
+	v = v[5:]
+	if e.hasLoc {
+		if len(v) < 17 {
+			return e, fmt.Errorf("index entry of %s: short summary", id)
+		}
+		e.lat = math.Float64frombits(binary.BigEndian.Uint64(v))
+		e.lon = math.Float64frombits(binary.BigEndian.Uint64(v[8:]))
+		v = v[16:]
+	}
+	if int(v[0]) != len(v)-1 {
+		return e, fmt.Errorf("index entry of %s: bad slug", id)
+	}
+	e.slug = string(v[1:])
+	return e, nil
+}
+
+func searchText(rec *Record) string { return foldText(rec.Title + "\n" + rec.Description) }
+
+type kv struct{ k, v []byte }
+
+// indexEntries are the index keys of a new record.
+func indexEntries(rec *Record) []kv {
+	sum := summaryOf(rec)
+	inv := invID(rec.ID)
+	out := make([]kv, 0, 6)
+	for _, p := range []string{allPartition, rec.EmergencySlug} {
+		out = append(out,
+			kv{append(partitionPrefix(prefixTime, p), inv...), sum},
+			kv{append(kindPrefix(p, typeCode(rec.Type), catCode(rec.Category)), inv...), sum})
+	}
+	if rec.Latitude != nil && rec.Longitude != nil {
+		k := append(append(slices.Clone(prefixGeo), geohash(*rec.Latitude, *rec.Longitude, geoPrecision)...), inv...)
+		out = append(out, kv{k, sum})
+	}
+	out = append(out, kv{append(slices.Clone(prefixText), rec.ID...), []byte(searchText(rec))})
+	return out
+}
+
+// aggregate counts records by type × category × urgency, with the people needed and the newest time.
+type aggregate struct {
+	cells  map[uint16]uint64
+	people uint64
+	newest int64 // Unix ms
+}
+
+func cellKey(typ, cat, urg uint8) uint16 { return uint16(typ)<<9 | uint16(cat)<<3 | uint16(urg) }
+
+func cellParts(k uint16) (typ, cat, urg uint8) {
+	return uint8(k >> 9), uint8(k >> 3 & 63), uint8(k & 7)
+}
+
+func (a *aggregate) add(rec *Record, n uint64) {
+	if a.cells == nil {
+		a.cells = map[uint16]uint64{}
+	}
+	a.cells[cellKey(typeCode(rec.Type), catCode(rec.Category), urgCode(rec.Urgency))] += n
+	if rec.Type == schema.TypeRequest && rec.NeededPeople != nil && *rec.NeededPeople > 0 {
+		a.people += uint64(*rec.NeededPeople) * n
+	}
+	a.newest = max(a.newest, rec.CreatedAt.UnixMilli())
+}
+
+func (a *aggregate) merge(b *aggregate) {
+	if a.cells == nil {
+		a.cells = map[uint16]uint64{}
+	}
+	for k, n := range b.cells {
+		a.cells[k] += n
+	}
+	a.people += b.people
+	a.newest = max(a.newest, b.newest)
+}
+
+// count sums the cells that match the filters (nil means any).
+func (a *aggregate) count(f *filter) int {
+	n := 0
+	for k, c := range a.cells {
+		t, cat, u := cellParts(k)
+		if f.matchCodes(t, cat, u) {
+			n += int(c)
+		}
+	}
+	return n
+}
+
+func (a *aggregate) encode() []byte {
+	keys := slices.Sorted(func(yield func(uint16) bool) {
+		for k := range a.cells {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	b := []byte{1}
+	b = binary.AppendUvarint(b, a.people)
+	b = binary.AppendVarint(b, a.newest)
+	b = binary.AppendUvarint(b, uint64(len(keys)))
+	for _, k := range keys {
+		b = binary.AppendUvarint(b, uint64(k))
+		b = binary.AppendUvarint(b, a.cells[k])
+	}
+	return b
+}
+
+func decodeAggregate(v []byte) (*aggregate, error) {
+	bad := errors.New("bad aggregate")
+	if len(v) == 0 || v[0] != 1 {
+		return nil, bad
+	}
+	v = v[1:]
+	a := &aggregate{cells: map[uint16]uint64{}}
+	var n, k, c uint64
+	var m int
+	if a.people, m = binary.Uvarint(v); m <= 0 {
+		return nil, bad
+	}
+	v = v[m:]
+	if a.newest, m = binary.Varint(v); m <= 0 {
+		return nil, bad
+	}
+	v = v[m:]
+	if n, m = binary.Uvarint(v); m <= 0 {
+		return nil, bad
+	}
+	v = v[m:]
+	for range n {
+		if k, m = binary.Uvarint(v); m <= 0 {
+			return nil, bad
+		}
+		v = v[m:]
+		if c, m = binary.Uvarint(v); m <= 0 {
+			return nil, bad
+		}
+		v = v[m:]
+		a.cells[uint16(k)] = c
+	}
+	return a, nil
+}
+
+func getAggregate(txn *badger.Txn, key []byte) (*aggregate, error) {
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return &aggregate{cells: map[uint16]uint64{}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var a *aggregate
+	err = item.Value(func(v []byte) error {
+		a, err = decodeAggregate(v)
+		return err
+	})
+	return a, err
+}
+
+// aggDelta collects the aggregate changes of one transaction, written once per key at its end.
+type aggDelta struct {
+	all   map[string]*aggregate
+	hours map[string]map[int64]*aggregate
+}
+
+func (d *aggDelta) add(rec *Record) {
+	if d.all == nil {
+		d.all, d.hours = map[string]*aggregate{}, map[string]map[int64]*aggregate{}
+	}
+	slug := rec.EmergencySlug
+	if d.all[slug] == nil {
+		d.all[slug], d.hours[slug] = &aggregate{}, map[int64]*aggregate{}
+	}
+	d.all[slug].add(rec, 1)
+	h := floorDiv(rec.CreatedAt.UnixMilli(), hourMs)
+	if d.hours[slug][h] == nil {
+		d.hours[slug][h] = &aggregate{}
+	}
+	d.hours[slug][h].add(rec, 1)
+}
+
+// write adds the deltas to the stored aggregates.
+func (d *aggDelta) write(txn *badger.Txn) error {
+	put := func(key []byte, a *aggregate) error {
+		old, err := getAggregate(txn, key)
+		if err != nil {
+			return err
+		}
+		old.merge(a)
+		return txn.Set(key, old.encode())
+	}
+	for slug, a := range d.all {
+		if err := put(aggKey(slug), a); err != nil {
+			return err
+		}
+		for h, ha := range d.hours[slug] {
+			if err := put(hourKey(slug, h), ha); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func aggKey(slug string) []byte { return append(slices.Clone(prefixAgg), slug...) }
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// indexWriter puts records and their index entries into one write transaction, keeping under Badger's
+// transaction size so that a record is never split from its indexes (a record that does not fit goes
+// into the next transaction whole).
+type indexWriter struct {
+	size, count       int64
+	maxSize, maxCount int64
+	agg               aggDelta
+}
+
+// Reserve for the aggregate keys written at the end: two keys per record at most.
+const aggReservePerRecord = 2 * 400
+
+func newIndexWriter(db *badger.DB) *indexWriter {
+	return &indexWriter{maxSize: db.MaxBatchSize() * 3 / 4, maxCount: db.MaxBatchCount() * 3 / 4}
+}
+
+// put writes rec's entries unless they would overflow the transaction; ok=false means "commit first".
+func (w *indexWriter) put(txn *badger.Txn, rec *Record, entries []kv) (ok bool, err error) {
+	var size int64 = aggReservePerRecord
+	for _, e := range entries {
+		size += int64(len(e.k)+len(e.v)) + 32
+	}
+	count := int64(len(entries) + 2)
+	if w.count > 0 && (w.size+size > w.maxSize || w.count+count > w.maxCount) {
+		return false, nil
+	}
+	for _, e := range entries {
+		if err := txn.Set(e.k, e.v); err != nil {
+			return false, err
+		}
+	}
+	w.size, w.count = w.size+size, w.count+count
+	w.agg.add(rec)
+	return true, nil
+}
+
+// ensureIndexes indexes every record of a database written before the indexes existed (or whose
+// indexing was interrupted). It runs before the writer starts.
+func (s *BadgerStore) ensureIndexes() error {
+	done := false
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(keyIndexVersion)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error { done = string(v) == indexVersion; return nil })
+	})
+	if err != nil || done {
+		return err
+	}
+	if err := s.db.DropPrefix(prefixTime, prefixKind, prefixGeo, prefixText, prefixAgg, prefixHour); err != nil {
+		return fmt.Errorf("reindex: %w", err)
+	}
+	var all aggDelta
+	var after []byte
+	for {
+		var recs []*Record
+		err := s.db.View(func(txn *badger.Txn) error {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixRecord, PrefetchValues: true, PrefetchSize: 100})
+			defer it.Close()
+			it.Seek(prefixRecord)
+			if after != nil {
+				it.Seek(after)
+				if it.Valid() && string(it.Item().Key()) == string(after) {
+					it.Next()
+				}
+			}
+			for ; it.Valid() && len(recs) < 1000; it.Next() {
+				rec := &Record{}
+				if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, rec) }); err != nil {
+					return err
+				}
+				recs = append(recs, rec)
+				after = it.Item().KeyCopy(nil)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("reindex: %w", err)
+		}
+		if len(recs) == 0 {
+			break
+		}
+		for len(recs) > 0 {
+			txn := s.db.NewTransaction(true)
+			w := newIndexWriter(s.db)
+			n := 0
+			for _, rec := range recs {
+				ok, err := w.put(txn, rec, indexEntries(rec))
+				if err != nil {
+					txn.Discard()
+					return fmt.Errorf("reindex: %w", err)
+				}
+				if !ok {
+					break
+				}
+				all.add(rec)
+				n++
+			}
+			if err := txn.Commit(); err != nil {
+				return fmt.Errorf("reindex: %w", err)
+			}
+			recs = recs[n:]
+		}
+	}
+	// Aggregates are computed whole and overwrite what is there, so an interrupted run is simply redone;
+	// the marker goes last.
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	for slug, a := range all.all {
+		if err := wb.Set(aggKey(slug), a.encode()); err != nil {
+			return fmt.Errorf("reindex: %w", err)
+		}
+		for h, ha := range all.hours[slug] {
+			if err := wb.Set(hourKey(slug, h), ha.encode()); err != nil {
+				return fmt.Errorf("reindex: %w", err)
+			}
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("reindex: %w", err)
+	}
+	return s.db.Update(func(txn *badger.Txn) error { return txn.Set(keyIndexVersion, []byte(indexVersion)) })
+}

@@ -1,0 +1,228 @@
+package schema
+
+import (
+	"time"
+
+	"github.com/invopop/jsonschema"
+)
+
+// The read side: what GET /api/public/v1/help?view=list|detail|panorama answers, and the query parameters
+// (which are also the input of the MCP read tools).
+
+// Views and formats of GET /api/public/v1/help.
+const (
+	ViewList     = "list"
+	ViewDetail   = "detail"
+	ViewPanorama = "panorama"
+
+	FormatJSON    = "json"
+	FormatCSV     = "csv"
+	FormatGeoJSON = "geojson"
+)
+
+// List limits.
+const (
+	DefaultListLimit = 20
+	MaxListLimit     = 100
+	DefaultRadiusKm  = 10
+	MaxRadiusKm      = 100
+	MaxQueryRunes    = 200
+)
+
+// CodeInvalidParameter is the error code of a bad query parameter or tool argument.
+const CodeInvalidParameter = "invalid_parameter"
+
+// ListQuery holds the filters of a list. It is the query string of view=list, the input of the MCP tool
+// buscar_ayudas, and, normalized, the `filters` echoed in the answer.
+type ListQuery struct {
+	EmergencySlug string   `json:"emergencySlug,omitempty" jsonschema:"maxLength=64" jsonschema_description:"Solo registros de esta emergencia (slug de GET /api/public/v1/help)."`
+	Type          string   `json:"type,omitempty" jsonschema:"enum=request,enum=offer" jsonschema_description:"request (solicitudes) u offer (ofrecimientos)."`
+	Category      string   `json:"category,omitempty" jsonschema:"enum=alimentos,enum=salud,enum=refugio,enum=transporte,enum=acopio,enum=rescate,enum=otro" jsonschema_description:"Categoría de la ayuda."`
+	Urgency       string   `json:"urgency,omitempty" jsonschema:"enum=urgent,enum=needed,enum=stable" jsonschema_description:"Urgencia (solo las solicitudes la tienen)."`
+	Q             string   `json:"q,omitempty" jsonschema:"maxLength=200" jsonschema_description:"Texto a buscar en el título y la descripción, sin distinguir mayúsculas ni tildes (medico encuentra Médico). Varias palabras: deben aparecer todas."`
+	Latitude      *float64 `json:"latitude,omitempty" jsonschema:"minimum=-90,maximum=90" jsonschema_description:"Latitud del punto de búsqueda; con longitude limita a radiusKm y ordena del más cercano al más lejano."`
+	Longitude     *float64 `json:"longitude,omitempty" jsonschema:"minimum=-180,maximum=180" jsonschema_description:"Longitud del punto de búsqueda."`
+	RadiusKm      *float64 `json:"radiusKm,omitempty" jsonschema:"exclusiveMinimum=0,maximum=100,default=10" jsonschema_description:"Radio en kilómetros alrededor de latitude/longitude (por defecto 10, máximo 100). Los registros sin coordenadas quedan fuera."`
+	Since         string   `json:"since,omitempty" jsonschema:"format=date-time" jsonschema_description:"Solo registros creados después de este instante (RFC 3339), para sincronizar de forma incremental."`
+	Limit         int      `json:"limit,omitempty" jsonschema:"minimum=1,maximum=100,default=20" jsonschema_description:"Registros por página (por defecto 20, máximo 100)."`
+	Cursor        string   `json:"cursor,omitempty" jsonschema:"maxLength=200" jsonschema_description:"nextCursor de la página anterior, con los mismos filtros: recorre todos los registros exactamente una vez aunque lleguen nuevos."`
+}
+
+// HelpQuery is every query parameter of GET /api/public/v1/help; the OpenAPI parameters are reflected
+// from it. Without view the answer is the discovery document.
+type HelpQuery struct {
+	View   string `json:"view,omitempty" jsonschema:"enum=list,enum=detail,enum=panorama" jsonschema_description:"list (lista filtrable y paginada), detail (un registro con su teléfono), panorama (conteos por emergencia). Sin view: documento de descubrimiento."`
+	Format string `json:"format,omitempty" jsonschema:"enum=json,enum=csv,enum=geojson,default=json" jsonschema_description:"Solo con view=list: json, csv (con fila de etiquetas HXL bajo el encabezado) o geojson (FeatureCollection)."`
+	ID     string `json:"id,omitempty" jsonschema:"pattern=^[0-9a-hjkmnp-tv-z]{16}$" jsonschema_description:"Solo con view=detail (obligatorio): id del registro."`
+	ListQuery
+}
+
+// EmergencyRef names the emergency of a record.
+type EmergencyRef struct {
+	Slug  string `json:"slug"`
+	Title string `json:"title"`
+}
+
+// PublicLocation is where a record is. distanceKm is present only in searches around a point.
+type PublicLocation struct {
+	Address      string   `json:"address,omitempty"`
+	Neighborhood string   `json:"neighborhood,omitempty"`
+	Latitude     *float64 `json:"latitude,omitempty"`
+	Longitude    *float64 `json:"longitude,omitempty"`
+	DistanceKm   *float64 `json:"distanceKm,omitempty" jsonschema_description:"Distancia en km al punto de búsqueda (solo con latitude/longitude)."`
+}
+
+// PublicContact is the contact as lists, exports and feeds show it: a name and the fact that a number
+// exists. It has no field for the phone, so a list cannot leak one.
+type PublicContact struct {
+	Name      string `json:"name"`
+	Available bool   `json:"available" jsonschema_description:"Siempre true: el teléfono se consulta en el detalle del registro (view=detail) o en su página."`
+}
+
+// JSONSchemaExtend fixes available to true.
+func (PublicContact) JSONSchemaExtend(s *jsonschema.Schema) {
+	if p, ok := s.Properties.Get("available"); ok {
+		p.Const = true
+	}
+}
+
+// DetailContact is the contact of one record read on its own (view=detail, the record page).
+type DetailContact struct {
+	Name        string `json:"name"`
+	Available   bool   `json:"available" jsonschema_description:"Siempre true."`
+	Whatsapp    string `json:"whatsapp" jsonschema:"minLength=8,maxLength=16,pattern=^\\+[1-9][0-9]+$" jsonschema_description:"Número de WhatsApp en formato E.164, publicado con el consentimiento de la persona."`
+	WhatsappURL string `json:"whatsappUrl" jsonschema:"format=uri" jsonschema_description:"Enlace https://wa.me/ para escribir por WhatsApp."`
+}
+
+// JSONSchemaExtend fixes available to true.
+func (DetailContact) JSONSchemaExtend(s *jsonschema.Schema) {
+	if p, ok := s.Properties.Get("available"); ok {
+		p.Const = true
+	}
+}
+
+// helpRecord is a published record as readers see it; C is the contact shape, which is what tells a
+// list item from a detail.
+type helpRecord[C any] struct {
+	ID                     string          `json:"id" jsonschema_description:"Identificador del registro."`
+	Type                   string          `json:"type" jsonschema:"enum=request,enum=offer"`
+	Emergency              EmergencyRef    `json:"emergency"`
+	Title                  string          `json:"title"`
+	Description            string          `json:"description,omitempty"`
+	Category               string          `json:"category" jsonschema:"enum=alimentos,enum=salud,enum=refugio,enum=transporte,enum=acopio,enum=rescate,enum=otro"`
+	Urgency                string          `json:"urgency,omitempty" jsonschema:"enum=urgent,enum=needed,enum=stable" jsonschema_description:"Solo solicitudes."`
+	NeededPeople           *int            `json:"neededPeople,omitempty" jsonschema:"minimum=0" jsonschema_description:"Solo solicitudes: personas que necesitan la ayuda."`
+	CollectionCenterStatus string          `json:"collectionCenterStatus,omitempty" jsonschema:"enum=full,enum=needs_volunteers,enum=needs_resources" jsonschema_description:"Solo ofrecimientos."`
+	Location               *PublicLocation `json:"location,omitempty" jsonschema_description:"Ausente si el ofrecimiento no dio dirección ni coordenadas."`
+	Contact                C               `json:"contact"`
+	CreatedAt              time.Time       `json:"createdAt"`
+	PublicURL              string          `json:"publicUrl" jsonschema:"format=uri" jsonschema_description:"Página pública del registro."`
+}
+
+// PublicHelp is a record in a list or an export: the contact without its phone.
+type PublicHelp helpRecord[PublicContact]
+
+// PublicHelpDetail is one record read on its own (view=detail): the contact with its phone.
+type PublicHelpDetail helpRecord[DetailContact]
+
+// HelpList is the answer of view=list.
+type HelpList struct {
+	GeneratedAt time.Time    `json:"generatedAt"`
+	Total       int          `json:"total" jsonschema:"minimum=0" jsonschema_description:"Registros que cumplen los filtros (en todas las páginas)."`
+	TotalExact  bool         `json:"totalExact" jsonschema_description:"false solo cuando una búsqueda de texto (q) alcanzó su límite de revisión: total es entonces un mínimo."`
+	Returned    int          `json:"returned" jsonschema:"minimum=0" jsonschema_description:"Registros en esta página."`
+	Filters     ListQuery    `json:"filters" jsonschema_description:"Los filtros aplicados, normalizados."`
+	Items       []PublicHelp `json:"items"`
+	NextCursor  string       `json:"nextCursor,omitempty" jsonschema_description:"Para la página siguiente (parámetro cursor). Ausente en la última página. Con q puede venir con menos de limit registros: siga paginando."`
+}
+
+// PanoramaCount is the number of records of one type, category and urgency.
+type PanoramaCount struct {
+	Type     string `json:"type" jsonschema:"enum=request,enum=offer"`
+	Category string `json:"category" jsonschema:"enum=alimentos,enum=salud,enum=refugio,enum=transporte,enum=acopio,enum=rescate,enum=otro"`
+	Urgency  string `json:"urgency,omitempty" jsonschema:"enum=urgent,enum=needed,enum=stable" jsonschema_description:"Solo solicitudes."`
+	Count    int    `json:"count" jsonschema:"minimum=1"`
+}
+
+// EmergencyPanorama sums up the records of one emergency.
+type EmergencyPanorama struct {
+	Slug         string          `json:"slug"`
+	Title        string          `json:"title"`
+	Total        int             `json:"total" jsonschema:"minimum=0"`
+	Requests     int             `json:"requests" jsonschema:"minimum=0"`
+	Offers       int             `json:"offers" jsonschema:"minimum=0"`
+	NeededPeople int             `json:"neededPeople" jsonschema:"minimum=0" jsonschema_description:"Suma de neededPeople de las solicitudes."`
+	NewestAt     *time.Time      `json:"newestAt,omitempty" jsonschema_description:"Creación del registro más reciente; ausente si no hay registros."`
+	Counts       []PanoramaCount `json:"counts" jsonschema_description:"Conteos por tipo × categoría × urgencia; solo las combinaciones con registros."`
+	Links        Links           `json:"links"`
+}
+
+// Panorama is the answer of view=panorama: one entry per active emergency.
+type Panorama struct {
+	GeneratedAt time.Time           `json:"generatedAt"`
+	Emergencies []EmergencyPanorama `json:"emergencies"`
+}
+
+// GeoJSONPoint is a GeoJSON Point: [longitude, latitude].
+type GeoJSONPoint struct {
+	Type        string     `json:"type" jsonschema:"enum=Point"`
+	Coordinates [2]float64 `json:"coordinates" jsonschema_description:"[longitud, latitud]."`
+}
+
+// GeoJSONFeature is one record of a GeoJSON export; geometry is null for an offer without coordinates.
+type GeoJSONFeature struct {
+	Type       string        `json:"type" jsonschema:"enum=Feature"`
+	ID         string        `json:"id"`
+	Geometry   *GeoJSONPoint `json:"geometry"`
+	Properties PublicHelp    `json:"properties"`
+}
+
+// JSONSchemaExtend makes geometry nullable, as RFC 7946 allows for an unlocated feature.
+func (GeoJSONFeature) JSONSchemaExtend(s *jsonschema.Schema) {
+	if p, ok := s.Properties.Get("geometry"); ok {
+		point := *p
+		*p = jsonschema.Schema{OneOf: []*jsonschema.Schema{&point, {Type: "null"}}}
+	}
+}
+
+// GeoJSONList is the answer of view=list&format=geojson: a FeatureCollection with the paging fields of
+// HelpList as foreign members.
+type GeoJSONList struct {
+	Type        string           `json:"type" jsonschema:"enum=FeatureCollection"`
+	Features    []GeoJSONFeature `json:"features"`
+	GeneratedAt time.Time        `json:"generatedAt"`
+	Total       int              `json:"total"`
+	TotalExact  bool             `json:"totalExact"`
+	NextCursor  string           `json:"nextCursor,omitempty"`
+}
+
+// CSVColumns are the columns of view=list&format=csv, with their HXL hashtags (second row).
+var CSVColumns = []struct{ Name, HXL string }{
+	{"id", "#meta+id"},
+	{"type", "#meta+type"},
+	{"emergencySlug", "#crisis+code"},
+	{"emergencyTitle", "#crisis+name"},
+	{"title", "#description+title"},
+	{"description", "#description"},
+	{"category", "#sector"},
+	{"urgency", "#severity"},
+	{"neededPeople", "#inneed+num"},
+	{"collectionCenterStatus", "#status"},
+	{"address", "#loc+address"},
+	{"neighborhood", "#loc+name"},
+	{"latitude", "#geo+lat"},
+	{"longitude", "#geo+lon"},
+	{"distanceKm", "#geo+distance"},
+	{"contactName", "#contact+name"},
+	{"createdAt", "#date+created"},
+	{"publicUrl", "#meta+url"},
+}
+
+func init() {
+	wireTypes["ListQuery"] = &ListQuery{}
+	wireTypes["PublicHelp"] = &PublicHelp{}
+	wireTypes["PublicHelpDetail"] = &PublicHelpDetail{}
+	wireTypes["HelpList"] = &HelpList{}
+	wireTypes["Panorama"] = &Panorama{}
+	wireTypes["GeoJSONList"] = &GeoJSONList{}
+}
