@@ -92,7 +92,9 @@ type Problem struct {
 
 func (p *Problem) Error() string { return p.Body.Code + ": " + p.Body.Error }
 
-func badRequest(b *schema.ErrorBody) *Problem { return &Problem{Status: http.StatusBadRequest, Body: *b} }
+func badRequest(b *schema.ErrorBody) *Problem {
+	return &Problem{Status: http.StatusBadRequest, Body: *b}
+}
 
 // Publish validates body (a JSON request or offer; forcedType fixes the type for MCP tools) and stores it
 // unless its (source, externalId) exists. created tells 201 from 200.
