@@ -90,12 +90,13 @@ func TestPublishThenRetry(t *testing.T) {
 func TestValidationRules(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	long := func(n int) string { return strings.Repeat("ñ", n) } // 2 bytes each: lengths count characters
-	cases := []struct {
+	type rule struct {
 		name  string
 		body  map[string]any
 		code  string
 		field string
-	}{
+	}
+	cases := []rule{
 		{"category enum", with(validRequest(), "category", "comida"), "invalid_body", "/category"},
 		{"urgency enum", with(validRequest(), "urgency", "alta"), "invalid_body", "/urgency"},
 		{"collectionCenterStatus enum", with(validOffer(), "collectionCenterStatus", "cerrado"), "invalid_body", "/collectionCenterStatus"},
@@ -125,20 +126,10 @@ func TestValidationRules(t *testing.T) {
 	}
 	requestRequired := []string{"source", "externalId", "title", "category", "contactName", "contactWhatsapp", "address", "latitude", "longitude"}
 	for _, f := range requestRequired {
-		cases = append(cases, struct {
-			name  string
-			body  map[string]any
-			code  string
-			field string
-		}{"request missing " + f, with(validRequest(), f, nil), "invalid_body", "/" + f})
+		cases = append(cases, rule{"request missing " + f, with(validRequest(), f, nil), "invalid_body", "/" + f})
 	}
 	for _, f := range []string{"source", "externalId", "title", "category", "contactName", "contactWhatsapp"} {
-		cases = append(cases, struct {
-			name  string
-			body  map[string]any
-			code  string
-			field string
-		}{"offer missing " + f, with(validOffer(), f, nil), "invalid_body", "/" + f})
+		cases = append(cases, rule{"offer missing " + f, with(validOffer(), f, nil), "invalid_body", "/" + f})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
