@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -213,6 +214,10 @@ func checkStructure(body []byte) error {
 			}
 		}
 		switch t := tok.(type) {
+		case json.Number:
+			if !boundedExponent(string(t)) {
+				return fmt.Errorf("el número %.20s está fuera de rango", t)
+			}
 		case json.Delim:
 			switch t {
 			case '{', '[':
@@ -242,6 +247,20 @@ func checkStructure(body []byte) error {
 			top.wantKey = true
 		}
 	}
+}
+
+// maxExponent bounds the exponent of a JSON number. The validator compares numbers as big.Rat, whose
+// SetString refuses exponents beyond about a million (the validator then dereferences nil and panics) and
+// takes ~20 ms near that limit; no coordinate or count needs more than float64's ±308.
+const maxExponent = 1000
+
+func boundedExponent(n string) bool {
+	i := strings.IndexAny(n, "eE")
+	if i < 0 {
+		return true
+	}
+	e, err := strconv.Atoi(n[i+1:])
+	return err == nil && e >= -maxExponent && e <= maxExponent
 }
 
 func pointer(loc []string) string {
