@@ -98,10 +98,11 @@ func Decode(body []byte, forcedType string) (*Publication, *ErrorBody) {
 		}
 		return nil, &ErrorBody{Code: CodeInvalidBody, Error: "Datos inválidos: " + fe.Message + ".", Details: []FieldError{fe}}
 	}
-	// Strings are trimmed; one empty after trimming counts as absent.
+	// Strings are trimmed; one empty after trimming counts as absent. An unknown field stays, so that it
+	// is refused by name even when blank.
 	for k, val := range m {
 		if s, ok := val.(string); ok {
-			if s = strings.TrimSpace(s); s == "" {
+			if s = strings.TrimSpace(s); s == "" && slices.Contains(c.order, k) {
 				delete(m, k)
 			} else {
 				m[k] = s
