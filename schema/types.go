@@ -29,14 +29,14 @@ const (
 // Common holds the fields shared by requests and offers. Limits not fixed by SPEC.md (source, externalId,
 // address, neighborhood, slug, phone) are bounded so that no field can grow without limit.
 type Common struct {
-	Source          string `json:"source" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Nombre de la aplicación que publica. Forma parte de la clave de idempotencia."`
-	ExternalID      string `json:"externalId" jsonschema:"minLength=1,maxLength=200,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Identificador estable del registro en la aplicación de origen. Forma parte de la clave de idempotencia: reintentar con el mismo par (source, externalId) no crea un duplicado."`
-	EmergencySlug   string `json:"emergencySlug,omitempty" jsonschema:"maxLength=64,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Slug de la emergencia, tomado de GET /api/public/v1/help. Obligatorio cuando hay más de una emergencia activa."`
-	Title           string `json:"title" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Título corto y claro."`
-	Description     string `json:"description,omitempty" jsonschema:"maxLength=600,pattern=^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f]*$" jsonschema_description:"Descripción con los detalles necesarios."`
+	Source          string `json:"source" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Nombre de la aplicación que publica. Forma parte de la clave de idempotencia."`
+	ExternalID      string `json:"externalId" jsonschema:"minLength=1,maxLength=200,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Identificador estable del registro en la aplicación de origen. Forma parte de la clave de idempotencia: reintentar con el mismo par (source, externalId) no crea un duplicado."`
+	EmergencySlug   string `json:"emergencySlug,omitempty" jsonschema:"maxLength=64,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Slug de la emergencia, tomado de GET /api/public/v1/help. Obligatorio cuando hay más de una emergencia activa."`
+	Title           string `json:"title" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Título corto y claro."`
+	Description     string `json:"description,omitempty" jsonschema:"maxLength=600,pattern=^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Descripción con los detalles necesarios."`
 	Category        string `json:"category" jsonschema:"enum=alimentos,enum=salud,enum=refugio,enum=transporte,enum=acopio,enum=rescate,enum=otro" jsonschema_description:"Categoría de la ayuda."`
-	ContactName     string `json:"contactName" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Nombre de la persona de contacto. Se publica."`
-	ContactWhatsapp string `json:"contactWhatsapp" jsonschema:"minLength=1,maxLength=40,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Número de WhatsApp de contacto; se publica. Sin indicativo se entiende de Colombia (+57)."`
+	ContactName     string `json:"contactName" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Nombre de la persona de contacto. Se publica."`
+	ContactWhatsapp string `json:"contactWhatsapp" jsonschema:"minLength=1,maxLength=40,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Número de WhatsApp de contacto; se publica. Sin indicativo se entiende de Colombia (+57)."`
 	PublishContact  bool   `json:"publishContact" jsonschema_description:"Debe ser true: confirma que la persona aceptó que su teléfono se muestre públicamente."`
 }
 
@@ -44,8 +44,8 @@ type Common struct {
 type Request struct {
 	Type string `json:"type" jsonschema_description:"Siempre \"request\"."`
 	Common
-	Address      string   `json:"address" jsonschema:"minLength=1,maxLength=300,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Dirección donde se necesita la ayuda."`
-	Neighborhood string   `json:"neighborhood,omitempty" jsonschema:"maxLength=100,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Barrio o vereda."`
+	Address      string   `json:"address" jsonschema:"minLength=1,maxLength=300,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Dirección donde se necesita la ayuda."`
+	Neighborhood string   `json:"neighborhood,omitempty" jsonschema:"maxLength=100,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Barrio o vereda."`
 	Latitude     *float64 `json:"latitude" jsonschema:"minimum=-4.3,maximum=13.6" jsonschema_description:"Latitud (grados decimales, Colombia)."`
 	Longitude    *float64 `json:"longitude" jsonschema:"minimum=-79.1,maximum=-66.8" jsonschema_description:"Longitud (grados decimales, Colombia)."`
 	Urgency      string   `json:"urgency,omitempty" jsonschema:"enum=urgent,enum=needed,enum=stable,default=needed" jsonschema_description:"Urgencia: urgent (urgente), needed (necesaria) o stable (estable)."`
@@ -56,7 +56,7 @@ type Request struct {
 type Offer struct {
 	Type string `json:"type" jsonschema_description:"Siempre \"offer\"."`
 	Common
-	Address                string   `json:"address,omitempty" jsonschema:"maxLength=300,pattern=^[^\\x00-\\x1f\\x7f]*$" jsonschema_description:"Dirección donde se ofrece la ayuda."`
+	Address                string   `json:"address,omitempty" jsonschema:"maxLength=300,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Dirección donde se ofrece la ayuda."`
 	Latitude               *float64 `json:"latitude,omitempty" jsonschema:"minimum=-4.3,maximum=13.6" jsonschema_description:"Latitud (grados decimales, Colombia)."`
 	Longitude              *float64 `json:"longitude,omitempty" jsonschema:"minimum=-79.1,maximum=-66.8" jsonschema_description:"Longitud (grados decimales, Colombia)."`
 	CollectionCenterStatus string   `json:"collectionCenterStatus,omitempty" jsonschema:"enum=full,enum=needs_volunteers,enum=needs_resources" jsonschema_description:"Estado del centro de acopio: full (lleno), needs_volunteers (necesita voluntarios), needs_resources (necesita recursos)."`
@@ -87,7 +87,7 @@ type FieldError struct {
 // ErrorBody is the body of every error response.
 type ErrorBody struct {
 	Error   string       `json:"error" jsonschema_description:"Mensaje en español."`
-	Code    string       `json:"code" jsonschema:"enum=invalid_body,enum=invalid_json,enum=consent_required,enum=emergency_required,enum=unknown_emergency,enum=no_active_emergency,enum=unsupported_media_type,enum=body_too_large,enum=method_not_allowed,enum=rate_limited,enum=not_found,enum=internal_error,enum=unavailable" jsonschema_description:"Código estable en inglés."`
+	Code    string       `json:"code" jsonschema:"enum=invalid_body,enum=invalid_json,enum=invalid_parameter,enum=consent_required,enum=emergency_required,enum=unknown_emergency,enum=no_active_emergency,enum=unsupported_media_type,enum=body_too_large,enum=method_not_allowed,enum=rate_limited,enum=not_found,enum=internal_error,enum=unavailable" jsonschema_description:"Código estable en inglés."`
 	Details []FieldError `json:"details,omitempty" jsonschema_description:"Cada restricción violada."`
 }
 
