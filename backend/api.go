@@ -108,6 +108,10 @@ func (h *Handler) serveHelp(w http.ResponseWriter, r *http.Request) {
 		h.publish(w, r)
 		return
 	}
+	if r.URL.Query().Has("view") {
+		h.serveRead(w, r) // api_read.go
+		return
+	}
 	body, err := json.Marshal(h.svc.Discovery(h.svc.BaseURL(r)))
 	if err != nil {
 		WriteProblem(w, AsProblem(err))
@@ -214,8 +218,16 @@ func RateLimited() *Problem {
 
 // serveCacheable writes body with a strong ETag and answers If-None-Match with 304.
 func serveCacheable(w http.ResponseWriter, r *http.Request, body []byte, contentType, cacheControl string) {
-	sum := sha256.Sum256(body)
-	etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
+	serveWithETag(w, r, body, etagOf(body), contentType, cacheControl)
+}
+
+func etagOf(content []byte) string {
+	sum := sha256.Sum256(content)
+	return `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
+}
+
+// serveWithETag writes body with the given ETag and answers If-None-Match with 304.
+func serveWithETag(w http.ResponseWriter, r *http.Request, body []byte, etag, contentType, cacheControl string) {
 	hd := w.Header()
 	hd.Set("ETag", etag)
 	hd.Set("Cache-Control", cacheControl)

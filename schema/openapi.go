@@ -76,21 +76,15 @@ func OpenAPI(serverURL string) ([]byte, error) {
 			"license":     map[string]any{"name": "Apache-2.0", "identifier": "Apache-2.0"},
 		},
 		"servers": []any{map[string]any{"url": serverURL}},
+		// No authentication: an empty requirement list says so explicitly.
+		"security": []any{},
 		"tags": []any{
 			map[string]any{"name": "api", "description": "Publicación y descubrimiento."},
 			map[string]any{"name": "mcp", "description": "Servidor MCP remoto (Streamable HTTP, sin estado)."},
 		},
 		"paths": map[string]any{
 			"/api/public/v1/help": map[string]any{
-				"get": map[string]any{
-					"operationId": "discoverHelp", "tags": []string{"api"},
-					"summary":     "Descubrir la API y las emergencias activas",
-					"description": "Devuelve las emergencias activas con su slug (valor para emergencySlug) y los enlaces de integración. Llame aquí primero.",
-					"responses": map[string]any{
-						"200": map[string]any{"description": "Documento de descubrimiento.", "headers": hdrs("ETag", "Cache-Control"), "content": jsonBody(ref("Discovery"))},
-						"304": map[string]any{"description": "No ha cambiado desde el ETag enviado en If-None-Match.", "headers": hdrs("ETag")},
-					},
-				},
+				"get": helpGet(), // openapi_read.go
 				"post": map[string]any{
 					"operationId": "publishHelp", "tags": []string{"api"},
 					"summary":     "Publicar una solicitud o un ofrecimiento de ayuda",

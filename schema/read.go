@@ -101,9 +101,9 @@ func (DetailContact) JSONSchemaExtend(s *jsonschema.Schema) {
 	}
 }
 
-// helpRecord is a published record as readers see it; C is the contact shape, which is what tells a
-// list item from a detail.
-type helpRecord[C any] struct {
+// HelpRecord is a published record as readers see it; C is the contact shape, which is what tells a
+// list item (PublicContact, no phone) from a detail (DetailContact).
+type HelpRecord[C any] struct {
 	ID                     string          `json:"id" jsonschema_description:"Identificador del registro."`
 	Type                   string          `json:"type" jsonschema:"enum=request,enum=offer"`
 	Emergency              EmergencyRef    `json:"emergency"`
@@ -120,10 +120,10 @@ type helpRecord[C any] struct {
 }
 
 // PublicHelp is a record in a list or an export: the contact without its phone.
-type PublicHelp helpRecord[PublicContact]
+type PublicHelp HelpRecord[PublicContact]
 
 // PublicHelpDetail is one record read on its own (view=detail): the contact with its phone.
-type PublicHelpDetail helpRecord[DetailContact]
+type PublicHelpDetail HelpRecord[DetailContact]
 
 // HelpList is the answer of view=list.
 type HelpList struct {

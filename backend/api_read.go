@@ -1,0 +1,268 @@
+package backend
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/directaid/directaid/schema"
+)
+
+// Cache lifetimes of the read side: lists and panorama change with every publication, so caches may
+// keep them only briefly (and revalidate with the ETag); a detail carries a phone number, so only the
+// reader's own browser may keep it.
+const (
+	cacheList   = "public, max-age=15"
+	cacheDetail = "private, max-age=60"
+)
+
+// Query parameters each view accepts. "_" (a cache buster some HTTP clients add) is ignored everywhere.
+var viewParams = map[string][]string{
+	schema.ViewList:     {"view", "format", "emergencySlug", "type", "category", "urgency", "q", "latitude", "longitude", "radiusKm", "since", "limit", "cursor"},
+	schema.ViewDetail:   {"view", "id"},
+	schema.ViewPanorama: {"view", "emergencySlug"},
+}
+
+// Common misspellings of parameter names, so that the error says what was meant.
+var paramAliases = map[string]string{
+	"lat": "latitude", "latitud": "latitude", "lng": "longitude", "lon": "longitude", "long": "longitude", "longitud": "longitude",
+	"radius": "radiusKm", "radio": "radiusKm", "radius_km": "radiusKm", "km": "radiusKm", "emergency": "emergencySlug", "slug": "emergencySlug",
+	"emergencia": "emergencySlug", "search": "q", "query": "q", "text": "q", "buscar": "q", "tipo": "type", "categoria": "category",
+	"categoría": "category", "urgencia": "urgency", "desde": "since", "limite": "limit", "límite": "limit", "page": "cursor",
+	"offset": "cursor", "formato": "format",
+}
+
+// queryField is how details name a query parameter: a JSON pointer into {"query": {...}}.
+func queryField(name string) string { return "/query/" + name }
+
+func withQueryFields(p *Problem) *Problem {
+	for i, d := range p.Body.Details {
+		if d.Field != "" && !strings.HasPrefix(d.Field, "/") {
+			p.Body.Details[i].Field = queryField(d.Field)
+		}
+	}
+	return p
+}
+
+// serveRead answers GET /api/public/v1/help?view=….
+func (h *Handler) serveRead(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	view := q.Get("view")
+	allowed, ok := viewParams[view]
+	if !ok {
+		views := []string{schema.ViewList, schema.ViewDetail, schema.ViewPanorama}
+		WriteProblem(w, withQueryFields(invalidParams([]schema.FieldError{paramError("view",
+			fmt.Sprintf("«view» no admite %q; valores permitidos: %s (sin view: descubrimiento)", view, strings.Join(views, ", ")), views...)})))
+		return
+	}
+	var errs []schema.FieldError
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for k := range q {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		switch {
+		case name == "_":
+		case !slices.Contains(allowed, name):
+			msg := fmt.Sprintf("el parámetro «%s» no existe con view=%s", name, view)
+			if a, ok := paramAliases[name]; ok && slices.Contains(allowed, a) {
+				msg += fmt.Sprintf(" (¿quiso decir «%s»?)", a)
+			} else if a, ok := paramAliases[strings.ToLower(name)]; ok && slices.Contains(allowed, a) {
+				msg += fmt.Sprintf(" (¿quiso decir «%s»?)", a)
+			}
+			errs = append(errs, paramError(name, msg, allowed...))
+		case len(q[name]) > 1:
+			errs = append(errs, paramError(name, fmt.Sprintf("el parámetro «%s» está repetido: envíelo una sola vez", name)))
+		}
+	}
+	if len(errs) > 0 {
+		WriteProblem(w, withQueryFields(invalidParams(errs)))
+		return
+	}
+	base := h.svc.BaseURL(r)
+	switch view {
+	case schema.ViewList:
+		h.serveList(w, r, q, base)
+	case schema.ViewDetail:
+		d, err := h.svc.HelpDetail(r.Context(), base, q.Get("id"))
+		if err != nil {
+			WriteProblem(w, withQueryFields(AsProblem(err)))
+			return
+		}
+		body, err := json.Marshal(d)
+		if err != nil {
+			WriteProblem(w, AsProblem(err))
+			return
+		}
+		serveCacheable(w, r, body, "application/json", cacheDetail)
+	case schema.ViewPanorama:
+		p, err := h.svc.Panorama(r.Context(), base, strings.TrimSpace(q.Get("emergencySlug")))
+		if err != nil {
+			WriteProblem(w, withQueryFields(AsProblem(err)))
+			return
+		}
+		servePanorama(w, r, p)
+	}
+}
+
+// ParseListQuery reads the list filters from a query string; it checks only syntax (numbers), the rest
+// is Service.ListSpec's.
+func ParseListQuery(v url.Values) (schema.ListQuery, []schema.FieldError) {
+	var errs []schema.FieldError
+	num := func(name string) *float64 {
+		s := strings.TrimSpace(v.Get(name))
+		if s == "" {
+			return nil
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			errs = append(errs, paramError(name, fmt.Sprintf("«%s» debe ser un número con punto decimal, p. ej. 4.5339 (se recibió %q)", name, s)))
+			return nil
+		}
+		return &f
+	}
+	q := schema.ListQuery{
+		EmergencySlug: v.Get("emergencySlug"), Type: v.Get("type"), Category: v.Get("category"), Urgency: v.Get("urgency"),
+		Q: v.Get("q"), Latitude: num("latitude"), Longitude: num("longitude"), RadiusKm: num("radiusKm"),
+		Since: v.Get("since"), Cursor: v.Get("cursor"),
+	}
+	if s := strings.TrimSpace(v.Get("limit")); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			errs = append(errs, paramError("limit", fmt.Sprintf("«limit» debe ser un entero entre 1 y %d", schema.MaxListLimit)))
+		} else {
+			q.Limit = n
+		}
+	}
+	return q, errs
+}
+
+func (h *Handler) serveList(w http.ResponseWriter, r *http.Request, v url.Values, base string) {
+	format := strings.TrimSpace(v.Get("format"))
+	formats := []string{schema.FormatJSON, schema.FormatCSV, schema.FormatGeoJSON}
+	q, errs := ParseListQuery(v)
+	if format != "" && !slices.Contains(formats, format) {
+		errs = append(errs, paramError("format", fmt.Sprintf("«format» no admite %q; valores permitidos: %s", format, strings.Join(formats, ", ")), formats...))
+	}
+	if len(errs) > 0 {
+		WriteProblem(w, withQueryFields(invalidParams(errs)))
+		return
+	}
+	list, err := h.svc.ListHelp(r.Context(), base, q)
+	if err != nil {
+		WriteProblem(w, withQueryFields(AsProblem(err)))
+		return
+	}
+	if list.NextCursor != "" {
+		next := url.Values{}
+		for k, vs := range v {
+			next[k] = vs
+		}
+		next.Set("cursor", list.NextCursor)
+		w.Header().Set("Link", "<"+base+HelpPath+"?"+next.Encode()+`>; rel="next"`)
+	}
+	switch format {
+	case schema.FormatCSV:
+		body := listCSV(list)
+		w.Header().Set("Content-Disposition", `inline; filename="ayudas.csv"`)
+		serveCacheable(w, r, body, "text/csv; charset=utf-8", cacheList)
+	case schema.FormatGeoJSON:
+		serveStamped(w, r, listGeoJSON(list), func(g *schema.GeoJSONList) *time.Time { return &g.GeneratedAt }, "application/geo+json", cacheList)
+	default:
+		serveStamped(w, r, list, func(l *schema.HelpList) *time.Time { return &l.GeneratedAt }, "application/json", cacheList)
+	}
+}
+
+func servePanorama(w http.ResponseWriter, r *http.Request, p *schema.Panorama) {
+	serveStamped(w, r, p, func(p *schema.Panorama) *time.Time { return &p.GeneratedAt }, "application/json", cacheList)
+}
+
+// serveStamped serves v with an ETag that ignores its generation time (stamp), so that an unchanged
+// list revalidates with 304 although every answer says when it was generated.
+func serveStamped[T any](w http.ResponseWriter, r *http.Request, v *T, stamp func(*T) *time.Time, contentType, cacheControl string) {
+	at := *stamp(v)
+	*stamp(v) = time.Time{}
+	unstamped, err := json.Marshal(v)
+	*stamp(v) = at
+	var body []byte
+	if err == nil {
+		body, err = json.Marshal(v)
+	}
+	if err != nil {
+		WriteProblem(w, AsProblem(err))
+		return
+	}
+	serveWithETag(w, r, body, etagOf(unstamped), contentType, cacheControl)
+}
+
+// csvText neutralizes spreadsheet formulas in free text (a title "=HYPERLINK(…)" must stay text when the
+// export is opened in a spreadsheet).
+func csvText(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+func fmtFloat(f *float64) string {
+	if f == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*f, 'f', -1, 64)
+}
+
+// listCSV renders a list as CSV: a header row, the HXL hashtag row, then one row per record. It has no
+// contact phone: PublicHelp has none.
+func listCSV(list *schema.HelpList) []byte {
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	names := make([]string, len(schema.CSVColumns))
+	tags := make([]string, len(schema.CSVColumns))
+	for i, c := range schema.CSVColumns {
+		names[i], tags[i] = c.Name, c.HXL
+	}
+	_ = cw.Write(names)
+	_ = cw.Write(tags)
+	for _, it := range list.Items {
+		people := ""
+		if it.NeededPeople != nil {
+			people = strconv.Itoa(*it.NeededPeople)
+		}
+		loc := it.Location
+		if loc == nil {
+			loc = &schema.PublicLocation{}
+		}
+		_ = cw.Write([]string{
+			it.ID, it.Type, it.Emergency.Slug, csvText(it.Emergency.Title), csvText(it.Title), csvText(it.Description),
+			it.Category, it.Urgency, people, it.CollectionCenterStatus, csvText(loc.Address), csvText(loc.Neighborhood),
+			fmtFloat(loc.Latitude), fmtFloat(loc.Longitude), fmtFloat(loc.DistanceKm), csvText(it.Contact.Name),
+			it.CreatedAt.Format(time.RFC3339Nano), it.PublicURL,
+		})
+	}
+	cw.Flush()
+	return buf.Bytes()
+}
+
+// listGeoJSON renders a list as a FeatureCollection. A record without coordinates (an offer may have
+// none) keeps its place with a null geometry, so features line up with total and the paging.
+func listGeoJSON(list *schema.HelpList) *schema.GeoJSONList {
+	out := &schema.GeoJSONList{Type: "FeatureCollection", Features: make([]schema.GeoJSONFeature, len(list.Items)),
+		GeneratedAt: list.GeneratedAt, Total: list.Total, TotalExact: list.TotalExact, NextCursor: list.NextCursor}
+	for i, it := range list.Items {
+		f := schema.GeoJSONFeature{Type: "Feature", ID: it.ID, Properties: it}
+		if it.Location != nil && it.Location.Latitude != nil && it.Location.Longitude != nil {
+			f.Geometry = &schema.GeoJSONPoint{Type: "Point", Coordinates: [2]float64{*it.Location.Longitude, *it.Location.Latitude}}
+		}
+		out.Features[i] = f
+	}
+	return out
+}

@@ -1,0 +1,266 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/directaid/directaid/schema"
+)
+
+// The read side of the service: what view=list|detail|panorama and the MCP read tools answer. Inputs
+// are validated here, once, for both; FieldError.Field names the parameter bare (limit), and each
+// surface adds its own prefix (/query/limit on HTTP, /limit in MCP).
+
+func invalidParams(details []schema.FieldError) *Problem {
+	msg := "Parámetros inválidos: revise details."
+	if len(details) == 1 {
+		msg = "Parámetro inválido: " + details[0].Message + "."
+	}
+	return &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidParameter, Error: msg, Details: details}}
+}
+
+func paramError(name, msg string, allowed ...string) schema.FieldError {
+	return schema.FieldError{Field: name, Message: msg, Allowed: allowed}
+}
+
+// knownSlugs are every emergency the operator declared, active or not: their records stay readable.
+func (s *Service) knownSlugs() []string {
+	out := make([]string, len(s.cfg.Emergencies))
+	for i, e := range s.cfg.Emergencies {
+		out[i] = e.Slug
+	}
+	return out
+}
+
+func (s *Service) emergencyTitle(slug string) string {
+	for _, e := range s.cfg.Emergencies {
+		if e.Slug == slug {
+			return e.Title
+		}
+	}
+	return slug
+}
+
+// ListSpec validates q and turns it into a store query; q is normalized in place (defaults applied,
+// strings trimmed) so that it can be echoed as `filters`.
+func (s *Service) ListSpec(q *schema.ListQuery) (*ListSpec, []schema.FieldError) {
+	var errs []schema.FieldError
+	enum := func(name string, v *string, allowed []string) {
+		*v = strings.TrimSpace(*v)
+		if *v != "" && !slices.Contains(allowed, *v) {
+			errs = append(errs, paramError(name, fmt.Sprintf("«%s» no admite %q; valores permitidos: %s", name, *v, strings.Join(allowed, ", ")), allowed...))
+		}
+	}
+	enum("emergencySlug", &q.EmergencySlug, s.knownSlugs())
+	enum("type", &q.Type, []string{schema.TypeRequest, schema.TypeOffer})
+	enum("category", &q.Category, schema.Categories)
+	enum("urgency", &q.Urgency, schema.Urgencies)
+	spec := &ListSpec{EmergencySlug: q.EmergencySlug, Type: q.Type, Category: q.Category, Urgency: q.Urgency}
+	q.Q = strings.TrimSpace(q.Q)
+	if n := utf8.RuneCountInString(q.Q); n > schema.MaxQueryRunes {
+		errs = append(errs, paramError("q", fmt.Sprintf("«q» admite como máximo %d caracteres (tiene %d)", schema.MaxQueryRunes, n)))
+	} else if q.Q != "" {
+		spec.Words = strings.Fields(foldText(q.Q))
+	}
+	finite := func(name string, v *float64, lo, hi float64) {
+		if v != nil && (math.IsNaN(*v) || *v < lo || *v > hi) {
+			errs = append(errs, paramError(name, fmt.Sprintf("«%s» debe ser un número entre %g y %g", name, lo, hi)))
+		}
+	}
+	finite("latitude", q.Latitude, -90, 90)
+	finite("longitude", q.Longitude, -180, 180)
+	switch {
+	case q.Latitude != nil && q.Longitude != nil:
+		spec.Near, spec.Lat, spec.Lon = true, *q.Latitude, *q.Longitude
+		if q.RadiusKm == nil {
+			r := float64(schema.DefaultRadiusKm)
+			q.RadiusKm = &r
+		}
+		if r := *q.RadiusKm; math.IsNaN(r) || r <= 0 || r > schema.MaxRadiusKm {
+			errs = append(errs, paramError("radiusKm", fmt.Sprintf("«radiusKm» debe ser mayor que 0 y como máximo %d", schema.MaxRadiusKm)))
+		}
+		spec.RadiusKm = *q.RadiusKm
+	case q.Latitude != nil:
+		errs = append(errs, paramError("longitude", "«longitude» es obligatorio junto con «latitude»"))
+	case q.Longitude != nil:
+		errs = append(errs, paramError("latitude", "«latitude» es obligatorio junto con «longitude»"))
+	case q.RadiusKm != nil:
+		errs = append(errs, paramError("radiusKm", "«radiusKm» solo se usa con «latitude» y «longitude»"))
+	}
+	if q.Since = strings.TrimSpace(q.Since); q.Since != "" {
+		t, err := time.Parse(time.RFC3339Nano, q.Since)
+		if err != nil {
+			errs = append(errs, paramError("since", fmt.Sprintf("«since» debe ser una fecha y hora RFC 3339, p. ej. 2026-08-11T14:30:00Z (se recibió %q)", q.Since)))
+		}
+		spec.Since = t
+	}
+	if q.Limit == 0 {
+		q.Limit = schema.DefaultListLimit
+	}
+	if q.Limit < 1 || q.Limit > schema.MaxListLimit {
+		errs = append(errs, paramError("limit", fmt.Sprintf("«limit» debe ser un entero entre 1 y %d", schema.MaxListLimit)))
+	}
+	spec.Limit = q.Limit
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	if q.Cursor = strings.TrimSpace(q.Cursor); q.Cursor != "" {
+		c, err := spec.DecodeCursor(q.Cursor)
+		switch {
+		case errors.Is(err, ErrCursorMismatch):
+			return nil, []schema.FieldError{paramError("cursor", "«cursor» se hizo para otros filtros: repita los mismos filtros de la página anterior")}
+		case err != nil:
+			return nil, []schema.FieldError{paramError("cursor", "«cursor» no es válido: use el nextCursor de la respuesta anterior tal cual")}
+		}
+		spec.After = c
+	}
+	return spec, nil
+}
+
+func (s *Service) readStore() (ReadStore, error) {
+	rs, ok := s.store.(ReadStore)
+	if !ok {
+		return nil, errors.New("the store cannot list records")
+	}
+	return rs, nil
+}
+
+// ListHelp answers a list query (view=list, buscar_ayudas). Errors are *Problem for bad input.
+func (s *Service) ListHelp(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
+	spec, errs := s.ListSpec(&q)
+	if errs != nil {
+		return nil, invalidParams(errs)
+	}
+	rs, err := s.readStore()
+	if err != nil {
+		return nil, err
+	}
+	res, err := rs.List(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	out := &schema.HelpList{
+		GeneratedAt: s.now().UTC(), Total: res.Total, TotalExact: res.TotalExact, Returned: len(res.Records),
+		Filters: q, Items: make([]schema.PublicHelp, len(res.Records)),
+	}
+	for i, rec := range res.Records {
+		var dist *float64
+		if spec.Near {
+			d := math.Round(res.Distances[i]*1000) / 1000
+			dist = &d
+		}
+		out.Items[i] = schema.PublicHelp(publicRecord(s, base, rec, dist, schema.PublicContact{Name: rec.ContactName, Available: true}))
+	}
+	if res.Next != nil {
+		out.NextCursor = spec.EncodeCursor(res.Next)
+	}
+	return out, nil
+}
+
+func publicRecord[C any](s *Service, base string, rec *Record, dist *float64, contact C) schema.HelpRecord[C] {
+	out := schema.HelpRecord[C]{
+		ID: rec.ID, Type: rec.Type, Emergency: schema.EmergencyRef{Slug: rec.EmergencySlug, Title: s.emergencyTitle(rec.EmergencySlug)},
+		Title: rec.Title, Description: rec.Description, Category: rec.Category, Urgency: rec.Urgency,
+		NeededPeople: rec.NeededPeople, CollectionCenterStatus: rec.CollectionCenterStatus, Contact: contact,
+		CreatedAt: rec.CreatedAt.UTC(), PublicURL: RecordURL(base, rec.ID),
+	}
+	if rec.Address != "" || rec.Neighborhood != "" || rec.Latitude != nil {
+		out.Location = &schema.PublicLocation{Address: rec.Address, Neighborhood: rec.Neighborhood,
+			Latitude: rec.Latitude, Longitude: rec.Longitude, DistanceKm: dist}
+	}
+	return out
+}
+
+// unknownRecord is the problem of a detail read of an id that does not exist.
+func unknownRecord(id string) *Problem {
+	return &Problem{Status: http.StatusNotFound, Body: schema.ErrorBody{Code: "not_found",
+		Error: fmt.Sprintf("No existe ningún registro con id %q.", id)}}
+}
+
+// HelpDetail answers view=detail and ver_ayuda: one record with its phone. Errors are *Problem for a
+// malformed (400) or unknown (404) id.
+func (s *Service) HelpDetail(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error) {
+	id = strings.TrimSpace(id)
+	switch {
+	case id == "":
+		return nil, invalidParams([]schema.FieldError{paramError("id", "«id» es obligatorio con view=detail")})
+	case !ValidID(id):
+		return nil, invalidParams([]schema.FieldError{paramError("id", fmt.Sprintf("«id» %q no tiene la forma de un id (16 caracteres, p. ej. 01k2x3y4z5a6b7c8)", id))})
+	}
+	rec, err := s.store.Get(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, unknownRecord(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	contact := schema.DetailContact{Name: rec.ContactName, Available: true, Whatsapp: rec.ContactE164,
+		WhatsappURL: "https://wa.me/" + strings.TrimPrefix(rec.ContactE164, "+")}
+	d := schema.PublicHelpDetail(publicRecord(s, base, rec, nil, contact))
+	return &d, nil
+}
+
+// Panorama answers view=panorama and consultar_panorama: the active emergencies (or the one asked for,
+// active or not) with their counts.
+func (s *Service) Panorama(ctx context.Context, base, slug string) (*schema.Panorama, error) {
+	var ems []Emergency
+	for _, e := range s.cfg.Emergencies {
+		if (slug == "" && !e.Inactive) || e.Slug == slug {
+			ems = append(ems, e)
+		}
+	}
+	if slug != "" && len(ems) == 0 {
+		known := s.knownSlugs()
+		return nil, invalidParams([]schema.FieldError{paramError("emergencySlug",
+			fmt.Sprintf("«emergencySlug» no admite %q; valores permitidos: %s", slug, strings.Join(known, ", ")), known...)})
+	}
+	rs, err := s.readStore()
+	if err != nil {
+		return nil, err
+	}
+	slugs := make([]string, len(ems))
+	for i, e := range ems {
+		slugs[i] = e.Slug
+	}
+	aggs, err := rs.Aggregates(ctx, slugs)
+	if err != nil {
+		return nil, err
+	}
+	out := &schema.Panorama{GeneratedAt: s.now().UTC(), Emergencies: make([]schema.EmergencyPanorama, 0, len(ems))}
+	for _, e := range ems {
+		a := aggs[e.Slug]
+		page := base + "/emergencias/" + e.Slug
+		ep := schema.EmergencyPanorama{Slug: e.Slug, Title: e.Title, NeededPeople: a.NeededPeople, Counts: []schema.PanoramaCount{},
+			Links: schema.Links{Page: page, Markdown: page + ".md", Publish: base + HelpPath}}
+		if !a.Newest.IsZero() {
+			t := a.Newest
+			ep.NewestAt = &t
+		}
+		for k, n := range a.Counts {
+			ep.Counts = append(ep.Counts, schema.PanoramaCount{Type: k[0], Category: k[1], Urgency: k[2], Count: n})
+			ep.Total += n
+			if k[0] == schema.TypeRequest {
+				ep.Requests += n
+			} else {
+				ep.Offers += n
+			}
+		}
+		// Stable order: type, then the documented order of categories and urgencies.
+		slices.SortFunc(ep.Counts, func(a, b schema.PanoramaCount) int {
+			return cmpCount(a) - cmpCount(b)
+		})
+		out.Emergencies = append(out.Emergencies, ep)
+	}
+	return out, nil
+}
+
+func cmpCount(c schema.PanoramaCount) int {
+	return int(typeCode(c.Type))<<12 | int(catCode(c.Category))<<4 | int(urgCode(c.Urgency))
+}
