@@ -126,12 +126,17 @@ func (s *Service) Discovery(base string) *schema.Discovery {
 		Name: "directaid", Version: schema.APIVersion, Public: true, Authentication: "none",
 		Documentation: base + "/integraciones", DocumentationMarkdown: base + "/integraciones.md",
 		OpenAPI: base + OpenAPIPath, MCP: base + MCPPath, LLMs: base + "/llms.txt", Publish: base + HelpPath,
-		Capabilities: []string{"publish_request", "publish_offer", "list_emergencies", "idempotent_publish", "mcp", "openapi", "markdown_twins"},
-		Emergencies:  s.Active(base),
+		Capabilities: []string{"publish_request", "publish_offer", "list_emergencies", "idempotent_publish", "mcp", "openapi", "markdown_twins",
+			"list_help", "search_help", "geo_search", "help_detail", "panorama", "csv_hxl_export", "geojson_export"},
+		Emergencies: s.Active(base),
 	}
 	if s.cfg.RateLimitEvents > 0 {
 		d.RateLimit = &schema.RateLimit{Events: s.cfg.RateLimitEvents, WindowSeconds: int(s.cfg.RateLimitWindow.Seconds()),
 			Scope: "publicaciones (POST " + HelpPath + " y herramientas de publicación MCP) por dirección IP"}
+	}
+	if s.cfg.DetailRateLimitEvents > 0 {
+		d.DetailRateLimit = &schema.RateLimit{Events: s.cfg.DetailRateLimitEvents, WindowSeconds: int(s.cfg.DetailRateLimitWindow.Seconds()),
+			Scope: "lecturas de un registro con su teléfono (GET " + HelpPath + "?view=detail) por dirección IP"}
 	}
 	return d
 }
@@ -208,6 +213,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func WriteProblem(w http.ResponseWriter, p *Problem) {
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, p.Status, &p.Body)
+}
+
+// RateLimitedFor is the answer to r over its rate limit: detail reads have their own.
+func RateLimitedFor(r *http.Request) *Problem {
+	if r.Method != http.MethodPost && r.URL.Query().Get("view") == "detail" {
+		return &Problem{Status: http.StatusTooManyRequests, Body: schema.ErrorBody{Code: "rate_limited",
+			Error: "Límite temporal de consultas de registros con teléfono alcanzado: espere los segundos que indica Retry-After."}}
+	}
+	return RateLimited()
 }
 
 // RateLimited is the answer to a request over the publishing limit (Retry-After is set by the limiter).

@@ -31,6 +31,9 @@ type Config struct {
 	// The publishing rate limit as configured in the Caddyfile, published in discovery and docs.
 	RateLimitEvents int
 	RateLimitWindow time.Duration
+	// The stricter limit on detail reads (view=detail carries the phone), from the Caddyfile's `detail` zone.
+	DetailRateLimitEvents int
+	DetailRateLimitWindow time.Duration
 }
 
 // Service publishes records: validation, emergency selection, idempotency.

@@ -128,14 +128,16 @@ func (a *App) doOpen() error {
 		return err
 	}
 	a.store = val.(storeHandle).BadgerStore
-	events, window := a.findPublishLimit()
-	return a.build(events, window)
+	events, window := a.findLimit("publish")
+	detailEvents, detailWindow := a.findLimit("detail")
+	return a.build(backend.Config{RateLimitEvents: events, RateLimitWindow: window,
+		DetailRateLimitEvents: detailEvents, DetailRateLimitWindow: detailWindow})
 }
 
-func (a *App) build(events int, window time.Duration) error {
-	a.svc = backend.NewService(a.store, backend.Config{
-		PublicURL: a.PublicURL, Emergencies: a.Emergencies, RateLimitEvents: events, RateLimitWindow: window,
-	})
+// build makes the service from the app's configuration and the rate limits in limits.
+func (a *App) build(limits backend.Config) error {
+	limits.PublicURL, limits.Emergencies = a.PublicURL, a.Emergencies
+	a.svc = backend.NewService(a.store, limits)
 	h, err := backend.NewHandler(a.svc)
 	if err != nil {
 		return err
@@ -144,9 +146,9 @@ func (a *App) build(events int, window time.Duration) error {
 	return nil
 }
 
-// findPublishLimit reads the `publish` zone of the rate_limit handler that the Caddyfile configures, so
-// that the numbers discovery and the docs publish are the enforced ones.
-func (a *App) findPublishLimit() (int, time.Duration) {
+// findLimit reads a zone (`publish`, `detail`) of the rate_limit handler that the Caddyfile configures,
+// so that the numbers discovery and the docs publish are the enforced ones.
+func (a *App) findLimit(zone string) (int, time.Duration) {
 	httpApp, err := a.ctx.AppIfConfigured("http")
 	if err != nil {
 		return 0, 0
@@ -163,7 +165,7 @@ func (a *App) findPublishLimit() (int, time.Duration) {
 			for _, h := range rt.Handlers {
 				switch h := h.(type) {
 				case *ratelimit.Handler:
-					if z, ok := h.RateLimits["publish"]; ok && events == 0 {
+					if z, ok := h.RateLimits[zone]; ok && events == 0 {
 						events, window = z.MaxEvents, time.Duration(z.Window)
 					}
 				case *caddyhttp.Subroute:

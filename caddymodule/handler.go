@@ -36,7 +36,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 	if herr, ok := r.Context().Value(caddyhttp.ErrorCtxKey).(error); ok {
 		backend.SetCommonHeaders(w)
-		backend.WriteProblem(w, problemFor(herr))
+		backend.WriteProblem(w, problemFor(herr, r))
 		return nil
 	}
 	if err := h.app.open(); err != nil {
@@ -52,14 +52,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 }
 
 // problemFor renders an error that another handler returned (we are in handle_errors).
-func problemFor(err error) *backend.Problem {
+func problemFor(err error, r *http.Request) *backend.Problem {
 	status := http.StatusInternalServerError
 	var he caddyhttp.HandlerError
 	if errors.As(err, &he) && he.StatusCode != 0 {
 		status = he.StatusCode
 	}
 	if status == http.StatusTooManyRequests {
-		return backend.RateLimited()
+		return backend.RateLimitedFor(r)
 	}
 	p := &backend.Problem{Status: status, Body: schema.ErrorBody{Code: "internal_error", Error: "Error interno."}}
 	if status < 500 {

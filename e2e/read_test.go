@@ -493,3 +493,26 @@ func TestReadPagingUnderConcurrentInserts(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 }
+
+func TestReadDetailRateLimit(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{DetailEvents: 3})
+	_, res := publish(t, s, validRequest())
+	id := res["id"].(string)
+	_, d := call(t, s, "GET", "/api/public/v1/help", nil)
+	if rl, _ := d["detailRateLimit"].(map[string]any); rl["events"] != 3.0 || rl["windowSeconds"] != 60.0 {
+		t.Errorf("discovery detailRateLimit: %v", d["detailRateLimit"])
+	}
+	for i := range 3 {
+		if resp, _ := call(t, s, "GET", "/api/public/v1/help?view=detail&id="+id, nil); resp.StatusCode != 200 {
+			t.Fatalf("detail %d: %d", i, resp.StatusCode)
+		}
+	}
+	resp, e := call(t, s, "GET", "/api/public/v1/help?view=detail&id="+id, nil)
+	if resp.StatusCode != 429 || e["code"] != "rate_limited" || resp.Header.Get("Retry-After") == "" || !strings.Contains(fmt.Sprint(e["error"]), "teléfono") {
+		t.Fatalf("over the detail limit: %d %v", resp.StatusCode, e)
+	}
+	// Lists are not held back by the detail limit.
+	if resp, _ := call(t, s, "GET", "/api/public/v1/help?view=list", nil); resp.StatusCode != 200 {
+		t.Fatalf("list after detail limit: %d", resp.StatusCode)
+	}
+}

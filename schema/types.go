@@ -141,5 +141,6 @@ type Discovery struct {
 	Publish               string          `json:"publish" jsonschema:"format=uri" jsonschema_description:"POST aquí una solicitud o un ofrecimiento."`
 	Capabilities          []string        `json:"capabilities"`
 	RateLimit             *RateLimit      `json:"rateLimit,omitempty"`
+	DetailRateLimit       *RateLimit      `json:"detailRateLimit,omitempty" jsonschema_description:"Límite de lecturas de un registro con su teléfono (view=detail), más estricto para que los números no se puedan recolectar."`
 	Emergencies           []EmergencyInfo `json:"emergencies"`
 }

@@ -30,6 +30,8 @@ type Options struct {
 	// PublishEvents is the per-IP publish limit per PublishWindow; 0 means 100000 (effectively off).
 	PublishEvents int
 	PublishWindow string // Caddy duration; default 1m
+	// DetailEvents is the per-IP limit of view=detail reads per minute; 0 means 100000 (effectively off).
+	DetailEvents int
 	// Global adds lines to the global options block; Site adds lines to the site block.
 	Global, Site string
 	// DataDir reuses a data directory (to restart over the same database); empty makes a fresh one.
@@ -96,6 +98,15 @@ http://:{{.Port}} {
 			key {remote_host}
 			events {{.Events}}
 			window {{.Window}}
+		}
+		zone detail {
+			match {
+				method GET
+				query view=detail
+			}
+			key {remote_host}
+			events {{.DetailEvents}}
+			window 1m
 		}
 	}
 {{.Site}}
@@ -177,13 +188,16 @@ func Caddyfile(o Options, dir, dataDir string, port, adminPort int) string {
 	if o.PublishEvents == 0 {
 		o.PublishEvents = 100000
 	}
+	if o.DetailEvents == 0 {
+		o.DetailEvents = 100000
+	}
 	if o.PublishWindow == "" {
 		o.PublishWindow = "1m"
 	}
 	var b strings.Builder
 	err := caddyfileTmpl.Execute(&b, map[string]any{
 		"AdminPort": adminPort, "Port": port, "Dir": dir, "DataDir": dataDir, "Emergencies": o.Emergencies,
-		"Events": o.PublishEvents, "Window": o.PublishWindow, "Global": o.Global, "Site": o.Site,
+		"Events": o.PublishEvents, "DetailEvents": o.DetailEvents, "Window": o.PublishWindow, "Global": o.Global, "Site": o.Site,
 	})
 	if err != nil {
 		panic(err)
