@@ -1,0 +1,371 @@
+package site
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"math"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/directaid/directaid/schema"
+)
+
+// labels are the short Spanish names of the fields in the forms; the rest (types, limits, hints,
+// choices) comes from the schema.
+var labels = map[string]string{
+	"emergencySlug": "Emergencia", "title": "Título", "description": "Descripción", "category": "Categoría",
+	"contactName": "Nombre de contacto", "contactWhatsapp": "WhatsApp de contacto", "address": "Dirección",
+	"neighborhood": "Barrio o vereda", "latitude": "Latitud", "longitude": "Longitud", "urgency": "Urgencia",
+	"neededPeople": "Personas que necesitan la ayuda", "collectionCenterStatus": "Estado del centro de acopio",
+	"publishContact": "Acepto que mi nombre y mi número de WhatsApp se publiquen en este sitio",
+}
+
+// enumLabels name the schema's enumeration values for people.
+var enumLabels = map[string]string{
+	"alimentos": "Alimentos", "salud": "Salud", "refugio": "Refugio", "transporte": "Transporte",
+	"acopio": "Acopio", "rescate": "Rescate", "otro": "Otro",
+	"urgent": "Urgente", "needed": "Necesaria", "stable": "Estable",
+	"full": "Lleno", "needs_volunteers": "Necesita voluntarios", "needs_resources": "Necesita recursos",
+}
+
+var autocomplete = map[string]string{"contactName": "name", "contactWhatsapp": "tel", "address": "street-address"}
+
+// fieldGroup puts the place and the contact fields in their own fieldsets; the others go in the first.
+var fieldGroup = map[string]int{"address": 1, "neighborhood": 1, "latitude": 1, "longitude": 1,
+	"contactName": 2, "contactWhatsapp": 2}
+
+// formTexts are the words that differ between the request and the offer forms.
+type formTexts struct{ What, Submit, Created, Duplicate, Again string }
+
+var formWords = map[string]formTexts{
+	schema.TypeRequest: {What: "Qué necesita", Submit: "Publicar solicitud", Created: "Listo: su solicitud quedó publicada.",
+		Duplicate: "Esta solicitud ya estaba publicada: no se creó otra.", Again: "Publicar otra solicitud"},
+	schema.TypeOffer: {What: "Qué ofrece", Submit: "Publicar ofrecimiento", Created: "Listo: su ofrecimiento quedó publicado.",
+		Duplicate: "Este ofrecimiento ya estaba publicado: no se creó otro.", Again: "Publicar otro ofrecimiento"},
+}
+
+// messages are what a person reads when a publication fails. The page carries them (data attributes),
+// so the script and the server say the same thing.
+type messages struct{ Fields, Limit, Server, Network, Changed, Consent string }
+
+var msg = messages{
+	Fields:  "No se pudo publicar: corrija los campos marcados.",
+	Limit:   "Se alcanzó el límite temporal de publicaciones. Espere un minuto y vuelva a enviar: no se duplicará.",
+	Server:  "El servidor no pudo guardar la publicación. Vuelva a enviar en un momento: no se duplicará.",
+	Network: "No hubo respuesta del servidor. Revise su conexión y vuelva a enviar: no se duplicará.",
+	Changed: "Lo que envió ahora es distinto de lo ya publicado, y no se aplicó.",
+	Consent: "Marque la casilla de autorización: sin ella no se puede publicar.",
+}
+
+// formSpec is a publish form derived from a wire type's schema.
+type formSpec struct {
+	typ     string
+	texts   formTexts
+	groups  [3][]field
+	consent field
+}
+
+func newFormSpec(typ string) (*formSpec, error) {
+	name := "HelpRequest"
+	if typ == schema.TypeOffer {
+		name = "HelpOffer"
+	}
+	fields, err := schemaFields(name)
+	if err != nil {
+		return nil, err
+	}
+	s := &formSpec{typ: typ, texts: formWords[typ]}
+	for _, f := range fields {
+		switch f.Name {
+		case "type", "source", "externalId", "emergencySlug":
+			// Set by the page, not typed by the person.
+		case "publishContact":
+			s.consent = f
+		default:
+			g := fieldGroup[f.Name]
+			s.groups[g] = append(s.groups[g], f)
+		}
+	}
+	if s.consent.Name == "" {
+		return nil, errors.New("site: the publish schema has no publishContact")
+	}
+	return s, nil
+}
+
+// formView is what the form template sees.
+type formView struct {
+	Action, API, Type, Source, ExternalID string
+	Texts                                 formTexts
+	Msg                                   messages
+	NoEmergency                           bool
+	Single                                *schema.EmergencyInfo // the only active emergency (implicit choice)
+	Emergency                             *input                // the emergency choice, when several are active
+	Groups                                []groupView
+	Consent                               input
+	Summary                               string
+	Errors                                []errorItem
+	Result                                *schema.PublishResult
+}
+
+type groupView struct {
+	Legend string
+	Inputs []input
+	Geo    bool // the group has latitude and longitude: offer "use my location"
+}
+
+type input struct {
+	Name, ID, Label, Kind, Hint, Value, Error string
+	Step, Min, Max, Autocomplete              string
+	MaxLength                                 uint64
+	Required, Checked                         bool
+	Options                                   []option
+}
+
+type option struct {
+	Value, Label string
+	Selected     bool
+}
+
+type errorItem struct{ Anchor, Message string }
+
+// Created, Duplicate and Changed tell which success message applies.
+func (fv *formView) Created() bool   { return fv.Result != nil && !fv.Result.Duplicate }
+func (fv *formView) Duplicate() bool { return fv.Result != nil && fv.Result.Duplicate }
+func (fv *formView) Changed() bool {
+	return fv.Duplicate() && fv.Result.ContentMatches != nil && !*fv.Result.ContentMatches
+}
+
+func newInput(f field) input {
+	in := input{Name: f.Name, ID: "f-" + f.Name, Label: labels[f.Name], Required: f.Required, MaxLength: f.MaxLength,
+		Autocomplete: autocomplete[f.Name], Kind: "text"}
+	if in.Label == "" {
+		in.Label = f.Name
+	}
+	var hint []string
+	if len(f.Enum) == 0 {
+		// An enumeration's description explains its codes; the options already name them.
+		hint = append(hint, f.Description)
+		if l := strings.Join(f.limits(func(s string) string { return s }), "; "); l != "" {
+			hint = append(hint, strings.ToUpper(l[:1])+l[1:]+".")
+		}
+	}
+	in.Hint = strings.TrimSpace(strings.Join(hint, " "))
+	switch {
+	case len(f.Enum) > 0:
+		in.Kind = "select"
+		first := "Sin indicar"
+		if f.Required && f.Default == "" {
+			first = "Elija una opción"
+		}
+		if f.Default == "" {
+			in.Options = append(in.Options, option{Label: first})
+		}
+		for _, e := range f.Enum {
+			l := enumLabels[e]
+			if l == "" {
+				l = e
+			}
+			in.Options = append(in.Options, option{Value: e, Label: l})
+		}
+	case f.Type == "number" || f.Type == "integer":
+		in.Kind, in.Min, in.Max, in.Step = "number", f.Min, f.Max, "any"
+		if f.Type == "integer" {
+			in.Step = "1"
+		}
+	case f.Name == "contactWhatsapp":
+		in.Kind = "tel"
+	case f.MaxLength > 300:
+		in.Kind = "textarea"
+	}
+	return in
+}
+
+func (in *input) setValue(v string) {
+	in.Value = v
+	for i := range in.Options {
+		in.Options[i].Selected = in.Options[i].Value == v
+	}
+}
+
+// build fills the view's inputs with vals (the posted form) or, on a fresh form, the schema's defaults.
+func (fv *formView) build(s *formSpec, ems []schema.EmergencyInfo, vals url.Values, fresh bool) {
+	if len(ems) == 1 {
+		fv.Single = &ems[0]
+	} else {
+		in := input{Name: "emergencySlug", ID: "f-emergencySlug", Label: labels["emergencySlug"], Kind: "select", Required: true,
+			Hint: "Hay varias emergencias activas: elija a cuál corresponde.", Options: []option{{Label: "Elija la emergencia"}}}
+		for _, e := range ems {
+			in.Options = append(in.Options, option{Value: e.Slug, Label: e.Title})
+		}
+		in.setValue(vals.Get("emergencySlug"))
+		fv.Emergency = &in
+	}
+	legends := [3]string{s.texts.What, "Dónde", "Cómo contactarle"}
+	for g, fields := range s.groups {
+		gv := groupView{Legend: legends[g]}
+		for _, f := range fields {
+			in := newInput(f)
+			if fresh {
+				in.setValue(f.Default)
+			} else {
+				in.setValue(vals.Get(f.Name))
+			}
+			gv.Inputs = append(gv.Inputs, in)
+			gv.Geo = gv.Geo || f.Name == "longitude"
+		}
+		if len(gv.Inputs) > 0 {
+			fv.Groups = append(fv.Groups, gv)
+		}
+	}
+	fv.Consent = newInput(s.consent)
+	fv.Consent.Kind = "checkbox"
+	fv.Consent.Hint = "Su nombre y su número de WhatsApp quedarán a la vista de cualquiera que vea la publicación, " +
+		"para que quien pueda ayudar le escriba directamente. Sin esta autorización no se puede publicar."
+	fv.Consent.Checked = vals.Get(s.consent.Name) == "true"
+}
+
+// inputs indexes the view's inputs by field name, to place the API's errors.
+func (fv *formView) inputs() map[string]*input {
+	out := map[string]*input{fv.Consent.Name: &fv.Consent}
+	if fv.Emergency != nil {
+		out[fv.Emergency.Name] = fv.Emergency
+	}
+	for g := range fv.Groups {
+		for i := range fv.Groups[g].Inputs {
+			in := &fv.Groups[g].Inputs[i]
+			out[in.Name] = in
+		}
+	}
+	return out
+}
+
+// body is the JSON publication of a posted form. Numbers that do not parse are sent as text, so that
+// the API names the field in its error.
+func (s *formSpec) body(vals url.Values, externalID string) ([]byte, error) {
+	m := map[string]any{"type": s.typ, "source": Source, "externalId": externalID,
+		s.consent.Name: vals.Get(s.consent.Name) == "true"}
+	if e := strings.TrimSpace(vals.Get("emergencySlug")); e != "" {
+		m["emergencySlug"] = e
+	}
+	for _, fields := range s.groups {
+		for _, f := range fields {
+			v := strings.TrimSpace(vals.Get(f.Name))
+			if v == "" {
+				continue
+			}
+			m[f.Name] = v
+			if f.Type == "number" || f.Type == "integer" {
+				// A phone keyboard or a Colombian habit may write the decimal comma.
+				n, err := strconv.ParseFloat(strings.Replace(v, ",", ".", 1), 64)
+				if err == nil && !math.IsInf(n, 0) && !math.IsNaN(n) {
+					m[f.Name] = n
+				}
+			}
+		}
+	}
+	return json.Marshal(m)
+}
+
+// newExternalID identifies one filling of a form, so that resending it cannot publish twice.
+func newExternalID() string { return "web-" + strings.ToLower(rand.Text()) }
+
+// handle builds the form of a GET, or publishes a POST through publish and shows the outcome. It
+// returns the view and the HTTP status of the page.
+func (s *formSpec) handle(w http.ResponseWriter, r *http.Request, v *view, action string,
+	publish func(context.Context, []byte) (int, []byte)) (*formView, int) {
+	fv := &formView{Action: action, API: helpPath, Type: s.typ, Source: Source, Texts: s.texts, Msg: msg}
+	if len(v.ems) == 0 {
+		fv.NoEmergency = true
+		return fv, http.StatusOK
+	}
+	if r.Method != http.MethodPost {
+		fv.ExternalID = newExternalID()
+		// Links from an emergency's page preselect it.
+		fv.build(s, v.ems, url.Values{"emergencySlug": {r.URL.Query().Get("emergencia")}}, true)
+		return fv, http.StatusOK
+	}
+	vals, status := readForm(w, r)
+	if fv.ExternalID = strings.TrimSpace(vals.Get("externalId")); fv.ExternalID == "" {
+		fv.ExternalID = newExternalID()
+	}
+	fv.build(s, v.ems, vals, false)
+	if status != http.StatusOK {
+		fv.Summary = "No se pudo leer el formulario enviado. Vuelva a intentarlo."
+		return fv, status
+	}
+	body, err := s.body(vals, fv.ExternalID)
+	if err != nil {
+		fv.Summary = msg.Server
+		return fv, http.StatusInternalServerError
+	}
+	return fv, fv.apply(publish(r.Context(), body))
+}
+
+// readForm reads a url-encoded form of at most schema.MaxBodyBytes.
+func readForm(w http.ResponseWriter, r *http.Request) (url.Values, int) {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
+		return url.Values{}, http.StatusUnsupportedMediaType
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, schema.MaxBodyBytes)
+	if err := r.ParseForm(); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return url.Values{}, http.StatusRequestEntityTooLarge
+		}
+		return url.Values{}, http.StatusBadRequest
+	}
+	return r.PostForm, http.StatusOK
+}
+
+// apply shows the API's answer: the success message, or each error next to its field. It returns the
+// HTTP status of the page.
+func (fv *formView) apply(status int, resp []byte) int {
+	if status == http.StatusOK || status == http.StatusCreated {
+		var res schema.PublishResult
+		if err := json.Unmarshal(resp, &res); err == nil && res.OK {
+			fv.Result = &res
+			return http.StatusOK
+		}
+		status = http.StatusBadGateway
+	}
+	var eb schema.ErrorBody
+	_ = json.Unmarshal(resp, &eb)
+	inputs := fv.inputs()
+	for _, d := range eb.Details {
+		in := inputs[strings.TrimPrefix(d.Field, "/")]
+		if in == nil {
+			fv.Errors = append(fv.Errors, errorItem{Message: d.Message})
+			continue
+		}
+		m := strings.ReplaceAll(d.Message, "«"+in.Name+"»", "«"+in.Label+"»")
+		if in == &fv.Consent {
+			m = msg.Consent
+		}
+		if in.Error != "" {
+			in.Error += " "
+		}
+		in.Error += m
+		fv.Errors = append(fv.Errors, errorItem{Anchor: in.ID, Message: m})
+	}
+	switch {
+	case status == http.StatusTooManyRequests:
+		fv.Summary = msg.Limit
+	case status < 400 || status >= 500:
+		fv.Summary = msg.Server
+	case len(fv.Errors) > 0:
+		fv.Summary = msg.Fields
+	case eb.Error != "":
+		fv.Summary = eb.Error
+	default:
+		fv.Summary = msg.Server
+	}
+	if status < 400 {
+		status = http.StatusBadGateway
+	}
+	return status
+}

@@ -1,0 +1,174 @@
+package site
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	texttemplate "text/template"
+	"time"
+
+	"github.com/directaid/directaid/schema"
+)
+
+// markdownFuncs are the helpers of the Markdown templates. Everything dynamic goes through md, code or
+// fence, so that configuration text stays text.
+var markdownFuncs = texttemplate.FuncMap{
+	"md":         mdText,
+	"code":       mdCode,
+	"fence":      mdFence,
+	"date":       spanishDate,
+	"fields":     fieldTable,
+	"errorCodes": errorCodeTable,
+	"example":    exampleBody,
+	"curlPost":   curlPost,
+	"shq":        shellQuote,
+	"query":      url.QueryEscape,
+	"mcpConfig":  mcpConfig,
+	"mcpCall":    mcpCall,
+}
+
+// HelpURL, OpenAPIURL and MCPURL are the absolute URLs of the API, for the templates.
+func (d pageData) HelpURL() string    { return d.Base + helpPath }
+func (d pageData) OpenAPIURL() string { return d.Base + openAPIPath }
+func (d pageData) MCPURL() string     { return d.Base + mcpPath }
+
+var months = [...]string{"enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
+	"septiembre", "octubre", "noviembre", "diciembre"}
+
+// spanishDate writes YYYY-MM-DD the way a Colombian reader says it; anything else is returned as is.
+func spanishDate(s string) string {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return s
+	}
+	return fmt.Sprintf("%d de %s de %d", t.Day(), months[t.Month()-1], t.Year())
+}
+
+// rateLimitText is the publishing limit in words, or "" when none is configured.
+func rateLimitText(events int, window time.Duration) string {
+	if events <= 0 || window <= 0 {
+		return ""
+	}
+	unit := "publicaciones"
+	if events == 1 {
+		unit = "publicación"
+	}
+	var per string
+	switch {
+	case window == time.Second:
+		per = "por segundo"
+	case window == time.Minute:
+		per = "por minuto"
+	case window == time.Hour:
+		per = "por hora"
+	case window%time.Hour == 0:
+		per = fmt.Sprintf("cada %d horas", window/time.Hour)
+	case window%time.Minute == 0:
+		per = fmt.Sprintf("cada %d minutos", window/time.Minute)
+	default:
+		per = fmt.Sprintf("cada %d segundos", int(window.Round(time.Second)/time.Second))
+	}
+	return fmt.Sprintf("%d %s %s", events, unit, per)
+}
+
+// errorCodes explains each code of the error body (the list itself comes from the schema's enum).
+var errorCodes = map[string]struct {
+	status  int
+	meaning string
+}{
+	"invalid_body":           {400, "Uno o varios campos no cumplen las reglas. `details` nombra cada uno con un puntero JSON (por ejemplo `/latitude`) y un mensaje."},
+	"invalid_parameter":      {400, "Un parámetro de consulta es desconocido, está repetido o no es válido; `details` lo nombra como `/query/<nombre>`."},
+	"invalid_json":           {400, "El cuerpo no es JSON válido: error de sintaxis, texto que no es UTF-8 o una clave repetida."},
+	"consent_required":       {400, "`publishContact` falta o no es el booleano `true`."},
+	"emergency_required":     {400, "Hay varias emergencias activas y falta `emergencySlug`; `details` lista las válidas."},
+	"unknown_emergency":      {400, "`emergencySlug` no corresponde a una emergencia activa."},
+	"no_active_emergency":    {400, "No hay ninguna emergencia activa: por ahora no se puede publicar."},
+	"unsupported_media_type": {415, "Falta la cabecera `Content-Type: application/json`."},
+	"body_too_large":         {413, "El cuerpo pasa de 64 KiB."},
+	"method_not_allowed":     {405, "Ese método no se admite en la ruta; la cabecera `Allow` dice cuáles sí."},
+	"rate_limited":           {429, "Se alcanzó el límite temporal. Espere los segundos de `Retry-After` y reintente con el mismo `externalId`."},
+	"not_found":              {404, "La ruta no existe."},
+	"internal_error":         {500, "Error del servidor. Reintente con el mismo `externalId`: no se duplicará."},
+	"unavailable":            {503, "El servicio no está disponible por un momento. Reintente con el mismo `externalId`: no se duplicará."},
+}
+
+// errorCodeTable renders the error codes of schema.ErrorBody, in the schema's order. A code without an
+// explanation is still listed (a test flags it), so that a new code never breaks the page.
+func errorCodeTable() (string, error) {
+	fields, err := schemaFields("Error")
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("| Código | Estado HTTP | Significado |\n|---|---|---|\n")
+	for _, f := range fields {
+		if f.Name != "code" {
+			continue
+		}
+		for _, c := range f.Enum {
+			status, e := "", errorCodes[c]
+			if e.status != 0 {
+				status = fmt.Sprint(e.status)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCode(c), status, e.meaning)
+		}
+	}
+	return b.String(), nil
+}
+
+// exampleBody is a valid publish body of type typ for the emergency slug (none when slug is empty),
+// built from the wire types so that it cannot drift from what the API accepts. It says it is a test,
+// so that running the example as written misleads nobody.
+func exampleBody(typ, slug string) (string, error) {
+	common := schema.Common{Source: "mi-aplicacion", ExternalID: "ejemplo-" + typ + "-1", EmergencySlug: slug,
+		Category: "otro", ContactName: "Prueba de integración", ContactWhatsapp: "+57 300 123 4567", PublishContact: true,
+		Description: "Registro de prueba enviado con el ejemplo de la guía de integración."}
+	var v any
+	switch typ {
+	case schema.TypeRequest:
+		common.Title = "Prueba: no es una solicitud real"
+		lat, lon, people := 4.5339, -75.6811, 2
+		v = schema.Request{Type: typ, Common: common, Address: "Calle 10 # 5-20", Neighborhood: "Centro",
+			Latitude: &lat, Longitude: &lon, Urgency: "needed", NeededPeople: &people}
+	case schema.TypeOffer:
+		common.Title = "Prueba: no es un ofrecimiento real"
+		v = schema.Offer{Type: typ, Common: common, Address: "Carrera 14 # 20-35", CollectionCenterStatus: "needs_volunteers"}
+	default:
+		return "", fmt.Errorf("site: no example for type %q", typ)
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	return string(b), err
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// curlPost is a curl command that POSTs body as JSON to url, with extra headers.
+func curlPost(url, body string, headers ...string) string {
+	var b strings.Builder
+	b.WriteString("curl -i -X POST " + shellQuote(url) + " \\\n  -H 'Content-Type: application/json' \\\n")
+	for _, h := range headers {
+		b.WriteString("  -H " + shellQuote(h) + " \\\n")
+	}
+	b.WriteString("  --data-binary " + shellQuote(body))
+	return b.String()
+}
+
+// mcpConfig is the client configuration that connects an MCP client to url.
+func mcpConfig(url string) (string, error) {
+	cfg := map[string]any{"mcpServers": map[string]any{"directaid": map[string]any{"url": url}}}
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	return string(b), err
+}
+
+// mcpCall is a JSON-RPC request to the MCP endpoint.
+func mcpCall(id int, method string) (string, error) {
+	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
+	if method == "initialize" {
+		msg["params"] = map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+			"clientInfo": map[string]any{"name": "curl", "version": "1.0"}}
+	}
+	b, err := json.Marshal(msg)
+	return string(b), err
+}

@@ -1,0 +1,284 @@
+package site
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	htmltemplate "html/template"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/directaid/directaid/schema"
+)
+
+// page is one page of the site.
+type page struct {
+	Path      string // canonical path
+	tmpl      string // its Markdown template under content/
+	form      string // the record type its form publishes; "" when it has no form
+	emergency *schema.EmergencyInfo
+}
+
+// staticPages are the pages that do not depend on the configuration, in sitemap order (the emergency
+// pages follow the home page).
+var staticPages = []page{
+	{Path: "/pedir", tmpl: "pedir.md", form: schema.TypeRequest},
+	{Path: "/ofrecer", tmpl: "ofrecer.md", form: schema.TypeOffer},
+	{Path: "/integraciones", tmpl: "integraciones.md"},
+	{Path: "/privacidad", tmpl: "privacidad.md"},
+}
+
+var (
+	homePage     = page{Path: "/", tmpl: "index.md"}
+	notFoundPage = page{tmpl: "404.md"}
+)
+
+func emergencyPath(slug string) string { return "/emergencias/" + url.PathEscape(slug) }
+
+// twinPath is the path of a page's Markdown twin.
+func twinPath(p string) string {
+	if p == "/" {
+		return "/index.md"
+	}
+	return p + ".md"
+}
+
+// view is the site as one request sees it: its base URL and the emergencies active at that moment.
+type view struct {
+	h    *handler
+	base string
+	ems  []schema.EmergencyInfo
+	key  string // base and emergencies: what a rendered page depends on besides itself
+}
+
+func newView(h *handler, base string) *view {
+	v := &view{h: h, base: base, ems: h.o.Emergencies()}
+	ems, _ := json.Marshal(v.ems)
+	v.key = base + "\x00" + string(ems)
+	return v
+}
+
+// rendered is a page's Markdown and its HTML rendering.
+type rendered struct {
+	md  []byte
+	doc *doc
+}
+
+// renderCache keeps rendered pages: a page depends only on its view's key, and rendering the
+// integration guide costs about a millisecond. It is bounded because the key holds the Host header.
+type renderCache struct {
+	mu sync.Mutex
+	m  map[string]*rendered
+}
+
+const renderCacheSize = 256
+
+// render returns the page rendered for this view, from the cache when it can.
+func (v *view) render(p page) (*rendered, error) {
+	c := &v.h.cache
+	key := v.key + "\x00" + p.tmpl + "\x00" + p.Path
+	c.mu.Lock()
+	r, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return r, nil
+	}
+	md, err := v.markdown(p)
+	if err != nil {
+		return nil, err
+	}
+	d, err := renderMarkdown(v.h.md, md)
+	if err != nil {
+		return nil, err
+	}
+	r = &rendered{md: md, doc: d}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= renderCacheSize {
+		c.m = map[string]*rendered{}
+	}
+	c.m[key] = r
+	c.mu.Unlock()
+	return r, nil
+}
+
+// pages lists every page, in sitemap order.
+func (v *view) pages() []page {
+	out := []page{homePage}
+	for i := range v.ems {
+		out = append(out, page{Path: emergencyPath(v.ems[i].Slug), tmpl: "emergencia.md", emergency: &v.ems[i]})
+	}
+	return append(out, staticPages...)
+}
+
+// lookup finds the page at path (without .md).
+func (v *view) lookup(path string) (page, bool) {
+	for _, p := range v.pages() {
+		if p.Path == path {
+			return p, true
+		}
+	}
+	return page{}, false
+}
+
+// pageData is what a page's Markdown template sees.
+type pageData struct {
+	Base        string
+	URL         string // the page's canonical URL; empty on the 404 page
+	Emergencies []schema.EmergencyInfo
+	Emergency   *schema.EmergencyInfo // on an emergency's page
+	Form        string                // the record type of the page's form
+	// ExampleSlug is the emergency that the examples publish to: the page's own, else the first active.
+	ExampleSlug string
+	RateLimit   string // "60 publicaciones por minuto", or "" when not configured
+	Contact     string
+}
+
+// Link is the absolute URL of a path on this site.
+func (d pageData) Link(path string) string { return d.Base + path }
+
+// EmergencyURL is the absolute URL of an emergency's page.
+func (d pageData) EmergencyURL(e schema.EmergencyInfo) string { return d.Base + emergencyPath(e.Slug) }
+
+// markdown executes a page's template: the text of its twin.
+func (v *view) markdown(p page) ([]byte, error) {
+	d := pageData{Base: v.base, Emergencies: v.ems, Emergency: p.emergency, Form: p.form, Contact: v.h.o.Contact,
+		RateLimit: rateLimitText(v.h.o.RateLimitEvents, v.h.o.RateLimitWindow)}
+	if p.Path != "" {
+		d.URL = v.base + p.Path
+	}
+	if p.emergency != nil {
+		d.ExampleSlug = p.emergency.Slug
+	} else if len(v.ems) > 0 {
+		d.ExampleSlug = v.ems[0].Slug
+	}
+	var b bytes.Buffer
+	if err := v.h.pages.ExecuteTemplate(&b, p.tmpl, d); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// navItem is a link of the site's menu.
+type navItem struct{ Path, Label string }
+
+var nav = []navItem{{"/", "Inicio"}, {"/pedir", "Pedir ayuda"}, {"/ofrecer", "Ofrecer ayuda"},
+	{"/integraciones", "Integraciones"}, {"/privacidad", "Privacidad"}}
+
+// layoutData is what the HTML layout sees.
+type layoutData struct {
+	Nav            []navItem
+	Path           string // the page's path, to mark it in the menu
+	Title, Summary string
+	Canonical      string // absolute URL; empty on the 404 page
+	Twin           string // path of the Markdown twin
+	// The page's HTML, split where the form goes (before its first second-level heading).
+	Before, After htmltemplate.HTML
+	Form          *formView
+	CSS, JS       string
+}
+
+// servePage serves a page, its twin, the 404 page, or a form's POST.
+func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
+	p, twin := strings.CutSuffix(r.URL.Path, ".md")
+	if twin && p == "/index" {
+		p = "/"
+	} else if twin && p == "/" {
+		p = "" // "/.md" is no page
+	}
+	if !twin {
+		w.Header().Add("Vary", "Accept")
+	}
+	asMarkdown := twin || wantsMarkdown(r)
+	pg, found := v.lookup(p)
+	if !found {
+		pg = notFoundPage
+	}
+	if !allowMethods(w, r, found && !twin && pg.form != "" && h.o.Publish != nil) {
+		return
+	}
+	status := http.StatusOK
+	if !found {
+		status = http.StatusNotFound
+	}
+	rd, err := v.render(pg)
+	if err != nil {
+		h.serverError(w, r, err)
+		return
+	}
+	if asMarkdown && r.Method != http.MethodPost {
+		serve(w, r, status, rd.md, markdownType, pageCache)
+		return
+	}
+	cache := pageCache
+	var form *formView
+	if pg.form != "" {
+		cache = formCache
+		form, status = h.forms[pg.form].handle(w, r, v, pg.Path, h.o.Publish)
+	}
+	body, err := h.htmlPage(rd.doc, pg, v, form)
+	if err != nil {
+		h.serverError(w, r, err)
+		return
+	}
+	serve(w, r, status, body, htmlType, cache)
+}
+
+// htmlPage renders a page's Markdown inside the layout, with its form when it has one.
+func (h *handler) htmlPage(d *doc, pg page, v *view, form *formView) ([]byte, error) {
+	before, after := d.html, []byte(nil)
+	if i := bytes.Index(d.html, []byte("<h2")); i >= 0 && form != nil {
+		before, after = d.html[:i], d.html[i:]
+	}
+	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, CSS: h.css, JS: h.js,
+		Before: htmltemplate.HTML(before), After: htmltemplate.HTML(after)} // goldmark escaped both; raw HTML is off
+	if pg.Path != "" {
+		ld.Canonical, ld.Twin = v.base+pg.Path, twinPath(pg.Path)
+	}
+	var b bytes.Buffer
+	if err := h.layout.ExecuteTemplate(&b, "layout.html", ld); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// sitemap lists every page with its absolute URL.
+func (v *view) sitemap() ([]byte, error) {
+	type loc struct {
+		Loc string `xml:"loc"`
+	}
+	set := struct {
+		XMLName xml.Name `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 urlset"`
+		URLs    []loc    `xml:"url"`
+	}{}
+	for _, p := range v.pages() {
+		set.URLs = append(set.URLs, loc{Loc: v.base + p.Path})
+	}
+	b, err := xml.MarshalIndent(set, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+// llmsEntry is one page in llms.txt: its title and summary as Markdown text, and its twin.
+type llmsEntry struct{ Title, Summary, URL string }
+
+// llms renders /llms.txt; each page's note is the summary line of its own twin.
+func (v *view) llms() ([]byte, error) {
+	var entries []llmsEntry
+	for _, p := range v.pages() {
+		r, err := v.render(p)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, llmsEntry{Title: mdText(r.doc.title), Summary: mdText(r.doc.summary), URL: v.base + twinPath(p.Path)})
+	}
+	var b bytes.Buffer
+	err := v.h.pages.ExecuteTemplate(&b, "llms.txt", struct {
+		pageData
+		Pages []llmsEntry
+	}{pageData{Base: v.base}, entries})
+	return b.Bytes(), err
+}

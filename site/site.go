@@ -1,0 +1,276 @@
+// Package site is the companion website of directaid: pages written in Markdown (the Markdown twins ARE
+// the sources) rendered to HTML in one layout, the publish forms, llms.txt, robots.txt and sitemap.xml.
+// It is a plain net/http handler; the backend mounts it for every path that is not the API or MCP.
+package site
+
+import (
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	htmltemplate "html/template"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"regexp"
+	"strings"
+	texttemplate "text/template"
+	"time"
+
+	"github.com/yuin/goldmark"
+
+	"github.com/directaid/directaid/schema"
+)
+
+// Options configures the site.
+type Options struct {
+	// Emergencies returns the active emergencies at request time (config reloads change them).
+	Emergencies func() []schema.EmergencyInfo
+	// PublicURL is the absolute base URL without trailing slash; empty derives it per request from the
+	// Host header and TLS (X-Forwarded-* are not trusted).
+	PublicURL string
+	// RateLimitEvents per RateLimitWindow and per IP is the publishing limit the integration guide
+	// publishes; zero means not configured.
+	RateLimitEvents int
+	RateLimitWindow time.Duration
+	// Publish publishes a JSON body through the same service as POST /api/public/v1/help and returns its
+	// HTTP status and JSON body; it serves the forms when JavaScript is off. Nil disables form POSTs.
+	Publish func(ctx context.Context, body []byte) (status int, resp []byte)
+	// Contact, optional, tells people how to reach the operator (e.g. to ask for a removal); the privacy
+	// page shows it as written.
+	Contact string
+	// OnError, optional, receives internal errors (a page that failed to render) for logging.
+	OnError func(r *http.Request, err error)
+}
+
+// Source is the `source` of everything the site's forms publish.
+const Source = "directaid-web"
+
+// API paths the site links to; the backend serves them.
+const (
+	helpPath    = "/api/public/v1/help"
+	openAPIPath = "/api/public/openapi.json"
+	mcpPath     = "/mcp"
+)
+
+const (
+	markdownType = "text/markdown; charset=utf-8"
+	htmlType     = "text/html; charset=utf-8"
+	// Pages change with the configuration, so caches keep them briefly and revalidate by ETag.
+	pageCache = "public, max-age=60"
+	// Asset URLs carry a hash of their content, so they never change.
+	assetCache = "public, max-age=31536000, immutable"
+	// Form pages carry a one-time externalId: a shared copy would make two people's posts one record.
+	formCache = "no-store"
+)
+
+// csp forbids every script but our own files (no inline script, no eval) and any third-party load.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+//go:embed content assets
+var files embed.FS
+
+type asset struct {
+	body        []byte
+	contentType string
+}
+
+type handler struct {
+	o      Options
+	md     goldmark.Markdown
+	pages  *texttemplate.Template
+	layout *htmltemplate.Template
+	assets map[string]asset // by URL path
+	css    string           // URL path of the stylesheet
+	js     string           // URL path of the form script
+	forms  map[string]*formSpec
+	cache  renderCache
+}
+
+// New builds the site handler.
+func New(o Options) (http.Handler, error) {
+	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
+	if o.PublicURL != "" {
+		u, err := url.Parse(o.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Path != "" || u.RawQuery != "" || !validHost.MatchString(u.Host) {
+			return nil, fmt.Errorf("site: PublicURL %q must be an absolute http(s) URL without path", o.PublicURL)
+		}
+	}
+	if o.Emergencies == nil {
+		o.Emergencies = func() []schema.EmergencyInfo { return nil }
+	}
+	h := &handler{o: o, md: newMarkdown(), assets: map[string]asset{}, forms: map[string]*formSpec{}}
+	var err error
+	if h.css, err = h.addAsset("site.css"); err != nil {
+		return nil, err
+	}
+	if h.js, err = h.addAsset("form.js"); err != nil {
+		return nil, err
+	}
+	h.pages, err = texttemplate.New("").Funcs(markdownFuncs).ParseFS(files, "content/*.md", "content/*.txt")
+	if err != nil {
+		return nil, err
+	}
+	h.layout, err = htmltemplate.New("").ParseFS(files, "content/*.html")
+	if err != nil {
+		return nil, err
+	}
+	for _, typ := range []string{schema.TypeRequest, schema.TypeOffer} {
+		if h.forms[typ], err = newFormSpec(typ); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// addAsset serves assets/name under a URL that carries a hash of its content.
+func (h *handler) addAsset(name string) (string, error) {
+	body, err := files.ReadFile("assets/" + name)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(body)
+	ext := path.Ext(name)
+	p := "/assets/" + strings.TrimSuffix(name, ext) + "." + hex.EncodeToString(sum[:5]) + ext
+	h.assets[p] = asset{body: body, contentType: mime.TypeByExtension(ext)}
+	return p, nil
+}
+
+// validHost admits host names, IPv4 and bracketed IPv6 with an optional port: nothing that could
+// break out of a URL, a Markdown link or a shell-quoted example.
+var validHost = regexp.MustCompile(`^([A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$`)
+
+// baseURL is the absolute base of links for r.
+func (h *handler) baseURL(r *http.Request) (string, bool) {
+	if h.o.PublicURL != "" {
+		return h.o.PublicURL, true
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host, validHost.MatchString(r.Host)
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", csp)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "strict-origin-when-cross-origin")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Permissions-Policy", "geolocation=(self), camera=(), microphone=()")
+	base, ok := h.baseURL(r)
+	if !ok {
+		http.Error(w, "Encabezado Host inválido.", http.StatusBadRequest)
+		return
+	}
+	v := newView(h, base)
+	var body []byte
+	var err error
+	contentType, cache := "text/plain; charset=utf-8", pageCache
+	switch p := r.URL.Path; p {
+	case "/robots.txt":
+		body = []byte("User-agent: *\nAllow: /\n\nSitemap: " + base + "/sitemap.xml\n")
+	case "/sitemap.xml":
+		contentType = "application/xml; charset=utf-8"
+		body, err = v.sitemap()
+	case "/llms.txt":
+		body, err = v.llms()
+	default:
+		a, ok := h.assets[p]
+		if !ok {
+			h.servePage(w, r, v)
+			return
+		}
+		body, contentType, cache = a.body, a.contentType, assetCache
+	}
+	if !allowMethods(w, r, false) {
+		return
+	}
+	if err != nil {
+		h.serverError(w, r, err)
+		return
+	}
+	serve(w, r, http.StatusOK, body, contentType, cache)
+}
+
+// allowMethods answers 405 to anything but GET and HEAD (and POST where post is true).
+func allowMethods(w http.ResponseWriter, r *http.Request, post bool) bool {
+	allow := "GET, HEAD"
+	if post {
+		allow += ", POST"
+	}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead || (post && r.Method == http.MethodPost) {
+		return true
+	}
+	w.Header().Set("Allow", allow)
+	http.Error(w, "Método no permitido aquí; use "+allow+".", http.StatusMethodNotAllowed)
+	return false
+}
+
+// serverError answers 500 without internals in the body, and reports err to the operator's log.
+func (h *handler) serverError(w http.ResponseWriter, r *http.Request, err error) {
+	if h.o.OnError != nil {
+		h.o.OnError(r, err)
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	http.Error(w, "Error interno del sitio.", http.StatusInternalServerError)
+}
+
+// serve writes body with a strong ETag and answers a matching If-None-Match with 304. HEAD gets the
+// headers only.
+func serve(w http.ResponseWriter, r *http.Request, status int, body []byte, contentType, cache string) {
+	sum := sha256.Sum256(body)
+	etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
+	hd := w.Header()
+	hd.Set("ETag", etag)
+	hd.Set("Cache-Control", cache)
+	if status == http.StatusOK && etagMatches(r.Header.Get("If-None-Match"), etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	hd.Set("Content-Type", contentType)
+	hd.Set("Content-Length", fmt.Sprint(len(body)))
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}
+
+func etagMatches(header, etag string) bool {
+	for t := range strings.SplitSeq(header, ",") {
+		if t = strings.TrimSpace(t); t == "*" || strings.TrimPrefix(t, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// wantsMarkdown reports whether the Accept header prefers text/markdown to text/html (a tie goes to
+// Markdown: a client that names it explicitly asked for it).
+func wantsMarkdown(r *http.Request) bool {
+	var qMD, qHTML float64
+	for part := range strings.SplitSeq(r.Header.Get("Accept"), ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if s, ok := params["q"]; ok {
+			if _, err := fmt.Sscanf(s, "%g", &q); err != nil {
+				continue
+			}
+		}
+		switch mt {
+		case "text/markdown", "text/x-markdown":
+			qMD = max(qMD, q)
+		case "text/html":
+			qHTML = max(qHTML, q)
+		}
+	}
+	return qMD > 0 && qMD >= qHTML
+}
