@@ -23,9 +23,11 @@ func HaversineKm(lat1, lon1, lat2, lon2 float64) float64 {
 
 const geohashAlphabet = "0123456789bcdefghjkmnpqrstuvwxyz"
 
-// geoPrecision is the geohash length of the geographic index: cells of about 4.9 km × 4.9 km at the
-// equator, so a 5 km radius is covered by a handful of cells. Larger radii query shorter prefixes.
-const geoPrecision = 5
+// geoPrecision is the geohash length of the geographic index: cells of about 1.2 km × 0.6 km, so the
+// cells covering a 5 km circle (about 120) hold little outside it. A geohash prefix is the cell that
+// contains its longer cells, so larger radii scan shorter prefixes (4.9 km × 4.9 km at length 5) of the
+// same keys.
+const geoPrecision = 6
 
 // geohash encodes a point with the given number of characters.
 func geohash(lat, lon float64, precision int) string {
@@ -66,8 +68,9 @@ func geohashCellSize(precision int) (dLat, dLon float64) {
 	return 180 / math.Exp2(float64(latBits)), 360 / math.Exp2(float64(lonBits))
 }
 
-// maxCoverCells bounds the cells a radius query visits; a larger circle uses shorter (coarser) cells.
-const maxCoverCells = 48
+// maxCoverCells bounds the cells a radius query visits (one Seek each); a larger circle uses shorter
+// (coarser) cells.
+const maxCoverCells = 256
 
 // coverCells returns the sorted geohash prefixes whose cells together contain the circle of radiusKm
 // around (lat, lon): the cells of the circle's bounding box, less the corner cells that lie wholly

@@ -31,7 +31,7 @@ var (
 )
 
 const (
-	indexVersion = "1"
+	indexVersion = "2" // 2: geographic index keyed by 6-character geohashes
 	// allPartition is the partition of the time and kind indexes that holds every emergency; slugs are
 	// [a-z0-9-], so it cannot collide with one.
 	allPartition = "*"

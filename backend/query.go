@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"slices"
@@ -23,9 +24,14 @@ type ReadStore interface {
 	Aggregates(ctx context.Context, slugs []string) (map[string]*Aggregate, error)
 }
 
-// maxTextChecks bounds the records whose text one q search reads (for the page, and again for the
-// total); past it, the page ends early with a cursor to go on and the total is a lower bound.
-const maxTextChecks = 20000
+// A q search reads the folded text of the records in the range that the other filters narrow to, newest
+// (or nearest) first. maxTextChecks bounds those reads for a page: past it, the page ends early with a
+// cursor to go on from there. maxTotalTextChecks bounds them for the total: past it, the total is
+// estimated from the share of matches among the records read (TotalExact false).
+const (
+	maxTextChecks      = 5000
+	maxTotalTextChecks = 2000
+)
 
 // ListSpec is a validated list query. Empty strings and a zero Since mean "any".
 type ListSpec struct {
@@ -33,13 +39,14 @@ type ListSpec struct {
 	// Words are the folded words of q; each must occur in the folded title or description.
 	Words []string
 	// Near limits to RadiusKm around (Lat, Lon), nearest first.
-	Near          bool
-	Lat, Lon      float64
-	RadiusKm      float64
-	Since         time.Time
-	Limit         int
-	After         *Cursor
-	maxTextChecks int // 0 means maxTextChecks; tests lower it
+	Near     bool
+	Lat, Lon float64
+	RadiusKm float64
+	Since    time.Time
+	Limit    int
+	After    *Cursor
+	// Bounds of q searches; 0 means maxTextChecks and maxTotalTextChecks. Tests lower them.
+	maxTextChecks, maxTotalChecks int
 }
 
 // Cursor is a position in a list: after the record ID (and, nearest first, after distance Dist).
@@ -249,15 +256,27 @@ func (s *BadgerStore) List(_ context.Context, spec *ListSpec) (*ListResult, erro
 			res.Total = len(hits)
 		case len(spec.Words) > 0:
 			all := newTextChecker(txn, spec)
+			all.budget = cmp.Or(spec.maxTotalChecks, maxTotalTextChecks)
+			checked := 0
 			err = stream(nil, func(e *entry) bool {
 				match, ok := all.check(e.id)
+				if ok {
+					checked++
+				}
 				if match {
 					res.Total++
 				}
 				return ok
 			})
-			err = cmp.Or(err, all.err)
-			res.TotalExact = !all.spent
+			if err = cmp.Or(err, all.err); err == nil && all.spent {
+				res.TotalExact = false
+				candidates := len(cands)
+				if !spec.Near {
+					candidates, err = countByAggregates(txn, spec, f)
+				}
+				est := int(math.Round(float64(res.Total) / float64(max(checked, 1)) * float64(candidates)))
+				res.Total = max(res.Total, est, len(hits))
+			}
 		case spec.Near:
 			res.Total = len(cands)
 		default:
@@ -373,12 +392,7 @@ func scanTime(txn *badger.Txn, spec *ListSpec, f *filter, from *Cursor, yield fu
 		if since >= 0 && idMillis(id) <= since {
 			return nil
 		}
-		var e entry
-		err := item.Value(func(v []byte) error {
-			var err error
-			e, err = decodeSummary(id, v)
-			return err
-		})
+		e, err := decodeItem(item, id)
 		if err != nil {
 			return err
 		}
@@ -392,6 +406,23 @@ func scanTime(txn *badger.Txn, spec *ListSpec, f *filter, from *Cursor, yield fu
 	}
 }
 
+func decodeItem(item *badger.Item, id string) (e entry, err error) {
+	err = item.Value(func(v []byte) error {
+		e, err = decodeSummary(id, v)
+		return err
+	})
+	return e, err
+}
+
+// invMillis is idMillis of an inverted id.
+func invMillis(inv []byte) int64 {
+	var acc uint64
+	for i := 0; i < 10 && i < len(inv); i++ {
+		acc = acc<<5 | uint64(strings.IndexByte(crockford, ^inv[i]))
+	}
+	return int64(acc >> 2)
+}
+
 // radiusCandidates reads the geographic index cells that cover the circle and keeps the entries that
 // are within it and match the filters, sorted nearest first, then newest first.
 func radiusCandidates(txn *badger.Txn, spec *ListSpec, f *filter) ([]entry, error) {
@@ -402,28 +433,35 @@ func radiusCandidates(txn *badger.Txn, spec *ListSpec, f *filter) ([]entry, erro
 	for _, cell := range coverCells(spec.Lat, spec.Lon, spec.RadiusKm) {
 		p := append(slices.Clone(prefixGeo), cell...)
 		for it.Seek(p); it.ValidForPrefix(p); it.Next() {
+			// The hot loop of radius queries: filter on the raw bytes, allocate only for a hit.
 			item := it.Item()
-			k := item.Key()
-			id := idFromInv(k[len(prefixGeo)+geoPrecision:])
-			if since >= 0 && idMillis(id) <= since {
+			inv := item.Key()[len(prefixGeo)+geoPrecision:]
+			if since >= 0 && invMillis(inv) <= since {
 				continue
 			}
 			var e entry
+			keep := false
 			err := item.Value(func(v []byte) error {
-				var err error
-				e, err = decodeSummary(id, v)
-				return err
+				if len(v) < 22 || v[0] != 1 || v[4] != 1 || int(v[21]) != len(v)-22 {
+					return fmt.Errorf("geographic index: bad entry")
+				}
+				if !f.matchCodes(v[1], v[2], v[3]) || (spec.EmergencySlug != "" && string(v[22:]) != spec.EmergencySlug) {
+					return nil
+				}
+				lat := math.Float64frombits(binary.BigEndian.Uint64(v[5:]))
+				lon := math.Float64frombits(binary.BigEndian.Uint64(v[13:]))
+				if d := HaversineKm(spec.Lat, spec.Lon, lat, lon); d <= spec.RadiusKm {
+					e, keep = entry{typ: v[1], cat: v[2], urg: v[3], hasLoc: true, lat: lat, lon: lon, dist: d}, true
+				}
+				return nil
 			})
 			if err != nil {
 				return nil, err
 			}
-			if !f.matchCodes(e.typ, e.cat, e.urg) || (spec.EmergencySlug != "" && e.slug != spec.EmergencySlug) {
-				continue
+			if keep {
+				e.id = idFromInv(inv)
+				out = append(out, e)
 			}
-			if e.dist = HaversineKm(spec.Lat, spec.Lon, e.lat, e.lon); e.dist > spec.RadiusKm {
-				continue
-			}
-			out = append(out, e)
 		}
 	}
 	slices.SortFunc(out, func(a, b entry) int {

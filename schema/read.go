@@ -129,7 +129,7 @@ type PublicHelpDetail HelpRecord[DetailContact]
 type HelpList struct {
 	GeneratedAt time.Time    `json:"generatedAt"`
 	Total       int          `json:"total" jsonschema:"minimum=0" jsonschema_description:"Registros que cumplen los filtros (en todas las páginas)."`
-	TotalExact  bool         `json:"totalExact" jsonschema_description:"false solo cuando una búsqueda de texto (q) alcanzó su límite de revisión: total es entonces un mínimo."`
+	TotalExact  bool         `json:"totalExact" jsonschema_description:"false solo en búsquedas de texto (q) sobre más de 2000 registros: total es entonces una estimación."`
 	Returned    int          `json:"returned" jsonschema:"minimum=0" jsonschema_description:"Registros en esta página."`
 	Filters     ListQuery    `json:"filters" jsonschema_description:"Los filtros aplicados, normalizados."`
 	Items       []PublicHelp `json:"items"`
