@@ -34,7 +34,11 @@ func NewHandler(svc *Service) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{svc: svc, openapi: doc}
+	st, err := newSite(svc)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{svc: svc, openapi: doc, site: st}
 	return h, nil
 }
 
@@ -60,7 +64,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			WriteProblem(w, notFound())
 			return
 		}
-		h.site.ServeHTTP(w, r)
+		h.serveSite(w, r)
 	}
 }
 

@@ -93,7 +93,7 @@ http://:{{.Port}} {
 		zone publish {
 			match {
 				method POST
-				path /api/public/v1/help /mcp
+				path /api/public/v1/help /mcp /pedir /ofrecer
 			}
 			key {remote_host}
 			events {{.Events}}

@@ -1,0 +1,46 @@
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/directaid/directaid/schema"
+	"github.com/directaid/directaid/site"
+)
+
+type baseURLKey struct{}
+
+// newSite builds the website over svc. Its no-JavaScript form fallback publishes through the same
+// service as POST help, so the rules, the errors and the idempotency are the same.
+func newSite(svc *Service) (http.Handler, error) {
+	return site.New(site.Options{
+		Emergencies:     func() []schema.EmergencyInfo { return svc.Active("") },
+		PublicURL:       svc.cfg.PublicURL,
+		RateLimitEvents: svc.cfg.RateLimitEvents,
+		RateLimitWindow: svc.cfg.RateLimitWindow,
+		Publish: func(ctx context.Context, body []byte) (int, []byte) {
+			base, _ := ctx.Value(baseURLKey{}).(string)
+			res, created, err := svc.Publish(ctx, base, body, "")
+			var v any = res
+			status := http.StatusOK
+			switch {
+			case err != nil:
+				p := AsProblem(err)
+				status, v = p.Status, &p.Body
+			case created:
+				status = http.StatusCreated
+			}
+			b, err := json.Marshal(v)
+			if err != nil {
+				return http.StatusInternalServerError, []byte(`{"error":"Error interno.","code":"internal_error"}`)
+			}
+			return status, b
+		},
+	})
+}
+
+// serveSite hands r to the site with the request's base URL, which publicUrl links need.
+func (h *Handler) serveSite(w http.ResponseWriter, r *http.Request) {
+	h.site.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), baseURLKey{}, h.svc.BaseURL(r))))
+}

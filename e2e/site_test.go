@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/site/sitetest"
+)
+
+// TestSiteThroughBinary crawls the real site: every sitemap page and its twin, every link, llms.txt; then
+// fetches the links that leave the site for the API and MCP.
+func TestSiteThroughBinary(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	res := sitetest.Check(t, http.DefaultClient, s.URL)
+	if len(res.Pages) < 6 {
+		t.Fatalf("sitemap lists %d pages: %v", len(res.Pages), res.Pages)
+	}
+	for _, want := range []string{"/emergencias/eje-cafetero", "/emergencias/inundaciones-la-mojana", "/integraciones", "/privacidad", "/pedir", "/ofrecer"} {
+		found := false
+		for _, p := range res.Pages {
+			found = found || strings.HasSuffix(p, want)
+		}
+		if !found {
+			t.Errorf("sitemap misses %s", want)
+		}
+	}
+	if len(res.External) == 0 {
+		t.Fatal("the pages link to neither the API nor MCP")
+	}
+	for _, u := range res.External {
+		resp, _ := s.Do("GET", u, nil)
+		// GET /mcp answers 405 by design (no server-initiated stream); everything else must be 200.
+		want := http.StatusOK
+		if strings.HasSuffix(u, "/mcp") {
+			want = http.StatusMethodNotAllowed
+		}
+		if resp.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d", u, resp.StatusCode, want)
+		}
+	}
+}
+
+// TestSiteFormWithoutJavaScript posts the request form as a browser without JavaScript does.
+func TestSiteFormWithoutJavaScript(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	form := "type=request&source=directaid-web&externalId=web-e2e-1&emergencySlug=eje-cafetero&title=Agua&category=alimentos" +
+		"&address=Cra+1&latitude=4.5&longitude=-75.6&contactName=Ana&contactWhatsapp=3001234567&publishContact=true"
+	resp, body := s.Do("POST", "/pedir", []byte(form), "Content-Type", "application/x-www-form-urlencoded")
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		t.Fatalf("form post: %d\n%s", resp.StatusCode, body)
+	}
+	if !strings.Contains(string(body), "/ayudas/") {
+		t.Errorf("the success page should link to the record:\n%s", body)
+	}
+	// The same fill again is an idempotent retry: the API sees the same pair.
+	r2, out := publish(t, s, map[string]any{"type": "request", "source": "directaid-web", "externalId": "web-e2e-1", "emergencySlug": "eje-cafetero",
+		"title": "Agua", "category": "alimentos", "address": "Cra 1", "latitude": 4.5, "longitude": -75.6, "contactName": "Ana",
+		"contactWhatsapp": "3001234567", "publishContact": true})
+	if r2.StatusCode != 200 || out["duplicate"] != true {
+		t.Errorf("form record not found by its pair: %d %v", r2.StatusCode, out)
+	}
+	// Missing consent: the page shows the field's error and nothing is stored.
+	resp, body = s.Do("POST", "/pedir", []byte(strings.Replace(strings.Replace(form, "&publishContact=true", "", 1), "web-e2e-1", "web-e2e-2", 1)), "Content-Type", "application/x-www-form-urlencoded")
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "f-publishContact-error") {
+		t.Errorf("form without consent: %d\n%s", resp.StatusCode, body)
+	}
+}
