@@ -63,28 +63,54 @@ var slugRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // Validate checks the configuration, whichever adapter produced it.
 func (a *App) Validate() error {
-	if a.PublicURL != "" {
-		u, err := url.Parse(a.PublicURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
-			return fmt.Errorf("directaid: public_url %q must be an absolute http(s) URL with no path, like https://ayuda.example.org", a.PublicURL)
-		}
+	if err := checkPublicURL(a.PublicURL); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for _, e := range a.Emergencies {
-		if !slugRE.MatchString(e.Slug) || len(e.Slug) > 64 {
-			return fmt.Errorf("directaid: emergency slug %q must be lowercase letters, digits and single hyphens (at most 64)", e.Slug)
-		}
-		if seen[e.Slug] {
-			return fmt.Errorf("directaid: emergency %q is declared twice", e.Slug)
+		if err := checkSlug(e.Slug, seen); err != nil {
+			return err
 		}
 		seen[e.Slug] = true
 		if e.Title == "" {
 			return fmt.Errorf("directaid: emergency %q needs a title", e.Slug)
 		}
-		if e.OccurredOn != "" {
-			if _, err := time.Parse(time.DateOnly, e.OccurredOn); err != nil {
-				return fmt.Errorf("directaid: emergency %q: occurred %q must be a date YYYY-MM-DD", e.Slug, e.OccurredOn)
-			}
+		if err := checkOccurred(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The checks below are also called by the Caddyfile parser at the token they concern, so that its
+// errors name the right line.
+
+func checkPublicURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return fmt.Errorf("directaid: public_url %q must be an absolute http(s) URL with no path, like https://ayuda.example.org", s)
+	}
+	return nil
+}
+
+// checkSlug checks the form of slug and that it is not among those already seen.
+func checkSlug(slug string, seen map[string]bool) error {
+	if !slugRE.MatchString(slug) || len(slug) > 64 {
+		return fmt.Errorf("directaid: emergency slug %q must be lowercase letters, digits and single hyphens (at most 64)", slug)
+	}
+	if seen[slug] {
+		return fmt.Errorf("directaid: emergency %q is declared twice", slug)
+	}
+	return nil
+}
+
+func checkOccurred(e backend.Emergency) error {
+	if e.OccurredOn != "" {
+		if _, err := time.Parse(time.DateOnly, e.OccurredOn); err != nil {
+			return fmt.Errorf("directaid: emergency %q: occurred %q must be a date YYYY-MM-DD", e.Slug, e.OccurredOn)
 		}
 	}
 	return nil

@@ -57,8 +57,11 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.Args(&a.PublicURL) || d.NextArg() {
 				return d.Err("usage: public_url <https://host>")
 			}
+			if err := checkPublicURL(a.PublicURL); err != nil {
+				return d.WrapErr(err)
+			}
 		case "emergency":
-			e, err := parseEmergency(d)
+			e, err := parseEmergency(d, a.Emergencies)
 			if err != nil {
 				return err
 			}
@@ -67,13 +70,23 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return d.Errf("unknown directaid option %q (known: database, public_url, emergency)", d.Val())
 		}
 	}
-	return a.Validate()
+	if err := a.Validate(); err != nil {
+		return d.WrapErr(err)
+	}
+	return nil
 }
 
-func parseEmergency(d *caddyfile.Dispenser) (backend.Emergency, error) {
+func parseEmergency(d *caddyfile.Dispenser, earlier []backend.Emergency) (backend.Emergency, error) {
 	var e backend.Emergency
 	if !d.Args(&e.Slug) || d.NextArg() {
 		return e, d.Err("usage: emergency <slug> { title ... }")
+	}
+	seen := map[string]bool{}
+	for _, o := range earlier {
+		seen[o.Slug] = true
+	}
+	if err := checkSlug(e.Slug, seen); err != nil {
+		return e, d.WrapErr(err)
 	}
 	for d.NextBlock(1) {
 		field := map[string]*string{"title": &e.Title, "summary": &e.Summary, "location": &e.Location, "occurred": &e.OccurredOn}
@@ -86,6 +99,9 @@ func parseEmergency(d *caddyfile.Dispenser) (backend.Emergency, error) {
 		case "title", "summary", "location", "occurred":
 			if !d.Args(field[name]) || d.NextArg() {
 				return e, d.Errf("usage: %s <text> (quote text with spaces)", name)
+			}
+			if err := checkOccurred(e); err != nil {
+				return e, d.WrapErr(err)
 			}
 		default:
 			return e, d.Errf("unknown emergency option %q (known: title, summary, location, occurred, inactive)", name)
