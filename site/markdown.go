@@ -27,8 +27,8 @@ var mdEscaper = strings.NewReplacer(
 func mdText(s string) string {
 	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
 	s = mdEscaper.Replace(s)
-	// At the start of a line, these would open a list or a heading underline.
-	if s != "" && strings.ContainsRune("-+=", rune(s[0])) {
+	// At the start of a line, these would open a list, a heading underline or a ~~~ code fence.
+	if s != "" && strings.ContainsRune("-+=~", rune(s[0])) {
 		s = `\` + s
 	}
 	if i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }); i > 0 && (s[i] == '.' || s[i] == ')') {
