@@ -218,6 +218,9 @@ var CSVColumns = []struct{ Name, HXL string }{
 	{"publicUrl", "#meta+url"},
 }
 
+// ReflectArgs is the JSON Schema of an argument struct (an MCP tool's input), reflected like the wire types.
+func ReflectArgs(v any) map[string]any { return toMap(reflectSchema(v)) }
+
 func init() {
 	wireTypes["ListQuery"] = &ListQuery{}
 	wireTypes["PublicHelp"] = &PublicHelp{}

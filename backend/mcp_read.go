@@ -1,0 +1,172 @@
+// The read tools wait for backend/mcp.go (annotate, mustJSON, mcpBase), which is not committed yet: build
+// with -tags mcpread to try them. To enable: drop this constraint (here and in mcp_read_test.go) and add
+// readTools(svc)... to the AddTools call of newMCPServer.
+
+//go:build mcpread
+
+package backend
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/directaid/directaid/schema"
+)
+
+// The MCP read tools: the same filters, validation and answers as GET help?view=list|detail|panorama.
+const (
+	ToolSearchHelp = "buscar_ayudas"
+	ToolViewHelp   = "ver_ayuda"
+	ToolPanorama   = "consultar_panorama"
+)
+
+type viewHelpArgs struct {
+	ID string `json:"id" jsonschema:"pattern=^[0-9a-hjkmnp-tv-z]{16}$" jsonschema_description:"id del registro (de buscar_ayudas)."`
+}
+
+type panoramaArgs struct {
+	EmergencySlug string `json:"emergencySlug,omitempty" jsonschema:"maxLength=64" jsonschema_description:"Solo esta emergencia; sin él, todas las activas."`
+}
+
+// readTools are the read-only tools, registered next to the publishing ones.
+func readTools(svc *Service) []server.ServerTool {
+	search := mcp.NewToolWithRawSchema(ToolSearchHelp,
+		"Busca en la red pública solicitudes de ayuda (request) y ofrecimientos (offer): por emergencia, tipo, categoría, urgencia, texto (q, sin distinguir tildes ni mayúsculas) "+
+			"y cerca de un punto (latitude, longitude, radiusKm: del más cercano al más lejano, con distanceKm). Devuelve los más recientes primero, de a limit (máximo 100); "+
+			"para ver más, vuelva a llamar con los mismos filtros y cursor = nextCursor. Las listas muestran el nombre de contacto pero no el teléfono: para contactar use ver_ayuda con el id. Solo lee.",
+		mustJSON(schema.JSONSchema("ListQuery")))
+	search.RawOutputSchema = mustJSON(schema.JSONSchema("HelpList"))
+	annotate(&search, "Buscar solicitudes y ofrecimientos de ayuda", true)
+
+	view := mcp.NewToolWithRawSchema(ToolViewHelp,
+		"Muestra un registro completo por su id, con el número de WhatsApp (E.164) y el enlace wa.me para contactar a la persona, publicados con su consentimiento. "+
+			"Úselo solo para el registro que la persona quiere contactar. Solo lee.",
+		mustJSON(schema.ReflectArgs(&viewHelpArgs{})))
+	view.RawOutputSchema = mustJSON(schema.JSONSchema("PublicHelpDetail"))
+	annotate(&view, "Ver un registro de ayuda con su contacto", true)
+
+	panorama := mcp.NewToolWithRawSchema(ToolPanorama,
+		"Resume cada emergencia activa: cuántas solicitudes y ofrecimientos hay por categoría y urgencia, cuántas personas necesitan ayuda y cuándo llegó el registro más reciente. Solo lee.",
+		mustJSON(schema.ReflectArgs(&panoramaArgs{})))
+	panorama.RawOutputSchema = mustJSON(schema.JSONSchema("Panorama"))
+	annotate(&panorama, "Consultar el panorama de las emergencias", true)
+
+	return []server.ServerTool{
+		{Tool: search, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var q schema.ListQuery
+			if res := decodeArgs(ToolSearchHelp, req, &q); res != nil {
+				return res, nil
+			}
+			list, err := svc.ListHelp(ctx, mcpBase(ctx), q)
+			if err != nil {
+				return readProblem(ToolSearchHelp, err), nil
+			}
+			return mcp.NewToolResultStructured(list, listText(list)), nil
+		}},
+		{Tool: view, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a viewHelpArgs
+			if res := decodeArgs(ToolViewHelp, req, &a); res != nil {
+				return res, nil
+			}
+			d, err := svc.HelpDetail(ctx, mcpBase(ctx), a.ID)
+			if err != nil {
+				return readProblem(ToolViewHelp, err), nil
+			}
+			text := fmt.Sprintf("%s: %s (%s, %s). Contacto: %s, WhatsApp %s (%s). Página: %s",
+				typeLabel(d.Type), d.Title, d.Category, d.Emergency.Title, d.Contact.Name, d.Contact.Whatsapp, d.Contact.WhatsappURL, d.PublicURL)
+			return mcp.NewToolResultStructured(d, text), nil
+		}},
+		{Tool: panorama, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a panoramaArgs
+			if res := decodeArgs(ToolPanorama, req, &a); res != nil {
+				return res, nil
+			}
+			p, err := svc.Panorama(ctx, mcpBase(ctx), strings.TrimSpace(a.EmergencySlug))
+			if err != nil {
+				return readProblem(ToolPanorama, err), nil
+			}
+			var b strings.Builder
+			for _, e := range p.Emergencies {
+				fmt.Fprintf(&b, "- %s (%s): %d solicitudes, %d ofrecimientos, %d personas necesitan ayuda.\n", e.Title, e.Slug, e.Requests, e.Offers, e.NeededPeople)
+			}
+			return mcp.NewToolResultStructured(p, strings.TrimSpace(b.String())), nil
+		}},
+	}
+}
+
+// decodeArgs reads the arguments strictly (an unknown name is an error that names it); a non-nil result
+// is the error to return.
+func decodeArgs(tool string, req mcp.CallToolRequest, v any) *mcp.CallToolResult {
+	raw := []byte(req.Params.RawArguments)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		msg := "los argumentos no son un objeto JSON válido"
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te):
+			msg = fmt.Sprintf("«%s» tiene un tipo equivocado (se esperaba %s)", te.Field, te.Type.Kind())
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			msg = fmt.Sprintf("el argumento %s no existe", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		}
+		return mcp.NewToolResultError(fmt.Sprintf("Argumentos inválidos para %s: %s. Revise el esquema de entrada y vuelva a llamar.", tool, msg))
+	}
+	return nil
+}
+
+// readProblem explains a refused read so that the model can fix its call.
+func readProblem(tool string, err error) *mcp.CallToolResult {
+	p := AsProblem(err)
+	var b strings.Builder
+	b.WriteString(p.Body.Error)
+	for _, d := range p.Body.Details {
+		fmt.Fprintf(&b, "\n- %s: %s.", d.Field, d.Message)
+	}
+	if p.Status >= 500 {
+		fmt.Fprintf(&b, "\nEs un error temporal: vuelva a llamar a %s.", tool)
+	}
+	return mcp.NewToolResultError(b.String())
+}
+
+func typeLabel(t string) string {
+	if t == schema.TypeOffer {
+		return "Ofrecimiento"
+	}
+	return "Solicitud"
+}
+
+func listText(l *schema.HelpList) string {
+	var b strings.Builder
+	switch {
+	case l.Total == 0:
+		b.WriteString("No hay registros con esos filtros.")
+	case l.TotalExact:
+		fmt.Fprintf(&b, "%d registros en total; estos son %d:", l.Total, l.Returned)
+	default:
+		fmt.Fprintf(&b, "Unos %d registros en total (estimado); estos son %d:", l.Total, l.Returned)
+	}
+	for _, it := range l.Items {
+		fmt.Fprintf(&b, "\n- [%s] %s: %s (%s", it.ID, typeLabel(it.Type), it.Title, it.Category)
+		if it.Urgency != "" {
+			b.WriteString(", " + it.Urgency)
+		}
+		if it.Location != nil && it.Location.DistanceKm != nil {
+			fmt.Fprintf(&b, ", a %.1f km", *it.Location.DistanceKm)
+		}
+		fmt.Fprintf(&b, "). Contacto: %s. %s", it.Contact.Name, it.PublicURL)
+	}
+	if l.NextCursor != "" {
+		fmt.Fprintf(&b, "\nHay más: llame de nuevo con los mismos filtros y cursor=%q.", l.NextCursor)
+	}
+	return b.String()
+}

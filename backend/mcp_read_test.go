@@ -1,0 +1,81 @@
+// The read tools wait for backend/mcp.go (annotate, mustJSON, mcpBase), which is not committed yet: build
+// with -tags mcpread to try them. To enable: drop this constraint (here and in mcp_read_test.go) and add
+// readTools(svc)... to the AddTools call of newMCPServer.
+
+//go:build mcpread
+
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+func callReadTool(t *testing.T, svc *Service, name, args string) *mcp.CallToolResult {
+	t.Helper()
+	for _, st := range readTools(svc) {
+		if st.Tool.Name == name {
+			var req mcp.CallToolRequest
+			req.Params.Name = name
+			req.Params.RawArguments = json.RawMessage(args)
+			res, err := st.Handler(context.WithValue(context.Background(), mcpBaseKey{}, "https://ayuda.example.org"), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+	}
+	t.Fatalf("no tool %s", name)
+	return nil
+}
+
+func resultText(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestMCPReadTools(t *testing.T) {
+	s := openTestStore(t)
+	recs := seed(t, s, 50, time.Date(2026, 8, 11, 0, 0, 0, 0, time.UTC), time.Minute)
+	svc := NewService(s, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}, {Slug: "la-mojana", Title: "Inundaciones"}}})
+
+	res := callReadTool(t, svc, ToolSearchHelp, `{"emergencySlug":"eje-cafetero","limit":3,"q":"MÉDIC"}`)
+	if res.IsError || res.StructuredContent == nil || strings.Contains(resultText(res), "+57") {
+		t.Fatalf("buscar_ayudas: %v", resultText(res))
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if strings.Contains(string(b), "573001234567") || !strings.Contains(string(b), `"available":true`) {
+		t.Fatalf("buscar_ayudas structured: %s", b)
+	}
+	for args, want := range map[string]string{
+		`{"limit":0.5}`:         "tipo equivocado",
+		`{"lat":4}`:             "no existe",
+		`{"category":"comida"}`: "category",
+		`{"latitude":4.5}`:      "longitude",
+	} {
+		if res := callReadTool(t, svc, ToolSearchHelp, args); !res.IsError || !strings.Contains(resultText(res), want) {
+			t.Errorf("%s: %v", args, resultText(res))
+		}
+	}
+	res = callReadTool(t, svc, ToolViewHelp, `{"id":"`+recs[0].ID+`"}`)
+	if res.IsError || !strings.Contains(resultText(res), "https://wa.me/573001234567") {
+		t.Fatalf("ver_ayuda: %v", resultText(res))
+	}
+	if res := callReadTool(t, svc, ToolViewHelp, `{"id":"0000000000000000"}`); !res.IsError {
+		t.Fatal("ver_ayuda of an unknown id")
+	}
+	res = callReadTool(t, svc, ToolPanorama, `{}`)
+	if res.IsError || !strings.Contains(resultText(res), "Terremoto (eje-cafetero)") {
+		t.Fatalf("consultar_panorama: %v", resultText(res))
+	}
+}
