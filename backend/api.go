@@ -38,7 +38,7 @@ func NewHandler(svc *Service) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{svc: svc, openapi: doc, site: st}
+	h := &Handler{svc: svc, openapi: doc, site: st, mcp: newMCPEndpoint(svc)}
 	return h, nil
 }
 

@@ -22,14 +22,19 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 	return caddy.ModuleInfo{ID: "http.handlers.directaid", New: func() caddy.Module { return new(Handler) }}
 }
 
-// Provision finds the directaid app (instantiated with defaults when the Caddyfile has no global block).
-func (h *Handler) Provision(ctx caddy.Context) error {
+// Provision finds the directaid app.
+func (h *Handler) Provision(ctx caddy.Context) (err error) {
+	h.app, err = directaidApp(ctx)
+	return err
+}
+
+// directaidApp is the directaid app (instantiated with defaults when the Caddyfile has no global block).
+func directaidApp(ctx caddy.Context) (*App, error) {
 	a, err := ctx.App("directaid")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	h.app = a.(*App)
-	return nil
+	return a.(*App), nil
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.

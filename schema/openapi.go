@@ -37,6 +37,32 @@ func errResp(desc string, extraHeaders ...string) map[string]any {
 	return map[string]any{"description": desc, "headers": hdrs(extraHeaders...), "content": jsonBody(ref("Error"))}
 }
 
+// rpcErr is an answer of /mcp refused before or by the MCP server: a JSON-RPC error, which MCP clients read.
+func rpcErr(desc string, extraHeaders ...string) map[string]any {
+	return map[string]any{"description": desc, "headers": hdrs(extraHeaders...), "content": jsonBody(ref("JSONRPCError"))}
+}
+
+// mcpNotAllowed is a method /mcp refuses, as a server with neither stream nor sessions does.
+func mcpNotAllowed(operationID, summary, description string) map[string]any {
+	return map[string]any{"operationId": operationID, "tags": []string{"mcp"}, "summary": summary, "description": description,
+		"responses": map[string]any{"405": rpcErr("Método no permitido.", "Allow")}}
+}
+
+// jsonRPCSchemas describes JSON-RPC 2.0 answers; the MCP results inside are MCP's, not ours to restate.
+func jsonRPCSchemas() (response, errorResponse map[string]any) {
+	id := map[string]any{"type": []string{"string", "integer", "null"}}
+	errObj := map[string]any{"type": "object", "required": []string{"code", "message"}, "properties": map[string]any{
+		"code": map[string]any{"type": "integer"}, "message": map[string]any{"type": "string"}, "data": map[string]any{},
+	}}
+	response = map[string]any{"type": "object", "required": []string{"jsonrpc", "id"}, "properties": map[string]any{
+		"jsonrpc": map[string]any{"const": "2.0"}, "id": id, "result": map[string]any{"type": "object"}, "error": errObj,
+	}}
+	errorResponse = map[string]any{"type": "object", "required": []string{"jsonrpc", "id", "error"}, "properties": map[string]any{
+		"jsonrpc": map[string]any{"const": "2.0"}, "id": id, "error": errObj,
+	}}
+	return response, errorResponse
+}
+
 func preflight() map[string]any {
 	return map[string]any{
 		"summary": "Petición previa CORS", "tags": []string{"api"},
@@ -55,6 +81,7 @@ func OpenAPI(serverURL string) ([]byte, error) {
 	for name := range wireTypes {
 		schemas[name] = JSONSchema(name)
 	}
+	schemas["JSONRPCResponse"], schemas["JSONRPCError"] = jsonRPCSchemas()
 	publishResponses := map[string]any{
 		"201": map[string]any{"description": "Publicado: el registro se creó y está guardado en disco.", "headers": hdrs("Location"), "content": jsonBody(ref("PublishResult"))},
 		"200": map[string]any{"description": "Reintento idempotente: el par (source, externalId) ya existía; no se creó nada. contentMatches=false avisa de que el contenido enviado difiere del guardado.", "headers": hdrs(), "content": jsonBody(ref("PublishResult"))},
@@ -110,34 +137,30 @@ func OpenAPI(serverURL string) ([]byte, error) {
 			"/mcp": map[string]any{
 				"post": map[string]any{
 					"operationId": "mcp", "tags": []string{"mcp"},
-					"summary":     "Servidor MCP (Streamable HTTP, sin estado)",
-					"description": "Un mensaje JSON-RPC 2.0 por petición. Herramientas: listar_emergencias, publicar_solicitud, publicar_ofrecimiento. Protocolos 2025-03-26, 2025-06-18, 2025-11-25 y 2026-07-28. Sin sesión: no se emite Mcp-Session-Id. Las herramientas de publicación comparten el límite de POST /api/public/v1/help.",
+					"summary": "Servidor MCP (Streamable HTTP, sin estado)",
+					"description": "Un mensaje JSON-RPC 2.0 por petición (los lotes se rechazan), de hasta 128 KiB. Herramientas: listar_emergencias, publicar_solicitud, publicar_ofrecimiento. " +
+						"Protocolos 2025-03-26, 2025-06-18 y 2025-11-25 (initialize) y 2026-07-28 (server/discover, con las cabeceras Mcp-Method y Mcp-Name); también 2024-11-05. " +
+						"Sin sesión: no se emite Mcp-Session-Id. Solo las llamadas tools/call a publicar_solicitud y publicar_ofrecimiento cuentan para el límite de POST /api/public/v1/help; " +
+						"initialize, tools/list, ping y listar_emergencias no lo gastan. En un servidor local (conexión por loopback) se rechazan con 403 un Host o un Origin ajenos (protección contra DNS rebinding).",
 					"requestBody": map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
 						"type": "object", "required": []string{"jsonrpc"}, "properties": map[string]any{"jsonrpc": map[string]any{"const": "2.0"}, "method": map[string]any{"type": "string"}},
 					}}}},
 					"responses": map[string]any{
-						"200": map[string]any{"description": "Respuesta JSON-RPC.", "headers": hdrs(), "content": map[string]any{
-							"application/json":  map[string]any{"schema": map[string]any{"type": "object"}},
+						"200": map[string]any{"description": "Respuesta JSON-RPC (resultado o error).", "headers": hdrs("Cache-Control"), "content": map[string]any{
+							"application/json":  map[string]any{"schema": ref("JSONRPCResponse")},
 							"text/event-stream": map[string]any{"schema": map[string]any{"type": "string"}},
 						}},
-						"202": map[string]any{"description": "Notificación o respuesta aceptada; sin cuerpo.", "headers": hdrs()},
-						"400": map[string]any{"description": "Mensaje JSON-RPC inválido.", "headers": hdrs(), "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}},
-						"403": map[string]any{"description": "Host u Origin ajeno en un servidor local (protección contra DNS rebinding).", "headers": hdrs()},
-						"413": errResp("Cuerpo demasiado grande."),
-						"429": errResp("Límite temporal alcanzado (rate_limited).", "Retry-After"),
+						"202": map[string]any{"description": "Notificación o respuesta aceptada; sin cuerpo.", "headers": hdrs("Cache-Control")},
+						"400": rpcErr("Mensaje inválido: JSON mal formado, lote JSON-RPC, versión de protocolo no admitida o cabeceras que no concuerdan con el cuerpo (2026-07-28)."),
+						"403": rpcErr("Host u Origin ajeno en un servidor local (protección contra DNS rebinding)."),
+						"404": rpcErr("Método JSON-RPC desconocido (protocolo 2026-07-28)."),
+						"413": rpcErr("Mensaje de más de 128 KiB."),
+						"415": rpcErr("Content-Type distinto de application/json."),
+						"429": errResp("Límite temporal de publicación alcanzado (rate_limited): solo en tools/call de las herramientas de publicación. Reintente tras Retry-After segundos con el mismo externalId.", "Retry-After"),
 					},
 				},
-				"get": map[string]any{
-					"operationId": "mcpStream", "tags": []string{"mcp"},
-					"summary":     "No hay flujo SSE: 405",
-					"description": "El servidor no ofrece un flujo de eventos iniciado por el servidor; según la especificación MCP responde 405 con Allow: POST.",
-					"responses":   map[string]any{"405": map[string]any{"description": "Método no permitido.", "headers": hdrs("Allow"), "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}}},
-				},
-				"delete": map[string]any{
-					"operationId": "mcpDelete", "tags": []string{"mcp"},
-					"summary":   "Sin sesiones: 405",
-					"responses": map[string]any{"405": map[string]any{"description": "Método no permitido.", "headers": hdrs("Allow"), "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}}},
-				},
+				"get":     mcpNotAllowed("mcpStream", "No hay flujo SSE: 405", "El servidor no ofrece un flujo de eventos iniciado por el servidor; según la especificación MCP responde 405 con Allow: POST."),
+				"delete":  mcpNotAllowed("mcpDelete", "Sin sesiones: 405", "No hay sesiones que cerrar; responde 405 con Allow: POST."),
 				"options": preflight(),
 			},
 		},

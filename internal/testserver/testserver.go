@@ -93,7 +93,13 @@ http://:{{.Port}} {
 		zone publish {
 			match {
 				method POST
-				path /api/public/v1/help /mcp /pedir /ofrecer
+				path /api/public/v1/help /pedir /ofrecer
+			}
+			# MCP publishing shares the limit; other MCP messages (initialize, tools/list…) do not spend it.
+			match {
+				method POST
+				path /mcp
+				directaid_mcp_publish
 			}
 			key {remote_host}
 			events {{.Events}}
@@ -348,7 +354,7 @@ func (s *Server) Do(method, path string, body []byte, header ...string) (*http.R
 	return resp, b
 }
 
-// NewRequest builds a request; header is name, value pairs.
+// NewRequest builds a request; header is name, value pairs ("Host" sets the request's Host).
 func (s *Server) NewRequest(method, path string, body []byte, header ...string) *http.Request {
 	u := path
 	if !strings.HasPrefix(u, "http") {
@@ -363,6 +369,10 @@ func (s *Server) NewRequest(method, path string, body []byte, header ...string) 
 		s.t.Fatal(err)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if strings.EqualFold(header[i], "Host") {
+			req.Host = header[i+1] // net/http ignores a Host header field
+			continue
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	return req

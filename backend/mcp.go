@@ -1,0 +1,205 @@
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/directaid/directaid/schema"
+)
+
+// The MCP tools (SPEC.md names them).
+const (
+	ToolListEmergencies = "listar_emergencias"
+	ToolPublishRequest  = "publicar_solicitud"
+	ToolPublishOffer    = "publicar_ofrecimiento"
+)
+
+// EmergencyList is the structured result of listar_emergencias (MCP wants an object, not an array).
+type EmergencyList struct {
+	Emergencies []schema.EmergencyInfo `json:"emergencies"`
+}
+
+const mcpInstructions = `Red pública de ayuda directa para emergencias en Colombia. Con estas herramientas usted publica, en nombre de una persona, una solicitud de ayuda (publicar_solicitud) o un ofrecimiento de ayuda (publicar_ofrecimiento); lo publicado aparece en un sitio web público, con el nombre y el WhatsApp de contacto, para que la gente se contacte directamente.
+Pasos: 1) llame a listar_emergencias para conocer las emergencias activas y su slug; 2) reúna con la persona los datos del esquema de la herramienta; 3) pregúntele si acepta que su nombre y su número se muestren públicamente (publishContact: true solo si acepta); 4) publique. Si algo falla, el resultado dice qué campo corregir; reintentar con el mismo source y externalId nunca crea duplicados.`
+
+const idempotencyHelp = `Idempotencia: source es el nombre de su aplicación o asistente (por ejemplo "asistente-ia") y externalId un identificador único que usted genera para este registro (por ejemplo un UUID). Si la llamada falla o no sabe si funcionó, repítala con los mismos source y externalId: no se crea un duplicado y recibe el mismo id (duplicate: true). Para publicar otro registro use un externalId nuevo.`
+
+const consentHelp = `Consentimiento: el nombre y el número de WhatsApp de contacto se publican. Antes de llamar, pregunte explícitamente a la persona si acepta que se muestren públicamente; envíe publishContact: true solo si acepta. Nunca lo asuma.`
+
+const emergencyHelp = `Emergencia: si hay más de una emergencia activa, emergencySlug es obligatorio; llame a listar_emergencias y pregunte a la persona a cuál corresponde.`
+
+// newMCPServer builds the MCP server over svc. It is stateless: every tool call stands alone.
+func newMCPServer(svc *Service) *server.MCPServer {
+	s := server.NewMCPServer("directaid", schema.APIVersion,
+		server.WithTitle("Red pública de ayuda directa"),
+		server.WithInstructions(mcpInstructions),
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+	)
+	list := mcp.NewToolWithRawSchema(ToolListEmergencies,
+		"Lista las emergencias activas (terremotos, inundaciones…) en las que se puede publicar ayuda: slug, título, resumen, lugar, fecha y enlaces. "+
+			"Llámela antes de publicar: el slug es el valor de emergencySlug, obligatorio cuando hay más de una emergencia activa (pregunte entonces a la persona a cuál corresponde). Solo lee; no cambia nada.",
+		json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`))
+	list.RawOutputSchema = mustJSON(map[string]any{
+		"type": "object", "required": []string{"emergencies"}, "additionalProperties": false,
+		"properties": map[string]any{"emergencies": map[string]any{"type": "array", "items": schema.JSONSchema("Emergency")}},
+	})
+	annotate(&list, "Listar emergencias activas", true)
+
+	s.AddTools(
+		server.ServerTool{Tool: list, Handler: func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return emergenciesResult(svc.Active(mcpBase(ctx))), nil
+		}},
+		publishTool(svc, ToolPublishRequest, schema.TypeRequest, "Publicar una solicitud de ayuda",
+			"Publica una solicitud de ayuda: una persona o comunidad afectada por una emergencia necesita alimentos, salud, refugio, transporte, rescate u otra ayuda. "+
+				"Queda visible en el sitio web público para que quien pueda ayudar escriba por WhatsApp. Para ofrecer ayuda use publicar_ofrecimiento.\n\n"+
+				"Datos: los campos y sus límites están en el esquema de entrada. La dirección y las coordenadas (latitude, longitude, en Colombia) son obligatorias: si la persona no las sabe, pídale el lugar exacto."),
+		publishTool(svc, ToolPublishOffer, schema.TypeOffer, "Publicar un ofrecimiento de ayuda",
+			"Publica un ofrecimiento de ayuda: una persona, negocio o centro de acopio ofrece alimentos, salud, refugio, transporte, rescate u otra ayuda a los afectados por una emergencia. "+
+				"Queda visible en el sitio web público para que quien la necesite escriba por WhatsApp. Para pedir ayuda use publicar_solicitud.\n\n"+
+				"Datos: los campos y sus límites están en el esquema de entrada; la ubicación es opcional. Un centro de acopio puede indicar su estado en collectionCenterStatus."),
+	)
+	return s
+}
+
+// annotate sets the title (both where 2025-03-26 and 2025-06-18+ clients look) and the behaviour hints:
+// publishing is idempotent by (source, externalId) and never destroys anything; it writes to the open web.
+func annotate(t *mcp.Tool, title string, readOnly bool) {
+	t.Title = title
+	no, yes := false, true
+	t.Annotations = mcp.ToolAnnotation{Title: title, ReadOnlyHint: &readOnly, DestructiveHint: &no, IdempotentHint: &yes, OpenWorldHint: &yes}
+	if readOnly {
+		t.Annotations.OpenWorldHint = &no
+	}
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // reflected schemas and plain maps always marshal
+	}
+	return b
+}
+
+type mcpBaseKey struct{}
+
+// mcpContext carries the request's public base URL to the tool handlers (links in results).
+func mcpContext(svc *Service) server.HTTPContextFunc {
+	return func(ctx context.Context, r *http.Request) context.Context {
+		return context.WithValue(ctx, mcpBaseKey{}, svc.BaseURL(r))
+	}
+}
+
+func mcpBase(ctx context.Context) string {
+	base, _ := ctx.Value(mcpBaseKey{}).(string)
+	return base
+}
+
+func emergenciesResult(list []schema.EmergencyInfo) *mcp.CallToolResult {
+	var b strings.Builder
+	switch len(list) {
+	case 0:
+		b.WriteString("No hay ninguna emergencia activa: ahora no se puede publicar. Dígaselo a la persona.")
+	case 1:
+		b.WriteString("Hay una emergencia activa; emergencySlug puede omitirse al publicar:\n")
+	default:
+		fmt.Fprintf(&b, "Hay %d emergencias activas. Pregunte a la persona a cuál corresponde su caso y envíe ese slug en emergencySlug:\n", len(list))
+	}
+	for _, e := range list {
+		fmt.Fprintf(&b, "- %s: %s", e.Slug, e.Title)
+		if where := strings.Trim(e.Location+", "+e.OccurredOn, ", "); where != "" {
+			fmt.Fprintf(&b, " (%s)", where)
+		}
+		if e.Summary != "" {
+			b.WriteString(". " + e.Summary)
+		}
+		b.WriteString("\n")
+	}
+	return mcp.NewToolResultStructured(EmergencyList{Emergencies: list}, strings.TrimSpace(b.String()))
+}
+
+// publishTool is a publishing tool; what tells a model what the record is and when to use the tool. Its
+// handler validates the raw arguments with our own validator (not mcp-go's, whose messages a model cannot
+// act on) through the same Service.Publish as POST help, with the type the tool stands for.
+func publishTool(svc *Service, name, typ, title, what string) server.ServerTool {
+	t := mcp.NewToolWithRawSchema(name, what+"\n"+emergencyHelp+"\n"+consentHelp+"\n"+idempotencyHelp+
+		"\nSi el resultado es un error, su texto dice qué campo corregir y cómo.", schema.ToolInputSchema(typ))
+	t.RawOutputSchema = mustJSON(schema.JSONSchema("PublishResult"))
+	annotate(&t, title, false)
+	return server.ServerTool{Tool: t, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args := []byte(req.Params.RawArguments)
+		if len(args) == 0 || string(args) == "null" {
+			args = []byte("{}") // so that the error lists every required field
+		}
+		if len(args) > schema.MaxBodyBytes {
+			return mcp.NewToolResultError(fmt.Sprintf("No se publicó: los argumentos ocupan más de %d KiB. Acorte la descripción y vuelva a llamar a %s.", schema.MaxBodyBytes>>10, name)), nil
+		}
+		res, created, err := svc.Publish(ctx, mcpBase(ctx), args, typ)
+		if err != nil {
+			return problemResult(name, AsProblem(err)), nil
+		}
+		return publishedResult(res, created, typ), nil
+	}}
+}
+
+// What a result calls the record, in both grammatical genders Spanish needs.
+var published = map[string]struct{ created, existed string }{
+	schema.TypeRequest: {"La solicitud quedó publicada", "La solicitud ya estaba publicada"},
+	schema.TypeOffer:   {"El ofrecimiento quedó publicado", "El ofrecimiento ya estaba publicado"},
+}
+
+func publishedResult(res *schema.PublishResult, created bool, typ string) *mcp.CallToolResult {
+	var text string
+	if created {
+		text = fmt.Sprintf("%s (id %s, emergencia %s). Página pública: %s — compártala con la persona.",
+			published[typ].created, res.ID, res.EmergencySlug, res.PublicURL)
+	} else {
+		text = fmt.Sprintf("%s con este source y externalId: no se creó un duplicado (id %s). Página pública: %s",
+			published[typ].existed, res.ID, res.PublicURL)
+		if res.ContentMatches != nil && !*res.ContentMatches {
+			text += ". Atención: los datos enviados difieren de los guardados y el cambio NO se aplicó; para publicar otro registro use un externalId nuevo."
+		}
+	}
+	out := mcp.NewToolResultStructured(res, text)
+	// The JSON too, for clients that show the model only the text content (MCP asks for both).
+	out.Content = append(out.Content, mcp.NewTextContent(string(mustJSON(res))))
+	return out
+}
+
+// problemResult explains a refused publication so that the model can fix its call from the text alone:
+// every field and what is wrong with it, then what to do (ask the person when only they can answer).
+func problemResult(tool string, p *Problem) *mcp.CallToolResult {
+	var b strings.Builder
+	fmt.Fprintf(&b, "No se publicó. %s\n", p.Body.Error)
+	if len(p.Body.Details) > 0 {
+		b.WriteString("Campos con problemas:\n")
+		for _, d := range p.Body.Details {
+			field := strings.TrimPrefix(d.Field, "/")
+			if field == "" {
+				field = "(argumentos)"
+			}
+			fmt.Fprintf(&b, "- %s: %s.\n", field, d.Message)
+		}
+	}
+	retry := fmt.Sprintf("vuelva a llamar a %s con los mismos source y externalId", tool)
+	b.WriteString("Qué hacer: ")
+	switch p.Body.Code {
+	case schema.CodeConsentRequired:
+		b.WriteString("pregunte a la persona si acepta que su nombre y su número de WhatsApp se muestren públicamente. Solo si acepta, " + retry + " y publishContact: true (corrija también los demás campos indicados). Si no acepta, no se puede publicar.")
+	case schema.CodeEmergencyRequired, schema.CodeUnknownEmergency:
+		b.WriteString("llame a listar_emergencias, pregunte a la persona a cuál de las emergencias activas corresponde y " + retry + " y ese slug en emergencySlug.")
+	case schema.CodeNoActiveEmergency:
+		b.WriteString("no hay emergencias activas, así que ahora no se puede publicar; dígaselo a la persona y no reintente.")
+	case schema.CodeInvalidBody, schema.CodeInvalidJSON:
+		b.WriteString("corrija los campos indicados (pregunte a la persona lo que no sepa; no invente datos) y " + retry + ".")
+	default:
+		fmt.Fprintf(&b, "es un error temporal del servicio: %s y exactamente los mismos datos; no se duplicará.", retry)
+	}
+	return mcp.NewToolResultError(b.String())
+}

@@ -1,0 +1,199 @@
+package backend
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/directaid/directaid/schema"
+)
+
+// MCPMaxBodyBytes bounds one MCP message: a tools/call is at most a publish body (schema.MaxBodyBytes)
+// in a small JSON-RPC envelope. mcp-go itself reads bodies unbounded.
+const MCPMaxBodyBytes = 2 * schema.MaxBodyBytes
+
+// Headers a browser-based MCP client sends: Mcp-Method and Mcp-Name are required on every POST from
+// protocol 2026-07-28 on; Accept is listed because its MCP value is not a CORS-safelisted one.
+const mcpAllowHeaders = "Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID"
+
+// mcpEndpoint is the HTTP face of the MCP server: what mcp-go leaves to the host (CORS, body bounds,
+// batches, methods, DNS-rebinding protection) is decided here, and only a bounded, single JSON-RPC POST
+// reaches mcp-go.
+type mcpEndpoint struct {
+	srv        *server.MCPServer
+	rpc        http.Handler
+	publicHost string // host of public_url: a local reverse proxy forwards it over loopback
+}
+
+func newMCPEndpoint(svc *Service) *mcpEndpoint {
+	srv := newMCPServer(svc)
+	e := &mcpEndpoint{srv: srv, rpc: server.NewStreamableHTTPServer(srv,
+		server.WithStateLess(true),
+		server.WithDisableStreaming(true),
+		// Replaced by rebinding below, which lets public_url through a local reverse proxy and checks Origin.
+		server.WithDisableLocalhostProtection(true),
+		server.WithHTTPContextFunc(mcpContext(svc)),
+	)}
+	if u, err := url.Parse(svc.cfg.PublicURL); err == nil {
+		e.publicHost = u.Hostname()
+	}
+	return e
+}
+
+func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodOptions {
+		// A preflight reads nothing and changes nothing; the request it announces meets the checks below.
+		hd := w.Header()
+		hd.Set("Allow", "POST, OPTIONS")
+		// GET and DELETE pass CORS so that a browser client gets the 405 the MCP specification describes
+		// (and its SDKs handle) instead of an opaque CORS failure.
+		hd.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+		hd.Set("Access-Control-Allow-Headers", mcpAllowHeaders)
+		hd.Set("Access-Control-Max-Age", "86400")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if e.rebinding(r) {
+		writeRPCError(w, http.StatusForbidden, "Host u Origin no permitido: este servidor local solo atiende a localhost. "+
+			"Detrás de un proxy inverso en la misma máquina, configure public_url con el nombre público.")
+		return
+	}
+	if r.Method != http.MethodPost {
+		// No server-initiated stream and no sessions: the MCP answer for GET (and DELETE) is 405.
+		w.Header().Set("Allow", http.MethodPost)
+		writeRPCError(w, http.StatusMethodNotAllowed, "Método no permitido: este servidor MCP no tiene flujo SSE ni sesiones; envíe cada mensaje JSON-RPC por POST.")
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if checkJSONContentType(r) != nil {
+		writeRPCError(w, http.StatusUnsupportedMediaType, "Envíe el mensaje JSON-RPC con Content-Type: application/json.")
+		return
+	}
+	if v := r.Header.Get(mcp.HeaderProtocolVersion); v != "" && !mcp.IsValidProtocolVersion(v) {
+		writeRPCError(w, http.StatusBadRequest, "Versión de protocolo MCP no admitida: "+v+"; admitidas: "+strings.Join(mcp.ValidProtocolVersions, ", ")+".")
+		return
+	}
+	if r.ContentLength > MCPMaxBodyBytes {
+		w.Header().Set("Connection", "close")
+		writeRPCError(w, http.StatusRequestEntityTooLarge, "Mensaje demasiado grande.")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MCPMaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			w.Header().Set("Connection", "close")
+			writeRPCError(w, http.StatusRequestEntityTooLarge, "Mensaje demasiado grande.")
+			return
+		}
+		writeRPCError(w, http.StatusBadRequest, "No se pudo leer el cuerpo de la petición.")
+		return
+	}
+	// One message per POST (batches left MCP in 2025-06-18). Refusing them here, before any parsing,
+	// keeps a batch of thousands of calls from running, and keeps "one POST = at most one publication",
+	// which the rate limit counts on.
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		writeRPCErrorCode(w, http.StatusBadRequest, mcp.INVALID_REQUEST, "No se admiten lotes JSON-RPC: envíe un mensaje por petición.")
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	e.rpc.ServeHTTP(w, r)
+}
+
+// rebinding reports a request that a DNS-rebinding attack could have sent: it came over a loopback
+// connection (the server is reachable as localhost from the victim's browser) but names a foreign
+// host, or a page of a foreign origin sent it. On a public address, Caddy's site matching already
+// rejects foreign hosts. A local reverse proxy forwarding public_url's host is let through with CORS
+// open, as on any public deployment.
+func (e *mcpEndpoint) rebinding(r *http.Request) bool {
+	if !loopbackConn(r) {
+		return false
+	}
+	host := hostOnly(r.Host)
+	if e.publicHost != "" && strings.EqualFold(host, e.publicHost) {
+		return false
+	}
+	if !loopbackName(host) {
+		return true
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		u, err := url.Parse(origin)
+		return err != nil || !loopbackName(u.Hostname())
+	}
+	return false
+}
+
+func loopbackConn(r *http.Request) bool {
+	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || addr == nil {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(addr.String())
+	return err == nil && ap.Addr().IsLoopback()
+}
+
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+// loopbackName: names a browser resolves to this machine only (RFC 6761 .localhost included), so no
+// attacker's DNS can stand behind them.
+func loopbackName(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+func writeRPCError(w http.ResponseWriter, status int, msg string) {
+	writeRPCErrorCode(w, status, -32000, msg) // -32000: the implementation-defined server error
+}
+
+// writeRPCErrorCode answers with a JSON-RPC error (id null: the message was not read), the body MCP
+// clients parse on a failed POST.
+func writeRPCErrorCode(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, status, map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+}
+
+// MCPCountsAsPublish tells whether an MCP POST body may publish, so that the rate limit zone of POST
+// help also meters it (caddymodule's matcher asks before the limiter runs).
+func (h *Handler) MCPCountsAsPublish(body []byte) bool {
+	e, ok := h.mcp.(*mcpEndpoint)
+	return !ok || e.countsAsPublish(body)
+}
+
+// countsAsPublish: only a message that surely cannot publish is free, that is one that is not a tools/call,
+// or calls a tool annotated read-only (the annotation is the one source of that fact). Anything unreadable
+// counts, and is refused anyway. The decoding is mcp-go's own (encoding/json into a struct:
+// case-insensitive keys, the last duplicate wins), so the two cannot read one body differently.
+func (e *mcpEndpoint) countsAsPublish(body []byte) bool {
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return true
+	}
+	if msg.Method != string(mcp.MethodToolsCall) {
+		return false
+	}
+	t := e.srv.GetTool(msg.Params.Name)
+	return t == nil || t.Tool.Annotations.ReadOnlyHint == nil || !*t.Tool.Annotations.ReadOnlyHint
+}

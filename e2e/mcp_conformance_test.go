@@ -1,0 +1,44 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/directaid/directaid/internal/testserver"
+)
+
+// mcpConformance is the official MCP conformance suite, pinned (it needs Node 20).
+const mcpConformance = "@modelcontextprotocol/conformance@0.1.13"
+
+// TestMCPConformance runs the suite's server scenarios against the running binary on 127.0.0.1 (the
+// DNS-rebinding scenario needs a localhost URL). Without npx the test is skipped, unless
+// DIRECTAID_REQUIRE_NPX is set, as .ci/run does, so that CI cannot pass by skipping it.
+func TestMCPConformance(t *testing.T) {
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		if os.Getenv("DIRECTAID_REQUIRE_NPX") != "" {
+			t.Fatal("npx not found, and DIRECTAID_REQUIRE_NPX is set: install Node 20 (see .ci/run)")
+		}
+		t.Skip("npx not found: install Node 20 to run the MCP conformance suite (" + mcpConformance + ")")
+	}
+	s := testserver.Start(t, testserver.Options{})
+	home := t.TempDir()
+	for _, scenario := range []string{"server-initialize", "ping", "tools-list", "dns-rebinding-protection"} {
+		t.Run(scenario, func(t *testing.T) {
+			// The first run downloads the suite into npm's cache.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, npx, "-y", mcpConformance, "server", "--url", s.URL+"/mcp", "--scenario", scenario)
+			cmd.Dir = home // results/ and any other files the suite writes
+			cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", scenario, err, out)
+			}
+			t.Logf("%s", out)
+		})
+	}
+}
