@@ -59,6 +59,17 @@ func stillServes(t *testing.T, s *testserver.Server) {
 	}
 }
 
+// onlyNormalStored checks the server still publishes, stops it, and checks that the normal
+// publication is the only record: nothing hostile was stored.
+func onlyNormalStored(t *testing.T, s *testserver.Server) {
+	t.Helper()
+	stillServes(t, s)
+	s.Stop()
+	if n := countRecords(t, s.DataDir); n != 1 {
+		t.Fatalf("%d records stored, want only the normal one", n)
+	}
+}
+
 func TestHostileBodies(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	valid := string(mustJSON(t, validRequest()))
@@ -152,11 +163,7 @@ func TestHostileBodies(t *testing.T) {
 			}
 		})
 	}
-	stillServes(t, s)
-	s.Stop()
-	if n := countRecords(t, s.DataDir); n != 1 {
-		t.Fatalf("%d records stored, want only the normal one", n)
-	}
+	onlyNormalStored(t, s)
 }
 
 // TestHostileHugeBody declares a 10 MB body and sends only its start: the answer must be 413 without
@@ -182,11 +189,7 @@ func TestHostileHugeBody(t *testing.T) {
 			}
 		})
 	}
-	stillServes(t, s)
-	s.Stop()
-	if n := countRecords(t, s.DataDir); n != 1 {
-		t.Fatalf("%d records stored, want 1", n)
-	}
+	onlyNormalStored(t, s)
 }
 
 // TestHostileHugeHeaders sends a header far over the server's limit (Go's default, 1 MB, when the
