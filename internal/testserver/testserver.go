@@ -101,7 +101,7 @@ http://:{{.Port}} {
 				path /mcp
 				directaid_mcp_publish
 			}
-			key {remote_host}
+			key {client_ip}
 			events {{.Events}}
 			window {{.Window}}
 		}
@@ -110,7 +110,7 @@ http://:{{.Port}} {
 				method GET
 				query view=detail
 			}
-			key {remote_host}
+			key {client_ip}
 			events {{.DetailEvents}}
 			window 1m
 		}
