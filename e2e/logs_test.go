@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/internal/testserver"
+)
+
+// TestNoContactDataInLogs publishes, through every door and in every way that fails, records whose
+// contact names and phones are distinctive, with Caddy logging at DEBUG and access logs on, and then
+// looks for them in every log line and everything the process printed. A phone or a name is personal
+// data: the site shows it by consent, a log file must not keep it.
+func TestNoContactDataInLogs(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{PublishEvents: 14, PublishWindow: "1m", Site: "\tlog"})
+	const name, phone = "Zenobia Qwxlpvr", "+57 301 555 8899"
+	// The forms a phone takes: as typed, digits only, E.164, and the way a wa.me link or a log might split it.
+	secrets := []string{"Qwxlpvr", "Ñandúqwx", "301 555 8899", "3015558899", "+573015558899", "573015558899", "555 8899", "5558899",
+		"310 444 2277", "3104442277", "Xyzzyfoo"}
+	req := with(validRequest(), "contactName", name, "contactWhatsapp", phone)
+	offer := with(validOffer(), "contactName", "Ñandúqwx Pérez", "contactWhatsapp", "310 444 2277")
+	for _, b := range []map[string]any{
+		req,                                      // 201
+		with(req, "contactName", name+" (otra)"), // 200, content differs
+		offer,                                    // 201
+		with(validRequest(), "contactName", name+strings.Repeat("x", 100)), // too long
+		with(validRequest(), "contactName", name+"\nfalso registro"),       // a line break: log injection
+		with(validRequest(), "contactName", name, "contactWhatsapp", "llamar al 301 555 8899 Xyzzyfoo"),
+		with(validRequest(), "contactName", name, "contactWhatsapp", phone, "publishContact", false),
+		with(validRequest(), "contactName", name, "contactWhatsapp", phone, "category", name),
+		with(validRequest(), "contactName", name, "contactWhatsapp", phone, "type", phone),
+		with(validRequest(), "contactName", name, "contactWhatsapp", phone, "emergencySlug", phone),
+		with(validRequest(), "contactName", name, "contactWhatsapp", phone, "Qwxlpvr", phone),
+	} {
+		publish(t, s, b)
+	}
+	raw := string(mustJSON(t, req))
+	for _, b := range []string{raw[:len(raw)/2], strings.Replace(raw, `"contactName"`, `"contactName":"x","contactName"`, 1)} {
+		call(t, s, "POST", "/api/public/v1/help", []byte(b), "Content-Type", "application/json")
+	}
+	// The site's form, accepted and refused.
+	form := url.Values{"emergencySlug": {"eje-cafetero"}, "title": {"Agua"}, "category": {"alimentos"}, "address": {"Cra 1"},
+		"latitude": {"4.5"}, "longitude": {"-75.6"}, "contactName": {name}, "contactWhatsapp": {phone}}
+	s.Do("POST", "/pedir", []byte(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+	form.Set("publishContact", "true")
+	s.Do("POST", "/pedir", []byte(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+	// MCP, accepted and refused.
+	mcpPublish(t, s, backend.ToolPublishOffer, mcpArgs(with(validOffer(), "contactName", name, "contactWhatsapp", phone)))
+	mcpPublish(t, s, backend.ToolPublishOffer, mcpArgs(with(validOffer(), "contactName", name, "contactWhatsapp", "Xyzzyfoo 301 555 8899")))
+	// Reading the records back, the phone included (view=detail).
+	_, created := publish(t, s, with(validOffer(), "contactName", name, "contactWhatsapp", phone))
+	if id, ok := created["id"].(string); ok {
+		s.Do("GET", "/api/public/v1/help?view=detail&id="+id, nil)
+	}
+	s.Do("GET", "/api/public/v1/help?view=list", nil)
+	s.Do("GET", "/api/public/v1/help?view=list&format=csv", nil)
+	// Over the limit: the limiter and the error handler log too.
+	for range 5 {
+		publish(t, s, req)
+	}
+	s.Stop() // flush
+
+	log, out := s.Log(), s.Output()
+	if strings.Count(log, "\n") < 10 || !strings.Contains(log, `"level":"debug"`) || !strings.Contains(out+log, "handled request") {
+		t.Fatalf("the test sees no DEBUG or access log; it would prove nothing:\n%.2000s\n%.2000s", log, out)
+	}
+	for _, where := range []struct{ name, text string }{{"caddy.log", log}, {"process output", out}} {
+		for i, line := range strings.Split(where.text, "\n") {
+			for _, sec := range secrets {
+				if strings.Contains(line, sec) || strings.Contains(line, strings.ReplaceAll(sec, " ", "")) {
+					t.Errorf("%s line %d holds %q:\n%.600s", where.name, i+1, sec, line)
+				}
+			}
+		}
+	}
+}
