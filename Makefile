@@ -3,7 +3,7 @@ GO        ?= go
 BIN       := bin/directaid
 export DIRECTAID_BIN := $(CURDIR)/$(BIN)
 
-.PHONY: build run test unit lint fmt bench soak vulncheck conformance clean
+.PHONY: build run test unit lint fmt bench soak vulncheck conformance fuzz-smoke clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/directaid
@@ -12,9 +12,31 @@ build:
 run: build
 	./$(BIN) run --config Caddyfile.local
 
-## test: lint, then every test (through the built binary on loopback ports)
-test: build lint
+## test: lint, a brief run of every fuzz target, then every test (through the built binary on loopback ports)
+test: build lint fuzz-smoke
 	$(GO) test -count=1 -timeout 20m ./...
+
+## fuzz-smoke: every Fuzz target of the tree (found in the committed *_test.go files) for FUZZTIME each
+FUZZTIME ?= 5s
+fuzz-smoke:
+	@set -e; for file in $$(git grep -l '^func Fuzz' -- '*_test.go'); do \
+		for fn in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
+			echo "fuzz ./$$(dirname $$file) $$fn for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) ./$$(dirname $$file); \
+		done; \
+	done
+
+## soak: the long variants — more kill -9 rounds, reloads and idle connections (DIRECTAID_SOAK=1), then
+## every fuzz target for FUZZTIME=2m (about half an hour in all)
+soak: build
+	DIRECTAID_SOAK=1 $(GO) test -count=1 -timeout 60m -v -run 'TestCrashSafety|TestReloadUnderLoad|TestIdleConnectionsDoNotStarve|TestHostile|TestSlowClientsCutOff|TestPublishLimitHolds|TestMCPLimitCannotBeDodged|TestNoContactDataInLogs' ./e2e/
+	$(MAKE) fuzz-smoke FUZZTIME=$(if $(filter 5s,$(FUZZTIME)),2m,$(FUZZTIME))
+
+## vulncheck: known vulnerabilities in the code and its dependencies (govulncheck v1.2.0), after checking the
+## module cache against go.sum. It needs the network (vuln.go.dev), so it is for CI, not part of `make test`.
+vulncheck:
+	$(GO) mod verify
+	$(GO) run golang.org/x/vuln/cmd/govulncheck@v1.2.0 ./...
 
 ## conformance: the MCP conformance suite (Node 20's npx; `make test` runs it too) against the built binary
 conformance: build
