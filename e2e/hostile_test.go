@@ -400,3 +400,56 @@ func TestHostileTextStaysText(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileMCP sends /mcp what POST help is sent above: a batch of 10,000 publishing calls streamed
+// without a length, nesting, invalid UTF-8, NaN, duplicate keys and non-objects in the arguments. Each is
+// refused — a JSON-RPC error or a tool error, never a 5xx — and nothing is published.
+func TestHostileMCP(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	t.Run("batch of 10k calls, chunked", func(t *testing.T) {
+		conn := rawConn(t, s, 20*time.Second)
+		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n",
+			strings.TrimPrefix(s.URL, "http://"))
+		args := mustJSON(t, mcpArgs(validOffer()))
+		go func() {
+			// The server answers after its bound (128 KiB) and closes; these writes then fail, as they should.
+			w := bufio.NewWriter(conn)
+			for i := range 10000 {
+				call := fmt.Sprintf(`%c{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"publicar_ofrecimiento","arguments":%s}}`,
+					"[,"[min(i, 1)], i, args)
+				fmt.Fprintf(w, "%x\r\n%s\r\n", len(call), call)
+			}
+			fmt.Fprint(w, "1\r\n]\r\n0\r\n\r\n")
+			_ = w.Flush()
+		}()
+		if resp, _ := readAnswer(t, conn); resp.StatusCode != http.StatusRequestEntityTooLarge && resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("want 413 or 400, got %d", resp.StatusCode)
+		}
+	})
+	args := string(mustJSON(t, mcpArgs(validOffer())))
+	for _, c := range []struct{ name, arguments string }{
+		{"nesting 10k in the arguments", `{"title":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`},
+		{"invalid UTF-8 in the arguments", strings.Replace(args, `"title":"`, "\"title\":\"\xff", 1)},
+		{"NaN in the arguments", strings.Replace(args, `"publishContact":true`, `"publishContact":true,"latitude":NaN`, 1)},
+		{"consent false then true", strings.Replace(args, `"publishContact":true`, `"publishContact":false,"publishContact":true`, 1)},
+		{"duplicate title", strings.Replace(args, `"title":`, `"title":"Otro","title":`, 1)},
+		{"consent as a string", strings.Replace(args, `"publishContact":true`, `"publishContact":"true"`, 1)},
+		{"a control character", strings.Replace(args, `"title":"`, `"title":"\u009b`, 1)},
+		{"arguments as a list", `[` + args + `]`},
+		{"arguments as a string", string(mustJSON(t, args))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"publicar_ofrecimiento","arguments":` + c.arguments + `}}`
+			resp, raw := s.Do("POST", "/mcp", []byte(body), "Content-Type", "application/json", "Accept", "application/json, text/event-stream")
+			var out struct {
+				Error  any
+				Result struct{ IsError bool }
+			}
+			_ = json.Unmarshal(raw, &out)
+			if resp.StatusCode >= 500 || (out.Error == nil && !out.Result.IsError) {
+				t.Fatalf("want a JSON-RPC or tool error, got %d %.500s", resp.StatusCode, raw)
+			}
+		})
+	}
+	onlyNormalStored(t, s)
+}
