@@ -27,7 +27,7 @@ fuzz-smoke:
 	done
 
 ## soak: the long variants — more kill -9 rounds, reloads and idle connections (DIRECTAID_SOAK=1), then
-## every fuzz target for FUZZTIME=2m (about half an hour in all)
+## every fuzz target for FUZZTIME=2m (about a quarter of an hour in all)
 soak: build
 	DIRECTAID_SOAK=1 $(GO) test -count=1 -timeout 60m -v -run 'TestCrashSafety|TestReloadUnderLoad|TestIdleConnectionsDoNotStarve|TestHostile|TestSlowClientsCutOff|TestPublishLimitHolds|TestMCPLimitCannotBeDodged|TestNoContactDataInLogs' ./e2e/
 	$(MAKE) fuzz-smoke FUZZTIME=$(if $(filter 5s,$(FUZZTIME)),2m,$(FUZZTIME))
