@@ -192,22 +192,30 @@ func TestHostileHugeBody(t *testing.T) {
 	onlyNormalStored(t, s)
 }
 
-// TestHostileHugeHeaders sends a header far over the server's limit (Go's default, 1 MB, when the
-// Caddyfile sets none): 431, whatever the path.
+// TestHostileHugeHeaders sends headers over the server's limit: with Caddy's default (Go's, 1 MB) a 2 MB
+// header, with the shipped Caddyfile's max_header_size (64 KB) a 100 KB one, and 2,000 small ones that
+// add up to as much. Each is 431, whatever the path, and the server goes on.
 func TestHostileHugeHeaders(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
-	for _, path := range []string{"/api/public/v1/help", "/"} {
+	send := func(t *testing.T, s *testserver.Server, path, headers string) {
+		t.Helper()
 		conn := rawConn(t, s, 10*time.Second)
 		go func() {
 			// The server stops reading once over its limit; this write then fails, which is the point.
-			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Big: %s\r\n\r\n{}",
-				path, strings.Repeat("a", 2<<20))
+			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n%s\r\n{}", path, headers)
 		}()
 		if resp, _ := readAnswer(t, conn); resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
-			t.Fatalf("%s with a 2 MB header: %d, want 431", path, resp.StatusCode)
+			t.Fatalf("%s with %d bytes of headers: %d, want 431", path, len(headers), resp.StatusCode)
 		}
 	}
-	stillServes(t, s)
+	defaults := testserver.Start(t, testserver.Options{})
+	shipped := startShipped(t, testserver.Options{}, nil)
+	for _, path := range []string{"/api/public/v1/help", "/mcp", "/"} {
+		send(t, defaults, path, "X-Big: "+strings.Repeat("a", 2<<20)+"\r\n")
+		send(t, shipped, path, "X-Big: "+strings.Repeat("a", 100<<10)+"\r\n")
+		send(t, shipped, path, strings.Repeat("X-Many: "+strings.Repeat("a", 40)+"\r\n", 2000))
+	}
+	stillServes(t, defaults)
+	stillServes(t, shipped)
 }
 
 // hostileText is markup that must stay text wherever a record is shown: HTML, script, attribute
