@@ -245,7 +245,7 @@ func TestCrashSafety(t *testing.T) {
 //     integrators retrying over mobile networks already do.
 //
 // Half the clients keep connections alive, half open one per request; each resends a request after a
-// connection error, at most 3 times.
+// connection error, at most 5 times, backing off.
 func TestReloadUnderLoad(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	cf, err := readFile(s.CaddyfilePath())
@@ -292,15 +292,15 @@ func TestReloadUnderLoad(t *testing.T) {
 				body := validRequest()
 				status, out, err := once(c, w, body)
 				tries := 0
-				for ; err != nil && tries < 3; tries++ {
+				for ; err != nil && tries < 5; tries++ {
 					resends.Add(1)
-					time.Sleep(50 * time.Millisecond)
+					time.Sleep(time.Duration(tries+1) * 50 * time.Millisecond)
 					status, out, err = once(c, w, body)
 				}
 				switch {
 				case err != nil:
 					failures.Add(1)
-					t.Errorf("client %d during reloads, after 3 resends: %v", w, err)
+					t.Errorf("client %d during reloads, after 5 resends: %v", w, err)
 				case w%2 == 1 && status == http.StatusOK:
 					reads.Add(1)
 				case w%2 == 0 && (status == http.StatusCreated || tries > 0 && status == http.StatusOK && out["contentMatches"] == true):
