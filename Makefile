@@ -3,7 +3,7 @@ GO        ?= go
 BIN       := bin/directaid
 export DIRECTAID_BIN := $(CURDIR)/$(BIN)
 
-.PHONY: build run test unit lint fmt bench soak vulncheck conformance fuzz-smoke clean
+.PHONY: build run test unit lint fmt bench bench-smoke soak vulncheck conformance fuzz-smoke clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/directaid
@@ -37,6 +37,15 @@ soak: build
 vulncheck:
 	$(GO) mod verify
 	$(GO) run golang.org/x/vuln/cmd/govulncheck@v1.2.0 ./...
+
+## bench: the benchmark table of the README (about 2 minutes); BENCH_1M=1 adds the 1,000,000-record run,
+## BENCH_FLAGS passes more flags to cmd/bench (e.g. BENCH_FLAGS='-profile "POST new/64"')
+bench: build
+	$(GO) run ./cmd/bench -bin $(BIN) $(if $(BENCH_1M),-million 1000000) $(BENCH_FLAGS)
+
+## bench-smoke: the same harness with tiny counts, in seconds (also runs within `make test`)
+bench-smoke: build
+	$(GO) test -count=1 -run TestBenchSmoke -v ./internal/bench
 
 ## conformance: the MCP conformance suite (Node 20's npx; `make test` runs it too) against the built binary
 conformance: build

@@ -44,6 +44,7 @@ var validators = sync.OnceValue(func() map[string]*compiled {
 	for typ, name := range map[string]string{TypeRequest: "HelpRequest", TypeOffer: "HelpOffer"} {
 		s := reflectSchema(wireTypes[name])
 		c := jsonschema.NewCompiler()
+		c.UseRegexpEngine(fastRegexp)
 		c.DefaultDraft(jsonschema.Draft2020)
 		url := "directaid:" + name
 		if err := c.AddResource(url, toMap(s)); err != nil {
@@ -69,12 +70,15 @@ func Decode(body []byte, forcedType string) (*Publication, *ErrorBody) {
 	if !utf8.Valid(body) {
 		return nil, invalidJSON("no es UTF-8 válido.")
 	}
-	if err := checkStructure(body); err != nil {
-		return nil, invalidJSON(err.Error() + ".")
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		return nil, invalidJSON("no se pudo leer.")
+	v, fast := fastParse(body)
+	if !fast || noFastPaths.Load() {
+		if err := checkStructure(body); err != nil {
+			return nil, invalidJSON(err.Error() + ".")
+		}
+		var err error
+		if v, err = jsonschema.UnmarshalJSON(bytes.NewReader(body)); err != nil {
+			return nil, invalidJSON("no se pudo leer.")
+		}
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -148,13 +152,16 @@ func Decode(body []byte, forcedType string) (*Publication, *ErrorBody) {
 		r, _ := new(big.Rat).SetString(string(n)) // validated: an integer within 0..10000
 		m["neededPeople"] = r.Num().Int64()
 	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, invalidJSON("no se pudo leer.")
-	}
 	p := &Publication{}
-	if err := json.Unmarshal(b, p); err != nil {
-		return nil, invalidJSON("no se pudo leer.")
+	if noFastPaths.Load() || !fillPublication(p, m) {
+		*p = Publication{}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, invalidJSON("no se pudo leer.")
+		}
+		if err := json.Unmarshal(b, p); err != nil {
+			return nil, invalidJSON("no se pudo leer.")
+		}
 	}
 	p.Type = typ
 	p.ContactE164 = e164
@@ -421,6 +428,12 @@ func parsePhone(s string) (string, *FieldError) {
 		if !(r >= '0' && r <= '9') && !strings.ContainsRune(" +-.()", r) {
 			return "", bad
 		}
+	}
+	if e164, valid, ok := fastPhone(s); ok && !noFastPaths.Load() {
+		if !valid {
+			return "", bad
+		}
+		return e164, nil
 	}
 	num, err := phonenumbers.Parse(s, "CO")
 	if err != nil || !phonenumbers.IsValidNumber(num) {

@@ -1,0 +1,66 @@
+// Command bench runs the directaid benchmark (`make bench`): the real binary on loopback over a fresh
+// Badger, driven by the closed-loop generator in internal/loadgen, reported as one table.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/directaid/directaid/internal/bench"
+)
+
+func main() {
+	bin := flag.String("bin", os.Getenv("DIRECTAID_BIN"), "directaid binary (default $DIRECTAID_BIN)")
+	d := flag.Duration("d", 10*time.Second, "measured time per scenario")
+	seeds := flag.Int64("seeds", 10000, "records published before the retry scenario")
+	million := flag.Int64("million", 0, "also publish this many records into a fresh server (1000000 for the real figure)")
+	profile := flag.String("profile", "", `save the server's CPU profile during one scenario: "POST new/64", "ceiling (Caddy respond)/64", "million", ...`)
+	profileOut := flag.String("profile-out", "", "where to write the profile (default ./cpu-<scenario>.pprof)")
+	only := flag.String("only", "", `run only the scenarios whose "name/conns" contains this (and the ceiling), e.g. "POST new/64"`)
+	serverLog := flag.String("server-log", "", "append what the servers print to this file")
+	var serverEnv []string
+	flag.Func("server-env", "KEY=VALUE added to the servers' environment (repeatable), e.g. GOMEMLIMIT=150MiB", func(v string) error {
+		if !strings.Contains(v, "=") {
+			return fmt.Errorf("want KEY=VALUE, got %q", v)
+		}
+		serverEnv = append(serverEnv, v)
+		return nil
+	})
+	flag.Parse()
+	if *bin == "" {
+		fmt.Fprintln(os.Stderr, "bench: set -bin or DIRECTAID_BIN (make bench does)")
+		os.Exit(2)
+	}
+	if *profile != "" && *profileOut == "" {
+		*profileOut = bench.ProfilePath(".", *profile)
+	}
+	host, _ := os.Hostname()
+	fmt.Printf("directaid benchmark — %s, %s, %d CPUs, %s\n", time.Now().Format(time.DateTime), host, runtime.NumCPU(), runtime.Version())
+	fmt.Printf("command: %s\n", strings.Join(os.Args, " "))
+	var serverOut io.Writer
+	if *serverLog != "" {
+		f, err := os.OpenFile(*serverLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		serverOut = f
+	}
+	rep, err := bench.Run(bench.Options{ServerOutput: serverOut, ServerEnv: serverEnv, Bin: *bin, Duration: *d, Seeds: *seeds, Million: *million,
+		Profile: *profile, ProfilePath: *profileOut, Only: *only, Progress: os.Stderr})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("load average at start: %s\n\n", rep.Load)
+	rep.Print(os.Stdout)
+	if *profile != "" {
+		fmt.Printf("\nCPU profile of %q: %s (go tool pprof -top %s)\n", *profile, *profileOut, *profileOut)
+	}
+}

@@ -1,0 +1,46 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/directaid/directaid/internal/testserver"
+)
+
+// TestBenchSmoke runs the whole benchmark with tiny counts (`make bench-smoke`, and part of `make test`)
+// so that the harness cannot rot. It checks that every scenario produced numbers without errors, never
+// how fast they are: speed is measured by `make bench`, not asserted.
+func TestBenchSmoke(t *testing.T) {
+	rep, err := Run(Options{Bin: testserver.Binary(t), Duration: 300 * time.Millisecond, Seeds: 200, Million: 2000,
+		TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	rep.Print(&out)
+	t.Log("\n" + out.String())
+	if len(rep.Rows) != 7 {
+		t.Fatalf("%d scenarios, want 7", len(rep.Rows))
+	}
+	for _, r := range rep.Rows {
+		if r.Res.Requests == 0 || r.Res.Throughput() <= 0 || r.Res.Percentile(0.5) <= 0 {
+			t.Errorf("%s/%d: no measurement: %+v", r.Name, r.Conns, r.Res.Status)
+		}
+		if r.Res.Errors != 0 {
+			t.Errorf("%s/%d: %d errors, first: %s", r.Name, r.Conns, r.Res.Errors, r.Res.FirstError)
+		}
+	}
+	m := rep.Million
+	if m == nil || m.Res.Errors != 0 || m.Res.Status[201] != 2000 || len(m.Res.Marks) != 10 {
+		t.Fatalf("long run: %+v", m)
+	}
+	if m.DiskBytes <= 0 || m.PeakRSS <= 0 {
+		t.Errorf("long run: disk %d bytes, peak RSS %d bytes", m.DiskBytes, m.PeakRSS)
+	}
+	for _, want := range []string{"ceiling", "GET discovery", "POST new", "POST retry", "first 200", "VmHWM"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the table lacks %q", want)
+		}
+	}
+}

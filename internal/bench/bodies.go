@@ -1,0 +1,103 @@
+package bench
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Publication bodies vary (type, title, text, place, phone) so that the on-disk size per record reflects
+// what compression does to real text rather than to one body repeated a million times.
+var (
+	titles = []string{
+		"Agua potable para familias del barrio", "Necesitamos carpas y cobijas", "Medicamentos para adultos mayores",
+		"Transporte de heridos al hospital", "Alimentos no perecederos", "Refugio temporal para niños",
+		"Voluntarios para remover escombros", "Pañales y leche de fórmula", "Linternas y pilas", "Kit de aseo",
+	}
+	words = strings.Fields(`agua potable familias niños adultos mayores medicamentos cobijas carpas colchonetas
+		escombros vivienda colapsada sin luz desde el sismo necesitamos urgente ayuda vereda barrio casa
+		albergue comedor comunitario voluntarios transporte camioneta hospital insulina pañales leche
+		fórmula linternas pilas agua embotellada arroz lentejas enlatados aseo jabón toallas higiénicas
+		la de en con para por que los las del una un sector calle carrera parque iglesia escuela`)
+	names      = []string{"Ana Gómez", "Luis Pérez", "María Rodríguez", "Carlos Ramírez", "Diana López", "Jorge Castaño", "Paula Giraldo", "Andrés Ospina"}
+	hoods      = []string{"Centro", "La Clarita", "Los Quindos", "El Bosque", "La Patria", "Cuba", "Boston", "San José"}
+	categories = []string{"alimentos", "salud", "refugio", "transporte", "acopio", "rescate", "otro"}
+	urgencies  = []string{"urgent", "needed", "stable"}
+	statuses   = []string{"full", "needs_volunteers", "needs_resources"}
+)
+
+// rng is splitmix64: cheap, and the same n always gives the same body (retries send identical bytes).
+type rng uint64
+
+func (r *rng) next() uint64 {
+	*r += 0x9e3779b97f4a7c15
+	z := uint64(*r)
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+func (r *rng) intn(n int) int { return int(r.next() % uint64(n)) }
+
+func pick(r *rng, s []string) string { return s[r.intn(len(s))] }
+
+// publishBody returns a body generator for publications whose externalId is tag-n: every n is a new
+// record, and the same n is a retry of the same record.
+func publishBody(tag string) func(n int64, b []byte) []byte {
+	var seed uint64
+	for _, c := range tag {
+		seed = seed*31 + uint64(c)
+	}
+	return func(n int64, b []byte) []byte {
+		r := rng(seed ^ uint64(n)*0x9e3779b97f4a7c15)
+		offer := r.intn(4) == 0
+		b = append(b, `{"type":"`...)
+		if offer {
+			b = append(b, "offer"...)
+		} else {
+			b = append(b, "request"...)
+		}
+		b = append(b, `","source":"bench","externalId":"`...)
+		b = append(b, tag...)
+		b = append(b, '-')
+		b = strconv.AppendInt(b, n, 10)
+		b = append(b, `","emergencySlug":"eje-cafetero","title":"`...)
+		b = append(b, pick(&r, titles)...)
+		b = append(b, `","description":"`...)
+		for i, nw := 0, 8+r.intn(30); i < nw; i++ {
+			if i > 0 {
+				b = append(b, ' ')
+			}
+			b = append(b, pick(&r, words)...)
+		}
+		b = append(b, `.","category":"`...)
+		b = append(b, pick(&r, categories)...)
+		b = append(b, `","contactName":"`...)
+		b = append(b, pick(&r, names)...)
+		b = append(b, `","contactWhatsapp":"+57 30`...)
+		b = strconv.AppendInt(b, int64(r.intn(6)), 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(1000000+r.intn(9000000)), 10)
+		b = append(b, `","publishContact":true,"address":"Calle `...)
+		b = strconv.AppendInt(b, int64(1+r.intn(99)), 10)
+		b = append(b, " # "...)
+		b = strconv.AppendInt(b, int64(1+r.intn(99)), 10)
+		b = append(b, '-')
+		b = strconv.AppendInt(b, int64(1+r.intn(99)), 10)
+		b = append(b, `","latitude":`...)
+		b = strconv.AppendFloat(b, 4.4+float64(r.intn(80000))/1e5, 'f', 5, 64)
+		b = append(b, `,"longitude":`...)
+		b = strconv.AppendFloat(b, -76.0+float64(r.intn(60000))/1e5, 'f', 5, 64)
+		if offer {
+			b = append(b, `,"collectionCenterStatus":"`...)
+			b = append(b, pick(&r, statuses)...)
+			return append(b, `"}`...)
+		}
+		b = append(b, `,"neighborhood":"`...)
+		b = append(b, pick(&r, hoods)...)
+		b = append(b, `","urgency":"`...)
+		b = append(b, pick(&r, urgencies)...)
+		b = append(b, `","neededPeople":`...)
+		b = strconv.AppendInt(b, int64(1+r.intn(200)), 10)
+		return append(b, '}')
+	}
+}

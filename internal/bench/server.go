@@ -1,0 +1,255 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/directaid/directaid/internal/testserver"
+)
+
+// ceilingRoute is the Caddy-only route every ratio is taken against: same binary, same Caddyfile, same
+// middleware in front (rate_limit), but no directaid code behind it.
+const ceilingRoute = `	handle /ceiling {
+		respond "ok" 200
+	}`
+
+// server is one directaid process over a fresh Badger in its own temp dir.
+type server struct {
+	Addr      string // 127.0.0.1:PORT
+	AdminAddr string
+	Dir       string
+	DataDir   string
+
+	cmd  *exec.Cmd
+	out  *lockedBuffer
+	done chan struct{}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startServer renders the test Caddyfile with the ceiling route and the publish limit effectively off,
+// then starts bin on loopback and waits until discovery answers.
+func startServer(bin, parent string, echo io.Writer, env []string) (*server, error) {
+	dir, err := os.MkdirTemp(parent, "server-")
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	adminPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s := &server{
+		Addr: fmt.Sprintf("127.0.0.1:%d", port), AdminAddr: fmt.Sprintf("127.0.0.1:%d", adminPort),
+		Dir: dir, DataDir: filepath.Join(dir, "data"), out: &lockedBuffer{}, done: make(chan struct{}),
+	}
+	// caddy-ratelimit keeps a ring of `events` timestamps per client, so "off" is a high rate over a short
+	// window (100k per second, far above what two cores serve), not a huge count that would cost memory.
+	cf := testserver.Caddyfile(testserver.Options{PublishEvents: 100000, PublishWindow: "1s", Site: ceilingRoute},
+		dir, s.DataDir, port, adminPort)
+	// Benchmark the production log level: per-request DEBUG lines would measure the logger.
+	cf = strings.Replace(cf, "level DEBUG", "level INFO", 1)
+	path := filepath.Join(dir, "Caddyfile")
+	if err := os.WriteFile(path, []byte(cf), 0o644); err != nil {
+		return nil, err
+	}
+	s.cmd = exec.Command(bin, "run", "--config", path)
+	s.cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+filepath.Join(dir, "xdg-data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "xdg-config"))
+	s.cmd.Env = append(s.cmd.Env, env...)
+	var out io.Writer = s.out
+	if echo != nil {
+		out = io.MultiWriter(s.out, echo)
+	}
+	s.cmd.Stdout, s.cmd.Stderr = out, out
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { _ = s.cmd.Wait(); close(s.done) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case <-s.done:
+			return nil, fmt.Errorf("directaid exited during start:\n%s", s.out.String())
+		default:
+		}
+		if resp, err := http.Get("http://" + s.Addr + "/api/public/v1/help"); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return s, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			s.stop()
+			return nil, fmt.Errorf("directaid did not answer within 30s:\n%s", s.out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop shuts the server down gracefully (Badger flushes and closes), killing it after two minutes.
+func (s *server) stop() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-s.done:
+	case <-time.After(2 * time.Minute):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+}
+
+// cpu is the CPU time (user + system) the server has used, from /proc/<pid>/stat.
+func (s *server) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the parenthesized command name; utime and stime are fields 14 and 15.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	const clkTck = 100 // USER_HZ on Linux
+	return time.Duration(ut+st) * time.Second / clkTck
+}
+
+// status reads fields of /proc/<pid>/status given in kB (VmHWM, RssAnon, ...), in bytes.
+func (s *server) status(fields ...string) map[string]int64 {
+	out := map[string]int64{}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && slices.Contains(fields, name) {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			out[name] = kb << 10
+		}
+	}
+	return out
+}
+
+// peakRSS is the server's resident-set high-water mark (VmHWM) in bytes.
+func (s *server) peakRSS() int64 { return s.status("VmHWM")["VmHWM"] }
+
+// watchMemory samples the anonymous and file-backed parts of the resident set every 200 ms until stop is
+// closed, and reports their peaks: VmHWM alone cannot tell the Go heap from Badger's memory-mapped
+// tables, which are page cache that the kernel reclaims under pressure.
+func (s *server) watchMemory(stop <-chan struct{}) (peakAnon, peakFile func() int64) {
+	var mu sync.Mutex
+	var anon, file int64
+	go func() {
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			st := s.status("RssAnon", "RssFile")
+			mu.Lock()
+			anon, file = max(anon, st["RssAnon"]), max(file, st["RssFile"])
+			mu.Unlock()
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	get := func(p *int64) func() int64 {
+		return func() int64 { mu.Lock(); defer mu.Unlock(); return *p }
+	}
+	return get(&anon), get(&file)
+}
+
+// profile fetches a CPU profile of the running server from Caddy's admin endpoint into path.
+func (s *server) profile(path string, d time.Duration) error {
+	secs := max(int(d/time.Second), 1)
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", s.AdminAddr, secs))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("pprof: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// diskUsage sums the blocks allocated to the files under dir (what `du` reports, not apparent sizes:
+// Badger preallocates and truncates files).
+func diskUsage(dir string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			total += st.Blocks * 512
+		} else {
+			total += info.Size()
+		}
+		return nil
+	})
+	return total, err
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
