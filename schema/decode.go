@@ -36,7 +36,8 @@ const (
 
 type compiled struct {
 	schema *jsonschema.Schema
-	order  []string // property order, for stable details
+	fast   *fastSchema // accepts the common valid body without the full validator; nil: always validate
+	order  []string    // property order, for stable details
 }
 
 var validators = sync.OnceValue(func() map[string]*compiled {
@@ -54,7 +55,7 @@ var validators = sync.OnceValue(func() map[string]*compiled {
 		if err != nil {
 			panic(fmt.Sprintf("schema %s: %v", name, err)) // a reflected schema always compiles
 		}
-		out[typ] = &compiled{schema: sch, order: slices.Collect(s.Properties.KeysFromOldest())}
+		out[typ] = &compiled{schema: sch, fast: compileFast(sch), order: slices.Collect(s.Properties.KeysFromOldest())}
 	}
 	return out
 })
@@ -114,7 +115,7 @@ func Decode(body []byte, forcedType string) (*Publication, *ErrorBody) {
 		}
 	}
 	var details []FieldError
-	if err := c.schema.Validate(m); err != nil {
+	if err := c.validate(m); err != nil {
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
 			return nil, &ErrorBody{Code: CodeInvalidBody, Error: "Datos inválidos."}

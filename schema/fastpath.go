@@ -3,9 +3,11 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"reflect"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -424,4 +426,179 @@ func fastPhone(s string) (e164 string, valid, ok bool) {
 		return "", false, true
 	}
 	return phonenumbers.Format(num, phonenumbers.E164), true, true
+}
+
+// fastSchema accepts, without the full validator, the bodies that the compiled schema accepts for the
+// keywords the publication schemas use: an object with properties, required and no additional
+// properties, whose properties are strings (lengths, pattern, enum, const), numbers or integers
+// (minimum, maximum) and booleans (const). It answers only "valid" or "ask the validator": a body it
+// does not accept goes to the full validator, which also writes the messages. compileFast returns nil
+// for a schema that uses any other keyword, and the full validator then checks every body.
+type fastSchema struct {
+	props    map[string]*fastProp
+	required []string
+}
+
+type fastProp struct {
+	kind               string // "string", "number", "integer" or "boolean"
+	enum               map[string]bool
+	constant           any // string or bool, nil when absent
+	minLen, maxLen     int // -1 when absent
+	pattern            jsonschema.Regexp
+	min, max           float64
+	hasMin, hasMax     bool
+	boundMin, boundMax float64 // min and max moved inwards by a margin, see number
+}
+
+// Fields of jsonschema.Schema that do not constrain a value, or that compileFast reads itself; any other
+// field set makes compileFast decline.
+var fastAllowed = map[string]bool{"DraftVersion": true, "Location": true, "Types": true, "Enum": true, "Const": true,
+	"Required": true, "Properties": true, "AdditionalProperties": true, "MinLength": true, "MaxLength": true,
+	"Pattern": true, "Minimum": true, "Maximum": true, "Title": true, "Description": true, "Default": true,
+	"Comment": true, "ReadOnly": true, "WriteOnly": true, "Examples": true, "Deprecated": true}
+
+func onlyAllowed(s *jsonschema.Schema) bool {
+	v := reflect.ValueOf(s).Elem()
+	for i := range v.NumField() {
+		if f := v.Type().Field(i); f.IsExported() && !fastAllowed[f.Name] && !v.Field(i).IsZero() {
+			return false
+		}
+	}
+	return true
+}
+
+func compileFast(s *jsonschema.Schema) *fastSchema {
+	if !onlyAllowed(s) || s.Types == nil || !slices.Equal(s.Types.ToStrings(), []string{"object"}) ||
+		s.Enum != nil || s.Const != nil || s.AdditionalProperties != false || s.MinLength != nil || s.MaxLength != nil ||
+		s.Pattern != nil || s.Minimum != nil || s.Maximum != nil {
+		return nil
+	}
+	f := &fastSchema{props: map[string]*fastProp{}, required: s.Required}
+	for name, ps := range s.Properties {
+		p := compileProp(ps)
+		if p == nil {
+			return nil
+		}
+		f.props[name] = p
+	}
+	return f
+}
+
+func compileProp(s *jsonschema.Schema) *fastProp {
+	if !onlyAllowed(s) || s.Types == nil || len(s.Types.ToStrings()) != 1 || s.Required != nil || s.Properties != nil ||
+		s.AdditionalProperties != nil {
+		return nil
+	}
+	p := &fastProp{kind: s.Types.ToStrings()[0], minLen: -1, maxLen: -1, pattern: s.Pattern}
+	isString := p.kind == "string"
+	isNumber := p.kind == "number" || p.kind == "integer"
+	switch {
+	case !isString && (s.MinLength != nil || s.MaxLength != nil || s.Pattern != nil || s.Enum != nil):
+		return nil
+	case !isNumber && (s.Minimum != nil || s.Maximum != nil):
+		return nil
+	case !isString && !isNumber && p.kind != "boolean":
+		return nil
+	}
+	if s.MinLength != nil {
+		p.minLen = *s.MinLength
+	}
+	if s.MaxLength != nil {
+		p.maxLen = *s.MaxLength
+	}
+	if s.Enum != nil {
+		p.enum = map[string]bool{}
+		for _, e := range s.Enum.Values {
+			str, ok := e.(string)
+			if !ok {
+				return nil
+			}
+			p.enum[str] = true
+		}
+	}
+	if s.Const != nil {
+		switch (*s.Const).(type) {
+		case string:
+			if !isString {
+				return nil
+			}
+		case bool:
+			if p.kind != "boolean" {
+				return nil
+			}
+		default:
+			return nil
+		}
+		p.constant = *s.Const
+	}
+	// A number is accepted only when it is inside its bounds by far more than float64's rounding, so
+	// that comparing floats gives what the validator's exact comparison gives; a value at a bound
+	// (latitude 13.6 exactly) goes to the validator.
+	margin := func(x float64) float64 { return 1e-9 * max(1, math.Abs(x)) }
+	if s.Minimum != nil {
+		p.min, _ = s.Minimum.Float64()
+		p.hasMin, p.boundMin = true, p.min+margin(p.min)
+	}
+	if s.Maximum != nil {
+		p.max, _ = s.Maximum.Float64()
+		p.hasMax, p.boundMax = true, p.max-margin(p.max)
+	}
+	return p
+}
+
+// validate runs the full validator unless the fast one accepts m.
+func (c *compiled) validate(m map[string]any) error {
+	if c.fast != nil && !noFastPaths.Load() && c.fast.valid(m) {
+		return nil
+	}
+	return c.schema.Validate(m)
+}
+
+// valid reports whether the full validator would surely accept v; false means "ask it".
+func (f *fastSchema) valid(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, r := range f.required {
+		if _, ok := m[r]; !ok {
+			return false
+		}
+	}
+	for k, val := range m {
+		p := f.props[k]
+		if p == nil || !p.valid(val) {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *fastProp) valid(v any) bool {
+	switch p.kind {
+	case "string":
+		s, ok := v.(string)
+		if !ok || (p.enum != nil && !p.enum[s]) || (p.constant != nil && p.constant != any(s)) {
+			return false
+		}
+		if p.minLen >= 0 || p.maxLen >= 0 {
+			n := utf8.RuneCountInString(s)
+			if (p.minLen >= 0 && n < p.minLen) || (p.maxLen >= 0 && n > p.maxLen) {
+				return false
+			}
+		}
+		return p.pattern == nil || p.pattern.MatchString(s)
+	case "boolean":
+		b, ok := v.(bool)
+		return ok && (p.constant == nil || p.constant == any(b))
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		return false
+	}
+	if p.kind == "integer" && strings.ContainsAny(string(n), ".eE") {
+		return false // 12.0 is an integer too: the validator decides
+	}
+	x, err := strconv.ParseFloat(string(n), 64)
+	return err == nil && (!p.hasMin || x >= p.boundMin) && (!p.hasMax || x <= p.boundMax)
 }

@@ -66,6 +66,14 @@ func TestFastPathsMatchGeneral(t *testing.T) {
 		r(`+57 303 4567890`, `3034567890x`), r(`+57 303 4567890`, `57 303 4567890`), r(`+57 303 4567890`, `+57+3034567890`),
 		r(`,"neededPeople":12`, ``), r(`"request"`, `"offer"`), `{"a":1,"a":2}`, `{"a" 1}`, `{"a":1,}`, `[1,]`, `{,}`, `{"a":1}}`,
 		`[[[[[[[[1]]]]]]]]`, `[[[[[[[[[1]]]]]]]]]`, `{"a":"` + "\x01" + `"}`,
+		// Bounds, lengths and kinds, where a fast validator could go wrong.
+		r(`4.53390`, `13.6`), r(`4.53390`, `13.600000000000001`), r(`4.53390`, `13.5999999999999`), r(`4.53390`, `-4.3`),
+		r(`4.53390`, `-4.30000000000000001`), r(`-75.68110`, `-66.8`), r(`-75.68110`, `-79.1000001`), r(`12}`, `0}`),
+		r(`12}`, `10000}`), r(`12}`, `-0}`), r(`12}`, `"12"}`), r(`12}`, `true}`), r(`"salud"`, `"Salud"`), r(`"salud"`, `1`),
+		r(`"urgent"`, `"urgente"`), r(`"publishContact":true`, `"publishContact":"true"`), r(`"publishContact":true`, `"publishContact":1`),
+		r(`Agua potable para familias`, strings.Repeat("ñ", 100)), r(`Agua potable para familias`, strings.Repeat("ñ", 101)),
+		r(`Agua potable para familias`, strings.Repeat("a", 99)+"é"), r(`Agua potable para familias`, "x\u0085"),
+		r(`"bench"`, `["bench"]`), r(`"bench"`, `{"a":1}`), r(`"bench"`, `null`), r(`"type":"request",`, `"type":1,`),
 	}
 	for _, body := range corpus {
 		for _, forced := range []string{"", TypeRequest} {
@@ -89,6 +97,14 @@ func TestFastPathsMatchGeneral(t *testing.T) {
 			}
 		}
 		decodeBoth(t, b, "")
+	}
+}
+
+func TestFastValidatorCoversThePublicationSchemas(t *testing.T) {
+	for typ, c := range validators() {
+		if c.fast == nil {
+			t.Errorf("%s: the schema uses a keyword the fast validator does not know; every body takes the full validator", typ)
+		}
 	}
 }
 
