@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -66,6 +67,47 @@ type BadgerStore struct {
 	wg      sync.WaitGroup
 	failMu  sync.Mutex
 	failErr error
+	snap    atomic.Pointer[snapshot] // renewed by the writer after every batch
+}
+
+// snapshot is a read transaction that Create's retry check shares. A check in a transaction of its own
+// would wait, as every new Badger transaction does, for the commit in progress (a whole sync), so that
+// publications would queue behind each batch twice. A snapshot may miss the latest batch; a pair it does
+// not find goes to the writer, which checks again in the batch's own transaction. What it finds was
+// committed, hence synced: SyncWrites makes a record visible only once it is durable.
+type snapshot struct {
+	txn  *badger.Txn
+	refs atomic.Int32 // the store's reference plus one per reader; the transaction ends at zero
+}
+
+func (s *BadgerStore) renewSnapshot() {
+	sn := &snapshot{txn: s.db.NewTransaction(false)}
+	sn.refs.Store(1)
+	if old := s.snap.Swap(sn); old != nil {
+		old.release()
+	}
+}
+
+// acquireSnapshot returns the current snapshot with a reference taken, or nil once the store is closing.
+func (s *BadgerStore) acquireSnapshot() *snapshot {
+	for {
+		sn := s.snap.Load()
+		if sn == nil {
+			return nil
+		}
+		for n := sn.refs.Load(); n > 0; n = sn.refs.Load() {
+			if sn.refs.CompareAndSwap(n, n+1) {
+				return sn
+			}
+		}
+		// Released between Load and CompareAndSwap: its successor is already stored.
+	}
+}
+
+func (sn *snapshot) release() {
+	if sn.refs.Add(-1) == 0 {
+		sn.txn.Discard()
+	}
 }
 
 // OpenBadger opens (or creates) the database in o.Dir.
@@ -105,6 +147,7 @@ func OpenBadger(o BadgerOptions) (*BadgerStore, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	s.renewSnapshot()
 	s.wg.Add(2)
 	go s.writer()
 	gc := o.GCInterval
@@ -130,7 +173,7 @@ func (s *BadgerStore) Create(ctx context.Context, rec *Record) (*Record, bool, e
 		return nil, false, err
 	}
 	// Retries are common (flaky mobile networks): answer them from a read, without the writer.
-	if existing, err := s.getByPair(rec.Source, rec.ExternalID); err == nil {
+	if existing, err := s.getByPairSnapshot(rec.Source, rec.ExternalID); err == nil {
 		return existing, false, nil
 	} else if !errors.Is(err, ErrNotFound) {
 		if s.db.IsClosed() { // Badger does not wrap ErrDBClosed; a shutdown answers 503 (retry), not 500
@@ -218,6 +261,7 @@ func (s *BadgerStore) commit(batch []*createReq) {
 			res[i] = createRes{err: err}
 		}
 	}
+	s.renewSnapshot()
 	for i, r := range batch {
 		r.done <- res[i]
 	}
@@ -288,12 +332,14 @@ func getTxn(txn *badger.Txn, id string) (*Record, error) {
 	return rec, err
 }
 
-func (s *BadgerStore) getByPair(source, externalID string) (rec *Record, err error) {
-	err = s.db.View(func(txn *badger.Txn) error {
-		rec, err = getByPairTxn(txn, pairKey(source, externalID))
-		return err
-	})
-	return rec, err
+// getByPairSnapshot looks the pair up in the shared snapshot (see snapshot).
+func (s *BadgerStore) getByPairSnapshot(source, externalID string) (*Record, error) {
+	sn := s.acquireSnapshot()
+	if sn == nil {
+		return nil, ErrClosed
+	}
+	defer sn.release()
+	return getByPairTxn(sn.txn, pairKey(source, externalID))
 }
 
 // Get implements Store.
@@ -329,5 +375,8 @@ func (s *BadgerStore) Close() error {
 	}
 	close(s.quit)
 	s.wg.Wait()
+	if sn := s.snap.Swap(nil); sn != nil {
+		sn.release()
+	}
 	return s.db.Close()
 }
