@@ -63,9 +63,9 @@ func jsonRPCSchemas() (response, errorResponse map[string]any) {
 	return response, errorResponse
 }
 
-func preflight() map[string]any {
+func preflight(operationID string) map[string]any {
 	return map[string]any{
-		"summary": "Petición previa CORS", "tags": []string{"api"},
+		"operationId": operationID, "summary": "Petición previa CORS", "tags": []string{"api"},
 		"responses": map[string]any{"204": map[string]any{"description": "CORS habilitado para cualquier origen.",
 			"headers": hdrs("Allow", "Access-Control-Allow-Origin", "Access-Control-Allow-Methods", "Access-Control-Allow-Headers", "Access-Control-Max-Age")}},
 	}
@@ -122,7 +122,7 @@ func OpenAPI(serverURL string) ([]byte, error) {
 					}}}},
 					"responses": publishResponses,
 				},
-				"options": preflight(),
+				"options": preflight("preflightHelp"),
 			},
 			"/api/public/openapi.json": map[string]any{
 				"get": map[string]any{
@@ -132,7 +132,7 @@ func OpenAPI(serverURL string) ([]byte, error) {
 						"304": map[string]any{"description": "No ha cambiado.", "headers": hdrs("ETag")},
 					},
 				},
-				"options": preflight(),
+				"options": preflight("preflightOpenAPI"),
 			},
 			"/mcp": map[string]any{
 				"post": map[string]any{
@@ -161,7 +161,7 @@ func OpenAPI(serverURL string) ([]byte, error) {
 				},
 				"get":     mcpNotAllowed("mcpStream", "No hay flujo SSE: 405", "El servidor no ofrece un flujo de eventos iniciado por el servidor; según la especificación MCP responde 405 con Allow: POST."),
 				"delete":  mcpNotAllowed("mcpDelete", "Sin sesiones: 405", "No hay sesiones que cerrar; responde 405 con Allow: POST."),
-				"options": preflight(),
+				"options": preflight("preflightMCP"),
 			},
 		},
 		"components": map[string]any{"schemas": schemas, "headers": openAPIHeaders},
