@@ -140,7 +140,7 @@ func (s *Service) Discovery(base string) *schema.Discovery {
 	}
 	if s.cfg.DetailRateLimitEvents > 0 {
 		d.DetailRateLimit = &schema.RateLimit{Events: s.cfg.DetailRateLimitEvents, WindowSeconds: int(s.cfg.DetailRateLimitWindow.Seconds()),
-			Scope: "lecturas de un registro con su teléfono (GET " + HelpPath + "?view=detail) por dirección IP"}
+			Scope: "lecturas de un registro con su teléfono (GET " + HelpPath + "?view=detail, las páginas " + RecordPathPrefix + "{id} y la herramienta MCP " + ToolViewHelp + ") por dirección IP"}
 	}
 	return d
 }
@@ -219,13 +219,19 @@ func WriteProblem(w http.ResponseWriter, p *Problem) {
 	writeJSON(w, p.Status, &p.Body)
 }
 
-// RateLimitedFor is the answer to r over its rate limit: detail reads have their own.
+// RateLimitedFor is the answer to r over its rate limit: reads of a record with its phone number (the
+// detail view and the record's page) have their own.
 func RateLimitedFor(r *http.Request) *Problem {
-	if r.Method != http.MethodPost && r.URL.Query().Get("view") == "detail" {
-		return &Problem{Status: http.StatusTooManyRequests, Body: schema.ErrorBody{Code: "rate_limited",
-			Error: "Límite temporal de consultas de registros con teléfono alcanzado: espere los segundos que indica Retry-After."}}
+	if r.Method != http.MethodPost && (r.URL.Query().Get("view") == "detail" || strings.HasPrefix(r.URL.Path, RecordPathPrefix)) {
+		return RateLimitedDetail()
 	}
 	return RateLimited()
+}
+
+// RateLimitedDetail is the answer to a read of records with their phone numbers over its limit.
+func RateLimitedDetail() *Problem {
+	return &Problem{Status: http.StatusTooManyRequests, Body: schema.ErrorBody{Code: "rate_limited",
+		Error: "Límite temporal de consultas de registros con teléfono alcanzado: espere los segundos que indica Retry-After."}}
 }
 
 // RateLimited is the answer to a request over the publishing limit (Retry-After is set by the limiter).

@@ -26,7 +26,8 @@ type EmergencyList struct {
 }
 
 const mcpInstructions = `Red pública de ayuda directa para emergencias en Colombia. Con estas herramientas usted publica, en nombre de una persona, una solicitud de ayuda (publicar_solicitud) o un ofrecimiento de ayuda (publicar_ofrecimiento); lo publicado aparece en un sitio web público, con el nombre y el WhatsApp de contacto, para que la gente se contacte directamente.
-Pasos: 1) llame a listar_emergencias para conocer las emergencias activas y su slug; 2) reúna con la persona los datos del esquema de la herramienta; 3) pregúntele si acepta que su nombre y su número se muestren públicamente (publishContact: true solo si acepta); 4) publique. Si algo falla, el resultado dice qué campo corregir; reintentar con el mismo source y externalId nunca crea duplicados.`
+Para encontrar ayuda ya publicada: buscar_ayudas (filtros por emergencia, tipo, categoría, urgencia, texto y cercanía a un punto), ver_ayuda (un registro con su WhatsApp, para contactar) y consultar_panorama (conteos por emergencia).
+Para publicar: 1) llame a listar_emergencias para conocer las emergencias activas y su slug; 2) reúna con la persona los datos del esquema de la herramienta; 3) pregúntele si acepta que su nombre y su número se muestren públicamente (publishContact: true solo si acepta); 4) publique. Si algo falla, el resultado dice qué campo corregir; reintentar con el mismo source y externalId nunca crea duplicados.`
 
 const idempotencyHelp = `Idempotencia: source es el nombre de su aplicación o asistente (por ejemplo "asistente-ia") y externalId un identificador único que usted genera para este registro (por ejemplo un UUID). Si la llamada falla o no sabe si funcionó, repítala con los mismos source y externalId: no se crea un duplicado y recibe el mismo id (duplicate: true). Para publicar otro registro use un externalId nuevo.`
 
@@ -65,6 +66,7 @@ func newMCPServer(svc *Service) *server.MCPServer {
 				"Queda visible en el sitio web público para que quien la necesite escriba por WhatsApp. Para pedir ayuda use publicar_solicitud.\n\n"+
 				"Datos: los campos y sus límites están en el esquema de entrada; la ubicación es opcional. Un centro de acopio puede indicar su estado en collectionCenterStatus."),
 	)
+	s.AddTools(readTools(svc)...)
 	return s
 }
 

@@ -170,18 +170,33 @@ func writeRPCErrorCode(w http.ResponseWriter, status, code int, msg string) {
 	writeJSON(w, status, map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
 }
 
-// MCPCountsAsPublish tells whether an MCP POST body may publish, so that the rate limit zone of POST
-// help also meters it (caddymodule's matcher asks before the limiter runs).
-func (h *Handler) MCPCountsAsPublish(body []byte) bool {
+// MCPUse is what an MCP POST may do, as far as the rate limits care.
+type MCPUse uint8
+
+const (
+	MCPFree    MCPUse = iota // spends no budget: initialize, tools/list, a read-only tool without contact data
+	MCPPublish               // may publish: metered with POST help (zone publish)
+	MCPContact               // reads a record's phone number: metered with view=detail (zone detail)
+)
+
+// contactTools are the read-only tools that answer with a phone number.
+var contactTools = map[string]bool{ToolViewHelp: true}
+
+// MCPUseOf tells what an MCP POST body may do, so that the Caddyfile's rate-limit zones meter MCP as they
+// meter the HTTP API (caddymodule's matchers ask before the limiter runs).
+func (h *Handler) MCPUseOf(body []byte) MCPUse {
 	e, ok := h.mcp.(*mcpEndpoint)
-	return !ok || e.countsAsPublish(body)
+	if !ok {
+		return MCPPublish
+	}
+	return e.useOf(body)
 }
 
-// countsAsPublish: only a message that surely cannot publish is free, that is one that is not a tools/call,
-// or calls a tool annotated read-only (the annotation is the one source of that fact). Anything unreadable
-// counts, and is refused anyway. The decoding is mcp-go's own (encoding/json into a struct:
-// case-insensitive keys, the last duplicate wins), so the two cannot read one body differently.
-func (e *mcpEndpoint) countsAsPublish(body []byte) bool {
+// useOf: only a message that surely cannot publish is free of the publish budget, that is one that is not
+// a tools/call, or calls a tool annotated read-only (the annotation is the one source of that fact).
+// Anything unreadable counts, and is refused anyway. The decoding is mcp-go's own (encoding/json into a
+// struct: case-insensitive keys, the last duplicate wins), so the two cannot read one body differently.
+func (e *mcpEndpoint) useOf(body []byte) MCPUse {
 	var msg struct {
 		Method string `json:"method"`
 		Params struct {
@@ -189,11 +204,17 @@ func (e *mcpEndpoint) countsAsPublish(body []byte) bool {
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &msg) != nil {
-		return true
+		return MCPPublish
 	}
 	if msg.Method != string(mcp.MethodToolsCall) {
-		return false
+		return MCPFree
 	}
 	t := e.srv.GetTool(msg.Params.Name)
-	return t == nil || t.Tool.Annotations.ReadOnlyHint == nil || !*t.Tool.Annotations.ReadOnlyHint
+	switch {
+	case t == nil || t.Tool.Annotations.ReadOnlyHint == nil || !*t.Tool.Annotations.ReadOnlyHint:
+		return MCPPublish
+	case contactTools[t.Tool.Name]:
+		return MCPContact
+	}
+	return MCPFree
 }

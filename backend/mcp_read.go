@@ -1,9 +1,3 @@
-// The read tools wait for backend/mcp.go (annotate, mustJSON, mcpBase), which is not committed yet: build
-// with -tags mcpread to try them. To enable: drop this constraint (here and in mcp_read_test.go) and add
-// readTools(svc)... to the AddTools call of newMCPServer.
-
-//go:build mcpread
-
 package backend
 
 import (

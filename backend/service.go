@@ -127,7 +127,10 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 }
 
 // RecordURL is the public page of a record.
-func RecordURL(base, id string) string { return base + "/ayudas/" + id }
+func RecordURL(base, id string) string { return base + RecordPathPrefix + id }
+
+// RecordPathPrefix starts the path of every record's page (and of its phone number: see RateLimitedFor).
+const RecordPathPrefix = "/ayudas/"
 
 func samePublication(a, b *schema.Publication) bool {
 	ja, err1 := json.Marshal(a)

@@ -64,6 +64,9 @@ func problemFor(err error, r *http.Request) *backend.Problem {
 		status = he.StatusCode
 	}
 	if status == http.StatusTooManyRequests {
+		if mcpUse(r) == backend.MCPContact {
+			return backend.RateLimitedDetail()
+		}
 		return backend.RateLimitedFor(r)
 	}
 	p := &backend.Problem{Status: status, Body: schema.ErrorBody{Code: "internal_error", Error: "Error interno."}}

@@ -12,7 +12,10 @@ import (
 	"github.com/directaid/directaid/backend"
 )
 
-func init() { caddy.RegisterModule(new(MatchMCPPublish)) }
+func init() {
+	caddy.RegisterModule(new(MatchMCPPublish))
+	caddy.RegisterModule(new(MatchMCPContact))
+}
 
 // MatchMCPPublish is `http.matchers.directaid_mcp_publish`: it matches an MCP POST that may publish (a
 // tools/call of a tool not annotated read-only), so that the rate_limit zone of POST help meters MCP
@@ -25,41 +28,64 @@ func init() { caddy.RegisterModule(new(MatchMCPPublish)) }
 //	    path /mcp
 //	    directaid_mcp_publish
 //	}
-type MatchMCPPublish struct {
-	app *App
-}
+type MatchMCPPublish struct{ mcpMatcher }
+
+// MatchMCPContact is `http.matchers.directaid_mcp_contact`: it matches an MCP tools/call of a tool that
+// answers with a phone number (ver_ayuda), so that the zone that meters view=detail meters it too.
+type MatchMCPContact struct{ mcpMatcher }
 
 // CaddyModule returns the Caddy module information.
 func (*MatchMCPPublish) CaddyModule() caddy.ModuleInfo {
-	return caddy.ModuleInfo{ID: "http.matchers.directaid_mcp_publish", New: func() caddy.Module { return new(MatchMCPPublish) }}
+	return caddy.ModuleInfo{ID: "http.matchers.directaid_mcp_publish", New: func() caddy.Module {
+		return &MatchMCPPublish{mcpMatcher{name: "directaid_mcp_publish", use: backend.MCPPublish}}
+	}}
 }
 
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler; the matcher takes no arguments.
-func (*MatchMCPPublish) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+// CaddyModule returns the Caddy module information.
+func (*MatchMCPContact) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "http.matchers.directaid_mcp_contact", New: func() caddy.Module {
+		return &MatchMCPContact{mcpMatcher{name: "directaid_mcp_contact", use: backend.MCPContact}}
+	}}
+}
+
+// mcpMatcher matches an MCP POST whose body may do use.
+type mcpMatcher struct {
+	name string
+	use  backend.MCPUse
+	app  *App
+}
+
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler; the matchers take no arguments.
+func (m *mcpMatcher) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next()
 	if d.NextArg() || d.NextBlock(0) {
-		return d.Err("directaid_mcp_publish takes no arguments")
+		return d.Errf("%s takes no arguments", m.name)
 	}
 	return nil
 }
 
-// Provision finds the directaid app, whose MCP server knows which tools are read-only.
-func (m *MatchMCPPublish) Provision(ctx caddy.Context) (err error) {
+// Provision finds the directaid app, whose MCP server knows what each tool does.
+func (m *mcpMatcher) Provision(ctx caddy.Context) (err error) {
 	m.app, err = directaidApp(ctx)
 	return err
 }
 
-const mcpPublishVar = "directaid.mcp_publish"
+// mcpUseVar caches what the body may do: several zones may ask, and the body is read once.
+const mcpUseVar = "directaid.mcp_use"
 
 // MatchWithError implements caddyhttp.RequestMatcherWithError.
-func (m *MatchMCPPublish) MatchWithError(r *http.Request) (bool, error) {
-	// A body announced over the endpoint's limit is refused unread, so it cannot publish; reading it here
-	// would also defeat Expect: 100-continue.
+func (m *mcpMatcher) MatchWithError(r *http.Request) (bool, error) {
+	use, err := m.useOf(r)
+	return use == m.use, err
+}
+
+func (m *mcpMatcher) useOf(r *http.Request) (backend.MCPUse, error) {
+	// A body announced over the endpoint's limit is refused unread, so it can do nothing; reading it
+	// here would also defeat Expect: 100-continue.
 	if r.Method != http.MethodPost || r.Body == nil || r.ContentLength > backend.MCPMaxBodyBytes {
-		return false, nil
+		return backend.MCPFree, nil
 	}
-	// Several zones may ask; the body is read once.
-	if v, ok := caddyhttp.GetVar(r.Context(), mcpPublishVar).(bool); ok {
+	if v, ok := caddyhttp.GetVar(r.Context(), mcpUseVar).(backend.MCPUse); ok {
 		return v, nil
 	}
 	// One byte past the endpoint's limit is enough to know the body will be refused (and counts).
@@ -69,16 +95,27 @@ func (m *MatchMCPPublish) MatchWithError(r *http.Request) (bool, error) {
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
 	if err != nil {
-		return false, err
+		return backend.MCPFree, err
 	}
-	h := m.app.handler.Load()
-	publish := h == nil || h.MCPCountsAsPublish(head)
-	caddyhttp.SetVar(r.Context(), mcpPublishVar, publish)
-	return publish, nil
+	use := backend.MCPPublish
+	if h := m.app.handler.Load(); h != nil {
+		use = h.MCPUseOf(head)
+	}
+	caddyhttp.SetVar(r.Context(), mcpUseVar, use)
+	return use, nil
+}
+
+// mcpUse is what the matchers found the request's MCP body may do (MCPFree when none asked).
+func mcpUse(r *http.Request) backend.MCPUse {
+	use, _ := caddyhttp.GetVar(r.Context(), mcpUseVar).(backend.MCPUse)
+	return use
 }
 
 var (
 	_ caddy.Provisioner                 = (*MatchMCPPublish)(nil)
 	_ caddyhttp.RequestMatcherWithError = (*MatchMCPPublish)(nil)
 	_ caddyfile.Unmarshaler             = (*MatchMCPPublish)(nil)
+	_ caddy.Provisioner                 = (*MatchMCPContact)(nil)
+	_ caddyhttp.RequestMatcherWithError = (*MatchMCPContact)(nil)
+	_ caddyfile.Unmarshaler             = (*MatchMCPContact)(nil)
 )

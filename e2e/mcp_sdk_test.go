@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,11 +101,19 @@ func toolError(t *testing.T, res *sdk.CallToolResult, want ...string) {
 	}
 }
 
+// servedSchemas are the component schemas of the OpenAPI document the server serves, freshly decoded.
+func servedSchemas(t *testing.T, s *testserver.Server) map[string]any {
+	t.Helper()
+	_, doc := call(t, s, "GET", "/api/public/openapi.json", nil)
+	return doc["components"].(map[string]any)["schemas"].(map[string]any)
+}
+
 func TestMCPGoSDK(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	for _, version := range []string{"", "2025-11-25", "2025-06-18", "2025-03-26"} {
 		t.Run("protocol "+version, func(t *testing.T) {
 			cs := sdkSession(t, s, version)
+			served := servedSchemas(t, s)
 			if version != "" && cs.InitializeResult().ProtocolVersion != version {
 				t.Errorf("negotiated %s", cs.InitializeResult().ProtocolVersion)
 			}
@@ -121,13 +130,16 @@ func TestMCPGoSDK(t *testing.T) {
 					t.Fatalf("tools/list lacks %s", name)
 				}
 			}
-			for name, typ := range map[string]string{backend.ToolPublishRequest: schema.TypeRequest, backend.ToolPublishOffer: schema.TypeOffer} {
+			for name, component := range map[string]string{backend.ToolPublishRequest: "HelpRequest", backend.ToolPublishOffer: "HelpOffer"} {
 				tool := byName[name]
-				want := roundTrip[any](t, json.RawMessage(schema.ToolInputSchema(typ)))
-				if got := roundTrip[any](t, tool.InputSchema); !reflect.DeepEqual(got, want) {
+				// The API's body as the served OpenAPI document describes it, less the `type` the tool sets.
+				want := served[component].(map[string]any)
+				delete(want["properties"].(map[string]any), "type")
+				want["required"] = slices.DeleteFunc(want["required"].([]any), func(r any) bool { return r == "type" })
+				if got := roundTrip[map[string]any](t, tool.InputSchema); !reflect.DeepEqual(got, want) {
 					t.Errorf("%s input schema differs from the API's:\n got %s\nwant %s", name, mustJSON(t, got), mustJSON(t, want))
 				}
-				if want := roundTrip[any](t, schema.JSONSchema("PublishResult")); !reflect.DeepEqual(roundTrip[any](t, tool.OutputSchema), want) {
+				if !reflect.DeepEqual(roundTrip[any](t, tool.OutputSchema), served["PublishResult"]) {
 					t.Errorf("%s output schema is not PublishResult's", name)
 				}
 				a := tool.Annotations
@@ -135,8 +147,18 @@ func TestMCPGoSDK(t *testing.T) {
 					t.Errorf("%s: title %q, annotations %+v", name, tool.Title, a)
 				}
 			}
-			if a := byName[backend.ToolListEmergencies].Annotations; a == nil || !a.ReadOnlyHint {
-				t.Errorf("listar_emergencias must be read-only: %+v", a)
+			for _, name := range []string{backend.ToolListEmergencies, backend.ToolSearchHelp, backend.ToolViewHelp, backend.ToolPanorama} {
+				if tool := byName[name]; tool == nil || tool.Annotations == nil || !tool.Annotations.ReadOnlyHint || tool.Title == "" {
+					t.Errorf("%s must be listed, titled and read-only: %+v", name, tool)
+				}
+			}
+			for name, component := range map[string]string{backend.ToolSearchHelp: "HelpList", backend.ToolViewHelp: "PublicHelpDetail", backend.ToolPanorama: "Panorama"} {
+				if !reflect.DeepEqual(roundTrip[any](t, byName[name].OutputSchema), served[component]) {
+					t.Errorf("%s output schema is not %s's", name, component)
+				}
+			}
+			if got := roundTrip[any](t, byName[backend.ToolSearchHelp].InputSchema); !reflect.DeepEqual(got, served["ListQuery"]) {
+				t.Errorf("buscar_ayudas input schema is not ListQuery's:\n got %s\nwant %s", mustJSON(t, got), mustJSON(t, served["ListQuery"]))
 			}
 
 			list := callTool(t, cs, backend.ToolListEmergencies, nil)
@@ -208,4 +230,94 @@ func TestMCPGoSDKRateLimited(t *testing.T) {
 	}
 	callTool(t, cs, backend.ToolListEmergencies, nil)
 	sdkSession(t, s, "2025-11-25") // connecting spends nothing either
+}
+
+// TestMCPGoSDKReadTools: the read tools answer what the HTTP read API answers, through the official client,
+// and only ver_ayuda shows a phone number.
+func TestMCPGoSDKReadTools(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	near := with(validRequest(), "title", "Médico para un herido", "category", "salud", "latitude", 4.5339, "longitude", -75.6811)
+	far := with(validRequest(), "title", "Medico en Pereira", "category", "salud", "latitude", 4.8133, "longitude", -75.6961)
+	var ids []string
+	for _, rec := range []map[string]any{near, far, validOffer(), with(validRequest(), "emergencySlug", "inundaciones-la-mojana")} {
+		resp, body := publish(t, s, rec)
+		if resp.StatusCode != 201 {
+			t.Fatalf("publish: %d %v", resp.StatusCode, body)
+		}
+		ids = append(ids, body["id"].(string))
+	}
+	cs := sdkSession(t, s, "")
+
+	// Each search answers the same items as GET help?view=list with the same filters.
+	for _, c := range []struct {
+		args  map[string]any
+		query string
+		want  []string
+	}{
+		{map[string]any{"emergencySlug": "eje-cafetero", "q": "MEDICO"}, "emergencySlug=eje-cafetero&q=MEDICO", []string{ids[1], ids[0]}},
+		{map[string]any{"latitude": 4.5339, "longitude": -75.6811, "radiusKm": 5, "type": "request"}, "latitude=4.5339&longitude=-75.6811&radiusKm=5&type=request", []string{ids[3], ids[0]}}, // equally near: newest first
+		{map[string]any{"type": "offer"}, "type=offer", []string{ids[2]}},
+	} {
+		res := callTool(t, cs, backend.ToolSearchHelp, c.args)
+		if res.IsError {
+			t.Fatalf("buscar_ayudas %v: %s", c.args, toolText(res))
+		}
+		got := roundTrip[schema.HelpList](t, res.StructuredContent)
+		_, api := call(t, s, "GET", "/api/public/v1/help?view=list&"+c.query, nil)
+		apiList := roundTrip[schema.HelpList](t, api)
+		var gotIDs, apiIDs []string
+		for _, it := range got.Items {
+			gotIDs = append(gotIDs, it.ID)
+		}
+		for _, it := range apiList.Items {
+			apiIDs = append(apiIDs, it.ID)
+		}
+		if !slices.Equal(gotIDs, c.want) || !slices.Equal(apiIDs, c.want) {
+			t.Errorf("%v: MCP %v, API %v, want %v", c.args, gotIDs, apiIDs, c.want)
+		}
+		if raw := string(mustJSON(t, res.StructuredContent)) + toolText(res); strings.Contains(raw, "3001234567") || strings.Contains(raw, "wa.me") {
+			t.Errorf("buscar_ayudas shows a phone number: %s", raw)
+		}
+	}
+	toolError(t, callTool(t, cs, backend.ToolSearchHelp, map[string]any{"latitude": 4.5}), "longitude")
+	toolError(t, callTool(t, cs, backend.ToolSearchHelp, map[string]any{"category": "comida"}), "category")
+
+	res := callTool(t, cs, backend.ToolViewHelp, map[string]any{"id": ids[0]})
+	_, api := call(t, s, "GET", "/api/public/v1/help?view=detail&id="+ids[0], nil)
+	if res.IsError || !reflect.DeepEqual(roundTrip[map[string]any](t, res.StructuredContent), api) || !strings.Contains(toolText(res), "https://wa.me/573001234567") {
+		t.Errorf("ver_ayuda: %s\n%v\nAPI: %v", toolText(res), res.StructuredContent, api)
+	}
+	toolError(t, callTool(t, cs, backend.ToolViewHelp, map[string]any{"id": "0000000000000000"}), "0000000000000000")
+
+	res = callTool(t, cs, backend.ToolPanorama, map[string]any{"emergencySlug": "eje-cafetero"})
+	p := roundTrip[schema.Panorama](t, res.StructuredContent)
+	if res.IsError || len(p.Emergencies) != 1 || p.Emergencies[0].Requests != 2 || p.Emergencies[0].Offers != 1 {
+		t.Errorf("consultar_panorama: %s %+v", toolText(res), p)
+	}
+}
+
+// TestMCPContactLimit: ver_ayuda spends the budget of the reads that show a phone number (the detail
+// zone), shared with view=detail and the record pages; searching and publishing do not.
+func TestMCPContactLimit(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{DetailEvents: 2})
+	_, body := publish(t, s, validRequest())
+	id := body["id"].(string)
+	cs := sdkSession(t, s, "")
+	for range 2 {
+		if res := callTool(t, cs, backend.ToolViewHelp, map[string]any{"id": id}); res.IsError {
+			t.Fatalf("ver_ayuda: %s", toolText(res))
+		}
+	}
+	_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: backend.ToolViewHelp, Arguments: map[string]any{"id": id}})
+	if err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
+		t.Fatalf("third ver_ayuda: %v", err)
+	}
+	callTool(t, cs, backend.ToolSearchHelp, map[string]any{})
+	published(t, callTool(t, cs, backend.ToolPublishOffer, mcpArgs(validOffer())))
+	for _, path := range []string{"/api/public/v1/help?view=detail&id=" + id, "/ayudas/" + id, "/ayudas/" + id + ".md"} {
+		resp, raw := s.Do("GET", path, nil)
+		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(raw), "teléfono") {
+			t.Errorf("%s over the detail limit: %d %s", path, resp.StatusCode, raw)
+		}
+	}
 }

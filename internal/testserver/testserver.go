@@ -107,8 +107,17 @@ http://:{{.Port}} {
 		}
 		zone detail {
 			match {
-				method GET
+				method GET HEAD
 				query view=detail
+			}
+			match {
+				method GET HEAD
+				path /ayudas/*
+			}
+			match {
+				method POST
+				path /mcp
+				directaid_mcp_contact
 			}
 			key {client_ip}
 			events {{.DetailEvents}}
