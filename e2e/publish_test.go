@@ -194,12 +194,21 @@ func TestMalformedBodies(t *testing.T) {
 	if resp, body := post(mustJSON(t, validRequest()), "application/json; charset=UTF-8"); resp.StatusCode != 201 {
 		t.Errorf("charset=UTF-8 refused: %d %v", resp.StatusCode, body)
 	}
-	// PUT is not an operation of the document, so this answer is checked by hand.
-	resp, raw := s.Do("PUT", "/api/public/v1/help", nil)
-	var body map[string]any
-	_ = json.Unmarshal(raw, &body)
-	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, HEAD, POST, OPTIONS" || body["code"] != "method_not_allowed" {
-		t.Errorf("PUT: %d %v %v", resp.StatusCode, resp.Header, body)
+	for _, c := range []struct{ method, path, allow string }{
+		{"PUT", "/api/public/v1/help", "GET, HEAD, POST, OPTIONS"},
+		{"PATCH", "/api/public/v1/help", "GET, HEAD, POST, OPTIONS"},
+		{"DELETE", "/api/public/v1/help", "GET, HEAD, POST, OPTIONS"},
+		{"POST", "/api/public/openapi.json", "GET, HEAD, OPTIONS"},
+	} {
+		resp, body := call(t, s, c.method, c.path, nil)
+		if resp.StatusCode != 405 || resp.Header.Get("Allow") != c.allow || body["code"] != "method_not_allowed" {
+			t.Errorf("%s %s: %d %v %v", c.method, c.path, resp.StatusCode, resp.Header, body)
+		}
+	}
+	for _, path := range []string{"/api/public/v1/help", "/api/public/openapi.json"} {
+		if resp, _ := call(t, s, "HEAD", path, nil); resp.StatusCode != 200 || resp.Header.Get("ETag") == "" {
+			t.Errorf("HEAD %s: %d %v", path, resp.StatusCode, resp.Header)
+		}
 	}
 }
 

@@ -7,21 +7,25 @@ import (
 
 // Response headers, documented once and referenced everywhere.
 var openAPIHeaders = map[string]any{
-	"API-Version":                  map[string]any{"description": "Versión de la API (" + APIVersion + ").", "schema": map[string]any{"type": "string", "const": APIVersion}},
-	"Retry-After":                  map[string]any{"description": "Segundos que hay que esperar antes de reintentar.", "schema": map[string]any{"type": "integer", "minimum": 0}},
-	"Location":                     map[string]any{"description": "URL pública del registro creado.", "schema": map[string]any{"type": "string", "format": "uri"}},
-	"ETag":                         map[string]any{"description": "Validador para If-None-Match.", "schema": map[string]any{"type": "string"}},
-	"Cache-Control":                map[string]any{"description": "Política de caché.", "schema": map[string]any{"type": "string"}},
-	"Access-Control-Allow-Origin":  map[string]any{"description": "CORS: cualquier origen.", "schema": map[string]any{"type": "string", "const": "*"}},
-	"Access-Control-Allow-Methods": map[string]any{"description": "CORS: métodos permitidos.", "schema": map[string]any{"type": "string"}},
-	"Access-Control-Allow-Headers": map[string]any{"description": "CORS: cabeceras permitidas.", "schema": map[string]any{"type": "string"}},
-	"Access-Control-Max-Age":       map[string]any{"description": "CORS: segundos que el navegador guarda la respuesta previa.", "schema": map[string]any{"type": "string"}},
-	"Allow":                        map[string]any{"description": "Métodos que admite la ruta.", "schema": map[string]any{"type": "string"}},
+	"API-Version":                   map[string]any{"description": "Versión de la API (" + APIVersion + ").", "schema": map[string]any{"type": "string", "const": APIVersion}},
+	"Retry-After":                   map[string]any{"description": "Segundos que hay que esperar antes de reintentar.", "schema": map[string]any{"type": "integer", "minimum": 0}},
+	"Location":                      map[string]any{"description": "URL pública del registro creado.", "schema": map[string]any{"type": "string", "format": "uri"}},
+	"ETag":                          map[string]any{"description": "Validador para If-None-Match.", "schema": map[string]any{"type": "string"}},
+	"Cache-Control":                 map[string]any{"description": "Política de caché.", "schema": map[string]any{"type": "string"}},
+	"Access-Control-Allow-Origin":   map[string]any{"description": "CORS: cualquier origen.", "schema": map[string]any{"type": "string", "const": "*"}},
+	"Access-Control-Expose-Headers": map[string]any{"description": "CORS: cabeceras que un navegador deja leer.", "schema": map[string]any{"type": "string"}},
+	"Access-Control-Allow-Methods":  map[string]any{"description": "CORS: métodos permitidos.", "schema": map[string]any{"type": "string"}},
+	"Access-Control-Allow-Headers":  map[string]any{"description": "CORS: cabeceras permitidas.", "schema": map[string]any{"type": "string"}},
+	"Access-Control-Max-Age":        map[string]any{"description": "CORS: segundos que el navegador guarda la respuesta previa.", "schema": map[string]any{"type": "string"}},
+	"Allow":                         map[string]any{"description": "Métodos que admite la ruta.", "schema": map[string]any{"type": "string"}},
 }
+
+// everyAnswer are the headers that every answer carries (backend.SetCommonHeaders).
+var everyAnswer = []string{"API-Version", "Access-Control-Allow-Origin", "Access-Control-Expose-Headers"}
 
 func hdrs(names ...string) map[string]any {
 	out := map[string]any{}
-	for _, n := range append([]string{"API-Version"}, names...) {
+	for _, n := range append(everyAnswer[:len(everyAnswer):len(everyAnswer)], names...) {
 		out[n] = map[string]any{"$ref": "#/components/headers/" + n}
 	}
 	return out
@@ -33,8 +37,35 @@ func jsonBody(schemaRef map[string]any) map[string]any {
 	return map[string]any{"application/json": map[string]any{"schema": schemaRef}}
 }
 
+// errResp is an error answer: never cached.
 func errResp(desc string, extraHeaders ...string) map[string]any {
-	return map[string]any{"description": desc, "headers": hdrs(extraHeaders...), "content": jsonBody(ref("Error"))}
+	return map[string]any{"description": desc, "headers": hdrs(append(extraHeaders, "Cache-Control")...), "content": jsonBody(ref("Error"))}
+}
+
+// notAllowed is a method a path refuses with 405 and the methods it takes.
+func notAllowed(operationID string) map[string]any {
+	return map[string]any{"operationId": operationID, "tags": []string{"api"}, "summary": "Método no permitido: 405",
+		"description": "Esta ruta solo admite los métodos de la cabecera Allow.",
+		"responses":   map[string]any{"405": errResp("Método no permitido (method_not_allowed).", "Allow")}}
+}
+
+// headOf is GET's twin for HEAD: the same status codes and headers, no body.
+func headOf(get map[string]any, operationID string) map[string]any {
+	responses := map[string]any{}
+	for code, r := range get["responses"].(map[string]any) {
+		resp := map[string]any{}
+		for k, v := range r.(map[string]any) {
+			if k != "content" {
+				resp[k] = v
+			}
+		}
+		responses[code] = resp
+	}
+	head := map[string]any{"operationId": operationID, "tags": get["tags"], "summary": "Como GET, sin cuerpo", "responses": responses}
+	if p, ok := get["parameters"]; ok {
+		head["parameters"] = p
+	}
+	return head
 }
 
 // rpcErr is an answer of /mcp refused before or by the MCP server: a JSON-RPC error, which MCP clients read.
@@ -83,14 +114,22 @@ func OpenAPI(serverURL string) ([]byte, error) {
 	}
 	schemas["JSONRPCResponse"], schemas["JSONRPCError"] = jsonRPCSchemas()
 	publishResponses := map[string]any{
-		"201": map[string]any{"description": "Publicado: el registro se creó y está guardado en disco.", "headers": hdrs("Location"), "content": jsonBody(ref("PublishResult"))},
-		"200": map[string]any{"description": "Reintento idempotente: el par (source, externalId) ya existía; no se creó nada. contentMatches=false avisa de que el contenido enviado difiere del guardado.", "headers": hdrs(), "content": jsonBody(ref("PublishResult"))},
+		"201": map[string]any{"description": "Publicado: el registro se creó y está guardado en disco.", "headers": hdrs("Location", "Cache-Control"), "content": jsonBody(ref("PublishResult"))},
+		"200": map[string]any{"description": "Reintento idempotente: el par (source, externalId) ya existía; no se creó nada. contentMatches=false avisa de que el contenido enviado difiere del guardado.", "headers": hdrs("Cache-Control"), "content": jsonBody(ref("PublishResult"))},
 		"400": errResp("Datos inválidos (invalid_body, invalid_json, consent_required, emergency_required, unknown_emergency, no_active_emergency). details nombra cada campo con un puntero JSON."),
 		"413": errResp("Cuerpo de más de 64 KiB (body_too_large)."),
 		"415": errResp("Content-Type distinto de application/json (unsupported_media_type)."),
 		"429": errResp("Límite temporal alcanzado (rate_limited). Reintente tras Retry-After segundos con el mismo externalId.", "Retry-After"),
 		"500": errResp("Error interno (internal_error). Reintente con el mismo externalId."),
-		"503": errResp("Servicio no disponible (unavailable). Reintente con el mismo externalId."),
+		"503": errResp("Servicio no disponible (unavailable). Reintente tras Retry-After segundos con el mismo externalId.", "Retry-After"),
+	}
+	getHelp := helpGet() // openapi_read.go
+	getOpenAPI := map[string]any{
+		"operationId": "getOpenAPI", "tags": []string{"api"}, "summary": "Este documento OpenAPI 3.1",
+		"responses": map[string]any{
+			"200": map[string]any{"description": "El documento.", "headers": hdrs("ETag", "Cache-Control"), "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}},
+			"304": map[string]any{"description": "No ha cambiado.", "headers": hdrs("ETag", "Cache-Control")},
+		},
 	}
 	doc := map[string]any{
 		"openapi":           "3.1.0",
@@ -111,7 +150,8 @@ func OpenAPI(serverURL string) ([]byte, error) {
 		},
 		"paths": map[string]any{
 			"/api/public/v1/help": map[string]any{
-				"get": helpGet(), // openapi_read.go
+				"get":  getHelp,
+				"head": headOf(getHelp, "headHelp"),
 				"post": map[string]any{
 					"operationId": "publishHelp", "tags": []string{"api"},
 					"summary":     "Publicar una solicitud o un ofrecimiento de ayuda",
@@ -123,40 +163,36 @@ func OpenAPI(serverURL string) ([]byte, error) {
 					"responses": publishResponses,
 				},
 				"options": preflight("preflightHelp"),
+				"put":     notAllowed("putHelp"),
+				"patch":   notAllowed("patchHelp"),
+				"delete":  notAllowed("deleteHelp"),
 			},
 			"/api/public/openapi.json": map[string]any{
-				"get": map[string]any{
-					"operationId": "getOpenAPI", "tags": []string{"api"}, "summary": "Este documento OpenAPI 3.1",
-					"responses": map[string]any{
-						"200": map[string]any{"description": "El documento.", "headers": hdrs("ETag", "Cache-Control"), "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}},
-						"304": map[string]any{"description": "No ha cambiado.", "headers": hdrs("ETag")},
-					},
-				},
+				"get":     getOpenAPI,
+				"head":    headOf(getOpenAPI, "headOpenAPI"),
 				"options": preflight("preflightOpenAPI"),
+				"post":    notAllowed("postOpenAPI"),
 			},
 			"/mcp": map[string]any{
 				"post": map[string]any{
 					"operationId": "mcp", "tags": []string{"mcp"},
 					"summary": "Servidor MCP (Streamable HTTP, sin estado)",
-					"description": "Un mensaje JSON-RPC 2.0 por petición (los lotes se rechazan), de hasta 128 KiB. Herramientas: listar_emergencias, publicar_solicitud, publicar_ofrecimiento. " +
+					"description": "Un mensaje JSON-RPC 2.0 por petición (los lotes se rechazan), de hasta 128 KiB. Herramientas: listar_emergencias, publicar_solicitud, publicar_ofrecimiento, buscar_ayudas, ver_ayuda, consultar_panorama. " +
 						"Protocolos 2025-03-26, 2025-06-18 y 2025-11-25 (initialize) y 2026-07-28 (server/discover, con las cabeceras Mcp-Method y Mcp-Name); también 2024-11-05. " +
 						"Sin sesión: no se emite Mcp-Session-Id. Solo las llamadas tools/call a publicar_solicitud y publicar_ofrecimiento cuentan para el límite de POST /api/public/v1/help; " +
-						"initialize, tools/list, ping y listar_emergencias no lo gastan. En un servidor local (conexión por loopback) se rechazan con 403 un Host o un Origin ajenos (protección contra DNS rebinding).",
+						"initialize, tools/list, ping, listar_emergencias, buscar_ayudas y consultar_panorama no lo gastan; ver_ayuda, que muestra un teléfono, cuenta para el límite de view=detail. Las respuestas son siempre application/json: no hay flujos SSE. En un servidor local (conexión por loopback) se rechazan con 403 un Host o un Origin ajenos (protección contra DNS rebinding).",
 					"requestBody": map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
 						"type": "object", "required": []string{"jsonrpc"}, "properties": map[string]any{"jsonrpc": map[string]any{"const": "2.0"}, "method": map[string]any{"type": "string"}},
 					}}}},
 					"responses": map[string]any{
-						"200": map[string]any{"description": "Respuesta JSON-RPC (resultado o error).", "headers": hdrs("Cache-Control"), "content": map[string]any{
-							"application/json":  map[string]any{"schema": ref("JSONRPCResponse")},
-							"text/event-stream": map[string]any{"schema": map[string]any{"type": "string"}},
-						}},
+						"200": map[string]any{"description": "Respuesta JSON-RPC (resultado o error).", "headers": hdrs("Cache-Control"), "content": jsonBody(ref("JSONRPCResponse"))},
 						"202": map[string]any{"description": "Notificación o respuesta aceptada; sin cuerpo.", "headers": hdrs("Cache-Control")},
 						"400": rpcErr("Mensaje inválido: JSON mal formado, lote JSON-RPC, versión de protocolo no admitida o cabeceras que no concuerdan con el cuerpo (2026-07-28)."),
 						"403": rpcErr("Host u Origin ajeno en un servidor local (protección contra DNS rebinding)."),
 						"404": rpcErr("Método JSON-RPC desconocido (protocolo 2026-07-28)."),
 						"413": rpcErr("Mensaje de más de 128 KiB."),
 						"415": rpcErr("Content-Type distinto de application/json."),
-						"429": errResp("Límite temporal de publicación alcanzado (rate_limited): solo en tools/call de las herramientas de publicación. Reintente tras Retry-After segundos con el mismo externalId.", "Retry-After"),
+						"429": errResp("Límite temporal alcanzado (rate_limited): solo en tools/call de las herramientas de publicación (límite de publicación) y de ver_ayuda (límite de view=detail). Reintente tras Retry-After segundos, con el mismo externalId si publicaba.", "Retry-After"),
 					},
 				},
 				"get":     mcpNotAllowed("mcpStream", "No hay flujo SSE: 405", "El servidor no ofrece un flujo de eventos iniciado por el servidor; según la especificación MCP responde 405 con Allow: POST."),
