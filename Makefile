@@ -38,7 +38,8 @@ vulncheck:
 	$(GO) mod verify
 	$(GO) run golang.org/x/vuln/cmd/govulncheck@v1.2.0 ./...
 
-## bench: the benchmark table of the README (about 2 minutes); BENCH_1M=1 adds the 1,000,000-record run,
+## bench: the benchmark table of the README (about 2 minutes); BENCH_1M=1 adds the 1,000,000-record run and
+## the reads over those records (radius, filters, text, panorama);
 ## BENCH_FLAGS passes more flags to cmd/bench (e.g. BENCH_FLAGS='-profile "POST new/64"')
 bench: build
 	$(GO) run ./cmd/bench -bin $(BIN) $(if $(BENCH_1M),-million 1000000) $(BENCH_FLAGS)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -56,6 +57,7 @@ type MillionResult struct {
 	PeakFile   int64 // peak RssFile (mostly Badger's memory-mapped tables), sampled
 	ServerCPU  time.Duration
 	CloseAfter time.Duration // how long the graceful shutdown took (flush + L0 compaction)
+	Reads      []Row         // read scenarios over the published records
 }
 
 // Report is a whole run.
@@ -212,6 +214,9 @@ func runMillion(o Options, tmp string, progress func(string, ...any)) (*MillionR
 	}
 	m.ServerCPU = srv.cpu() - cpu0
 	m.PeakRSS = srv.peakRSS()
+	if m.Reads, err = readScenarios(o, srv, progress); err != nil {
+		return nil, err
+	}
 	t0 := time.Now()
 	srv.stop()
 	m.CloseAfter = time.Since(t0)
@@ -219,6 +224,56 @@ func runMillion(o Options, tmp string, progress func(string, ...any)) (*MillionR
 		return nil, err
 	}
 	return m, nil
+}
+
+// readScenarios query the records that runMillion published: one reader (the answer time a person gets)
+// and 16 (what the server sustains). Every radius search is around another point of the area the bodies
+// cover, so that no cache answers it.
+func readScenarios(o Options, srv *server, progress func(string, ...any)) ([]Row, error) {
+	point := func(n int64, b []byte) []byte {
+		r := rng(uint64(n) * 0x9e3779b97f4a7c15)
+		b = append(b, "view=list&radiusKm=5&latitude="...)
+		b = strconv.AppendFloat(b, 4.45+float64(r.intn(70000))/1e5, 'f', 5, 64)
+		b = append(b, "&longitude="...)
+		return strconv.AppendFloat(b, -75.95+float64(r.intn(50000))/1e5, 'f', 5, 64)
+	}
+	filtered := func(extra string) func(int64, []byte) []byte {
+		return func(n int64, b []byte) []byte {
+			b = append(b, "view=list&emergencySlug=eje-cafetero&type=request&category="...)
+			return append(append(b, categories[n%int64(len(categories))]...), extra...)
+		}
+	}
+	fixed := func(q string) func(int64, []byte) []byte {
+		return func(_ int64, b []byte) []byte { return append(b, q...) }
+	}
+	scenarios := []struct {
+		name  string
+		query func(int64, []byte) []byte
+	}{
+		{"GET list within 5 km", point},
+		{"GET list emergency+type+category", filtered("")},
+		{"GET list … +urgency", filtered("&urgency=urgent")},
+		{"GET list q=insulina", fixed("view=list&q=insulina")},
+		{"GET panorama", fixed("view=panorama")},
+	}
+	var rows []Row
+	for _, sc := range scenarios {
+		for _, conns := range []int{1, 16} {
+			cfg := loadgen.Config{Addr: srv.Addr, Path: helpPath, Query: sc.query, Conns: conns, Expect: []int{200},
+				Duration: max(o.Duration/2, time.Second), Requests: o.MaxRequests}
+			progress("running %s/%d over %s records", sc.name, conns, count(o.Million))
+			cpu0 := srv.cpu()
+			res, err := loadgen.Run(cfg)
+			if err != nil {
+				return nil, err
+			}
+			if res.Errors > 0 {
+				return nil, fmt.Errorf("%s: %d errors, first: %s", sc.name, res.Errors, res.FirstError)
+			}
+			rows = append(rows, Row{Name: sc.name, Conns: conns, Res: res, ServerCPU: srv.cpu() - cpu0})
+		}
+	}
+	return rows, nil
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
@@ -247,6 +302,9 @@ func (r *Report) Print(w io.Writer) {
 	}
 	if m := r.Million; m != nil {
 		row(fmt.Sprintf("POST %s records, all", count(m.Records)), 64, m.Res.Requests, m.Res.Throughput(), m.Res, m.ServerCPU, m.Res.Elapsed)
+		for _, x := range m.Reads {
+			row(fmt.Sprintf("%s (%s records)", x.Name, count(m.Records)), x.Conns, x.Res.Requests, x.Res.Throughput(), x.Res, x.ServerCPU, x.Res.Elapsed)
+		}
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "CPU columns: cores used on average (2 = both cores of a 2-core machine); server and load generator share them.")

@@ -35,10 +35,18 @@ func TestBenchSmoke(t *testing.T) {
 	if m == nil || m.Res.Errors != 0 || m.Res.Status[201] != 2000 || len(m.Res.Marks) != 10 {
 		t.Fatalf("long run: %+v", m)
 	}
+	if len(m.Reads) != 10 {
+		t.Errorf("%d read scenarios, want 10", len(m.Reads))
+	}
+	for _, r := range m.Reads {
+		if r.Res.Requests == 0 || r.Res.Errors != 0 || r.Res.Percentile(0.5) <= 0 {
+			t.Errorf("%s/%d: %d requests, %d errors, first: %s", r.Name, r.Conns, r.Res.Requests, r.Res.Errors, r.Res.FirstError)
+		}
+	}
 	if m.DiskBytes <= 0 || m.PeakRSS <= 0 {
 		t.Errorf("long run: disk %d bytes, peak RSS %d bytes", m.DiskBytes, m.PeakRSS)
 	}
-	for _, want := range []string{"ceiling", "GET discovery", "POST new", "POST retry", "first 200", "VmHWM"} {
+	for _, want := range []string{"ceiling", "GET discovery", "POST new", "POST retry", "first 200", "VmHWM", "GET list within 5 km (2k records)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the table lacks %q", want)
 		}

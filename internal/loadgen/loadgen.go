@@ -22,9 +22,12 @@ import (
 // Config describes one run. A run stops when Requests have been sent or Duration has passed, whichever
 // comes first; at least one of them must be set.
 type Config struct {
-	Addr     string // host:port; must resolve to a loopback address
-	Method   string // default GET
-	Path     string
+	Addr   string // host:port; must resolve to a loopback address
+	Method string // default GET
+	Path   string
+	// Query, when set, appends request n's query string (without '?') to Path, e.g. a different point
+	// for every radius search so that no cache answers them.
+	Query    func(n int64, b []byte) []byte
 	Header   map[string]string // extra request headers
 	Conns    int               // concurrent connections (workers); default 1
 	Requests int64             // total requests; 0 means bounded by Duration only
@@ -286,6 +289,10 @@ func (w *worker) build(n int64) {
 	b = append(b, cfg.Method...)
 	b = append(b, ' ')
 	b = append(b, cfg.Path...)
+	if cfg.Query != nil {
+		b = append(b, '?')
+		b = cfg.Query(n, b)
+	}
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, cfg.Addr...)
 	b = append(b, "\r\nUser-Agent: directaid-loadgen\r\n"...)
