@@ -87,6 +87,7 @@ var errorCodes = map[string]struct {
 	"unsupported_media_type": {415, "Falta la cabecera `Content-Type: application/json`."},
 	"body_too_large":         {413, "El cuerpo pasa de 64 KiB."},
 	"method_not_allowed":     {405, "Ese método no se admite en la ruta; la cabecera `Allow` dice cuáles sí."},
+	"invalid_request":        {400, "El servidor web no pudo atender la petición tal como llegó (otro error 4xx, por ejemplo cabeceras demasiado grandes); el estado HTTP dice cuál."},
 	"rate_limited":           {429, "Se alcanzó el límite temporal. Espere los segundos de `Retry-After` y reintente con el mismo `externalId`."},
 	"not_found":              {404, "La ruta no existe."},
 	"internal_error":         {500, "Error del servidor. Reintente con el mismo `externalId`: no se duplicará."},
