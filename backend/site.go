@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/directaid/directaid/schema"
@@ -12,13 +13,30 @@ import (
 type baseURLKey struct{}
 
 // newSite builds the website over svc. Its no-JavaScript form fallback publishes through the same
-// service as POST help, so the rules, the errors and the idempotency are the same.
+// service as POST help, so the rules, the errors and the idempotency are the same; its record pages and
+// lists read through the same service as GET help?view=detail|list, with the same parameters.
 func newSite(svc *Service) (http.Handler, error) {
 	return site.New(site.Options{
 		Emergencies:     func() []schema.EmergencyInfo { return svc.Active("") },
 		PublicURL:       svc.cfg.PublicURL,
 		RateLimitEvents: svc.cfg.RateLimitEvents,
 		RateLimitWindow: svc.cfg.RateLimitWindow,
+		ParseList:       ParseListQuery,
+		List: func(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
+			l, err := svc.ListHelp(ctx, base, q)
+			if p := (*Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
+				return nil, &site.QueryError{Details: p.Body.Details}
+			}
+			return l, err
+		},
+		Detail: func(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error) {
+			d, err := svc.HelpDetail(ctx, base, id)
+			// A malformed id (400) has no page either.
+			if p := (*Problem)(nil); errors.As(err, &p) && (p.Status == http.StatusNotFound || p.Status == http.StatusBadRequest) {
+				return nil, site.ErrNotFound
+			}
+			return d, err
+		},
 		Publish: func(ctx context.Context, body []byte) (int, []byte) {
 			base, _ := ctx.Value(baseURLKey{}).(string)
 			res, created, err := svc.Publish(ctx, base, body, "")

@@ -367,9 +367,6 @@ func TestHostileTextStaysText(t *testing.T) {
 	}
 	t.Run("record page", func(t *testing.T) {
 		page, twin, status := pageAndTwin(t, s.URL+"/ayudas/"+id)
-		if status == http.StatusNotFound {
-			t.Skipf("/ayudas/%s answers 404: the record's page and twin are not served yet", id)
-		}
 		if status != http.StatusOK {
 			t.Fatalf("record page: %d", status)
 		}

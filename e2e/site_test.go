@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,13 +10,18 @@ import (
 	"github.com/directaid/directaid/site/sitetest"
 )
 
-// TestSiteThroughBinary crawls the real site: every sitemap page and its twin, every link, llms.txt; then
-// fetches the links that leave the site for the API and MCP.
+// TestSiteThroughBinary crawls the real site with records published (one with markup in every text
+// field, and enough for the lists to page): every sitemap page and its twin — the records' pages among
+// them —, every link, llms.txt; then fetches the links that leave the site for the API and MCP.
 func TestSiteThroughBinary(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
+	known, hostile, offers := seedSite(t, s)
 	res := sitetest.Check(t, http.DefaultClient, s.URL)
-	if len(res.Pages) < 6 {
-		t.Fatalf("sitemap lists %d pages: %v", len(res.Pages), res.Pages)
+	if want := 7 + len(known) + 1 + len(offers); len(res.Pages) != want { // home, 2 emergencies, 4 pages, records
+		t.Fatalf("sitemap lists %d pages, want %d: %v", len(res.Pages), want, res.Pages)
+	}
+	if !slices.Contains(res.Pages, s.URL+"/ayudas/"+hostile) || !slices.Contains(res.Outside, "https://wa.me/573005550009") {
+		t.Errorf("the crawl missed the records' pages: pages %v, outside links %v", res.Pages, res.Outside)
 	}
 	for _, want := range []string{"/emergencias/eje-cafetero", "/emergencias/inundaciones-la-mojana", "/integraciones", "/privacidad", "/pedir", "/ofrecer"} {
 		found := false

@@ -23,6 +23,8 @@ var labels = map[string]string{
 	"neighborhood": "Barrio o vereda", "latitude": "Latitud", "longitude": "Longitud", "urgency": "Urgencia",
 	"neededPeople": "Personas que necesitan la ayuda", "collectionCenterStatus": "Estado del centro de acopio",
 	"publishContact": "Acepto que mi nombre y mi número de WhatsApp se publiquen en este sitio",
+	// The filters of the emergency pages' lists.
+	"type": "Tipo", "q": "Texto", "radiusKm": "Radio en kilómetros",
 }
 
 // enumLabels name the schema's enumeration values for people.
@@ -31,6 +33,7 @@ var enumLabels = map[string]string{
 	"acopio": "Acopio", "rescate": "Rescate", "otro": "Otro",
 	"urgent": "Urgente", "needed": "Necesaria", "stable": "Estable",
 	"full": "Lleno", "needs_volunteers": "Necesita voluntarios", "needs_resources": "Necesita recursos",
+	"request": "Solicitud", "offer": "Ofrecimiento",
 }
 
 var autocomplete = map[string]string{"contactName": "name", "contactWhatsapp": "tel", "address": "street-address"}
@@ -183,6 +186,11 @@ func newInput(f field) input {
 		in.Kind = "textarea"
 	}
 	return in
+}
+
+// withLabel is an API message about in's field, naming the field as the form labels it.
+func withLabel(message string, in *input) string {
+	return strings.ReplaceAll(message, "«"+in.Name+"»", "«"+in.Label+"»")
 }
 
 func (in *input) setValue(v string) {
@@ -342,7 +350,7 @@ func (fv *formView) apply(status int, resp []byte) int {
 			fv.Errors = append(fv.Errors, errorItem{Message: d.Message})
 			continue
 		}
-		m := strings.ReplaceAll(d.Message, "«"+in.Name+"»", "«"+in.Label+"»")
+		m := withLabel(d.Message, in)
 		if in == &fv.Consent {
 			m = msg.Consent
 		}

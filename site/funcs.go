@@ -26,12 +26,27 @@ var markdownFuncs = texttemplate.FuncMap{
 	"query":      url.QueryEscape,
 	"mcpConfig":  mcpConfig,
 	"mcpCall":    mcpCall,
+	"lower":      strings.ToLower,
+	"curlGet":    func(url string) string { return "curl -s " + shellQuote(url) },
 }
 
 // HelpURL, OpenAPIURL and MCPURL are the absolute URLs of the API, for the templates.
 func (d pageData) HelpURL() string    { return d.Base + helpPath }
 func (d pageData) OpenAPIURL() string { return d.Base + openAPIPath }
 func (d pageData) MCPURL() string     { return d.Base + mcpPath }
+
+// ListURL is a view=list URL of the API with more parameters (each "&name=value"), limited to the
+// examples' emergency when there is one.
+func (d pageData) ListURL(params string) string {
+	u := d.HelpURL() + "?view=" + schema.ViewList
+	if d.ExampleSlug != "" {
+		u += "&emergencySlug=" + url.QueryEscape(d.ExampleSlug)
+	}
+	return u + params
+}
+
+// MaxListLimit is the largest page of a list.
+func (pageData) MaxListLimit() int { return schema.MaxListLimit }
 
 var months = [...]string{"enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
 	"septiembre", "octubre", "noviembre", "diciembre"}
@@ -42,7 +57,17 @@ func spanishDate(s string) string {
 	if err != nil {
 		return s
 	}
+	return spanishDay(t)
+}
+
+func spanishDay(t time.Time) string {
 	return fmt.Sprintf("%d de %s de %d", t.Day(), months[t.Month()-1], t.Year())
+}
+
+// spanishDateTime is an instant in Colombia's time, the way a Colombian reader says it.
+func spanishDateTime(t time.Time) string {
+	t = t.In(colombiaTime)
+	return fmt.Sprintf("%s a las %02d:%02d (hora de Colombia)", spanishDay(t), t.Hour(), t.Minute())
 }
 
 // rateLimitText is the publishing limit in words, or "" when none is configured.

@@ -2,13 +2,17 @@ package site
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
+	"html"
 	htmltemplate "html/template"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/directaid/directaid/schema"
 )
@@ -19,7 +23,15 @@ type page struct {
 	tmpl      string // its Markdown template under content/
 	form      string // the record type its form publishes; "" when it has no form
 	emergency *schema.EmergencyInfo
+	recordID  string // on a record's page: the id in its path
+	// Read from the store per request (see load): the page then depends on data, not only on its view.
+	record *detailView
+	list   *listView
+	filter *filterView
 }
+
+// dynamic tells whether the page shows data read from the store, which the render cache must not keep.
+func (p page) dynamic() bool { return p.record != nil || p.list != nil }
 
 // staticPages are the pages that do not depend on the configuration, in sitemap order (the emergency
 // pages follow the home page).
@@ -79,11 +91,13 @@ const renderCacheSize = 256
 func (v *view) render(p page) (*rendered, error) {
 	c := &v.h.cache
 	key := v.key + "\x00" + p.tmpl + "\x00" + p.Path
-	c.mu.Lock()
-	r, ok := c.m[key]
-	c.mu.Unlock()
-	if ok {
-		return r, nil
+	if !p.dynamic() {
+		c.mu.Lock()
+		r, ok := c.m[key]
+		c.mu.Unlock()
+		if ok {
+			return r, nil
+		}
 	}
 	md, err := v.markdown(p)
 	if err != nil {
@@ -93,7 +107,10 @@ func (v *view) render(p page) (*rendered, error) {
 	if err != nil {
 		return nil, err
 	}
-	r = &rendered{md: md, doc: d}
+	r := &rendered{md: md, doc: d}
+	if p.dynamic() {
+		return r, nil
+	}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= renderCacheSize {
 		c.m = map[string]*rendered{}
@@ -112,8 +129,12 @@ func (v *view) pages() []page {
 	return append(out, staticPages...)
 }
 
-// lookup finds the page at path (without .md).
+// lookup finds the page at path (without .md). A record's page is found by the shape of its path: whether
+// the record exists is known only when load reads it.
 func (v *view) lookup(path string) (page, bool) {
+	if id, ok := strings.CutPrefix(path, recordPrefix); ok && v.h.o.Detail != nil {
+		return page{Path: path, tmpl: "ayuda.md", recordID: id}, id != "" && !strings.Contains(id, "/")
+	}
 	for _, p := range v.pages() {
 		if p.Path == path {
 			return p, true
@@ -133,6 +154,8 @@ type pageData struct {
 	ExampleSlug string
 	RateLimit   string // "60 publicaciones por minuto", or "" when not configured
 	Contact     string
+	Record      *detailView // on a record's page
+	List        *listView   // on an emergency's page, when the site can read records
 }
 
 // Link is the absolute URL of a path on this site.
@@ -144,7 +167,7 @@ func (d pageData) EmergencyURL(e schema.EmergencyInfo) string { return d.Base + 
 // markdown executes a page's template: the text of its twin.
 func (v *view) markdown(p page) ([]byte, error) {
 	d := pageData{Base: v.base, Emergencies: v.ems, Emergency: p.emergency, Form: p.form, Contact: v.h.o.Contact,
-		RateLimit: rateLimitText(v.h.o.RateLimitEvents, v.h.o.RateLimitWindow)}
+		RateLimit: rateLimitText(v.h.o.RateLimitEvents, v.h.o.RateLimitWindow), Record: p.record, List: p.list}
 	if p.Path != "" {
 		d.URL = v.base + p.Path
 	}
@@ -173,9 +196,11 @@ type layoutData struct {
 	Title, Summary string
 	Canonical      string // absolute URL; empty on the 404 page
 	Twin           string // path of the Markdown twin
-	// The page's HTML, split where the form goes (before its first second-level heading).
+	// The page's HTML, split where the form goes: a publish form before the first second-level heading,
+	// the filter form of a list right after the list's heading.
 	Before, After htmltemplate.HTML
 	Form          *formView
+	Filter        *filterView
 	CSS, JS       string
 }
 
@@ -198,9 +223,13 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 	if !allowMethods(w, r, found && !twin && pg.form != "" && h.o.Publish != nil) {
 		return
 	}
-	status := http.StatusOK
-	if !found {
-		status = http.StatusNotFound
+	status, cache := http.StatusNotFound, pageCache
+	if found {
+		var err error
+		if status, cache, err = v.load(r, &pg); err != nil {
+			h.serverError(w, r, err)
+			return
+		}
 	}
 	rd, err := v.render(pg)
 	if err != nil {
@@ -208,10 +237,9 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 		return
 	}
 	if asMarkdown && r.Method != http.MethodPost {
-		serve(w, r, status, rd.md, markdownType, pageCache)
+		serve(w, r, status, rd.md, markdownType, cache)
 		return
 	}
-	cache := pageCache
 	var form *formView
 	if pg.form != "" {
 		cache = formCache
@@ -225,13 +253,42 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 	serve(w, r, status, body, htmlType, cache)
 }
 
+// load reads what a found page shows from the store, and returns the page's status and Cache-Control: a
+// record's page gets its record (or becomes the 404 page), an emergency's page its list.
+func (v *view) load(r *http.Request, pg *page) (int, string, error) {
+	o := v.h.o
+	switch {
+	case pg.recordID != "":
+		d, err := o.Detail(r.Context(), v.base, pg.recordID)
+		if errors.Is(err, ErrNotFound) {
+			*pg = notFoundPage
+			return http.StatusNotFound, pageCache, nil
+		}
+		if err != nil {
+			return 0, "", err
+		}
+		pg.record = newDetailView(v, d)
+		return http.StatusOK, recordCache, nil
+	case pg.emergency != nil && o.List != nil && o.ParseList != nil:
+		var status int
+		var err error
+		pg.list, pg.filter, status, err = v.list(r.Context(), pg.emergency, r.URL.Query())
+		return status, listCache, err
+	}
+	return http.StatusOK, pageCache, nil
+}
+
 // htmlPage renders a page's Markdown inside the layout, with its form when it has one.
 func (h *handler) htmlPage(d *doc, pg page, v *view, form *formView) ([]byte, error) {
 	before, after := d.html, []byte(nil)
 	if i := bytes.Index(d.html, []byte("<h2")); i >= 0 && form != nil {
 		before, after = d.html[:i], d.html[i:]
 	}
-	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, CSS: h.css, JS: h.js,
+	heading := []byte("<h2>" + html.EscapeString(listHeading) + "</h2>\n")
+	if i := bytes.Index(d.html, heading); i >= 0 && pg.filter != nil {
+		before, after = d.html[:i+len(heading)], d.html[i+len(heading):]
+	}
+	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, Filter: pg.filter, CSS: h.css, JS: h.js,
 		Before: htmltemplate.HTML(before), After: htmltemplate.HTML(after)} // goldmark escaped both; raw HTML is off
 	if pg.Path != "" {
 		ld.Canonical, ld.Twin = v.base+pg.Path, twinPath(pg.Path)
@@ -243,10 +300,12 @@ func (h *handler) htmlPage(d *doc, pg page, v *view, form *formView) ([]byte, er
 	return b.Bytes(), nil
 }
 
-// sitemap lists every page with its absolute URL.
-func (v *view) sitemap() ([]byte, error) {
+// sitemap lists every page with its absolute URL, and the pages of the newest records (see
+// maxSitemapRecords) with their creation time: a record never changes.
+func (v *view) sitemap(ctx context.Context) ([]byte, error) {
 	type loc struct {
-		Loc string `xml:"loc"`
+		Loc     string `xml:"loc"`
+		Lastmod string `xml:"lastmod,omitempty"`
 	}
 	set := struct {
 		XMLName xml.Name `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 urlset"`
@@ -254,6 +313,13 @@ func (v *view) sitemap() ([]byte, error) {
 	}{}
 	for _, p := range v.pages() {
 		set.URLs = append(set.URLs, loc{Loc: v.base + p.Path})
+	}
+	recs, err := v.recentRecords(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		set.URLs = append(set.URLs, loc{Loc: v.base + recordPath(r.ID), Lastmod: r.CreatedAt.Format(time.RFC3339)})
 	}
 	b, err := xml.MarshalIndent(set, "", "  ")
 	if err != nil {

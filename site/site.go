@@ -44,6 +44,17 @@ type Options struct {
 	Contact string
 	// OnError, optional, receives internal errors (a page that failed to render) for logging.
 	OnError func(r *http.Request, err error)
+
+	// The published records, read through the same service as GET /api/public/v1/help. Without List and
+	// ParseList the emergency pages list no records; without Detail no record has a page.
+	//
+	// ParseList reads list filters from a query string exactly as view=list does (syntax only).
+	ParseList func(url.Values) (schema.ListQuery, []schema.FieldError)
+	// List answers a list query as view=list does; filters it refuses come back as a *QueryError.
+	List func(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error)
+	// Detail is one record with its phone number, as view=detail answers it; ErrNotFound when no
+	// record has that id (or the id cannot be one).
+	Detail func(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error)
 }
 
 // Source is the `source` of everything the site's forms publish.
@@ -88,6 +99,7 @@ type handler struct {
 	css    string           // URL path of the stylesheet
 	js     string           // URL path of the form script
 	forms  map[string]*formSpec
+	filter *filterSpec
 	cache  renderCache
 }
 
@@ -123,6 +135,9 @@ func New(o Options) (http.Handler, error) {
 		if h.forms[typ], err = newFormSpec(typ); err != nil {
 			return nil, err
 		}
+	}
+	if h.filter, err = newFilterSpec(); err != nil {
+		return nil, err
 	}
 	return h, nil
 }
@@ -177,7 +192,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = []byte("User-agent: *\nAllow: /\n\nSitemap: " + base + "/sitemap.xml\n")
 	case "/sitemap.xml":
 		contentType = "application/xml; charset=utf-8"
-		body, err = v.sitemap()
+		body, err = v.sitemap(r.Context())
 	case "/llms.txt":
 		body, err = v.llms()
 	default:

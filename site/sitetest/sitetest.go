@@ -9,6 +9,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -75,7 +76,19 @@ type Result struct {
 	// External are the links to paths that the site hands to the API (/api/..., /mcp): Check does not
 	// fetch them; an end-to-end test should.
 	External []string
+	// Outside are the links that leave the site for the services it may link to (OutsideHosts); Check
+	// does not fetch them.
+	Outside []string
 }
+
+// OutsideHosts are the only places outside the site that pages may link to, each with the paths of the
+// pages that may do so: a record's page links to a WhatsApp chat with its phone number and to a map of
+// its coordinates. A wa.me link anywhere else would publish a phone number where it must not be.
+var OutsideHosts = map[string]string{"wa.me": RecordPrefix, "www.openstreetmap.org": RecordPrefix}
+
+// RecordPrefix starts the path of every record's page. Record pages are not listed one by one in
+// /llms.txt, which describes their pattern (RecordPrefix + "{id}.md") instead.
+const RecordPrefix = "/ayudas/"
 
 // TwinURL is the URL of the Markdown twin of a page URL.
 func TwinURL(page string) string {
@@ -88,7 +101,7 @@ func TwinURL(page string) string {
 // Check crawls the site at base (no trailing slash) and reports every failure through t.
 func Check(t testing.TB, c *http.Client, base string) Result {
 	t.Helper()
-	ck := &checker{t: t, c: c, base: base, status: map[string]int{}, external: map[string]bool{}}
+	ck := &checker{t: t, c: c, base: base, status: map[string]int{}, external: map[string]bool{}, outside: map[string]bool{}}
 	res := Result{Pages: ck.sitemap()}
 	if len(res.Pages) == 0 {
 		t.Fatalf("sitemap of %s lists no page", base)
@@ -97,13 +110,8 @@ func Check(t testing.TB, c *http.Client, base string) Result {
 		ck.page(p)
 	}
 	ck.llms(res.Pages)
-	res.External = slices.Sorted(func(yield func(string) bool) {
-		for u := range ck.external {
-			if !yield(u) {
-				return
-			}
-		}
-	})
+	res.External = slices.Sorted(maps.Keys(ck.external))
+	res.Outside = slices.Sorted(maps.Keys(ck.outside))
 	return res
 }
 
@@ -113,6 +121,7 @@ type checker struct {
 	base     string
 	status   map[string]int // links already fetched
 	external map[string]bool
+	outside  map[string]bool
 }
 
 func (ck *checker) sitemap() []string {
@@ -272,7 +281,15 @@ func (ck *checker) link(from, l string) {
 	abs.Fragment = ""
 	site, _ := url.Parse(ck.base)
 	if abs.Host != site.Host || abs.Scheme != site.Scheme {
-		ck.t.Errorf("%s: link %q leaves the site", from, l)
+		prefix, ok := OutsideHosts[abs.Host]
+		switch {
+		case !ok || abs.Scheme != "https":
+			ck.t.Errorf("%s: link %q leaves the site", from, l)
+		case !strings.HasPrefix(baseURL.Path, prefix):
+			ck.t.Errorf("%s: link %q to %s from a page outside %s", from, l, abs.Host, prefix)
+		default:
+			ck.outside[abs.String()] = true
+		}
 		return
 	}
 	if strings.HasPrefix(abs.Path, "/api/") || abs.Path == "/mcp" {
@@ -303,6 +320,12 @@ func (ck *checker) llms(pages []string) {
 	}
 	links := MarkdownLinks(body)
 	for _, p := range pages {
+		if strings.HasPrefix(p, ck.base+RecordPrefix) {
+			if !strings.Contains(s, ck.base+RecordPrefix+"{id}.md") {
+				ck.t.Errorf("llms.txt does not describe the pattern of the records' twins (%s is one)", TwinURL(p))
+			}
+			continue
+		}
 		if !slices.Contains(links, TwinURL(p)) {
 			ck.t.Errorf("llms.txt does not list %s", TwinURL(p))
 		}

@@ -1,0 +1,242 @@
+package site
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/directaid/directaid/schema"
+	"github.com/directaid/directaid/site/sitetest"
+)
+
+// The site's side of the records: how it renders, links, caches and bounds what Options.List and
+// Options.Detail answer. The records here come from a slice; the end-to-end tests read them from the
+// real service (e2e/site_records_test.go).
+
+// records is a store of records in a slice, newest last, answering as the service does in the ways
+// the site relies on: filters by emergency and type, pages of Limit with a cursor, the phone only in
+// a detail.
+type records struct {
+	mu    sync.Mutex
+	all   []schema.PublicHelpDetail
+	reads int // List calls
+	fail  error
+}
+
+func (s *records) add(em, typ, title string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.all) + 1
+	id := fmt.Sprintf("%016d", n)
+	people := n
+	s.all = append(s.all, schema.PublicHelpDetail{ID: id, Type: typ, Emergency: schema.EmergencyRef{Slug: em, Title: em},
+		Title: title, Description: "Primera línea.\nSegunda línea.", Category: "salud", Urgency: "urgent", NeededPeople: &people,
+		Location: &schema.PublicLocation{Address: "Calle 1", Latitude: ptr(4.5), Longitude: ptr(-75.6)},
+		Contact: schema.DetailContact{Name: "Ana", Available: true, Whatsapp: fmt.Sprintf("+5730000%05d", n),
+			WhatsappURL: fmt.Sprintf("https://wa.me/5730000%05d", n)},
+		CreatedAt: time.Date(2026, 8, 12, 14, 30, 0, 0, time.UTC).Add(time.Duration(n) * time.Minute)})
+	return id
+}
+
+func ptr(f float64) *float64 { return &f }
+
+func (s *records) parse(v url.Values) (schema.ListQuery, []schema.FieldError) {
+	q := schema.ListQuery{Type: v.Get("type"), Category: v.Get("category"), Cursor: v.Get("cursor")}
+	if l := v.Get("latitude"); l != "" {
+		f, err := strconv.ParseFloat(l, 64)
+		if err != nil {
+			return q, []schema.FieldError{{Field: "latitude", Message: "«latitude» debe ser un número"}}
+		}
+		q.Latitude = &f
+	}
+	return q, nil
+}
+
+func (s *records) list(_ context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reads++
+	if s.fail != nil {
+		return nil, s.fail
+	}
+	if q.Type != "" && q.Type != schema.TypeRequest && q.Type != schema.TypeOffer {
+		return nil, &QueryError{Details: []schema.FieldError{{Field: "type", Message: "«type» no admite " + strconv.Quote(q.Type)}}}
+	}
+	limit := q.Limit
+	if limit == 0 {
+		limit = schema.DefaultListLimit
+	}
+	from := len(s.all)
+	if q.Cursor != "" {
+		n, err := strconv.Atoi(q.Cursor)
+		if err != nil {
+			return nil, &QueryError{Details: []schema.FieldError{{Field: "cursor", Message: "«cursor» no es válido"}}}
+		}
+		from = n
+	}
+	out := &schema.HelpList{Filters: q}
+	for i := len(s.all) - 1; i >= 0; i-- {
+		r := s.all[i]
+		if (q.EmergencySlug != "" && r.Emergency.Slug != q.EmergencySlug) || (q.Type != "" && r.Type != q.Type) {
+			continue
+		}
+		out.Total++
+		if i >= from {
+			continue
+		}
+		if len(out.Items) == limit {
+			if out.NextCursor == "" {
+				out.NextCursor = strconv.Itoa(i + 1)
+			}
+			continue
+		}
+		h := schema.HelpRecord[schema.DetailContact](r)
+		out.Items = append(out.Items, schema.PublicHelp{ID: h.ID, Type: h.Type, Emergency: h.Emergency, Title: h.Title,
+			Description: h.Description, Category: h.Category, Urgency: h.Urgency, NeededPeople: h.NeededPeople, Location: h.Location,
+			Contact: schema.PublicContact{Name: h.Contact.Name, Available: true}, CreatedAt: h.CreatedAt, PublicURL: base + "/ayudas/" + h.ID})
+	}
+	out.Returned, out.TotalExact = len(out.Items), true
+	return out, nil
+}
+
+func (s *records) detail(_ context.Context, base, id string) (*schema.PublicHelpDetail, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.all {
+		if r.ID == id {
+			r.PublicURL = base + "/ayudas/" + id
+			return &r, nil
+		}
+	}
+	return nil, ErrNotFound
+}
+
+func (s *records) options(ems ...schema.EmergencyInfo) Options {
+	return Options{Emergencies: emergencies(ems...), ParseList: s.parse, List: s.list, Detail: s.detail}
+}
+
+func TestRecordsCrawl(t *testing.T) {
+	if recordPrefix != sitetest.RecordPrefix {
+		t.Fatalf("the crawler looks for records under %s, the site serves them under %s", sitetest.RecordPrefix, recordPrefix)
+	}
+	s := &records{}
+	hostile := s.add(eje.Slug, schema.TypeRequest, "<script>alert(1)</script> **b** [x](javascript:alert(2))")
+	for i := range 25 {
+		s.add(eje.Slug, schema.TypeOffer, fmt.Sprintf("Ofrecimiento %d", i))
+	}
+	s.add(mojana.Slug, schema.TypeRequest, "En La Mojana")
+	c := newSite(t, s.options(eje, mojana))
+	res := sitetest.Check(t, c, testBase)
+	if want := 7 + 27; len(res.Pages) != want {
+		t.Errorf("sitemap lists %d pages, want %d", len(res.Pages), want)
+	}
+	if n := len(res.Outside); n != 27+1 { // the records share their coordinates, so their map link
+		t.Errorf("want a wa.me link per record and a map link, got %d: %v", n, res.Outside)
+	}
+	_, page := sitetest.Get(t, c, testBase+"/ayudas/"+hostile)
+	for _, bad := range []string{"<script>alert", `href="javascript:`, "<strong>"} {
+		if strings.Contains(string(page), bad) {
+			t.Errorf("the record page contains %q", bad)
+		}
+	}
+}
+
+func TestRecordsCaching(t *testing.T) {
+	s := &records{}
+	id := s.add(eje.Slug, schema.TypeRequest, "Agua")
+	c := newSite(t, s.options(eje))
+	for _, tc := range []struct{ path, cache string }{
+		{"/ayudas/" + id, recordCache}, {"/ayudas/" + id + ".md", recordCache},
+		{"/emergencias/eje-cafetero", listCache}, {"/emergencias/eje-cafetero.md?type=offer", listCache},
+	} {
+		res, _ := sitetest.Get(t, c, testBase+tc.path)
+		etag := res.Header.Get("ETag")
+		if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != tc.cache || etag == "" {
+			t.Errorf("GET %s: %d Cache-Control %q ETag %q", tc.path, res.StatusCode, res.Header.Get("Cache-Control"), etag)
+		}
+		if res, _ := sitetest.Get(t, c, testBase+tc.path, "If-None-Match: "+etag); res.StatusCode != http.StatusNotModified {
+			t.Errorf("GET %s If-None-Match: %d", tc.path, res.StatusCode)
+		}
+	}
+	// The emergency's page is read per request: a new record shows at once (no render cache).
+	_, before := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md")
+	s.add(eje.Slug, schema.TypeOffer, "Carpas nuevas")
+	_, after := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md")
+	if strings.Contains(string(before), "Carpas nuevas") || !strings.Contains(string(after), "Carpas nuevas") {
+		t.Errorf("the list did not change with a new record:\n%s", after)
+	}
+	// llms.txt reads no record: its note on each page comes from the page's own header.
+	s.reads = 0
+	if res, _ := sitetest.Get(t, c, testBase+"/llms.txt"); res.StatusCode != http.StatusOK || s.reads != 0 {
+		t.Errorf("llms.txt: %d after %d list reads", res.StatusCode, s.reads)
+	}
+}
+
+func TestRecordsErrors(t *testing.T) {
+	s := &records{}
+	id := s.add(eje.Slug, schema.TypeRequest, "Agua")
+	var logged []error
+	o := s.options(eje)
+	o.OnError = func(_ *http.Request, err error) { logged = append(logged, err) }
+	c := newSite(t, o)
+	for _, p := range []string{"/ayudas/0000000000000099", "/ayudas/0000000000000099.md", "/ayudas/", "/ayudas/" + id + "/"} {
+		if res, body := sitetest.Get(t, c, testBase+p); res.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "Página no encontrada") {
+			t.Errorf("GET %s: %d, want the 404 page", p, res.StatusCode)
+		}
+	}
+	for q, want := range map[string]string{"type=nada": "«Tipo» no admite", "latitude=x": "«Latitud» debe ser un número", "cursor=x": "«Ver más»"} {
+		res, body := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md?"+q)
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), want) {
+			t.Errorf("?%s: %d, want 400 saying %q:\n%s", q, res.StatusCode, want, body)
+		}
+	}
+	s.fail = errors.New("disk on fire")
+	if res, body := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero"); res.StatusCode != http.StatusInternalServerError || strings.Contains(string(body), "fire") {
+		t.Errorf("a failing store: %d %s", res.StatusCode, body)
+	}
+	if len(logged) != 1 {
+		t.Errorf("the failure was logged %d times", len(logged))
+	}
+	// Without Detail there are no record pages; without List the emergency pages list nothing.
+	c = newSite(t, Options{Emergencies: emergencies(eje)})
+	if res, _ := sitetest.Get(t, c, testBase+"/ayudas/"+id); res.StatusCode != http.StatusNotFound {
+		t.Errorf("record page without Detail: %d", res.StatusCode)
+	}
+	if _, body := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md"); strings.Contains(string(body), listHeading) {
+		t.Error("an emergency page lists records without List")
+	}
+}
+
+// The sitemap lists at most maxSitemapRecords record pages, shared among the active emergencies.
+func TestRecordsSitemapBound(t *testing.T) {
+	s := &records{}
+	for i := range 1300 {
+		em := eje.Slug
+		if i%2 == 1 {
+			em = mojana.Slug
+		}
+		s.add(em, schema.TypeOffer, "x")
+	}
+	s.add("sequia-guajira", schema.TypeOffer, "of an inactive emergency")
+	c := newSite(t, s.options(eje, mojana))
+	_, body := sitetest.Get(t, c, testBase+"/sitemap.xml")
+	per := map[string]int{}
+	for _, part := range strings.Split(string(body), "<loc>"+testBase+"/ayudas/")[1:] {
+		id := part[:16]
+		n, _ := strconv.Atoi(id)
+		per[s.all[n-1].Emergency.Slug]++
+	}
+	if per[eje.Slug] != maxSitemapRecords/2 || per[mojana.Slug] != maxSitemapRecords/2 || len(per) != 2 {
+		t.Errorf("sitemap record pages per emergency: %v", per)
+	}
+	if n := strings.Count(string(body), "<lastmod>2026-08-"); n != maxSitemapRecords {
+		t.Errorf("%d record pages carry their creation time as lastmod", n)
+	}
+}
