@@ -61,8 +61,12 @@ var typeNames = map[string]string{
 	"object": "objeto", "array": "lista",
 }
 
-// conditional names the fields whose obligation depends on the server's state, which a schema cannot say.
-var conditional = map[string]string{"emergencySlug": "si hay varias emergencias activas"}
+// conditional names the fields (type/field) whose obligation depends on the server's state, which a
+// schema cannot say.
+var conditional = map[string]string{
+	"HelpRequest/emergencySlug": "si hay varias emergencias activas",
+	"HelpOffer/emergencySlug":   "si hay varias emergencias activas",
+}
 
 // limits describes the constraints of f in Spanish; quote wraps literal values (a Markdown code span in
 // the documentation, nothing in a form hint).
@@ -110,7 +114,7 @@ func fieldTable(name string) (string, error) {
 		req := "no"
 		if f.Required {
 			req = "sí"
-		} else if c, ok := conditional[f.Name]; ok {
+		} else if c, ok := conditional[name+"/"+f.Name]; ok {
 			req = c
 		}
 		typ := typeNames[f.Type]
