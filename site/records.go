@@ -96,7 +96,8 @@ func newFilterSpec() (*filterSpec, error) {
 // filterView is what the filter form template sees.
 type filterView struct {
 	Action       string
-	Open         bool // filters are applied, or refused: show the form unfolded
+	Open         bool // filters are refused: show the form unfolded (else the list comes first, on a phone)
+	Applied      int  // how many filters are applied
 	Inputs, Near []input
 	Reset        string // the page without filters, when some are applied
 }
@@ -268,7 +269,15 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 	lv := &listView{Heading: listHeading, Filtered: len(filters) > 0}
 	fv := v.h.filter.view(path, kept)
 	if lv.Filtered {
-		lv.Reset, fv.Reset, fv.Open = v.base+path, path, true
+		lv.Reset, fv.Reset = v.base+path, path
+		for _, name := range filterParams {
+			if filters.Has(name) {
+				fv.Applied++
+			}
+		}
+		if slices.ContainsFunc(nearParams, filters.Has) {
+			fv.Applied++ // a point and its radius are one filter
+		}
 	}
 	q, errs := v.h.o.ParseList(kept)
 	var list *schema.HelpList

@@ -240,3 +240,28 @@ func TestRecordsSitemapBound(t *testing.T) {
 		t.Errorf("%d record pages carry their creation time as lastmod", n)
 	}
 }
+
+// The filter form shows what is applied, folded so that the list comes first; refused, it unfolds.
+func TestRecordsFilterForm(t *testing.T) {
+	s := &records{}
+	s.add(eje.Slug, schema.TypeRequest, "Agua")
+	c := newSite(t, s.options(eje))
+	for q, want := range map[string]string{
+		"":                                     "<details>\n<summary>Filtrar la lista</summary>",
+		"type=request&latitude=4.5&radiusKm=5": "<details>\n<summary>Filtrar la lista (2 filtros aplicados)</summary>",
+		"type=nada":                            "<details open>",
+	} {
+		_, body := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero?"+q)
+		if !strings.Contains(string(body), want) {
+			t.Errorf("?%s: the filter form lacks %q", q, want)
+		}
+	}
+	_, body := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero?type=offer")
+	doc := sitetest.ParseHTML(t, body)
+	if sel := sitetest.ByID(doc, "filtro-type"); sel == nil || !strings.Contains(sitetest.Text(sel), "Ofrecimiento") {
+		t.Fatal("no type filter")
+	}
+	if !strings.Contains(string(body), `<option value="offer" selected>`) {
+		t.Error("the form does not show the applied type")
+	}
+}
