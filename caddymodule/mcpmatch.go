@@ -80,9 +80,11 @@ func (m *mcpMatcher) MatchWithError(r *http.Request) (bool, error) {
 }
 
 func (m *mcpMatcher) useOf(r *http.Request) (backend.MCPUse, error) {
-	// A body announced over the endpoint's limit is refused unread, so it can do nothing; reading it
-	// here would also defeat Expect: 100-continue.
-	if r.Method != http.MethodPost || r.Body == nil || r.ContentLength > backend.MCPMaxBodyBytes {
+	// Only a POST to the MCP endpoint is read, whatever the order in which Caddy runs the matchers of a
+	// set (it sorts them by name, so this one may run before `path`): reading every POST body here would
+	// wait on slow or endless bodies that the API refuses unread. A body announced over the endpoint's
+	// limit is refused unread too, so it can do nothing; reading it would also defeat Expect: 100-continue.
+	if r.Method != http.MethodPost || r.URL.Path != backend.MCPPath || r.Body == nil || r.ContentLength > backend.MCPMaxBodyBytes {
 		return backend.MCPFree, nil
 	}
 	if v, ok := caddyhttp.GetVar(r.Context(), mcpUseVar).(backend.MCPUse); ok {
