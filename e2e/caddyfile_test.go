@@ -68,3 +68,20 @@ func TestCaddyfileErrorsNameTheLine(t *testing.T) {
 		t.Errorf("directive options: %v %s", err, out)
 	}
 }
+
+// TestREADMEShowsTheShippedCaddyfile: the production Caddyfile in the README is the shipped one, word for
+// word, so that an operator who copies it gets what the tests validate.
+func TestREADMEShowsTheShippedCaddyfile(t *testing.T) {
+	readme, err := readFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped, err := readFile(filepath.Join("..", "Caddyfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(readme, "```caddyfile\n")
+	if block, _, _ = strings.Cut(block, "```"); !ok || block != shipped {
+		t.Errorf("README.md's caddyfile block differs from Caddyfile; paste the file in:\n%s", block)
+	}
+}
