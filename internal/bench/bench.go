@@ -48,16 +48,17 @@ type Row struct {
 
 // MillionResult is the long publishing run.
 type MillionResult struct {
-	Records    int64
-	Slice      int64 // records per mark (100k for 1M)
-	Res        *loadgen.Result
-	DiskBytes  int64 // data directory after a graceful close
-	PeakRSS    int64 // VmHWM of the server that took the whole run
-	PeakAnon   int64 // peak RssAnon (Go heap, Badger's memtables and table builders), sampled
-	PeakFile   int64 // peak RssFile (mostly Badger's memory-mapped tables), sampled
-	ServerCPU  time.Duration
-	CloseAfter time.Duration // how long the graceful shutdown took (flush + L0 compaction)
-	Reads      []Row         // read scenarios over the published records
+	Records     int64
+	Slice       int64 // records per mark (100k for 1M)
+	Res         *loadgen.Result
+	DiskBytes   int64 // data directory after a graceful close
+	PeakRSS     int64 // VmHWM of the server that took the whole run
+	PeakAnon    int64 // peak RssAnon (Go heap, Badger's memtables and table builders), sampled
+	PeakFile    int64 // peak RssFile (mostly Badger's memory-mapped tables), sampled
+	ServerCPU   time.Duration
+	CloseAfter  time.Duration // how long the graceful shutdown took (flush + L0 compaction)
+	Reads       []Row         // read scenarios over the published records, on the restarted server
+	ReadPeakRSS int64         // VmHWM of the restarted server after the reads
 }
 
 // Report is a whole run.
@@ -214,15 +215,22 @@ func runMillion(o Options, tmp string, progress func(string, ...any)) (*MillionR
 	}
 	m.ServerCPU = srv.cpu() - cpu0
 	m.PeakRSS = srv.peakRSS()
-	if m.Reads, err = readScenarios(o, srv, progress); err != nil {
-		return nil, err
-	}
 	t0 := time.Now()
 	srv.stop()
 	m.CloseAfter = time.Since(t0)
 	if m.DiskBytes, err = diskUsage(srv.DataDir); err != nil {
 		return nil, err
 	}
+	// The reads run on the server restarted over those records, as after a deploy: measured right
+	// after the bulk load they would time the compactions it left behind.
+	progress("restarting over the %s records", count(o.Million))
+	if err := srv.restart(); err != nil {
+		return nil, err
+	}
+	if m.Reads, err = readScenarios(o, srv, progress); err != nil {
+		return nil, err
+	}
+	m.ReadPeakRSS = srv.peakRSS()
 	return m, nil
 }
 
@@ -261,11 +269,21 @@ func readScenarios(o Options, srv *server, progress func(string, ...any)) ([]Row
 		for _, conns := range []int{1, 16} {
 			cfg := loadgen.Config{Addr: srv.Addr, Path: helpPath, Query: sc.query, Conns: conns, Expect: []int{200},
 				Duration: max(o.Duration/2, time.Second), Requests: o.MaxRequests}
-			progress("running %s/%d over %s records", sc.name, conns, count(o.Million))
+			key := fmt.Sprintf("%s/%d", sc.name, conns)
+			progress("running %s over %s records", key, count(o.Million))
+			profDone := make(chan error, 1)
+			if o.Profile != "" && strings.EqualFold(o.Profile, key) {
+				go func() { profDone <- srv.profile(o.ProfilePath, cfg.Duration-time.Second/2) }()
+			} else {
+				profDone <- nil
+			}
 			cpu0 := srv.cpu()
 			res, err := loadgen.Run(cfg)
 			if err != nil {
 				return nil, err
+			}
+			if err := <-profDone; err != nil {
+				return nil, fmt.Errorf("profile: %w", err)
 			}
 			if res.Errors > 0 {
 				return nil, fmt.Errorf("%s: %d errors, first: %s", sc.name, res.Errors, res.FirstError)
@@ -330,6 +348,9 @@ func (r *Report) Print(w io.Writer) {
 			float64(m.DiskBytes)/(1<<20), per, created, m.CloseAfter.Round(100*time.Millisecond))
 		fmt.Fprintf(w, "  server peak RSS (VmHWM): %.1f MB; sampled peaks: anonymous %.1f MB, file-backed %.1f MB\n",
 			float64(m.PeakRSS)/(1<<20), float64(m.PeakAnon)/(1<<20), float64(m.PeakFile)/(1<<20))
+		if m.ReadPeakRSS > 0 {
+			fmt.Fprintf(w, "  reads: on the server restarted over these records; its peak RSS (VmHWM): %.1f MB\n", float64(m.ReadPeakRSS)/(1<<20))
+		}
 	}
 }
 

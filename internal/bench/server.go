@@ -85,27 +85,44 @@ func startServer(bin, parent string, echo io.Writer, env []string) (*server, err
 		out = io.MultiWriter(s.out, echo)
 	}
 	s.cmd.Stdout, s.cmd.Stderr = out, out
-	if err := s.cmd.Start(); err != nil {
+	if err := s.launch(); err != nil {
 		return nil, err
+	}
+	return s, nil
+}
+
+// restart starts a stopped server again: same Caddyfile, ports and database.
+func (s *server) restart() error {
+	old := s.cmd
+	s.cmd = exec.Command(old.Path, old.Args[1:]...)
+	s.cmd.Env, s.cmd.Stdout, s.cmd.Stderr = old.Env, old.Stdout, old.Stderr
+	s.done = make(chan struct{})
+	return s.launch()
+}
+
+// launch starts s.cmd and waits until discovery answers.
+func (s *server) launch() error {
+	if err := s.cmd.Start(); err != nil {
+		return err
 	}
 	go func() { _ = s.cmd.Wait(); close(s.done) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		select {
 		case <-s.done:
-			return nil, fmt.Errorf("directaid exited during start:\n%s", s.out.String())
+			return fmt.Errorf("directaid exited during start:\n%s", s.out.String())
 		default:
 		}
 		if resp, err := http.Get("http://" + s.Addr + "/api/public/v1/help"); err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return s, nil
+				return nil
 			}
 		}
 		if time.Now().After(deadline) {
 			s.stop()
-			return nil, fmt.Errorf("directaid did not answer within 30s:\n%s", s.out.String())
+			return fmt.Errorf("directaid did not answer within 30s:\n%s", s.out.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
