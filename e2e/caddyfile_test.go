@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,5 +84,36 @@ func TestREADMEShowsTheShippedCaddyfile(t *testing.T) {
 	_, block, ok := strings.Cut(readme, "```caddyfile\n")
 	if block, _, _ = strings.Cut(block, "```"); !ok || block != shipped {
 		t.Errorf("README.md's caddyfile block differs from Caddyfile; paste the file in:\n%s", block)
+	}
+}
+
+// TestXcaddyBuild: xcaddy.sh builds the same binary with xcaddy v0.4.5 (a full Caddy build: minutes,
+// skipped with -short), with our modules and caddy-ratelimit at the versions of go.mod.
+func TestXcaddyBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a full Caddy build; run without -short")
+	}
+	out := filepath.Join(t.TempDir(), "directaid")
+	cmd := exec.Command(filepath.Join("..", "xcaddy.sh"))
+	cmd.Env = append(os.Environ(), "OUTPUT="+out)
+	if log, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("xcaddy.sh: %v\n%s", err, log)
+	}
+	mods, err := exec.Command(out, "list-modules").CombinedOutput()
+	if err != nil {
+		t.Fatalf("list-modules: %v\n%s", err, mods)
+	}
+	for _, m := range []string{"directaid", "admin.api.directaid", "http.handlers.directaid", "http.handlers.rate_limit",
+		"http.matchers.directaid_mcp_publish", "http.matchers.directaid_mcp_contact"} {
+		if !slices.Contains(strings.Fields(string(mods)), m) {
+			t.Errorf("the xcaddy build lacks the module %s:\n%s", m, mods)
+		}
+	}
+	if v, err := exec.Command(out, "version").CombinedOutput(); err != nil || !strings.HasPrefix(string(v), "v2.11.9 ") {
+		t.Errorf("version: %v %s", err, v)
+	}
+	// It serves the shipped local Caddyfile as the make build does.
+	if log, err := exec.Command(out, "validate", "--config", filepath.Join("..", "Caddyfile.local")).CombinedOutput(); err != nil {
+		t.Errorf("validate: %v\n%s", err, log)
 	}
 }
