@@ -2,8 +2,11 @@ package schema
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/invopop/jsonschema"
 )
 
 const validReq = `{"type":"request","source":" app ","externalId":"1","title":" Agua ","category":"alimentos",
@@ -98,5 +101,35 @@ func TestOpenAPIBuilds(t *testing.T) {
 	}
 	if doc["openapi"] != "3.1.0" || doc["servers"].([]any)[0].(map[string]any)["url"] != "https://ayuda.example.org" {
 		t.Errorf("doc: %v %v", doc["openapi"], doc["servers"])
+	}
+}
+
+// TestSharedEnumsEverywhere: every wire schema that has a category, urgency or collection-centre status
+// carries the one list of types.go — a tag that spelled out its own (stale) list would show here.
+func TestSharedEnumsEverywhere(t *testing.T) {
+	var walk func(name, path string, s *jsonschema.Schema)
+	walk = func(name, path string, s *jsonschema.Schema) {
+		if s == nil || s.Properties == nil {
+			return
+		}
+		for prop, p := range s.Properties.FromOldest() {
+			if want, ok := sharedEnums[prop]; ok && prop != "type" {
+				var got []string
+				for _, v := range p.Enum {
+					got = append(got, v.(string))
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%s%s/%s: enum %v, want %v", name, path, prop, got, want)
+				}
+			}
+			walk(name, path+"/"+prop, p)
+			walk(name, path+"/"+prop+"/items", p.Items)
+		}
+	}
+	for name := range wireTypes {
+		walk(name, "", JSONSchema(name))
+	}
+	if u, _ := JSONSchema("HelpRequest").Properties.Get("urgency"); u.Default != DefaultUrgency {
+		t.Errorf("urgency default %v", u.Default)
 	}
 }

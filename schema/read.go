@@ -36,9 +36,9 @@ const CodeInvalidParameter = "invalid_parameter"
 // buscar_ayudas, and, normalized, the `filters` echoed in the answer.
 type ListQuery struct {
 	EmergencySlug string   `json:"emergencySlug,omitempty" jsonschema:"maxLength=64" jsonschema_description:"Solo registros de esta emergencia (slug de GET /api/public/v1/help)."`
-	Type          string   `json:"type,omitempty" jsonschema:"enum=request,enum=offer" jsonschema_description:"request (solicitudes) u offer (ofrecimientos)."`
-	Category      string   `json:"category,omitempty" jsonschema:"enum=alimentos,enum=salud,enum=refugio,enum=transporte,enum=acopio,enum=rescate,enum=otro" jsonschema_description:"Categoría de la ayuda."`
-	Urgency       string   `json:"urgency,omitempty" jsonschema:"enum=urgent,enum=needed,enum=stable" jsonschema_description:"Urgencia (solo las solicitudes la tienen)."`
+	Type          string   `json:"type,omitempty" jsonschema_description:"request (solicitudes) u offer (ofrecimientos)."`
+	Category      string   `json:"category,omitempty" jsonschema_description:"Categoría de la ayuda."`
+	Urgency       string   `json:"urgency,omitempty" jsonschema_description:"Urgencia (solo las solicitudes la tienen)."`
 	Q             string   `json:"q,omitempty" jsonschema:"maxLength=200" jsonschema_description:"Texto a buscar en el título y la descripción, sin distinguir mayúsculas ni tildes (medico encuentra Médico). Varias palabras: deben aparecer todas."`
 	Latitude      *float64 `json:"latitude,omitempty" jsonschema:"minimum=-90,maximum=90" jsonschema_description:"Latitud del punto de búsqueda; con longitude limita a radiusKm y ordena del más cercano al más lejano."`
 	Longitude     *float64 `json:"longitude,omitempty" jsonschema:"minimum=-180,maximum=180" jsonschema_description:"Longitud del punto de búsqueda."`
@@ -105,14 +105,14 @@ func (DetailContact) JSONSchemaExtend(s *jsonschema.Schema) {
 // list item (PublicContact, no phone) from a detail (DetailContact).
 type HelpRecord[C any] struct {
 	ID                     string          `json:"id" jsonschema_description:"Identificador del registro."`
-	Type                   string          `json:"type" jsonschema:"enum=request,enum=offer"`
+	Type                   string          `json:"type" `
 	Emergency              EmergencyRef    `json:"emergency"`
 	Title                  string          `json:"title"`
 	Description            string          `json:"description,omitempty"`
-	Category               string          `json:"category" jsonschema:"enum=alimentos,enum=salud,enum=refugio,enum=transporte,enum=acopio,enum=rescate,enum=otro"`
-	Urgency                string          `json:"urgency,omitempty" jsonschema:"enum=urgent,enum=needed,enum=stable" jsonschema_description:"Solo solicitudes."`
+	Category               string          `json:"category" `
+	Urgency                string          `json:"urgency,omitempty" jsonschema_description:"Solo solicitudes."`
 	NeededPeople           *int            `json:"neededPeople,omitempty" jsonschema:"minimum=0" jsonschema_description:"Solo solicitudes: personas que necesitan la ayuda."`
-	CollectionCenterStatus string          `json:"collectionCenterStatus,omitempty" jsonschema:"enum=full,enum=needs_volunteers,enum=needs_resources" jsonschema_description:"Solo ofrecimientos."`
+	CollectionCenterStatus string          `json:"collectionCenterStatus,omitempty" jsonschema_description:"Solo ofrecimientos."`
 	Location               *PublicLocation `json:"location,omitempty" jsonschema_description:"Ausente si el ofrecimiento no dio dirección ni coordenadas."`
 	Contact                C               `json:"contact"`
 	CreatedAt              time.Time       `json:"createdAt"`
@@ -138,9 +138,9 @@ type HelpList struct {
 
 // PanoramaCount is the number of records of one type, category and urgency.
 type PanoramaCount struct {
-	Type     string `json:"type" jsonschema:"enum=request,enum=offer"`
-	Category string `json:"category" jsonschema:"enum=alimentos,enum=salud,enum=refugio,enum=transporte,enum=acopio,enum=rescate,enum=otro"`
-	Urgency  string `json:"urgency,omitempty" jsonschema:"enum=urgent,enum=needed,enum=stable" jsonschema_description:"Solo solicitudes."`
+	Type     string `json:"type" `
+	Category string `json:"category" `
+	Urgency  string `json:"urgency,omitempty" jsonschema_description:"Solo solicitudes."`
 	Count    int    `json:"count" jsonschema:"minimum=1"`
 }
 

@@ -23,12 +23,51 @@ func reflectSchema(v any) *jsonschema.Schema {
 			switch reflect.TypeOf(v).Elem() {
 			case reflect.TypeOf(Request{}):
 				p.Type, p.Const = "string", TypeRequest
+				if u, ok := s.Properties.Get("urgency"); ok {
+					u.Default = DefaultUrgency
+				}
+				if n, ok := s.Properties.Get("neededPeople"); ok {
+					n.Default = DefaultNeededPeople
+				}
 			case reflect.TypeOf(Offer{}):
 				p.Type, p.Const = "string", TypeOffer
 			}
 		}
 	}
+	fillEnums(s)
 	return s
+}
+
+// sharedEnums are the enumerations that several wire types carry, by property name. They are declared
+// once (types.go) and written into every reflected schema, so that no struct tag repeats them.
+var sharedEnums = map[string][]string{
+	"type":                   {TypeRequest, TypeOffer},
+	"category":               Categories,
+	"urgency":                Urgencies,
+	"collectionCenterStatus": CollectionCenterStatuses,
+}
+
+// fillEnums gives every property named in sharedEnums, at any depth, its enumeration, unless its tag
+// says otherwise (a const, or another enum such as GeoJSON's "type").
+func fillEnums(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if s.Properties != nil {
+		for name, p := range s.Properties.FromOldest() {
+			if vals, ok := sharedEnums[name]; ok && len(p.Enum) == 0 && p.Const == nil {
+				for _, v := range vals {
+					p.Enum = append(p.Enum, v)
+				}
+			}
+			fillEnums(p)
+		}
+	}
+	fillEnums(s.Items)
+	for _, sub := range slices.Concat(s.AllOf, s.AnyOf, s.OneOf) {
+		fillEnums(sub)
+	}
+	fillEnums(s.AdditionalProperties)
 }
 
 // toMap turns a reflected schema into plain JSON data, the form the validator compiler and the

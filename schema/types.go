@@ -34,7 +34,7 @@ type Common struct {
 	EmergencySlug   string `json:"emergencySlug,omitempty" jsonschema:"maxLength=64,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Slug de la emergencia, tomado de GET /api/public/v1/help. Obligatorio cuando hay más de una emergencia activa."`
 	Title           string `json:"title" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Título corto y claro."`
 	Description     string `json:"description,omitempty" jsonschema:"maxLength=600,pattern=^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Descripción con los detalles necesarios."`
-	Category        string `json:"category" jsonschema:"enum=alimentos,enum=salud,enum=refugio,enum=transporte,enum=acopio,enum=rescate,enum=otro" jsonschema_description:"Categoría de la ayuda."`
+	Category        string `json:"category" jsonschema_description:"Categoría de la ayuda."`
 	ContactName     string `json:"contactName" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Nombre de la persona de contacto. Se publica."`
 	ContactWhatsapp string `json:"contactWhatsapp" jsonschema:"minLength=1,maxLength=40,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Número de WhatsApp de contacto; se publica. Sin indicativo se entiende de Colombia (+57)."`
 	PublishContact  bool   `json:"publishContact" jsonschema_description:"Debe ser true: confirma que la persona aceptó que su teléfono se muestre públicamente."`
@@ -48,8 +48,8 @@ type Request struct {
 	Neighborhood string   `json:"neighborhood,omitempty" jsonschema:"maxLength=100,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Barrio o vereda."`
 	Latitude     *float64 `json:"latitude" jsonschema:"minimum=-4.3,maximum=13.6" jsonschema_description:"Latitud (grados decimales, Colombia)."`
 	Longitude    *float64 `json:"longitude" jsonschema:"minimum=-79.1,maximum=-66.8" jsonschema_description:"Longitud (grados decimales, Colombia)."`
-	Urgency      string   `json:"urgency,omitempty" jsonschema:"enum=urgent,enum=needed,enum=stable,default=needed" jsonschema_description:"Urgencia: urgent (urgente), needed (necesaria) o stable (estable)."`
-	NeededPeople *int     `json:"neededPeople,omitempty" jsonschema:"minimum=0,maximum=10000,default=1" jsonschema_description:"Número de personas que necesitan la ayuda."`
+	Urgency      string   `json:"urgency,omitempty" jsonschema_description:"Urgencia: urgent (urgente), needed (necesaria) o stable (estable)."`
+	NeededPeople *int     `json:"neededPeople,omitempty" jsonschema:"minimum=0,maximum=10000" jsonschema_description:"Número de personas que necesitan la ayuda."`
 }
 
 // Offer is an offer of help (type = offer). Location is optional.
@@ -59,7 +59,7 @@ type Offer struct {
 	Address                string   `json:"address,omitempty" jsonschema:"maxLength=300,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Dirección donde se ofrece la ayuda."`
 	Latitude               *float64 `json:"latitude,omitempty" jsonschema:"minimum=-4.3,maximum=13.6" jsonschema_description:"Latitud (grados decimales, Colombia)."`
 	Longitude              *float64 `json:"longitude,omitempty" jsonschema:"minimum=-79.1,maximum=-66.8" jsonschema_description:"Longitud (grados decimales, Colombia)."`
-	CollectionCenterStatus string   `json:"collectionCenterStatus,omitempty" jsonschema:"enum=full,enum=needs_volunteers,enum=needs_resources" jsonschema_description:"Estado del centro de acopio: full (lleno), needs_volunteers (necesita voluntarios), needs_resources (necesita recursos)."`
+	CollectionCenterStatus string   `json:"collectionCenterStatus,omitempty" jsonschema_description:"Estado del centro de acopio: full (lleno), needs_volunteers (necesita voluntarios), needs_resources (necesita recursos)."`
 }
 
 // Publication is a validated, normalized request or offer: strings trimmed, defaults applied, phone parsed.
@@ -97,7 +97,7 @@ type PublishResult struct {
 	Duplicate      bool      `json:"duplicate" jsonschema_description:"true si el par (source, externalId) ya existía: no se creó nada."`
 	ContentMatches *bool     `json:"contentMatches,omitempty" jsonschema_description:"Solo en duplicados: false si el contenido enviado difiere del guardado (el cambio NO se aplicó)."`
 	ID             string    `json:"id" jsonschema_description:"Identificador del registro."`
-	Type           string    `json:"type" jsonschema:"enum=request,enum=offer"`
+	Type           string    `json:"type" `
 	EmergencySlug  string    `json:"emergencySlug"`
 	CreatedAt      time.Time `json:"createdAt"`
 	PublicURL      string    `json:"publicUrl" jsonschema:"format=uri" jsonschema_description:"Página pública del registro."`
