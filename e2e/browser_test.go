@@ -101,24 +101,31 @@ var request = map[string]string{
 	"f-contactWhatsapp": "300 555 1234",
 }
 
+// publishes gives consent and submits the filled form of page (screenshots before and after), sees
+// want as its success message, and finds the record, the only one of its type, through view=list.
+func (p *phone) publishes(t *testing.T, page, want, typ string) string {
+	t.Helper()
+	p.check(t, "f-publishContact")
+	p.screenshot(t, page+"-filled")
+	p.submit(t, "resultado-nuevo")
+	if got := p.text(t, "resultado-nuevo"); got != want {
+		t.Errorf("success message: %q, want %q", got, want)
+	}
+	p.screenshot(t, page+"-success")
+	id := p.recordID(t)
+	list := p.list(t, "type="+typ)
+	if list.Total != 1 || len(list.Items) != 1 || list.Items[0].ID != id {
+		t.Fatalf("view=list of %s after one publication: total %d, items %+v; want the record %s", typ, list.Total, list.Items, id)
+	}
+	return id
+}
+
 func (p *phone) requestForm(t *testing.T) {
 	// A complete fill publishes, and the page says so.
 	p.open(t, "/pedir")
 	firstID := p.externalID(t)
 	p.fill(t, request)
-	p.check(t, "f-publishContact")
-	p.screenshot(t, "pedir-filled")
-	p.submit(t, "resultado-nuevo")
-	if got := p.text(t, "resultado-nuevo"); got != "Listo: su solicitud quedó publicada." {
-		t.Errorf("success message: %q", got)
-	}
-	p.screenshot(t, "pedir-success")
-	id := p.recordID(t)
-
-	list := p.list(t, "type=request")
-	if list.Total != 1 || len(list.Items) != 1 || list.Items[0].ID != id {
-		t.Fatalf("view=list after one publication: total %d, items %+v; want the record %s", list.Total, list.Items, id)
-	}
+	id := p.publishes(t, "pedir", "Listo: su solicitud quedó publicada.", "request")
 	d := p.detail(t, id)
 	wantPlace(t, d, "inundaciones-la-mojana", "Calle 5 # 3-20, junto a la iglesia", "San Marcos", 8.6601, -75.1302)
 	if d.Type != "request" || d.Title != request["f-title"] || d.Description != request["f-description"] || d.Category != "refugio" ||
@@ -221,18 +228,7 @@ func (p *phone) offerForm(t *testing.T) {
 		"f-contactName":     "Luis Ortiz",
 		"f-contactWhatsapp": "+57 310 987 6543",
 	})
-	p.check(t, "f-publishContact")
-	p.screenshot(t, "ofrecer-filled")
-	p.submit(t, "resultado-nuevo")
-	if got := p.text(t, "resultado-nuevo"); got != "Listo: su ofrecimiento quedó publicado." {
-		t.Errorf("success message: %q", got)
-	}
-	p.screenshot(t, "ofrecer-success")
-	id := p.recordID(t)
-	list := p.list(t, "type=offer")
-	if list.Total != 1 || len(list.Items) != 1 || list.Items[0].ID != id {
-		t.Fatalf("view=list of offers: total %d, items %+v; want the record %s", list.Total, list.Items, id)
-	}
+	id := p.publishes(t, "ofrecer", "Listo: su ofrecimiento quedó publicado.", "offer")
 	d := p.detail(t, id)
 	wantPlace(t, d, "eje-cafetero", "Parque de Bolívar, Armenia", "", 4.5339, -75.6811)
 	if d.Type != "offer" || d.Title != "Transporte en camioneta para 6 personas" || d.Category != "transporte" ||

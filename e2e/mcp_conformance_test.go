@@ -14,17 +14,24 @@ import (
 // mcpConformance is the official MCP conformance suite, pinned (it needs Node 20).
 const mcpConformance = "@modelcontextprotocol/conformance@0.1.13"
 
-// TestMCPConformance runs the suite's server scenarios against the running binary on 127.0.0.1 (the
-// DNS-rebinding scenario needs a localhost URL). Without npx the test is skipped, unless
-// DIRECTAID_REQUIRE_NPX is set, as .ci/run does, so that CI cannot pass by skipping it.
-func TestMCPConformance(t *testing.T) {
+// requireNpx finds npx to run pkg. Without it the test is skipped, unless DIRECTAID_REQUIRE_NPX is set, as
+// .ci/run does, so that CI cannot pass by skipping.
+func requireNpx(t *testing.T, pkg string) string {
+	t.Helper()
 	npx, err := exec.LookPath("npx")
 	if err != nil {
 		if os.Getenv("DIRECTAID_REQUIRE_NPX") != "" {
 			t.Fatal("npx not found, and DIRECTAID_REQUIRE_NPX is set: install Node 20 (see .ci/run)")
 		}
-		t.Skip("npx not found: install Node 20 to run the MCP conformance suite (" + mcpConformance + ")")
+		t.Skip("npx not found: install Node 20 to run " + pkg)
 	}
+	return npx
+}
+
+// TestMCPConformance runs the suite's server scenarios against the running binary on 127.0.0.1 (the
+// DNS-rebinding scenario needs a localhost URL).
+func TestMCPConformance(t *testing.T) {
+	npx := requireNpx(t, mcpConformance)
 	s := testserver.Start(t, testserver.Options{})
 	home := t.TempDir()
 	for _, scenario := range []string{"server-initialize", "ping", "tools-list", "dns-rebinding-protection"} {
@@ -50,13 +57,7 @@ const redocly = "@redocly/cli@2.77.0"
 // TestOpenAPILint lints the document the running binary serves with Redocly's recommended rules (an
 // OpenAPI 3.1 validator that we did not write, besides the one that checks every response).
 func TestOpenAPILint(t *testing.T) {
-	npx, err := exec.LookPath("npx")
-	if err != nil {
-		if os.Getenv("DIRECTAID_REQUIRE_NPX") != "" {
-			t.Fatal("npx not found, and DIRECTAID_REQUIRE_NPX is set: install Node 20 (see .ci/run)")
-		}
-		t.Skip("npx not found: install Node 20 to lint the OpenAPI document with " + redocly)
-	}
+	npx := requireNpx(t, redocly)
 	s := testserver.Start(t, testserver.Options{})
 	resp, doc := s.Do("GET", "/api/public/openapi.json", nil)
 	if resp.StatusCode != 200 {
