@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,6 +105,7 @@ func badRequest(b *schema.ErrorBody) *Problem {
 func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedType string) (res *schema.PublishResult, created bool, err error) {
 	pub, eb := schema.Decode(body, forcedType)
 	if eb != nil {
+		s.addEmergencyDetail(eb, body)
 		return nil, false, badRequest(eb)
 	}
 	if p := s.selectEmergency(pub); p != nil {
@@ -136,6 +138,28 @@ func samePublication(a, b *schema.Publication) bool {
 	ja, err1 := json.Marshal(a)
 	jb, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
+
+// addEmergencyDetail adds to a refused body's details what the emergency rules say of its emergencySlug,
+// so that every fault is reported at once: an agent that lacks both consent and the emergency asks the
+// person both questions in one go.
+func (s *Service) addEmergencyDetail(eb *schema.ErrorBody, body []byte) {
+	if eb.Code == schema.CodeInvalidJSON || slices.ContainsFunc(eb.Details, func(d schema.FieldError) bool { return d.Field == "/emergencySlug" }) {
+		return
+	}
+	var b struct {
+		EmergencySlug *string `json:"emergencySlug"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return
+	}
+	pub := &schema.Publication{}
+	if b.EmergencySlug != nil {
+		pub.EmergencySlug = strings.TrimSpace(*b.EmergencySlug)
+	}
+	if p := s.selectEmergency(pub); p != nil {
+		eb.Details = append(eb.Details, p.Body.Details...)
+	}
 }
 
 // selectEmergency applies DESIGN.md's rules and fills pub.EmergencySlug.

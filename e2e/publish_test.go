@@ -147,6 +147,15 @@ func TestValidationRules(t *testing.T) {
 	if got := fields(body); resp.StatusCode != 400 || !slices.Equal(got, []string{"/title", "/category", "/latitude"}) {
 		t.Errorf("all violations at once: %d %v", resp.StatusCode, got)
 	}
+	// The emergency rules too: consent and the emergency both missing, or a bad field and an unknown slug.
+	resp, body = publish(t, s, with(validRequest(), "publishContact", false, "emergencySlug", nil))
+	if got := fields(body); resp.StatusCode != 400 || body["code"] != "consent_required" || !slices.Equal(got, []string{"/publishContact", "/emergencySlug"}) {
+		t.Errorf("consent and emergency missing: %d %v", resp.StatusCode, body)
+	}
+	resp, body = publish(t, s, with(validRequest(), "latitude", 99, "emergencySlug", " no-existe "))
+	if got := fields(body); resp.StatusCode != 400 || body["code"] != "invalid_body" || !slices.Equal(got, []string{"/latitude", "/emergencySlug"}) {
+		t.Errorf("bad latitude and unknown emergency: %d %v", resp.StatusCode, body)
+	}
 	// The limits themselves pass: 100 two-byte characters, the corners of Colombia, 0 and 10000 people.
 	ok := []map[string]any{
 		with(validRequest(), "title", long(100), "contactName", long(100), "description", long(600)),
