@@ -5,7 +5,9 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -457,19 +459,32 @@ func TestReadExports(t *testing.T) {
 
 func TestReadPagingUnderConcurrentInserts(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
+	// Seeded records lie 0 to 1.3 km north of the centre, so radius pages end at different distances.
 	var before []string
 	for i := range 60 {
-		_, res := publish(t, s, with(validRequest(), "category", []string{"salud", "refugio"}[i%2]))
+		_, res := publish(t, s, with(validRequest(), "category", []string{"salud", "refugio"}[i%2], "latitude", 4.5339+float64(i)*0.0002))
 		before = append(before, res["id"].(string))
 	}
 	var stop atomic.Bool
 	var wg sync.WaitGroup
-	for range 3 { // writers keep publishing while the reader pages
+	for w := range 3 { // writers keep publishing while the reader pages, nearer and farther than the cursor
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for !stop.Load() {
-				publish(t, s, validRequest())
+			client := &http.Client{Timeout: 10 * time.Second}
+			for n := 0; !stop.Load(); n++ {
+				body := mustJSON(t, with(validRequest(), "latitude", 4.5339+float64((n*7+w*13)%70)*0.0002))
+				resp, err := client.Post(s.URL+"/api/public/v1/help", "application/json", bytes.NewReader(body))
+				if err != nil {
+					t.Errorf("writer %d: %v", w, err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusCreated {
+					t.Errorf("writer %d: %d", w, resp.StatusCode)
+					return
+				}
 			}
 		}()
 	}
