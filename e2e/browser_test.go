@@ -322,6 +322,9 @@ func (p *phone) open(t *testing.T, pagePath string) {
 		if !run(p.ctx, t, "form script", chromedp.Evaluate[bool](`!document.getElementById('usar-ubicacion').hidden`)) {
 			t.Errorf("%s: the form's script did not run (the «Usar mi ubicación» button is still hidden)", pagePath)
 		}
+		if !run(p.ctx, t, "location hint", chromedp.Evaluate[bool](`document.getElementById('ubicacion-ayuda').hidden`)) {
+			t.Errorf("%s: the hint for browsers without «Usar mi ubicación» shows beside the button", pagePath)
+		}
 	}
 	w := run(p.ctx, t, "page width", chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, window.innerWidth]`))
 	if len(w) != 2 || w[0] > w[1] || w[1] != phoneWidth {

@@ -94,6 +94,8 @@
   var geo = $('usar-ubicacion'), status = $('ubicacion-estado');
   if (geo && navigator.geolocation) {
     geo.hidden = false;
+    // The hint for browsers without the button would only confuse next to it.
+    if ($('ubicacion-ayuda')) $('ubicacion-ayuda').hidden = true;
     geo.addEventListener('click', function () {
       status.textContent = geo.getAttribute('data-buscando');
       navigator.geolocation.getCurrentPosition(function (p) {
