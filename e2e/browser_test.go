@@ -79,6 +79,7 @@ func TestBrowserPublishForms(t *testing.T) {
 
 	t.Run("pedir", func(t *testing.T) { p.requestForm(t) })
 	t.Run("ofrecer", func(t *testing.T) { p.offerForm(t) })
+	t.Run("cerca de mí", func(t *testing.T) { p.nearMe(t) })
 
 	for _, m := range p.consoleErrors() {
 		t.Errorf("browser console: %s", m)
@@ -196,18 +197,7 @@ func (p *phone) requestForm(t *testing.T) {
 
 func (p *phone) offerForm(t *testing.T) {
 	p.open(t, "/ofrecer")
-	// "Usar mi ubicación" with the position the browser reports (granted, as a person would allow it).
-	if _, err := chromedp.CallBrowser(p.ctx, browser.SetPermission, browser.SetPermissionParams{
-		Permission: &browser.PermissionDescriptor{Name: "geolocation"}, Setting: browser.PermissionSettingGranted, Origin: p.s.URL,
-	}); err != nil {
-		t.Fatalf("grant geolocation: %v", err)
-	}
-	lat, lon, acc := 4.5339, -75.6811, 15.0
-	if _, err := chromedp.Call(p.ctx, emulation.SetGeolocationOverride, emulation.SetGeolocationOverrideParams{
-		Latitude: &lat, Longitude: &lon, Accuracy: &acc,
-	}); err != nil {
-		t.Fatalf("geolocation override: %v", err)
-	}
+	p.locate(t, 4.5339, -75.6811)
 	p.do(t, "use my location", chromedp.Click(chromedp.ID("usar-ubicacion"), chromedp.NodeVisible))
 	run(p.ctx, t, "coordinates filled", chromedp.Poll[bool](`document.getElementById('f-longitude').value !== ''`,
 		chromedp.WithPollingTimeout(15*time.Second)))
@@ -234,6 +224,45 @@ func (p *phone) offerForm(t *testing.T) {
 	if d.Type != "offer" || d.Title != "Transporte en camioneta para 6 personas" || d.Category != "transporte" ||
 		d.Contact.Name != "Luis Ortiz" || d.Contact.Whatsapp != "+573109876543" {
 		t.Errorf("stored offer differs from the fill: %+v", d)
+	}
+}
+
+// nearMe: on the emergency's page, «Usar mi ubicación» in the filter fills the point, and the list then
+// shows what is near it, nearest first, with its distance: the offer published from that very spot.
+func (p *phone) nearMe(t *testing.T) {
+	p.open(t, "/emergencias/eje-cafetero")
+	p.locate(t, 4.5339, -75.6811)
+	p.do(t, "open the filter", chromedp.Click(chromedp.CSS("#filtro summary"), chromedp.NodeVisible))
+	p.do(t, "use my location", chromedp.Click(chromedp.ID("usar-ubicacion"), chromedp.NodeVisible))
+	run(p.ctx, t, "coordinates filled", chromedp.Poll[bool](`document.getElementById('filtro-longitude').value !== ''`,
+		chromedp.WithPollingTimeout(15*time.Second)))
+	p.screenshot(t, "emergencia-cerca")
+	p.do(t, "filter", chromedp.Click(chromedp.CSS("#filtro button[type=submit]"), chromedp.NodeVisible),
+		chromedp.WaitVisible(chromedp.CSS("main h1")))
+	url := run(p.ctx, t, "location", chromedp.Location())
+	if !strings.Contains(url, "latitude=4.53390") || !strings.Contains(url, "longitude=-75.68110") {
+		t.Errorf("the filter went to %s", url)
+	}
+	main := run(p.ctx, t, "list", chromedp.Text(chromedp.CSS("main")))
+	if !strings.Contains(main, "Transporte en camioneta para 6 personas") || !strings.Contains(main, "0,0 km") {
+		t.Errorf("the list near the point lacks the offer published there (with its distance):\n%s", main)
+	}
+	p.screenshot(t, "emergencia-filtrada")
+}
+
+// locate makes the browser report the position (lat, lon), with permission granted as a person would.
+func (p *phone) locate(t *testing.T, lat, lon float64) {
+	t.Helper()
+	if _, err := chromedp.CallBrowser(p.ctx, browser.SetPermission, browser.SetPermissionParams{
+		Permission: &browser.PermissionDescriptor{Name: "geolocation"}, Setting: browser.PermissionSettingGranted, Origin: p.s.URL,
+	}); err != nil {
+		t.Fatalf("grant geolocation: %v", err)
+	}
+	acc := 15.0
+	if _, err := chromedp.Call(p.ctx, emulation.SetGeolocationOverride, emulation.SetGeolocationOverrideParams{
+		Latitude: &lat, Longitude: &lon, Accuracy: &acc,
+	}); err != nil {
+		t.Fatalf("geolocation override: %v", err)
 	}
 }
 
@@ -322,7 +351,7 @@ func (p *phone) open(t *testing.T, pagePath string) {
 		if !run(p.ctx, t, "form script", chromedp.Evaluate[bool](`!document.getElementById('usar-ubicacion').hidden`)) {
 			t.Errorf("%s: the form's script did not run (the «Usar mi ubicación» button is still hidden)", pagePath)
 		}
-		if !run(p.ctx, t, "location hint", chromedp.Evaluate[bool](`document.getElementById('ubicacion-ayuda').hidden`)) {
+		if !run(p.ctx, t, "location hint", chromedp.Evaluate[bool](`(document.getElementById('ubicacion-ayuda') || {hidden: true}).hidden`)) {
 			t.Errorf("%s: the hint for browsers without «Usar mi ubicación» shows beside the button", pagePath)
 		}
 	}

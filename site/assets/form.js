@@ -1,7 +1,7 @@
 // Progressive enhancement of the publish forms (the server handles them without JavaScript too): the
 // form is sent as JSON to the public API, with one externalId per filling that survives reloads so that
 // a retry never publishes twice; errors appear next to their fields; "Usar mi ubicación" fills the
-// coordinates. Every text a person reads comes from the page.
+// coordinates (in the filter of the emergency pages too). Every text a person reads comes from the page.
 (function () {
   'use strict';
   var form = document.getElementById('formulario');
@@ -91,20 +91,27 @@
     }).then(function () { send.disabled = false; });
   });
 
-  var geo = $('usar-ubicacion'), status = $('ubicacion-estado');
-  if (geo && navigator.geolocation) {
-    geo.hidden = false;
-    // The hint for browsers without the button would only confuse next to it.
-    if ($('ubicacion-ayuda')) $('ubicacion-ayuda').hidden = true;
-    geo.addEventListener('click', function () {
-      status.textContent = geo.getAttribute('data-buscando');
-      navigator.geolocation.getCurrentPosition(function (p) {
-        form.elements.latitude.value = p.coords.latitude.toFixed(5);
-        form.elements.longitude.value = p.coords.longitude.toFixed(5);
-        status.textContent = geo.getAttribute('data-lista');
-      }, function () {
-        status.textContent = geo.getAttribute('data-fallo');
-      }, { enableHighAccuracy: true, timeout: 20000, maximumAge: 60000 });
-    });
-  }
+})();
+
+// "Usar mi ubicación" fills the latitude and longitude of the form that holds it: a publish form, or an
+// emergency page's filter ("cerca de mí").
+(function () {
+  'use strict';
+  var geo = document.getElementById('usar-ubicacion'), status = document.getElementById('ubicacion-estado');
+  if (!geo || !geo.form || !navigator.geolocation) return;
+  var form = geo.form;
+  geo.hidden = false;
+  // The hint for browsers without the button would only confuse next to it.
+  var help = document.getElementById('ubicacion-ayuda');
+  if (help) help.hidden = true;
+  geo.addEventListener('click', function () {
+    status.textContent = geo.getAttribute('data-buscando');
+    navigator.geolocation.getCurrentPosition(function (p) {
+      form.elements.latitude.value = p.coords.latitude.toFixed(5);
+      form.elements.longitude.value = p.coords.longitude.toFixed(5);
+      status.textContent = geo.getAttribute('data-lista');
+    }, function () {
+      status.textContent = geo.getAttribute('data-fallo');
+    }, { enableHighAccuracy: true, timeout: 20000, maximumAge: 60000 });
+  });
 })();
