@@ -237,9 +237,17 @@ func (p *phone) nearMe(t *testing.T) {
 	run(p.ctx, t, "coordinates filled", chromedp.Poll[bool](`document.getElementById('filtro-longitude').value !== ''`,
 		chromedp.WithPollingTimeout(15*time.Second)))
 	p.screenshot(t, "emergencia-cerca")
-	p.do(t, "filter", chromedp.Click(chromedp.CSS("#filtro button[type=submit]"), chromedp.NodeVisible),
-		chromedp.WaitVisible(chromedp.CSS("main h1")))
-	url := run(p.ctx, t, "location", chromedp.Location())
+	p.do(t, "filter", chromedp.Click(chromedp.CSS("#filtro button[type=submit]"), chromedp.NodeVisible))
+	// The form navigates: wait for the new page (the old one's h1 would answer a plain WaitVisible).
+	var url string
+	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(url, "latitude="); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the filter did not lead to a filtered page (at %q)", url)
+		}
+		time.Sleep(50 * time.Millisecond)
+		url, _ = chromedp.Run(p.ctx, chromedp.Location()) // fails while the page changes: try again
+	}
+	p.do(t, "filtered page", chromedp.WaitReady(chromedp.CSS("footer")))
 	if !strings.Contains(url, "latitude=4.53390") || !strings.Contains(url, "longitude=-75.68110") {
 		t.Errorf("the filter went to %s", url)
 	}
