@@ -151,22 +151,12 @@ func Run(o Options) (*Report, error) {
 			return nil, err
 		}
 		cfg.Duration, cfg.Requests = o.Duration, o.MaxRequests
-		profDone := make(chan error, 1)
-		if o.Profile != "" && strings.EqualFold(o.Profile, key) {
-			go func() { profDone <- srv.profile(o.ProfilePath, o.Duration-time.Second) }()
-		} else {
-			profDone <- nil
-		}
 		progress("running %s", key)
-		cpu0 := srv.cpu()
-		res, err := loadgen.Run(cfg)
+		row, err := o.measure(srv, sc.name, cfg)
 		if err != nil {
 			return nil, err
 		}
-		row := Row{Name: sc.name, Conns: sc.conns, Res: res, ServerCPU: srv.cpu() - cpu0}
-		if err := <-profDone; err != nil {
-			return nil, fmt.Errorf("profile: %w", err)
-		}
+		res := row.Res
 		rep.Rows = append(rep.Rows, row)
 		if len(rep.Rows) == 1 {
 			rep.Ceiling = res.Throughput()
@@ -195,12 +185,7 @@ func runMillion(o Options, tmp string, progress func(string, ...any)) (*MillionR
 	m := &MillionResult{Records: o.Million, Slice: max(o.Million/10, 1)}
 	progress("publishing %d records (64 connections)", o.Million)
 	cpu0 := srv.cpu()
-	profDone := make(chan error, 1)
-	if o.Profile != "" && strings.EqualFold(o.Profile, "million") {
-		go func() { profDone <- srv.profile(o.ProfilePath, 60*time.Second) }()
-	} else {
-		profDone <- nil
-	}
+	profDone := o.profileIf(srv, "million", 60*time.Second)
 	stopWatch := make(chan struct{})
 	peakAnon, peakFile := srv.watchMemory(stopWatch)
 	m.Res, err = loadgen.Run(loadgen.Config{Addr: srv.Addr, Method: "POST", Path: helpPath, Header: jsonHeader,
@@ -232,6 +217,34 @@ func runMillion(o Options, tmp string, progress func(string, ...any)) (*MillionR
 	}
 	m.ReadPeakRSS = srv.peakRSS()
 	return m, nil
+}
+
+// measure runs one scenario (cfg's Conns and Duration set) and the server's CPU profile during it when
+// o asks for "name/conns".
+func (o Options) measure(srv *server, name string, cfg loadgen.Config) (Row, error) {
+	profDone := o.profileIf(srv, fmt.Sprintf("%s/%d", name, cfg.Conns), cfg.Duration-cfg.Duration/10)
+	cpu0 := srv.cpu()
+	res, err := loadgen.Run(cfg)
+	if err != nil {
+		return Row{}, err
+	}
+	row := Row{Name: name, Conns: cfg.Conns, Res: res, ServerCPU: srv.cpu() - cpu0}
+	if err := <-profDone; err != nil {
+		return Row{}, fmt.Errorf("profile: %w", err)
+	}
+	return row, nil
+}
+
+// profileIf saves the server's CPU profile for d when o.Profile names scenario; the channel says when it
+// is written (at once when there is nothing to do).
+func (o Options) profileIf(srv *server, scenario string, d time.Duration) <-chan error {
+	done := make(chan error, 1)
+	if o.Profile == "" || !strings.EqualFold(o.Profile, scenario) {
+		done <- nil
+		return done
+	}
+	go func() { done <- srv.profile(o.ProfilePath, d) }()
+	return done
 }
 
 // readScenarios query the records that runMillion published: one reader (the answer time a person gets)
@@ -271,24 +284,14 @@ func readScenarios(o Options, srv *server, progress func(string, ...any)) ([]Row
 				Duration: max(o.Duration/2, time.Second), Requests: o.MaxRequests}
 			key := fmt.Sprintf("%s/%d", sc.name, conns)
 			progress("running %s over %s records", key, count(o.Million))
-			profDone := make(chan error, 1)
-			if o.Profile != "" && strings.EqualFold(o.Profile, key) {
-				go func() { profDone <- srv.profile(o.ProfilePath, cfg.Duration-time.Second/2) }()
-			} else {
-				profDone <- nil
-			}
-			cpu0 := srv.cpu()
-			res, err := loadgen.Run(cfg)
+			row, err := o.measure(srv, sc.name, cfg)
 			if err != nil {
 				return nil, err
 			}
-			if err := <-profDone; err != nil {
-				return nil, fmt.Errorf("profile: %w", err)
+			if row.Res.Errors > 0 {
+				return nil, fmt.Errorf("%s: %d errors, first: %s", key, row.Res.Errors, row.Res.FirstError)
 			}
-			if res.Errors > 0 {
-				return nil, fmt.Errorf("%s: %d errors, first: %s", sc.name, res.Errors, res.FirstError)
-			}
-			rows = append(rows, Row{Name: sc.name, Conns: conns, Res: res, ServerCPU: srv.cpu() - cpu0})
+			rows = append(rows, row)
 		}
 	}
 	return rows, nil
