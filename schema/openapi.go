@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -25,7 +26,7 @@ var everyAnswer = []string{"API-Version", "Access-Control-Allow-Origin", "Access
 
 func hdrs(names ...string) map[string]any {
 	out := map[string]any{}
-	for _, n := range append(everyAnswer[:len(everyAnswer):len(everyAnswer)], names...) {
+	for _, n := range slices.Concat(everyAnswer, names) {
 		out[n] = map[string]any{"$ref": "#/components/headers/" + n}
 	}
 	return out
@@ -39,7 +40,7 @@ func jsonBody(schemaRef map[string]any) map[string]any {
 
 // errResp is an error answer: never cached.
 func errResp(desc string, extraHeaders ...string) map[string]any {
-	return map[string]any{"description": desc, "headers": hdrs(append(extraHeaders, "Cache-Control")...), "content": jsonBody(ref("Error"))}
+	return map[string]any{"description": desc, "headers": hdrs(slices.Concat(extraHeaders, []string{"Cache-Control"})...), "content": jsonBody(ref("Error"))}
 }
 
 // notAllowed is a method a path refuses with 405 and the methods it takes.
@@ -98,7 +99,7 @@ func preflight(operationID string) map[string]any {
 	return map[string]any{
 		"operationId": operationID, "summary": "Petición previa CORS", "tags": []string{"api"},
 		"responses": map[string]any{"204": map[string]any{"description": "CORS habilitado para cualquier origen.",
-			"headers": hdrs("Allow", "Access-Control-Allow-Origin", "Access-Control-Allow-Methods", "Access-Control-Allow-Headers", "Access-Control-Max-Age")}},
+			"headers": hdrs("Allow", "Access-Control-Allow-Methods", "Access-Control-Allow-Headers", "Access-Control-Max-Age")}},
 	}
 }
 
