@@ -1,0 +1,107 @@
+package places
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSearchIgnoresAccentsAndCase(t *testing.T) {
+	for _, c := range []struct{ q, code, label string }{
+		{"armenia", "63001", "Armenia (Quindío)"}, // the capital, not Armenia (Antioquia), comes first: see below
+		{"san jose del guaviare", "95001", "San José del Guaviare (Guaviare)"},
+		{"SAN JOSÉ DEL GUAVIARE", "95001", "San José del Guaviare (Guaviare)"},
+		{"narino", "05483", "Nariño (Antioquia)"}, // a municipio Nariño; the departamento is no result
+		{"pasto narino", "52001", "Pasto (Nariño)"},
+		{"bogota", "11001", "Bogotá, D.C. (Bogotá, D.C.)"},
+		{"el caimo armenia", "63001001", "El Caimo, Armenia (Quindío)"},
+	} {
+		got := Search(c.q, 10)
+		if len(got) == 0 {
+			t.Errorf("Search(%q): nothing", c.q)
+			continue
+		}
+		found := false
+		for _, p := range got {
+			if p.Code == c.code {
+				found = true
+				if Label(p) != c.label {
+					t.Errorf("Label(%s) = %q, want %q", p.Code, Label(p), c.label)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("Search(%q) = %v, want %s among them", c.q, got, c.code)
+		}
+	}
+}
+
+func TestSearchRanksExactMunicipiosFirst(t *testing.T) {
+	got := Search("armenia", 10)
+	// Two municipios are called Armenia (Antioquia 05059, Quindío 63001); both come before the centros
+	// poblados called Armenia and before «Armenia - Camparrusia».
+	if len(got) < 3 || got[0].Kind() != Municipio || got[1].Kind() != Municipio {
+		t.Fatalf("Search(armenia) = %v", got)
+	}
+	codes := got[0].Code + got[1].Code
+	if !strings.Contains(codes, "05059") || !strings.Contains(codes, "63001") {
+		t.Errorf("the two municipios Armenia first, got %v", got[:2])
+	}
+	for _, p := range got[2:] {
+		if Fold(p.Name) == "armenia" && p.Kind() == Municipio {
+			t.Errorf("a third municipio Armenia: %v", p)
+		}
+	}
+	if got := Search("   ", 5); got != nil {
+		t.Errorf("blank query: %v", got)
+	}
+	if got := Search("zzzqqq", 5); len(got) != 0 {
+		t.Errorf("nonsense query: %v", got)
+	}
+}
+
+func TestLookupAndHierarchy(t *testing.T) {
+	p, ok := Lookup("63001")
+	if !ok || p.Name != "Armenia" || p.Lat < 4.5 || p.Lat > 4.6 || p.Lon > -75.6 || p.Lon < -75.7 {
+		t.Fatalf("Lookup(63001) = %+v, %v", p, ok)
+	}
+	if c, ok := Lookup("63001000"); !ok || c.Code != "63001" {
+		t.Errorf("a cabecera's code is its municipio: %+v %v", c, ok)
+	}
+	if _, ok := Lookup("99999"); ok {
+		t.Error("Lookup(99999) found something")
+	}
+	if n := len(Departamentos()); n != 33 {
+		t.Errorf("%d departamentos, want 33", n)
+	}
+	ms := Children("63")
+	if len(ms) != 12 || ms[0].Name != "Armenia" {
+		t.Errorf("Quindío has 12 municipios, Armenia first by name: %v", ms)
+	}
+	for _, c := range Children("63001") {
+		if c.Kind() != CentroPoblado || c.MunicipioCode() != "63001" || c.Lat == 0 {
+			t.Errorf("child of Armenia: %+v", c)
+		}
+	}
+	// Every municipio and centro poblado has a point in Colombia (the API's bounds).
+	n := 0
+	for _, p := range load().all {
+		if p.Kind() == Departamento {
+			continue
+		}
+		n++
+		if p.Lat < -4.3 || p.Lat > 13.6 || p.Lon < -82 || p.Lon > -66.8 {
+			t.Errorf("%s %s out of Colombia: %v,%v", p.Code, p.Name, p.Lat, p.Lon)
+		}
+	}
+	if n < 7700 {
+		t.Errorf("%d places, want all of DIVIPOLA's", n)
+	}
+}
+
+func TestFold(t *testing.T) {
+	for in, want := range map[string]string{"Bogotá, D.C.": "bogota d c", "  NARIÑO ": "narino", "Güepsa": "guepsa"} {
+		if got := Fold(in); got != want {
+			t.Errorf("Fold(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
