@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/store/storetest"
 )
 
 func callReadTool(t *testing.T, svc *Service, name, args string) *mcp.CallToolResult {
@@ -39,8 +42,12 @@ func resultText(r *mcp.CallToolResult) string {
 }
 
 func TestMCPReadTools(t *testing.T) {
-	s := openTestStore(t)
-	recs := seed(t, s, 50, time.Date(2026, 8, 11, 0, 0, 0, 0, time.UTC), time.Minute)
+	s, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	recs := storetest.Seed(t, s, 50, time.Date(2026, 8, 11, 0, 0, 0, 0, time.UTC), time.Minute)
 	svc := NewService(s, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}, {Slug: "la-mojana", Title: "Inundaciones"}}})
 
 	res := callReadTool(t, svc, ToolSearchHelp, `{"emergencySlug":"eje-cafetero","limit":3,"q":"MÉDIC"}`)

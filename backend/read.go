@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -50,7 +52,7 @@ func (s *Service) emergencyTitle(slug string) string {
 
 // ListSpec validates q and turns it into a store query; q is normalized in place (defaults applied,
 // strings trimmed) so that it can be echoed as `filters`.
-func (s *Service) ListSpec(q *schema.ListQuery) (*ListSpec, []schema.FieldError) {
+func (s *Service) ListSpec(q *schema.ListQuery) (*store.ListSpec, []schema.FieldError) {
 	var errs []schema.FieldError
 	enum := func(name string, v *string, allowed []string) {
 		*v = strings.TrimSpace(*v)
@@ -62,12 +64,12 @@ func (s *Service) ListSpec(q *schema.ListQuery) (*ListSpec, []schema.FieldError)
 	enum("type", &q.Type, []string{schema.TypeRequest, schema.TypeOffer})
 	enum("category", &q.Category, schema.Categories)
 	enum("urgency", &q.Urgency, schema.Urgencies)
-	spec := &ListSpec{EmergencySlug: q.EmergencySlug, Type: q.Type, Category: q.Category, Urgency: q.Urgency}
+	spec := &store.ListSpec{EmergencySlug: q.EmergencySlug, Type: q.Type, Category: q.Category, Urgency: q.Urgency}
 	q.Q = strings.TrimSpace(q.Q)
 	if n := utf8.RuneCountInString(q.Q); n > schema.MaxQueryRunes {
 		errs = append(errs, paramError("q", fmt.Sprintf("«q» admite como máximo %d caracteres (tiene %d)", schema.MaxQueryRunes, n)))
 	} else if q.Q != "" {
-		spec.Words = strings.Fields(foldText(q.Q))
+		spec.Words = strings.Fields(store.FoldText(q.Q))
 	}
 	finite := func(name string, v *float64, lo, hi float64) {
 		if v != nil && (math.IsNaN(*v) || *v < lo || *v > hi) {
@@ -114,7 +116,7 @@ func (s *Service) ListSpec(q *schema.ListQuery) (*ListSpec, []schema.FieldError)
 	if q.Cursor = strings.TrimSpace(q.Cursor); q.Cursor != "" {
 		c, err := spec.DecodeCursor(q.Cursor)
 		switch {
-		case errors.Is(err, ErrCursorMismatch):
+		case errors.Is(err, store.ErrCursorMismatch):
 			return nil, []schema.FieldError{paramError("cursor", "«cursor» se hizo para otros filtros: repita los mismos filtros de la página anterior")}
 		case err != nil:
 			return nil, []schema.FieldError{paramError("cursor", "«cursor» no es válido: use el nextCursor de la respuesta anterior tal cual")}
@@ -124,25 +126,13 @@ func (s *Service) ListSpec(q *schema.ListQuery) (*ListSpec, []schema.FieldError)
 	return spec, nil
 }
 
-func (s *Service) readStore() (ReadStore, error) {
-	rs, ok := s.store.(ReadStore)
-	if !ok {
-		return nil, errors.New("the store cannot list records")
-	}
-	return rs, nil
-}
-
 // ListHelp answers a list query (view=list, buscar_ayudas). Errors are *Problem for bad input.
 func (s *Service) ListHelp(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
 	spec, errs := s.ListSpec(&q)
 	if errs != nil {
 		return nil, invalidParams(errs)
 	}
-	rs, err := s.readStore()
-	if err != nil {
-		return nil, err
-	}
-	res, err := rs.List(ctx, spec)
+	res, err := s.store.List(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +154,7 @@ func (s *Service) ListHelp(ctx context.Context, base string, q schema.ListQuery)
 	return out, nil
 }
 
-func publicRecord[C any](s *Service, base string, rec *Record, dist *float64, contact C) schema.HelpRecord[C] {
+func publicRecord[C any](s *Service, base string, rec *store.Record, dist *float64, contact C) schema.HelpRecord[C] {
 	out := schema.HelpRecord[C]{
 		ID: rec.ID, Type: rec.Type, Emergency: schema.EmergencyRef{Slug: rec.EmergencySlug, Title: s.emergencyTitle(rec.EmergencySlug)},
 		Title: rec.Title, Description: rec.Description, Category: rec.Category, Urgency: rec.Urgency,
@@ -191,11 +181,11 @@ func (s *Service) HelpDetail(ctx context.Context, base, id string) (*schema.Publ
 	switch {
 	case id == "":
 		return nil, invalidParams([]schema.FieldError{paramError("id", "«id» es obligatorio con view=detail")})
-	case !ValidID(id):
+	case !store.ValidID(id):
 		return nil, invalidParams([]schema.FieldError{paramError("id", fmt.Sprintf("«id» %q no tiene la forma de un id (16 caracteres, p. ej. 01k2x3y4z5a6b7c8)", id))})
 	}
 	rec, err := s.store.Get(ctx, id)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, unknownRecord(id)
 	}
 	if err != nil {
@@ -221,15 +211,11 @@ func (s *Service) Panorama(ctx context.Context, base, slug string) (*schema.Pano
 		return nil, invalidParams([]schema.FieldError{paramError("emergencySlug",
 			fmt.Sprintf("«emergencySlug» no admite %q; valores permitidos: %s", slug, strings.Join(known, ", ")), known...)})
 	}
-	rs, err := s.readStore()
-	if err != nil {
-		return nil, err
-	}
 	slugs := make([]string, len(ems))
 	for i, e := range ems {
 		slugs[i] = e.Slug
 	}
-	aggs, err := rs.Aggregates(ctx, slugs)
+	aggs, err := s.store.Aggregates(ctx, slugs)
 	if err != nil {
 		return nil, err
 	}
@@ -252,15 +238,18 @@ func (s *Service) Panorama(ctx context.Context, base, slug string) (*schema.Pano
 				ep.Offers += n
 			}
 		}
-		// Stable order: type, then the documented order of categories and urgencies.
-		slices.SortFunc(ep.Counts, func(a, b schema.PanoramaCount) int {
-			return cmpCount(a) - cmpCount(b)
-		})
+		slices.SortFunc(ep.Counts, cmpCount)
 		out.Emergencies = append(out.Emergencies, ep)
 	}
 	return out, nil
 }
 
-func cmpCount(c schema.PanoramaCount) int {
-	return int(typeCode(c.Type))<<12 | int(catCode(c.Category))<<4 | int(urgCode(c.Urgency))
+// cmpCount orders a panorama's counts by type (requests first), then by the documented order of
+// categories and urgencies (offers, which have none, first).
+func cmpCount(a, b schema.PanoramaCount) int {
+	types := []string{schema.TypeRequest, schema.TypeOffer}
+	return cmp.Or(
+		cmp.Compare(slices.Index(types, a.Type), slices.Index(types, b.Type)),
+		cmp.Compare(slices.Index(schema.Categories, a.Category), slices.Index(schema.Categories, b.Category)),
+		cmp.Compare(slices.Index(schema.Urgencies, a.Urgency), slices.Index(schema.Urgencies, b.Urgency)))
 }

@@ -1,3 +1,5 @@
+// Package backend is directaid without Caddy: the publish and read service, the HTTP API and the MCP
+// server, all usable with plain net/http over any store.Store (backend/store; Badger in backend/badgerstore).
 package backend
 
 import (
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -39,15 +42,15 @@ type Config struct {
 
 // Service publishes records: validation, emergency selection, idempotency.
 type Service struct {
-	store  Store
+	store  store.Store
 	cfg    Config
 	active []Emergency
 	now    func() time.Time
 }
 
 // NewService returns a service over store with cfg.
-func NewService(store Store, cfg Config) *Service {
-	s := &Service{store: store, cfg: cfg, now: time.Now}
+func NewService(st store.Store, cfg Config) *Service {
+	s := &Service{store: st, cfg: cfg, now: time.Now}
 	for _, e := range cfg.Emergencies {
 		if !e.Inactive {
 			s.active = append(s.active, e)
@@ -60,7 +63,7 @@ func NewService(store Store, cfg Config) *Service {
 func (s *Service) Config() Config { return s.cfg }
 
 // Store returns the service's store.
-func (s *Service) Store() Store { return s.store }
+func (s *Service) Store() store.Store { return s.store }
 
 // BaseURL is the public base for links: the configured one, or the request's own scheme and host.
 // X-Forwarded-* are not read: behind a proxy, set public_url.
@@ -112,7 +115,7 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 		return nil, false, p
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
-	rec := &Record{ID: NewID(now), CreatedAt: now, Publication: *pub}
+	rec := &store.Record{ID: store.NewID(now), CreatedAt: now, Publication: *pub}
 	stored, created, err := s.store.Create(ctx, rec)
 	if err != nil {
 		return nil, false, err
@@ -198,7 +201,7 @@ func AsProblem(err error) *Problem {
 	if errors.As(err, &p) {
 		return p
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, store.ErrClosed) {
 		return &Problem{Status: http.StatusServiceUnavailable, Body: schema.ErrorBody{Code: "unavailable",
 			Error: "El servicio no pudo completar la publicación; reintente con el mismo externalId (no se duplicará)."}}
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
-	"github.com/dgraph-io/badger/v4"
 	"github.com/spf13/cobra"
 )
 
@@ -66,10 +65,12 @@ func backupHandler(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: err}
 	}
+	if app.backup == nil {
+		return caddy.APIError{HTTPStatus: http.StatusNotImplemented, Err: errors.New("this database has no backup here: use its own tools")}
+	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", `attachment; filename="directaid.bak"`)
-	_, err = app.store.DB().Backup(w, 0)
-	return err
+	return app.backup.Backup(w)
 }
 
 func restoreCmd(fl caddycmd.Flags) (int, error) {
@@ -77,23 +78,12 @@ func restoreCmd(fl caddycmd.Flags) (int, error) {
 	if dir == "" || in == "" {
 		return caddy.ExitCodeFailedStartup, errors.New("usage: directaid restore --database <dir> --input <backup file>")
 	}
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return caddy.ExitCodeFailedStartup, fmt.Errorf("%s is not empty: restore into a new directory", dir)
-	}
 	f, err := os.Open(in)
 	if err != nil {
 		return caddy.ExitCodeFailedStartup, err
 	}
 	defer f.Close()
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
-	if err != nil {
-		return caddy.ExitCodeFailedStartup, err
-	}
-	if err := db.Load(f, 256); err != nil {
-		_ = db.Close()
-		return caddy.ExitCodeFailedStartup, fmt.Errorf("load backup: %w", err)
-	}
-	if err := db.Close(); err != nil {
+	if err := restoreDatabase(dir, f); err != nil {
 		return caddy.ExitCodeFailedStartup, err
 	}
 	fmt.Printf("restored %s into %s\n", in, dir)

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/backend/store"
 )
 
 func init() {
@@ -28,7 +29,7 @@ func init() {
 // old one still holds Badger's directory lock, so both must use the same handle.
 var stores = caddy.NewUsagePool()
 
-type storeHandle struct{ *backend.BadgerStore }
+type storeHandle struct{ store.Store }
 
 func (s storeHandle) Destruct() error { return s.Close() }
 
@@ -47,7 +48,8 @@ type App struct {
 	dir      string
 	openOnce sync.Once
 	openErr  error
-	store    *backend.BadgerStore
+	store    store.Store
+	backup   store.Backupper // nil when the store cannot back itself up
 	svc      *backend.Service
 	handler  atomic.Pointer[backend.Handler]
 	ctx      caddy.Context
@@ -144,7 +146,7 @@ func (a *App) open() error {
 
 func (a *App) doOpen() error {
 	val, _, err := stores.LoadOrNew(a.dir, func() (caddy.Destructor, error) {
-		s, err := backend.OpenBadger(backend.BadgerOptions{Dir: a.dir, Logger: badgerLogger{a.logger.Named("badger").Sugar()}})
+		s, err := a.openDatabase()
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +155,8 @@ func (a *App) doOpen() error {
 	if err != nil {
 		return err
 	}
-	a.store = val.(storeHandle).BadgerStore
+	a.store = val.(storeHandle).Store
+	a.backup, _ = a.store.(store.Backupper)
 	events, window := a.findLimit("publish")
 	detailEvents, detailWindow := a.findLimit("detail")
 	return a.build(backend.Config{RateLimitEvents: events, RateLimitWindow: window,
@@ -217,14 +220,6 @@ func (a *App) Cleanup() error {
 	}
 	return nil
 }
-
-// badgerLogger sends Badger's messages to Caddy's log. Badger never logs record contents.
-type badgerLogger struct{ s *zap.SugaredLogger }
-
-func (l badgerLogger) Errorf(f string, v ...any)   { l.s.Errorf(f, v...) }
-func (l badgerLogger) Warningf(f string, v ...any) { l.s.Warnf(f, v...) }
-func (l badgerLogger) Infof(f string, v ...any)    { l.s.Debugf(f, v...) }
-func (l badgerLogger) Debugf(f string, v ...any)   { l.s.Debugf(f, v...) }
 
 var (
 	_ caddy.App          = (*App)(nil)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-
+	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/internal/testserver"
 )
 
@@ -59,31 +60,44 @@ func postHelp(c *http.Client, s *testserver.Server, body []byte, header ...strin
 	return resp.StatusCode, out, nil
 }
 
-// storedRecords opens a stopped server's database and returns every record by id.
+// storedRecords opens a stopped server's database through the Store interface and returns every record
+// (as its JSON) by id, paging through the newest-first list of all emergencies.
 func storedRecords(t *testing.T, dir string) map[string]map[string]any {
 	t.Helper()
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	s, err := badgerstore.Open(badgerstore.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer s.Close()
 	out := map[string]map[string]any{}
-	err = db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte("r\x00"), PrefetchValues: true})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			var rec map[string]any
-			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &rec) }); err != nil {
-				return fmt.Errorf("record %s: %w", it.Item().Key(), err)
-			}
-			out[strings.TrimPrefix(string(it.Item().Key()), "r\x00")] = rec
+	spec := &store.ListSpec{Limit: 1000}
+	for {
+		res, err := s.List(context.Background(), spec)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+		for _, r := range res.Records {
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rec map[string]any
+			if err := json.Unmarshal(b, &rec); err != nil {
+				t.Fatal(err)
+			}
+			if out[r.ID] != nil {
+				t.Fatalf("record %s listed twice", r.ID)
+			}
+			out[r.ID] = rec
+		}
+		if res.Next == nil {
+			if res.Total != len(out) {
+				t.Errorf("the list counts %d records and holds %d", res.Total, len(out))
+			}
+			return out
+		}
+		spec.After = res.Next
 	}
-	return out
 }
 
 // reporter fails the test with the first few of many similar errors, and counts the rest.

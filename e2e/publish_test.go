@@ -10,32 +10,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/directaid/directaid/internal/testserver"
 )
 
 // countRecords opens the stopped server's database and counts stored records.
 func countRecords(t *testing.T, dir string) int {
 	t.Helper()
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	n := 0
-	err = db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte("r\x00")})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			n++
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return len(storedRecords(t, dir))
 }
 
 func TestPublishThenRetry(t *testing.T) {

@@ -1,16 +1,28 @@
-package backend
+// Package badgerstore is the embedded Store: records, their idempotency keys and the read indexes in one
+// Badger database, written through a group commit.
+package badgerstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/directaid/directaid/backend/store"
+)
+
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.Backupper = (*Store)(nil)
 )
 
 // Key layout. The pair key length-prefixes source, so ("a|b","c") and ("a","b|c") never collide.
@@ -29,20 +41,23 @@ func pairKey(source, externalID string) []byte {
 
 func recordKey(id string) []byte { return append(append([]byte{}, prefixRecord...), id...) }
 
-// BadgerOptions sizes the embedded database.
-type BadgerOptions struct {
+// Options sizes the embedded database.
+type Options struct {
 	Dir string
 	// Logger receives Badger's own messages (never record contents); nil discards them.
 	Logger badger.Logger
 	// GCInterval is how often the value log is garbage-collected; 0 means 10 minutes.
 	GCInterval time.Duration
+	// MaxTextChecks and MaxTotalTextChecks bound the records a q search reads for a page and for its
+	// total (see List); 0 means 5000 and 2000. Tests lower them.
+	MaxTextChecks, MaxTotalTextChecks int
 }
 
 // maxBatch bounds a group commit; a larger backlog simply forms the next batch.
 const maxBatch = 512
 
 type createReq struct {
-	rec *Record
+	rec *store.Record
 	// entries are the record's keys and values (pair key first), encoded by the caller so that the
 	// single writer only checks and writes: encoding in parallel keeps the serial part of a batch short.
 	entries []kv
@@ -50,16 +65,16 @@ type createReq struct {
 }
 
 type createRes struct {
-	stored  *Record
+	stored  *store.Record
 	created bool
 	err     error
 }
 
-// BadgerStore is the embedded Store. Writes go through one goroutine that commits whatever has queued
+// Store is the embedded Store. Writes go through one goroutine that commits whatever has queued
 // up as one transaction; with SyncWrites every transaction is fsynced before Badger reports it done, so a
 // batch costs one sync however many publishes it holds (group commit), and a record becomes visible to
 // readers only once it is durable.
-type BadgerStore struct {
+type Store struct {
 	db      *badger.DB
 	reqs    chan *createReq
 	quit    chan struct{}
@@ -68,6 +83,8 @@ type BadgerStore struct {
 	failMu  sync.Mutex
 	failErr error
 	snap    atomic.Pointer[snapshot] // renewed by the writer after every batch
+
+	maxTextChecks, maxTotalTextChecks int
 }
 
 // snapshot is a read transaction that Create's retry check shares. A check in a transaction of its own
@@ -80,7 +97,7 @@ type snapshot struct {
 	refs atomic.Int32 // the store's reference plus one per reader; the transaction ends at zero
 }
 
-func (s *BadgerStore) renewSnapshot() {
+func (s *Store) renewSnapshot() {
 	sn := &snapshot{txn: s.db.NewTransaction(false)}
 	sn.refs.Store(1)
 	if old := s.snap.Swap(sn); old != nil {
@@ -89,7 +106,7 @@ func (s *BadgerStore) renewSnapshot() {
 }
 
 // acquireSnapshot returns the current snapshot with a reference taken, or nil once the store is closing.
-func (s *BadgerStore) acquireSnapshot() *snapshot {
+func (s *Store) acquireSnapshot() *snapshot {
 	for {
 		sn := s.snap.Load()
 		if sn == nil {
@@ -110,8 +127,8 @@ func (sn *snapshot) release() {
 	}
 }
 
-// OpenBadger opens (or creates) the database in o.Dir.
-func OpenBadger(o BadgerOptions) (*BadgerStore, error) {
+// Open opens (or creates) the database in o.Dir.
+func Open(o Options) (*Store, error) {
 	// Sized for a small server (`make bench` measures it). Badger builds each table in memory, so memory
 	// follows table sizes: 8 MB memtables (a flush holds about three times that) and 1 MB tables at every
 	// level (a compaction runs a dozen table builders at once, and by default table size doubles per
@@ -142,7 +159,8 @@ func OpenBadger(o BadgerOptions) (*BadgerStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open badger at %s: %w", o.Dir, err)
 	}
-	s := &BadgerStore{db: db, reqs: make(chan *createReq, maxBatch), quit: make(chan struct{}), stopped: make(chan struct{})}
+	s := &Store{db: db, reqs: make(chan *createReq, maxBatch), quit: make(chan struct{}), stopped: make(chan struct{}),
+		maxTextChecks: cmp.Or(o.MaxTextChecks, maxTextChecks), maxTotalTextChecks: cmp.Or(o.MaxTotalTextChecks, maxTotalTextChecks)}
 	if err := s.ensureIndexes(); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -158,26 +176,46 @@ func OpenBadger(o BadgerOptions) (*BadgerStore, error) {
 	return s, nil
 }
 
-// DB exposes the database for maintenance (backup, size).
-func (s *BadgerStore) DB() *badger.DB { return s.db }
+// Backup implements store.Backupper: a full, consistent backup in Badger's backup format, taken while
+// the store serves. Restore reads it.
+func (s *Store) Backup(w io.Writer) error {
+	_, err := s.db.Backup(w, 0)
+	return err
+}
 
-func (s *BadgerStore) failure() error {
+// Restore loads a backup made by Backup into dir, which must be empty (or absent) and not in use.
+func Restore(dir string, r io.Reader) error {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("%s is not empty: restore into a new directory", dir)
+	}
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		return err
+	}
+	if err := db.Load(r, 256); err != nil {
+		_ = db.Close()
+		return fmt.Errorf("load backup: %w", err)
+	}
+	return db.Close()
+}
+
+func (s *Store) failure() error {
 	s.failMu.Lock()
 	defer s.failMu.Unlock()
 	return s.failErr
 }
 
 // Create implements Store.
-func (s *BadgerStore) Create(ctx context.Context, rec *Record) (*Record, bool, error) {
+func (s *Store) Create(ctx context.Context, rec *store.Record) (*store.Record, bool, error) {
 	if err := s.failure(); err != nil {
 		return nil, false, err
 	}
 	// Retries are common (flaky mobile networks): answer them from a read, without the writer.
 	if existing, err := s.getByPairSnapshot(rec.Source, rec.ExternalID); err == nil {
 		return existing, false, nil
-	} else if !errors.Is(err, ErrNotFound) {
+	} else if !errors.Is(err, store.ErrNotFound) {
 		if s.db.IsClosed() { // Badger does not wrap ErrDBClosed; a shutdown answers 503 (retry), not 500
-			return nil, false, ErrClosed
+			return nil, false, store.ErrClosed
 		}
 		return nil, false, err
 	}
@@ -190,7 +228,7 @@ func (s *BadgerStore) Create(ctx context.Context, rec *Record) (*Record, bool, e
 	select {
 	case s.reqs <- req:
 	case <-s.quit:
-		return nil, false, ErrClosed
+		return nil, false, store.ErrClosed
 	case <-ctx.Done():
 		return nil, false, ctx.Err()
 	}
@@ -203,12 +241,12 @@ func (s *BadgerStore) Create(ctx context.Context, rec *Record) (*Record, bool, e
 		case res := <-req.done:
 			return res.stored, res.created, res.err
 		default:
-			return nil, false, ErrClosed
+			return nil, false, store.ErrClosed
 		}
 	}
 }
 
-func (s *BadgerStore) writer() {
+func (s *Store) writer() {
 	defer s.wg.Done()
 	defer close(s.stopped)
 	batch := make([]*createReq, 0, maxBatch)
@@ -221,7 +259,7 @@ func (s *BadgerStore) writer() {
 			for {
 				select {
 				case r := <-s.reqs:
-					r.done <- createRes{err: ErrClosed}
+					r.done <- createRes{err: store.ErrClosed}
 				default:
 					return
 				}
@@ -241,7 +279,7 @@ func (s *BadgerStore) writer() {
 }
 
 // commit writes one batch in as few transactions as Badger's size limit allows, then answers every waiter.
-func (s *BadgerStore) commit(batch []*createReq) {
+func (s *Store) commit(batch []*createReq) {
 	res := make([]createRes, len(batch))
 	err := s.failure()
 	for start := 0; start < len(batch) && err == nil; {
@@ -268,7 +306,7 @@ func (s *BadgerStore) commit(batch []*createReq) {
 }
 
 // commitTxn commits a prefix of reqs in one transaction and reports how many it took.
-func (s *BadgerStore) commitTxn(reqs []*createReq, res []createRes) (int, error) {
+func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	// The record, its pair key and its index entries go in together or not at all (index.go).
@@ -281,7 +319,7 @@ func (s *BadgerStore) commitTxn(reqs []*createReq, res []createRes) (int, error)
 			n++
 			continue
 		}
-		if !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, store.ErrNotFound) {
 			return n, err
 		}
 		ok, err := w.put(txn, r.rec, r.entries)
@@ -300,10 +338,10 @@ func (s *BadgerStore) commitTxn(reqs []*createReq, res []createRes) (int, error)
 	return n, txn.Commit()
 }
 
-func getByPairTxn(txn *badger.Txn, pk []byte) (*Record, error) {
+func getByPairTxn(txn *badger.Txn, pk []byte) (*store.Record, error) {
 	item, err := txn.Get(pk)
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
 	if err != nil {
 		return nil, err
@@ -313,37 +351,37 @@ func getByPairTxn(txn *badger.Txn, pk []byte) (*Record, error) {
 		return nil, err
 	}
 	rec, err := getTxn(txn, string(id))
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("pair index points to missing record %s", id)
 	}
 	return rec, err
 }
 
-func getTxn(txn *badger.Txn, id string) (*Record, error) {
+func getTxn(txn *badger.Txn, id string) (*store.Record, error) {
 	item, err := txn.Get(recordKey(id))
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
-	rec := &Record{}
+	rec := &store.Record{}
 	err = item.Value(func(v []byte) error { return json.Unmarshal(v, rec) })
 	return rec, err
 }
 
 // getByPairSnapshot looks the pair up in the shared snapshot (see snapshot).
-func (s *BadgerStore) getByPairSnapshot(source, externalID string) (*Record, error) {
+func (s *Store) getByPairSnapshot(source, externalID string) (*store.Record, error) {
 	sn := s.acquireSnapshot()
 	if sn == nil {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	defer sn.release()
 	return getByPairTxn(sn.txn, pairKey(source, externalID))
 }
 
 // Get implements Store.
-func (s *BadgerStore) Get(_ context.Context, id string) (rec *Record, err error) {
+func (s *Store) Get(_ context.Context, id string) (rec *store.Record, err error) {
 	err = s.db.View(func(txn *badger.Txn) error {
 		rec, err = getTxn(txn, id)
 		return err
@@ -351,7 +389,7 @@ func (s *BadgerStore) Get(_ context.Context, id string) (rec *Record, err error)
 	return rec, err
 }
 
-func (s *BadgerStore) gcLoop(every time.Duration) {
+func (s *Store) gcLoop(every time.Duration) {
 	defer s.wg.Done()
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -366,8 +404,8 @@ func (s *BadgerStore) gcLoop(every time.Duration) {
 	}
 }
 
-// Close stops the writer, answers queued callers with ErrClosed and closes the database.
-func (s *BadgerStore) Close() error {
+// Close stops the writer, answers queued callers with store.ErrClosed and closes the database.
+func (s *Store) Close() error {
 	select {
 	case <-s.quit:
 		return nil

@@ -1,25 +1,12 @@
-package backend
+package badgerstore
 
 import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
 
-	"golang.org/x/text/unicode/norm"
+	"github.com/directaid/directaid/backend/store"
 )
-
-// earthRadiusKm is the mean Earth radius (IUGG).
-const earthRadiusKm = 6371.0088
-
-// HaversineKm is the great-circle distance between two points in kilometres.
-func HaversineKm(lat1, lon1, lat2, lon2 float64) float64 {
-	const rad = math.Pi / 180
-	dLat := (lat2 - lat1) * rad
-	dLon := (lon2 - lon1) * rad
-	a := math.Sin(dLat/2)*math.Sin(dLat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dLon/2)*math.Sin(dLon/2)
-	return 2 * earthRadiusKm * math.Asin(math.Min(1, math.Sqrt(a)))
-}
 
 const geohashAlphabet = "0123456789bcdefghjkmnpqrstuvwxyz"
 
@@ -77,7 +64,7 @@ const maxCoverCells = 256
 // outside the circle. The precision is the finest (at most geoPrecision) that needs no more than
 // maxCoverCells cells.
 func coverCells(lat, lon, radiusKm float64) []string {
-	const kmPerDegLat = earthRadiusKm * math.Pi / 180
+	const kmPerDegLat = store.EarthRadiusKm * math.Pi / 180
 	dLatR := radiusKm / kmPerDegLat
 	cosLat := math.Max(math.Cos(lat*math.Pi/180), 0.01)
 	dLonR := radiusKm / (kmPerDegLat * cosLat)
@@ -98,7 +85,7 @@ func coverCells(lat, lon, radiusKm float64) []string {
 				// clamped point is only nearly the nearest on a sphere, hence the margin.
 				nLat := math.Max(cLat0, math.Min(lat, cLat0+h))
 				nLon := math.Max(cLon0, math.Min(lon, cLon0+w))
-				if HaversineKm(lat, lon, nLat, nLon) > radiusKm*1.02+0.1 {
+				if store.HaversineKm(lat, lon, nLat, nLon) > radiusKm*1.02+0.1 {
 					continue
 				}
 				cells = append(cells, geohash(math.Min(cLat0+h/2, 90), math.Min(cLon0+w/2, 180), p))
@@ -108,36 +95,4 @@ func coverCells(lat, lon, radiusKm float64) []string {
 		return slices.Compact(cells)
 	}
 	return nil
-}
-
-// foldText lowercases s and strips accents ("Médico" → "medico", "NIÑOS" → "ninos") and collapses
-// whitespace, so that searches ignore case and accents.
-func foldText(s string) string {
-	var sb strings.Builder
-	space := true
-	for _, r := range norm.NFD.String(s) {
-		switch {
-		case unicode.Is(unicode.Mn, r):
-			continue
-		case unicode.IsSpace(r):
-			if !space {
-				sb.WriteByte(' ')
-			}
-			space = true
-			continue
-		}
-		sb.WriteRune(unicode.ToLower(r))
-		space = false
-	}
-	return strings.TrimSpace(sb.String())
-}
-
-// matchText reports whether every word of the folded query occurs in the folded text.
-func matchText(text string, words []string) bool {
-	for _, w := range words {
-		if !strings.Contains(text, w) {
-			return false
-		}
-	}
-	return true
 }

@@ -1,85 +1,34 @@
-package backend
+package badgerstore
 
 import (
 	"bytes"
 	"cmp"
 	"container/heap"
 	"context"
-	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/directaid/directaid/backend/store"
 )
 
-// ReadStore is the read side of a store: filtered, paginated lists and the aggregates of the panorama.
-type ReadStore interface {
-	List(ctx context.Context, spec *ListSpec) (*ListResult, error)
-	Aggregates(ctx context.Context, slugs []string) (map[string]*Aggregate, error)
-}
-
 // A q search reads the folded text of the records in the range that the other filters narrow to, newest
-// (or nearest) first. maxTextChecks bounds those reads for a page: past it, the page ends early with a
-// cursor to go on from there. maxTotalTextChecks bounds them for the total: past it, the total is
-// estimated from the share of matches among the records read (TotalExact false).
+// (or nearest) first. Options.MaxTextChecks bounds those reads for a page: past it, the page ends early
+// with a cursor to go on from there. Options.MaxTotalTextChecks bounds them for the total: past it, the
+// total is estimated from the share of matches among the records read (TotalExact false).
 const (
 	maxTextChecks      = 5000
 	maxTotalTextChecks = 2000
 )
 
-// ListSpec is a validated list query. Empty strings and a zero Since mean "any".
-type ListSpec struct {
-	EmergencySlug, Type, Category, Urgency string
-	// Words are the folded words of q; each must occur in the folded title or description.
-	Words []string
-	// Near limits to RadiusKm around (Lat, Lon), nearest first.
-	Near     bool
-	Lat, Lon float64
-	RadiusKm float64
-	Since    time.Time
-	Limit    int
-	After    *Cursor
-	// Bounds of q searches; 0 means maxTextChecks and maxTotalTextChecks. Tests lower them.
-	maxTextChecks, maxTotalChecks int
-}
-
-// Cursor is a position in a list: after the record ID (and, nearest first, after distance Dist).
-type Cursor struct {
-	ID      string
-	Dist    float64
-	HasDist bool
-	filters uint32
-}
-
-// ListResult is one page.
-type ListResult struct {
-	Total      int
-	TotalExact bool
-	Records    []*Record
-	// Distances[i] is the distance of Records[i] in radius queries.
-	Distances []float64
-	Next      *Cursor
-}
-
-// Aggregate sums up the records of one emergency.
-type Aggregate struct {
-	// Counts is keyed by type, category and urgency ("" for offers).
-	Counts       map[[3]string]int
-	NeededPeople int
-	Newest       time.Time // zero when there are no records
-}
-
 // filter holds the codes of a spec's enumerated filters; -1 means any.
 type filter struct{ typ, cat, urg int }
 
-func (s *ListSpec) filter() *filter {
+func newFilter(s *store.ListSpec) *filter {
 	f := &filter{-1, -1, -1}
 	if s.Type != "" {
 		f.typ = int(typeCode(s.Type))
@@ -97,95 +46,9 @@ func (f *filter) matchCodes(t, c, u uint8) bool {
 	return (f.typ < 0 || int(t) == f.typ) && (f.cat < 0 || int(c) == f.cat) && (f.urg < 0 || int(u) == f.urg)
 }
 
-// sinceMs is the creation time (Unix ms) a record must exceed; -1 when there is no lower bound.
-func (s *ListSpec) sinceMs() int64 {
-	if s.Since.IsZero() || s.Since.Before(time.UnixMilli(0)) {
-		return -1
-	}
-	return s.Since.UnixMilli() // truncates: createdAt (whole ms) > since ⇔ createdAt ms > this
-}
-
-// fingerprint ties a cursor to the filters it was made for.
-func (s *ListSpec) fingerprint() uint32 {
-	h := fnv.New32a()
-	b, _ := json.Marshal([]any{s.EmergencySlug, s.Type, s.Category, s.Urgency, s.Words, s.Near, s.Lat, s.Lon, s.RadiusKm, s.sinceMs()})
-	h.Write(b)
-	return h.Sum32()
-}
-
-// EncodeCursor makes the opaque cursor string of c for spec.
-func (s *ListSpec) EncodeCursor(c *Cursor) string {
-	b := []byte{1, 't'}
-	if c.HasDist {
-		b[1] = 'd'
-	}
-	b = binary.BigEndian.AppendUint32(b, s.fingerprint())
-	b = append(b, c.ID...)
-	if c.HasDist {
-		b = binary.BigEndian.AppendUint64(b, math.Float64bits(c.Dist))
-	}
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// Cursor errors.
-var (
-	ErrBadCursor      = errors.New("malformed cursor")
-	ErrCursorMismatch = errors.New("cursor made for other filters")
-)
-
-// DecodeCursor parses a cursor string made by EncodeCursor for the same filters.
-func (s *ListSpec) DecodeCursor(str string) (*Cursor, error) {
-	b, err := base64.RawURLEncoding.DecodeString(str)
-	if err != nil || len(b) < 22 || b[0] != 1 || (b[1] != 't' && b[1] != 'd') {
-		return nil, ErrBadCursor
-	}
-	c := &Cursor{HasDist: b[1] == 'd', filters: binary.BigEndian.Uint32(b[2:]), ID: string(b[6:22])}
-	if !ValidID(c.ID) {
-		return nil, ErrBadCursor
-	}
-	if c.HasDist {
-		if len(b) != 30 {
-			return nil, ErrBadCursor
-		}
-		c.Dist = math.Float64frombits(binary.BigEndian.Uint64(b[22:]))
-	} else if len(b) != 22 {
-		return nil, ErrBadCursor
-	}
-	if c.filters != s.fingerprint() || c.HasDist != s.Near {
-		return nil, ErrCursorMismatch
-	}
-	return c, nil
-}
-
-// idMillis is the creation time (Unix ms) encoded in the first 48 bits of an id.
-func idMillis(id string) int64 {
-	var acc uint64
-	for i := 0; i < 10 && i < len(id); i++ {
-		acc = acc<<5 | uint64(strings.IndexByte(crockford, id[i]))
-	}
-	return int64(acc >> 2)
-}
-
-// firstIDAt is the smallest id NewID can make at Unix ms: every id of an earlier ms sorts below it.
-func firstIDAt(ms int64) string {
-	var b [10]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(ms)<<16)
-	var sb strings.Builder
-	var acc uint64
-	bits := 0
-	for _, c := range b {
-		acc = acc<<8 | uint64(c)
-		for bits += 8; bits >= 5; {
-			bits -= 5
-			sb.WriteByte(crockford[(acc>>bits)&31])
-		}
-	}
-	return sb.String()
-}
-
 // after reports whether e comes after cursor c in the list order (newest first; nearest first, then
 // newest, in radius queries).
-func (c *Cursor) after(e *entry) bool {
+func after(c *store.Cursor, e *entry) bool {
 	if c == nil {
 		return true
 	}
@@ -195,24 +58,24 @@ func (c *Cursor) after(e *entry) bool {
 	return e.id < c.ID
 }
 
-// List implements ReadStore. Everything is read from one snapshot, so total and items agree.
-func (s *BadgerStore) List(_ context.Context, spec *ListSpec) (*ListResult, error) {
-	res := &ListResult{TotalExact: true}
+// List implements store.Store. Everything is read from one snapshot, so total and items agree.
+func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult, error) {
+	res := &store.ListResult{TotalExact: true}
 	err := s.db.View(func(txn *badger.Txn) error {
-		f := spec.filter()
+		f := newFilter(spec)
 		var cands []entry
-		var stream func(from *Cursor, yield func(*entry) bool) error
+		var stream func(from *store.Cursor, yield func(*entry) bool) error
 		if spec.Near {
 			var err error
 			if cands, err = radiusCandidates(txn, spec, f); err != nil {
 				return err
 			}
-			stream = func(from *Cursor, yield func(*entry) bool) error {
+			stream = func(from *store.Cursor, yield func(*entry) bool) error {
 				// A page needs the few nearest after the cursor, not all of them in order: a heap
 				// yields them one by one (sorting some ten thousand candidates was a sixth of a query).
 				h := nearestHeap{cands: cands}
 				for i := range cands {
-					if from.after(&cands[i]) {
+					if after(from, &cands[i]) {
 						h.idx = append(h.idx, i)
 					}
 				}
@@ -225,12 +88,12 @@ func (s *BadgerStore) List(_ context.Context, spec *ListSpec) (*ListResult, erro
 				return nil
 			}
 		} else {
-			stream = func(from *Cursor, yield func(*entry) bool) error { return scanTime(txn, spec, f, from, yield) }
+			stream = func(from *store.Cursor, yield func(*entry) bool) error { return scanTime(txn, spec, f, from, yield) }
 		}
 		// The page: limit+1 matches tell whether there is a next page.
 		var hits []*entry
 		var lastChecked *entry
-		page := newTextChecker(txn, spec)
+		page := newTextChecker(txn, spec, s.maxTextChecks)
 		err := stream(spec.After, func(e *entry) bool {
 			if len(spec.Words) > 0 {
 				match, ok := page.check(e.id)
@@ -259,8 +122,7 @@ func (s *BadgerStore) List(_ context.Context, spec *ListSpec) (*ListResult, erro
 		case len(spec.Words) > 0 && spec.After == nil && !page.spent && res.Next == nil:
 			res.Total = len(hits)
 		case len(spec.Words) > 0:
-			all := newTextChecker(txn, spec)
-			all.budget = cmp.Or(spec.maxTotalChecks, maxTotalTextChecks)
+			all := newTextChecker(txn, spec, s.maxTotalTextChecks)
 			checked := 0
 			err = stream(nil, func(e *entry) bool {
 				match, ok := all.check(e.id)
@@ -289,7 +151,7 @@ func (s *BadgerStore) List(_ context.Context, spec *ListSpec) (*ListResult, erro
 		if err != nil {
 			return err
 		}
-		res.Records = make([]*Record, 0, len(hits))
+		res.Records = make([]*store.Record, 0, len(hits))
 		for _, e := range hits {
 			rec, err := getTxn(txn, e.id)
 			if err != nil {
@@ -306,11 +168,11 @@ func (s *BadgerStore) List(_ context.Context, spec *ListSpec) (*ListResult, erro
 	return res, nil
 }
 
-func cursorAt(e *entry, near bool) *Cursor {
-	return &Cursor{ID: e.id, Dist: e.dist, HasDist: near}
+func cursorAt(e *entry, near bool) *store.Cursor {
+	return &store.Cursor{ID: e.id, Dist: e.dist, HasDist: near}
 }
 
-// textChecker reads the folded text of records for q, at most maxTextChecks of them.
+// textChecker reads the folded text of records for q, at most budget of them.
 type textChecker struct {
 	txn    *badger.Txn
 	words  []string
@@ -319,8 +181,8 @@ type textChecker struct {
 	err    error
 }
 
-func newTextChecker(txn *badger.Txn, spec *ListSpec) *textChecker {
-	return &textChecker{txn: txn, words: spec.Words, budget: cmp.Or(spec.maxTextChecks, maxTextChecks)}
+func newTextChecker(txn *badger.Txn, spec *store.ListSpec, budget int) *textChecker {
+	return &textChecker{txn: txn, words: spec.Words, budget: budget}
 }
 
 // check reports whether record id matches; ok is false (stop) once the budget is spent or on error.
@@ -332,7 +194,7 @@ func (c *textChecker) check(id string) (match, ok bool) {
 	c.budget--
 	item, err := c.txn.Get(append(slices.Clone(prefixText), id...))
 	if err == nil {
-		err = item.Value(func(v []byte) error { match = matchText(string(v), c.words); return nil })
+		err = item.Value(func(v []byte) error { match = store.MatchText(string(v), c.words); return nil })
 	}
 	if err != nil {
 		c.err = err
@@ -345,7 +207,7 @@ func (c *textChecker) check(id string) (match, ok bool) {
 // is given, else the time index of the emergency or of all), newest first, from after `from`, stopping at
 // the since bound. With no category but a type, the time index is read and the type filtered: half the
 // entries match, so the page fills quickly.
-func scanTime(txn *badger.Txn, spec *ListSpec, f *filter, from *Cursor, yield func(*entry) bool) error {
+func scanTime(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.Cursor, yield func(*entry) bool) error {
 	part := spec.EmergencySlug
 	if part == "" {
 		part = allPartition
@@ -360,7 +222,7 @@ func scanTime(txn *badger.Txn, spec *ListSpec, f *filter, from *Cursor, yield fu
 	} else {
 		prefixes = [][]byte{partitionPrefix(prefixTime, part)}
 	}
-	since := spec.sinceMs()
+	since := spec.SinceMillis()
 	its := make([]*badger.Iterator, len(prefixes))
 	for i, p := range prefixes {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
@@ -393,7 +255,7 @@ func scanTime(txn *badger.Txn, spec *ListSpec, f *filter, from *Cursor, yield fu
 		}
 		item := its[best].Item()
 		id := idFromInv(bestInv)
-		if since >= 0 && idMillis(id) <= since {
+		if since >= 0 && store.IDMillis(id) <= since {
 			return nil
 		}
 		e, err := decodeItem(item, id)
@@ -418,19 +280,19 @@ func decodeItem(item *badger.Item, id string) (e entry, err error) {
 	return e, err
 }
 
-// invMillis is idMillis of an inverted id.
+// invMillis is store.IDMillis of an inverted id.
 func invMillis(inv []byte) int64 {
-	var acc uint64
-	for i := 0; i < 10 && i < len(inv); i++ {
-		acc = acc<<5 | uint64(strings.IndexByte(crockford, ^inv[i]))
+	var id [10]byte
+	for i := 0; i < len(id) && i < len(inv); i++ {
+		id[i] = ^inv[i]
 	}
-	return int64(acc >> 2)
+	return store.IDMillis(id[:min(len(inv), len(id))])
 }
 
 // radiusCandidates reads the geographic index cells that cover the circle and keeps the entries that
 // are within it and match the filters, in no particular order (nearestHeap orders them).
-func radiusCandidates(txn *badger.Txn, spec *ListSpec, f *filter) ([]entry, error) {
-	since := spec.sinceMs()
+func radiusCandidates(txn *badger.Txn, spec *store.ListSpec, f *filter) ([]entry, error) {
+	since := spec.SinceMillis()
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixGeo})
 	defer it.Close()
 	var out []entry
@@ -454,7 +316,7 @@ func radiusCandidates(txn *badger.Txn, spec *ListSpec, f *filter) ([]entry, erro
 				}
 				lat := math.Float64frombits(binary.BigEndian.Uint64(v[5:]))
 				lon := math.Float64frombits(binary.BigEndian.Uint64(v[13:]))
-				if d := HaversineKm(spec.Lat, spec.Lon, lat, lon); d <= spec.RadiusKm {
+				if d := store.HaversineKm(spec.Lat, spec.Lon, lat, lon); d <= spec.RadiusKm {
 					e, keep = entry{typ: v[1], cat: v[2], urg: v[3], hasLoc: true, lat: lat, lon: lon, dist: d}, true
 				}
 				return nil
@@ -497,7 +359,7 @@ func (h *nearestHeap) Pop() any {
 
 // countByAggregates counts the records matching emergency, type, category and urgency from the stored
 // aggregates; with since, from the hourly aggregates after since's hour plus a scan of that one hour.
-func countByAggregates(txn *badger.Txn, spec *ListSpec, f *filter) (int, error) {
+func countByAggregates(txn *badger.Txn, spec *store.ListSpec, f *filter) (int, error) {
 	slugs := []string{spec.EmergencySlug}
 	if spec.EmergencySlug == "" {
 		var err error
@@ -505,7 +367,7 @@ func countByAggregates(txn *badger.Txn, spec *ListSpec, f *filter) (int, error) 
 			return 0, err
 		}
 	}
-	since := spec.sinceMs()
+	since := spec.SinceMillis()
 	total := 0
 	if since < 0 {
 		for _, slug := range slugs {
@@ -537,7 +399,7 @@ func countByAggregates(txn *badger.Txn, spec *ListSpec, f *filter) (int, error) 
 		it.Close()
 	}
 	// The records of since's own hour that are after since.
-	err := scanTime(txn, spec, f, &Cursor{ID: firstIDAt((h + 1) * hourMs)}, func(*entry) bool { total++; return true })
+	err := scanTime(txn, spec, f, &store.Cursor{ID: store.FirstIDAt((h + 1) * hourMs)}, func(*entry) bool { total++; return true })
 	return total, err
 }
 
@@ -551,16 +413,16 @@ func aggregateSlugs(txn *badger.Txn) ([]string, error) {
 	return out, nil
 }
 
-// Aggregates implements ReadStore.
-func (s *BadgerStore) Aggregates(_ context.Context, slugs []string) (map[string]*Aggregate, error) {
-	out := map[string]*Aggregate{}
+// Aggregates implements store.Store.
+func (s *Store) Aggregates(_ context.Context, slugs []string) (map[string]*store.Aggregate, error) {
+	out := map[string]*store.Aggregate{}
 	err := s.db.View(func(txn *badger.Txn) error {
 		for _, slug := range slugs {
 			a, err := getAggregate(txn, aggKey(slug))
 			if err != nil {
 				return err
 			}
-			ag := &Aggregate{Counts: map[[3]string]int{}, NeededPeople: int(a.people)}
+			ag := &store.Aggregate{Counts: map[[3]string]int{}, NeededPeople: int(a.people)}
 			if a.newest > 0 {
 				ag.Newest = time.UnixMilli(a.newest).UTC()
 			}

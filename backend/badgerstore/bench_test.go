@@ -1,4 +1,4 @@
-package backend
+package badgerstore
 
 import (
 	"context"
@@ -13,14 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/backend/store/storetest"
 	"github.com/directaid/directaid/schema"
 )
 
 // Read-side benchmarks over a store of BENCH_RECORDS records (default 1,000,000), seeded directly into a
-// BadgerStore through Create (the real write path: group commit, indexes in the same transaction). The
+// Store through Create (the real write path: group commit, indexes in the same transaction). The
 // seeded database is kept in BENCH_DIR (default: the temp dir) and reused by later runs.
 //
-//	go test ./backend -run '^$' -bench 'Read' -benchtime 300x
+//	go test ./backend/badgerstore -run '^$' -bench 'Read' -benchtime 300x
 //
 // Each benchmark reports p50 and p95 latency in ms besides Go's mean ns/op.
 
@@ -28,8 +30,8 @@ var cities = []struct{ lat, lon float64 }{{4.5339, -75.6811}, {4.8133, -75.6961}
 
 // benchRecord places records as an earthquake in the Eje Cafetero would: most around three cities,
 // the rest spread over the region, and a fifth in a second emergency (La Mojana).
-func benchRecord(rng *rand.Rand, t time.Time, i int) *Record {
-	rec := synthRecord(rng, t, i)
+func benchRecord(rng *rand.Rand, t time.Time, i int) *store.Record {
+	rec := storetest.SynthRecord(rng, t, i)
 	lat, lon := 0.0, 0.0
 	switch r := rng.Float64(); {
 	case r < 0.2:
@@ -51,11 +53,11 @@ func benchRecord(rng *rand.Rand, t time.Time, i int) *Record {
 
 var (
 	benchOnce  sync.Once
-	benchStore *BadgerStore
+	benchStore *Store
 	benchErr   error
 )
 
-func benchDB(b *testing.B) *BadgerStore {
+func benchDB(b *testing.B) *Store {
 	benchOnce.Do(func() {
 		n := 1_000_000
 		if v, err := strconv.Atoi(os.Getenv("BENCH_RECORDS")); err == nil && v > 0 {
@@ -70,7 +72,7 @@ func benchDB(b *testing.B) *BadgerStore {
 		if statErr != nil {
 			_ = os.RemoveAll(dir)
 		}
-		benchStore, benchErr = OpenBadger(BadgerOptions{Dir: dir})
+		benchStore, benchErr = Open(Options{Dir: dir})
 		if benchErr != nil || statErr == nil {
 			return
 		}
@@ -88,7 +90,7 @@ func benchDB(b *testing.B) *BadgerStore {
 }
 
 // seedBench creates n records spread over 30 days, from many goroutines so that group commit batches them.
-func seedBench(s *BadgerStore, n int) error {
+func seedBench(s *Store, n int) error {
 	const workers = 256
 	t0 := time.Date(2026, 8, 11, 14, 0, 0, 0, time.UTC)
 	step := 30 * 24 * time.Hour / time.Duration(n)
@@ -113,7 +115,7 @@ func seedBench(s *BadgerStore, n int) error {
 }
 
 // runQueries times spec(i) for b.N iterations and reports percentiles.
-func runQueries(b *testing.B, spec func(i int) *ListSpec) {
+func runQueries(b *testing.B, spec func(i int) *store.ListSpec) {
 	s := benchDB(b)
 	lat := make([]time.Duration, 0, b.N)
 	total := 0
@@ -140,26 +142,26 @@ func runQueries(b *testing.B, spec func(i int) *ListSpec) {
 // Radius 5 km around points where people are (each a seeded record's own place, so density-weighted).
 func BenchmarkReadRadius5km(b *testing.B) {
 	rng := rand.New(rand.NewPCG(9, 9))
-	runQueries(b, func(int) *ListSpec {
+	runQueries(b, func(int) *store.ListSpec {
 		r := benchRecord(rng, time.Now(), 0)
 		for r.Latitude == nil {
 			r = benchRecord(rng, time.Now(), 0)
 		}
-		return &ListSpec{Near: true, Lat: *r.Latitude, Lon: *r.Longitude, RadiusKm: 5, Limit: 20}
+		return &store.ListSpec{Near: true, Lat: *r.Latitude, Lon: *r.Longitude, RadiusKm: 5, Limit: 20}
 	})
 }
 
 // Radius 5 km at the centre of Armenia, the densest spot of the data: the worst case.
 func BenchmarkReadRadius5kmDensest(b *testing.B) {
-	runQueries(b, func(int) *ListSpec {
-		return &ListSpec{Near: true, Lat: cities[0].lat, Lon: cities[0].lon, RadiusKm: 5, Limit: 20}
+	runQueries(b, func(int) *store.ListSpec {
+		return &store.ListSpec{Near: true, Lat: cities[0].lat, Lon: cities[0].lon, RadiusKm: 5, Limit: 20}
 	})
 }
 
 // A filtered list as the site asks for it: one emergency, type and category, newest first, with total.
 func BenchmarkReadFilteredList(b *testing.B) {
-	runQueries(b, func(i int) *ListSpec {
-		return &ListSpec{EmergencySlug: "eje-cafetero", Type: schema.TypeRequest, Category: schema.Categories[i%len(schema.Categories)],
+	runQueries(b, func(i int) *store.ListSpec {
+		return &store.ListSpec{EmergencySlug: "eje-cafetero", Type: schema.TypeRequest, Category: schema.Categories[i%len(schema.Categories)],
 			Urgency: "urgent", Limit: 20}
 	})
 }
@@ -167,14 +169,14 @@ func BenchmarkReadFilteredList(b *testing.B) {
 // Incremental sync: everything since a point in time (the total is counted from hourly aggregates).
 func BenchmarkReadSince(b *testing.B) {
 	t0 := time.Date(2026, 8, 11, 14, 0, 0, 0, time.UTC)
-	runQueries(b, func(i int) *ListSpec {
-		return &ListSpec{Since: t0.Add(time.Duration(i%(29*24)) * time.Hour).Add(17 * time.Minute), Limit: 100}
+	runQueries(b, func(i int) *store.ListSpec {
+		return &store.ListSpec{Since: t0.Add(time.Duration(i%(29*24)) * time.Hour).Add(17 * time.Minute), Limit: 100}
 	})
 }
 
 // Text search within one emergency and category: bounded by maxTextChecks records read.
 func BenchmarkReadText(b *testing.B) {
-	runQueries(b, func(i int) *ListSpec {
-		return &ListSpec{EmergencySlug: "eje-cafetero", Category: "salud", Words: []string{"medic"}, Limit: 20}
+	runQueries(b, func(i int) *store.ListSpec {
+		return &store.ListSpec{EmergencySlug: "eje-cafetero", Category: "salud", Words: []string{"medic"}, Limit: 20}
 	})
 }

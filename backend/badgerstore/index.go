@@ -1,4 +1,4 @@
-package backend
+package badgerstore
 
 import (
 	"encoding/binary"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
+	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -123,7 +124,7 @@ type entry struct {
 	dist     float64 // set by radius queries
 }
 
-func summaryOf(rec *Record) []byte {
+func summaryOf(rec *store.Record) []byte {
 	b := make([]byte, 0, 22+len(rec.EmergencySlug))
 	var flags byte
 	if rec.Latitude != nil && rec.Longitude != nil {
@@ -160,12 +161,10 @@ func decodeSummary(id string, v []byte) (entry, error) {
 	return e, nil
 }
 
-func searchText(rec *Record) string { return foldText(rec.Title + "\n" + rec.Description) }
-
 type kv struct{ k, v []byte }
 
 // indexEntries are the index keys of a new record.
-func indexEntries(rec *Record) []kv {
+func indexEntries(rec *store.Record) []kv {
 	sum := summaryOf(rec)
 	inv := invID(rec.ID)
 	out := make([]kv, 0, 6)
@@ -178,7 +177,7 @@ func indexEntries(rec *Record) []kv {
 		k := append(append(slices.Clone(prefixGeo), geohash(*rec.Latitude, *rec.Longitude, geoPrecision)...), inv...)
 		out = append(out, kv{k, sum})
 	}
-	out = append(out, kv{append(slices.Clone(prefixText), rec.ID...), []byte(searchText(rec))})
+	out = append(out, kv{append(slices.Clone(prefixText), rec.ID...), []byte(store.SearchText(rec))})
 	return out
 }
 
@@ -195,7 +194,7 @@ func cellParts(k uint16) (typ, cat, urg uint8) {
 	return uint8(k >> 9), uint8(k >> 3 & 63), uint8(k & 7)
 }
 
-func (a *aggregate) add(rec *Record, n uint64) {
+func (a *aggregate) add(rec *store.Record, n uint64) {
 	if a.cells == nil {
 		a.cells = map[uint16]uint64{}
 	}
@@ -305,7 +304,7 @@ type aggDelta struct {
 	hours map[string]map[int64]*aggregate
 }
 
-func (d *aggDelta) add(rec *Record) {
+func (d *aggDelta) add(rec *store.Record) {
 	if d.all == nil {
 		d.all, d.hours = map[string]*aggregate{}, map[string]map[int64]*aggregate{}
 	}
@@ -371,7 +370,7 @@ func newIndexWriter(db *badger.DB) *indexWriter {
 }
 
 // put writes rec's entries unless they would overflow the transaction; ok=false means "commit first".
-func (w *indexWriter) put(txn *badger.Txn, rec *Record, entries []kv) (ok bool, err error) {
+func (w *indexWriter) put(txn *badger.Txn, rec *store.Record, entries []kv) (ok bool, err error) {
 	var size int64 = aggReservePerRecord
 	for _, e := range entries {
 		size += int64(len(e.k)+len(e.v)) + 32
@@ -392,7 +391,7 @@ func (w *indexWriter) put(txn *badger.Txn, rec *Record, entries []kv) (ok bool, 
 
 // ensureIndexes indexes every record of a database written before the indexes existed (or whose
 // indexing was interrupted). It runs before the writer starts.
-func (s *BadgerStore) ensureIndexes() error {
+func (s *Store) ensureIndexes() error {
 	done := false
 	err := s.db.View(func(txn *badger.Txn) error {
 		item, err := txn.Get(keyIndexVersion)
@@ -413,7 +412,7 @@ func (s *BadgerStore) ensureIndexes() error {
 	var all aggDelta
 	var after []byte
 	for {
-		var recs []*Record
+		var recs []*store.Record
 		err := s.db.View(func(txn *badger.Txn) error {
 			it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixRecord, PrefetchValues: true, PrefetchSize: 100})
 			defer it.Close()
@@ -425,7 +424,7 @@ func (s *BadgerStore) ensureIndexes() error {
 				}
 			}
 			for ; it.Valid() && len(recs) < 1000; it.Next() {
-				rec := &Record{}
+				rec := &store.Record{}
 				if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, rec) }); err != nil {
 					return err
 				}

@@ -1,0 +1,117 @@
+package store
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"hash/fnv"
+	"math"
+	"time"
+)
+
+// ListSpec is a validated list query. Empty strings and a zero Since mean "any".
+//
+// The order of a list is newest first (by id, which sorts by creation time); with Near, nearest first,
+// then newest first. A page holds up to Limit records after After in that order; pages before the last
+// are full unless the store bounds the records a q search reads (then Next goes on from where it stopped).
+type ListSpec struct {
+	EmergencySlug, Type, Category, Urgency string
+	// Words are the folded words of q; each must occur in SearchText of the record.
+	Words []string
+	// Near limits to RadiusKm around (Lat, Lon), nearest first.
+	Near     bool
+	Lat, Lon float64
+	RadiusKm float64
+	Since    time.Time
+	Limit    int
+	After    *Cursor
+}
+
+// Cursor is a position in a list: after the record ID (and, nearest first, after distance Dist).
+type Cursor struct {
+	ID      string
+	Dist    float64
+	HasDist bool
+	filters uint32
+}
+
+// ListResult is one page.
+type ListResult struct {
+	// Total counts every match of the spec (not only after After); an estimate when TotalExact is false.
+	Total      int
+	TotalExact bool
+	Records    []*Record
+	// Distances[i] is the distance of Records[i] in radius queries.
+	Distances []float64
+	// Next is the cursor of the next page; nil on the last.
+	Next *Cursor
+}
+
+// Aggregate sums up the records of one emergency.
+type Aggregate struct {
+	// Counts is keyed by type, category and urgency ("" for offers).
+	Counts       map[[3]string]int
+	NeededPeople int
+	Newest       time.Time // zero when there are no records
+}
+
+// SinceMillis is the creation time (Unix ms) a record must exceed; -1 when there is no lower bound.
+func (s *ListSpec) SinceMillis() int64 {
+	if s.Since.IsZero() || s.Since.Before(time.UnixMilli(0)) {
+		return -1
+	}
+	return s.Since.UnixMilli() // truncates: createdAt (whole ms) > since ⇔ createdAt ms > this
+}
+
+// fingerprint ties a cursor to the filters it was made for.
+func (s *ListSpec) fingerprint() uint32 {
+	h := fnv.New32a()
+	b, _ := json.Marshal([]any{s.EmergencySlug, s.Type, s.Category, s.Urgency, s.Words, s.Near, s.Lat, s.Lon, s.RadiusKm, s.SinceMillis()})
+	h.Write(b)
+	return h.Sum32()
+}
+
+// EncodeCursor makes the opaque cursor string of c for spec.
+func (s *ListSpec) EncodeCursor(c *Cursor) string {
+	b := []byte{1, 't'}
+	if c.HasDist {
+		b[1] = 'd'
+	}
+	b = binary.BigEndian.AppendUint32(b, s.fingerprint())
+	b = append(b, c.ID...)
+	if c.HasDist {
+		b = binary.BigEndian.AppendUint64(b, math.Float64bits(c.Dist))
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Cursor errors.
+var (
+	ErrBadCursor      = errors.New("malformed cursor")
+	ErrCursorMismatch = errors.New("cursor made for other filters")
+)
+
+// DecodeCursor parses a cursor string made by EncodeCursor for the same filters.
+func (s *ListSpec) DecodeCursor(str string) (*Cursor, error) {
+	b, err := base64.RawURLEncoding.DecodeString(str)
+	if err != nil || len(b) < 22 || b[0] != 1 || (b[1] != 't' && b[1] != 'd') {
+		return nil, ErrBadCursor
+	}
+	c := &Cursor{HasDist: b[1] == 'd', filters: binary.BigEndian.Uint32(b[2:]), ID: string(b[6:22])}
+	if !ValidID(c.ID) {
+		return nil, ErrBadCursor
+	}
+	if c.HasDist {
+		if len(b) != 30 {
+			return nil, ErrBadCursor
+		}
+		c.Dist = math.Float64frombits(binary.BigEndian.Uint64(b[22:]))
+	} else if len(b) != 22 {
+		return nil, ErrBadCursor
+	}
+	if c.filters != s.fingerprint() || c.HasDist != s.Near {
+		return nil, ErrCursorMismatch
+	}
+	return c, nil
+}

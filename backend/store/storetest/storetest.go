@@ -1,0 +1,507 @@
+// Package storetest is the behaviour every store.Store must show, as one table that each implementation's
+// tests run: storetest.Run(t, open). Its helpers (records, seeding, a brute-force reference of lists) serve
+// an implementation's own tests of what only it has (batching, budgets, crash recovery).
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/schema"
+)
+
+// Open returns a new, empty store for one test; Run closes it (a second Close must be harmless).
+type Open func(t *testing.T) store.Store
+
+// Behaviours is the table: one entry per behaviour of the store.Store contract. To extend the interface,
+// add its behaviours here; every store then runs them.
+var Behaviours = []struct {
+	Name string
+	Test func(t *testing.T, s store.Store)
+}{
+	{"CreateGet", testCreateGet},
+	{"PairIsTheIdempotencyKey", testPairIdempotency},
+	{"ConcurrentCreatesOfOnePair", testConcurrentCreates},
+	{"ListMatchesReference", testListMatchesReference},
+	{"PagingUnderConcurrentInserts", testPagingUnderConcurrentInserts},
+	{"Aggregates", testAggregates},
+	{"Close", testClose},
+}
+
+// Run runs every behaviour, each on a store of its own.
+func Run(t *testing.T, open Open) {
+	for _, b := range Behaviours {
+		t.Run(b.Name, func(t *testing.T) {
+			s := open(t)
+			t.Cleanup(func() { _ = s.Close() })
+			b.Test(t, s)
+		})
+	}
+}
+
+var ctx = context.Background()
+
+// Record is a valid request of emergency eje-cafetero, created now, with the pair (source, externalID).
+func Record(source, externalID string) *store.Record {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	lat, lon, n := 4.53, -75.68, 3
+	return &store.Record{ID: store.NewID(now), CreatedAt: now, Publication: schema.Publication{Type: schema.TypeRequest,
+		Common: schema.Common{Source: source, ExternalID: externalID, EmergencySlug: "eje-cafetero", Title: "Agua potable",
+			Category: "alimentos", ContactName: "Ana", ContactWhatsapp: "3001234567", PublishContact: true},
+		Address: "Calle 1", Latitude: &lat, Longitude: &lon, Urgency: "needed", NeededPeople: &n, ContactE164: "+573001234567"}}
+}
+
+var titles = []string{"Médico para adultos mayores", "Agua potable", "Carpa y cobijas", "Transporte a Armenia", "Niños sin útiles", "MEDICAMENTOS urgentes", "Rescate de mascotas"}
+
+// SynthRecord makes a varied record created at t (i makes its externalId unique).
+func SynthRecord(rng *rand.Rand, t time.Time, i int) *store.Record {
+	rec := &store.Record{ID: store.NewID(t), CreatedAt: t.UTC().Truncate(time.Millisecond)}
+	p := &rec.Publication
+	p.Source, p.ExternalID = "test", fmt.Sprintf("r-%d-%d", i, rng.Int())
+	p.EmergencySlug = []string{"eje-cafetero", "la-mojana"}[rng.IntN(2)]
+	p.Title = titles[rng.IntN(len(titles))]
+	p.Description = []string{"", "Se necesita con urgencia en el barrio", "Atención médica básica"}[rng.IntN(3)]
+	p.Category = schema.Categories[rng.IntN(len(schema.Categories))]
+	p.ContactName, p.ContactWhatsapp, p.ContactE164, p.PublishContact = "Ana", "3001234567", "+573001234567", true
+	lat, lon := 4.53+rng.Float64()*0.3-0.15, -75.68+rng.Float64()*0.3-0.15
+	if rng.IntN(2) == 0 {
+		p.Type = schema.TypeRequest
+		p.Urgency = schema.Urgencies[rng.IntN(3)]
+		n := rng.IntN(20)
+		p.NeededPeople = &n
+		p.Latitude, p.Longitude, p.Address = &lat, &lon, "Calle 1"
+	} else {
+		p.Type = schema.TypeOffer
+		if rng.IntN(3) > 0 {
+			p.Latitude, p.Longitude = &lat, &lon
+		}
+	}
+	return rec
+}
+
+// Seed creates n SynthRecords, the i-th at start + i×step, from 64 goroutines at a time.
+func Seed(t testing.TB, s store.Store, n int, start time.Time, step time.Duration) []*store.Record {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(1, 2))
+	recs := make([]*store.Record, n)
+	for i := range recs {
+		recs[i] = SynthRecord(rng, start.Add(time.Duration(i)*step), i)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 64)
+	for _, r := range recs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if _, _, err := s.Create(ctx, r); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// Match is a record in a list: its id and, in radius lists, its distance.
+type Match struct {
+	ID   string
+	Dist float64
+}
+
+// Reference answers spec by brute force over recs, in list order (ignoring Limit and After).
+func Reference(recs []*store.Record, spec *store.ListSpec) []Match {
+	var out []Match
+	for _, r := range recs {
+		if (spec.EmergencySlug != "" && r.EmergencySlug != spec.EmergencySlug) || (spec.Type != "" && r.Type != spec.Type) ||
+			(spec.Category != "" && r.Category != spec.Category) || (spec.Urgency != "" && r.Urgency != spec.Urgency) ||
+			(!spec.Since.IsZero() && !r.CreatedAt.After(spec.Since)) || !store.MatchText(store.SearchText(r), spec.Words) {
+			continue
+		}
+		m := Match{ID: r.ID}
+		if spec.Near {
+			if r.Latitude == nil {
+				continue
+			}
+			if m.Dist = store.HaversineKm(spec.Lat, spec.Lon, *r.Latitude, *r.Longitude); m.Dist > spec.RadiusKm {
+				continue
+			}
+		}
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b Match) int {
+		if spec.Near && a.Dist != b.Dist {
+			if a.Dist < b.Dist {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	return out
+}
+
+// PageAll follows Next to the end, round-tripping each cursor through its string as a client would, and
+// returns the ids in order and the pages.
+func PageAll(t *testing.T, s store.Store, spec store.ListSpec) ([]string, []*store.ListResult) {
+	t.Helper()
+	var ids []string
+	var pages []*store.ListResult
+	for range 10000 {
+		res, err := s.List(ctx, &spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Distances) != len(res.Records) && spec.Near {
+			t.Fatalf("%d distances for %d records", len(res.Distances), len(res.Records))
+		}
+		pages = append(pages, res)
+		for _, r := range res.Records {
+			ids = append(ids, r.ID)
+		}
+		if res.Next == nil {
+			return ids, pages
+		}
+		c, err := spec.DecodeCursor(spec.EncodeCursor(res.Next))
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.After = c
+	}
+	t.Fatal("paging did not end")
+	return nil, nil
+}
+
+// CheckList pages through spec and compares with Reference: the same ids in the same order, the exact
+// total (unless the store says it estimated it), the distances, and full pages before the last. A
+// bounded store (one that limits what a q search reads) may end pages early and estimate totals.
+func CheckList(t *testing.T, s store.Store, recs []*store.Record, spec store.ListSpec, bounded bool) {
+	t.Helper()
+	want := Reference(recs, &spec)
+	ids, pages := PageAll(t, s, spec)
+	var wantIDs []string
+	for _, m := range want {
+		wantIDs = append(wantIDs, m.ID)
+	}
+	if !slices.Equal(ids, wantIDs) {
+		t.Fatalf("got %d ids, want %d\n got %v\nwant %v", len(ids), len(wantIDs), head(ids), head(wantIDs))
+	}
+	first := pages[0]
+	if first.TotalExact && first.Total != len(want) {
+		t.Errorf("total %d, want %d", first.Total, len(want))
+	}
+	if !first.TotalExact && (!bounded || first.Total == 0) {
+		t.Errorf("total %d inexact without a lowered bound", first.Total)
+	}
+	i := 0
+	for n, p := range pages {
+		if !bounded && n < len(pages)-1 && len(p.Records) != spec.Limit {
+			t.Errorf("short page %d before the end", len(p.Records))
+		}
+		for j := range p.Records {
+			if spec.Near && math.Abs(p.Distances[j]-want[i].Dist) > 1e-9 {
+				t.Errorf("%s: distance %v, want %v", p.Records[j].ID, p.Distances[j], want[i].Dist)
+			}
+			i++
+		}
+	}
+}
+
+func head(ids []string) []string {
+	if len(ids) > 5 {
+		return ids[:5]
+	}
+	return ids
+}
+
+func sameRecord(t *testing.T, what string, got, want *store.Record) {
+	t.Helper()
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	if string(g) != string(w) || !got.CreatedAt.Equal(want.CreatedAt) {
+		t.Fatalf("%s:\n got %s\nwant %s", what, g, w)
+	}
+}
+
+func testCreateGet(t *testing.T, s store.Store) {
+	rec := Record("app", "one")
+	rec.Description = "Atención médica «urgente»\nsegunda línea"
+	stored, created, err := s.Create(ctx, rec)
+	if err != nil || !created {
+		t.Fatalf("first Create: created %v, %v", created, err)
+	}
+	sameRecord(t, "Create's stored record", stored, rec)
+	got, err := s.Get(ctx, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRecord(t, "Get", got, rec)
+	offer := Record("app", "offer")
+	offer.Type, offer.Urgency, offer.NeededPeople, offer.Latitude, offer.Longitude, offer.Address = schema.TypeOffer, "", nil, nil, nil, ""
+	if _, created, err := s.Create(ctx, offer); err != nil || !created {
+		t.Fatalf("offer without a place: created %v, %v", created, err)
+	}
+	if got, err := s.Get(ctx, offer.ID); err != nil || got.Latitude != nil || got.NeededPeople != nil {
+		t.Fatalf("offer: %+v, %v", got, err)
+	}
+	if _, err := s.Get(ctx, store.NewID(time.Now())); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Get of an unknown id: %v, want ErrNotFound", err)
+	}
+}
+
+func testPairIdempotency(t *testing.T, s store.Store) {
+	first := Record("app", "x")
+	if _, created, err := s.Create(ctx, first); err != nil || !created {
+		t.Fatal(created, err)
+	}
+	// A retry, with other content and a new id, changes nothing and answers the first record.
+	retry := Record("app", "x")
+	retry.Title = "Otro título"
+	stored, created, err := s.Create(ctx, retry)
+	if err != nil || created {
+		t.Fatalf("retry: created %v, %v", created, err)
+	}
+	sameRecord(t, "retry answers the first record", stored, first)
+	if _, err := s.Get(ctx, retry.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a retry's own id was stored: %v", err)
+	}
+	// The pair is encoded without ambiguity: each of these is a record of its own.
+	pairs := [][2]string{{"a|b", "c"}, {"a", "b|c"}, {"a\x00b", "c"}, {"a", "\x00bc"}, {"ab", "c"}, {"app", "X"}, {"other", "x"}}
+	ids := map[string]bool{first.ID: true}
+	for _, p := range pairs {
+		rec := Record(p[0], p[1])
+		stored, created, err := s.Create(ctx, rec)
+		if err != nil || !created || ids[stored.ID] {
+			t.Fatalf("pair %q: created %v, stored %s, %v", p, created, stored.ID, err)
+		}
+		ids[stored.ID] = true
+	}
+	for _, p := range pairs {
+		if _, created, err := s.Create(ctx, Record(p[0], p[1])); err != nil || created {
+			t.Fatalf("retry of pair %q: created %v, %v", p, created, err)
+		}
+	}
+}
+
+// Many racing publications per pair, interleaved so that duplicates meet at once: exactly one created
+// per pair, and every racer is answered with that record.
+func testConcurrentCreates(t *testing.T, s store.Store) {
+	const pairs, racers = 24, 16
+	var recs []*store.Record
+	for range racers {
+		for i := range pairs {
+			recs = append(recs, Record("race|app", fmt.Sprintf("p%d", i)))
+		}
+	}
+	type result struct {
+		stored  *store.Record
+		created bool
+		err     error
+	}
+	res := make([]result, len(recs))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, r := range recs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			stored, created, err := s.Create(ctx, r)
+			res[i] = result{stored, created, err}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	winners := map[string]string{} // externalId → id of the record created
+	for i, r := range res {
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if r.created {
+			if prev, dup := winners[recs[i].ExternalID]; dup {
+				t.Fatalf("pair %q created twice: %s and %s", recs[i].ExternalID, prev, r.stored.ID)
+			}
+			winners[recs[i].ExternalID] = r.stored.ID
+		}
+	}
+	if len(winners) != pairs {
+		t.Fatalf("%d pairs created, want %d", len(winners), pairs)
+	}
+	for i, r := range res {
+		if r.stored == nil || r.stored.ID != winners[recs[i].ExternalID] {
+			t.Fatalf("pair %q answered with %v, the created record is %s", recs[i].ExternalID, r.stored, winners[recs[i].ExternalID])
+		}
+	}
+	for _, id := range winners {
+		if _, err := s.Get(ctx, id); err != nil {
+			t.Fatalf("created record %s: %v", id, err)
+		}
+	}
+}
+
+func testListMatchesReference(t *testing.T, s store.Store) {
+	start := time.Date(2026, 8, 11, 10, 0, 0, 0, time.UTC)
+	const step = 7*time.Minute + 13*time.Second
+	recs := Seed(t, s, 1500, start, step)
+	since := start.Add(40 * time.Hour).Add(123 * time.Millisecond)
+	specs := []store.ListSpec{
+		{},
+		{EmergencySlug: "eje-cafetero"},
+		{EmergencySlug: "none"},
+		{Type: schema.TypeOffer},
+		{Category: "salud"},
+		{Category: "salud", Type: schema.TypeRequest, EmergencySlug: "la-mojana"},
+		{Urgency: "urgent"},
+		{Urgency: "stable", Category: "refugio"},
+		{Since: since},
+		{Since: since, EmergencySlug: "eje-cafetero", Type: schema.TypeRequest},
+		{Since: since, Category: "otro"},
+		{Since: start.Add(-time.Hour)},
+		{Since: start.Add(100 * step)}, // a record's own createdAt: since is exclusive
+		{Since: start.Add(1000 * time.Hour)},
+		{Words: []string{"medic"}},
+		{Words: []string{"medico"}, EmergencySlug: "eje-cafetero"},
+		// Accent-free and case-free: what the service makes of q=«NIÑOS útiles».
+		{Words: strings.Fields(store.FoldText("NIÑOS  útiles")), Since: since},
+		{Words: []string{"zzz"}},
+		{Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 5},
+		{Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 5, Type: schema.TypeOffer, Since: since},
+		{Near: true, Lat: 4.60, Lon: -75.70, RadiusKm: 3, Words: []string{"medic"}, Category: "salud"},
+		{Near: true, Lat: 4.60, Lon: -75.70, RadiusKm: 30, EmergencySlug: "la-mojana", Urgency: "needed"},
+		{Near: true, Lat: 10, Lon: -70, RadiusKm: 1},
+	}
+	for _, spec := range specs {
+		for _, limit := range []int{7, 100} {
+			spec.Limit = limit
+			t.Run(fmt.Sprintf("%+v", spec), func(t *testing.T) { CheckList(t, s, recs, spec, false) })
+		}
+	}
+	// A cursor made for other filters is refused.
+	spec := store.ListSpec{Limit: 5, Category: "salud"}
+	res, err := s.List(ctx, &spec)
+	if err != nil || res.Next == nil {
+		t.Fatal(res, err)
+	}
+	other := store.ListSpec{Limit: 5, Category: "refugio"}
+	if _, err := other.DecodeCursor(spec.EncodeCursor(res.Next)); !errors.Is(err, store.ErrCursorMismatch) {
+		t.Fatalf("cursor of other filters: %v", err)
+	}
+}
+
+// A client pages while records are published: every record that existed before it started is returned
+// exactly once, and no record twice.
+func testPagingUnderConcurrentInserts(t *testing.T, s store.Store) {
+	start := time.Now().Add(-time.Hour)
+	before := Seed(t, s, 400, start, time.Second)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rng := rand.New(rand.NewPCG(3, 4))
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, _, err := s.Create(ctx, SynthRecord(rng, time.Now(), 100000+i)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for _, spec := range []store.ListSpec{{Limit: 9}, {Limit: 9, Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 8}, {Limit: 5, Category: "salud"}} {
+		want := Reference(before, &spec)
+		ids, _ := PageAll(t, s, spec)
+		seen := map[string]int{}
+		for _, id := range ids {
+			if seen[id]++; seen[id] > 1 {
+				t.Fatalf("%+v: %s returned twice", spec, id)
+			}
+		}
+		for _, m := range want {
+			if seen[m.ID] != 1 {
+				t.Fatalf("%+v: %s missed", spec, m.ID)
+			}
+		}
+	}
+}
+
+// CheckAggregates compares s.Aggregates with sums over recs, for both seeded emergencies and one with
+// no records.
+func CheckAggregates(t *testing.T, s store.Store, recs []*store.Record) {
+	t.Helper()
+	ag, err := s.Aggregates(ctx, []string{"eje-cafetero", "la-mojana", "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, slug := range []string{"eje-cafetero", "la-mojana"} {
+		counts, people := map[[3]string]int{}, 0
+		var newest time.Time
+		for _, r := range recs {
+			if r.EmergencySlug != slug {
+				continue
+			}
+			counts[[3]string{r.Type, r.Category, r.Urgency}]++
+			if r.Type == schema.TypeRequest {
+				people += *r.NeededPeople
+			}
+			if r.CreatedAt.After(newest) {
+				newest = r.CreatedAt
+			}
+		}
+		a := ag[slug]
+		if a == nil || fmt.Sprint(a.Counts) != fmt.Sprint(counts) || a.NeededPeople != people || !a.Newest.Equal(newest) {
+			t.Fatalf("%s: got %+v, want %v %d %v", slug, a, counts, people, newest)
+		}
+	}
+	if a := ag["none"]; a == nil || len(a.Counts) != 0 || a.NeededPeople != 0 || !a.Newest.IsZero() {
+		t.Fatalf("an emergency without records: %+v", a)
+	}
+}
+
+func testAggregates(t *testing.T, s store.Store) {
+	CheckAggregates(t, s, nil)
+	recs := Seed(t, s, 300, time.Date(2026, 8, 11, 0, 0, 0, 0, time.UTC), time.Minute)
+	CheckAggregates(t, s, recs)
+	// A retry counts once.
+	if _, created, err := s.Create(ctx, recs[0]); err != nil || created {
+		t.Fatal(created, err)
+	}
+	CheckAggregates(t, s, recs)
+}
+
+func testClose(t *testing.T, s store.Store) {
+	if _, _, err := s.Create(ctx, Record("app", "before")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Create(ctx, Record("app", "after")); !errors.Is(err, store.ErrClosed) {
+		t.Fatalf("Create after Close: %v, want ErrClosed", err)
+	}
+	if _, _, err := s.Create(ctx, Record("app", "before")); !errors.Is(err, store.ErrClosed) {
+		t.Fatalf("Create of a stored pair after Close: %v, want ErrClosed", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}

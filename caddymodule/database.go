@@ -1,0 +1,28 @@
+package caddymodule
+
+import (
+	"io"
+
+	"go.uber.org/zap"
+
+	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/store"
+)
+
+// The one place that knows which databases exist: everything else holds a store.Store.
+
+// openDatabase opens the store that a.Database selects.
+func (a *App) openDatabase() (store.Store, error) {
+	return badgerstore.Open(badgerstore.Options{Dir: a.dir, Logger: badgerLogger{a.logger.Named("badger").Sugar()}})
+}
+
+// restoreDatabase loads a backup taken from GET /directaid/backup into the empty database directory dir.
+func restoreDatabase(dir string, backup io.Reader) error { return badgerstore.Restore(dir, backup) }
+
+// badgerLogger sends Badger's messages to Caddy's log. Badger never logs record contents.
+type badgerLogger struct{ s *zap.SugaredLogger }
+
+func (l badgerLogger) Errorf(f string, v ...any)   { l.s.Errorf(f, v...) }
+func (l badgerLogger) Warningf(f string, v ...any) { l.s.Warnf(f, v...) }
+func (l badgerLogger) Infof(f string, v ...any)    { l.s.Debugf(f, v...) }
+func (l badgerLogger) Debugf(f string, v ...any)   { l.s.Debugf(f, v...) }
