@@ -224,8 +224,13 @@ func TestCoverCellsContainCircle(t *testing.T) {
 
 func TestInvMillis(t *testing.T) {
 	ms := time.Now().UnixMilli()
-	if got := invMillis(invID(store.NewID(time.UnixMilli(ms)))); got != ms {
+	inv := invID(store.NewID(time.UnixMilli(ms)))
+	if got := invMillis(inv); got != ms {
 		t.Fatalf("invMillis = %d, want %d", got, ms)
+	}
+	// It runs for every entry a radius query reads: it must not allocate.
+	if n := testing.AllocsPerRun(100, func() { _ = invMillis(inv) }); n != 0 {
+		t.Fatalf("invMillis allocates %v times", n)
 	}
 }
 
@@ -243,4 +248,11 @@ func BenchmarkCreateParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+func BenchmarkInvMillis(b *testing.B) {
+	inv := invID(store.NewID(time.Now()))
+	for b.Loop() {
+		_ = invMillis(inv)
+	}
 }

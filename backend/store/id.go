@@ -41,11 +41,19 @@ func encodeID(b [10]byte) string {
 	return sb.String()
 }
 
-// IDMillis is the creation time (Unix ms) encoded in the first 48 bits of an id (given as a string or bytes).
+// crockfordValue maps a character of an id to its 5 bits (radius queries decode an id per entry read).
+var crockfordValue = func() (v [256]uint8) {
+	for i := range len(crockford) {
+		v[crockford[i]] = uint8(i)
+	}
+	return v
+}()
+
+// IDMillis is the creation time (Unix ms) encoded in the first 48 bits of a valid id (a string or bytes).
 func IDMillis[T ~string | ~[]byte](id T) int64 {
 	var acc uint64
 	for i := 0; i < 10 && i < len(id); i++ {
-		acc = acc<<5 | uint64(strings.IndexByte(crockford, id[i]))
+		acc = acc<<5 | uint64(crockfordValue[id[i]])
 	}
 	return int64(acc >> 2)
 }
