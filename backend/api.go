@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/directaid/directaid/schema"
 )
@@ -146,22 +147,28 @@ func (s *Service) Discovery(base string) *schema.Discovery {
 }
 
 func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	w.Header().Set("Cache-Control", "no-store")
 	if p := checkJSONContentType(r); p != nil {
+		h.svc.cfg.Observe.published(ChannelAPI, start, nil, false, p)
 		WriteProblem(w, p)
 		return
 	}
 	body, p := ReadBody(w, r, schema.MaxBodyBytes)
 	if p != nil {
+		h.svc.cfg.Observe.published(ChannelAPI, start, nil, false, p)
 		WriteProblem(w, p)
 		return
 	}
 	base := h.svc.BaseURL(r)
 	res, created, err := h.svc.Publish(r.Context(), base, body, "")
 	if err != nil {
-		WriteProblem(w, AsProblem(err))
+		p := AsProblem(err)
+		h.svc.cfg.Observe.published(ChannelAPI, start, nil, false, p)
+		WriteProblem(w, p)
 		return
 	}
+	h.svc.cfg.Observe.published(ChannelAPI, start, res, created, nil)
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated

@@ -88,6 +88,9 @@ func (h *Handler) serveRead(w http.ResponseWriter, r *http.Request) {
 		WriteProblem(w, withQueryFields(invalidParams(errs)))
 		return
 	}
+	if f := readFormat(view, q.Get("format")); f != "" {
+		defer h.svc.cfg.Observe.read(view, f, time.Now())
+	}
 	base := h.svc.BaseURL(r)
 	switch view {
 	case schema.ViewList:
@@ -112,6 +115,18 @@ func (h *Handler) serveRead(w http.ResponseWriter, r *http.Request) {
 		}
 		servePanorama(w, r, p)
 	}
+}
+
+// readFormat is the format label of a read, or "" for a format that is refused (never a client's word).
+func readFormat(view, format string) string {
+	format = strings.TrimSpace(format)
+	switch {
+	case view != schema.ViewList || format == "":
+		return schema.FormatJSON
+	case slices.Contains([]string{schema.FormatJSON, schema.FormatCSV, schema.FormatGeoJSON}, format):
+		return format
+	}
+	return ""
 }
 
 // ParseListQuery reads the list filters from a query string; it checks only syntax (numbers), the rest

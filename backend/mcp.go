@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -42,6 +43,18 @@ func newMCPServer(svc *Service) *server.MCPServer {
 		server.WithInstructions(mcpInstructions),
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
+		// Counts every tool call by tool and outcome (the tool is always a registered one).
+		server.WithToolHandlerMiddleware(func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+			return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				start := time.Now()
+				res, err := next(ctx, req)
+				svc.cfg.Observe.mcpCall(req.Params.Name, err != nil || (res != nil && res.IsError))
+				if view, ok := mcpReadViews[req.Params.Name]; ok {
+					svc.cfg.Observe.read(view, "mcp", start)
+				}
+				return res, err
+			}
+		}),
 	)
 	list := mcp.NewToolWithRawSchema(ToolListEmergencies,
 		"Lista las emergencias activas (terremotos, inundaciones…) en las que se puede publicar ayuda: slug, título, resumen, lugar, fecha y enlaces. "+
@@ -139,13 +152,18 @@ func publishTool(svc *Service, name, typ, title, what string) server.ServerTool 
 		if len(args) == 0 || string(args) == "null" {
 			args = []byte("{}") // so that the error lists every required field
 		}
+		start := time.Now()
 		if len(args) > schema.MaxBodyBytes {
+			svc.cfg.Observe.published(ChannelMCP, start, nil, false, &Problem{Status: http.StatusRequestEntityTooLarge, Body: schema.ErrorBody{Code: "body_too_large"}})
 			return mcp.NewToolResultError(fmt.Sprintf("No se publicó: los argumentos ocupan más de %d KiB. Acorte la descripción y vuelva a llamar a %s.", schema.MaxBodyBytes>>10, name)), nil
 		}
 		res, created, err := svc.Publish(ctx, mcpBase(ctx), args, typ)
 		if err != nil {
-			return problemResult(name, AsProblem(err)), nil
+			p := AsProblem(err)
+			svc.cfg.Observe.published(ChannelMCP, start, nil, false, p)
+			return problemResult(name, p), nil
 		}
+		svc.cfg.Observe.published(ChannelMCP, start, res, created, nil)
 		return publishedResult(res, created, typ), nil
 	}}
 }

@@ -30,6 +30,9 @@ type panoramaArgs struct {
 }
 
 // readTools are the read-only tools, registered next to the publishing ones.
+// mcpReadViews are the views the read tools answer, for the read latency metric.
+var mcpReadViews = map[string]string{ToolSearchHelp: schema.ViewList, ToolViewHelp: schema.ViewDetail, ToolPanorama: schema.ViewPanorama}
+
 func readTools(svc *Service) []server.ServerTool {
 	search := mcp.NewToolWithRawSchema(ToolSearchHelp,
 		"Busca en la red pública solicitudes de ayuda (request) y ofrecimientos (offer): por emergencia, tipo, categoría, urgencia, texto (q, sin distinguir tildes ni mayúsculas) "+

@@ -38,6 +38,8 @@ type Config struct {
 	// The stricter limit on detail reads (view=detail carries the phone), from the Caddyfile's `detail` zone.
 	DetailRateLimitEvents int
 	DetailRateLimitWindow time.Duration
+	// Observe receives metrics and the publication log; nil observes nothing.
+	Observe *Observe
 }
 
 // Service publishes records: validation, emergency selection, idempotency.

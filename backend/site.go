@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/directaid/directaid/schema"
 	"github.com/directaid/directaid/site"
@@ -38,6 +39,7 @@ func newSite(svc *Service) (http.Handler, error) {
 			return d, err
 		},
 		Publish: func(ctx context.Context, body []byte) (int, []byte) {
+			start := time.Now()
 			base, _ := ctx.Value(baseURLKey{}).(string)
 			res, created, err := svc.Publish(ctx, base, body, "")
 			var v any = res
@@ -46,8 +48,12 @@ func newSite(svc *Service) (http.Handler, error) {
 			case err != nil:
 				p := AsProblem(err)
 				status, v = p.Status, &p.Body
+				svc.cfg.Observe.published(ChannelForm, start, nil, false, p)
 			case created:
 				status = http.StatusCreated
+			}
+			if err == nil {
+				svc.cfg.Observe.published(ChannelForm, start, res, created, nil)
 			}
 			b, err := json.Marshal(v)
 			if err != nil {

@@ -52,6 +52,8 @@ type App struct {
 	backup   store.Backupper // nil when the store cannot back itself up
 	svc      *backend.Service
 	handler  atomic.Pointer[backend.Handler]
+	current  atomic.Pointer[backend.Service] // svc, for the metrics scraped concurrently
+	observe  *backend.Observe
 	ctx      caddy.Context
 	logger   *zap.Logger
 }
@@ -124,6 +126,10 @@ func checkOccurred(e backend.Emergency) error {
 func (a *App) Provision(ctx caddy.Context) error {
 	a.ctx = ctx
 	a.logger = ctx.Logger()
+	a.observe = &backend.Observe{Metrics: metrics, Publications: a.logger.Named("publication")}
+	if err := registerMetrics(ctx.GetMetricsRegistry(), a); err != nil {
+		return err
+	}
 	a.dir = a.Database.Badger
 	if a.dir == "" {
 		a.dir = filepath.Join(caddy.AppDataDir(), "directaid")
@@ -165,8 +171,9 @@ func (a *App) doOpen() error {
 
 // build makes the service from the app's configuration and the rate limits in limits.
 func (a *App) build(limits backend.Config) error {
-	limits.PublicURL, limits.Emergencies = a.PublicURL, a.Emergencies
+	limits.PublicURL, limits.Emergencies, limits.Observe = a.PublicURL, a.Emergencies, a.observe
 	a.svc = backend.NewService(a.store, limits)
+	a.current.Store(a.svc)
 	h, err := backend.NewHandler(a.svc)
 	if err != nil {
 		return err

@@ -41,7 +41,11 @@ func directaidApp(ctx caddy.Context) (*App, error) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 	if herr, ok := r.Context().Value(caddyhttp.ErrorCtxKey).(error); ok {
 		backend.SetCommonHeaders(w)
-		backend.WriteProblem(w, problemFor(herr, r))
+		p := problemFor(herr, r)
+		if p.Status == http.StatusTooManyRequests {
+			h.app.observe.RateLimited(limitZone(r))
+		}
+		backend.WriteProblem(w, p)
 		return nil
 	}
 	if err := h.app.open(); err != nil {
@@ -54,6 +58,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 	}
 	h.app.handler.Load().ServeHTTP(w, r)
 	return nil
+}
+
+// limitZone tells which rate_limit zone refused r (as the shipped Caddyfile's matchers do), and, for the
+// publish zone, through which channel r was publishing.
+func limitZone(r *http.Request) (zone, channel string) {
+	switch {
+	case r.URL.Path == backend.MCPPath && mcpUse(r) == backend.MCPContact:
+		return "detail", ""
+	case r.URL.Path == backend.MCPPath:
+		return "publish", backend.ChannelMCP
+	case r.Method != http.MethodPost:
+		return "detail", ""
+	case r.URL.Path == backend.HelpPath:
+		return "publish", backend.ChannelAPI
+	}
+	return "publish", backend.ChannelForm
 }
 
 // problemFor renders an error that another handler returned (we are in handle_errors).

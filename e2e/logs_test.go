@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -14,13 +16,14 @@ import (
 // looks for them in every log line and everything the process printed. A phone or a name is personal
 // data: the site shows it by consent, a log file must not keep it.
 func TestNoContactDataInLogs(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{PublishEvents: 14, PublishWindow: "1m", Site: "\tlog"})
-	const name, phone = "Zenobia Qwxlpvr", "+57 301 555 8899"
+	// 18: every publication below gets through the limit except the last loop's, which logs 429s.
+	s := testserver.Start(t, testserver.Options{PublishEvents: 18, PublishWindow: "1m", Site: "\tlog"})
+	const name, phone, address = "Zenobia Qwxlpvr", "+57 301 555 8899", "Vereda Wqzrtyu, finca El Qoxal"
 	// The forms a phone takes: as typed, digits only, E.164, and the way a wa.me link or a log might split it.
 	secrets := []string{"Qwxlpvr", "Ñandúqwx", "301 555 8899", "3015558899", "+573015558899", "573015558899", "555 8899", "5558899",
-		"310 444 2277", "3104442277", "Xyzzyfoo"}
-	req := with(validRequest(), "contactName", name, "contactWhatsapp", phone)
-	offer := with(validOffer(), "contactName", "Ñandúqwx Pérez", "contactWhatsapp", "310 444 2277")
+		"310 444 2277", "3104442277", "Xyzzyfoo", "Wqzrtyu", "Qoxal", "Barrio Ypsqlon", "Ypsqlon"}
+	req := with(validRequest(), "contactName", name, "contactWhatsapp", phone, "address", address, "neighborhood", "Barrio Ypsqlon")
+	offer := with(validOffer(), "contactName", "Ñandúqwx Pérez", "contactWhatsapp", "310 444 2277", "address", address)
 	for _, b := range []map[string]any{
 		req,                                      // 201
 		with(req, "contactName", name+" (otra)"), // 200, content differs
@@ -41,13 +44,13 @@ func TestNoContactDataInLogs(t *testing.T) {
 		call(t, s, "POST", "/api/public/v1/help", []byte(b), "Content-Type", "application/json")
 	}
 	// The site's form, accepted and refused.
-	form := url.Values{"emergencySlug": {"eje-cafetero"}, "title": {"Agua"}, "category": {"alimentos"}, "address": {"Cra 1"},
+	form := url.Values{"emergencySlug": {"eje-cafetero"}, "title": {"Agua"}, "category": {"alimentos"}, "address": {address},
 		"latitude": {"4.5"}, "longitude": {"-75.6"}, "contactName": {name}, "contactWhatsapp": {phone}}
 	s.Do("POST", "/pedir", []byte(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
 	form.Set("publishContact", "true")
 	s.Do("POST", "/pedir", []byte(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
 	// MCP, accepted and refused.
-	mcpPublish(t, s, backend.ToolPublishOffer, mcpArgs(with(validOffer(), "contactName", name, "contactWhatsapp", phone)))
+	mcpPublish(t, s, backend.ToolPublishOffer, mcpArgs(with(validOffer(), "contactName", name, "contactWhatsapp", phone, "address", address)))
 	mcpPublish(t, s, backend.ToolPublishOffer, mcpArgs(with(validOffer(), "contactName", name, "contactWhatsapp", "Xyzzyfoo 301 555 8899")))
 	// Reading the records back, the phone included (view=detail).
 	_, created := publish(t, s, with(validOffer(), "contactName", name, "contactWhatsapp", phone))
@@ -63,6 +66,7 @@ func TestNoContactDataInLogs(t *testing.T) {
 	s.Stop() // flush
 
 	log, out := s.Log(), s.Output()
+	checkPublicationLines(t, log)
 	if strings.Count(log, "\n") < 10 || !strings.Contains(log, `"level":"debug"`) || !strings.Contains(out+log, "handled request") {
 		t.Fatalf("the test sees no DEBUG or access log; it would prove nothing:\n%.2000s\n%.2000s", log, out)
 	}
@@ -73,6 +77,42 @@ func TestNoContactDataInLogs(t *testing.T) {
 					t.Errorf("%s line %d holds %q:\n%.600s", where.name, i+1, sec, line)
 				}
 			}
+		}
+	}
+}
+
+// checkPublicationLines checks the publication log (README: Logs): one line per outcome under the logger
+// directaid.publication, with the fields of the README's table, for every channel.
+func checkPublicationLines(t *testing.T, log string) {
+	t.Helper()
+	seen := map[string]int{}
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, `"logger":"directaid.publication"`) {
+			continue
+		}
+		var l map[string]any
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("publication line is not JSON: %v\n%s", err, line)
+		}
+		if l["msg"] != "publication" || l["channel"] == nil || l["outcome"] == nil || l["status"] == nil {
+			t.Errorf("publication line lacks a field: %s", line)
+		}
+		switch l["outcome"] {
+		case "created", "duplicate":
+			if l["id"] == nil || l["type"] == nil || l["emergency"] == nil {
+				t.Errorf("accepted publication line lacks id, type or emergency: %s", line)
+			}
+		case "refused":
+			if l["code"] == nil {
+				t.Errorf("refused publication line lacks code: %s", line)
+			}
+		}
+		seen[fmt.Sprint(l["channel"], " ", l["outcome"], " ", l["code"])]++
+	}
+	for _, want := range []string{"api created <nil>", "api duplicate <nil>", "api refused consent_required", "api refused invalid_body",
+		"api refused invalid_json", "api refused rate_limited", "form created <nil>", "form refused consent_required", "mcp created <nil>", "mcp refused invalid_body"} {
+		if seen[want] == 0 {
+			t.Errorf("no publication line %q; lines: %v", want, seen)
 		}
 	}
 }

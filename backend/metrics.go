@@ -1,0 +1,394 @@
+package backend
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"go.uber.org/zap"
+
+	"github.com/directaid/directaid/schema"
+)
+
+// Channels through which a publication arrives, the `channel` label and log field.
+const (
+	ChannelAPI  = "api"  // POST /api/public/v1/help
+	ChannelMCP  = "mcp"  // the MCP publishing tools
+	ChannelForm = "form" // the site's forms (/pedir, /ofrecer)
+)
+
+// Outcomes of a publication, the `outcome` label and log field.
+const (
+	OutcomeCreated   = "created"
+	OutcomeDuplicate = "duplicate"
+	OutcomeRefused   = "refused"
+)
+
+// Metrics are directaid's Prometheus series. They live as long as the process, so that counters do not
+// restart at a config reload; each config's registry (Caddy's, served on the admin endpoint's /metrics)
+// registers them again. Every label takes its values from a fixed set in this code or from the
+// operator's configuration: never an id, a phone or anything a client wrote.
+type Metrics struct {
+	publications *prometheus.CounterVec
+	mcpCalls     *prometheus.CounterVec
+	reads        *prometheus.HistogramVec
+	rateLimited  *prometheus.CounterVec
+
+	// Store-side series, fed by the store through StoreObserver.
+	commitBatch    prometheus.Histogram
+	commitDuration prometheus.Histogram
+	gcRuns         *prometheus.CounterVec
+	gcDuration     prometheus.Histogram
+
+	minutes minuteRing
+}
+
+// NewMetrics makes the series; Register adds them to a registry. The usual label values start at zero,
+// so that a series exists (and rate() works) before its first event.
+func NewMetrics() *Metrics {
+	m := newMetrics()
+	for _, ch := range []string{ChannelAPI, ChannelMCP, ChannelForm} {
+		for _, o := range []string{OutcomeCreated, OutcomeDuplicate} {
+			m.publications.WithLabelValues(ch, o, "")
+		}
+	}
+	for _, z := range []string{"publish", "detail"} {
+		m.rateLimited.WithLabelValues(z)
+	}
+	for _, r := range []string{"rewrote", "nothing", "error"} {
+		m.gcRuns.WithLabelValues(r)
+	}
+	return m
+}
+
+func newMetrics() *Metrics {
+	latency := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
+	return &Metrics{
+		publications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "directaid_publications_total",
+			Help: "Publications by channel (api, mcp, form) and outcome (created, duplicate, refused); code is the error code of a refusal.",
+		}, []string{"channel", "outcome", "code"}),
+		mcpCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "directaid_mcp_tool_calls_total",
+			Help: "MCP tool calls by tool and outcome (ok, error: a result with isError).",
+		}, []string{"tool", "outcome"}),
+		reads: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "directaid_read_duration_seconds",
+			Help:    "Reads of the API (view=list|detail|panorama) and of the MCP read tools (format mcp), by view and format.",
+			Buckets: latency,
+		}, []string{"view", "format"}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "directaid_rate_limited_total",
+			Help: "Answers 429 by rate_limit zone (publish, detail).",
+		}, []string{"zone"}),
+		commitBatch: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "directaid_store_commit_batch_size",
+			Help:    "Publications per group commit (one synced transaction).",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512},
+		}),
+		commitDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "directaid_store_commit_duration_seconds",
+			Help:    "Time to commit a group of publications to stable storage, the write and its fsync.",
+			Buckets: latency,
+		}),
+		gcRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "directaid_store_gc_runs_total",
+			Help: "Garbage collections of the store by result (rewrote: space was reclaimed; nothing: nothing to reclaim; error).",
+		}, []string{"result"}),
+		gcDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "directaid_store_gc_duration_seconds",
+			Help:    "Duration of a garbage collection of the store.",
+			Buckets: []float64{.01, .1, .5, 1, 5, 10, 30, 60, 300},
+		}),
+	}
+}
+
+// Register adds the series to reg (Caddy's registry of the config being loaded).
+func (m *Metrics) Register(reg prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{m.publications, m.mcpCalls, m.reads, m.rateLimited,
+		m.commitBatch, m.commitDuration, m.gcRuns, m.gcDuration} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Observe is what the service reports to: the metrics and the publication log. Both may be nil.
+type Observe struct {
+	Metrics *Metrics
+	// Publications receives one line per publication outcome, never personal data (README: Logs).
+	Publications *zap.Logger
+}
+
+// errorCodes bounds the `code` label: any code not listed (there should be none) counts as "other".
+var errorCodes = []string{schema.CodeInvalidBody, schema.CodeInvalidJSON, schema.CodeConsentRequired, schema.CodeEmergencyRequired,
+	schema.CodeUnknownEmergency, schema.CodeNoActiveEmergency, "body_too_large", "unsupported_media_type", "rate_limited",
+	"unavailable", "internal_error", "method_not_allowed", "invalid_request"}
+
+func boundedCode(code string) string {
+	if slices.Contains(errorCodes, code) {
+		return code
+	}
+	return "other"
+}
+
+// published records one publication outcome: its counter, the per-minute figure of the operator's page,
+// and one log line. Exactly one of res and p is set.
+func (o *Observe) published(channel string, start time.Time, res *schema.PublishResult, created bool, p *Problem) {
+	if o == nil {
+		return
+	}
+	outcome, code := OutcomeCreated, ""
+	switch {
+	case p != nil:
+		outcome, code = OutcomeRefused, boundedCode(p.Body.Code)
+	case !created:
+		outcome = OutcomeDuplicate
+	}
+	if m := o.Metrics; m != nil {
+		m.publications.WithLabelValues(channel, outcome, code).Inc()
+		m.minutes.add(time.Now(), outcome)
+	}
+	if o.Publications == nil {
+		return
+	}
+	fields := []zap.Field{zap.String("channel", channel), zap.String("outcome", outcome)}
+	switch {
+	case p != nil:
+		fields = append(fields, zap.Int("status", p.Status), zap.String("code", code), zap.Int("details", len(p.Body.Details)))
+	default:
+		status := 200
+		if created {
+			status = 201
+		}
+		fields = append(fields, zap.Int("status", status), zap.String("id", res.ID), zap.String("type", res.Type),
+			zap.String("emergency", res.EmergencySlug))
+		if res.ContentMatches != nil {
+			fields = append(fields, zap.Bool("content_matches", *res.ContentMatches))
+		}
+	}
+	fields = append(fields, zap.Duration("duration", time.Since(start)))
+	level := zap.InfoLevel
+	if p != nil && p.Status >= 500 {
+		level = zap.WarnLevel
+	}
+	o.Publications.Log(level, "publication", fields...)
+}
+
+// RateLimited counts a 429 of zone (publish, detail); a publication over the limit is also a refused
+// publication of its channel.
+func (o *Observe) RateLimited(zone, publishChannel string) {
+	if o == nil {
+		return
+	}
+	if o.Metrics != nil {
+		z := "detail"
+		if zone == "publish" {
+			z = "publish"
+		}
+		o.Metrics.rateLimited.WithLabelValues(z).Inc()
+	}
+	if zone == "publish" && publishChannel != "" {
+		// Logged at DEBUG: a client hammering the limit would otherwise write a line per attempt.
+		o.publishedRateLimited(publishChannel)
+	}
+}
+
+func (o *Observe) publishedRateLimited(channel string) {
+	if m := o.Metrics; m != nil {
+		m.publications.WithLabelValues(channel, OutcomeRefused, "rate_limited").Inc()
+		m.minutes.add(time.Now(), OutcomeRefused)
+	}
+	if o.Publications != nil {
+		o.Publications.Debug("publication", zap.String("channel", channel), zap.String("outcome", OutcomeRefused),
+			zap.Int("status", 429), zap.String("code", "rate_limited"))
+	}
+}
+
+// mcpCall counts one MCP tool call.
+func (o *Observe) mcpCall(tool string, isError bool) {
+	if o == nil || o.Metrics == nil {
+		return
+	}
+	outcome := "ok"
+	if isError {
+		outcome = "error"
+	}
+	o.Metrics.mcpCalls.WithLabelValues(tool, outcome).Inc()
+}
+
+// read times one read; view and format must come from the fixed sets (callers check them first).
+func (o *Observe) read(view, format string, start time.Time) {
+	if o == nil || o.Metrics == nil {
+		return
+	}
+	o.Metrics.reads.WithLabelValues(view, format).Observe(time.Since(start).Seconds())
+}
+
+// ObserveCommit records one group commit: how many publications it held and how long the synced write took.
+func (m *Metrics) ObserveCommit(batch int, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.commitBatch.Observe(float64(batch))
+	m.commitDuration.Observe(d.Seconds())
+}
+
+// ObserveGC records one garbage collection of the store; result is rewrote, nothing or error.
+func (m *Metrics) ObserveGC(result string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.gcRuns.WithLabelValues(result).Inc()
+	m.gcDuration.Observe(d.Seconds())
+}
+
+// PublicationsPerMinute returns, oldest first, the publications of each of the last n minutes up to now
+// (created, duplicate, refused), for the operator's page.
+func (m *Metrics) PublicationsPerMinute(now time.Time, n int) []MinuteCount {
+	return m.minutes.last(now, n)
+}
+
+// Publications returns the counts of the publications counter by channel, outcome and code.
+func (m *Metrics) Publications() map[[3]string]float64 {
+	out := map[[3]string]float64{}
+	ch := make(chan prometheus.Metric, 64)
+	go func() { m.publications.Collect(ch); close(ch) }()
+	for mt := range ch {
+		var pb dto.Metric
+		if mt.Write(&pb) != nil {
+			continue
+		}
+		var k [3]string
+		for _, l := range pb.GetLabel() {
+			switch l.GetName() {
+			case "channel":
+				k[0] = l.GetValue()
+			case "outcome":
+				k[1] = l.GetValue()
+			case "code":
+				k[2] = l.GetValue()
+			}
+		}
+		out[k] += pb.GetCounter().GetValue()
+	}
+	return out
+}
+
+// MinuteCount is one minute of publications.
+type MinuteCount struct {
+	Start                       time.Time
+	Created, Duplicate, Refused int
+}
+
+// minuteRing keeps the last hour of publications, minute by minute, in memory.
+type minuteRing struct {
+	mu  sync.Mutex
+	min [60]int64 // Unix minute each slot holds
+	cnt [60][3]int
+}
+
+func outcomeIndex(outcome string) int {
+	switch outcome {
+	case OutcomeCreated:
+		return 0
+	case OutcomeDuplicate:
+		return 1
+	}
+	return 2
+}
+
+func (r *minuteRing) add(t time.Time, outcome string) {
+	m := t.Unix() / 60
+	i := int(m % 60)
+	r.mu.Lock()
+	if r.min[i] != m {
+		r.min[i], r.cnt[i] = m, [3]int{}
+	}
+	r.cnt[i][outcomeIndex(outcome)]++
+	r.mu.Unlock()
+}
+
+func (r *minuteRing) last(now time.Time, n int) []MinuteCount {
+	n = min(n, 60)
+	out := make([]MinuteCount, n)
+	cur := now.Unix() / 60
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k := range n {
+		m := cur - int64(n-1-k)
+		out[k].Start = time.Unix(m*60, 0).UTC()
+		if i := int(m % 60); r.min[i] == m {
+			out[k].Created, out[k].Duplicate, out[k].Refused = r.cnt[i][0], r.cnt[i][1], r.cnt[i][2]
+		}
+	}
+	return out
+}
+
+// RecordsCollector reports directaid_records, the records by emergency, type and status, at each scrape
+// from the store's per-emergency aggregates (a few keys per emergency, not a scan). svc returns the
+// service of the running config. Until records have a lifecycle every record is `open`.
+func RecordsCollector(svc func() *Service) prometheus.Collector {
+	return &recordsCollector{svc: svc}
+}
+
+var recordsDesc = prometheus.NewDesc("directaid_records",
+	"Records in the store by emergency (the configured ones), type and status.", []string{"emergency", "type", "status"}, nil)
+
+type recordsCollector struct{ svc func() *Service }
+
+func (c *recordsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- recordsDesc }
+
+func (c *recordsCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.svc()
+	if s == nil {
+		return
+	}
+	counts, err := s.RecordCounts(context.Background())
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(recordsDesc, err)
+		return
+	}
+	for _, rc := range counts {
+		ch <- prometheus.MustNewConstMetric(recordsDesc, prometheus.GaugeValue, float64(rc.Count), rc.Emergency, rc.Type, rc.Status)
+	}
+}
+
+// RecordCount is the number of records of one emergency, type and status.
+type RecordCount struct {
+	Emergency, Type, Status string
+	Count                   int
+}
+
+// RecordCounts counts the records of every configured emergency (active or not) by type and status.
+func (s *Service) RecordCounts(ctx context.Context) ([]RecordCount, error) {
+	rs, err := s.readStore()
+	if err != nil {
+		return nil, err
+	}
+	slugs := make([]string, len(s.cfg.Emergencies))
+	for i, e := range s.cfg.Emergencies {
+		slugs[i] = e.Slug
+	}
+	aggs, err := rs.Aggregates(ctx, slugs)
+	if err != nil {
+		return nil, err
+	}
+	var out []RecordCount
+	for _, slug := range slugs {
+		byType := map[string]int{schema.TypeRequest: 0, schema.TypeOffer: 0}
+		if a := aggs[slug]; a != nil {
+			for k, n := range a.Counts {
+				byType[k[0]] += n
+			}
+		}
+		for _, t := range []string{schema.TypeRequest, schema.TypeOffer} {
+			out = append(out, RecordCount{Emergency: slug, Type: t, Status: "open", Count: byType[t]})
+		}
+	}
+	return out, nil
+}

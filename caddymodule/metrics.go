@@ -1,0 +1,22 @@
+package caddymodule
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/directaid/directaid/backend"
+)
+
+// metrics outlive every config, so that a reload does not reset the counters; each config's registry
+// (served by Caddy's admin endpoint at /metrics, beside Caddy's own series) registers them again.
+var metrics = backend.NewMetrics()
+
+// registerMetrics adds directaid's series to the registry of the config that a is part of.
+func registerMetrics(reg *prometheus.Registry, a *App) error {
+	if reg == nil {
+		return nil
+	}
+	if err := metrics.Register(reg); err != nil {
+		return err
+	}
+	return reg.Register(backend.RecordsCollector(a.current.Load))
+}
