@@ -366,15 +366,11 @@ type RecordCount struct {
 
 // RecordCounts counts the records of every configured emergency (active or not) by type and status.
 func (s *Service) RecordCounts(ctx context.Context) ([]RecordCount, error) {
-	rs, err := s.readStore()
-	if err != nil {
-		return nil, err
-	}
 	slugs := make([]string, len(s.cfg.Emergencies))
 	for i, e := range s.cfg.Emergencies {
 		slugs[i] = e.Slug
 	}
-	aggs, err := rs.Aggregates(ctx, slugs)
+	aggs, err := s.store.Aggregates(ctx, slugs)
 	if err != nil {
 		return nil, err
 	}
