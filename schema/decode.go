@@ -13,6 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nyaruka/phonenumbers"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -36,8 +37,8 @@ const (
 
 type compiled struct {
 	schema *jsonschema.Schema
-	fast   *fastSchema // accepts the common valid body without the full validator; nil: always validate
-	order  []string    // property order, for stable details
+	order  []string        // property order, for stable details
+	texts  map[string]bool // free-text properties: empty after trimming counts as absent
 }
 
 var validators = sync.OnceValue(func() map[string]*compiled {
@@ -55,31 +56,115 @@ var validators = sync.OnceValue(func() map[string]*compiled {
 		if err != nil {
 			panic(fmt.Sprintf("schema %s: %v", name, err)) // a reflected schema always compiles
 		}
-		out[typ] = &compiled{schema: sch, fast: compileFast(sch), order: slices.Collect(s.Properties.KeysFromOldest())}
+		texts := map[string]bool{}
+		for k, p := range s.Properties.FromOldest() {
+			texts[k] = p.Type == "string" && p.Enum == nil && p.Const == nil
+		}
+		out[typ] = &compiled{schema: sch, order: slices.Collect(s.Properties.KeysFromOldest()), texts: texts}
 	}
 	return out
 })
 
+// InvalidUTF8 is the answer to text that is not UTF-8, naming the member (a JSON pointer) when known; the
+// site's forms give it too, rather than let an encoder turn the bytes into U+FFFD.
+func InvalidUTF8(field string) *ErrorBody {
+	eb := invalidJSON("no es UTF-8 válido.")
+	if field != "" {
+		name := fieldName(slices.Collect(jsontext.Pointer(field).Tokens()))
+		eb.Details = []FieldError{{Field: field, Message: name + " contiene bytes que no son UTF-8 válido"}}
+	}
+	return eb
+}
+
 func invalidJSON(msg string) *ErrorBody {
 	return &ErrorBody{Code: CodeInvalidJSON, Error: "El cuerpo no es JSON válido: " + msg}
+}
+
+// Decoder decodes publish bodies; the zero value is what the service uses.
+type Decoder struct {
+	// General judges every body with the general path alone: the JSON Schema validator over the
+	// standard decoder, libphonenumber, and a JSON round trip into the Publication. It is the slow
+	// reference that tests hold the typed decode to.
+	General bool
 }
 
 // Decode parses and validates a publish body. forcedType, when not empty, is the type an MCP tool sets
 // (the body must then not carry `type`). It returns the normalized publication, or an ErrorBody that lists
 // every violated constraint at once.
 func Decode(body []byte, forcedType string) (*Publication, *ErrorBody) {
-	if !utf8.Valid(body) {
-		return nil, invalidJSON("no es UTF-8 válido.")
+	return Decoder{}.Decode(body, forcedType)
+}
+
+// Decode is the package's Decode with d's options.
+func (d Decoder) Decode(body []byte, forcedType string) (*Publication, *ErrorBody) {
+	var p *Publication
+	if !d.General {
+		var ok bool
+		if p, ok = decodeTyped(body, forcedType); ok {
+			return applyDefaults(p), nil
+		}
 	}
-	v, fast := fastParse(body)
-	if !fast || noFastPaths.Load() {
+	// The general path: refused by the typed decode, so it only writes the details (or, with General,
+	// judges everything).
+	m, eb := d.general(body, forcedType)
+	if eb != nil {
+		return nil, eb
+	}
+	if !d.General {
+		// The typed decode and the validator disagree: a bug, which the differential tests look for.
+		return nil, &ErrorBody{Code: CodeInvalidBody, Error: "Datos inválidos."}
+	}
+	if n, ok := m["neededPeople"].(json.Number); ok {
+		r, _ := new(big.Rat).SetString(string(n)) // validated: an integer within 0..10000
+		m["neededPeople"] = r.Num().Int64()
+	}
+	e164 := m["contactE164"].(string)
+	delete(m, "contactE164")
+	p = &Publication{}
+	b, err := json.Marshal(m)
+	if err == nil {
+		err = json.Unmarshal(b, p)
+	}
+	if err != nil {
+		return nil, invalidJSON("no se pudo leer.")
+	}
+	p.ContactE164 = e164
+	return applyDefaults(p), nil
+}
+
+func applyDefaults(p *Publication) *Publication {
+	if p.Type == TypeRequest {
+		if p.Urgency == "" {
+			p.Urgency = DefaultUrgency
+		}
+		if p.NeededPeople == nil {
+			n := DefaultNeededPeople
+			p.NeededPeople = &n
+		}
+	}
+	return p
+}
+
+// general validates body with the JSON Schema validator. It returns the error body, or when the body is
+// valid the normalized members with the E.164 phone under contactE164.
+func (d Decoder) general(body []byte, forcedType string) (map[string]any, *ErrorBody) {
+	if !utf8.Valid(body) {
+		var field string
 		if err := checkStructure(body); err != nil {
-			return nil, invalidJSON(err.Error() + ".")
+			field = err.field
 		}
-		var err error
-		if v, err = jsonschema.UnmarshalJSON(bytes.NewReader(body)); err != nil {
-			return nil, invalidJSON("no se pudo leer.")
+		return nil, InvalidUTF8(field)
+	}
+	if err := checkStructure(body); err != nil {
+		eb := invalidJSON(err.msg + ".")
+		if err.detail != "" {
+			eb.Details = []FieldError{{Field: err.field, Message: err.detail}}
 		}
+		return nil, eb
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		return nil, invalidJSON("no se pudo leer.")
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -103,11 +188,11 @@ func Decode(body []byte, forcedType string) (*Publication, *ErrorBody) {
 		}
 		return nil, &ErrorBody{Code: CodeInvalidBody, Error: "Datos inválidos: " + fe.Message + ".", Details: []FieldError{fe}}
 	}
-	// Strings are trimmed; one empty after trimming counts as absent. An unknown field stays, so that it
-	// is refused by name even when blank.
+	// Strings are trimmed; a free text empty after trimming counts as absent. Any other member stays, so
+	// that it is refused by name even when blank (an unknown field, an empty enum, a number as text).
 	for k, val := range m {
 		if s, ok := val.(string); ok {
-			if s = strings.TrimSpace(s); s == "" && slices.Contains(c.order, k) {
+			if s = strings.TrimSpace(s); s == "" && c.texts[k] {
 				delete(m, k)
 			} else {
 				m[k] = s
@@ -115,7 +200,7 @@ func Decode(body []byte, forcedType string) (*Publication, *ErrorBody) {
 		}
 	}
 	var details []FieldError
-	if err := c.validate(m); err != nil {
+	if err := c.schema.Validate(m); err != nil {
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
 			return nil, &ErrorBody{Code: CodeInvalidBody, Error: "Datos inválidos."}
@@ -125,7 +210,7 @@ func Decode(body []byte, forcedType string) (*Publication, *ErrorBody) {
 	var e164 string
 	if s, ok := m["contactWhatsapp"].(string); ok && !hasDetail(details, "/contactWhatsapp") {
 		var fe *FieldError
-		if e164, fe = parsePhone(s); fe != nil {
+		if e164, fe = parsePhone(s, !d.General); fe != nil {
 			details = append(details, *fe)
 		}
 	}
@@ -149,113 +234,77 @@ func Decode(body []byte, forcedType string) (*Publication, *ErrorBody) {
 		}
 		return nil, &ErrorBody{Code: code, Error: msg, Details: details}
 	}
-	if n, ok := m["neededPeople"].(json.Number); ok {
-		r, _ := new(big.Rat).SetString(string(n)) // validated: an integer within 0..10000
-		m["neededPeople"] = r.Num().Int64()
-	}
-	p := &Publication{}
-	if noFastPaths.Load() || !fillPublication(p, m) {
-		*p = Publication{}
-		b, err := json.Marshal(m)
-		if err != nil {
-			return nil, invalidJSON("no se pudo leer.")
-		}
-		if err := json.Unmarshal(b, p); err != nil {
-			return nil, invalidJSON("no se pudo leer.")
-		}
-	}
-	p.Type = typ
-	p.ContactE164 = e164
-	if typ == TypeRequest {
-		if p.Urgency == "" {
-			p.Urgency = DefaultUrgency
-		}
-		if p.NeededPeople == nil {
-			n := DefaultNeededPeople
-			p.NeededPeople = &n
-		}
-	}
-	return p, nil
+	m["type"] = typ
+	m["contactE164"] = e164
+	return m, nil
 }
 
 func hasDetail(d []FieldError, field string) bool {
 	return slices.ContainsFunc(d, func(f FieldError) bool { return f.Field == field })
 }
 
+// structError is a body that is not one acceptable JSON value; field and detail name the member at fault
+// when there is one.
+type structError struct{ msg, field, detail string }
+
 // checkStructure walks the tokens once: a single JSON value, no duplicate keys (no parser differential
-// between us and whoever reads the record later), nesting bounded.
-func checkStructure(body []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	type frame struct {
-		keys     map[string]struct{}
-		isObject bool
-		wantKey  bool
-	}
-	var stack []*frame
+// between us and whoever reads the record later), no escaped lone surrogate (two different texts must
+// not read as the same U+FFFD), numbers within range, nesting bounded.
+func checkStructure(body []byte) *structError {
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
 	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			if len(stack) != 0 {
-				return errors.New("termina antes de tiempo")
-			}
-			return nil
-		}
+		tok, err := dec.ReadToken()
 		if err != nil {
-			var se *json.SyntaxError
-			if errors.As(err, &se) {
-				return fmt.Errorf("error de sintaxis cerca del byte %d", se.Offset)
+			return syntaxError(body, err)
+		}
+		switch tok.Kind() {
+		case '0':
+			if n := tok.String(); !boundedExponent(n) {
+				return &structError{msg: fmt.Sprintf("el número %.20s está fuera de rango", n)}
 			}
-			return errors.New("error de sintaxis")
-		}
-		top := (*frame)(nil)
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if top != nil && top.isObject && top.wantKey {
-			if k, ok := tok.(string); ok {
-				if _, dup := top.keys[k]; dup {
-					return fmt.Errorf("la clave %q está repetida", k)
-				}
-				top.keys[k] = struct{}{}
-				top.wantKey = false
-				continue
+		case '{', '[':
+			if dec.StackDepth() > maxDepth {
+				return &structError{msg: fmt.Sprintf("anidamiento demasiado profundo (máximo %d niveles)", maxDepth)}
 			}
 		}
-		switch t := tok.(type) {
-		case json.Number:
-			if !boundedExponent(string(t)) {
-				return fmt.Errorf("el número %.20s está fuera de rango", t)
-			}
-		case json.Delim:
-			switch t {
-			case '{', '[':
-				if len(stack) >= maxDepth {
-					return fmt.Errorf("anidamiento demasiado profundo (máximo %d niveles)", maxDepth)
-				}
-				f := &frame{isObject: t == '{', wantKey: t == '{'}
-				if f.isObject {
-					f.keys = map[string]struct{}{}
-				}
-				stack = append(stack, f)
-				continue
-			default:
-				stack = stack[:len(stack)-1]
-			}
-		}
-		if len(stack) == 0 {
-			if dec.More() {
-				return errors.New("hay datos después del objeto")
-			}
-			if _, err := dec.Token(); err != io.EOF {
-				return errors.New("hay datos después del objeto")
+		if dec.StackDepth() == 0 {
+			if len(bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n")) > 0 {
+				return &structError{msg: "hay datos después del objeto"}
 			}
 			return nil
-		}
-		if top := stack[len(stack)-1]; top.isObject {
-			top.wantKey = true
 		}
 	}
+}
+
+func syntaxError(body []byte, err error) *structError {
+	var se *jsontext.SyntacticError
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return &structError{msg: "termina antes de tiempo"}
+	case !errors.As(err, &se):
+		return &structError{msg: "error de sintaxis"}
+	}
+	field, name := string(se.JSONPointer), fieldName(slices.Collect(se.JSONPointer.Tokens()))
+	switch rest := body[min(se.ByteOffset, int64(len(body))):]; {
+	case errors.Is(se.Err, jsontext.ErrDuplicateName):
+		return &structError{msg: fmt.Sprintf("la clave %q está repetida", se.JSONPointer.LastToken()), field: field,
+			detail: name + " está repetido"}
+	case !utf8.Valid(body):
+		return &structError{msg: "no es UTF-8 válido", field: field}
+	case loneSurrogate(rest):
+		return &structError{msg: fmt.Sprintf("%s contiene el escape %s, media pareja sustituta UTF-16 que sola no es ningún carácter", name, rest[:6]),
+			field: field, detail: fmt.Sprintf("%s contiene el escape %s, media pareja sustituta UTF-16: envíe el carácter mismo, o la pareja completa", name, rest[:6])}
+	}
+	return &structError{msg: fmt.Sprintf("error de sintaxis cerca del byte %d", se.ByteOffset)}
+}
+
+// loneSurrogate reports whether b starts with the escape of a UTF-16 surrogate (\ud800 to \udfff).
+func loneSurrogate(b []byte) bool {
+	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+		return false
+	}
+	n, err := strconv.ParseUint(string(b[2:6]), 16, 16)
+	return err == nil && n >= 0xd800 && n <= 0xdfff
 }
 
 // maxExponent bounds the exponent of a JSON number. The validator compares numbers as big.Rat, whose
@@ -350,7 +399,11 @@ func collect(ve *jsonschema.ValidationError, out []FieldError) []FieldError {
 	case *kind.Maximum:
 		add(fmt.Sprintf("%s debe ser menor o igual que %s", name, ratString(k.Want)))
 	case *kind.Pattern:
-		add(fmt.Sprintf("%s contiene caracteres de control no permitidos", name))
+		if strings.HasPrefix(k.Want, `^[^\x00`) { // the texts' "no control characters"
+			add(fmt.Sprintf("%s contiene caracteres de control no permitidos", name))
+			break
+		}
+		add(fmt.Sprintf("%s no tiene el formato esperado (%s)", name, k.Want))
 	default:
 		add(fmt.Sprintf("%s no es válido", name))
 	}
@@ -422,15 +475,16 @@ func suggest(p string) string {
 }
 
 // parsePhone accepts what people type for a phone number (digits, spaces, +, -, dots, parentheses),
-// with Colombia as the default region; anything else, or a number that cannot exist, is refused.
-func parsePhone(s string) (string, *FieldError) {
+// with Colombia as the default region; anything else, or a number that cannot exist, is refused. fast
+// lets fastPhone answer for the commonest shape.
+func parsePhone(s string, fast bool) (string, *FieldError) {
 	bad := &FieldError{Field: "/contactWhatsapp", Message: "«contactWhatsapp» no es un número de teléfono válido (ejemplo: +57 300 123 4567 o 3001234567)"}
 	for _, r := range s {
 		if !(r >= '0' && r <= '9') && !strings.ContainsRune(" +-.()", r) {
 			return "", bad
 		}
 	}
-	if e164, valid, ok := fastPhone(s); ok && !noFastPaths.Load() {
+	if e164, valid, ok := fastPhone(s); ok && fast {
 		if !valid {
 			return "", bad
 		}

@@ -28,6 +28,7 @@ func FuzzDecode(f *testing.F) {
 		strings.Replace(validReq, `"latitude":4.5`, `"latitude":"4.5"`, 1),
 		strings.Replace(validReq, `" Agua "`, `"Agua\u009b31m"`, 1),
 		strings.Replace(validReq, `"title"`, `"t\u0069tle"`, 1),
+		strings.Replace(validReq, `" Agua "`, `"Agua\ud800"`, 1), strings.Replace(validReq, `"latitude":4.5`, `"latitude":""`, 1),
 	} {
 		f.Add([]byte(s), uint8(0))
 	}
@@ -209,10 +210,10 @@ func violations(m map[string]json.RawMessage, typ string) map[string]bool {
 				(k == "neededPeople" && !r.IsInt())
 		case !isString:
 			bad["/"+k] = true
-		case s == "":
-			// absent; required fields are checked below
+		case s == "" && enums[k] == nil:
+			// an empty text is absent; required fields are checked below
 		case enums[k] != nil:
-			bad["/"+k] = !slices.Contains(enums[k], s)
+			bad["/"+k] = !slices.Contains(enums[k], s) // an empty enum too (issue 12)
 		default:
 			bad["/"+k] = utf8.RuneCountInString(s) > limit ||
 				strings.ContainsFunc(s, func(r rune) bool { return isControl(r, k == "description") })

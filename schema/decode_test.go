@@ -133,3 +133,34 @@ func TestSharedEnumsEverywhere(t *testing.T) {
 		t.Errorf("urgency default %v", u.Default)
 	}
 }
+
+// TestDecodeIssue12: escaped lone surrogates are invalid JSON naming the member (they used to read as
+// U+FFFD, so "a\ud800" and "a\ufffd" were one idempotency key), and an empty string is absent only in
+// a free text.
+func TestDecodeIssue12(t *testing.T) {
+	r := func(old, new string) []byte { return []byte(strings.Replace(validReq, old, new, 1)) }
+	for _, c := range []struct {
+		body        []byte
+		code, field string
+	}{
+		{r(`"externalId":"1"`, `"externalId":"a\ud800"`), CodeInvalidJSON, "/externalId"},
+		{r(`"externalId":"1"`, `"externalId":"a\udbff"`), CodeInvalidJSON, "/externalId"},
+		{r(`" Agua "`, `"\udc00Agua"`), CodeInvalidJSON, "/title"},
+		{r(`"latitude":4.5`, `"latitude":""`), CodeInvalidBody, "/latitude"},
+		{r(`"longitude":-75.6`, `"longitude":" "`), CodeInvalidBody, "/longitude"},
+		{r(`"neededPeople":3.0`, `"neededPeople":""`), CodeInvalidBody, "/neededPeople"},
+		{r(`"neededPeople":3.0`, `"neededPeople":3.0,"urgency":""`), CodeInvalidBody, "/urgency"},
+		{r(`"category":"alimentos"`, `"category":""`), CodeInvalidBody, "/category"},
+	} {
+		p, e := Decode(c.body, "")
+		if p != nil || e == nil || e.Code != c.code || !hasDetail(e.Details, c.field) || !strings.Contains(e.Details[0].Message, "«") {
+			t.Errorf("%s: want %s naming %s, got %+v %+v", c.body, c.code, c.field, p, e)
+		}
+	}
+	if p, e := Decode(r(`"externalId":"1"`, `"externalId":"a\ufffd"`), ""); e != nil || p.ExternalID != "a\ufffd" {
+		t.Errorf("U+FFFD is a character: %+v %+v", p, e)
+	}
+	if p, e := Decode(r(`"address"`, `"description":" ","neighborhood":"","address"`), ""); e != nil || p.Description != "" {
+		t.Errorf("empty texts are absent: %+v %+v", p, e)
+	}
+}

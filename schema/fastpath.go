@@ -1,257 +1,21 @@
 package schema
 
 import (
-	"bytes"
-	"encoding/json"
-	"math"
+	"math/big"
 	"reflect"
 	"regexp"
 	"regexp/syntax"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/nyaruka/phonenumbers"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Fast paths of Decode. Publishing is CPU-bound on a small server and the general path (a token walk, the
-// standard decoder, a JSON round trip into the struct, libphonenumber's parser) costs ~80 µs a body. Each
-// fast path below either gives exactly what the general path would, or declines (ok == false) and lets
-// the general path decide: they can only make Decode faster, never change an answer.
-
-// noFastPaths makes Decode take the general path everywhere; tests compare the two.
-var noFastPaths atomic.Bool
-
-// fastParse parses body in one pass when it is a plain document that checkStructure accepts: valid JSON,
-// nesting within maxDepth, no repeated key, no escaped key, no number with an exponent. The value is what
-// jsonschema.UnmarshalJSON gives (maps, slices, strings, json.Number, bool, nil).
-func fastParse(body []byte) (v any, ok bool) {
-	p := parser{b: body}
-	p.ws()
-	v, ok = p.value(0)
-	if !ok {
-		return nil, false
-	}
-	p.ws()
-	return v, p.i == len(p.b)
-}
-
-type parser struct {
-	b []byte
-	i int
-}
-
-func (p *parser) ws() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
-
-func (p *parser) value(depth int) (any, bool) {
-	if p.i >= len(p.b) {
-		return nil, false
-	}
-	switch c := p.b[p.i]; {
-	case c == '{':
-		return p.object(depth + 1)
-	case c == '[':
-		return p.array(depth + 1)
-	case c == '"':
-		raw, escaped, ok := p.str()
-		if !ok {
-			return nil, false
-		}
-		if !escaped {
-			return string(raw[1 : len(raw)-1]), true
-		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return nil, false
-		}
-		return s, true
-	case c == '-' || (c >= '0' && c <= '9'):
-		return p.number()
-	default:
-		for _, lit := range literals {
-			if bytes.HasPrefix(p.b[p.i:], lit.s) {
-				p.i += len(lit.s)
-				return lit.v, true
-			}
-		}
-		return nil, false
-	}
-}
-
-var literals = []struct {
-	s []byte
-	v any
-}{{[]byte("true"), true}, {[]byte("false"), false}, {[]byte("null"), nil}}
-
-func (p *parser) object(depth int) (any, bool) {
-	if depth > maxDepth {
-		return nil, false
-	}
-	p.i++ // {
-	m := map[string]any{}
-	p.ws()
-	if p.i < len(p.b) && p.b[p.i] == '}' {
-		p.i++
-		return m, true
-	}
-	for {
-		if p.i >= len(p.b) || p.b[p.i] != '"' {
-			return nil, false
-		}
-		raw, escaped, ok := p.str()
-		if !ok || escaped {
-			return nil, false
-		}
-		k := string(raw[1 : len(raw)-1])
-		if _, dup := m[k]; dup {
-			return nil, false
-		}
-		p.ws()
-		if p.i >= len(p.b) || p.b[p.i] != ':' {
-			return nil, false
-		}
-		p.i++
-		p.ws()
-		v, ok := p.value(depth)
-		if !ok {
-			return nil, false
-		}
-		m[k] = v
-		if more, ok := p.next('}'); !ok || !more {
-			return m, ok
-		}
-	}
-}
-
-func (p *parser) array(depth int) (any, bool) {
-	if depth > maxDepth {
-		return nil, false
-	}
-	p.i++ // [
-	a := []any{}
-	p.ws()
-	if p.i < len(p.b) && p.b[p.i] == ']' {
-		p.i++
-		return a, true
-	}
-	for {
-		v, ok := p.value(depth)
-		if !ok {
-			return nil, false
-		}
-		a = append(a, v)
-		if more, ok := p.next(']'); !ok || !more {
-			return a, ok
-		}
-	}
-}
-
-// next consumes what follows a member: a comma (more == true) or the closing byte.
-func (p *parser) next(closing byte) (more, ok bool) {
-	p.ws()
-	if p.i >= len(p.b) {
-		return false, false
-	}
-	switch p.b[p.i] {
-	case ',':
-		p.i++
-		p.ws()
-		return true, true
-	case closing:
-		p.i++
-		return false, true
-	}
-	return false, false
-}
-
-// str scans a string token (quotes included); body is known to be valid UTF-8.
-func (p *parser) str() (raw []byte, escaped, ok bool) {
-	start := p.i
-	p.i++
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		switch {
-		case c == '"':
-			p.i++
-			return p.b[start:p.i], escaped, true
-		case c < 0x20:
-			return nil, false, false
-		case c == '\\':
-			escaped = true
-			if p.i+1 >= len(p.b) {
-				return nil, false, false
-			}
-			switch p.b[p.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				p.i += 2
-			case 'u':
-				if p.i+6 > len(p.b) {
-					return nil, false, false
-				}
-				for _, h := range p.b[p.i+2 : p.i+6] {
-					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-						return nil, false, false
-					}
-				}
-				p.i += 6
-			default:
-				return nil, false, false
-			}
-		default:
-			p.i++
-		}
-	}
-	return nil, false, false
-}
-
-// number scans -?(0|[1-9][0-9]*)(\.[0-9]+)?; an exponent declines (checkStructure bounds exponents).
-func (p *parser) number() (any, bool) {
-	start := p.i
-	if p.b[p.i] == '-' {
-		p.i++
-	}
-	digits := func() int {
-		n := 0
-		for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
-			p.i++
-			n++
-		}
-		return n
-	}
-	if p.i < len(p.b) && p.b[p.i] == '0' {
-		p.i++
-	} else if digits() == 0 {
-		return nil, false
-	}
-	if p.i < len(p.b) && p.b[p.i] == '.' {
-		p.i++
-		if digits() == 0 {
-			return nil, false
-		}
-	}
-	if p.i < len(p.b) {
-		switch p.b[p.i] {
-		case 'e', 'E':
-			return nil, false
-		case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			return nil, false // a leading zero followed by digits
-		}
-	}
-	return json.Number(p.b[start:p.i]), true
-}
+// Fast paths of Decode, none of them a JSON parser: the validator's regexp engine, the common Colombian
+// mobile number without libphonenumber's parser, and the compiled schema's constraints in a form the
+// typed decode checks on Go values. Each gives exactly what the general path gives; tests compare them.
 
 // fastRegexp is the validator's regexp engine. The schema's patterns are all "only these characters"
 // (^[^\x00-\x1f…]*$); Go's regexp takes ~1 µs per field for that, a loop over the runes a few ns.
@@ -318,77 +82,6 @@ func (r runeClassRegexp) MatchString(s string) bool {
 	return true
 }
 
-// pubFields maps each JSON name of Publication (embedded structs included) to its field index.
-var pubFields = sync.OnceValue(func() map[string][]int {
-	out := map[string][]int{}
-	var walk func(t reflect.Type, index []int)
-	walk = func(t reflect.Type, index []int) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			idx := append(append([]int{}, index...), i)
-			if f.Anonymous && f.Type.Kind() == reflect.Struct {
-				walk(f.Type, idx)
-				continue
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "" || name == "-" || !f.IsExported() {
-				continue
-			}
-			if _, dup := out[name]; dup {
-				out[name] = nil // ambiguous: leave it to encoding/json
-				continue
-			}
-			out[name] = idx
-		}
-	}
-	walk(reflect.TypeFor[Publication](), nil)
-	return out
-})
-
-// fillPublication sets p from a validated body, as json.Unmarshal(json.Marshal(m), p) would for the value
-// kinds a valid body holds (strings, booleans, numbers); anything else declines.
-func fillPublication(p *Publication, m map[string]any) bool {
-	fields := pubFields()
-	rv := reflect.ValueOf(p).Elem()
-	for k, val := range m {
-		idx := fields[k]
-		if idx == nil {
-			return false
-		}
-		f := rv.FieldByIndex(idx)
-		switch x := val.(type) {
-		case string:
-			if f.Kind() != reflect.String {
-				return false
-			}
-			f.SetString(x)
-		case bool:
-			if f.Kind() != reflect.Bool {
-				return false
-			}
-			f.SetBool(x)
-		case json.Number:
-			if f.Type() != reflect.TypeFor[*float64]() {
-				return false
-			}
-			n, err := strconv.ParseFloat(string(x), 64)
-			if err != nil {
-				return false
-			}
-			f.Set(reflect.ValueOf(&n))
-		case int64:
-			if f.Type() != reflect.TypeFor[*int]() || int64(int(x)) != x {
-				return false
-			}
-			n := int(x)
-			f.Set(reflect.ValueOf(&n))
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // colombiaCode is +57, the default region's calling code.
 var colombiaCode int32 = 57
 
@@ -428,26 +121,25 @@ func fastPhone(s string) (e164 string, valid, ok bool) {
 	return phonenumbers.Format(num, phonenumbers.E164), true, true
 }
 
-// fastSchema accepts, without the full validator, the bodies that the compiled schema accepts for the
-// keywords the publication schemas use: an object with properties, required and no additional
+// fastSchema is the compiled schema's constraints in the form the typed decode checks them (typed.go),
+// for the keywords the publication schemas use: an object with properties, required and no additional
 // properties, whose properties are strings (lengths, pattern, enum, const), numbers or integers
-// (minimum, maximum) and booleans (const). It answers only "valid" or "ask the validator": a body it
-// does not accept goes to the full validator, which also writes the messages. compileFast returns nil
-// for a schema that uses any other keyword, and the full validator then checks every body.
+// (minimum, maximum) and booleans (const). compileFast returns nil for a schema that uses any other
+// keyword; the typed decode then refuses to start (a test catches it).
 type fastSchema struct {
 	props    map[string]*fastProp
 	required []string
 }
 
 type fastProp struct {
-	kind               string // "string", "number", "integer" or "boolean"
-	enum               map[string]bool
-	constant           any // string or bool, nil when absent
-	minLen, maxLen     int // -1 when absent
-	pattern            jsonschema.Regexp
-	min, max           float64
-	hasMin, hasMax     bool
-	boundMin, boundMax float64 // min and max moved inwards by a margin, see number
+	kind           string // "string", "number", "integer" or "boolean"
+	enum           map[string]bool
+	constant       any // string or bool, nil when absent
+	minLen, maxLen int // -1 when absent
+	pattern        jsonschema.Regexp
+	min, max       float64
+	minRat, maxRat *big.Rat // the exact bounds, for a value that rounds to one
+	hasMin, hasMax bool
 }
 
 // Fields of jsonschema.Schema that do not constrain a value, or that compileFast reads itself; any other
@@ -531,74 +223,18 @@ func compileProp(s *jsonschema.Schema) *fastProp {
 		}
 		p.constant = *s.Const
 	}
-	// A number is accepted only when it is inside its bounds by far more than float64's rounding, so
-	// that comparing floats gives what the validator's exact comparison gives; a value at a bound
-	// (latitude 13.6 exactly) goes to the validator.
-	margin := func(x float64) float64 { return 1e-9 * max(1, math.Abs(x)) }
 	if s.Minimum != nil {
 		p.min, _ = s.Minimum.Float64()
-		p.hasMin, p.boundMin = true, p.min+margin(p.min)
+		p.minRat, p.hasMin = s.Minimum, true
 	}
 	if s.Maximum != nil {
 		p.max, _ = s.Maximum.Float64()
-		p.hasMax, p.boundMax = true, p.max-margin(p.max)
+		p.maxRat, p.hasMax = s.Maximum, true
 	}
 	return p
 }
 
-// validate runs the full validator unless the fast one accepts m.
-func (c *compiled) validate(m map[string]any) error {
-	if c.fast != nil && !noFastPaths.Load() && c.fast.valid(m) {
-		return nil
-	}
-	return c.schema.Validate(m)
-}
-
-// valid reports whether the full validator would surely accept v; false means "ask it".
-func (f *fastSchema) valid(v any) bool {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return false
-	}
-	for _, r := range f.required {
-		if _, ok := m[r]; !ok {
-			return false
-		}
-	}
-	for k, val := range m {
-		p := f.props[k]
-		if p == nil || !p.valid(val) {
-			return false
-		}
-	}
-	return true
-}
-
-func (p *fastProp) valid(v any) bool {
-	switch p.kind {
-	case "string":
-		s, ok := v.(string)
-		if !ok || (p.enum != nil && !p.enum[s]) || (p.constant != nil && p.constant != any(s)) {
-			return false
-		}
-		if p.minLen >= 0 || p.maxLen >= 0 {
-			n := utf8.RuneCountInString(s)
-			if (p.minLen >= 0 && n < p.minLen) || (p.maxLen >= 0 && n > p.maxLen) {
-				return false
-			}
-		}
-		return p.pattern == nil || p.pattern.MatchString(s)
-	case "boolean":
-		b, ok := v.(bool)
-		return ok && (p.constant == nil || p.constant == any(b))
-	}
-	n, ok := v.(json.Number)
-	if !ok {
-		return false
-	}
-	if p.kind == "integer" && strings.ContainsAny(string(n), ".eE") {
-		return false // 12.0 is an integer too: the validator decides
-	}
-	x, err := strconv.ParseFloat(string(n), 64)
-	return err == nil && (!p.hasMin || x >= p.boundMin) && (!p.hasMax || x <= p.boundMax)
+func (p *fastProp) sameBounds(q *fastProp) bool {
+	return p.kind == q.kind && p.hasMin == q.hasMin && p.hasMax == q.hasMax &&
+		(!p.hasMin || p.minRat.Cmp(q.minRat) == 0) && (!p.hasMax || p.maxRat.Cmp(q.maxRat) == 0)
 }

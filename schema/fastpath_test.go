@@ -9,25 +9,26 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
+	json2 "github.com/go-json-experiment/json"
 	"github.com/nyaruka/phonenumbers"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// The fast paths must never change an answer: every test here compares them with the general path.
+// The typed decode and the fast paths must never change an answer: the tests here compare them with the
+// general path (the JSON Schema validator over the standard decoder).
 
 const fastBody = `{"type":"request","source":"bench","externalId":"new64-12345","emergencySlug":"eje-cafetero",` +
 	`"title":"Agua potable para familias","description":"Sin agua desde el sismo, niños y adultos mayores.",` +
 	`"category":"salud","contactName":"María Rodríguez","contactWhatsapp":"+57 303 4567890","publishContact":true,` +
 	`"address":"Calle 12 # 34-56","latitude":4.53390,"longitude":-75.68110,"neighborhood":"Centro","urgency":"urgent","neededPeople":12}`
 
+var general = Decoder{General: true}
+
 func decodeBoth(t *testing.T, body []byte, forced string) {
 	t.Helper()
 	p1, e1 := Decode(body, forced)
-	noFastPaths.Store(true)
-	p2, e2 := Decode(body, forced)
-	noFastPaths.Store(false)
+	p2, e2 := general.Decode(body, forced)
 	// Unknown fields come out in map order on both paths; compare them as sets.
 	for _, e := range []*ErrorBody{e1, e2} {
 		if e != nil {
@@ -35,20 +36,11 @@ func decodeBoth(t *testing.T, body []byte, forced string) {
 		}
 	}
 	if !reflect.DeepEqual(p1, p2) || !reflect.DeepEqual(e1, e2) {
-		t.Fatalf("fast and general paths differ on %q (forced %q):\nfast:    %+v %+v\ngeneral: %+v %+v", body, forced, p1, e1, p2, e2)
-	}
-	if v, ok := fastParse(body); ok && utf8.Valid(body) { // Decode refuses invalid UTF-8 before parsing
-		if err := checkStructure(body); err != nil {
-			t.Fatalf("fastParse accepted %q, checkStructure refuses it: %v", body, err)
-		}
-		want, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-		if err != nil || !reflect.DeepEqual(v, want) {
-			t.Fatalf("fastParse(%q) = %#v, the standard decoder gives %#v (%v)", body, v, want, err)
-		}
+		t.Fatalf("typed decode and general path differ on %q (forced %q):\ntyped:   %+v %+v\ngeneral: %+v %+v", body, forced, p1, e1, p2, e2)
 	}
 }
 
-func TestFastPathsMatchGeneral(t *testing.T) {
+func TestTypedMatchesGeneral(t *testing.T) {
 	r := func(old, new string) string { return strings.Replace(fastBody, old, new, 1) }
 	corpus := []string{
 		fastBody, ` ` + fastBody + "\n\t", fastBody + `x`, fastBody + `{}`, `{}`, `[]`, `null`, `true`, `"x"`, `1`, ``, ` `,
@@ -74,6 +66,20 @@ func TestFastPathsMatchGeneral(t *testing.T) {
 		r(`Agua potable para familias`, strings.Repeat("ñ", 100)), r(`Agua potable para familias`, strings.Repeat("ñ", 101)),
 		r(`Agua potable para familias`, strings.Repeat("a", 99)+"é"), r(`Agua potable para familias`, "x\u0085"),
 		r(`"bench"`, `["bench"]`), r(`"bench"`, `{"a":1}`), r(`"bench"`, `null`), r(`"type":"request",`, `"type":1,`),
+		// Lone surrogates, blank members that are not texts, and escapes in names.
+		r(`new64-12345`, `a\ud800`), r(`new64-12345`, `a\udbff`), r(`new64-12345`, `a\udc00\ud800`), r(`new64-12345`, `a\ufffd`),
+		r(`new64-12345`, `a\ud83d\ude00`), r(`new64-12345`, `a\uD83D\uDE00`), r(`new64-12345`, `a\uD800x`), r(`"bench"`, `"b\ud800"`),
+		r(`"type"`, `"\ud800type"`), r(`12}`, `12,"x\udfff":1}`), r(`4.53390`, `""`), r(`-75.68110`, `" "`), r(`12}`, `""}`),
+		r(`"urgent"`, `""`), r(`"urgent"`, `" "`), r(`"salud"`, `""`), r(`"Centro"`, `""`), r(`"Centro"`, `" "`),
+		r(`"eje-cafetero"`, `""`), r(`"Sin agua desde el sismo, niños y adultos mayores."`, `"  "`), r(`"type":"request"`, `"type":""`),
+		r(`true`, `""`), r(`"urgency":"urgent",`, `"collectionCenterStatus":"",`), r(`"urgency":"urgent",`, `"contactE164":"+573034567890",`),
+		r(`"request"`, `"offer"`) + ` `, strings.Replace(r(`"request"`, `"offer"`), `"neighborhood":"Centro"`, `"neighborhood":""`, 1),
+		strings.Replace(r(`"request"`, `"offer"`), `"urgency":"urgent"`, `"collectionCenterStatus":"full"`, 1),
+		strings.Replace(strings.Replace(strings.Replace(r(`"request"`, `"offer"`), `"urgency":"urgent",`, ``, 1), `,"neededPeople":12`, ``, 1), `,"neighborhood":"Centro"`, ``, 1),
+		strings.Replace(strings.Replace(strings.Replace(r(`"request"`, `"offer"`), `"urgency":"urgent",`, `"collectionCenterStatus":" full ",`, 1), `,"neededPeople":12`, ``, 1), `,"neighborhood":"Centro"`, ``, 1),
+		r(`4.53390`, `13.60000000000000000001`), r(`4.53390`, `13.59999999999999999999`), r(`4.53390`, `-4.30000000000000000001`),
+		r(`4.53390`, `4.533901234567891234`), r(`4.53390`, `1e-1001`), r(`4.53390`, `1e-999`), r(`12}`, `12.00000000000000000001}`),
+		r(`12}`, `1.2e1}`), r(`12}`, `10000.0}`), r(`12}`, `1e4}`), r(`12}`, `10000.000000000000001}`), r(`12}`, `9223372036854775808}`),
 	}
 	for _, body := range corpus {
 		for _, forced := range []string{"", TypeRequest} {
@@ -100,10 +106,13 @@ func TestFastPathsMatchGeneral(t *testing.T) {
 	}
 }
 
-func TestFastValidatorCoversThePublicationSchemas(t *testing.T) {
-	for typ, c := range validators() {
-		if c.fast == nil {
-			t.Errorf("%s: the schema uses a keyword the fast validator does not know; every body takes the full validator", typ)
+// TestTypedChecksCoverThePublicationSchemas: the typed decode knows every keyword of both schemas, and its
+// wire types refuse exactly the members of Publication that a type lacks (typedChecks panics otherwise).
+func TestTypedChecksCoverThePublicationSchemas(t *testing.T) {
+	ts := typedChecks()
+	for _, typ := range []string{TypeRequest, TypeOffer} {
+		if ts.types[typ] == nil || len(ts.types[typ].required) == 0 {
+			t.Errorf("%s: no typed checks", typ)
 		}
 	}
 }
@@ -185,13 +194,11 @@ func TestFastRegexpMatchesRegexp(t *testing.T) {
 
 func BenchmarkDecode(b *testing.B) {
 	body := []byte(fastBody)
-	for _, general := range []bool{false, true} {
-		b.Run(map[bool]string{false: "fast", true: "general"}[general], func(b *testing.B) {
-			noFastPaths.Store(general)
-			defer noFastPaths.Store(false)
+	for _, d := range []Decoder{{}, general} {
+		b.Run(map[bool]string{false: "typed", true: "general"}[d.General], func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, eb := Decode(body, ""); eb != nil {
+				if _, eb := d.Decode(body, ""); eb != nil {
 					b.Fatal(eb)
 				}
 			}
@@ -199,9 +206,53 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
-// FuzzFastPaths compares the fast and general paths of Decode on arbitrary bytes.
-func FuzzFastPaths(f *testing.F) {
+// BenchmarkDecodeParts measures what each fast path saves: the typed checks against the validator on
+// the same body, and fastPhone against libphonenumber.
+func BenchmarkDecodeParts(b *testing.B) {
+	body := []byte(fastBody)
+	b.Run("unmarshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var w requestWire
+			if err := json2.Unmarshal(body, &w, decodeOptions...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("validator", func(b *testing.B) {
+		b.ReportAllocs()
+		c := validators()[TypeRequest]
+		for b.Loop() {
+			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := c.schema.Validate(v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, fast := range []bool{true, false} {
+		b.Run(map[bool]string{true: "phone-fast", false: "phone-libphonenumber"}[fast], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, fe := parsePhone("+57 303 4567890", fast); fe != nil {
+					b.Fatal(fe)
+				}
+			}
+		})
+	}
+}
+
+// FuzzTypedMatchesGeneral compares the typed decode with the general path on arbitrary bytes.
+func FuzzTypedMatchesGeneral(f *testing.F) {
 	f.Add([]byte(fastBody))
 	f.Add([]byte(`{"a":[1,{"b":"\u00e9"}],"c":-0.5}`))
-	f.Fuzz(func(t *testing.T, body []byte) { decodeBoth(t, body, "") })
+	f.Add([]byte(strings.Replace(fastBody, `new64-12345`, `a\ud800`, 1)))
+	f.Add([]byte(strings.Replace(fastBody, `4.53390`, `""`, 1)))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, forced := range []string{"", TypeRequest, TypeOffer} {
+			decodeBoth(t, body, forced)
+		}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/directaid/directaid/schema"
 )
@@ -252,12 +253,24 @@ func (fv *formView) inputs() map[string]*input {
 	return out
 }
 
+// notUTF8 is a posted value that is not UTF-8: the encoder would turn it into U+FFFD, making two
+// different texts (two idempotency keys) one, so the form refuses it by name instead.
+type notUTF8 string
+
+func (n notUTF8) Error() string { return "form field " + string(n) + " is not UTF-8" }
+
 // body is the JSON publication of a posted form. Numbers that do not parse are sent as text, so that
 // the API names the field in its error.
 func (s *formSpec) body(vals url.Values, externalID string) ([]byte, error) {
+	if !utf8.ValidString(externalID) {
+		return nil, notUTF8("externalId")
+	}
 	m := map[string]any{"type": s.typ, "source": Source, "externalId": externalID,
 		s.consent.Name: vals.Get(s.consent.Name) == "true"}
 	if e := strings.TrimSpace(vals.Get("emergencySlug")); e != "" {
+		if !utf8.ValidString(e) {
+			return nil, notUTF8("emergencySlug")
+		}
 		m["emergencySlug"] = e
 	}
 	for _, fields := range s.groups {
@@ -265,6 +278,9 @@ func (s *formSpec) body(vals url.Values, externalID string) ([]byte, error) {
 			v := strings.TrimSpace(vals.Get(f.Name))
 			if v == "" {
 				continue
+			}
+			if !utf8.ValidString(v) {
+				return nil, notUTF8(f.Name)
 			}
 			m[f.Name] = v
 			if f.Type == "number" || f.Type == "integer" {
@@ -307,6 +323,14 @@ func (s *formSpec) handle(w http.ResponseWriter, r *http.Request, v *view, actio
 		return fv, status
 	}
 	body, err := s.body(vals, fv.ExternalID)
+	var bad notUTF8
+	if errors.As(err, &bad) {
+		if bad == "externalId" {
+			fv.ExternalID = newExternalID() // so that the page can be sent again
+		}
+		eb, _ := json.Marshal(schema.InvalidUTF8("/" + string(bad)))
+		return fv, fv.apply(http.StatusBadRequest, eb)
+	}
 	if err != nil {
 		fv.Summary = msg.Server
 		return fv, http.StatusInternalServerError
