@@ -58,7 +58,7 @@ func readTools(svc *Service) []server.ServerTool {
 	return []server.ServerTool{
 		{Tool: search, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var q schema.ListQuery
-			if res := decodeArgs(ToolSearchHelp, req, &q); res != nil {
+			if res := decodeArgs(ToolSearchHelp, req, &q, checkSearch); res != nil {
 				return res, nil
 			}
 			list, err := svc.ListHelp(ctx, mcpBase(ctx), q)
@@ -69,7 +69,7 @@ func readTools(svc *Service) []server.ServerTool {
 		}},
 		{Tool: view, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a viewHelpArgs
-			if res := decodeArgs(ToolViewHelp, req, &a); res != nil {
+			if res := decodeArgs(ToolViewHelp, req, &a, checkView); res != nil {
 				return res, nil
 			}
 			d, err := svc.HelpDetail(ctx, mcpBase(ctx), a.ID)
@@ -82,7 +82,7 @@ func readTools(svc *Service) []server.ServerTool {
 		}},
 		{Tool: panorama, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a panoramaArgs
-			if res := decodeArgs(ToolPanorama, req, &a); res != nil {
+			if res := decodeArgs(ToolPanorama, req, &a, checkPanorama); res != nil {
 				return res, nil
 			}
 			p, err := svc.Panorama(ctx, mcpBase(ctx), strings.TrimSpace(a.EmergencySlug))
@@ -98,9 +98,16 @@ func readTools(svc *Service) []server.ServerTool {
 	}
 }
 
-// decodeArgs reads the arguments strictly (an unknown name is an error that names it); a non-nil result
-// is the error to return.
-func decodeArgs(tool string, req mcp.CallToolRequest, v any) *mcp.CallToolResult {
+// The read tools' input schemas, as validators: a tool refuses what its published schema refuses.
+var (
+	checkSearch   = schema.ArgsValidator(&schema.ListQuery{})
+	checkView     = schema.ArgsValidator(&viewHelpArgs{})
+	checkPanorama = schema.ArgsValidator(&panoramaArgs{})
+)
+
+// decodeArgs reads the arguments strictly (an unknown name is an error that names it), then checks them
+// against the tool's input schema; a non-nil result is the error to return.
+func decodeArgs(tool string, req mcp.CallToolRequest, v any, check func([]byte) []schema.FieldError) *mcp.CallToolResult {
 	raw := []byte(req.Params.RawArguments)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
@@ -117,6 +124,14 @@ func decodeArgs(tool string, req mcp.CallToolRequest, v any) *mcp.CallToolResult
 			msg = fmt.Sprintf("el argumento %s no existe", strings.TrimPrefix(err.Error(), "json: unknown field "))
 		}
 		return mcp.NewToolResultError(fmt.Sprintf("Argumentos inválidos para %s: %s. Revise el esquema de entrada y vuelva a llamar.", tool, msg))
+	}
+	if details := check(raw); len(details) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Argumentos inválidos para %s: revise el esquema de entrada y vuelva a llamar.", tool)
+		for _, d := range details {
+			fmt.Fprintf(&b, "\n- %s: %s.", d.Field, d.Message)
+		}
+		return mcp.NewToolResultError(b.String())
 	}
 	return nil
 }
