@@ -4,14 +4,21 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/store/storetest"
 )
 
 // TestMCPReadToolsValidateLikeREST: the read tools refuse what their published input schema refuses,
 // as GET help?view=list refuses limit=0 (issue 12): no silent default for limit 0, no empty enum taken
 // as "any".
 func TestMCPReadToolsValidateLikeREST(t *testing.T) {
-	s := openTestStore(t)
-	seed(t, s, 5, time.Date(2026, 8, 11, 0, 0, 0, 0, time.UTC), time.Minute)
+	s, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	storetest.Seed(t, s, 5, time.Date(2026, 8, 11, 0, 0, 0, 0, time.UTC), time.Minute)
 	svc := NewService(s, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})
 	for args, field := range map[string]string{
 		`{"limit":0}`:                        "/limit",
