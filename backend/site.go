@@ -66,5 +66,9 @@ func newSite(svc *Service) (http.Handler, error) {
 
 // serveSite hands r to the site with the request's base URL, which publicUrl links need.
 func (h *Handler) serveSite(w http.ResponseWriter, r *http.Request) {
-	h.site.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), baseURLKey{}, h.svc.BaseURL(r))))
+	h.site.ServeHTTP(w, h.withBase(r))
+}
+
+func (h *Handler) withBase(r *http.Request) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), baseURLKey{}, h.svc.BaseURL(r)))
 }

@@ -45,14 +45,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 		if p.Status == http.StatusTooManyRequests {
 			h.app.observe.RateLimited(limitZone(r))
 		}
-		backend.WriteProblem(w, p)
+		backend.ServeError(h.app.handler.Load(), w, r, p)
 		return nil
 	}
 	if err := h.app.open(); err != nil {
 		// The store could not be opened (disk, permissions): say so on every request rather than crash.
 		backend.SetCommonHeaders(w)
 		w.Header().Set("Retry-After", "30")
-		backend.WriteProblem(w, &backend.Problem{Status: http.StatusServiceUnavailable, Body: schema.ErrorBody{Code: "unavailable",
+		backend.ServeError(nil, w, r, &backend.Problem{Status: http.StatusServiceUnavailable, Body: schema.ErrorBody{Code: "unavailable",
 			Error: "El servicio no está disponible en este momento; reintente más tarde con el mismo externalId."}})
 		return nil
 	}

@@ -31,7 +31,10 @@ var markdownFuncs = texttemplate.FuncMap{
 }
 
 // HelpURL, OpenAPIURL and MCPURL are the absolute URLs of the API, for the templates.
-func (d pageData) HelpURL() string    { return d.Base + helpPath }
+func (d pageData) HelpURL() string { return d.Base + helpPath }
+
+// DryRunURL validates a publication without storing it: the examples agents may copy use it.
+func (d pageData) DryRunURL() string  { return d.Base + helpPath + "?dryRun=true" }
 func (d pageData) OpenAPIURL() string { return d.Base + openAPIPath }
 func (d pageData) MCPURL() string     { return d.Base + mcpPath }
 

@@ -28,10 +28,11 @@ type page struct {
 	record *detailView
 	list   *listView
 	filter *filterView
+	err    *errorInfo // on an error page
 }
 
 // dynamic tells whether the page shows data read from the store, which the render cache must not keep.
-func (p page) dynamic() bool { return p.record != nil || p.list != nil }
+func (p page) dynamic() bool { return p.record != nil || p.list != nil || p.err != nil }
 
 // staticPages are the pages that do not depend on the configuration, in sitemap order (the emergency
 // pages follow the home page).
@@ -72,7 +73,8 @@ func newView(h *handler, base string) *view {
 	return v
 }
 
-// rendered is a page's Markdown and its HTML rendering.
+// rendered is a page's Markdown twin and its HTML rendering. The HTML is rendered from the same
+// template without what only apps and agents need (pageData.ForApps): the twin says all the page says.
 type rendered struct {
 	md  []byte
 	doc *doc
@@ -99,11 +101,15 @@ func (v *view) render(p page) (*rendered, error) {
 			return r, nil
 		}
 	}
-	md, err := v.markdown(p)
+	md, err := v.markdown(p, true)
 	if err != nil {
 		return nil, err
 	}
-	d, err := renderMarkdown(v.h.md, md)
+	forPeople, err := v.markdown(p, false)
+	if err != nil {
+		return nil, err
+	}
+	d, err := renderMarkdown(v.h.md, forPeople)
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +162,10 @@ type pageData struct {
 	Contact     string
 	Record      *detailView // on a record's page
 	List        *listView   // on an emergency's page, when the site can read records
+	Error       *errorInfo  // on an error page
+	// ForApps is true in the Markdown twin, false in the HTML page: the page's URL, the examples and
+	// the identifiers for apps are in the twin only.
+	ForApps bool
 }
 
 // Link is the absolute URL of a path on this site.
@@ -165,9 +175,9 @@ func (d pageData) Link(path string) string { return d.Base + path }
 func (d pageData) EmergencyURL(e schema.EmergencyInfo) string { return d.Base + emergencyPath(e.Slug) }
 
 // markdown executes a page's template: the text of its twin.
-func (v *view) markdown(p page) ([]byte, error) {
-	d := pageData{Base: v.base, Emergencies: v.ems, Emergency: p.emergency, Form: p.form, Contact: v.h.o.Contact,
-		RateLimit: rateLimitText(v.h.o.RateLimitEvents, v.h.o.RateLimitWindow), Record: p.record, List: p.list}
+func (v *view) markdown(p page, forApps bool) ([]byte, error) {
+	d := pageData{ForApps: forApps, Base: v.base, Emergencies: v.ems, Emergency: p.emergency, Form: p.form, Contact: v.h.o.Contact,
+		RateLimit: rateLimitText(v.h.o.RateLimitEvents, v.h.o.RateLimitWindow), Record: p.record, List: p.list, Error: p.err}
 	if p.Path != "" {
 		d.URL = v.base + p.Path
 	}
@@ -231,26 +241,51 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 			return
 		}
 	}
+	if pg.form == "" || (asMarkdown && r.Method != http.MethodPost) {
+		h.writePage(w, r, v, pg, status, cache, asMarkdown)
+		return
+	}
+	h.renderPage(w, r, v, pg, h.o.Publish, "")
+}
+
+// writePage renders a page without a form, as HTML or as its Markdown twin.
+func (h *handler) writePage(w http.ResponseWriter, r *http.Request, v *view, pg page, status int, cache string, asMarkdown bool) {
 	rd, err := v.render(pg)
 	if err != nil {
 		h.serverError(w, r, err)
 		return
 	}
-	if asMarkdown && r.Method != http.MethodPost {
+	if asMarkdown {
 		serve(w, r, status, rd.md, markdownType, cache)
 		return
 	}
-	var form *formView
-	if pg.form != "" {
-		cache = formCache
-		form, status = h.forms[pg.form].handle(w, r, v, pg.Path, h.o.Publish)
+	body, err := h.htmlPage(rd.doc, pg, v, nil)
+	if err != nil {
+		h.serverError(w, r, err)
+		return
+	}
+	serve(w, r, status, body, htmlType, cache)
+}
+
+// renderPage renders a page with its form, which a POST publishes through publish; summary, when not
+// empty, replaces the form's message.
+func (h *handler) renderPage(w http.ResponseWriter, r *http.Request, v *view, pg page,
+	publish func(context.Context, []byte) (int, []byte), summary string) {
+	rd, err := v.render(pg)
+	if err != nil {
+		h.serverError(w, r, err)
+		return
+	}
+	form, status := h.forms[pg.form].handle(w, r, v, pg.Path, publish)
+	if summary != "" {
+		form.Summary = summary
 	}
 	body, err := h.htmlPage(rd.doc, pg, v, form)
 	if err != nil {
 		h.serverError(w, r, err)
 		return
 	}
-	serve(w, r, status, body, htmlType, cache)
+	serve(w, r, status, body, htmlType, formCache)
 }
 
 // load reads what a found page shows from the store, and returns the page's status and Cache-Control: a

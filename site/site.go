@@ -172,12 +172,7 @@ func (h *handler) baseURL(r *http.Request) (string, bool) {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	hd := w.Header()
-	hd.Set("Content-Security-Policy", csp)
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Referrer-Policy", "strict-origin-when-cross-origin")
-	hd.Set("X-Frame-Options", "DENY")
-	hd.Set("Permissions-Policy", "geolocation=(self), camera=(), microphone=()")
+	h.securityHeaders(w)
 	base, ok := h.baseURL(r)
 	if !ok {
 		http.Error(w, "Encabezado Host inválido.", http.StatusBadRequest)
@@ -213,6 +208,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	serve(w, r, http.StatusOK, body, contentType, cache)
 }
 
+// securityHeaders are on every answer of the site.
+func (h *handler) securityHeaders(w http.ResponseWriter) {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", csp)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "strict-origin-when-cross-origin")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Permissions-Policy", "geolocation=(self), camera=(), microphone=()")
+}
+
 // allowMethods answers 405 to anything but GET and HEAD (and POST where post is true).
 func allowMethods(w http.ResponseWriter, r *http.Request, post bool) bool {
 	allow := "GET, HEAD"
@@ -233,6 +238,16 @@ func (h *handler) serverError(w http.ResponseWriter, r *http.Request, err error)
 		h.o.OnError(r, err)
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	if base, ok := h.baseURL(r); ok {
+		v := newView(h, base)
+		pg := page{tmpl: "error.md", err: &errorInfo{Status: http.StatusInternalServerError}}
+		if rd, err := v.render(pg); err == nil {
+			if body, err := h.htmlPage(rd.doc, pg, v, nil); err == nil {
+				serve(w, r, http.StatusInternalServerError, body, htmlType, "no-store")
+				return
+			}
+		}
+	}
 	http.Error(w, "Error interno del sitio.", http.StatusInternalServerError)
 }
 

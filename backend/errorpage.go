@@ -1,0 +1,67 @@
+package backend
+
+import (
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/directaid/directaid/site"
+)
+
+// WantsJSON reports whether r gets its errors as the JSON error body: calls of the API and of MCP, and
+// clients whose Accept prefers JSON to HTML. People (browsers) get the site's pages.
+func WantsJSON(r *http.Request) bool {
+	if strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == MCPPath {
+		return true
+	}
+	var qJSON, qHTML float64
+	for part := range strings.SplitSeq(r.Header.Get("Accept"), ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if s, ok := params["q"]; ok {
+			if q, err = strconv.ParseFloat(s, 64); err != nil {
+				continue
+			}
+		}
+		switch {
+		case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+			qJSON = max(qJSON, q)
+		case mt == "text/html" || mt == "text/markdown":
+			qHTML = max(qHTML, q)
+		}
+	}
+	return qJSON > 0 && qJSON >= qHTML
+}
+
+// bareSite renders error pages when the store could not be opened, so there is no Handler.
+var bareSite = sync.OnceValue(func() http.Handler {
+	h, _ := site.New(site.Options{})
+	return h
+})
+
+// ServeError answers r with p: the error body to those WantsJSON admits, the site's page in Spanish
+// (with what to do next) to people. h is nil when the store could not be opened.
+func ServeError(h *Handler, w http.ResponseWriter, r *http.Request, p *Problem) {
+	var st http.Handler
+	if h != nil {
+		st = h.site
+	} else {
+		st = bareSite()
+	}
+	if WantsJSON(r) || st == nil {
+		WriteProblem(w, p)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if h != nil {
+		r = h.withBase(r)
+	}
+	if !site.ServeError(st, w, r, p.Status) {
+		WriteProblem(w, p)
+	}
+}

@@ -1,0 +1,67 @@
+package site
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// errorInfo is what the error page's template sees.
+type errorInfo struct {
+	Status  int
+	Seconds int  // from Retry-After; 0 when unknown
+	Phones  bool // the limit on pages with a phone number (the record pages)
+}
+
+// Wait is the time to wait, in words.
+func (e errorInfo) Wait() string {
+	switch {
+	case e.Seconds <= 0:
+		return "un minuto"
+	case e.Seconds == 1:
+		return "1 segundo"
+	}
+	return strconv.Itoa(e.Seconds) + " segundos"
+}
+
+// ServeError answers a person with the page, in Spanish, of an error that another layer decided on:
+// the rate limiter's 429 (its Retry-After, already set on w, gives the seconds), a store that cannot be
+// opened (503). A form's POST over the publish limit gets its form back with what the person wrote and
+// the wait at the top, never an error body. It reports false when h is not this package's handler.
+func ServeError(h http.Handler, w http.ResponseWriter, r *http.Request, status int) bool {
+	s, ok := h.(*handler)
+	if !ok {
+		return false
+	}
+	s.serveError(w, r, status)
+	return true
+}
+
+func (h *handler) serveError(w http.ResponseWriter, r *http.Request, status int) {
+	h.securityHeaders(w)
+	base, ok := h.baseURL(r)
+	if !ok {
+		http.Error(w, "Encabezado Host inválido.", http.StatusBadRequest)
+		return
+	}
+	v := newView(h, base)
+	e := errorInfo{Status: status, Phones: strings.HasPrefix(r.URL.Path, recordPrefix)}
+	if n, err := strconv.Atoi(w.Header().Get("Retry-After")); err == nil && n > 0 {
+		e.Seconds = n
+	}
+	p, twin := strings.CutSuffix(r.URL.Path, ".md")
+	if pg, found := v.lookup(p); found && !twin && pg.form != "" && r.Method == http.MethodPost && status == http.StatusTooManyRequests {
+		// The form comes back as the person filled it; the limiter answered before the publication.
+		h.renderPage(w, r, v, pg, func(context.Context, []byte) (int, []byte) {
+			return status, nil
+		}, "Hay muchas publicaciones desde su red; intente en "+e.Wait()+". Lo que escribió sigue aquí: "+
+			"vuelva a pulsar el botón y no se publicará dos veces.")
+		return
+	}
+	pg := page{tmpl: "error.md", err: &e}
+	if status == http.StatusNotFound {
+		pg = notFoundPage
+	}
+	h.writePage(w, r, v, pg, status, "no-store", twin || wantsMarkdown(r))
+}
