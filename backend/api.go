@@ -160,6 +160,19 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 		WriteProblem(w, p)
 		return
 	}
+	switch dry, p := dryRunParam(r); {
+	case p != nil:
+		WriteProblem(w, p)
+		return
+	case dry:
+		res, err := h.svc.DryRun(body, "")
+		if err != nil {
+			WriteProblem(w, AsProblem(err))
+			return
+		}
+		writeJSON(w, http.StatusOK, res)
+		return
+	}
 	base := h.svc.BaseURL(r)
 	res, created, err := h.svc.Publish(r.Context(), base, body, "")
 	if err != nil {
@@ -175,6 +188,19 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Location", res.PublicURL)
 	}
 	writeJSON(w, status, res)
+}
+
+// dryRunParam reads ?dryRun=true|false; any other value (or a repeated one) is refused rather than
+// taken as a publication.
+func dryRunParam(r *http.Request) (bool, *Problem) {
+	vals, ok := r.URL.Query()[schema.DryRunArg]
+	if !ok {
+		return false, nil
+	}
+	if len(vals) == 1 && (vals[0] == "true" || vals[0] == "false") {
+		return vals[0] == "true", nil
+	}
+	return false, withQueryFields(invalidParams([]schema.FieldError{paramError(schema.DryRunArg, "«dryRun» debe ser true o false, una sola vez")}))
 }
 
 func checkJSONContentType(r *http.Request) *Problem {

@@ -145,7 +145,8 @@ func emergenciesResult(list []schema.EmergencyInfo) *mcp.CallToolResult {
 func publishTool(svc *Service, name, typ, title, what string) server.ServerTool {
 	t := mcp.NewToolWithRawSchema(name, what+"\n"+emergencyHelp+"\n"+consentHelp+"\n"+idempotencyHelp+
 		"\nSi el resultado es un error, su texto dice qué campo corregir y cómo.", schema.ToolInputSchema(typ))
-	t.RawOutputSchema = mustJSON(schema.JSONSchema("PublishResult"))
+	// A publication's result, or a dry run's (dryRun: true).
+	t.RawOutputSchema = mustJSON(map[string]any{"type": "object", "oneOf": []any{schema.JSONSchema("PublishResult"), schema.JSONSchema("DryRunResult")}})
 	annotate(&t, title, false)
 	return server.ServerTool{Tool: t, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args := []byte(req.Params.RawArguments)
@@ -157,6 +158,20 @@ func publishTool(svc *Service, name, typ, title, what string) server.ServerTool 
 			svc.cfg.Observe.published(ChannelMCP, start, nil, false, &Problem{Status: http.StatusRequestEntityTooLarge, Body: schema.ErrorBody{Code: "body_too_large"}})
 			return mcp.NewToolResultError(fmt.Sprintf("No se publicó: los argumentos ocupan más de %d KiB. Acorte la descripción y vuelva a llamar a %s.", schema.MaxBodyBytes>>10, name)), nil
 		}
+		args, dry, p := takeDryRun(args)
+		if p != nil {
+			return problemResult(name, p), nil
+		}
+		if dry {
+			res, err := svc.DryRun(args, typ)
+			if err != nil {
+				return problemResult(name, AsProblem(err)), nil
+			}
+			out := mcp.NewToolResultStructured(res, "Validación sin publicar (dryRun): los datos son válidos y no se guardó nada. "+
+				"Para publicar de verdad, vuelva a llamar a "+name+" con los mismos datos y sin dryRun, solo si la persona lo autorizó.")
+			out.Content = append(out.Content, mcp.NewTextContent(string(mustJSON(res))))
+			return out, nil
+		}
 		res, created, err := svc.Publish(ctx, mcpBase(ctx), args, typ)
 		if err != nil {
 			p := AsProblem(err)
@@ -166,6 +181,31 @@ func publishTool(svc *Service, name, typ, title, what string) server.ServerTool 
 		svc.cfg.Observe.published(ChannelMCP, start, res, created, nil)
 		return publishedResult(res, created, typ), nil
 	}}
+}
+
+// takeDryRun removes the dryRun argument from a publishing tool's arguments (the publication's decoder
+// refuses unknown fields) and reports its value. Arguments that are not a JSON object are left for the
+// decoder to refuse with its usual message.
+func takeDryRun(args []byte) ([]byte, bool, *Problem) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return args, false, nil
+	}
+	raw, ok := m[schema.DryRunArg]
+	if !ok {
+		return args, false, nil
+	}
+	var dry bool
+	if json.Unmarshal(raw, &dry) != nil {
+		return nil, false, badRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Datos inválidos: revise details.",
+			Details: []schema.FieldError{{Field: "/" + schema.DryRunArg, Message: "«dryRun» debe ser un booleano (true o false)"}}})
+	}
+	delete(m, schema.DryRunArg)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil, false, AsProblem(err)
+	}
+	return out, dry, nil
 }
 
 // What a result calls the record, in both grammatical genders Spanish needs.

@@ -108,13 +108,9 @@ func badRequest(b *schema.ErrorBody) *Problem {
 // Publish validates body (a JSON request or offer; forcedType fixes the type for MCP tools) and stores it
 // unless its (source, externalId) exists. created tells 201 from 200.
 func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedType string) (res *schema.PublishResult, created bool, err error) {
-	pub, eb := schema.Decode(body, forcedType)
-	if eb != nil {
-		s.addEmergencyDetail(eb, body)
-		return nil, false, badRequest(eb)
-	}
-	if p := s.selectEmergency(pub); p != nil {
-		return nil, false, p
+	pub, err := s.validate(body, forcedType)
+	if err != nil {
+		return nil, false, err
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	rec := &store.Record{ID: store.NewID(now), CreatedAt: now, Publication: *pub}
@@ -131,6 +127,28 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 		res.ContentMatches = &same
 	}
 	return res, created, nil
+}
+
+// validate applies every rule of a publication to body and returns what would be stored.
+func (s *Service) validate(body []byte, forcedType string) (*schema.Publication, error) {
+	pub, eb := schema.Decode(body, forcedType)
+	if eb != nil {
+		s.addEmergencyDetail(eb, body)
+		return nil, badRequest(eb)
+	}
+	if p := s.selectEmergency(pub); p != nil {
+		return nil, p
+	}
+	return pub, nil
+}
+
+// DryRun validates body exactly as Publish does, and stores nothing: the answer to dryRun=true.
+func (s *Service) DryRun(body []byte, forcedType string) (*schema.DryRunResult, error) {
+	pub, err := s.validate(body, forcedType)
+	if err != nil {
+		return nil, err
+	}
+	return &schema.DryRunResult{OK: true, DryRun: true, Record: *pub}, nil
 }
 
 // RecordURL is the public page of a record.

@@ -136,11 +136,13 @@ func TestMCPGoSDK(t *testing.T) {
 				want := served[component].(map[string]any)
 				delete(want["properties"].(map[string]any), "type")
 				want["required"] = slices.DeleteFunc(want["required"].([]any), func(r any) bool { return r == "type" })
+				// …plus the tools' own switch, dryRun.
+				want["properties"].(map[string]any)["dryRun"] = map[string]any{"type": "boolean", "description": schema.DryRunDescription}
 				if got := roundTrip[map[string]any](t, tool.InputSchema); !reflect.DeepEqual(got, want) {
 					t.Errorf("%s input schema differs from the API's:\n got %s\nwant %s", name, mustJSON(t, got), mustJSON(t, want))
 				}
-				if !reflect.DeepEqual(roundTrip[any](t, tool.OutputSchema), served["PublishResult"]) {
-					t.Errorf("%s output schema is not PublishResult's", name)
+				if want := map[string]any{"type": "object", "oneOf": []any{served["PublishResult"], served["DryRunResult"]}}; !reflect.DeepEqual(roundTrip[any](t, tool.OutputSchema), want) {
+					t.Errorf("%s output schema is not PublishResult's or DryRunResult's", name)
 				}
 				a := tool.Annotations
 				if tool.Title == "" || a == nil || a.Title == "" || !a.IdempotentHint || a.ReadOnlyHint || a.DestructiveHint == nil || *a.DestructiveHint {

@@ -68,7 +68,7 @@ func TestForcedType(t *testing.T) {
 	}
 }
 
-func TestToolInputSchemaIsRequestMinusType(t *testing.T) {
+func TestToolInputSchemaIsRequestMinusTypePlusDryRun(t *testing.T) {
 	var tool, full map[string]any
 	_ = json.Unmarshal(ToolInputSchema(TypeRequest), &tool)
 	b, _ := json.Marshal(JSONSchema("HelpRequest"))
@@ -78,7 +78,13 @@ func TestToolInputSchemaIsRequestMinusType(t *testing.T) {
 	if _, ok := tool["properties"].(map[string]any)["type"]; ok {
 		t.Fatal("tool schema has type")
 	}
-	tb, _ := json.Marshal(tool["properties"])
+	// The tools add one switch of their own, dryRun (POST help's query parameter).
+	tp := tool["properties"].(map[string]any)
+	if d, _ := tp[DryRunArg].(map[string]any); d["type"] != "boolean" {
+		t.Errorf("tool schema's dryRun: %v", tp[DryRunArg])
+	}
+	delete(tp, DryRunArg)
+	tb, _ := json.Marshal(tp)
 	fb, _ := json.Marshal(props)
 	if string(tb) != string(fb) {
 		t.Errorf("tool properties differ from the API's")

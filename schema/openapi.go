@@ -116,7 +116,8 @@ func OpenAPI(serverURL string) ([]byte, error) {
 	schemas["JSONRPCResponse"], schemas["JSONRPCError"] = jsonRPCSchemas()
 	publishResponses := map[string]any{
 		"201": map[string]any{"description": "Publicado: el registro se creó y está guardado en disco.", "headers": hdrs("Location", "Cache-Control"), "content": jsonBody(ref("PublishResult"))},
-		"200": map[string]any{"description": "Reintento idempotente: el par (source, externalId) ya existía; no se creó nada. contentMatches=false avisa de que el contenido enviado difiere del guardado.", "headers": hdrs("Cache-Control"), "content": jsonBody(ref("PublishResult"))},
+		"200": map[string]any{"description": "Reintento idempotente: el par (source, externalId) ya existía; no se creó nada. contentMatches=false avisa de que el contenido enviado difiere del guardado. Con dryRun=true: la publicación es válida y esto es lo que se guardaría (DryRunResult); no se guardó nada.",
+			"headers": hdrs("Cache-Control"), "content": jsonBody(map[string]any{"oneOf": []any{ref("PublishResult"), ref("DryRunResult")}})},
 		"400": errResp("Datos inválidos (invalid_body, invalid_json, consent_required, emergency_required, unknown_emergency, no_active_emergency). details nombra cada campo con un puntero JSON."),
 		"413": errResp("Cuerpo de más de 64 KiB (body_too_large)."),
 		"415": errResp("Content-Type distinto de application/json (unsupported_media_type)."),
@@ -156,7 +157,9 @@ func OpenAPI(serverURL string) ([]byte, error) {
 				"post": map[string]any{
 					"operationId": "publishHelp", "tags": []string{"api"},
 					"summary":     "Publicar una solicitud o un ofrecimiento de ayuda",
-					"description": "El campo type elige la variante: request (solicitud) u offer (ofrecimiento). Idempotente por (source, externalId). Se responde solo cuando el registro está guardado en disco.",
+					"description": "El campo type elige la variante: request (solicitud) u offer (ofrecimiento). Idempotente por (source, externalId). Se responde solo cuando el registro está guardado en disco. Con ?dryRun=true se valida igual que una publicación y no se guarda nada.",
+					"parameters": []any{map[string]any{"name": DryRunArg, "in": "query", "required": false, "description": DryRunDescription,
+						"schema": map[string]any{"type": "boolean", "default": false}}},
 					"requestBody": map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
 						"oneOf":         []any{ref("HelpRequest"), ref("HelpOffer")},
 						"discriminator": map[string]any{"propertyName": "type", "mapping": map[string]any{TypeRequest: "#/components/schemas/HelpRequest", TypeOffer: "#/components/schemas/HelpOffer"}},

@@ -113,6 +113,7 @@ func ToolInputSchema(typ string) json.RawMessage {
 	s := JSONSchema(name)
 	s.Properties.Delete("type")
 	s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r == "type" })
+	s.Properties.Set(DryRunArg, &jsonschema.Schema{Type: "boolean", Description: DryRunDescription})
 	b, err := json.Marshal(s)
 	if err != nil {
 		panic(err)
