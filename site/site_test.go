@@ -43,15 +43,25 @@ func TestCrawl(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := newSite(t, Options{Emergencies: emergencies(ems...), RateLimitEvents: 60, RateLimitWindow: time.Minute})
 			res := sitetest.Check(t, c, testBase)
-			if want := 5 + len(ems); len(res.Pages) != want {
-				t.Errorf("sitemap lists %d pages, want %d: %v", len(res.Pages), want, res.Pages)
+			wantPages := []string{testBase + "/", testBase + "/integraciones", testBase + "/ofrecer", testBase + "/pedir", testBase + "/privacidad"}
+			for _, e := range ems {
+				wantPages = append(wantPages, testBase+"/emergencias/"+e.Slug)
 			}
-			for _, want := range []string{testBase + "/api/public/v1/help", testBase + "/api/public/openapi.json", testBase + "/mcp"} {
-				if !slices.Contains(res.External, want) {
-					t.Errorf("no link to %s; external links: %v", want, res.External)
-				}
+			slices.Sort(wantPages)
+			if got := slices.Sorted(slices.Values(res.Pages)); !slices.Equal(got, wantPages) {
+				t.Errorf("sitemap lists\n%v\nwant\n%v", got, wantPages)
 			}
-			t.Logf("links for the end-to-end test to check: %v", res.External)
+			// The links the pages hand to the API and MCP (the end-to-end crawl fetches them), and no
+			// link out: no record, so no WhatsApp chat or map.
+			api := testBase + "/api/public/v1/help"
+			wantExternal := []string{testBase + "/api/public/openapi.json", api, api + "?view=list", api + "?view=list&format=csv",
+				api + "?view=list&format=geojson", api + "?view=panorama", testBase + "/mcp"}
+			if !slices.Equal(res.External, wantExternal) {
+				t.Errorf("links to the API and MCP:\n%v\nwant\n%v", res.External, wantExternal)
+			}
+			if len(res.Outside) != 0 {
+				t.Errorf("links out of the site without records: %v", res.Outside)
+			}
 		})
 	}
 }
