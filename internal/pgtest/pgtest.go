@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -323,4 +324,50 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+var shared struct {
+	mu      sync.Mutex
+	tried   bool
+	cluster *Cluster
+	missing error // no PostgreSQL here: skip, unless Required
+	err     error // PostgreSQL is here but did not start: fail
+}
+
+// Shared is one cluster for every test of the package (each test makes its own database with
+// NewDatabase): starting a server takes seconds. The package's TestMain must call Main, which stops it.
+func Shared(t testing.TB) *Cluster {
+	t.Helper()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if !shared.tried {
+		shared.tried = true
+		if bin, err := FindBin(); err != nil {
+			shared.missing = err
+		} else if c, err := New(bin, Options{}); err != nil {
+			shared.err = fmt.Errorf("start PostgreSQL: %w", err)
+		} else {
+			shared.cluster = c
+		}
+	}
+	switch {
+	case shared.err != nil:
+		t.Fatal(shared.err)
+	case shared.missing != nil && Required():
+		t.Fatalf("DIRECTAID_REQUIRE_POSTGRES=1 but %v (see .ci/run)", shared.missing)
+	case shared.missing != nil:
+		t.Skipf("PostgreSQL not available: %v", shared.missing)
+	}
+	return shared.cluster
+}
+
+// Main runs the package's tests, then stops the cluster that Shared started, if any.
+func Main(m *testing.M) int {
+	code := m.Run()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.cluster != nil {
+		shared.cluster.Close()
+	}
+	return code
 }

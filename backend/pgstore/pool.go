@@ -1,0 +1,140 @@
+// Package pgstore keeps directaid's state in PostgreSQL, for several nodes behind one address: the
+// records (Store), and Caddy's storage of certificates, locks and distributed rate limits (CertStorage).
+// One pool per DSN serves both.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// defaultMaxConns is the pool size unless the DSN sets pool_max_conns: enough for PostgreSQL to group
+// the commits of concurrent publishes, small enough for several nodes on one server's max_connections.
+const defaultMaxConns = 16
+
+// DB is a pool on one database whose schema is brought up to date before first use.
+type DB struct {
+	Pool  *pgxpool.Pool
+	mu    sync.Mutex
+	ready atomic.Bool
+}
+
+// Open makes a pool on dsn without connecting: a node may start while PostgreSQL is down, answer 503
+// meanwhile, and carry on once it is back. See Connect for the settings.
+func Open(dsn string) (*DB, error) {
+	cfg, err := poolConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &DB{Pool: pool}, nil
+}
+
+// Ready migrates the schema once (Migrate); until that has succeeded, every call tries again.
+func (d *DB) Ready(ctx context.Context) error {
+	if d.ready.Load() {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ready.Load() {
+		return nil
+	}
+	if _, err := Migrate(ctx, d.Pool); err != nil {
+		return err
+	}
+	d.ready.Store(true)
+	return nil
+}
+
+// Close closes the pool.
+func (d *DB) Close() { d.Pool.Close() }
+
+// Connect makes a pool on dsn (a postgres:// URL or key=value string) and checks that the server answers.
+// Commits are synchronous (acknowledged means on the primary's disk) unless the DSN asks for a stronger
+// synchronous_commit. Connecting gives up after 5 seconds unless the DSN sets connect_timeout.
+func Connect(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
+	cfg, err := poolConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	cc := cfg.ConnConfig
+	pctx, cancel := context.WithTimeout(ctx, cc.ConnectTimeout)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: cannot reach %s:%d: %w", cc.Host, cc.Port, err)
+	}
+	return pool, nil
+}
+
+func poolConfig(dsn string) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err) // pgx hides the password
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		cfg.MaxConns = defaultMaxConns
+	}
+	cc := cfg.ConnConfig
+	if cc.ConnectTimeout == 0 {
+		cc.ConnectTimeout = 5 * time.Second
+	}
+	if v := cc.RuntimeParams["synchronous_commit"]; v == "" || v == "off" || v == "local" {
+		cc.RuntimeParams["synchronous_commit"] = "on"
+	}
+	if cc.RuntimeParams["application_name"] == "" {
+		cc.RuntimeParams["application_name"] = "directaid"
+	}
+	// Connections broken by a server restart are found on use; drop idle ones soon so that the pool
+	// refills with fresh connections.
+	cfg.MaxConnIdleTime = time.Minute
+	cfg.HealthCheckPeriod = 5 * time.Second
+	return cfg, nil
+}
+
+// Unavailable reports whether err means that PostgreSQL could not be reached or went away mid-statement
+// (the caller answers 503 and the client retries), as opposed to a bug or a constraint.
+func Unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// 08: connection exception; 57P01-57P03: admin shutdown, crash shutdown, cannot connect now;
+		// 53300: too many connections.
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P") || pe.Code == "53300"
+	}
+	// A connection that died under a statement.
+	return strings.Contains(err.Error(), "conn closed") || strings.Contains(err.Error(), "unexpected EOF")
+}
