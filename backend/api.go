@@ -1,8 +1,6 @@
 package backend
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,14 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/directaid/directaid/internal/webutil"
 	"github.com/directaid/directaid/schema"
-)
-
-// Paths of the public API.
-const (
-	HelpPath    = "/api/public/v1/help"
-	OpenAPIPath = "/api/public/openapi.json"
-	MCPPath     = "/mcp"
 )
 
 // Handler serves the API, and hands every other path to the site.
@@ -46,15 +38,24 @@ func NewHandler(svc *Service) (*Handler, error) {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	SetCommonHeaders(w)
+	if _, ok := webutil.BaseURL(h.svc.cfg.PublicURL, r); !ok && (r.URL.Path == schema.HelpPath || r.URL.Path == schema.MCPPath) {
+		// Links in the answer would carry the Host (the site refuses it alike).
+		if r.URL.Path == schema.MCPPath {
+			writeRPCError(w, http.StatusBadRequest, badHost)
+		} else {
+			WriteProblem(w, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: "invalid_request", Error: badHost}})
+		}
+		return
+	}
 	switch r.URL.Path {
-	case HelpPath:
+	case schema.HelpPath:
 		h.serveHelp(w, r)
-	case OpenAPIPath:
+	case schema.OpenAPIPath:
 		if !allow(w, r, "GET, HEAD, OPTIONS") {
 			return
 		}
 		serveCacheable(w, r, h.openapi, "application/json", "public, max-age=300")
-	case MCPPath:
+	case schema.MCPPath:
 		if h.mcp == nil {
 			WriteProblem(w, notFound())
 			return
@@ -68,6 +69,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveSite(w, r)
 	}
 }
+
+// badHost is the answer to a request whose Host header could not be part of a link.
+const badHost = "Encabezado Host inválido: debe ser un nombre de host, una dirección IPv4 o una IPv6 entre corchetes, con puerto opcional."
 
 // SetCommonHeaders sets what every answer carries: the API version and open CORS.
 func SetCommonHeaders(w http.ResponseWriter) {
@@ -117,7 +121,7 @@ func (h *Handler) serveHelp(w http.ResponseWriter, r *http.Request) {
 		h.serveRead(w, r) // api_read.go
 		return
 	}
-	body, err := json.Marshal(h.svc.Discovery(h.svc.BaseURL(r)))
+	body, err := json.Marshal(h.svc.Discovery(h.svc.baseURL(r)))
 	if err != nil {
 		WriteProblem(w, AsProblem(err))
 		return
@@ -130,18 +134,18 @@ func (s *Service) Discovery(base string) *schema.Discovery {
 	d := &schema.Discovery{
 		Name: "directaid", Version: schema.APIVersion, Public: true, Authentication: "none",
 		Documentation: base + "/integraciones", DocumentationMarkdown: base + "/integraciones.md",
-		OpenAPI: base + OpenAPIPath, MCP: base + MCPPath, LLMs: base + "/llms.txt", Publish: base + HelpPath,
+		OpenAPI: base + schema.OpenAPIPath, MCP: base + schema.MCPPath, LLMs: base + "/llms.txt", Publish: base + schema.HelpPath,
 		Capabilities: []string{"publish_request", "publish_offer", "list_emergencies", "idempotent_publish", "mcp", "openapi", "markdown_twins",
 			"list_help", "search_help", "geo_search", "help_detail", "panorama", "csv_hxl_export", "geojson_export"},
 		Emergencies: s.Active(base),
 	}
 	if s.cfg.RateLimitEvents > 0 {
 		d.RateLimit = &schema.RateLimit{Events: s.cfg.RateLimitEvents, WindowSeconds: int(s.cfg.RateLimitWindow.Seconds()),
-			Scope: "publicaciones (POST " + HelpPath + " y herramientas de publicación MCP) por dirección IP"}
+			Scope: "publicaciones (POST " + schema.HelpPath + " y herramientas de publicación MCP) por dirección IP"}
 	}
 	if s.cfg.DetailRateLimitEvents > 0 {
 		d.DetailRateLimit = &schema.RateLimit{Events: s.cfg.DetailRateLimitEvents, WindowSeconds: int(s.cfg.DetailRateLimitWindow.Seconds()),
-			Scope: "lecturas de un registro con su teléfono (GET " + HelpPath + "?view=detail, las páginas " + RecordPathPrefix + "{id} y la herramienta MCP " + ToolViewHelp + ") por dirección IP"}
+			Scope: "lecturas de un registro con su teléfono (GET " + schema.HelpPath + "?view=detail, las páginas " + schema.RecordPathPrefix + "{id} y la herramienta MCP " + ToolViewHelp + ") por dirección IP"}
 	}
 	return d
 }
@@ -173,7 +177,7 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, res)
 		return
 	}
-	base := h.svc.BaseURL(r)
+	base := h.svc.baseURL(r)
 	res, created, err := h.svc.Publish(r.Context(), base, body, "")
 	if err != nil {
 		p := AsProblem(err)
@@ -255,7 +259,7 @@ func WriteProblem(w http.ResponseWriter, p *Problem) {
 // RateLimitedFor is the answer to r over its rate limit: reads of a record with its phone number (the
 // detail view and the record's page) have their own.
 func RateLimitedFor(r *http.Request) *Problem {
-	if r.Method != http.MethodPost && (r.URL.Query().Get("view") == "detail" || strings.HasPrefix(r.URL.Path, RecordPathPrefix)) {
+	if r.Method != http.MethodPost && (r.URL.Query().Get("view") == "detail" || strings.HasPrefix(r.URL.Path, schema.RecordPathPrefix)) {
 		return RateLimitedDetail()
 	}
 	return RateLimited()
@@ -275,12 +279,7 @@ func RateLimited() *Problem {
 
 // serveCacheable writes body with a strong ETag and answers If-None-Match with 304.
 func serveCacheable(w http.ResponseWriter, r *http.Request, body []byte, contentType, cacheControl string) {
-	serveWithETag(w, r, body, etagOf(body), contentType, cacheControl)
-}
-
-func etagOf(content []byte) string {
-	sum := sha256.Sum256(content)
-	return `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
+	serveWithETag(w, r, body, webutil.ETag(body), contentType, cacheControl)
 }
 
 // serveWithETag writes body with the given ETag and answers If-None-Match with 304.
@@ -288,7 +287,7 @@ func serveWithETag(w http.ResponseWriter, r *http.Request, body []byte, etag, co
 	hd := w.Header()
 	hd.Set("ETag", etag)
 	hd.Set("Cache-Control", cacheControl)
-	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatch(inm, etag) {
+	if inm := r.Header.Get("If-None-Match"); inm != "" && webutil.ETagMatches(inm, etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -297,14 +296,4 @@ func serveWithETag(w http.ResponseWriter, r *http.Request, body []byte, etag, co
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)
 	}
-}
-
-func etagMatch(header, etag string) bool {
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimSpace(t)
-		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
-			return true
-		}
-	}
-	return false
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/directaid/directaid/internal/webutil"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -91,7 +92,7 @@ func (h *Handler) serveRead(w http.ResponseWriter, r *http.Request) {
 	if f := readFormat(view, q.Get("format")); f != "" {
 		defer h.svc.cfg.Observe.read(view, f, time.Now())
 	}
-	base := h.svc.BaseURL(r)
+	base := h.svc.baseURL(r)
 	switch view {
 	case schema.ViewList:
 		h.serveList(w, r, q, base)
@@ -183,7 +184,7 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request, v url.Values
 			next[k] = vs
 		}
 		next.Set("cursor", list.NextCursor)
-		w.Header().Set("Link", "<"+base+HelpPath+"?"+next.Encode()+`>; rel="next"`)
+		w.Header().Set("Link", "<"+base+schema.HelpPath+"?"+next.Encode()+`>; rel="next"`)
 	}
 	switch format {
 	case schema.FormatCSV:
@@ -216,7 +217,7 @@ func serveStamped[T any](w http.ResponseWriter, r *http.Request, v *T, stamp fun
 		WriteProblem(w, AsProblem(err))
 		return
 	}
-	serveWithETag(w, r, body, etagOf(unstamped), contentType, cacheControl)
+	serveWithETag(w, r, body, webutil.ETag(unstamped), contentType, cacheControl)
 }
 
 // csvText neutralizes spreadsheet formulas in free text (a title "=HYPERLINK(…)" must stay text when the

@@ -107,7 +107,7 @@ type mcpBaseKey struct{}
 // mcpContext carries the request's public base URL to the tool handlers (links in results).
 func mcpContext(svc *Service) server.HTTPContextFunc {
 	return func(ctx context.Context, r *http.Request) context.Context {
-		return context.WithValue(ctx, mcpBaseKey{}, svc.BaseURL(r))
+		return context.WithValue(ctx, mcpBaseKey{}, svc.baseURL(r))
 	}
 }
 

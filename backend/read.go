@@ -159,7 +159,7 @@ func publicRecord[C any](s *Service, base string, rec *store.Record, dist *float
 		ID: rec.ID, Type: rec.Type, Emergency: schema.EmergencyRef{Slug: rec.EmergencySlug, Title: s.emergencyTitle(rec.EmergencySlug)},
 		Title: rec.Title, Description: rec.Description, Category: rec.Category, Urgency: rec.Urgency,
 		NeededPeople: rec.NeededPeople, CollectionCenterStatus: rec.CollectionCenterStatus, Contact: contact,
-		CreatedAt: rec.CreatedAt.UTC(), PublicURL: RecordURL(base, rec.ID),
+		CreatedAt: rec.CreatedAt.UTC(), PublicURL: base + schema.RecordPath(rec.ID),
 	}
 	if rec.Address != "" || rec.Neighborhood != "" || rec.Latitude != nil {
 		out.Location = &schema.PublicLocation{Address: rec.Address, Neighborhood: rec.Neighborhood,
@@ -222,9 +222,8 @@ func (s *Service) Panorama(ctx context.Context, base, slug string) (*schema.Pano
 	out := &schema.Panorama{GeneratedAt: s.now().UTC(), Emergencies: make([]schema.EmergencyPanorama, 0, len(ems))}
 	for _, e := range ems {
 		a := aggs[e.Slug]
-		page := base + "/emergencias/" + e.Slug
 		ep := schema.EmergencyPanorama{Slug: e.Slug, Title: e.Title, NeededPeople: a.NeededPeople, Counts: []schema.PanoramaCount{},
-			Links: schema.Links{Page: page, Markdown: page + ".md", Publish: base + HelpPath}}
+			Links: schema.EmergencyLinks(base, e.Slug)}
 		if !a.Newest.IsZero() {
 			t := a.Newest
 			ep.NewestAt = &t

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/internal/webutil"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -61,33 +62,20 @@ func NewService(st store.Store, cfg Config) *Service {
 	return s
 }
 
-// Config returns the configuration the service was built with.
-func (s *Service) Config() Config { return s.cfg }
-
-// Store returns the service's store.
-func (s *Service) Store() store.Store { return s.store }
-
-// BaseURL is the public base for links: the configured one, or the request's own scheme and host.
-// X-Forwarded-* are not read: behind a proxy, set public_url.
-func (s *Service) BaseURL(r *http.Request) string {
-	if s.cfg.PublicURL != "" {
-		return strings.TrimRight(s.cfg.PublicURL, "/")
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
+// baseURL is the public base for links (webutil.BaseURL); Handler.ServeHTTP refuses a request whose Host
+// could not be part of one before anything builds a link from it.
+func (s *Service) baseURL(r *http.Request) string {
+	base, _ := webutil.BaseURL(s.cfg.PublicURL, r)
+	return base
 }
 
 // Active returns the active emergencies with their links, as discovery and MCP list them.
 func (s *Service) Active(base string) []schema.EmergencyInfo {
 	out := make([]schema.EmergencyInfo, 0, len(s.active))
 	for _, e := range s.active {
-		page := base + "/emergencias/" + e.Slug
 		out = append(out, schema.EmergencyInfo{
 			Slug: e.Slug, Title: e.Title, Summary: e.Summary, Location: e.Location, OccurredOn: e.OccurredOn,
-			Links: schema.Links{Page: page, Markdown: page + ".md", Publish: base + HelpPath},
+			Links: schema.EmergencyLinks(base, e.Slug),
 		})
 	}
 	return out
@@ -120,7 +108,7 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 	}
 	res = &schema.PublishResult{
 		OK: true, Duplicate: !created, ID: stored.ID, Type: stored.Type, EmergencySlug: stored.EmergencySlug,
-		CreatedAt: stored.CreatedAt, PublicURL: RecordURL(base, stored.ID),
+		CreatedAt: stored.CreatedAt, PublicURL: base + schema.RecordPath(stored.ID),
 	}
 	if !created {
 		same := samePublication(&stored.Publication, pub)
@@ -150,12 +138,6 @@ func (s *Service) DryRun(body []byte, forcedType string) (*schema.DryRunResult, 
 	}
 	return &schema.DryRunResult{OK: true, DryRun: true, Record: *pub}, nil
 }
-
-// RecordURL is the public page of a record.
-func RecordURL(base, id string) string { return base + RecordPathPrefix + id }
-
-// RecordPathPrefix starts the path of every record's page (and of its phone number: see RateLimitedFor).
-const RecordPathPrefix = "/ayudas/"
 
 func samePublication(a, b *schema.Publication) bool {
 	ja, err1 := json.Marshal(a)

@@ -70,5 +70,5 @@ func (h *Handler) serveSite(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) withBase(r *http.Request) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), baseURLKey{}, h.svc.BaseURL(r)))
+	return r.WithContext(context.WithValue(r.Context(), baseURLKey{}, h.svc.baseURL(r)))
 }

@@ -64,13 +64,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 // publish zone, through which channel r was publishing.
 func limitZone(r *http.Request) (zone, channel string) {
 	switch {
-	case r.URL.Path == backend.MCPPath && mcpUse(r) == backend.MCPContact:
+	case r.URL.Path == schema.MCPPath && mcpUse(r) == backend.MCPContact:
 		return "detail", ""
-	case r.URL.Path == backend.MCPPath:
+	case r.URL.Path == schema.MCPPath:
 		return "publish", backend.ChannelMCP
 	case r.Method != http.MethodPost:
 		return "detail", ""
-	case r.URL.Path == backend.HelpPath:
+	case r.URL.Path == schema.HelpPath:
 		return "publish", backend.ChannelAPI
 	}
 	return "publish", backend.ChannelForm

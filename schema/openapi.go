@@ -151,7 +151,7 @@ func OpenAPI(serverURL string) ([]byte, error) {
 			map[string]any{"name": "mcp", "description": "Servidor MCP remoto (Streamable HTTP, sin estado)."},
 		},
 		"paths": map[string]any{
-			"/api/public/v1/help": map[string]any{
+			HelpPath: map[string]any{
 				"get":  getHelp,
 				"head": headOf(getHelp, "headHelp"),
 				"post": map[string]any{
@@ -171,13 +171,13 @@ func OpenAPI(serverURL string) ([]byte, error) {
 				"patch":   notAllowed("patchHelp"),
 				"delete":  notAllowed("deleteHelp"),
 			},
-			"/api/public/openapi.json": map[string]any{
+			OpenAPIPath: map[string]any{
 				"get":     getOpenAPI,
 				"head":    headOf(getOpenAPI, "headOpenAPI"),
 				"options": preflight("preflightOpenAPI"),
 				"post":    notAllowed("postOpenAPI"),
 			},
-			"/mcp": map[string]any{
+			MCPPath: map[string]any{
 				"post": map[string]any{
 					"operationId": "mcp", "tags": []string{"mcp"},
 					"summary": "Servidor MCP (Streamable HTTP, sin estado)",

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/directaid/directaid/schema"
 )
 
 // errorInfo is what the error page's template sees.
@@ -46,7 +48,7 @@ func (h *handler) serveError(w http.ResponseWriter, r *http.Request, status int)
 		return
 	}
 	v := newView(h, base)
-	e := errorInfo{Status: status, Phones: strings.HasPrefix(r.URL.Path, recordPrefix)}
+	e := errorInfo{Status: status, Phones: strings.HasPrefix(r.URL.Path, schema.RecordPathPrefix)}
 	if n, err := strconv.Atoi(w.Header().Get("Retry-After")); err == nil && n > 0 {
 		e.Seconds = n
 	}

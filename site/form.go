@@ -302,7 +302,7 @@ func newExternalID() string { return "web-" + strings.ToLower(rand.Text()) }
 // returns the view and the HTTP status of the page.
 func (s *formSpec) handle(w http.ResponseWriter, r *http.Request, v *view, action string,
 	publish func(context.Context, []byte) (int, []byte)) (*formView, int) {
-	fv := &formView{Action: action, API: helpPath, Type: s.typ, Source: Source, Texts: s.texts, Msg: msg}
+	fv := &formView{Action: action, API: schema.HelpPath, Type: s.typ, Source: Source, Texts: s.texts, Msg: msg}
 	if len(v.ems) == 0 {
 		fv.NoEmergency = true
 		return fv, http.StatusOK

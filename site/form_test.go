@@ -238,7 +238,7 @@ func TestFormRender(t *testing.T) {
 		t.Error("urgency does not default to the schema's default")
 	}
 	form := element(t, doc, "formulario")
-	if sitetest.Attr(form, "method") != "post" || sitetest.Attr(form, "action") != "/pedir" || sitetest.Attr(form, "data-api") != helpPath {
+	if sitetest.Attr(form, "method") != "post" || sitetest.Attr(form, "action") != "/pedir" || sitetest.Attr(form, "data-api") != schema.HelpPath {
 		t.Errorf("form attributes: %v", form.Attr)
 	}
 	// One externalId per render.

@@ -31,12 +31,12 @@ var markdownFuncs = texttemplate.FuncMap{
 }
 
 // HelpURL, OpenAPIURL and MCPURL are the absolute URLs of the API, for the templates.
-func (d pageData) HelpURL() string { return d.Base + helpPath }
+func (d pageData) HelpURL() string { return d.Base + schema.HelpPath }
 
 // DryRunURL validates a publication without storing it: the examples agents may copy use it.
-func (d pageData) DryRunURL() string  { return d.Base + helpPath + "?dryRun=true" }
-func (d pageData) OpenAPIURL() string { return d.Base + openAPIPath }
-func (d pageData) MCPURL() string     { return d.Base + mcpPath }
+func (d pageData) DryRunURL() string  { return d.Base + schema.HelpPath + "?dryRun=true" }
+func (d pageData) OpenAPIURL() string { return d.Base + schema.OpenAPIPath }
+func (d pageData) MCPURL() string     { return d.Base + schema.MCPPath }
 
 // ListURL is a view=list URL of the API with more parameters (each "&name=value"), limited to the
 // examples' emergency when there is one.

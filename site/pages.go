@@ -9,7 +9,6 @@ import (
 	"html"
 	htmltemplate "html/template"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -47,8 +46,6 @@ var (
 	homePage     = page{Path: "/", tmpl: "index.md"}
 	notFoundPage = page{tmpl: "404.md"}
 )
-
-func emergencyPath(slug string) string { return "/emergencias/" + url.PathEscape(slug) }
 
 // twinPath is the path of a page's Markdown twin.
 func twinPath(p string) string {
@@ -130,7 +127,7 @@ func (v *view) render(p page) (*rendered, error) {
 func (v *view) pages() []page {
 	out := []page{homePage}
 	for i := range v.ems {
-		out = append(out, page{Path: emergencyPath(v.ems[i].Slug), tmpl: "emergencia.md", emergency: &v.ems[i]})
+		out = append(out, page{Path: schema.EmergencyPath(v.ems[i].Slug), tmpl: "emergencia.md", emergency: &v.ems[i]})
 	}
 	return append(out, staticPages...)
 }
@@ -138,7 +135,7 @@ func (v *view) pages() []page {
 // lookup finds the page at path (without .md). A record's page is found by the shape of its path: whether
 // the record exists is known only when load reads it.
 func (v *view) lookup(path string) (page, bool) {
-	if id, ok := strings.CutPrefix(path, recordPrefix); ok && v.h.o.Detail != nil {
+	if id, ok := strings.CutPrefix(path, schema.RecordPathPrefix); ok && v.h.o.Detail != nil {
 		return page{Path: path, tmpl: "ayuda.md", recordID: id}, id != "" && !strings.Contains(id, "/")
 	}
 	for _, p := range v.pages() {
@@ -172,7 +169,9 @@ type pageData struct {
 func (d pageData) Link(path string) string { return d.Base + path }
 
 // EmergencyURL is the absolute URL of an emergency's page.
-func (d pageData) EmergencyURL(e schema.EmergencyInfo) string { return d.Base + emergencyPath(e.Slug) }
+func (d pageData) EmergencyURL(e schema.EmergencyInfo) string {
+	return d.Base + schema.EmergencyPath(e.Slug)
+}
 
 // markdown executes a page's template: the text of its twin.
 func (v *view) markdown(p page, forApps bool) ([]byte, error) {
@@ -354,7 +353,7 @@ func (v *view) sitemap(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	for _, r := range recs {
-		set.URLs = append(set.URLs, loc{Loc: v.base + recordPath(r.ID), Lastmod: r.CreatedAt.Format(time.RFC3339)})
+		set.URLs = append(set.URLs, loc{Loc: v.base + schema.RecordPath(r.ID), Lastmod: r.CreatedAt.Format(time.RFC3339)})
 	}
 	b, err := xml.MarshalIndent(set, "", "  ")
 	if err != nil {

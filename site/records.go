@@ -23,10 +23,6 @@ import (
 // Options.List and Options.Detail and rendered from Markdown like every page, but never kept in the
 // render cache: they change with every publication.
 
-const recordPrefix = "/ayudas/"
-
-func recordPath(id string) string { return recordPrefix + url.PathEscape(id) }
-
 const (
 	// A record's page carries a phone number: only the reader's own browser may keep it, as view=detail.
 	recordCache = "private, max-age=60"
@@ -183,7 +179,7 @@ const excerptRunes = 160
 var colombiaTime = time.FixedZone("COT", -5*60*60) // no daylight saving time
 
 func newRecordView[C any](v *view, r *schema.HelpRecord[C], contactName string) recordView {
-	rv := recordView{URL: v.base + recordPath(r.ID), Title: r.Title, Type: enumLabels[r.Type], Category: enumLabels[r.Category],
+	rv := recordView{URL: v.base + schema.RecordPath(r.ID), Title: r.Title, Type: enumLabels[r.Type], Category: enumLabels[r.Category],
 		Urgency: enumLabels[r.Urgency], Status: enumLabels[r.CollectionCenterStatus], EmergencyTitle: r.Emergency.Title,
 		Created: spanishDateTime(r.CreatedAt), ContactName: contactName}
 	if r.NeededPeople != nil {
@@ -194,7 +190,7 @@ func newRecordView[C any](v *view, r *schema.HelpRecord[C], contactName string) 
 	}
 	for _, e := range v.ems {
 		if e.Slug == r.Emergency.Slug {
-			rv.EmergencyURL = v.base + emergencyPath(e.Slug)
+			rv.EmergencyURL = v.base + schema.EmergencyPath(e.Slug)
 		}
 	}
 	if l := r.Location; l != nil {
@@ -257,7 +253,7 @@ type listView struct {
 // list reads the records an emergency's page shows for the request's query parameters, and builds
 // the filter form that chose them. status is 400 when the filters are refused.
 func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Values) (*listView, *filterView, int, error) {
-	path := emergencyPath(e.Slug)
+	path := schema.EmergencyPath(e.Slug)
 	kept := url.Values{}
 	for _, name := range append(append(filterParams, nearParams...), "cursor") {
 		if s := strings.TrimSpace(query.Get(name)); s != "" {
@@ -300,7 +296,7 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 	}
 	api := url.Values{"view": {schema.ViewList}, "emergencySlug": {e.Slug}}
 	maps.Copy(api, kept)
-	lv.API = v.base + helpPath + "?" + api.Encode()
+	lv.API = v.base + schema.HelpPath + "?" + api.Encode()
 	if list.NextCursor != "" {
 		next := maps.Clone(filters)
 		next.Set("cursor", list.NextCursor)

@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"embed"
-	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	htmltemplate "html/template"
@@ -15,13 +14,13 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"regexp"
 	"strings"
 	texttemplate "text/template"
 	"time"
 
 	"github.com/yuin/goldmark"
 
+	"github.com/directaid/directaid/internal/webutil"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -59,13 +58,6 @@ type Options struct {
 
 // Source is the `source` of everything the site's forms publish.
 const Source = "directaid-web"
-
-// API paths the site links to; the backend serves them.
-const (
-	helpPath    = "/api/public/v1/help"
-	openAPIPath = "/api/public/openapi.json"
-	mcpPath     = "/mcp"
-)
 
 const (
 	markdownType = "text/markdown; charset=utf-8"
@@ -108,7 +100,7 @@ func New(o Options) (http.Handler, error) {
 	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
 	if o.PublicURL != "" {
 		u, err := url.Parse(o.PublicURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Path != "" || u.RawQuery != "" || !validHost.MatchString(u.Host) {
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Path != "" || u.RawQuery != "" || !webutil.ValidHost(u.Host) {
 			return nil, fmt.Errorf("site: PublicURL %q must be an absolute http(s) URL without path", o.PublicURL)
 		}
 	}
@@ -153,22 +145,6 @@ func (h *handler) addAsset(name string) (string, error) {
 	p := "/assets/" + strings.TrimSuffix(name, ext) + "." + hex.EncodeToString(sum[:5]) + ext
 	h.assets[p] = asset{body: body, contentType: mime.TypeByExtension(ext)}
 	return p, nil
-}
-
-// validHost admits host names, IPv4 and bracketed IPv6 with an optional port: nothing that could
-// break out of a URL, a Markdown link or a shell-quoted example.
-var validHost = regexp.MustCompile(`^([A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$`)
-
-// baseURL is the absolute base of links for r.
-func (h *handler) baseURL(r *http.Request) (string, bool) {
-	if h.o.PublicURL != "" {
-		return h.o.PublicURL, true
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host, validHost.MatchString(r.Host)
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -254,12 +230,11 @@ func (h *handler) serverError(w http.ResponseWriter, r *http.Request, err error)
 // serve writes body with a strong ETag and answers a matching If-None-Match with 304. HEAD gets the
 // headers only.
 func serve(w http.ResponseWriter, r *http.Request, status int, body []byte, contentType, cache string) {
-	sum := sha256.Sum256(body)
-	etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
+	etag := webutil.ETag(body)
 	hd := w.Header()
 	hd.Set("ETag", etag)
 	hd.Set("Cache-Control", cache)
-	if status == http.StatusOK && etagMatches(r.Header.Get("If-None-Match"), etag) {
+	if status == http.StatusOK && webutil.ETagMatches(r.Header.Get("If-None-Match"), etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -269,15 +244,6 @@ func serve(w http.ResponseWriter, r *http.Request, status int, body []byte, cont
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)
 	}
-}
-
-func etagMatches(header, etag string) bool {
-	for t := range strings.SplitSeq(header, ",") {
-		if t = strings.TrimSpace(t); t == "*" || strings.TrimPrefix(t, "W/") == etag {
-			return true
-		}
-	}
-	return false
 }
 
 // wantsMarkdown reports whether the Accept header prefers text/markdown to text/html (a tie goes to
@@ -304,3 +270,6 @@ func wantsMarkdown(r *http.Request) bool {
 	}
 	return qMD > 0 && qMD >= qHTML
 }
+
+// baseURL is the absolute base of links for r; ok is false when its Host could not be part of one.
+func (h *handler) baseURL(r *http.Request) (base string, ok bool) { return webutil.BaseURL(h.o.PublicURL, r) }

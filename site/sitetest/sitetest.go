@@ -23,6 +23,8 @@ import (
 	"github.com/yuin/goldmark/text"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/directaid/directaid/schema"
 )
 
 // HandlerClient is an *http.Client whose requests are served by h in process.
@@ -88,7 +90,7 @@ var OutsideHosts = map[string]string{"wa.me": RecordPrefix, "www.openstreetmap.o
 
 // RecordPrefix starts the path of every record's page. Record pages are not listed one by one in
 // /llms.txt, which describes their pattern (RecordPrefix + "{id}.md") instead.
-const RecordPrefix = "/ayudas/"
+const RecordPrefix = schema.RecordPathPrefix
 
 // TwinURL is the URL of the Markdown twin of a page URL.
 func TwinURL(page string) string {
