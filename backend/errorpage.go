@@ -7,13 +7,14 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/directaid/directaid/schema"
 	"github.com/directaid/directaid/site"
 )
 
 // WantsJSON reports whether r gets its errors as the JSON error body: calls of the API and of MCP, and
 // clients whose Accept prefers JSON to HTML. People (browsers) get the site's pages.
 func WantsJSON(r *http.Request) bool {
-	if strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == MCPPath {
+	if strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == schema.MCPPath {
 		return true
 	}
 	var qJSON, qHTML float64
