@@ -65,9 +65,11 @@ const maxCoverCells = 256
 // maxCoverCells cells.
 func coverCells(lat, lon, radiusKm float64) []string {
 	const kmPerDegLat = store.EarthRadiusKm * math.Pi / 180
-	dLatR := radiusKm / kmPerDegLat
+	dLatR := radiusKm/kmPerDegLat*1.01 + 1e-6
+	// The widest longitude of a circle on the sphere (asin(sin r / cos lat)), with a margin; cells of
+	// the box that lie wholly outside the circle are dropped by minDistKm below.
 	cosLat := math.Max(math.Cos(lat*math.Pi/180), 0.01)
-	dLonR := radiusKm / (kmPerDegLat * cosLat)
+	dLonR := math.Asin(math.Min(1, math.Sin(radiusKm/store.EarthRadiusKm)/cosLat))*180/math.Pi*1.01 + 1e-6
 	minLat, maxLat := math.Max(lat-dLatR, -90), math.Min(lat+dLatR, 90)
 	minLon, maxLon := math.Max(lon-dLonR, -180), math.Min(lon+dLonR, 180)
 	for p := geoPrecision; p >= 1; p-- {
@@ -81,11 +83,7 @@ func coverCells(lat, lon, radiusKm float64) []string {
 		for r := math.Floor((minLat+90)/h) * h; r <= maxLat+90; r += h {
 			for c := math.Floor((minLon+180)/w) * w; c <= maxLon+180; c += w {
 				cLat0, cLon0 := r-90, c-180
-				// Nearest point of the cell to the centre: if it is outside the circle, so is the cell. The
-				// clamped point is only nearly the nearest on a sphere, hence the margin.
-				nLat := math.Max(cLat0, math.Min(lat, cLat0+h))
-				nLon := math.Max(cLon0, math.Min(lon, cLon0+w))
-				if store.HaversineKm(lat, lon, nLat, nLon) > radiusKm*1.02+0.1 {
+				if minDistKm(lat, lon, cLat0, cLat0+h, cLon0, cLon0+w) > radiusKm {
 					continue
 				}
 				cells = append(cells, geohash(math.Min(cLat0+h/2, 90), math.Min(cLon0+w/2, 180), p))
@@ -95,4 +93,60 @@ func coverCells(lat, lon, radiusKm float64) []string {
 		return slices.Compact(cells)
 	}
 	return nil
+}
+
+// geohashBox is the cell of a geohash: its latitude and longitude bounds in degrees.
+func geohashBox(cell string) (lat0, lat1, lon0, lon1 float64) {
+	lat0, lat1, lon0, lon1 = -90, 90, -180, 180
+	even := true
+	for i := 0; i < len(cell); i++ {
+		ch := strings.IndexByte(geohashAlphabet, cell[i])
+		for b := 4; b >= 0; b-- {
+			bit := ch>>b&1 == 1
+			if even {
+				if mid := (lon0 + lon1) / 2; bit {
+					lon0 = mid
+				} else {
+					lon1 = mid
+				}
+			} else {
+				if mid := (lat0 + lat1) / 2; bit {
+					lat0 = mid
+				} else {
+					lat1 = mid
+				}
+			}
+			even = !even
+		}
+	}
+	return lat0, lat1, lon0, lon1
+}
+
+// minDistKm is a lower bound of the distance (as store.HaversineKm measures it) from (lat, lon) to any
+// point of the box. Two bounds, both exact on the sphere, the larger wins: the difference in latitude
+// (no path is shorter than it), and the distance to the great circle of the box's nearer meridian, which
+// every path to the box crosses. A hair is taken off for rounding, so that the bound is never above a
+// distance computed for a point in the box.
+func minDistKm(lat, lon, lat0, lat1, lon0, lon1 float64) float64 {
+	const rad = math.Pi / 180
+	d := 0.0
+	if lat < lat0 {
+		d = (lat0 - lat) * rad
+	} else if lat > lat1 {
+		d = (lat - lat1) * rad
+	}
+	dLon := 0.0
+	if lon < lon0 {
+		dLon = lon0 - lon
+	} else if lon > lon1 {
+		dLon = lon - lon1
+	}
+	if dLon >= 90 {
+		// Beyond a quarter turn the meridian bound does not hold as written; Colombia is far smaller.
+		dLon = 0
+	}
+	if dLon > 0 {
+		d = math.Max(d, math.Asin(math.Min(1, math.Cos(lat*rad)*math.Sin(dLon*rad))))
+	}
+	return math.Max(0, d*store.EarthRadiusKm*(1-1e-9)-1e-9)
 }

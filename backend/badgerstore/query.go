@@ -3,7 +3,6 @@ package badgerstore
 import (
 	"bytes"
 	"cmp"
-	"container/heap"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -63,32 +62,9 @@ func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult
 	res := &store.ListResult{TotalExact: true}
 	err := s.db.View(func(txn *badger.Txn) error {
 		f := newFilter(spec)
-		var cands []entry
-		var stream func(from *store.Cursor, yield func(*entry) bool) error
+		stream := func(from *store.Cursor, yield func(*entry) bool) error { return scanTime(txn, spec, f, from, yield) }
 		if spec.Near {
-			var err error
-			if cands, err = radiusCandidates(txn, spec, f); err != nil {
-				return err
-			}
-			stream = func(from *store.Cursor, yield func(*entry) bool) error {
-				// A page needs the few nearest after the cursor, not all of them in order: a heap
-				// yields them one by one (sorting some ten thousand candidates was a sixth of a query).
-				h := nearestHeap{cands: cands}
-				for i := range cands {
-					if after(from, &cands[i]) {
-						h.idx = append(h.idx, i)
-					}
-				}
-				heap.Init(&h)
-				for h.Len() > 0 {
-					if !yield(&cands[heap.Pop(&h).(int)]) {
-						return nil
-					}
-				}
-				return nil
-			}
-		} else {
-			stream = func(from *store.Cursor, yield func(*entry) bool) error { return scanTime(txn, spec, f, from, yield) }
+			stream = func(from *store.Cursor, yield func(*entry) bool) error { return nearestWalk(txn, spec, f, from, yield) }
 		}
 		// The page: limit+1 matches tell whether there is a next page.
 		var hits []*entry
@@ -136,15 +112,17 @@ func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult
 			})
 			if err = cmp.Or(err, all.err); err == nil && all.spent {
 				res.TotalExact = false
-				candidates := len(cands)
-				if !spec.Near {
+				var candidates int
+				if spec.Near {
+					candidates, err = countRadius(txn, spec, f)
+				} else {
 					candidates, err = countByAggregates(txn, spec, f)
 				}
 				est := int(math.Round(float64(res.Total) / float64(max(checked, 1)) * float64(candidates)))
 				res.Total = max(res.Total, est, len(hits))
 			}
 		case spec.Near:
-			res.Total = len(cands)
+			res.Total, err = countRadius(txn, spec, f)
 		default:
 			res.Total, err = countByAggregates(txn, spec, f)
 		}
@@ -289,72 +267,168 @@ func invMillis(inv []byte) int64 {
 	return store.IDMillis(id[:min(len(inv), len(id))])
 }
 
-// radiusCandidates reads the geographic index cells that cover the circle and keeps the entries that
-// are within it and match the filters, in no particular order (nearestHeap orders them).
-func radiusCandidates(txn *badger.Txn, spec *store.ListSpec, f *filter) ([]entry, error) {
+// geoItem is what the geographic index says of one record: its codes, place and distance to the centre;
+// inv is its inverted id, valid during the call only.
+type geoItem struct {
+	inv           []byte
+	typ, cat, urg uint8
+	lat, lon      float64
+	dist          float64
+}
+
+// scanCell reads the entries of one geohash cell (of any precision) and calls fn for those within the
+// circle that match the filters. The hot loop of radius queries: it filters on the raw bytes and
+// allocates nothing.
+func scanCell(it *badger.Iterator, cell string, spec *store.ListSpec, f *filter, fn func(*geoItem)) error {
 	since := spec.SinceMillis()
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixGeo})
-	defer it.Close()
-	var out []entry
-	for _, cell := range coverCells(spec.Lat, spec.Lon, spec.RadiusKm) {
-		p := append(slices.Clone(prefixGeo), cell...)
-		for it.Seek(p); it.ValidForPrefix(p); it.Next() {
-			// The hot loop of radius queries: filter on the raw bytes, allocate only for a hit.
-			item := it.Item()
-			inv := item.Key()[len(prefixGeo)+geoPrecision:]
-			if since >= 0 && invMillis(inv) <= since {
-				continue
+	p := append(slices.Clone(prefixGeo), cell...)
+	for it.Seek(p); it.ValidForPrefix(p); it.Next() {
+		item := it.Item()
+		inv := item.Key()[len(prefixGeo)+geoPrecision:]
+		if since >= 0 && invMillis(inv) <= since {
+			continue
+		}
+		err := item.Value(func(v []byte) error {
+			if len(v) < 22 || v[0] != 1 || v[4] != 1 || int(v[21]) != len(v)-22 {
+				return fmt.Errorf("geographic index: bad entry")
 			}
-			var e entry
-			keep := false
-			err := item.Value(func(v []byte) error {
-				if len(v) < 22 || v[0] != 1 || v[4] != 1 || int(v[21]) != len(v)-22 {
-					return fmt.Errorf("geographic index: bad entry")
-				}
-				if !f.matchCodes(v[1], v[2], v[3]) || (spec.EmergencySlug != "" && string(v[22:]) != spec.EmergencySlug) {
-					return nil
-				}
-				lat := math.Float64frombits(binary.BigEndian.Uint64(v[5:]))
-				lon := math.Float64frombits(binary.BigEndian.Uint64(v[13:]))
-				if d := store.HaversineKm(spec.Lat, spec.Lon, lat, lon); d <= spec.RadiusKm {
-					e, keep = entry{typ: v[1], cat: v[2], urg: v[3], hasLoc: true, lat: lat, lon: lon, dist: d}, true
-				}
+			if !f.matchCodes(v[1], v[2], v[3]) || (spec.EmergencySlug != "" && string(v[22:]) != spec.EmergencySlug) {
 				return nil
-			})
-			if err != nil {
-				return nil, err
 			}
-			if keep {
-				e.id = idFromInv(inv)
-				out = append(out, e)
+			lat := math.Float64frombits(binary.BigEndian.Uint64(v[5:]))
+			lon := math.Float64frombits(binary.BigEndian.Uint64(v[13:]))
+			if d := store.HaversineKm(spec.Lat, spec.Lon, lat, lon); d <= spec.RadiusKm {
+				fn(&geoItem{inv: inv, typ: v[1], cat: v[2], urg: v[3], lat: lat, lon: lon, dist: d})
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
-// nearestHeap orders candidates (by index, so that pointers to them stay valid) nearest first, then
-// newest first: the order of radius lists and their cursors.
-type nearestHeap struct {
-	cands []entry
-	idx   []int
-}
-
-func (h *nearestHeap) Len() int { return len(h.idx) }
-func (h *nearestHeap) Less(i, j int) bool {
-	a, b := &h.cands[h.idx[i]], &h.cands[h.idx[j]]
-	if a.dist != b.dist {
-		return a.dist < b.dist
+// nearestWalk yields the records within the circle that match the filters, nearest first, then newest
+// first (the order of radius lists and their cursors), from after `from`. It walks the geohash cells
+// best-first: one queue holds cells, keyed by a lower bound of their distance (minDistKm), and the
+// records read so far, keyed by their distance. Popping the smallest either yields a record (nothing
+// unread can be nearer) or reads a cell (a cell coarser than the index's is split into those of its
+// 32 cells that hold entries). So a page reads the cells near the centre, not the whole circle; at an equal key a cell is
+// read before a record is yielded, since it may hold a record of that distance that is newer.
+func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.Cursor, yield func(*entry) bool) error {
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixGeo})
+	defer it.Close()
+	q := &walkQueue{}
+	push := func(cell string) {
+		lat0, lat1, lon0, lon1 := geohashBox(cell)
+		if d := minDistKm(spec.Lat, spec.Lon, lat0, lat1, lon0, lon1); d <= spec.RadiusKm {
+			q.push(walkItem{key: d, cell: cell})
+		}
 	}
-	return a.id > b.id
+	for _, cell := range coverCells(spec.Lat, spec.Lon, spec.RadiusKm) {
+		push(cell)
+	}
+	for q.len() > 0 {
+		w := q.pop()
+		if w.e != nil {
+			if !yield(w.e) {
+				return nil
+			}
+			continue
+		}
+		if len(w.cell) < geoPrecision {
+			// Split into the cells that hold entries: one Seek per such cell, none for empty ones.
+			p := append(slices.Clone(prefixGeo), w.cell...)
+			for it.Seek(p); it.ValidForPrefix(p); {
+				ch := it.Item().Key()[len(p)]
+				push(w.cell + string(ch))
+				it.Seek(append(p[:len(p):len(p)], ch+1))
+			}
+			continue
+		}
+		err := scanCell(it, w.cell, spec, f, func(g *geoItem) {
+			e := &entry{id: idFromInv(g.inv), typ: g.typ, cat: g.cat, urg: g.urg, hasLoc: true, lat: g.lat, lon: g.lon, dist: g.dist}
+			if after(from, e) {
+				q.push(walkItem{key: e.dist, e: e})
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
-func (h *nearestHeap) Swap(i, j int) { h.idx[i], h.idx[j] = h.idx[j], h.idx[i] }
-func (h *nearestHeap) Push(x any)    { h.idx = append(h.idx, x.(int)) }
-func (h *nearestHeap) Pop() any {
-	n := len(h.idx) - 1
-	x := h.idx[n]
-	h.idx = h.idx[:n]
-	return x
+
+// countRadius counts the records within the circle that match the filters.
+func countRadius(txn *badger.Txn, spec *store.ListSpec, f *filter) (int, error) {
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixGeo})
+	defer it.Close()
+	n := 0
+	for _, cell := range coverCells(spec.Lat, spec.Lon, spec.RadiusKm) {
+		if err := scanCell(it, cell, spec, f, func(*geoItem) { n++ }); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// walkItem is a cell to read (e nil) or a record to yield, in nearestWalk's queue.
+type walkItem struct {
+	key  float64
+	cell string
+	e    *entry
+}
+
+// walkQueue is a binary min-heap of walkItems: by key; at an equal key cells first, then records
+// newest first.
+type walkQueue struct{ items []walkItem }
+
+func (q *walkQueue) len() int { return len(q.items) }
+
+func (q *walkQueue) less(i, j int) bool {
+	a, b := &q.items[i], &q.items[j]
+	if a.key != b.key {
+		return a.key < b.key
+	}
+	if (a.e == nil) != (b.e == nil) {
+		return a.e == nil
+	}
+	return a.e != nil && a.e.id > b.e.id
+}
+
+func (q *walkQueue) push(w walkItem) {
+	q.items = append(q.items, w)
+	for i := len(q.items) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q.items[i], q.items[p] = q.items[p], q.items[i]
+		i = p
+	}
+}
+
+func (q *walkQueue) pop() walkItem {
+	top := q.items[0]
+	n := len(q.items) - 1
+	q.items[0] = q.items[n]
+	q.items = q.items[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && q.less(l, m) {
+			m = l
+		}
+		if r < n && q.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q.items[i], q.items[m] = q.items[m], q.items[i]
+		i = m
+	}
+	return top
 }
 
 // countByAggregates counts the records matching emergency, type, category and urgency from the stored

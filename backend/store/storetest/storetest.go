@@ -33,6 +33,7 @@ var Behaviours = []struct {
 	{"PairIsTheIdempotencyKey", testPairIdempotency},
 	{"ConcurrentCreatesOfOnePair", testConcurrentCreates},
 	{"ListMatchesReference", testListMatchesReference},
+	{"RadiusNearestFirst", testRadiusNearestFirst},
 	{"PagingUnderConcurrentInserts", testPagingUnderConcurrentInserts},
 	{"Aggregates", testAggregates},
 	{"Close", testClose},
@@ -408,6 +409,50 @@ func testListMatchesReference(t *testing.T, s store.Store) {
 	other := store.ListSpec{Limit: 5, Category: "refugio"}
 	if _, err := other.DecodeCursor(spec.EncodeCursor(res.Next)); !errors.Is(err, store.ErrCursorMismatch) {
 		t.Fatalf("cursor of other filters: %v", err)
+	}
+}
+
+// Radius lists are nearest first, then newest first, page after page: records that share one place tie
+// across page boundaries, a record exactly at the radius is in, the corners of the Colombia box work, and
+// the filters combine with the distance.
+func testRadiusNearestFirst(t *testing.T, s store.Store) {
+	start := time.Date(2026, 8, 11, 10, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(16, 2))
+	places := [][2]float64{{4.5339, -75.6811}, {4.54, -75.69}, {-4.3, -79.1}, {13.6, -66.8}, {-4.29, -79.09}}
+	recs := make([]*store.Record, 0, 240)
+	for i := range 240 {
+		r := SynthRecord(rng, start.Add(time.Duration(i)*time.Minute), i)
+		var lat, lon float64
+		if i%3 == 0 { // a shared place: a shelter
+			lat, lon = places[i/3%len(places)][0], places[i/3%len(places)][1]
+		} else {
+			p := places[rng.IntN(len(places))]
+			lat, lon = min(max(p[0]+rng.NormFloat64()*0.03, -4.3), 13.6), min(max(p[1]+rng.NormFloat64()*0.03, -79.1), -66.8)
+		}
+		if r.Latitude != nil || i%3 == 0 {
+			r.Latitude, r.Longitude = &lat, &lon
+		}
+		if _, _, err := s.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	var specs []store.ListSpec
+	for _, p := range places {
+		specs = append(specs,
+			store.ListSpec{Near: true, Lat: p[0], Lon: p[1], RadiusKm: 100},
+			store.ListSpec{Near: true, Lat: p[0], Lon: p[1], RadiusKm: 2, Type: schema.TypeRequest},
+			store.ListSpec{Near: true, Lat: p[0], Lon: p[1], RadiusKm: 4, EmergencySlug: "eje-cafetero", Since: start.Add(time.Hour)})
+		// The radius through a record: it is in (distance ≤ radius), and so is every record at that distance.
+		if all := Reference(recs, &store.ListSpec{Near: true, Lat: p[0], Lon: p[1], RadiusKm: 100}); len(all) > 4 {
+			specs = append(specs, store.ListSpec{Near: true, Lat: p[0], Lon: p[1], RadiusKm: all[len(all)/2].Dist})
+		}
+	}
+	for _, spec := range specs {
+		for _, limit := range []int{3, 20} {
+			spec.Limit = limit
+			t.Run(fmt.Sprintf("%+v", spec), func(t *testing.T) { CheckList(t, s, recs, spec, false) })
+		}
 	}
 }
 
