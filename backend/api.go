@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -253,6 +254,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // WriteProblem writes an error answer.
 func WriteProblem(w http.ResponseWriter, p *Problem) {
 	w.Header().Set("Cache-Control", "no-store")
+	if p.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))
+	}
 	writeJSON(w, p.Status, &p.Body)
 }
 

@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap"
 
+	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -387,4 +388,34 @@ func (s *Service) RecordCounts(ctx context.Context) ([]RecordCount, error) {
 		}
 	}
 	return out, nil
+}
+
+// DiskCollector reports, at each scrape, the store's bytes on disk by part (directaid_store_size_bytes)
+// and the free bytes of its disk (directaid_store_disk_free_bytes); du returns nil before the store opens
+// or for a store without local files.
+func DiskCollector(du func() store.DiskUser) prometheus.Collector { return &diskCollector{du: du} }
+
+var (
+	sizeDesc = prometheus.NewDesc("directaid_store_size_bytes", "Bytes the store's files take on disk, by part (lsm, vlog, wal, other).", []string{"part"}, nil)
+	freeDesc = prometheus.NewDesc("directaid_store_disk_free_bytes", "Free bytes of the disk that holds the store (publications stop below min_free_space).", nil, nil)
+)
+
+type diskCollector struct{ du func() store.DiskUser }
+
+func (c *diskCollector) Describe(ch chan<- *prometheus.Desc) { ch <- sizeDesc; ch <- freeDesc }
+
+func (c *diskCollector) Collect(ch chan<- prometheus.Metric) {
+	du := c.du()
+	if du == nil {
+		return
+	}
+	parts, free, err := du.DiskUsage()
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(sizeDesc, err)
+		return
+	}
+	for part, n := range parts {
+		ch <- prometheus.MustNewConstMetric(sizeDesc, prometheus.GaugeValue, float64(n), part)
+	}
+	ch <- prometheus.MustNewConstMetric(freeDesc, prometheus.GaugeValue, float64(free))
 }

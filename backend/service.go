@@ -85,6 +85,8 @@ func (s *Service) Active(base string) []schema.EmergencyInfo {
 type Problem struct {
 	Status int
 	Body   schema.ErrorBody
+	// RetryAfter, in seconds, is sent as Retry-After when positive.
+	RetryAfter int
 }
 
 func (p *Problem) Error() string { return p.Body.Code + ": " + p.Body.Error }
@@ -202,6 +204,11 @@ func AsProblem(err error) *Problem {
 	var p *Problem
 	if errors.As(err, &p) {
 		return p
+	}
+	if errors.Is(err, store.ErrUnavailable) {
+		// The store refuses writes for now (the disk is nearly full): reads go on, and it recovers by itself.
+		return &Problem{Status: http.StatusServiceUnavailable, RetryAfter: 60, Body: schema.ErrorBody{Code: "unavailable",
+			Error: "El servicio no puede guardar publicaciones en este momento; las consultas siguen funcionando. Reintente en unos minutos con el mismo externalId (no se duplicará)."}}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, store.ErrClosed) {
 		return &Problem{Status: http.StatusServiceUnavailable, Body: schema.ErrorBody{Code: "unavailable",

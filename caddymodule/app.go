@@ -37,6 +37,9 @@ func (s storeHandle) Destruct() error { return s.Close() }
 type Database struct {
 	// Badger is the directory of the embedded database; default: Caddy's data dir + /directaid.
 	Badger string `json:"badger,omitempty"`
+	// MinFreeSpace is the free space, in bytes, of the database's disk below which publications are
+	// refused (503 with Retry-After) until space returns; default 256 MiB, -1 never refuses.
+	MinFreeSpace int64 `json:"min_free_space,omitempty"`
 }
 
 // App is the `directaid` Caddy app: the configuration, the store and the HTTP surface built on them.
@@ -53,6 +56,7 @@ type App struct {
 	svc      *backend.Service
 	handler  atomic.Pointer[backend.Handler]
 	current  atomic.Pointer[backend.Service] // svc, for the metrics scraped concurrently
+	disk     atomic.Value                    // store.DiskUser, for the metrics and the operator's page
 	observe  *backend.Observe
 	ctx      caddy.Context
 	logger   *zap.Logger
@@ -163,6 +167,9 @@ func (a *App) doOpen() error {
 	}
 	a.store = val.(storeHandle).Store
 	a.backup, _ = a.store.(store.Backupper)
+	if du, ok := a.store.(store.DiskUser); ok {
+		a.disk.Store(du)
+	}
 	events, window := a.findLimit("publish")
 	detailEvents, detailWindow := a.findLimit("detail")
 	return a.build(backend.Config{RateLimitEvents: events, RateLimitWindow: window,

@@ -5,6 +5,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/dustin/go-humanize"
 
 	"github.com/directaid/directaid/backend"
 )
@@ -19,7 +20,9 @@ func init() {
 // parseGlobal parses the global option block:
 //
 //	directaid {
-//	    database badger <dir>
+//	    database badger <dir> {
+//	        min_free_space <size>   # default 256MiB; off never refuses
+//	    }
 //	    public_url <url>
 //	    emergency <slug> {
 //	        title    <text>
@@ -48,10 +51,28 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "database":
 			var kind string
 			if !d.Args(&kind, &a.Database.Badger) || d.NextArg() {
-				return d.Err("usage: database badger <directory>")
+				return d.Err("usage: database badger <directory> [{ min_free_space <size> }]")
 			}
 			if kind != "badger" {
 				return d.Errf("unknown database %q (supported: badger)", kind)
+			}
+			for nesting := d.Nesting(); d.NextBlock(nesting); {
+				if d.Val() != "min_free_space" {
+					return d.Errf("unknown database option %q (known: min_free_space)", d.Val())
+				}
+				var size string
+				if !d.Args(&size) || d.NextArg() {
+					return d.Err("usage: min_free_space <size, e.g. 256MiB, or off>")
+				}
+				if size == "off" {
+					a.Database.MinFreeSpace = -1
+					continue
+				}
+				n, err := humanize.ParseBytes(size)
+				if err != nil || n == 0 || n > 1<<50 {
+					return d.Errf("min_free_space %q must be a size like 256MiB, or off", size)
+				}
+				a.Database.MinFreeSpace = int64(n)
 			}
 		case "public_url":
 			if !d.Args(&a.PublicURL) || d.NextArg() {

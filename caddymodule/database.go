@@ -13,7 +13,17 @@ import (
 
 // openDatabase opens the store that a.Database selects.
 func (a *App) openDatabase() (store.Store, error) {
-	return badgerstore.Open(badgerstore.Options{Dir: a.dir, Logger: badgerLogger{a.logger.Named("badger").Sugar()}})
+	log := a.logger.Named("store")
+	return badgerstore.Open(badgerstore.Options{Dir: a.dir, Logger: badgerLogger{a.logger.Named("badger").Sugar()},
+		MinFreeBytes: a.Database.MinFreeSpace, Observer: metrics,
+		// One line when publishing stops for want of disk, one when it resumes: not one per request.
+		WriteState: func(refusing error) {
+			if refusing != nil {
+				log.Error("publications refused until disk space returns (reads go on; answers 503 with Retry-After)", zap.Error(refusing))
+			} else {
+				log.Info("disk space is back: publications accepted again")
+			}
+		}})
 }
 
 // restoreDatabase loads a backup taken from GET /directaid/backup into the empty database directory dir.

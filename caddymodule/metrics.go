@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/backend/store"
 )
 
 // metrics outlive every config, so that a reload does not reset the counters; each config's registry
@@ -18,5 +19,14 @@ func registerMetrics(reg *prometheus.Registry, a *App) error {
 	if err := metrics.Register(reg); err != nil {
 		return err
 	}
-	return reg.Register(backend.RecordsCollector(a.current.Load))
+	if err := reg.Register(backend.RecordsCollector(a.current.Load)); err != nil {
+		return err
+	}
+	return reg.Register(backend.DiskCollector(a.diskUser))
+}
+
+// diskUser is the store's DiskUser once it is open, else nil.
+func (a *App) diskUser() store.DiskUser {
+	du, _ := a.disk.Load().(store.DiskUser)
+	return du
 }

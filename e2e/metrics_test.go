@@ -167,6 +167,10 @@ func TestMetrics(t *testing.T) {
 		{"directaid_rate_limited_total", map[string]string{"zone": "detail"}, 1},
 		{"directaid_records", map[string]string{"emergency": "eje-cafetero", "type": "request", "status": "open"}, 2},
 		{"directaid_records", map[string]string{"emergency": "eje-cafetero", "type": "offer", "status": "open"}, 1},
+		{"directaid_store_commit_batch_size", nil, 1},
+		{"directaid_store_commit_duration_seconds", nil, 1},
+		{"directaid_store_size_bytes", map[string]string{"part": "wal"}, 1},
+		{"directaid_store_disk_free_bytes", nil, 1},
 		{"caddy_http_requests_total", nil, 1},
 	} {
 		if v, ok := value(fams, c.name, c.labels); !ok || v < c.min {

@@ -51,6 +51,14 @@ type Options struct {
 	// MaxTextChecks and MaxTotalTextChecks bound the records a q search reads for a page and for its
 	// total (see List); 0 means 5000 and 2000. Tests lower them.
 	MaxTextChecks, MaxTotalTextChecks int
+	// MinFreeBytes is the free space of the disk below which writes are refused with store.ErrUnavailable
+	// until space returns (ops.go, diskGuard); 0 means DefaultMinFreeBytes, negative never refuses.
+	MinFreeBytes int64
+	// WriteState is told when the store starts refusing writes for want of space (with the reason) and
+	// when it accepts them again (nil): once per change, not per write.
+	WriteState func(refusing error)
+	// Observer receives commit and GC figures; nil discards them.
+	Observer store.Observer
 }
 
 // maxBatch bounds a group commit; a larger backlog simply forms the next batch.
@@ -83,6 +91,9 @@ type Store struct {
 	failMu  sync.Mutex
 	failErr error
 	snap    atomic.Pointer[snapshot] // renewed by the writer after every batch
+	dir     string
+	guard   *diskGuard
+	obs     store.Observer
 
 	maxTextChecks, maxTotalTextChecks int
 }
@@ -160,7 +171,8 @@ func Open(o Options) (*Store, error) {
 		return nil, fmt.Errorf("open badger at %s: %w", o.Dir, err)
 	}
 	s := &Store{db: db, reqs: make(chan *createReq, maxBatch), quit: make(chan struct{}), stopped: make(chan struct{}),
-		maxTextChecks: cmp.Or(o.MaxTextChecks, maxTextChecks), maxTotalTextChecks: cmp.Or(o.MaxTotalTextChecks, maxTotalTextChecks)}
+		maxTextChecks: cmp.Or(o.MaxTextChecks, maxTextChecks), maxTotalTextChecks: cmp.Or(o.MaxTotalTextChecks, maxTotalTextChecks),
+		dir: o.Dir, guard: newDiskGuard(o.Dir, cmp.Or(o.MinFreeBytes, DefaultMinFreeBytes), o.WriteState), obs: o.Observer}
 	if err := s.ensureIndexes(); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -208,6 +220,13 @@ func (s *Store) failure() error {
 // Create implements Store.
 func (s *Store) Create(ctx context.Context, rec *store.Record) (*store.Record, bool, error) {
 	if err := s.failure(); err != nil {
+		return nil, false, err
+	}
+	if err := s.guard.check(false); err != nil {
+		// A retry of a stored record is still answered: it writes nothing.
+		if existing, gerr := s.getByPairSnapshot(rec.Source, rec.ExternalID); gerr == nil {
+			return existing, false, nil
+		}
 		return nil, false, err
 	}
 	// Retries are common (flaky mobile networks): answer them from a read, without the writer.
@@ -282,10 +301,14 @@ func (s *Store) writer() {
 func (s *Store) commit(batch []*createReq) {
 	res := make([]createRes, len(batch))
 	err := s.failure()
+	began := time.Now()
 	for start := 0; start < len(batch) && err == nil; {
 		var n int
 		n, err = s.commitTxn(batch[start:], res[start:])
 		start += n
+	}
+	if err == nil && s.obs != nil {
+		s.obs.ObserveCommit(len(batch), time.Since(began))
 	}
 	if err != nil {
 		// The disk refused a write or a sync: what Badger holds may not be durable. Refuse everything
@@ -396,7 +419,22 @@ func (s *Store) gcLoop(every time.Duration) {
 	for {
 		select {
 		case <-t.C:
-			for s.db.RunValueLogGC(0.5) == nil {
+			for {
+				began := time.Now()
+				err := s.db.RunValueLogGC(0.5)
+				if s.obs != nil {
+					result := "rewrote"
+					switch {
+					case errors.Is(err, badger.ErrNoRewrite):
+						result = "nothing"
+					case err != nil:
+						result = "error"
+					}
+					s.obs.ObserveGC(result, time.Since(began))
+				}
+				if err != nil {
+					break
+				}
 			}
 		case <-s.quit:
 			return

@@ -36,6 +36,8 @@ type Options struct {
 	Global, Site string
 	// DataDir reuses a data directory (to restart over the same database); empty makes a fresh one.
 	DataDir string
+	// Database is the body of a block after `database badger <dir>` (min_free_space).
+	Database string
 }
 
 // TwoEmergencies is the default: two active emergencies, so emergencySlug is required.
@@ -74,7 +76,9 @@ var caddyfileTmpl = template.Must(template.New("c").Parse(`{
 		level DEBUG
 	}
 	directaid {
-		database badger {{.DataDir}}
+		database badger {{.DataDir}}{{if .Database}} {
+{{.Database}}
+		}{{end}}
 {{.Emergencies}}
 	}
 	servers {
@@ -212,7 +216,7 @@ func Caddyfile(o Options, dir, dataDir string, port, adminPort int) string {
 	var b strings.Builder
 	err := caddyfileTmpl.Execute(&b, map[string]any{
 		"AdminPort": adminPort, "Port": port, "Dir": dir, "DataDir": dataDir, "Emergencies": o.Emergencies,
-		"Events": o.PublishEvents, "DetailEvents": o.DetailEvents, "Window": o.PublishWindow, "Global": o.Global, "Site": o.Site,
+		"Events": o.PublishEvents, "DetailEvents": o.DetailEvents, "Window": o.PublishWindow, "Global": o.Global, "Site": o.Site, "Database": o.Database,
 	})
 	if err != nil {
 		panic(err)

@@ -1,0 +1,262 @@
+package badgerstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/directaid/directaid/backend/store"
+)
+
+// What the operator's side needs of the Badger store: a write probe, a guard against a full disk, disk
+// figures and the verification of a restored backup (store/ops.go says what each is for).
+
+var (
+	_ store.Prober   = (*Store)(nil)
+	_ store.DiskUser = (*Store)(nil)
+)
+
+// keyProbe is what Probe commits: a meta key, never a record, overwritten by every probe.
+var keyProbe = []byte("m\x00probe")
+
+// DefaultMinFreeBytes is the free space below which the store refuses writes (Options.MinFreeBytes).
+const DefaultMinFreeBytes = 256 << 20
+
+// Probe implements store.Prober: it commits the time to keyProbe with a synced write, like a publication.
+func (s *Store) Probe(ctx context.Context) error {
+	if err := s.guard.check(true); err != nil {
+		return err
+	}
+	if err := s.failure(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.Update(func(txn *badger.Txn) error {
+		return txn.Set(keyProbe, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
+	})
+}
+
+// DiskUsage implements store.DiskUser: the bytes the files of the database take on disk (blocks really
+// allocated: Badger's memory-mapped files are sparse), by kind, and the disk's free bytes.
+func (s *Store) DiskUsage() (map[string]int64, int64, error) {
+	parts := map[string]int64{"lsm": 0, "vlog": 0, "wal": 0, "other": 0}
+	err := filepath.WalkDir(s.dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil // a file that went away during the walk (compaction) is not an error
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(path, &st) != nil {
+			return nil
+		}
+		part := "other"
+		switch filepath.Ext(path) {
+		case ".sst":
+			part = "lsm"
+		case ".vlog":
+			part = "vlog"
+		case ".mem":
+			part = "wal"
+		}
+		parts[part] += st.Blocks * 512
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	free, err := freeBytes(s.dir)
+	return parts, free, err
+}
+
+func freeBytes(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Bavail) * st.Bsize, nil
+}
+
+// diskGuard refuses writes while the disk holding the database has less than min bytes free. Badger
+// writes through memory-mapped files: on a full disk a write into a mapped page kills the process
+// (SIGBUS) instead of returning an error, so the store must stop before the disk is full, with room left
+// for the memtable, its flush and compactions in flight. It looks at the disk at most once a second
+// (a second of publishing at full speed writes a few MB), and says when it starts and stops refusing.
+type diskGuard struct {
+	dir     string
+	min     int64 // ≤ 0: never refuse
+	mu      sync.Mutex
+	state   atomic.Pointer[guardState]
+	changed func(refusing error) // called on each change, from one goroutine at a time
+}
+
+type guardState struct {
+	err error
+	at  time.Time
+}
+
+const guardInterval = time.Second
+
+func newDiskGuard(dir string, min int64, changed func(error)) *diskGuard {
+	g := &diskGuard{dir: dir, min: min, changed: changed}
+	g.state.Store(&guardState{})
+	return g
+}
+
+// check returns a store.ErrUnavailable while the disk is short of space; force looks at the disk now.
+func (g *diskGuard) check(force bool) error {
+	if g == nil || g.min <= 0 {
+		return nil
+	}
+	st := g.state.Load()
+	if !force && time.Since(st.at) < guardInterval {
+		return st.err
+	}
+	if !force && !g.mu.TryLock() {
+		return st.err // another caller is looking
+	}
+	if force {
+		g.mu.Lock()
+	}
+	defer g.mu.Unlock()
+	st = g.state.Load()
+	var err error
+	if free, ferr := freeBytes(g.dir); ferr == nil && free < g.min {
+		err = fmt.Errorf("%w: the disk of %s has %d MiB free, less than the %d MiB the database keeps in reserve (min_free_space)",
+			store.ErrUnavailable, g.dir, free>>20, g.min>>20)
+	}
+	g.state.Store(&guardState{err: err, at: time.Now()})
+	if (err == nil) != (st.err == nil) && g.changed != nil {
+		g.changed(err)
+	}
+	return err
+}
+
+// Verify checks the database in dir, which nothing else may have open: it counts the records by status
+// and checks every index entry and aggregate against the records, in both directions (each record has
+// exactly the entries it should, and there is no entry without its record). It never repairs anything.
+func Verify(dir string) (*store.Verification, error) {
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil).WithReadOnly(true))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	defer db.Close()
+	v := &store.Verification{Records: map[string]int{}}
+	problem := func(format string, a ...any) {
+		if len(v.Problems) < 200 {
+			v.Problems = append(v.Problems, fmt.Sprintf(format, a...))
+		}
+	}
+	err = db.View(func(txn *badger.Txn) error {
+		var expected int // index and pair entries the records call for
+		var aggs aggDelta
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixRecord, PrefetchValues: true, PrefetchSize: 64})
+		for it.Rewind(); it.Valid(); it.Next() {
+			id := string(it.Item().Key()[len(prefixRecord):])
+			rec := &store.Record{}
+			if err := it.Item().Value(func(b []byte) error { return json.Unmarshal(b, rec) }); err != nil {
+				problem("record %s does not decode: %v", id, err)
+				continue
+			}
+			if rec.ID != id {
+				problem("record key %s holds record %s", id, rec.ID)
+			}
+			v.Records[recordStatus(rec)]++
+			aggs.add(rec)
+			entries := append([]kv{{pairKey(rec.Source, rec.ExternalID), []byte(rec.ID)}}, indexEntries(rec)...)
+			expected += len(entries)
+			for _, e := range entries {
+				v.Checked++
+				item, err := txn.Get(e.k)
+				if errors.Is(err, badger.ErrKeyNotFound) {
+					problem("record %s lacks its %s entry", id, keyKind(e.k))
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				if err := item.Value(func(b []byte) error {
+					if !bytes.Equal(b, e.v) {
+						problem("record %s: its %s entry differs from the record", id, keyKind(e.k))
+					}
+					return nil
+				}); err != nil {
+					return err
+				}
+			}
+		}
+		it.Close()
+		// Entries without a record: every expected one was found above, so any surplus is an orphan.
+		found := 0
+		for _, p := range [][]byte{prefixPair, prefixTime, prefixKind, prefixGeo, prefixText} {
+			found += countKeys(txn, p)
+		}
+		if found != expected {
+			problem("%d index entries for %d expected: %d belong to no record", found, expected, found-expected)
+		}
+		// Aggregates, recomputed from the records, must equal the stored ones, and there must be no other.
+		aggKeys := 0
+		for slug, a := range aggs.all {
+			aggKeys += 1 + len(aggs.hours[slug])
+			checkAgg(txn, v, problem, aggKey(slug), a, "aggregate of "+slug)
+			for h, ha := range aggs.hours[slug] {
+				checkAgg(txn, v, problem, hourKey(slug, h), ha, fmt.Sprintf("aggregate of %s at hour %d", slug, h))
+			}
+		}
+		if n := countKeys(txn, prefixAgg) + countKeys(txn, prefixHour); n != aggKeys {
+			problem("%d aggregates stored for %d computed from the records", n, aggKeys)
+		}
+		return nil
+	})
+	return v, err
+}
+
+func checkAgg(txn *badger.Txn, v *store.Verification, problem func(string, ...any), key []byte, want *aggregate, what string) {
+	v.Checked++
+	got, err := getAggregate(txn, key)
+	if err != nil {
+		problem("%s: %v", what, err)
+		return
+	}
+	if !bytes.Equal(got.encode(), want.encode()) {
+		problem("%s differs from the records", what)
+	}
+}
+
+func countKeys(txn *badger.Txn, prefix []byte) int {
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+	defer it.Close()
+	n := 0
+	for it.Rewind(); it.Valid(); it.Next() {
+		n++
+	}
+	return n
+}
+
+// keyKind names the kind of an index key in a report (never its content, which may hold a phone's pair).
+func keyKind(k []byte) string {
+	for _, p := range []struct {
+		prefix []byte
+		name   string
+	}{{prefixPair, "idempotency pair"}, {prefixTime, "time index"}, {prefixKind, "type/category index"},
+		{prefixGeo, "geographic index"}, {prefixText, "text index"}} {
+		if bytes.HasPrefix(k, p.prefix) {
+			return p.name
+		}
+	}
+	return strings.TrimRight(string(k[:min(2, len(k))]), "\x00")
+}
+
+// recordStatus is a record's lifecycle status; every record is open until records have a lifecycle.
+func recordStatus(*store.Record) string { return "open" }

@@ -1,0 +1,47 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// What an operator needs of a store besides records: health, figures, proof that a backup restores.
+// Each is an optional interface that the Caddy app looks up once; a store that lacks one simply has no
+// such route or series.
+
+// ErrUnavailable wraps the reason a store refuses writes for now (the disk is nearly full, say). It is not
+// a failure of the request: the client retries later (503 with Retry-After), and the store accepts
+// writes again by itself once the cause is gone.
+var ErrUnavailable = errors.New("the store cannot write now")
+
+// Prober is a store that can prove it accepts writes.
+type Prober interface {
+	// Probe commits something that is not a record to stable storage, as a publication would be; a nil
+	// error means a publication now would be stored.
+	Probe(ctx context.Context) error
+}
+
+// Observer receives a store's operational figures (directaid's metrics implement it).
+type Observer interface {
+	// ObserveCommit is one group commit: how many writes it held and how long the synced write took.
+	ObserveCommit(batch int, d time.Duration)
+	// ObserveGC is one garbage collection; result is "rewrote", "nothing" or "error".
+	ObserveGC(result string, d time.Duration)
+}
+
+// DiskUser is a store that keeps files on a local disk.
+type DiskUser interface {
+	// DiskUsage reports the store's bytes on disk by part, and the free bytes of the disk that holds it.
+	DiskUsage() (parts map[string]int64, free int64, err error)
+}
+
+// Verification is what a Verifier found in a database.
+type Verification struct {
+	// Records counts the records by status.
+	Records map[string]int
+	// Checked is how many index entries and aggregates were compared with the records.
+	Checked int
+	// Problems lists each mismatch (at most a few hundred); empty means the database is consistent.
+	Problems []string
+}
