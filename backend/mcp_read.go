@@ -22,7 +22,7 @@ const (
 )
 
 type viewHelpArgs struct {
-	ID string `json:"id" jsonschema:"pattern=^[0-9a-hjkmnp-tv-z]{16}$" jsonschema_description:"id del registro (de buscar_ayudas)."`
+	ID string `json:"id" jsonschema:"pattern=^[0-9a-tv-zA-TV-Z]{16}$" jsonschema_description:"id del registro (de buscar_ayudas); no distingue mayúsculas."`
 }
 
 type panoramaArgs struct {

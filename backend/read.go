@@ -177,7 +177,7 @@ func unknownRecord(id string) *Problem {
 // HelpDetail answers view=detail and ver_ayuda: one record with its phone. Errors are *Problem for a
 // malformed (400) or unknown (404) id.
 func (s *Service) HelpDetail(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error) {
-	id = strings.TrimSpace(id)
+	id = store.NormalizeID(id)
 	switch {
 	case id == "":
 		return nil, invalidParams([]schema.FieldError{paramError("id", "«id» es obligatorio con view=detail")})

@@ -53,7 +53,7 @@ type ListQuery struct {
 type HelpQuery struct {
 	View   string `json:"view,omitempty" jsonschema:"enum=list,enum=detail,enum=panorama" jsonschema_description:"list (lista filtrable y paginada), detail (un registro con su teléfono), panorama (conteos por emergencia). Sin view: documento de descubrimiento."`
 	Format string `json:"format,omitempty" jsonschema:"enum=json,enum=csv,enum=geojson,default=json" jsonschema_description:"Solo con view=list: json, csv (con fila de etiquetas HXL bajo el encabezado) o geojson (FeatureCollection)."`
-	ID     string `json:"id,omitempty" jsonschema:"pattern=^[0-9a-hjkmnp-tv-z]{16}$" jsonschema_description:"Solo con view=detail (obligatorio): id del registro."`
+	ID     string `json:"id,omitempty" jsonschema:"pattern=^[0-9a-tv-zA-TV-Z]{16}$" jsonschema_description:"Solo con view=detail (obligatorio): id del registro; no distingue mayúsculas."`
 	ListQuery
 }
 

@@ -302,6 +302,8 @@ func (v *view) load(r *http.Request, pg *page) (int, string, error) {
 			return 0, "", err
 		}
 		pg.record = newDetailView(v, d)
+		// /ayudas/06H0ESGYP8JKSWEC is the record 06h0esgyp8jkswec: its links name it as stored.
+		pg.Path = schema.RecordPath(d.ID)
 		return http.StatusOK, recordCache, nil
 	case pg.emergency != nil && o.List != nil && o.ParseList != nil:
 		var status int

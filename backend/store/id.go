@@ -70,3 +70,12 @@ func ValidID(s string) bool {
 	}
 	return true
 }
+
+// NormalizeID reads an id as Crockford's base32 reads it, case-insensitively and forgiving the letters
+// a person may say or type for a digit (O for 0, I and L for 1): the id in the form NewID writes it.
+// Ids are meant to be read aloud and typed from a screen.
+func NormalizeID(s string) string {
+	return idReader.Replace(strings.ToLower(strings.TrimSpace(s)))
+}
+
+var idReader = strings.NewReplacer("o", "0", "i", "1", "l", "1")
