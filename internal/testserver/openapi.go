@@ -12,9 +12,23 @@ import (
 	validatorpkg "github.com/pb33f/libopenapi-validator"
 )
 
-type validator struct {
+// Validator checks answers against one OpenAPI document with pb33f/libopenapi-validator.
+type Validator struct {
 	mu sync.Mutex
 	v  validatorpkg.Validator
+}
+
+// NewValidator builds a Validator from an OpenAPI document (for tests that serve the handler in process).
+func NewValidator(spec []byte) (*Validator, error) {
+	doc, err := libopenapi.NewDocument(spec)
+	if err != nil {
+		return nil, fmt.Errorf("parse OpenAPI: %w", err)
+	}
+	v, errs := validatorpkg.NewValidator(doc)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("build validator: %v", errs)
+	}
+	return &Validator{v: v}, nil
 }
 
 // CheckOpenAPI validates a request/response pair (the response body already read into body) against the
@@ -36,20 +50,20 @@ func (s *Server) checkOpenAPI(req *http.Request, resp *http.Response, body []byt
 		}
 		spec, _ := io.ReadAll(r.Body)
 		r.Body.Close()
-		doc, err := libopenapi.NewDocument(spec)
+		v, err := NewValidator(spec)
 		if err != nil {
 			s.mu.Unlock()
-			return fmt.Errorf("parse OpenAPI: %w", err)
+			return err
 		}
-		v, errs := validatorpkg.NewValidator(doc)
-		if len(errs) > 0 {
-			s.mu.Unlock()
-			return fmt.Errorf("build validator: %v", errs)
-		}
-		s.validator = &validator{v: v}
+		s.validator = v
 	}
 	val := s.validator
 	s.mu.Unlock()
+	return val.Check(req, resp, body)
+}
+
+// Check validates a request/response pair, the response body already read into body.
+func (val *Validator) Check(req *http.Request, resp *http.Response, body []byte) error {
 	val.mu.Lock()
 	defer val.mu.Unlock()
 	resp.Body = io.NopCloser(bytes.NewReader(body))

@@ -151,7 +151,7 @@ type Server struct {
 	cmd       *exec.Cmd
 	out       *syncBuffer
 	waitDone  chan struct{}
-	validator *validator
+	validator *Validator
 }
 
 var (
