@@ -1,12 +1,17 @@
 package site
 
 import (
-	"golang.org/x/net/html"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/directaid/directaid/schema"
+	"github.com/directaid/directaid/site/sitetest"
 )
 
 // serveErr calls ServeError as the Caddy layer does inside handle_errors: Retry-After already set.
@@ -109,5 +114,43 @@ func visibleText(page string) string {
 				b.WriteByte(' ')
 			}
 		}
+	}
+}
+
+// Without JavaScript, a refused form comes back with its error summary first (before the form's first
+// field), in the order of the fields on the page, the emergency named by its title, not its slug.
+func TestFormErrorSummaryOrder(t *testing.T) {
+	f := &fakePublish{status: 400, resp: schema.ErrorBody{Code: "invalid_body", Error: "x", Details: []schema.FieldError{
+		{Field: "/publishContact", Message: "«publishContact» debe ser true"},
+		{Field: "/contactWhatsapp", Message: "«contactWhatsapp» no es un número de teléfono"},
+		{Field: "/title", Message: "«title» es obligatorio"},
+		{Field: "/emergencySlug", Message: "«emergencySlug» es obligatorio porque hay varias emergencias activas: eje-cafetero, inundaciones-la-mojana"},
+	}}}
+	c := newSite(t, Options{Emergencies: emergencies(eje, mojana), Publish: f.publish})
+	vals := formValues("web-1")
+	vals.Del("emergencySlug")
+	res, body := sitetest.Do(t, c, "POST", testBase+"/pedir", strings.NewReader(vals.Encode()), "Content-Type: application/x-www-form-urlencoded")
+	page := string(body)
+	if res.StatusCode != 400 {
+		t.Fatalf("%d", res.StatusCode)
+	}
+	list := page[strings.Index(page, `<ul id="errores-lista">`):]
+	list = list[:strings.Index(list, "</ul>")]
+	var order []int
+	for _, id := range []string{"f-emergencySlug", "f-title", "f-contactWhatsapp", "f-publishContact"} {
+		i := strings.Index(list, `href="#`+id+`"`)
+		if i < 0 {
+			t.Fatalf("no %s in the summary: %s", id, list)
+		}
+		order = append(order, i)
+	}
+	if !slices.IsSorted(order) {
+		t.Errorf("summary not in field order: %s", list)
+	}
+	if !strings.Contains(list, "«Terremoto en el Eje Cafetero» o «Inundaciones en La Mojana»") || strings.Contains(list, "inundaciones-la-mojana") {
+		t.Errorf("the emergency is not named by its title: %s", list)
+	}
+	if s, first := strings.Index(page, `id="errores"`), strings.Index(page, `id="f-emergencySlug"`); s < 0 || s > first {
+		t.Errorf("the summary comes after the first field")
 	}
 }

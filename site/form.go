@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -253,6 +254,43 @@ func (fv *formView) inputs() map[string]*input {
 	return out
 }
 
+// emergencyMessage asks for the emergency by the titles of the active ones.
+func (fv *formView) emergencyMessage() string {
+	var titles []string
+	for _, o := range fv.Emergency.Options {
+		if o.Value != "" {
+			titles = append(titles, "«"+o.Label+"»")
+		}
+	}
+	m := "Elija la emergencia a la que corresponde su publicación"
+	if len(titles) > 1 {
+		m += ": " + strings.Join(titles[:len(titles)-1], ", ") + " o " + titles[len(titles)-1]
+	}
+	return m + "."
+}
+
+// sortErrors puts the error summary in the order of the fields on the page (the emergency first, the
+// consent last); errors that name no field come after.
+func (fv *formView) sortErrors() {
+	order := map[string]int{}
+	if fv.Emergency != nil {
+		order[fv.Emergency.ID] = len(order) + 1
+	}
+	for _, g := range fv.Groups {
+		for _, in := range g.Inputs {
+			order[in.ID] = len(order) + 1
+		}
+	}
+	order[fv.Consent.ID] = len(order) + 1
+	rank := func(e errorItem) int {
+		if n := order[e.Anchor]; n > 0 {
+			return n
+		}
+		return len(order) + 1
+	}
+	slices.SortStableFunc(fv.Errors, func(a, b errorItem) int { return rank(a) - rank(b) })
+}
+
 // notUTF8 is a posted value that is not UTF-8: the encoder would turn it into U+FFFD, making two
 // different texts (two idempotency keys) one, so the form refuses it by name instead.
 type notUTF8 string
@@ -375,8 +413,11 @@ func (fv *formView) apply(status int, resp []byte) int {
 			continue
 		}
 		m := withLabel(d.Message, in)
-		if in == &fv.Consent {
+		switch in {
+		case &fv.Consent:
 			m = msg.Consent
+		case fv.Emergency:
+			m = fv.emergencyMessage() // the API names slugs; a person knows the titles
 		}
 		if in.Error != "" {
 			in.Error += " "
@@ -384,6 +425,7 @@ func (fv *formView) apply(status int, resp []byte) int {
 		in.Error += m
 		fv.Errors = append(fv.Errors, errorItem{Anchor: in.ID, Message: m})
 	}
+	fv.sortErrors()
 	switch {
 	case status == http.StatusTooManyRequests:
 		fv.Summary = msg.Limit

@@ -272,4 +272,6 @@ func wantsMarkdown(r *http.Request) bool {
 }
 
 // baseURL is the absolute base of links for r; ok is false when its Host could not be part of one.
-func (h *handler) baseURL(r *http.Request) (base string, ok bool) { return webutil.BaseURL(h.o.PublicURL, r) }
+func (h *handler) baseURL(r *http.Request) (base string, ok bool) {
+	return webutil.BaseURL(h.o.PublicURL, r)
+}
