@@ -70,4 +70,6 @@ func TestBrowserFirstScreen(t *testing.T) {
 }
 
 // jsString quotes s as a JavaScript string literal.
-func jsString(s string) string { return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'" }
+func jsString(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+}
