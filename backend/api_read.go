@@ -220,49 +220,25 @@ func serveStamped[T any](w http.ResponseWriter, r *http.Request, v *T, stamp fun
 	serveWithETag(w, r, body, webutil.ETag(unstamped), contentType, cacheControl)
 }
 
-// csvText neutralizes spreadsheet formulas in free text (a title "=HYPERLINK(…)" must stay text when the
-// export is opened in a spreadsheet).
-func csvText(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
-}
-
-func fmtFloat(f *float64) string {
-	if f == nil {
-		return ""
-	}
-	return strconv.FormatFloat(*f, 'f', -1, 64)
-}
-
-// listCSV renders a list as CSV: a header row, the HXL hashtag row, then one row per record. It has no
-// contact phone: PublicHelp has none.
+// listCSV renders a list as CSV: a header row, the HXL hashtag row, then one row per record, by the
+// columns of schema.CSVColumns.
 func listCSV(list *schema.HelpList) []byte {
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
-	names := make([]string, len(schema.CSVColumns))
-	tags := make([]string, len(schema.CSVColumns))
+	row := make([]string, len(schema.CSVColumns))
 	for i, c := range schema.CSVColumns {
-		names[i], tags[i] = c.Name, c.HXL
+		row[i] = c.Name
 	}
-	_ = cw.Write(names)
-	_ = cw.Write(tags)
-	for _, it := range list.Items {
-		people := ""
-		if it.NeededPeople != nil {
-			people = strconv.Itoa(*it.NeededPeople)
+	_ = cw.Write(row)
+	for i, c := range schema.CSVColumns {
+		row[i] = c.HXL
+	}
+	_ = cw.Write(row)
+	for k := range list.Items {
+		for i, c := range schema.CSVColumns {
+			row[i] = c.Cell(&list.Items[k])
 		}
-		loc := it.Location
-		if loc == nil {
-			loc = &schema.PublicLocation{}
-		}
-		_ = cw.Write([]string{
-			it.ID, it.Type, it.Emergency.Slug, csvText(it.Emergency.Title), csvText(it.Title), csvText(it.Description),
-			it.Category, it.Urgency, people, it.CollectionCenterStatus, csvText(loc.Address), csvText(loc.Neighborhood),
-			fmtFloat(loc.Latitude), fmtFloat(loc.Longitude), fmtFloat(loc.DistanceKm), csvText(it.Contact.Name),
-			it.CreatedAt.Format(time.RFC3339Nano), it.PublicURL,
-		})
+		_ = cw.Write(row)
 	}
 	cw.Flush()
 	return buf.Bytes()

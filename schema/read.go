@@ -196,28 +196,6 @@ type GeoJSONList struct {
 	NextCursor  string           `json:"nextCursor,omitempty"`
 }
 
-// CSVColumns are the columns of view=list&format=csv, with their HXL hashtags (second row).
-var CSVColumns = []struct{ Name, HXL string }{
-	{"id", "#meta+id"},
-	{"type", "#meta+type"},
-	{"emergencySlug", "#crisis+code"},
-	{"emergencyTitle", "#crisis+name"},
-	{"title", "#description+title"},
-	{"description", "#description"},
-	{"category", "#sector"},
-	{"urgency", "#severity"},
-	{"neededPeople", "#inneed+num"},
-	{"collectionCenterStatus", "#status"},
-	{"address", "#loc+address"},
-	{"neighborhood", "#loc+name"},
-	{"latitude", "#geo+lat"},
-	{"longitude", "#geo+lon"},
-	{"distanceKm", "#geo+distance"},
-	{"contactName", "#contact+name"},
-	{"createdAt", "#date+created"},
-	{"publicUrl", "#meta+url"},
-}
-
 // ReflectArgs is the JSON Schema of an argument struct (an MCP tool's input), reflected like the wire types.
 func ReflectArgs(v any) map[string]any { return toMap(reflectSchema(v)) }
 
