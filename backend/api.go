@@ -20,19 +20,21 @@ type Handler struct {
 	openapi []byte
 	site    http.Handler
 	mcp     http.Handler
+	tools   []schema.MCPTool // the registered MCP tools, as the documents list them
 }
 
 // NewHandler builds the HTTP surface of svc.
 func NewHandler(svc *Service) (*Handler, error) {
-	doc, err := schema.OpenAPI(svc.cfg.PublicURL)
+	tools := toolDocs(mcpTools(svc))
+	doc, err := schema.OpenAPI(svc.cfg.PublicURL, tools...)
 	if err != nil {
 		return nil, err
 	}
-	st, err := newSite(svc)
+	st, err := newSite(svc, tools)
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{svc: svc, openapi: doc, site: st, mcp: newMCPEndpoint(svc)}
+	h := &Handler{svc: svc, openapi: doc, site: st, mcp: newMCPEndpoint(svc), tools: tools}
 	return h, nil
 }
 
@@ -122,7 +124,7 @@ func (h *Handler) serveHelp(w http.ResponseWriter, r *http.Request) {
 		h.serveRead(w, r) // api_read.go
 		return
 	}
-	body, err := json.Marshal(h.svc.Discovery(h.svc.baseURL(r)))
+	body, err := json.Marshal(h.svc.discovery(h.svc.baseURL(r), h.tools))
 	if err != nil {
 		WriteProblem(w, AsProblem(err))
 		return
@@ -130,16 +132,18 @@ func (h *Handler) serveHelp(w http.ResponseWriter, r *http.Request) {
 	serveCacheable(w, r, body, "application/json", "public, max-age=60")
 }
 
-// Discovery is the body of GET help.
-func (s *Service) Discovery(base string) *schema.Discovery {
+// discovery is the body of GET help; its capabilities are those of the MCP tools, then the API's own.
+func (s *Service) discovery(base string, tools []schema.MCPTool) *schema.Discovery {
 	d := &schema.Discovery{
 		Name: "directaid", Version: schema.APIVersion, Public: true, Authentication: "none",
 		Documentation: base + "/integraciones", DocumentationMarkdown: base + "/integraciones.md",
 		OpenAPI: base + schema.OpenAPIPath, MCP: base + schema.MCPPath, LLMs: base + "/llms.txt", Publish: base + schema.HelpPath,
-		Capabilities: []string{"publish_request", "publish_offer", "list_emergencies", "idempotent_publish", "mcp", "openapi", "markdown_twins",
-			"list_help", "search_help", "geo_search", "help_detail", "panorama", "csv_hxl_export", "geojson_export"},
 		Emergencies: s.Active(base),
 	}
+	for _, t := range tools {
+		d.Capabilities = append(d.Capabilities, t.Capability)
+	}
+	d.Capabilities = append(d.Capabilities, apiCapabilities...)
 	if s.cfg.RateLimitEvents > 0 {
 		d.RateLimit = &schema.RateLimit{Events: s.cfg.RateLimitEvents, WindowSeconds: int(s.cfg.RateLimitWindow.Seconds()),
 			Scope: "publicaciones (POST " + schema.HelpPath + " y herramientas de publicación MCP) por dirección IP"}

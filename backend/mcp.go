@@ -26,9 +26,21 @@ type EmergencyList struct {
 	Emergencies []schema.EmergencyInfo `json:"emergencies"`
 }
 
-const mcpInstructions = `Red pública de ayuda directa para emergencias en Colombia. Con estas herramientas usted publica, en nombre de una persona, una solicitud de ayuda (publicar_solicitud) o un ofrecimiento de ayuda (publicar_ofrecimiento); lo publicado aparece en un sitio web público, con el nombre y el WhatsApp de contacto, para que la gente se contacte directamente.
-Para encontrar ayuda ya publicada: buscar_ayudas (filtros por emergencia, tipo, categoría, urgencia, texto y cercanía a un punto), ver_ayuda (un registro con su WhatsApp, para contactar) y consultar_panorama (conteos por emergencia).
-Para publicar: 1) llame a listar_emergencias para conocer las emergencias activas y su slug; 2) reúna con la persona los datos del esquema de la herramienta; 3) pregúntele si acepta que su nombre y su número se muestren públicamente (publishContact: true solo si acepta); 4) publique. Si algo falla, el resultado dice qué campo corregir; reintentar con el mismo source y externalId nunca crea duplicados.`
+// mcpIntro and mcpHowTo frame the list of tools in the server's instructions (mcpInstructions).
+const mcpIntro = `Red pública de ayuda directa para emergencias en Colombia. Con estas herramientas usted publica, en nombre de una persona, una solicitud o un ofrecimiento de ayuda, y encuentra la ayuda ya publicada; lo publicado aparece en un sitio web público, con el nombre y el WhatsApp de contacto, para que la gente se contacte directamente.`
+
+const mcpHowTo = `Para publicar: 1) llame a listar_emergencias para conocer las emergencias activas y su slug; 2) reúna con la persona los datos del esquema de la herramienta; 3) pregúntele si acepta que su nombre y su número se muestren públicamente (publishContact: true solo si acepta); 4) publique. Si algo falla, el resultado dice qué campo corregir; reintentar con el mismo source y externalId nunca crea duplicados.`
+
+// mcpInstructions are the server's instructions: the frame and one line per registered tool.
+func mcpInstructions(tools []schema.MCPTool) string {
+	var b strings.Builder
+	b.WriteString(mcpIntro + "\nHerramientas:\n")
+	for _, t := range tools {
+		b.WriteString("- " + t.Name + ": " + t.Summary + ".\n")
+	}
+	b.WriteString(mcpHowTo)
+	return b.String()
+}
 
 const idempotencyHelp = `Idempotencia: source es el nombre de su aplicación o asistente (por ejemplo "asistente-ia") y externalId un identificador único que usted genera para este registro (por ejemplo un UUID). Si la llamada falla o no sabe si funcionó, repítala con los mismos source y externalId: no se crea un duplicado y recibe el mismo id (duplicate: true). Para publicar otro registro use un externalId nuevo.`
 
@@ -38,9 +50,10 @@ const emergencyHelp = `Emergencia: si hay más de una emergencia activa, emergen
 
 // newMCPServer builds the MCP server over svc. It is stateless: every tool call stands alone.
 func newMCPServer(svc *Service) *server.MCPServer {
+	tools := mcpTools(svc)
 	s := server.NewMCPServer("directaid", schema.APIVersion,
 		server.WithTitle("Red pública de ayuda directa"),
-		server.WithInstructions(mcpInstructions),
+		server.WithInstructions(mcpInstructions(toolDocs(tools))),
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
 		// Counts every tool call by tool and outcome (the tool is always a registered one).
@@ -56,6 +69,12 @@ func newMCPServer(svc *Service) *server.MCPServer {
 			}
 		}),
 	)
+	s.AddTools(tools...)
+	return s
+}
+
+// mcpTools are the tools of the MCP server, in the order tools/list and the documents show them.
+func mcpTools(svc *Service) []server.ServerTool {
 	list := mcp.NewToolWithRawSchema(ToolListEmergencies,
 		"Lista las emergencias activas (terremotos, inundaciones…) en las que se puede publicar ayuda: slug, título, resumen, lugar, fecha y enlaces. "+
 			"Llámela antes de publicar: el slug es el valor de emergencySlug, obligatorio cuando hay más de una emergencia activa (pregunte entonces a la persona a cuál corresponde). Solo lee; no cambia nada.",
@@ -66,7 +85,7 @@ func newMCPServer(svc *Service) *server.MCPServer {
 	})
 	annotate(&list, "Listar emergencias activas", true)
 
-	s.AddTools(
+	return append([]server.ServerTool{
 		server.ServerTool{Tool: list, Handler: func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return emergenciesResult(svc.Active(mcpBase(ctx))), nil
 		}},
@@ -78,9 +97,7 @@ func newMCPServer(svc *Service) *server.MCPServer {
 			"Publica un ofrecimiento de ayuda: una persona, negocio o centro de acopio ofrece alimentos, salud, refugio, transporte, rescate u otra ayuda a los afectados por una emergencia. "+
 				"Queda visible en el sitio web público para que quien la necesite escriba por WhatsApp. Para pedir ayuda use publicar_solicitud.\n\n"+
 				"Datos: los campos y sus límites están en el esquema de entrada; la ubicación es opcional. Un centro de acopio puede indicar su estado en collectionCenterStatus."),
-	)
-	s.AddTools(readTools(svc)...)
-	return s
+	}, readTools(svc)...)
 }
 
 // annotate sets the title (both where 2025-03-26 and 2025-06-18+ clients look) and the behaviour hints:

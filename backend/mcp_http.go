@@ -210,11 +210,8 @@ func (e *mcpEndpoint) useOf(body []byte) MCPUse {
 		return MCPFree
 	}
 	t := e.srv.GetTool(msg.Params.Name)
-	switch {
-	case t == nil || t.Tool.Annotations.ReadOnlyHint == nil || !*t.Tool.Annotations.ReadOnlyHint:
+	if t == nil {
 		return MCPPublish
-	case contactTools[t.Tool.Name]:
-		return MCPContact
 	}
-	return MCPFree
+	return toolUse(&t.Tool)
 }

@@ -16,10 +16,11 @@ type baseURLKey struct{}
 // newSite builds the website over svc. Its no-JavaScript form fallback publishes through the same
 // service as POST help, so the rules, the errors and the idempotency are the same; its record pages and
 // lists read through the same service as GET help?view=detail|list, with the same parameters.
-func newSite(svc *Service) (http.Handler, error) {
+func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 	return site.New(site.Options{
 		Emergencies:     func() []schema.EmergencyInfo { return svc.Active("") },
 		PublicURL:       svc.cfg.PublicURL,
+		Tools:           tools,
 		RateLimitEvents: svc.cfg.RateLimitEvents,
 		RateLimitWindow: svc.cfg.RateLimitWindow,
 		ParseList:       ParseListQuery,

@@ -104,8 +104,9 @@ func preflight(operationID string) map[string]any {
 }
 
 // OpenAPI assembles the OpenAPI 3.1.0 document from the same reflected schemas that validate the API.
-// serverURL is the public base URL; empty means "where this document is served".
-func OpenAPI(serverURL string) ([]byte, error) {
+// serverURL is the public base URL; empty means "where this document is served". tools are the tools the
+// MCP server registers, which the description of /mcp lists.
+func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 	if serverURL = strings.TrimRight(serverURL, "/"); serverURL == "" {
 		serverURL = "/"
 	}
@@ -181,10 +182,9 @@ func OpenAPI(serverURL string) ([]byte, error) {
 				"post": map[string]any{
 					"operationId": "mcp", "tags": []string{"mcp"},
 					"summary": "Servidor MCP (Streamable HTTP, sin estado)",
-					"description": "Un mensaje JSON-RPC 2.0 por petición (los lotes se rechazan), de hasta 128 KiB. Herramientas: listar_emergencias, publicar_solicitud, publicar_ofrecimiento, buscar_ayudas, ver_ayuda, consultar_panorama. " +
+					"description": "Un mensaje JSON-RPC 2.0 por petición (los lotes se rechazan), de hasta 128 KiB. Herramientas: " + strings.Join(ToolNames(tools, nil), ", ") + ". " +
 						"Protocolos 2025-03-26, 2025-06-18 y 2025-11-25 (initialize) y 2026-07-28 (server/discover, con las cabeceras Mcp-Method y Mcp-Name); también 2024-11-05. " +
-						"Sin sesión: no se emite Mcp-Session-Id. Solo las llamadas tools/call a publicar_solicitud y publicar_ofrecimiento cuentan para el límite de POST /api/public/v1/help; " +
-						"initialize, tools/list, ping, listar_emergencias, buscar_ayudas y consultar_panorama no lo gastan; ver_ayuda, que muestra un teléfono, cuenta para el límite de view=detail. Las respuestas son siempre application/json: no hay flujos SSE. En un servidor local (conexión por loopback) se rechazan con 403 un Host o un Origin ajenos (protección contra DNS rebinding).",
+						"Sin sesión: no se emite Mcp-Session-Id. " + mcpLimits(tools) + " Las respuestas son siempre application/json: no hay flujos SSE. En un servidor local (conexión por loopback) se rechazan con 403 un Host o un Origin ajenos (protección contra DNS rebinding).",
 					"requestBody": map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
 						"type": "object", "required": []string{"jsonrpc"}, "properties": map[string]any{"jsonrpc": map[string]any{"const": "2.0"}, "method": map[string]any{"type": "string"}},
 					}}}},

@@ -149,6 +149,7 @@ func (v *view) lookup(path string) (page, bool) {
 // pageData is what a page's Markdown template sees.
 type pageData struct {
 	Base        string
+	Tools       []schema.MCPTool // the MCP tools (Options.Tools)
 	URL         string // the page's canonical URL; empty on the 404 page
 	Emergencies []schema.EmergencyInfo
 	Emergency   *schema.EmergencyInfo // on an emergency's page
@@ -175,7 +176,7 @@ func (d pageData) EmergencyURL(e schema.EmergencyInfo) string {
 
 // markdown executes a page's template: the text of its twin.
 func (v *view) markdown(p page, forApps bool) ([]byte, error) {
-	d := pageData{ForApps: forApps, Base: v.base, Emergencies: v.ems, Emergency: p.emergency, Form: p.form, Contact: v.h.o.Contact,
+	d := pageData{ForApps: forApps, Base: v.base, Tools: v.h.o.Tools, Emergencies: v.ems, Emergency: p.emergency, Form: p.form, Contact: v.h.o.Contact,
 		RateLimit: rateLimitText(v.h.o.RateLimitEvents, v.h.o.RateLimitWindow), Record: p.record, List: p.list, Error: p.err}
 	if p.Path != "" {
 		d.URL = v.base + p.Path
@@ -381,6 +382,6 @@ func (v *view) llms() ([]byte, error) {
 	err := v.h.pages.ExecuteTemplate(&b, "llms.txt", struct {
 		pageData
 		Pages []llmsEntry
-	}{pageData{Base: v.base}, entries})
+	}{pageData{Base: v.base, Tools: v.h.o.Tools}, entries})
 	return b.Bytes(), err
 }

@@ -31,6 +31,8 @@ type Options struct {
 	// PublicURL is the absolute base URL without trailing slash; empty derives it per request from the
 	// Host header and TLS (X-Forwarded-* are not trusted).
 	PublicURL string
+	// Tools are the MCP server's registered tools, which llms.txt and the integration guide list.
+	Tools []schema.MCPTool
 	// RateLimitEvents per RateLimitWindow and per IP is the publishing limit the integration guide
 	// publishes; zero means not configured.
 	RateLimitEvents int
