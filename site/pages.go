@@ -150,7 +150,7 @@ func (v *view) lookup(path string) (page, bool) {
 type pageData struct {
 	Base        string
 	Tools       []schema.MCPTool // the MCP tools (Options.Tools)
-	URL         string // the page's canonical URL; empty on the 404 page
+	URL         string           // the page's canonical URL; empty on the 404 page
 	Emergencies []schema.EmergencyInfo
 	Emergency   *schema.EmergencyInfo // on an emergency's page
 	Form        string                // the record type of the page's form
