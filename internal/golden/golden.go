@@ -146,6 +146,20 @@ func Run(t *testing.T, dir, host string, do Doer) {
 		resp, got := do(c.Method, path, body, c.Header...)
 		g.check(t, c.Name, c.Method, path, body, c.Header, resp, got)
 	}
+	// Revalidation with the ETag of the answer just fetched (304), and HEAD (headers only), of an API
+	// answer and of a page.
+	for _, c := range []struct{ name, path string }{{"api-discovery", "/api/public/v1/help"}, {"page-home", "/"}} {
+		resp, _ := do("GET", c.path, nil)
+		etag := resp.Header.Get("ETag")
+		if etag == "" {
+			t.Errorf("GET %s: no ETag", c.path)
+		}
+		h := []string{"If-None-Match", etag}
+		resp, got := do("GET", c.path, nil, h...)
+		g.check(t, c.name+"-304", "GET", c.path, nil, []string{"If-None-Match", `"{ETAG}"`}, resp, got)
+		resp, got = do("HEAD", c.path, nil)
+		g.check(t, c.name+"-head", "HEAD", c.path, nil, nil, resp, got)
+	}
 	mcpHeader := []string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream", "Mcp-Protocol-Version", "2025-11-25"}
 	for _, m := range MCP {
 		body := []byte(g.fill(m.Body))
