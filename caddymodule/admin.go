@@ -15,14 +15,20 @@ func init() {
 	caddy.RegisterModule(adminAPI{})
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "restore",
-		Usage: "--database <dir> --input <backup file>",
-		Short: "Restores a directaid backup into an empty database directory",
+		Usage: "--database <dir> --input <backup file> | --verify <backup file>",
+		Short: "Restores a directaid backup into an empty database directory, or proves that it restores",
 		Long: `Loads a backup taken with 'curl localhost:2019/directaid/backup > directaid.bak' into
 --database, which must be empty (or absent) and not in use. Then point the Caddyfile's
-'database badger' at it and start the server.`,
+'database badger' at it and start the server.
+
+With --verify (and no --database) it restores into a temporary directory, opens it, counts the
+records by status and checks every index entry and aggregate against the records, prints a summary,
+deletes the directory, and exits non-zero on any mismatch. With --verify and --database it does the
+same checks on the restored directory and keeps it.`,
 		CobraFunc: func(cmd *cobra.Command) {
 			cmd.Flags().String("database", "", "Empty directory to restore into")
-			cmd.Flags().String("input", "", "Backup file")
+			cmd.Flags().String("input", "", "Backup file (or the first argument)")
+			cmd.Flags().Bool("verify", false, "Check that the backup restores to a consistent database")
 			cmd.RunE = caddycmd.WrapCommandFuncForCobra(restoreCmd)
 		},
 	})
@@ -74,9 +80,18 @@ func backupHandler(w http.ResponseWriter, r *http.Request) error {
 }
 
 func restoreCmd(fl caddycmd.Flags) (int, error) {
-	dir, in := fl.String("database"), fl.String("input")
+	dir, in, verify := fl.String("database"), fl.String("input"), fl.Bool("verify")
+	if in == "" {
+		in = fl.Arg(0)
+	}
+	if verify && dir == "" && in != "" {
+		if err := verifyBackup(in, os.Stdout); err != nil {
+			return caddy.ExitCodeFailedStartup, err
+		}
+		return caddy.ExitCodeSuccess, nil
+	}
 	if dir == "" || in == "" {
-		return caddy.ExitCodeFailedStartup, errors.New("usage: directaid restore --database <dir> --input <backup file>")
+		return caddy.ExitCodeFailedStartup, errors.New("usage: directaid restore --database <dir> --input <backup file>, or directaid restore --verify <backup file>")
 	}
 	f, err := os.Open(in)
 	if err != nil {
@@ -87,5 +102,10 @@ func restoreCmd(fl caddycmd.Flags) (int, error) {
 		return caddy.ExitCodeFailedStartup, err
 	}
 	fmt.Printf("restored %s into %s\n", in, dir)
+	if verify {
+		if err := printVerification(os.Stdout, dir, dir); err != nil {
+			return caddy.ExitCodeFailedStartup, err
+		}
+	}
 	return caddy.ExitCodeSuccess, nil
 }

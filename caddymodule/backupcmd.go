@@ -21,7 +21,7 @@ func init() {
 		Usage: "--dir <directory> [--keep <n>] [--admin <address>]",
 		Short: "Takes a backup of the running server into a directory and keeps the newest n",
 		Long: `Fetches a consistent backup from the running server's admin endpoint (GET /directaid/backup),
-writes it to <dir>/directaid-<UTC time>.bak (complete or not at all), checks it as
+writes it to <dir>/directaid-<UTC time, to the millisecond>.bak (complete or not at all), checks it as
 'directaid restore --verify' does, and then deletes the oldest backups of <dir> beyond --keep.
 Nothing is deleted when the new backup fails. The systemd timer directaid-backup.timer runs this daily.`,
 		CobraFunc: func(cmd *cobra.Command) {
@@ -77,7 +77,7 @@ func takeBackup(admin, dir string, now time.Time) (string, int64, error) {
 		return "", 0, fmt.Errorf("backup from %s: %w", admin, err)
 	}
 	defer resp.Body.Close()
-	path := filepath.Join(dir, backupPrefix+now.UTC().Format("20060102T150405Z")+backupSuffix)
+	path := filepath.Join(dir, backupPrefix+now.UTC().Format("20060102T150405.000Z")+backupSuffix)
 	tmp, err := os.CreateTemp(dir, ".partial-*")
 	if err != nil {
 		return "", 0, err
