@@ -40,6 +40,9 @@ type Database struct {
 	// MinFreeSpace is the free space, in bytes, of the database's disk below which publications are
 	// refused (503 with Retry-After) until space returns; default 256 MiB, -1 never refuses.
 	MinFreeSpace int64 `json:"min_free_space,omitempty"`
+	// Postgres is the DSN of a PostgreSQL database shared by several nodes (placeholders such as
+	// {env.DIRECTAID_DATABASE_URL} are replaced); when set, Badger is not used.
+	Postgres string `json:"postgres,omitempty"`
 }
 
 // App is the `directaid` Caddy app: the configuration, the store and the HTTP surface built on them.
@@ -49,6 +52,7 @@ type App struct {
 	Emergencies []backend.Emergency `json:"emergencies,omitempty"`
 
 	dir      string
+	dsn      string // the PostgreSQL DSN, placeholders replaced
 	openOnce sync.Once
 	openErr  error
 	store    store.Store
@@ -133,6 +137,14 @@ func (a *App) Provision(ctx caddy.Context) error {
 	a.observe = &backend.Observe{Metrics: metrics, Publications: a.logger.Named("publication")}
 	if err := registerMetrics(ctx.GetMetricsRegistry(), a); err != nil {
 		return err
+	}
+	if a.Database.Postgres != "" {
+		dsn, err := expandDSN(a.Database.Postgres)
+		if err != nil {
+			return err
+		}
+		a.dsn, a.dir = dsn, "postgres\x00"+dsn // the key of the shared store
+		return nil
 	}
 	a.dir = a.Database.Badger
 	if a.dir == "" {

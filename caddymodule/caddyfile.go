@@ -20,7 +20,7 @@ func init() {
 // parseGlobal parses the global option block:
 //
 //	directaid {
-//	    database badger <dir> {
+//	    database badger <dir> {          (or: database postgres <dsn>)
 //	        min_free_space <size>   # default 256MiB; off never refuses
 //	    }
 //	    public_url <url>
@@ -49,12 +49,17 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	for d.NextBlock(0) {
 		switch d.Val() {
 		case "database":
-			var kind string
-			if !d.Args(&kind, &a.Database.Badger) || d.NextArg() {
-				return d.Err("usage: database badger <directory> [{ min_free_space <size> }]")
+			var kind, where string
+			if !d.Args(&kind, &where) || d.NextArg() {
+				return d.Err("usage: database badger <directory> [{ min_free_space <size> }] | database postgres <dsn>")
 			}
-			if kind != "badger" {
-				return d.Errf("unknown database %q (supported: badger)", kind)
+			switch kind {
+			case "badger":
+				a.Database.Badger = where
+			case "postgres":
+				a.Database.Postgres = where
+			default:
+				return d.Errf("unknown database %q (supported: badger, postgres)", kind)
 			}
 			for nesting := d.Nesting(); d.NextBlock(nesting); {
 				if d.Val() != "min_free_space" {

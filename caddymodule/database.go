@@ -6,6 +6,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/pgstore"
 	"github.com/directaid/directaid/backend/store"
 )
 
@@ -13,6 +14,13 @@ import (
 
 // openDatabase opens the store that a.Database selects.
 func (a *App) openDatabase() (store.Store, error) {
+	if a.dsn != "" {
+		h, err := loadPostgres(a.dsn)
+		if err != nil {
+			return nil, err
+		}
+		return &pgStore{Store: pgstore.NewStore(h.db), dsn: a.dsn}, nil
+	}
 	log := a.logger.Named("store")
 	return badgerstore.Open(badgerstore.Options{Dir: a.dir, Logger: badgerLogger{a.logger.Named("badger").Sugar()},
 		MinFreeBytes: a.Database.MinFreeSpace, Observer: metrics,
@@ -36,3 +44,17 @@ func (l badgerLogger) Errorf(f string, v ...any)   { l.s.Errorf(f, v...) }
 func (l badgerLogger) Warningf(f string, v ...any) { l.s.Warnf(f, v...) }
 func (l badgerLogger) Infof(f string, v ...any)    { l.s.Debugf(f, v...) }
 func (l badgerLogger) Debugf(f string, v ...any)   { l.s.Debugf(f, v...) }
+
+// pgStore releases the shared pool (pgDBs) when the store closes.
+type pgStore struct {
+	*pgstore.Store
+	dsn string
+}
+
+func (s *pgStore) Close() error {
+	if err := s.Store.Close(); err != nil {
+		return err
+	}
+	_, err := pgDBs.Delete(s.dsn)
+	return err
+}

@@ -48,7 +48,7 @@ func TestCaddyfileErrorsNameTheLine(t *testing.T) {
 		{"no title", "directaid {\n\t\temergency a {\n\t\t\tsummary x\n\t\t}\n\t}", "needs a title"},
 		{"duplicate slug", "directaid {\n\t\temergency a {\n\t\t\ttitle A\n\t\t}\n\t\temergency a {\n\t\t\ttitle B\n\t\t}\n\t}", "declared twice"},
 		{"bad public_url", "directaid {\n\t\tpublic_url ayuda.example.org\n\t}", "absolute http(s) URL"},
-		{"unknown database", "directaid {\n\t\tdatabase postgres x\n\t}", `unknown database "postgres"`},
+		{"unknown database", "directaid {\n\t\tdatabase mysql x\n\t}", `unknown database "mysql" (supported: badger, postgres)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "Caddyfile")

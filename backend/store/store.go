@@ -25,6 +25,10 @@ var ErrNotFound = errors.New("record not found")
 // ErrClosed is returned once the store is closed.
 var ErrClosed = errors.New("store closed")
 
+// ErrUnreachable wraps an error of a store that cannot reach its database for now (a PostgreSQL server
+// restarting, say): the client is told to retry in seconds (503 with Retry-After), and a later call may succeed.
+var ErrUnreachable = errors.New("database unreachable")
+
 // Store keeps records keyed by (source, externalId). Every method is safe for concurrent use; the
 // behaviour behind each line below is what storetest.Run checks.
 type Store interface {

@@ -38,6 +38,10 @@ type Options struct {
 	DataDir string
 	// Database is the body of a block after `database badger <dir>` (min_free_space).
 	Database string
+	// Postgres, a DSN, runs the node on PostgreSQL instead of Badger (`database postgres
+	// {env.DIRECTAID_DATABASE_URL}`); with SharedStorage, Caddy's storage is there too (directaid_postgres).
+	Postgres      string
+	SharedStorage bool
 }
 
 // TwoEmergencies is the default: two active emergencies, so emergencySlug is required.
@@ -69,16 +73,16 @@ var caddyfileTmpl = template.Must(template.New("c").Parse(`{
 	admin 127.0.0.1:{{.AdminPort}}
 	persist_config off
 	default_bind 127.0.0.1
-	storage file_system {{.Dir}}/caddy
+	{{if .SharedStorage}}storage directaid_postgres {env.DIRECTAID_DATABASE_URL}{{else}}storage file_system {{.Dir}}/caddy{{end}}
 	log {
 		output file {{.Dir}}/caddy.log
 		format json
 		level DEBUG
 	}
 	directaid {
-		database badger {{.DataDir}}{{if .Database}} {
+		{{if .Postgres}}database postgres {env.DIRECTAID_DATABASE_URL}{{else}}database badger {{.DataDir}}{{if .Database}} {
 {{.Database}}
-		}{{end}}
+		}{{end}}{{end}}
 {{.Emergencies}}
 	}
 	servers {
@@ -147,6 +151,7 @@ type Server struct {
 	t         testing.TB
 	bin       string
 	caddyfile string
+	postgres  string // DSN given to the process as DIRECTAID_DATABASE_URL
 	mu        sync.Mutex
 	cmd       *exec.Cmd
 	out       *syncBuffer
@@ -217,6 +222,7 @@ func Caddyfile(o Options, dir, dataDir string, port, adminPort int) string {
 	err := caddyfileTmpl.Execute(&b, map[string]any{
 		"AdminPort": adminPort, "Port": port, "Dir": dir, "DataDir": dataDir, "Emergencies": o.Emergencies,
 		"Events": o.PublishEvents, "DetailEvents": o.DetailEvents, "Window": o.PublishWindow, "Global": o.Global, "Site": o.Site, "Database": o.Database,
+		"Postgres": o.Postgres != "", "SharedStorage": o.SharedStorage,
 	})
 	if err != nil {
 		panic(err)
@@ -228,7 +234,7 @@ func Caddyfile(o Options, dir, dataDir string, port, adminPort int) string {
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
 	dir := t.TempDir()
-	s := &Server{t: t, bin: Binary(t), Dir: dir, DataDir: o.DataDir}
+	s := &Server{t: t, bin: Binary(t), Dir: dir, DataDir: o.DataDir, postgres: o.Postgres}
 	if s.DataDir == "" {
 		s.DataDir = filepath.Join(dir, "data")
 	}
@@ -260,6 +266,9 @@ func (s *Server) Launch() {
 	s.out = &syncBuffer{}
 	cmd := exec.Command(s.bin, "run", "--config", s.caddyfile)
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(s.Dir, "xdg-data"), "XDG_CONFIG_HOME="+filepath.Join(s.Dir, "xdg-config"), "HOME="+s.Dir)
+	if s.postgres != "" {
+		cmd.Env = append(cmd.Env, "DIRECTAID_DATABASE_URL="+s.postgres)
+	}
 	cmd.Stdout, cmd.Stderr = s.out, s.out
 	if err := cmd.Start(); err != nil {
 		s.mu.Unlock()

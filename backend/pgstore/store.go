@@ -1,0 +1,350 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/directaid/directaid/backend/store"
+)
+
+// Store is store.Store on PostgreSQL. Its answers are the Badger store's (storetest checks both): the
+// pair is a UNIQUE constraint and one INSERT … ON CONFLICT DO NOTHING; a commit returns once it is on
+// disk (synchronous_commit on); text search folds in Go, as Badger does, and matches substrings through a
+// trigram index; a radius list takes the candidates in the bounding box from a GiST index and measures
+// them with the same haversine as Badger.
+type Store struct {
+	db     *DB
+	closed atomic.Bool
+	// Timeout bounds each call, so that a server that stopped answering yields 503s, not hung requests.
+	Timeout time.Duration
+}
+
+// NewStore returns the store on db. Close does not close db: its owner does.
+func NewStore(db *DB) *Store { return &Store{db: db, Timeout: 10 * time.Second} }
+
+// fail marks the errors of an unreachable server as store.ErrUnreachable (503, retry).
+func fail(err error) error {
+	if err != nil && !errors.Is(err, store.ErrClosed) && !errors.Is(err, store.ErrNotFound) && Unavailable(err) {
+		return fmt.Errorf("%w: %w", store.ErrUnreachable, err)
+	}
+	return err
+}
+
+// Create implements store.Store.
+func (s *Store) Create(ctx context.Context, rec *store.Record) (*store.Record, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	stored, created, err := s.create(ctx, rec)
+	return stored, created, fail(err)
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, id string) (*store.Record, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	rec, err := s.get(ctx, id)
+	return rec, fail(err)
+}
+
+// List implements store.Store: count and page are read in one snapshot.
+func (s *Store) List(ctx context.Context, spec *store.ListSpec) (*store.ListResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	res, err := s.list(ctx, spec)
+	return res, fail(err)
+}
+
+// Aggregates implements store.Store.
+func (s *Store) Aggregates(ctx context.Context, slugs []string) (map[string]*store.Aggregate, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	res, err := s.aggregates(ctx, slugs)
+	return res, fail(err)
+}
+
+func (s *Store) ready(ctx context.Context) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	return s.db.Ready(ctx)
+}
+
+func (s *Store) create(ctx context.Context, rec *store.Record) (*store.Record, bool, error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, false, err
+	}
+	doc, err := json.Marshal(rec)
+	if err != nil {
+		return nil, false, err
+	}
+	var loc *string
+	if rec.Latitude != nil && rec.Longitude != nil {
+		p := fmt.Sprintf("(%s,%s)", fmtFloat(*rec.Longitude), fmtFloat(*rec.Latitude))
+		loc = &p
+	}
+	var needed *int32
+	if rec.NeededPeople != nil {
+		n := int32(*rec.NeededPeople)
+		needed = &n
+	}
+	var got []byte
+	err = s.db.Pool.QueryRow(ctx, `INSERT INTO directaid_records (id, source, external_id, created_at, emergency_slug, type,
+		category, urgency, needed_people, loc, search_text, doc)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12)
+		ON CONFLICT (source, external_id) DO NOTHING RETURNING id`,
+		rec.ID, []byte(rec.Source), []byte(rec.ExternalID), rec.CreatedAt, rec.EmergencySlug, rec.Type, rec.Category,
+		rec.Urgency, needed, loc, strings.ReplaceAll(store.SearchText(rec), "\x00", " "), doc).Scan(&got)
+	if err == nil {
+		stored := *rec
+		return &stored, true, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, err
+	}
+	// The pair exists. A new statement sees it even when its transaction committed after ours began.
+	err = s.db.Pool.QueryRow(ctx, `SELECT doc FROM directaid_records WHERE source = $1 AND external_id = $2`,
+		[]byte(rec.Source), []byte(rec.ExternalID)).Scan(&doc)
+	if err != nil {
+		return nil, false, err
+	}
+	stored, err := decode(doc)
+	return stored, false, err
+}
+
+// fmtFloat writes f exactly (shortest round-trip form), so that the point holds the same float64.
+func fmtFloat(f float64) string { return fmt.Sprintf("%v", f) }
+
+func decode(doc []byte) (*store.Record, error) {
+	rec := new(store.Record)
+	if err := json.Unmarshal(doc, rec); err != nil {
+		return nil, fmt.Errorf("pgstore: stored record does not decode: %w", err)
+	}
+	return rec, nil
+}
+
+func (s *Store) get(ctx context.Context, id string) (*store.Record, error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
+	var doc []byte
+	err := s.db.Pool.QueryRow(ctx, `SELECT doc FROM directaid_records WHERE id = $1`, id).Scan(&doc)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decode(doc)
+}
+
+// where builds the filter of spec (not the cursor) with its arguments.
+func where(spec *store.ListSpec) (string, []any) {
+	var conds []string
+	var args []any
+	add := func(cond string, arg any) {
+		args = append(args, arg)
+		conds = append(conds, strings.ReplaceAll(cond, "$?", fmt.Sprintf("$%d", len(args))))
+	}
+	if spec.EmergencySlug != "" {
+		add("emergency_slug = $?", spec.EmergencySlug)
+	}
+	if spec.Type != "" {
+		add("type = $?", spec.Type)
+	}
+	if spec.Category != "" {
+		add("category = $?", spec.Category)
+	}
+	if spec.Urgency != "" {
+		add("urgency = $?", spec.Urgency)
+	}
+	if ms := spec.SinceMillis(); ms >= 0 {
+		add("created_at > $?", time.UnixMilli(ms))
+	}
+	for _, w := range spec.Words {
+		add(`search_text LIKE $?`, "%"+likeEscape(w)+"%")
+	}
+	if spec.Near {
+		// The bounding box of the circle (the GiST index), measured exactly afterwards.
+		const kmPerDegLat = store.EarthRadiusKm * math.Pi / 180
+		dLat := spec.RadiusKm/kmPerDegLat + 1e-9
+		cosLat := math.Cos(math.Min(89.9, math.Abs(spec.Lat)+dLat) * math.Pi / 180)
+		dLon := math.Min(180, spec.RadiusKm/(kmPerDegLat*cosLat)+1e-9)
+		add("loc <@ $?::box", fmt.Sprintf("((%v,%v),(%v,%v))", spec.Lon-dLon, spec.Lat-dLat, spec.Lon+dLon, spec.Lat+dLat))
+	}
+	if len(conds) == 0 {
+		return "TRUE", args
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+func likeEscape(w string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`, "\x00", " ").Replace(w)
+}
+
+func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResult, error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
+	tx, err := s.db.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if spec.Near {
+		return s.listNear(ctx, tx, spec)
+	}
+	cond, args := where(spec)
+	res := &store.ListResult{TotalExact: true}
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM directaid_records WHERE `+cond, args...).Scan(&res.Total); err != nil {
+		return nil, err
+	}
+	if spec.After != nil {
+		args = append(args, spec.After.ID)
+		cond += fmt.Sprintf(" AND id < $%d", len(args))
+	}
+	args = append(args, spec.Limit+1)
+	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT doc FROM directaid_records WHERE %s ORDER BY id DESC LIMIT $%d`, cond, len(args)), args...)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, err
+	}
+	for i, doc := range docs {
+		if i == spec.Limit {
+			res.Next = &store.Cursor{ID: res.Records[i-1].ID}
+			break
+		}
+		rec, err := decode(doc)
+		if err != nil {
+			return nil, err
+		}
+		res.Records = append(res.Records, rec)
+	}
+	return res, nil
+}
+
+type candidate struct {
+	id   string
+	dist float64
+}
+
+func (s *Store) listNear(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (*store.ListResult, error) {
+	cond, args := where(spec)
+	rows, err := tx.Query(ctx, `SELECT id, loc[1], loc[0] FROM directaid_records WHERE `+cond, args...)
+	if err != nil {
+		return nil, err
+	}
+	var all []candidate
+	var id string
+	var lat, lon float64
+	_, err = pgx.ForEachRow(rows, []any{&id, &lat, &lon}, func() error {
+		if d := store.HaversineKm(spec.Lat, spec.Lon, lat, lon); d <= spec.RadiusKm {
+			all = append(all, candidate{id, d})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(all, func(a, b candidate) int {
+		if a.dist != b.dist {
+			if a.dist < b.dist {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(b.id, a.id)
+	})
+	res := &store.ListResult{Total: len(all), TotalExact: true}
+	page := all
+	if c := spec.After; c != nil {
+		i, _ := slices.BinarySearchFunc(all, *c, func(a candidate, c store.Cursor) int {
+			if a.dist != c.Dist {
+				if a.dist < c.Dist {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(c.ID, a.id)
+		})
+		for i < len(all) && all[i].dist == c.Dist && all[i].id >= c.ID {
+			i++
+		}
+		page = all[i:]
+	}
+	if len(page) > spec.Limit {
+		page = page[:spec.Limit]
+		last := page[len(page)-1]
+		res.Next = &store.Cursor{ID: last.id, Dist: last.dist, HasDist: true}
+	}
+	ids := make([]string, len(page))
+	for i, c := range page {
+		ids[i] = c.id
+	}
+	rows, err = tx.Query(ctx, `SELECT id, doc FROM directaid_records WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	docs := map[string][]byte{}
+	var doc []byte
+	if _, err := pgx.ForEachRow(rows, []any{&id, &doc}, func() error { docs[id] = slices.Clone(doc); return nil }); err != nil {
+		return nil, err
+	}
+	for _, c := range page {
+		rec, err := decode(docs[c.id])
+		if err != nil {
+			return nil, err
+		}
+		res.Records = append(res.Records, rec)
+		res.Distances = append(res.Distances, c.dist)
+	}
+	return res, nil
+}
+
+func (s *Store) aggregates(ctx context.Context, slugs []string) (map[string]*store.Aggregate, error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
+	out := make(map[string]*store.Aggregate, len(slugs))
+	for _, slug := range slugs {
+		out[slug] = &store.Aggregate{Counts: map[[3]string]int{}}
+	}
+	rows, err := s.db.Pool.Query(ctx, `SELECT emergency_slug, type, category, urgency, count(*),
+		coalesce(sum(needed_people) FILTER (WHERE type = 'request'), 0), max(created_at)
+		FROM directaid_records WHERE emergency_slug = ANY($1) GROUP BY 1, 2, 3, 4`, slugs)
+	if err != nil {
+		return nil, err
+	}
+	var slug, typ, cat, urg string
+	var n, people int
+	var newest time.Time
+	_, err = pgx.ForEachRow(rows, []any{&slug, &typ, &cat, &urg, &n, &people, &newest}, func() error {
+		a := out[slug]
+		a.Counts[[3]string{typ, cat, urg}] += n
+		a.NeededPeople += people
+		if newest.After(a.Newest) {
+			a.Newest = newest.UTC()
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Close implements store.Store: later calls fail with store.ErrClosed.
+func (s *Store) Close() error {
+	s.closed.Store(true)
+	return nil
+}
+
+var _ store.Store = (*Store)(nil)
