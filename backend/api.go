@@ -212,7 +212,12 @@ func dryRunParam(r *http.Request) (bool, *Problem) {
 	return false, withQueryFields(invalidParams([]schema.FieldError{paramError(schema.DryRunArg, "«dryRun» debe ser true o false, una sola vez")}))
 }
 
+// checkJSONContentType accepts exactly one Content-Type field, application/json (UTF-8). Two fields are
+// ambiguous framing (a proxy may read the other one): refused rather than guessed.
 func checkJSONContentType(r *http.Request) *Problem {
+	if len(r.Header.Values("Content-Type")) > 1 {
+		return ambiguousContentType()
+	}
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err == nil && mt == "application/json" {
 		if cs, ok := params["charset"]; !ok || strings.EqualFold(cs, "utf-8") {
@@ -221,6 +226,11 @@ func checkJSONContentType(r *http.Request) *Problem {
 	}
 	return &Problem{Status: http.StatusUnsupportedMediaType, Body: schema.ErrorBody{Code: "unsupported_media_type",
 		Error: "El cuerpo debe enviarse como JSON con la cabecera Content-Type: application/json."}}
+}
+
+func ambiguousContentType() *Problem {
+	return &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: "invalid_request",
+		Error: "La petición trae varias cabeceras Content-Type: envíe una sola, Content-Type: application/json."}}
 }
 
 // ReadBody reads at most limit bytes of the request body; a larger one is refused with 413 without

@@ -74,7 +74,11 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	if checkJSONContentType(r) != nil {
+	if p := checkJSONContentType(r); p != nil {
+		if p.Status == http.StatusBadRequest {
+			writeRPCErrorCode(w, p.Status, mcp.INVALID_REQUEST, p.Body.Error)
+			return
+		}
 		writeRPCError(w, http.StatusUnsupportedMediaType, "Envíe el mensaje JSON-RPC con Content-Type: application/json.")
 		return
 	}

@@ -119,7 +119,7 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 		"201": map[string]any{"description": "Publicado: el registro se creó y está guardado en disco.", "headers": hdrs("Location", "Cache-Control"), "content": jsonBody(ref("PublishResult"))},
 		"200": map[string]any{"description": "Reintento idempotente: el par (source, externalId) ya existía; no se creó nada. contentMatches=false avisa de que el contenido enviado difiere del guardado. Con dryRun=true: la publicación es válida y esto es lo que se guardaría (DryRunResult); no se guardó nada.",
 			"headers": hdrs("Cache-Control"), "content": jsonBody(map[string]any{"oneOf": []any{ref("PublishResult"), ref("DryRunResult")}})},
-		"400": errResp("Datos inválidos (invalid_body, invalid_json, consent_required, emergency_required, unknown_emergency, no_active_emergency). details nombra cada campo con un puntero JSON. Sin public_url configurada, un encabezado Host que no es un nombre de host responde invalid_request."),
+		"400": errResp("Datos inválidos (invalid_body, invalid_json, consent_required, emergency_required, unknown_emergency, no_active_emergency; invalid_request si llegan varias cabeceras Content-Type). details nombra cada campo con un puntero JSON. Sin public_url configurada, un encabezado Host que no es un nombre de host responde invalid_request."),
 		"413": errResp("Cuerpo de más de 64 KiB (body_too_large)."),
 		"415": errResp("Content-Type distinto de application/json (unsupported_media_type)."),
 		"429": errResp("Límite temporal alcanzado (rate_limited). Reintente tras Retry-After segundos con el mismo externalId.", "Retry-After"),
@@ -191,7 +191,7 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 					"responses": map[string]any{
 						"200": map[string]any{"description": "Respuesta JSON-RPC (resultado o error).", "headers": hdrs("Cache-Control"), "content": jsonBody(ref("JSONRPCResponse"))},
 						"202": map[string]any{"description": "Notificación o respuesta aceptada; sin cuerpo.", "headers": hdrs("Cache-Control")},
-						"400": rpcErr("Mensaje inválido: JSON mal formado, lote JSON-RPC, versión de protocolo no admitida o cabeceras que no concuerdan con el cuerpo (2026-07-28); o, sin public_url configurada, un encabezado Host que no es un nombre de host."),
+						"400": rpcErr("Mensaje inválido: JSON mal formado, lote JSON-RPC, varias cabeceras Content-Type, versión de protocolo no admitida o cabeceras que no concuerdan con el cuerpo (2026-07-28); o, sin public_url configurada, un encabezado Host que no es un nombre de host."),
 						"403": rpcErr("Host u Origin ajeno en un servidor local (protección contra DNS rebinding)."),
 						"404": rpcErr("Método JSON-RPC desconocido (protocolo 2026-07-28)."),
 						"413": rpcErr("Mensaje de más de 128 KiB."),

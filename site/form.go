@@ -378,6 +378,9 @@ func (s *formSpec) handle(w http.ResponseWriter, r *http.Request, v *view, actio
 
 // readForm reads a url-encoded form of at most schema.MaxBodyBytes.
 func readForm(w http.ResponseWriter, r *http.Request) (url.Values, int) {
+	if len(r.Header.Values("Content-Type")) > 1 {
+		return url.Values{}, http.StatusBadRequest // ambiguous framing: not guessed
+	}
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
 		return url.Values{}, http.StatusUnsupportedMediaType
 	}

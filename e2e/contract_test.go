@@ -1,0 +1,65 @@
+package e2e
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/directaid/directaid/internal/testserver"
+)
+
+// The contract as an outside integrator meets it (issue 12): what the server answers to requests at the
+// edges of the documented surface.
+
+// doHeaders sends a request with repeated header fields (testserver.Do sets each name once).
+func doHeaders(t *testing.T, s *testserver.Server, method, path string, body []byte, header http.Header) (*http.Response, []byte) {
+	t.Helper()
+	req := s.NewRequest(method, path, body)
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp, raw
+}
+
+// Item 7: two Content-Type fields are ambiguous framing; the server refuses instead of picking one.
+func TestContractDuplicateContentType(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	rec := validRequest()
+	two := http.Header{"Content-Type": {"application/json", "text/plain"}}
+	resp, raw := doHeaders(t, s, "POST", "/api/public/v1/help", mustJSON(t, rec), two)
+	s.CheckOpenAPI(s.NewRequest("POST", "/api/public/v1/help", mustJSON(t, rec)), resp, raw)
+	var e map[string]any
+	_ = json.Unmarshal(raw, &e)
+	if resp.StatusCode != 400 || e["code"] != "invalid_request" {
+		t.Errorf("POST help with two Content-Type: %d %s, want 400 invalid_request", resp.StatusCode, raw)
+	}
+	if r, _ := publish(t, s, rec); r.StatusCode != 201 {
+		t.Errorf("the refused body was stored: its publication answers %d", r.StatusCode)
+	}
+	// The reverse order too, and on /mcp.
+	two = http.Header{"Content-Type": {"text/plain", "application/json"}}
+	if resp, raw := doHeaders(t, s, "POST", "/api/public/v1/help", mustJSON(t, validOffer()), two); resp.StatusCode != 400 {
+		t.Errorf("text/plain then application/json: %d %s", resp.StatusCode, raw)
+	}
+	ping := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	resp, raw = doHeaders(t, s, "POST", "/mcp", ping, http.Header{"Content-Type": {"application/json", "text/plain"}})
+	var rpc map[string]any
+	_ = json.Unmarshal(raw, &rpc)
+	if resp.StatusCode != 400 || rpc["jsonrpc"] != "2.0" || rpc["error"] == nil {
+		t.Errorf("POST /mcp with two Content-Type: %d %s", resp.StatusCode, raw)
+	}
+	// The site's no-JavaScript form as well.
+	form := []byte("title=x")
+	if resp, _ := doHeaders(t, s, "POST", "/pedir", form, http.Header{"Content-Type": {"application/x-www-form-urlencoded", "text/plain"}}); resp.StatusCode != 400 {
+		t.Errorf("POST /pedir with two Content-Type: %d", resp.StatusCode)
+	}
+}
