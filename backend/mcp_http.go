@@ -52,11 +52,11 @@ func newMCPEndpoint(svc *Service) *mcpEndpoint {
 func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodOptions {
 		// A preflight reads nothing and changes nothing; the request it announces meets the checks below.
+		// A browser's GET passes CORS without being listed (GET is CORS-safelisted), so a browser client
+		// still gets the 405 the MCP specification describes instead of an opaque CORS failure.
 		hd := w.Header()
-		hd.Set("Allow", "POST, OPTIONS")
-		// GET and DELETE pass CORS so that a browser client gets the 405 the MCP specification describes
-		// (and its SDKs handle) instead of an opaque CORS failure.
-		hd.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+		hd.Set("Allow", schema.MCPMethods)
+		hd.Set("Access-Control-Allow-Methods", schema.MCPMethods)
 		hd.Set("Access-Control-Allow-Headers", mcpAllowHeaders)
 		hd.Set("Access-Control-Max-Age", "86400")
 		w.WriteHeader(http.StatusNoContent)
@@ -69,7 +69,7 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost {
 		// No server-initiated stream and no sessions: the MCP answer for GET (and DELETE) is 405.
-		w.Header().Set("Allow", http.MethodPost)
+		w.Header().Set("Allow", schema.MCPMethods)
 		writeRPCError(w, http.StatusMethodNotAllowed, "Método no permitido: este servidor MCP no tiene flujo SSE ni sesiones; envíe cada mensaje JSON-RPC por POST.")
 		return
 	}

@@ -63,3 +63,51 @@ func TestContractDuplicateContentType(t *testing.T) {
 		t.Errorf("POST /pedir with two Content-Type: %d", resp.StatusCode)
 	}
 }
+
+// Item 8: /mcp says the same methods in its preflight, in the Allow of a 405, and in what it serves.
+func TestContractMCPMethodsAgree(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	const want = "POST, OPTIONS"
+	resp, _ := call(t, s, "OPTIONS", "/mcp", nil, "Origin", "http://localhost:6274", "Access-Control-Request-Method", "POST")
+	if resp.StatusCode != 204 || resp.Header.Get("Allow") != want || resp.Header.Get("Access-Control-Allow-Methods") != want {
+		t.Errorf("preflight: %d Allow %q, Access-Control-Allow-Methods %q; want both %q", resp.StatusCode,
+			resp.Header.Get("Allow"), resp.Header.Get("Access-Control-Allow-Methods"), want)
+	}
+	for _, m := range []string{"GET", "DELETE", "HEAD"} {
+		resp, _ := call(t, s, m, "/mcp", nil)
+		if resp.StatusCode != 405 || resp.Header.Get("Allow") != want {
+			t.Errorf("%s /mcp: %d Allow %q, want 405 Allow %q", m, resp.StatusCode, resp.Header.Get("Allow"), want)
+		}
+	}
+	for _, m := range []string{"PUT", "PATCH"} {
+		resp, _ := s.Do(m, "/mcp", nil)
+		if resp.StatusCode != 405 || resp.Header.Get("Allow") != want {
+			t.Errorf("%s /mcp: %d Allow %q, want 405 Allow %q", m, resp.StatusCode, resp.Header.Get("Allow"), want)
+		}
+	}
+	// The OpenAPI document says the same.
+	_, raw := s.Do("GET", "/api/public/openapi.json", nil)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Description string                    `json:"description"`
+				Headers     map[string]map[string]any `json:"headers"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []string{"get", "delete"} {
+		allow := doc.Paths["/mcp"][op].Responses["405"].Headers["Allow"]
+		if sc, _ := allow["schema"].(map[string]any); sc["const"] != want {
+			t.Errorf("OpenAPI /mcp %s 405 Allow: %v, want const %q", op, allow, want)
+		}
+	}
+	pre := doc.Paths["/mcp"]["options"].Responses["204"].Headers
+	for _, h := range []string{"Allow", "Access-Control-Allow-Methods"} {
+		if sc, _ := pre[h]["schema"].(map[string]any); sc["const"] != want {
+			t.Errorf("OpenAPI /mcp preflight %s: %v, want const %q", h, pre[h], want)
+		}
+	}
+}

@@ -177,7 +177,7 @@ func TestMCPHTTPAnswers(t *testing.T) {
 	for _, m := range []string{"GET", "DELETE", "HEAD"} {
 		for _, version := range []string{"", "2025-11-25", modernProtocol} {
 			resp, body := call(t, s, m, "/mcp", nil, "Accept", "text/event-stream", "Mcp-Protocol-Version", version)
-			if resp.Header.Get("Allow") != "POST" {
+			if resp.Header.Get("Allow") != "POST, OPTIONS" {
 				t.Errorf("%s /mcp (%s): Allow %q", m, version, resp.Header.Get("Allow"))
 			}
 			if m != "HEAD" {

@@ -74,10 +74,30 @@ func rpcErr(desc string, extraHeaders ...string) map[string]any {
 	return map[string]any{"description": desc, "headers": hdrs(extraHeaders...), "content": jsonBody(ref("JSONRPCError"))}
 }
 
+// MCPMethods are the methods /mcp serves: its preflight's Allow and Access-Control-Allow-Methods and the
+// Allow of its 405 say exactly this.
+const MCPMethods = "POST, OPTIONS"
+
+// mcpMethodsHeader documents a header of /mcp whose value is always MCPMethods.
+func mcpMethodsHeader(desc string) map[string]any {
+	return map[string]any{"description": desc, "schema": map[string]any{"type": "string", "const": MCPMethods}}
+}
+
 // mcpNotAllowed is a method /mcp refuses, as a server with neither stream nor sessions does.
 func mcpNotAllowed(operationID, summary, description string) map[string]any {
+	resp := rpcErr("Método no permitido.")
+	resp["headers"].(map[string]any)["Allow"] = mcpMethodsHeader("Métodos que admite /mcp.")
 	return map[string]any{"operationId": operationID, "tags": []string{"mcp"}, "summary": summary, "description": description,
-		"responses": map[string]any{"405": rpcErr("Método no permitido.", "Allow")}}
+		"responses": map[string]any{"405": resp}}
+}
+
+// mcpPreflight is /mcp's CORS preflight: the methods it allows are the ones it serves.
+func mcpPreflight() map[string]any {
+	p := preflight("preflightMCP")
+	h := p["responses"].(map[string]any)["204"].(map[string]any)["headers"].(map[string]any)
+	h["Allow"] = mcpMethodsHeader("Métodos que admite /mcp.")
+	h["Access-Control-Allow-Methods"] = mcpMethodsHeader("CORS: los mismos métodos que Allow. GET, que CORS no necesita anunciar, recibe 405.")
+	return p
 }
 
 // jsonRPCSchemas describes JSON-RPC 2.0 answers; the MCP results inside are MCP's, not ours to restate.
@@ -199,9 +219,9 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 						"429": errResp("Límite temporal alcanzado (rate_limited): solo en tools/call de las herramientas de publicación (límite de publicación) y de ver_ayuda (límite de view=detail). Reintente tras Retry-After segundos, con el mismo externalId si publicaba.", "Retry-After"),
 					},
 				},
-				"get":     mcpNotAllowed("mcpStream", "No hay flujo SSE: 405", "El servidor no ofrece un flujo de eventos iniciado por el servidor; según la especificación MCP responde 405 con Allow: POST."),
-				"delete":  mcpNotAllowed("mcpDelete", "Sin sesiones: 405", "No hay sesiones que cerrar; responde 405 con Allow: POST."),
-				"options": preflight("preflightMCP"),
+				"get":     mcpNotAllowed("mcpStream", "No hay flujo SSE: 405", "El servidor no ofrece un flujo de eventos iniciado por el servidor; según la especificación MCP responde 405 con Allow: "+MCPMethods+". Igual HEAD, PUT y PATCH."),
+				"delete":  mcpNotAllowed("mcpDelete", "Sin sesiones: 405", "No hay sesiones que cerrar; responde 405 con Allow: "+MCPMethods+"."),
+				"options": mcpPreflight(),
 			},
 		},
 		"components": map[string]any{"schemas": schemas, "headers": openAPIHeaders},
