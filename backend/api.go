@@ -120,8 +120,14 @@ func (h *Handler) serveHelp(w http.ResponseWriter, r *http.Request) {
 		h.publish(w, r)
 		return
 	}
-	if r.URL.Query().Has("view") {
+	q := r.URL.Query()
+	if q.Has("view") {
 		h.serveRead(w, r) // api_read.go
+		return
+	}
+	// Discovery takes no parameters: a list filter sent without view=list is told so, not ignored.
+	if errs := checkParams(q, "", nil); len(errs) > 0 {
+		WriteProblem(w, withQueryFields(invalidParams(errs)))
 		return
 	}
 	body, err := json.Marshal(h.svc.discovery(h.svc.baseURL(r), h.tools))

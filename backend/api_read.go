@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -63,29 +64,7 @@ func (h *Handler) serveRead(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("«view» no admite %q; valores permitidos: %s (sin view: descubrimiento)", view, strings.Join(views, ", ")), views...)})))
 		return
 	}
-	var errs []schema.FieldError
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for k := range q {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		switch {
-		case name == "_":
-		case !slices.Contains(allowed, name):
-			msg := fmt.Sprintf("el parámetro «%s» no existe con view=%s", name, view)
-			if a, ok := paramAliases[name]; ok && slices.Contains(allowed, a) {
-				msg += fmt.Sprintf(" (¿quiso decir «%s»?)", a)
-			} else if a, ok := paramAliases[strings.ToLower(name)]; ok && slices.Contains(allowed, a) {
-				msg += fmt.Sprintf(" (¿quiso decir «%s»?)", a)
-			}
-			errs = append(errs, paramError(name, msg, allowed...))
-		case len(q[name]) > 1:
-			errs = append(errs, paramError(name, fmt.Sprintf("el parámetro «%s» está repetido: envíelo una sola vez", name)))
-		}
-	}
-	if len(errs) > 0 {
+	if errs := checkParams(q, view, allowed); len(errs) > 0 {
 		WriteProblem(w, withQueryFields(invalidParams(errs)))
 		return
 	}
@@ -128,6 +107,45 @@ func readFormat(view, format string) string {
 		return format
 	}
 	return ""
+}
+
+// checkParams names every parameter of q that view does not take (view "" is discovery, which takes
+// none), and every one that is repeated.
+func checkParams(q url.Values, view string, allowed []string) []schema.FieldError {
+	var errs []schema.FieldError
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		switch {
+		case name == "_":
+		case !slices.Contains(allowed, name) && view == "":
+			msg := fmt.Sprintf("el parámetro «%s» no existe", name)
+			if views := viewsTaking(name); len(views) > 0 {
+				msg = fmt.Sprintf("el parámetro «%s» solo se usa con %s; sin view la respuesta es el documento de descubrimiento, que no admite parámetros", name, strings.Join(views, " o "))
+			}
+			errs = append(errs, paramError(name, msg))
+		case !slices.Contains(allowed, name):
+			msg := fmt.Sprintf("el parámetro «%s» no existe con view=%s", name, view)
+			if a, ok := paramAliases[name]; ok && slices.Contains(allowed, a) {
+				msg += fmt.Sprintf(" (¿quiso decir «%s»?)", a)
+			} else if a, ok := paramAliases[strings.ToLower(name)]; ok && slices.Contains(allowed, a) {
+				msg += fmt.Sprintf(" (¿quiso decir «%s»?)", a)
+			}
+			errs = append(errs, paramError(name, msg, allowed...))
+		case len(q[name]) > 1:
+			errs = append(errs, paramError(name, fmt.Sprintf("el parámetro «%s» está repetido: envíelo una sola vez", name)))
+		}
+	}
+	return errs
+}
+
+// viewsTaking lists the views that take the parameter name, as "view=…".
+func viewsTaking(name string) []string {
+	var out []string
+	for _, v := range []string{schema.ViewList, schema.ViewDetail, schema.ViewPanorama} {
+		if name != "view" && slices.Contains(viewParams[v], name) {
+			out = append(out, "view="+v)
+		}
+	}
+	return out
 }
 
 // ParseListQuery reads the list filters from a query string; it checks only syntax (numbers), the rest

@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/directaid/directaid/internal/testserver"
@@ -109,5 +112,35 @@ func TestContractMCPMethodsAgree(t *testing.T) {
 		if sc, _ := pre[h]["schema"].(map[string]any); sc["const"] != want {
 			t.Errorf("OpenAPI /mcp preflight %s: %v, want const %q", h, pre[h], want)
 		}
+	}
+}
+
+// Item 9: discovery (GET help without view) refuses parameters it does not understand, as the views do.
+func TestContractDiscoveryParameters(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	for q, want := range map[string][]string{
+		"format=csv":           {"/query/format"},
+		"limit=0":              {"/query/limit"},
+		"urgency=bogus":        {"/query/urgency"},
+		"type=offer&q=agua":    {"/query/q", "/query/type"},
+		"foo=1":                {"/query/foo"},
+		"id=06h06nprgv8bks79":  {"/query/id"},
+		"emergencySlug=x&_=12": {"/query/emergencySlug"},
+	} {
+		resp, e := call(t, s, "GET", "/api/public/v1/help?"+q, nil)
+		if resp.StatusCode != 400 || e["code"] != "invalid_parameter" || !slices.Equal(fields(e), want) {
+			t.Errorf("discovery ?%s: %d %v, want 400 invalid_parameter naming %v", q, resp.StatusCode, e, want)
+			continue
+		}
+		if q == "format=csv" && !strings.Contains(fmt.Sprint(e["details"]), "view=list") {
+			t.Errorf("discovery ?format=csv does not say that format goes with view=list: %v", e)
+		}
+	}
+	// A cache buster is still fine, and so is HEAD.
+	if resp, d := call(t, s, "GET", "/api/public/v1/help?_=1700000000", nil); resp.StatusCode != 200 || d["emergencies"] == nil {
+		t.Errorf("discovery with _: %d %v", resp.StatusCode, d)
+	}
+	if resp, _ := call(t, s, "HEAD", "/api/public/v1/help?format=csv", nil); resp.StatusCode != 400 {
+		t.Errorf("HEAD discovery ?format=csv: %d", resp.StatusCode)
 	}
 }

@@ -23,11 +23,11 @@ func helpGet() map[string]any {
 	return map[string]any{
 		"operationId": "getHelp", "tags": []string{"api"},
 		"summary": "Descubrir la API, o leer la red: lista, detalle, panorama, CSV y GeoJSON",
-		"description": "Sin view: el documento de descubrimiento (emergencias activas con su slug y enlaces). Llame aquí primero.\n\n" +
+		"description": "Sin view: el documento de descubrimiento (emergencias activas con su slug y enlaces). Llame aquí primero. No admite parámetros: uno de las vistas (p. ej. format, limit o urgency sin view=list) u otro cualquiera responde 400 invalid_parameter, en vez de ignorarse.\n\n" +
 			"view=list: registros filtrables (emergencySlug, type, category, urgency, q, latitude+longitude+radiusKm, since), los más recientes primero o, alrededor de un punto, los más cercanos primero (con distanceKm). Paginado con nextCursor: recorre cada registro exactamente una vez aunque lleguen nuevos. format=csv (fila de etiquetas HXL bajo el encabezado) o format=geojson. Las listas y exportaciones muestran el nombre de contacto pero nunca el teléfono.\n\n" +
 			"view=detail&id=…: un registro con el teléfono (E.164) y su enlace wa.me. Tiene un límite por IP más estricto que las listas.\n\n" +
 			"view=panorama: por emergencia activa, conteos por tipo × categoría × urgencia, personas que necesitan ayuda y hora del registro más reciente.\n\n" +
-			"Un parámetro desconocido, repetido o inválido responde 400 invalid_parameter; details nombra cada uno con field=/query/<nombre>. Las listas y el panorama llevan ETag y Cache-Control cortos: If-None-Match responde 304 si nada cambió.",
+			"Un parámetro desconocido, repetido o inválido responde 400 invalid_parameter; details nombra cada uno con field=/query/<nombre>. El parámetro _ (el que algunos clientes añaden contra cachés) se ignora siempre. Las listas y el panorama llevan ETag y Cache-Control cortos: If-None-Match responde 304 si nada cambió.",
 		"parameters": helpQueryParameters(),
 		"responses": map[string]any{
 			"200": map[string]any{
