@@ -273,6 +273,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // WriteProblem writes an error answer.
 func WriteProblem(w http.ResponseWriter, p *Problem) {
+	p.Body.Cap()
 	w.Header().Set("Cache-Control", "no-store")
 	if p.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))

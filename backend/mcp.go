@@ -263,6 +263,9 @@ func problemResult(tool string, p *Problem) *mcp.CallToolResult {
 			}
 			fmt.Fprintf(&b, "- %s: %s.\n", field, d.Message)
 		}
+		if p.Body.DetailsOmitted > 0 {
+			fmt.Fprintf(&b, "- … y %d problemas más: corrija estos y vuelva a llamar para verlos.\n", p.Body.DetailsOmitted)
+		}
 	}
 	retry := fmt.Sprintf("vuelva a llamar a %s con los mismos source y externalId", tool)
 	b.WriteString("Qué hacer: ")

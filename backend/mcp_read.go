@@ -144,6 +144,9 @@ func readProblem(tool string, err error) *mcp.CallToolResult {
 	for _, d := range p.Body.Details {
 		fmt.Fprintf(&b, "\n- %s: %s.", d.Field, d.Message)
 	}
+	if p.Body.DetailsOmitted > 0 {
+		fmt.Fprintf(&b, "\n- … y %d problemas más.", p.Body.DetailsOmitted)
+	}
 	if p.Status >= 500 {
 		fmt.Fprintf(&b, "\nEs un error temporal: vuelva a llamar a %s.", tool)
 	}

@@ -25,7 +25,7 @@ func invalidParams(details []schema.FieldError) *Problem {
 	if len(details) == 1 {
 		msg = "Parámetro inválido: " + details[0].Message + "."
 	}
-	return &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidParameter, Error: msg, Details: details}}
+	return badRequest(&schema.ErrorBody{Code: schema.CodeInvalidParameter, Error: msg, Details: details})
 }
 
 func paramError(name, msg string, allowed ...string) schema.FieldError {

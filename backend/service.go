@@ -92,6 +92,7 @@ type Problem struct {
 func (p *Problem) Error() string { return p.Body.Code + ": " + p.Body.Error }
 
 func badRequest(b *schema.ErrorBody) *Problem {
+	b.Cap()
 	return &Problem{Status: http.StatusBadRequest, Body: *b}
 }
 

@@ -144,3 +144,35 @@ func TestContractDiscoveryParameters(t *testing.T) {
 		t.Errorf("HEAD discovery ?format=csv: %d", resp.StatusCode)
 	}
 }
+
+// Item 5: an error answer lists at most 20 details and counts the rest, whatever the request holds.
+func TestContractDetailsCapped(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	var q strings.Builder
+	q.WriteString("view=list")
+	for i := range 2656 {
+		fmt.Fprintf(&q, "&p%d=1", i)
+	}
+	resp, raw := s.Do("GET", "/api/public/v1/help?"+q.String(), nil)
+	s.CheckOpenAPI(s.NewRequest("GET", "/api/public/v1/help?"+q.String(), nil), resp, raw)
+	var e map[string]any
+	_ = json.Unmarshal(raw, &e)
+	if resp.StatusCode != 400 || len(fields(e)) != 20 || e["detailsOmitted"] != 2636.0 || len(raw) > 8<<10 {
+		t.Errorf("2656 unknown parameters: %d, %d bytes, %d details, detailsOmitted %v; want 400, 20 details and 2636 omitted",
+			resp.StatusCode, len(raw), len(fields(e)), e["detailsOmitted"])
+	}
+	// A POST body with thousands of unknown fields.
+	body := validRequest()
+	for i := range 3000 {
+		body[fmt.Sprintf("x%d", i)] = 1
+	}
+	r, e := publish(t, s, body)
+	if r.StatusCode != 400 || len(fields(e)) != 20 || e["detailsOmitted"] != 2980.0 {
+		t.Errorf("3000 unknown fields: %d, %d details, detailsOmitted %v", r.StatusCode, len(fields(e)), e["detailsOmitted"])
+	}
+	// Below the cap nothing is omitted.
+	r, e = publish(t, s, with(validRequest(), "lat", 4.5))
+	if r.StatusCode != 400 || len(fields(e)) != 1 || e["detailsOmitted"] != nil {
+		t.Errorf("one unknown field: %d %v", r.StatusCode, e)
+	}
+}

@@ -88,7 +88,21 @@ type FieldError struct {
 type ErrorBody struct {
 	Error   string       `json:"error" jsonschema_description:"Mensaje en español."`
 	Code    string       `json:"code" jsonschema:"enum=invalid_body,enum=invalid_json,enum=invalid_parameter,enum=consent_required,enum=emergency_required,enum=unknown_emergency,enum=no_active_emergency,enum=unsupported_media_type,enum=body_too_large,enum=method_not_allowed,enum=invalid_request,enum=rate_limited,enum=not_found,enum=internal_error,enum=unavailable" jsonschema_description:"Código estable en inglés."`
-	Details []FieldError `json:"details,omitempty" jsonschema_description:"Cada restricción violada."`
+	Details []FieldError `json:"details,omitempty" jsonschema:"maxItems=20" jsonschema_description:"Cada restricción violada, hasta 20 (las demás se cuentan en detailsOmitted)."`
+	// DetailsOmitted bounds the answer to any request: a URL with thousands of unknown parameters must not
+	// get an answer many times its size.
+	DetailsOmitted int `json:"detailsOmitted,omitempty" jsonschema:"minimum=1" jsonschema_description:"Cuántas restricciones violadas más hay, además de las 20 de details. Ausente si details las lista todas."`
+}
+
+// MaxDetails is how many details an error body lists at most.
+const MaxDetails = 20
+
+// Cap keeps the first MaxDetails details and counts the rest in DetailsOmitted.
+func (e *ErrorBody) Cap() {
+	if n := len(e.Details); n > MaxDetails {
+		e.Details = e.Details[:MaxDetails:MaxDetails]
+		e.DetailsOmitted += n - MaxDetails
+	}
 }
 
 // PublishResult is the body of 200 and 201 answers to a publication.
