@@ -118,7 +118,7 @@ func TestHostileBodies(t *testing.T) {
 		{"duplicate consent", strings.Replace(valid, `"publishContact":true`, `"publishContact":false,"publishContact":true`, 1), "", 400, "invalid_json", ""},
 		{"duplicate key, escaped", strings.Replace(valid, `"title":`, `"t\u0069tle":"Otro","title":`, 1), "", 400, "invalid_json", ""},
 		{"key differing in case", strings.Replace(valid, `"title":`, `"Title":"Otro","title":`, 1), "", 400, "invalid_body", "/Title"},
-		{"thousands of unknown keys", manyKeys(), "", 400, "invalid_body", "/k0"},
+		{"thousands of unknown keys", manyKeys(), "", 400, "invalid_body", ""}, // details: the first 20 (TestContractDetailsCapped)
 		{"trailing data", valid + `{"title":"otro"}`, "", 400, "invalid_json", ""},
 		{"array", "[" + valid + "]", "", 400, "invalid_body", ""},
 		{"string", `"hola"`, "", 400, "invalid_body", ""},
