@@ -64,7 +64,8 @@ func (s *Service) ListSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 	enum("type", &q.Type, []string{schema.TypeRequest, schema.TypeOffer})
 	enum("category", &q.Category, schema.Categories)
 	enum("urgency", &q.Urgency, schema.Urgencies)
-	spec := &store.ListSpec{EmergencySlug: q.EmergencySlug, Type: q.Type, Category: q.Category, Urgency: q.Urgency}
+	enum("total", &q.Total, []string{schema.TotalExact, schema.TotalNone})
+	spec := &store.ListSpec{EmergencySlug: q.EmergencySlug, Type: q.Type, Category: q.Category, Urgency: q.Urgency, NoTotal: q.Total == schema.TotalNone}
 	q.Q = strings.TrimSpace(q.Q)
 	if n := utf8.RuneCountInString(q.Q); n > schema.MaxQueryRunes {
 		errs = append(errs, paramError("q", fmt.Sprintf("«q» admite como máximo %d caracteres (tiene %d)", schema.MaxQueryRunes, n)))

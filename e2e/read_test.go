@@ -231,6 +231,18 @@ func TestReadFilters(t *testing.T) {
 			}
 		}
 	}
+	// total=none: the same pages; the total is only a lower bound, exact when one page is the whole list.
+	for _, c := range cases {
+		query := "view=list&total=none&limit=3&" + c.query
+		ids, _, first := listIDs(t, s, query)
+		if !slices.Equal(ids, c.want) {
+			t.Errorf("%s: got %v, want %v", query, ids, c.want)
+		}
+		if exact := len(c.want) <= 3; first.TotalExact != exact || first.Total < min(len(c.want), 3) || first.Total > len(c.want) ||
+			(exact && first.Total != len(c.want)) {
+			t.Errorf("%s: total %d (exact %v) of %d", query, first.Total, first.TotalExact, len(c.want))
+		}
+	}
 	// Distances are right to the metre.
 	_, items := getList(t, s, "view=list&"+near+"&radiusKm=5")
 	for i, want := range []float64{1, 2, 3, 4.95} {
@@ -331,6 +343,7 @@ func TestReadDetailPanoramaAndErrors(t *testing.T) {
 		"view=list&since=ayer":                              {"/query/since"},
 		"view=list&cursor=garbage":                          {"/query/cursor"},
 		"view=list&format=xml":                              {"/query/format"},
+		"view=list&total=no":                                {"/query/total"},
 		"view=list&lat=4.5&lng=-75":                         {"/query/lat", "/query/lng"},
 		"view=list&type=offer&type=request":                 {"/query/type"},
 		"view=list&q=" + strings.Repeat("a", 201):           {"/query/q"},

@@ -29,6 +29,12 @@ const (
 	MaxQueryRunes    = 200
 )
 
+// Values of the list parameter total.
+const (
+	TotalExact = "exact"
+	TotalNone  = "none"
+)
+
 // CodeInvalidParameter is the error code of a bad query parameter or tool argument.
 const CodeInvalidParameter = "invalid_parameter"
 
@@ -45,6 +51,7 @@ type ListQuery struct {
 	RadiusKm      *float64 `json:"radiusKm,omitempty" jsonschema:"exclusiveMinimum=0,maximum=100,default=10" jsonschema_description:"Radio en kilómetros alrededor de latitude/longitude (por defecto 10, máximo 100). Los registros sin coordenadas quedan fuera."`
 	Since         string   `json:"since,omitempty" jsonschema:"format=date-time" jsonschema_description:"Solo registros creados después de este instante (RFC 3339), para sincronizar de forma incremental."`
 	Limit         int      `json:"limit,omitempty" jsonschema:"minimum=1,maximum=100,default=20" jsonschema_description:"Registros por página (por defecto 20, máximo 100)."`
+	Total         string   `json:"total,omitempty" jsonschema:"enum=exact,enum=none,default=exact" jsonschema_description:"none: no cuenta los registros de las demás páginas, para responder la página sin ese costo (en un radio grande con miles de registros es casi todo el trabajo); total es entonces solo una cota inferior y totalExact es false, salvo que esta sea la única página."`
 	Cursor        string   `json:"cursor,omitempty" jsonschema:"maxLength=200" jsonschema_description:"nextCursor de la página anterior, con los mismos filtros: recorre todos los registros exactamente una vez aunque lleguen nuevos."`
 }
 
@@ -129,7 +136,7 @@ type PublicHelpDetail HelpRecord[DetailContact]
 type HelpList struct {
 	GeneratedAt time.Time    `json:"generatedAt"`
 	Total       int          `json:"total" jsonschema:"minimum=0" jsonschema_description:"Registros que cumplen los filtros (en todas las páginas)."`
-	TotalExact  bool         `json:"totalExact" jsonschema_description:"false solo en búsquedas de texto (q) sobre más de 2000 registros: total es entonces una estimación."`
+	TotalExact  bool         `json:"totalExact" jsonschema_description:"false en búsquedas de texto (q) sobre más de 2000 registros (total es entonces una estimación) y con total=none (total es entonces una cota inferior). Los demás totales, también los de un radio, son exactos."`
 	Returned    int          `json:"returned" jsonschema:"minimum=0" jsonschema_description:"Registros en esta página."`
 	Filters     ListQuery    `json:"filters" jsonschema_description:"Los filtros aplicados, normalizados."`
 	Items       []PublicHelp `json:"items"`

@@ -158,6 +158,13 @@ func BenchmarkReadRadius5kmDensest(b *testing.B) {
 	})
 }
 
+// The same without the total (total=none): the page alone, which the best-first walk ends early.
+func BenchmarkReadRadius5kmDensestNoTotal(b *testing.B) {
+	runQueries(b, func(int) *store.ListSpec {
+		return &store.ListSpec{Near: true, Lat: cities[0].lat, Lon: cities[0].lon, RadiusKm: 5, Limit: 20, NoTotal: true}
+	})
+}
+
 // A filtered list as the site asks for it: one emergency, type and category, newest first, with total.
 func BenchmarkReadFilteredList(b *testing.B) {
 	runQueries(b, func(i int) *store.ListSpec {

@@ -95,6 +95,8 @@ func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult
 		}
 		// The total.
 		switch {
+		case spec.NoTotal:
+			res.Total, res.TotalExact = len(hits), spec.After == nil && res.Next == nil
 		case len(spec.Words) > 0 && spec.After == nil && !page.spent && res.Next == nil:
 			res.Total = len(hits)
 		case len(spec.Words) > 0:

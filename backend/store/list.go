@@ -26,6 +26,9 @@ type ListSpec struct {
 	Since    time.Time
 	Limit    int
 	After    *Cursor
+	// NoTotal: the caller wants only the page. A store may skip counting; Total is then at least the
+	// records of this page, and TotalExact false unless this page is the whole list.
+	NoTotal bool
 }
 
 // Cursor is a position in a list: after the record ID (and, nearest first, after distance Dist).

@@ -34,6 +34,7 @@ var Behaviours = []struct {
 	{"ConcurrentCreatesOfOnePair", testConcurrentCreates},
 	{"ListMatchesReference", testListMatchesReference},
 	{"RadiusNearestFirst", testRadiusNearestFirst},
+	{"NoTotal", testNoTotal},
 	{"PagingUnderConcurrentInserts", testPagingUnderConcurrentInserts},
 	{"Aggregates", testAggregates},
 	{"Close", testClose},
@@ -452,6 +453,32 @@ func testRadiusNearestFirst(t *testing.T, s store.Store) {
 		for _, limit := range []int{3, 20} {
 			spec.Limit = limit
 			t.Run(fmt.Sprintf("%+v", spec), func(t *testing.T) { CheckList(t, s, recs, spec, false) })
+		}
+	}
+}
+
+// With NoTotal the pages are the same; the total is a lower bound (at least the page), exact only when
+// the store says so.
+func testNoTotal(t *testing.T, s store.Store) {
+	recs := Seed(t, s, 300, time.Date(2026, 8, 11, 10, 0, 0, 0, time.UTC), time.Minute)
+	for _, spec := range []store.ListSpec{
+		{Limit: 20},
+		{Limit: 7, Category: "salud"},
+		{Limit: 20, Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 5},
+		{Limit: 100, Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 100},
+		{Limit: 5, Words: []string{"agua"}},
+	} {
+		want, _ := PageAll(t, s, spec)
+		spec.NoTotal = true
+		got, pages := PageAll(t, s, spec)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%+v: NoTotal changes the pages:\n got %v\nwant %v", spec, head(got), head(want))
+		}
+		n := len(Reference(recs, &spec))
+		for i, p := range pages {
+			if p.Total < len(p.Records) || p.Total > n || (p.TotalExact && p.Total != n) {
+				t.Errorf("%+v: page %d: total %d (exact %v) for %d records of %d", spec, i, p.Total, p.TotalExact, len(p.Records), n)
+			}
 		}
 	}
 }
