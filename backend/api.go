@@ -65,7 +65,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.mcp.ServeHTTP(w, r)
 	default:
-		if h.site == nil {
+		// No page lives under /api/: an unknown API path is 404 for every method, not the site's 405.
+		if h.site == nil || strings.HasPrefix(r.URL.Path, "/api/") {
 			WriteProblem(w, notFound())
 			return
 		}

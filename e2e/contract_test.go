@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -174,5 +175,36 @@ func TestContractDetailsCapped(t *testing.T) {
 	r, e = publish(t, s, with(validRequest(), "lat", 4.5))
 	if r.StatusCode != 400 || len(fields(e)) != 1 || e["detailsOmitted"] != nil {
 		t.Errorf("one unknown field: %d %v", r.StatusCode, e)
+	}
+}
+
+// Item 6: an unknown path is 404 for every method: the JSON error body under /api/, the site's 404 page
+// elsewhere.
+func TestContractUnknownPaths(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	for _, path := range []string{"/api/public/v1/help/", "/api/public/v1/helps", "/api/nada", "/api/public/v2/help"} {
+		for _, m := range []string{"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"} {
+			resp, raw := s.Do(m, path, []byte(`{}`), "Content-Type", "application/json")
+			var e map[string]any
+			_ = json.Unmarshal(raw, &e)
+			if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/json" || (m != "HEAD" && e["code"] != "not_found") {
+				t.Errorf("%s %s: %d %s %s, want 404 with the JSON error body", m, path, resp.StatusCode, resp.Header.Get("Content-Type"), raw)
+			}
+		}
+	}
+	for _, path := range []string{"/no-existe", "/no-existe.md", "/emergencias/no-existe/x"} {
+		for _, m := range []string{"GET", "POST", "PUT", "DELETE", "OPTIONS"} {
+			resp, raw := s.Do(m, path, []byte("a=1"), "Content-Type", "application/x-www-form-urlencoded", "Accept", "text/html")
+			if resp.StatusCode != 404 || !bytes.Contains(raw, []byte("<html")) && !bytes.Contains(raw, []byte("# ")) {
+				t.Errorf("%s %s: %d %s %.80q, want 404 with the site's 404 page", m, path, resp.StatusCode, resp.Header.Get("Content-Type"), raw)
+			}
+		}
+	}
+	// Known paths still refuse a method they do not take with 405.
+	if resp, _ := call(t, s, "PUT", "/api/public/v1/help", nil); resp.StatusCode != 405 {
+		t.Errorf("PUT help: %d", resp.StatusCode)
+	}
+	if resp, _ := s.Do("POST", "/privacidad", nil); resp.StatusCode != 405 {
+		t.Errorf("POST /privacidad: %d", resp.StatusCode)
 	}
 }

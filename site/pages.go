@@ -228,9 +228,8 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 	asMarkdown := twin || wantsMarkdown(r)
 	pg, found := v.lookup(p)
 	if !found {
-		pg = notFoundPage
-	}
-	if !allowMethods(w, r, found && !twin && pg.form != "" && h.o.Publish != nil) {
+		pg = notFoundPage // 404 for every method: 405 would say the path exists
+	} else if !allowMethods(w, r, !twin && pg.form != "" && h.o.Publish != nil) {
 		return
 	}
 	status, cache := http.StatusNotFound, pageCache
