@@ -153,7 +153,7 @@ func emergenciesResult(list []schema.EmergencyInfo) *mcp.CallToolResult {
 		}
 		b.WriteString("\n")
 	}
-	return mcp.NewToolResultStructured(EmergencyList{Emergencies: list}, strings.TrimSpace(b.String()))
+	return structuredResult(EmergencyList{Emergencies: list}, strings.TrimSpace(b.String()))
 }
 
 // publishTool is a publishing tool; what tells a model what the record is and when to use the tool. Its

@@ -65,7 +65,7 @@ func readTools(svc *Service) []server.ServerTool {
 			if err != nil {
 				return readProblem(ToolSearchHelp, err), nil
 			}
-			return mcp.NewToolResultStructured(list, listText(list)), nil
+			return structuredResult(list, listText(list)), nil
 		}},
 		{Tool: view, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a viewHelpArgs
@@ -78,7 +78,7 @@ func readTools(svc *Service) []server.ServerTool {
 			}
 			text := fmt.Sprintf("%s: %s (%s, %s). Contacto: %s, WhatsApp %s (%s). Página: %s",
 				typeLabel(d.Type), d.Title, d.Category, d.Emergency.Title, d.Contact.Name, d.Contact.Whatsapp, d.Contact.WhatsappURL, d.PublicURL)
-			return mcp.NewToolResultStructured(d, text), nil
+			return structuredResult(d, text), nil
 		}},
 		{Tool: panorama, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a panoramaArgs
@@ -93,7 +93,7 @@ func readTools(svc *Service) []server.ServerTool {
 			for _, e := range p.Emergencies {
 				fmt.Fprintf(&b, "- %s (%s): %d solicitudes, %d ofrecimientos, %d personas necesitan ayuda.\n", e.Title, e.Slug, e.Requests, e.Offers, e.NeededPeople)
 			}
-			return mcp.NewToolResultStructured(p, strings.TrimSpace(b.String())), nil
+			return structuredResult(p, strings.TrimSpace(b.String())), nil
 		}},
 	}
 }
@@ -151,6 +151,16 @@ func readProblem(tool string, err error) *mcp.CallToolResult {
 		fmt.Fprintf(&b, "\nEs un error temporal: vuelva a llamar a %s.", tool)
 	}
 	return mcp.NewToolResultError(b.String())
+}
+
+// structuredResult is a read tool's answer: v as structuredContent and, as the MCP specification asks of
+// such tools, v serialized as JSON in the first text block; the human summary follows as a second one.
+func structuredResult(v any, summary string) *mcp.CallToolResult {
+	out := mcp.NewToolResultStructured(v, string(mustJSON(v)))
+	if summary != "" {
+		out.Content = append(out.Content, mcp.NewTextContent(summary))
+	}
+	return out
 }
 
 func typeLabel(t string) string {

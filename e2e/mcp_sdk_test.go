@@ -87,6 +87,23 @@ func toolText(res *sdk.CallToolResult) string {
 	return b.String()
 }
 
+// structuredAsText checks what the MCP specification asks of a tool returning structured content: its
+// first text block is that content serialized as JSON; a human summary may follow (issue 12 item 10).
+func structuredAsText(t *testing.T, name string, res *sdk.CallToolResult) {
+	t.Helper()
+	if res.IsError || len(res.Content) < 2 {
+		t.Fatalf("%s: %d content blocks, want the JSON then the summary: %s", name, len(res.Content), toolText(res))
+	}
+	first, ok := res.Content[0].(*sdk.TextContent)
+	var got any
+	if !ok || json.Unmarshal([]byte(first.Text), &got) != nil || !reflect.DeepEqual(got, roundTrip[any](t, res.StructuredContent)) {
+		t.Errorf("%s: first text block is not structuredContent as JSON:\n%v\nstructuredContent: %v", name, res.Content[0], res.StructuredContent)
+	}
+	if second, ok := res.Content[1].(*sdk.TextContent); !ok || strings.TrimSpace(second.Text) == "" {
+		t.Errorf("%s: second block is not the summary: %v", name, res.Content[1])
+	}
+}
+
 // toolError checks an isError result whose text names every wanted field and phrase.
 func toolError(t *testing.T, res *sdk.CallToolResult, want ...string) {
 	t.Helper()
@@ -264,6 +281,7 @@ func TestMCPGoSDKReadTools(t *testing.T) {
 		if res.IsError {
 			t.Fatalf("buscar_ayudas %v: %s", c.args, toolText(res))
 		}
+		structuredAsText(t, backend.ToolSearchHelp, res)
 		got := roundTrip[schema.HelpList](t, res.StructuredContent)
 		_, api := call(t, s, "GET", "/api/public/v1/help?view=list&"+c.query, nil)
 		apiList := roundTrip[schema.HelpList](t, api)
@@ -289,9 +307,12 @@ func TestMCPGoSDKReadTools(t *testing.T) {
 	if res.IsError || !reflect.DeepEqual(roundTrip[map[string]any](t, res.StructuredContent), api) || !strings.Contains(toolText(res), "https://wa.me/573001234567") {
 		t.Errorf("ver_ayuda: %s\n%v\nAPI: %v", toolText(res), res.StructuredContent, api)
 	}
+	structuredAsText(t, backend.ToolViewHelp, res)
 	toolError(t, callTool(t, cs, backend.ToolViewHelp, map[string]any{"id": "0000000000000000"}), "0000000000000000")
 
 	res = callTool(t, cs, backend.ToolPanorama, map[string]any{"emergencySlug": "eje-cafetero"})
+	structuredAsText(t, backend.ToolPanorama, res)
+	structuredAsText(t, backend.ToolListEmergencies, callTool(t, cs, backend.ToolListEmergencies, nil))
 	p := roundTrip[schema.Panorama](t, res.StructuredContent)
 	if res.IsError || len(p.Emergencies) != 1 || p.Emergencies[0].Requests != 2 || p.Emergencies[0].Offers != 1 {
 		t.Errorf("consultar_panorama: %s %+v", toolText(res), p)
