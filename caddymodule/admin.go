@@ -36,6 +36,7 @@ same checks on the restored directory and keeps it.`,
 
 // adminAPI adds the operator's routes to Caddy's admin endpoint (localhost:2019 by default):
 // GET /directaid/backup streams a full, consistent backup of the database while it serves.
+// GET /directaid/status is a read-only HTML page of the key figures (status.go).
 type adminAPI struct{}
 
 func (adminAPI) CaddyModule() caddy.ModuleInfo {
@@ -43,7 +44,10 @@ func (adminAPI) CaddyModule() caddy.ModuleInfo {
 }
 
 func (adminAPI) Routes() []caddy.AdminRoute {
-	return []caddy.AdminRoute{{Pattern: "/directaid/backup", Handler: caddy.AdminHandlerFunc(backupHandler)}}
+	return []caddy.AdminRoute{
+		{Pattern: "/directaid/backup", Handler: caddy.AdminHandlerFunc(backupHandler)},
+		{Pattern: "/directaid/status", Handler: caddy.AdminHandlerFunc(statusHandler)},
+	}
 }
 
 func currentApp() (*App, error) {

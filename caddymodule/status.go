@@ -1,0 +1,112 @@
+package caddymodule
+
+import (
+	"errors"
+	"html/template"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/directaid/directaid/backend"
+)
+
+// statusPage is the operator's page for those without Grafana: the same key figures as /metrics, read-only,
+// server-rendered, with no script and no external asset.
+var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{
+	"mul": func(a, b int) int { return a * b },
+}).Parse(`<!doctype html>
+<html lang="es-CO"><head><meta charset="utf-8"><title>directaid: estado</title>
+<style>body{font-family:sans-serif;margin:1rem}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left}</style>
+</head><body>
+<h1>Estado de directaid</h1>
+<h2>Publicaciones por minuto (última hora)</h2>
+<p>Total en la hora: {{.Total}} (creadas {{.Created}}, duplicadas {{.Duplicate}}, rechazadas {{.Refused}}).</p>
+<svg width="{{mul (len .Minutes) 10}}" height="{{.Height}}" role="img" aria-label="Publicaciones por minuto">
+{{- range $i, $m := .Minutes}}
+<rect class="minuto" x="{{mul $i 10}}" y="{{$m.Y}}" width="8" height="{{$m.H}}" fill="#2a6"><title>{{$m.Start}}: {{$m.N}}</title></rect>
+{{- end}}
+</svg>
+<h2>Rechazos por código</h2>
+<table><tr><th>Código</th><th>Cantidad</th></tr>
+{{- range .Refusals}}<tr><td>{{.Code}}</td><td>{{.N}}</td></tr>{{else}}<tr><td colspan="2">Ninguno</td></tr>{{end}}</table>
+<h2>Registros por estado</h2>
+<table><tr><th>Emergencia</th><th>Tipo</th><th>Estado</th><th>Cantidad</th></tr>
+{{- range .Records}}<tr><td>{{.Emergency}}</td><td>{{.Type}}</td><td>{{.Status}}</td><td>{{.Count}}</td></tr>{{end}}</table>
+<h2>Disco</h2>
+{{- if .Disk}}<table><tr><th>Parte</th><th>Bytes</th></tr>
+{{- range .Disk}}<tr><td>{{.Code}}</td><td>{{.N}}</td></tr>{{end}}
+<tr><td>libre</td><td>{{.Free}}</td></tr></table>{{else}}<p>Esta base de datos no informa su disco.</p>{{end}}
+</body></html>
+`))
+
+type statusCount struct {
+	Code string
+	N    int64
+}
+
+type statusBar struct {
+	Start   string
+	N, Y, H int
+}
+
+func statusHandler(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodGet {
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: errors.New("use GET")}
+	}
+	app, err := currentApp()
+	if err != nil {
+		return caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: err}
+	}
+	const height = 100
+	data := struct {
+		Minutes                            []statusBar
+		Height                             int
+		Total, Created, Duplicate, Refused int
+		Refusals, Disk                     []statusCount
+		Records                            any
+		Free                               int64
+	}{Height: height}
+	mins := metrics.PublicationsPerMinute(time.Now(), 60)
+	top := 1
+	for _, m := range mins {
+		top = max(top, m.Created+m.Duplicate+m.Refused)
+		data.Created, data.Duplicate, data.Refused = data.Created+m.Created, data.Duplicate+m.Duplicate, data.Refused+m.Refused
+	}
+	data.Total = data.Created + data.Duplicate + data.Refused
+	for _, m := range mins {
+		n := m.Created + m.Duplicate + m.Refused
+		h := n * height / top
+		data.Minutes = append(data.Minutes, statusBar{Start: m.Start.Format("15:04 UTC"), N: n, Y: height - h, H: h})
+	}
+	byCode := map[string]int64{}
+	for k, v := range metrics.Publications() {
+		if k[1] == backend.OutcomeRefused {
+			byCode[k[2]] += int64(v)
+		}
+	}
+	data.Refusals = sortedCounts(byCode)
+	records, err := app.svc.RecordCounts(r.Context())
+	if err != nil {
+		return caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: err}
+	}
+	data.Records = records
+	if du := app.diskUser(); du != nil {
+		if parts, free, err := du.DiskUsage(); err == nil {
+			data.Disk, data.Free = sortedCounts(parts), free
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	return statusPage.Execute(w, data)
+}
+
+func sortedCounts[N int64 | float64](m map[string]N) []statusCount {
+	out := make([]statusCount, 0, len(m))
+	for k, v := range m {
+		out = append(out, statusCount{Code: k, N: int64(v)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Code < out[j].Code })
+	return out
+}

@@ -1,0 +1,60 @@
+package e2e
+
+import (
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/directaid/directaid/internal/testserver"
+)
+
+// TestStatusPage publishes a few records and reads the operator's page on the admin endpoint: the figures
+// are there, the chart is an inline SVG with one bar per minute of the last hour, and nothing is fetched.
+func TestStatusPage(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	publish(t, s, validRequest())
+	publish(t, s, validOffer())
+	publish(t, s, with(validRequest(), "publishContact", false)) // refused: consent_required
+
+	resp, err := http.Get(s.AdminURL + "/directaid/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	page := string(raw)
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("GET /directaid/status: %d %s\n%.500s", resp.StatusCode, resp.Header.Get("Content-Type"), page)
+	}
+	for _, want := range []string{
+		"Total en la hora: 3 (creadas 2, duplicadas 0, rechazadas 1)",
+		"<td>consent_required</td><td>1</td>",
+		"<td>eje-cafetero</td><td>request</td><td>open</td><td>1</td>",
+		"<td>eje-cafetero</td><td>offer</td><td>open</td><td>1</td>",
+		"<td>wal</td>", "<td>libre</td>",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, "<svg"); n != 1 {
+		t.Errorf("%d <svg> elements, want 1", n)
+	}
+	if n := strings.Count(page, `<rect class="minuto"`); n != 60 {
+		t.Errorf("%d bars, want one per minute of the hour (60)", n)
+	}
+	if !regexp.MustCompile(`<title>\d\d:\d\d UTC: [1-9]\d*</title>`).MatchString(page) {
+		t.Error("no bar counts this minute's publications")
+	}
+	if regexp.MustCompile(`https?://|<script|src=`).MatchString(page) {
+		t.Errorf("the page references an external asset or a script:\n%s", page)
+	}
+	if r, _ := http.Post(s.AdminURL+"/directaid/status", "text/plain", nil); r != nil {
+		r.Body.Close()
+		if r.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("POST /directaid/status: %d, want 405", r.StatusCode)
+		}
+	}
+}
