@@ -1,12 +1,11 @@
 package backend
 
 import (
-	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/directaid/directaid/internal/webutil"
 	"github.com/directaid/directaid/schema"
 	"github.com/directaid/directaid/site"
 )
@@ -17,25 +16,9 @@ func WantsJSON(r *http.Request) bool {
 	if strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == schema.MCPPath {
 		return true
 	}
-	var qJSON, qHTML float64
-	for part := range strings.SplitSeq(r.Header.Get("Accept"), ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		q := 1.0
-		if s, ok := params["q"]; ok {
-			if q, err = strconv.ParseFloat(s, 64); err != nil {
-				continue
-			}
-		}
-		switch {
-		case mt == "application/json" || strings.HasSuffix(mt, "+json"):
-			qJSON = max(qJSON, q)
-		case mt == "text/html" || mt == "text/markdown":
-			qHTML = max(qHTML, q)
-		}
-	}
+	accept := r.Header.Get("Accept")
+	qJSON := webutil.AcceptQ(accept, func(mt string) bool { return mt == "application/json" || strings.HasSuffix(mt, "+json") })
+	qHTML := webutil.AcceptQ(accept, func(mt string) bool { return mt == "text/html" || mt == "text/markdown" })
 	return qJSON > 0 && qJSON >= qHTML
 }
 

@@ -251,25 +251,9 @@ func serve(w http.ResponseWriter, r *http.Request, status int, body []byte, cont
 // wantsMarkdown reports whether the Accept header prefers text/markdown to text/html (a tie goes to
 // Markdown: a client that names it explicitly asked for it).
 func wantsMarkdown(r *http.Request) bool {
-	var qMD, qHTML float64
-	for part := range strings.SplitSeq(r.Header.Get("Accept"), ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		q := 1.0
-		if s, ok := params["q"]; ok {
-			if _, err := fmt.Sscanf(s, "%g", &q); err != nil {
-				continue
-			}
-		}
-		switch mt {
-		case "text/markdown", "text/x-markdown":
-			qMD = max(qMD, q)
-		case "text/html":
-			qHTML = max(qHTML, q)
-		}
-	}
+	accept := r.Header.Get("Accept")
+	qMD := webutil.AcceptQ(accept, func(mt string) bool { return mt == "text/markdown" || mt == "text/x-markdown" })
+	qHTML := webutil.AcceptQ(accept, func(mt string) bool { return mt == "text/html" })
 	return qMD > 0 && qMD >= qHTML
 }
 

@@ -5,8 +5,10 @@ package webutil
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"mime"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -48,4 +50,24 @@ func BaseURL(publicURL string, r *http.Request) (base string, ok bool) {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host, ValidHost(r.Host)
+}
+
+// AcceptQ is the highest quality the Accept header gives to a media type that match admits (0 when none).
+// Malformed parts and q values are skipped.
+func AcceptQ(accept string, match func(mediaType string) bool) float64 {
+	var best float64
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil || !match(mt) {
+			continue
+		}
+		q := 1.0
+		if s, ok := params["q"]; ok {
+			if q, err = strconv.ParseFloat(s, 64); err != nil {
+				continue
+			}
+		}
+		best = max(best, q)
+	}
+	return best
 }

@@ -32,3 +32,22 @@ func TestETag(t *testing.T) {
 		}
 	}
 }
+
+func TestAcceptQ(t *testing.T) {
+	json := func(mt string) bool { return mt == "application/json" }
+	for _, c := range []struct {
+		accept string
+		want   float64
+	}{
+		{"", 0},
+		{"text/html", 0},
+		{"application/json", 1},
+		{"text/html, application/json;q=0.5, application/json;q=0.8", 0.8},
+		{"application/json;q=bad, text/html", 0},
+		{"garbage;;, application/json;q=0.3", 0.3},
+	} {
+		if got := AcceptQ(c.accept, json); got != c.want {
+			t.Errorf("AcceptQ(%q) = %g, want %g", c.accept, got, c.want)
+		}
+	}
+}
