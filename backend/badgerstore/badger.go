@@ -90,10 +90,14 @@ type Store struct {
 	wg      sync.WaitGroup
 	failMu  sync.Mutex
 	failErr error
-	snap    atomic.Pointer[snapshot] // renewed by the writer after every batch
-	dir     string
-	guard   *diskGuard
-	obs     store.Observer
+	// commitMu is held by each batch's commit and by Backup for its whole stream: Badger's stream reads
+	// each key range in a transaction of its own, so a batch committed mid-stream could reach the backup
+	// with its record but without its index entries.
+	commitMu sync.Mutex
+	snap     atomic.Pointer[snapshot] // renewed by the writer after every batch
+	dir      string
+	guard    *diskGuard
+	obs      store.Observer
 
 	maxTextChecks, maxTotalTextChecks int
 }
@@ -189,8 +193,10 @@ func Open(o Options) (*Store, error) {
 }
 
 // Backup implements store.Backupper: a full, consistent backup in Badger's backup format, taken while
-// the store serves. Restore reads it.
+// the store serves (publications wait for it: see commitMu). Restore reads it.
 func (s *Store) Backup(w io.Writer) error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
 	_, err := s.db.Backup(w, 0)
 	return err
 }
@@ -302,11 +308,13 @@ func (s *Store) commit(batch []*createReq) {
 	res := make([]createRes, len(batch))
 	err := s.failure()
 	began := time.Now()
+	s.commitMu.Lock()
 	for start := 0; start < len(batch) && err == nil; {
 		var n int
 		n, err = s.commitTxn(batch[start:], res[start:])
 		start += n
 	}
+	s.commitMu.Unlock()
 	if err == nil && s.obs != nil {
 		s.obs.ObserveCommit(len(batch), time.Since(began))
 	}
