@@ -27,7 +27,7 @@ const (
 
 // Query parameters each view accepts. "_" (a cache buster some HTTP clients add) is ignored everywhere.
 var viewParams = map[string][]string{
-	schema.ViewList:     {"view", "format", "emergencySlug", "type", "category", "urgency", "q", "latitude", "longitude", "radiusKm", "since", "limit", "total", "cursor"},
+	schema.ViewList:     {"view", "format", "all", "emergencySlug", "type", "category", "urgency", "q", "latitude", "longitude", "radiusKm", "since", "limit", "total", "cursor"},
 	schema.ViewDetail:   {"view", "id"},
 	schema.ViewPanorama: {"view", "emergencySlug"},
 }
@@ -187,8 +187,13 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request, v url.Values
 	if format != "" && !slices.Contains(formats, format) {
 		errs = append(errs, paramError("format", fmt.Sprintf("«format» no admite %q; valores permitidos: %s", format, strings.Join(formats, ", ")), formats...))
 	}
-	if len(errs) > 0 {
+	all, allErrs := exportAllParam(v, format)
+	if errs = append(errs, allErrs...); len(errs) > 0 {
 		WriteProblem(w, withQueryFields(invalidParams(errs)))
+		return
+	}
+	if all {
+		h.serveExport(w, r, q, format, base, exportPage)
 		return
 	}
 	list, err := h.svc.ListHelp(r.Context(), base, q)
@@ -243,15 +248,10 @@ func serveStamped[T any](w http.ResponseWriter, r *http.Request, v *T, stamp fun
 func listCSV(list *schema.HelpList) []byte {
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
+	for _, head := range csvHeaderRows() {
+		_ = cw.Write(head)
+	}
 	row := make([]string, len(schema.CSVColumns))
-	for i, c := range schema.CSVColumns {
-		row[i] = c.Name
-	}
-	_ = cw.Write(row)
-	for i, c := range schema.CSVColumns {
-		row[i] = c.HXL
-	}
-	_ = cw.Write(row)
 	for k := range list.Items {
 		for i, c := range schema.CSVColumns {
 			row[i] = c.Cell(&list.Items[k])
@@ -268,11 +268,24 @@ func listGeoJSON(list *schema.HelpList) *schema.GeoJSONList {
 	out := &schema.GeoJSONList{Type: "FeatureCollection", Features: make([]schema.GeoJSONFeature, len(list.Items)),
 		GeneratedAt: list.GeneratedAt, Total: list.Total, TotalExact: list.TotalExact, NextCursor: list.NextCursor}
 	for i, it := range list.Items {
-		f := schema.GeoJSONFeature{Type: "Feature", ID: it.ID, Properties: it}
-		if it.Location != nil && it.Location.Latitude != nil && it.Location.Longitude != nil {
-			f.Geometry = &schema.GeoJSONPoint{Type: "Point", Coordinates: [2]float64{*it.Location.Longitude, *it.Location.Latitude}}
-		}
-		out.Features[i] = f
+		out.Features[i] = geoJSONFeature(it)
 	}
 	return out
+}
+
+// csvHeaderRows are the first two rows of a CSV export: the column names and their HXL hashtags.
+func csvHeaderRows() [2][]string {
+	var names, tags []string
+	for _, c := range schema.CSVColumns {
+		names, tags = append(names, c.Name), append(tags, c.HXL)
+	}
+	return [2][]string{names, tags}
+}
+
+func geoJSONFeature(it schema.PublicHelp) schema.GeoJSONFeature {
+	f := schema.GeoJSONFeature{Type: "Feature", ID: it.ID, Properties: it}
+	if it.Location != nil && it.Location.Latitude != nil && it.Location.Longitude != nil {
+		f.Geometry = &schema.GeoJSONPoint{Type: "Point", Coordinates: [2]float64{*it.Location.Longitude, *it.Location.Latitude}}
+	}
+	return f
 }

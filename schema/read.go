@@ -60,6 +60,7 @@ type ListQuery struct {
 type HelpQuery struct {
 	View   string `json:"view,omitempty" jsonschema:"enum=list,enum=detail,enum=panorama" jsonschema_description:"list (lista filtrable y paginada), detail (un registro con su teléfono), panorama (conteos por emergencia). Sin view: documento de descubrimiento."`
 	Format string `json:"format,omitempty" jsonschema:"enum=json,enum=csv,enum=geojson,default=json" jsonschema_description:"Solo con view=list: json, csv (con fila de etiquetas HXL bajo el encabezado) o geojson (FeatureCollection)."`
+	All    string `json:"all,omitempty" jsonschema:"enum=true" jsonschema_description:"Solo con view=list y format=csv o geojson, sin limit: todos los registros que cumplen los filtros en una sola respuesta, transmitida por partes (sin límite de página ni nextCursor; con cursor, desde esa posición). Sin all, la exportación se pagina como la lista."`
 	ID     string `json:"id,omitempty" jsonschema:"pattern=^[0-9a-tv-zA-TV-Z]{16}$" jsonschema_description:"Solo con view=detail (obligatorio): id del registro; no distingue mayúsculas."`
 	ListQuery
 }

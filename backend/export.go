@@ -1,0 +1,224 @@
+package backend
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/schema"
+)
+
+// A whole export (view=list&format=csv|geojson&all=true) streams every record that matches, page by page
+// from the store, flushing each page before reading the next: the handler holds one page, whatever the
+// size of the result, and the client starts receiving at once (Transfer-Encoding: chunked).
+const (
+	// exportPage is the records read from the store per page of a whole export.
+	exportPage = 200
+	// exportWriteWindow is how long the client has to take each page: the server's write timeout covers
+	// a whole response, which a large export outlives, so it is moved on page by page.
+	exportWriteWindow = 30 * time.Second
+)
+
+// exportPager reads the pages of a whole export from the store, in list order (cursor paging, so every
+// record is read exactly once even while new ones arrive).
+type exportPager struct {
+	s    *Service
+	base string
+	spec *store.ListSpec
+	done bool
+}
+
+// Export starts a whole export of q; errors are *Problem for bad input. q.Limit must be unset.
+func (s *Service) Export(q schema.ListQuery, base string, page int) (*exportPager, error) {
+	spec, errs := s.ListSpec(&q)
+	if errs != nil {
+		return nil, invalidParams(errs)
+	}
+	spec.Limit, spec.NoTotal = page, true
+	return &exportPager{s: s, base: base, spec: spec}, nil
+}
+
+// next returns the next page (empty once done).
+func (p *exportPager) next(ctx context.Context) ([]schema.PublicHelp, error) {
+	if p.done {
+		return nil, nil
+	}
+	res, err := p.s.store.List(ctx, p.spec)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]schema.PublicHelp, len(res.Records))
+	for i, rec := range res.Records {
+		var dist *float64
+		if p.spec.Near {
+			d := math.Round(res.Distances[i]*1000) / 1000
+			dist = &d
+		}
+		items[i] = schema.PublicHelp(publicRecord(p.s, p.base, rec, dist, schema.PublicContact{Name: rec.ContactName, Available: true}))
+	}
+	if res.Next == nil {
+		p.done = true
+	} else {
+		p.spec.After = res.Next
+	}
+	return items, nil
+}
+
+// exportAllParam checks the «all» parameter of view=list: "true" (only with format=csv or geojson, and
+// without limit) asks for the whole result in one response.
+func exportAllParam(v url.Values, format string) (bool, []schema.FieldError) {
+	all := strings.TrimSpace(v.Get("all"))
+	switch {
+	case all == "":
+		return false, nil
+	case all != "true":
+		return false, []schema.FieldError{paramError("all", fmt.Sprintf("«all» solo admite true (se recibió %q)", all), "true")}
+	case format != schema.FormatCSV && format != schema.FormatGeoJSON:
+		return false, []schema.FieldError{paramError("all", "«all» solo se usa con format=csv o format=geojson: la lista JSON se recorre por páginas con nextCursor")}
+	case v.Has("limit"):
+		return false, []schema.FieldError{paramError("limit", "«limit» no se usa con all=true: la exportación completa trae todos los registros")}
+	}
+	return true, nil
+}
+
+// serveExport streams a whole export. A store error before the first byte is an error answer; after it,
+// the connection is cut (http.ErrAbortHandler) so that the client sees an incomplete body, never a
+// complete-looking partial file.
+func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, q schema.ListQuery, format, base string, page int) {
+	pager, err := h.svc.Export(q, base, page)
+	if err != nil {
+		WriteProblem(w, withQueryFields(AsProblem(err)))
+		return
+	}
+	generated := h.svc.now().UTC()
+	items, err := pager.next(r.Context())
+	if err != nil {
+		WriteProblem(w, withQueryFields(AsProblem(err)))
+		return
+	}
+	hd := w.Header()
+	hd.Set("Cache-Control", cacheList)
+	switch format {
+	case schema.FormatCSV:
+		hd.Set("Content-Type", "text/csv; charset=utf-8")
+		hd.Set("Content-Disposition", `attachment; filename="ayudas.csv"`)
+	default:
+		hd.Set("Content-Type", "application/geo+json")
+	}
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	rc := http.NewResponseController(w)
+	bw := bufio.NewWriterSize(w, 32<<10)
+	var ew exportWriter
+	if format == schema.FormatCSV {
+		ew = newCSVExport(bw)
+	} else {
+		ew = &geoJSONExport{w: bw, generated: generated}
+	}
+	abort := func() { panic(http.ErrAbortHandler) }
+	if ew.start() != nil {
+		abort()
+	}
+	for {
+		_ = rc.SetWriteDeadline(time.Now().Add(exportWriteWindow))
+		for i := range items {
+			if ew.item(&items[i]) != nil {
+				abort()
+			}
+		}
+		if bw.Flush() != nil || rc.Flush() != nil {
+			abort()
+		}
+		if pager.done {
+			break
+		}
+		if items, err = pager.next(r.Context()); err != nil {
+			abort()
+		}
+	}
+	if ew.end() != nil || bw.Flush() != nil {
+		abort()
+	}
+}
+
+type exportWriter interface {
+	start() error
+	item(*schema.PublicHelp) error
+	end() error
+}
+
+// csvExport writes the rows of listCSV, one page at a time.
+type csvExport struct {
+	cw  *csv.Writer
+	row []string
+}
+
+func newCSVExport(w *bufio.Writer) *csvExport {
+	return &csvExport{cw: csv.NewWriter(w), row: make([]string, len(schema.CSVColumns))}
+}
+
+func (c *csvExport) start() error {
+	for _, head := range csvHeaderRows() {
+		if err := c.cw.Write(head); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *csvExport) item(it *schema.PublicHelp) error {
+	for i, col := range schema.CSVColumns {
+		c.row[i] = col.Cell(it)
+	}
+	return c.cw.Write(c.row)
+}
+
+func (c *csvExport) end() error {
+	c.cw.Flush()
+	return c.cw.Error()
+}
+
+// geoJSONExport writes the FeatureCollection of listGeoJSON, feature by feature; total (every feature,
+// exact) comes after them, since it is known only at the end.
+type geoJSONExport struct {
+	w         *bufio.Writer
+	generated time.Time
+	n         int
+}
+
+func (g *geoJSONExport) start() error {
+	_, err := g.w.WriteString(`{"type":"FeatureCollection","features":[`)
+	return err
+}
+
+func (g *geoJSONExport) item(it *schema.PublicHelp) error {
+	b, err := json.Marshal(geoJSONFeature(*it))
+	if err != nil {
+		return err
+	}
+	if g.n > 0 {
+		_ = g.w.WriteByte(',')
+	}
+	g.n++
+	_, err = g.w.Write(b)
+	return err
+}
+
+func (g *geoJSONExport) end() error {
+	at, err := json.Marshal(g.generated)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(g.w, `],"generatedAt":%s,"total":%d,"totalExact":true}`, at, g.n)
+	return err
+}
