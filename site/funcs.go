@@ -38,6 +38,9 @@ func (d pageData) DryRunURL() string  { return d.Base + schema.HelpPath + "?dryR
 func (d pageData) OpenAPIURL() string { return d.Base + schema.OpenAPIPath }
 func (d pageData) MCPURL() string     { return d.Base + schema.MCPPath }
 
+// RecordURLPattern is the absolute URL of any record's page, with {id} for its id.
+func (d pageData) RecordURLPattern() string { return d.Base + schema.RecordPathPrefix + "{id}" }
+
 // ListURL is a view=list URL of the API with more parameters (each "&name=value"), limited to the
 // examples' emergency when there is one.
 func (d pageData) ListURL(params string) string {

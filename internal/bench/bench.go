@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/directaid/directaid/internal/loadgen"
+	"github.com/directaid/directaid/schema"
 )
 
 // Options configure a run.
@@ -69,7 +70,7 @@ type Report struct {
 	Load    string // /proc/loadavg when the run started
 }
 
-const helpPath = "/api/public/v1/help"
+const helpPath = schema.HelpPath
 
 var jsonHeader = map[string]string{"Content-Type": "application/json"}
 

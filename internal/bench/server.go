@@ -113,7 +113,7 @@ func (s *server) launch() error {
 			return fmt.Errorf("directaid exited during start:\n%s", s.out.String())
 		default:
 		}
-		if resp, err := http.Get("http://" + s.Addr + "/api/public/v1/help"); err == nil {
+		if resp, err := http.Get("http://" + s.Addr + helpPath); err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
