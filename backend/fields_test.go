@@ -217,7 +217,7 @@ func TestEveryFieldInEveryView(t *testing.T) {
 					}
 				}
 				return
-			case "/createdAt":
+			case "/createdAt", "/updatedAt":
 				a, b = rendered(request, fieldsBase, ""), rendered(request, fieldsBase.Add(26*time.Hour+7*time.Minute), "")
 			case "/location/distanceKm":
 				a, b = rendered(request, fieldsBase, "&latitude=4.53&longitude=-75.68"), rendered(request, fieldsBase, "&latitude=4.54&longitude=-75.69")

@@ -2,6 +2,7 @@ package site
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -170,7 +171,8 @@ type recordView struct {
 type detailView struct {
 	recordView
 	Phone       string
-	WhatsappURL string // "" unless it is a plain https://wa.me/ link
+	WhatsappURL string       // "" unless it is a plain https://wa.me/ link
+	Details     []detailItem // the lines of «Detalles» (recordLines)
 }
 
 // excerptRunes is how much of a description the lists show.
@@ -234,6 +236,13 @@ func newDetailView(v *view, d *schema.PublicHelpDetail) *detailView {
 	dv := &detailView{recordView: newRecordView(v, &r, d.Contact.Name), Phone: d.Contact.Whatsapp}
 	if waLink.MatchString(d.Contact.WhatsappURL) {
 		dv.WhatsappURL = d.Contact.WhatsappURL
+	}
+	rec, err := json.Marshal(d)
+	if err == nil {
+		dv.Details, err = detailItems(dv, rec)
+	}
+	if err != nil { // a record the server just encoded as JSON
+		panic(err)
 	}
 	return dv
 }
