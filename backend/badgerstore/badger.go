@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,11 +65,15 @@ type Options struct {
 // maxBatch bounds a group commit; a larger backlog simply forms the next batch.
 const maxBatch = 512
 
+// createReq is a Create, or an Update when fn is set.
 type createReq struct {
 	rec *store.Record
-	// entries are the record's keys and values (pair key first), encoded by the caller so that the
-	// single writer only checks and writes: encoding in parallel keeps the serial part of a batch short.
+	// entries are the record's keys and values (pair key first, then the record without UpdatedAt),
+	// encoded by the caller so that the single writer only checks, stamps and writes: encoding in
+	// parallel keeps the serial part of a batch short.
 	entries []kv
+	id      string
+	fn      func(*store.Record) error
 	done    chan createRes
 }
 
@@ -98,6 +103,8 @@ type Store struct {
 	dir      string
 	guard    *diskGuard
 	obs      store.Observer
+	// lastStamp is the greatest UpdatedAt (Unix ms) written; only the writer touches it after Open.
+	lastStamp int64
 
 	maxTextChecks, maxTotalTextChecks int
 }
@@ -181,6 +188,10 @@ func Open(o Options) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	if s.lastStamp, err = lastChange(db); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	s.renewSnapshot()
 	s.wg.Add(2)
 	go s.writer()
@@ -244,12 +255,32 @@ func (s *Store) Create(ctx context.Context, rec *store.Record) (*store.Record, b
 		}
 		return nil, false, err
 	}
+	if rec.Status == "" {
+		rec.Status = store.StatusOpen
+	}
+	rec.UpdatedAt = time.Time{} // the writer stamps it
 	val, err := json.Marshal(rec)
 	if err != nil {
 		return nil, false, err
 	}
 	entries := append([]kv{{pairKey(rec.Source, rec.ExternalID), []byte(rec.ID)}, {recordKey(rec.ID), val}}, indexEntries(rec)...)
-	req := &createReq{rec: rec, entries: entries, done: make(chan createRes, 1)}
+	return s.submit(ctx, &createReq{rec: rec, entries: entries, done: make(chan createRes, 1)})
+}
+
+// Update implements Store.
+func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) error) (*store.Record, error) {
+	if err := s.failure(); err != nil {
+		return nil, err
+	}
+	if err := s.guard.check(false); err != nil {
+		return nil, err
+	}
+	rec, _, err := s.submit(ctx, &createReq{id: id, fn: fn, done: make(chan createRes, 1)})
+	return rec, err
+}
+
+// submit queues req for the writer and waits for its outcome.
+func (s *Store) submit(ctx context.Context, req *createReq) (*store.Record, bool, error) {
 	select {
 	case s.reqs <- req:
 	case <-s.quit:
@@ -337,13 +368,57 @@ func (s *Store) commit(batch []*createReq) {
 }
 
 // commitTxn commits a prefix of reqs in one transaction and reports how many it took.
+//
+// Every record it writes gets an UpdatedAt after lastStamp: transactions commit one after another, so a
+// reader's snapshot never lacks a change older than one it sees (the change feed relies on it).
 func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	// The record, its pair key and its index entries go in together or not at all (index.go).
 	w := newIndexWriter(s.db)
+	floor := max(time.Now().UnixMilli(), s.lastStamp+1)
+	top := s.lastStamp
+	stamp := func(rec *store.Record, at time.Time) {
+		ms := max(floor, at.UnixMilli())
+		rec.UpdatedAt = time.UnixMilli(ms).UTC()
+		top = max(top, ms)
+	}
 	n := 0
 	for i, r := range reqs {
+		if r.fn != nil {
+			old, err := getTxn(txn, r.id)
+			if errors.Is(err, store.ErrNotFound) {
+				res[i] = createRes{err: err}
+				n++
+				continue
+			}
+			if err != nil {
+				return n, err
+			}
+			rec, err := applyUpdate(old, r.fn)
+			if err != nil {
+				res[i] = createRes{err: err}
+				n++
+				continue
+			}
+			stamp(rec, rec.UpdatedAt)
+			val, err := json.Marshal(rec)
+			if err != nil {
+				return n, err
+			}
+			sum := summaryOf(rec)
+			entries := append(append([]kv{{recordKey(rec.ID), val}}, indexEntries(rec)...), changeEntries(rec, sum)...)
+			ok, err := w.replace(txn, old, rec, entries)
+			if err != nil {
+				return n, err
+			}
+			if !ok {
+				break
+			}
+			res[i] = createRes{stored: rec}
+			n++
+			continue
+		}
 		existing, err := getByPairTxn(txn, r.entries[0].k)
 		if err == nil {
 			res[i] = createRes{stored: existing}
@@ -353,20 +428,76 @@ func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 		if !errors.Is(err, store.ErrNotFound) {
 			return n, err
 		}
-		ok, err := w.put(txn, r.rec, r.entries)
+		rec := *r.rec
+		stamp(&rec, rec.CreatedAt)
+		// The caller encoded the record without UpdatedAt: add it as the last member.
+		val := r.entries[1].v
+		val = append(append(val[:len(val)-1:len(val)-1], `,"updatedAt":"`...), rec.UpdatedAt.Format(time.RFC3339Nano)+`"}`...)
+		entries := append(slices.Clone(r.entries), changeEntries(&rec, summaryOf(&rec))...)
+		entries[1].v = val
+		ok, err := w.put(txn, &rec, entries)
 		if err != nil {
 			return n, err
 		}
 		if !ok {
 			break // commit what fits; the rest goes in the next transaction
 		}
+		r.rec.UpdatedAt = rec.UpdatedAt
 		res[i] = createRes{stored: r.rec, created: true}
 		n++
 	}
 	if err := w.agg.write(txn); err != nil {
 		return n, err
 	}
-	return n, txn.Commit()
+	if err := txn.Commit(); err != nil {
+		return n, err
+	}
+	s.lastStamp = top
+	return n, nil
+}
+
+// applyUpdate runs fn on a copy of old and checks that what identifies the record did not change.
+func applyUpdate(old *store.Record, fn func(*store.Record) error) (*store.Record, error) {
+	rec := *old
+	if old.Latitude != nil {
+		v := *old.Latitude
+		rec.Latitude = &v
+	}
+	if old.Longitude != nil {
+		v := *old.Longitude
+		rec.Longitude = &v
+	}
+	if old.NeededPeople != nil {
+		v := *old.NeededPeople
+		rec.NeededPeople = &v
+	}
+	if err := fn(&rec); err != nil {
+		return nil, err
+	}
+	if rec.ID != old.ID || !rec.CreatedAt.Equal(old.CreatedAt) || rec.Source != old.Source || rec.ExternalID != old.ExternalID ||
+		rec.EmergencySlug != old.EmergencySlug || rec.Type != old.Type {
+		return nil, store.ErrImmutable
+	}
+	if !slices.Contains(store.Statuses, rec.Status) {
+		return nil, fmt.Errorf("unknown status %q", rec.Status)
+	}
+	return &rec, nil
+}
+
+// lastChange is the greatest UpdatedAt (Unix ms) in the change index, 0 when it is empty.
+func lastChange(db *badger.DB) (int64, error) {
+	var last int64
+	p := partitionPrefix(prefixChange, allPartition)
+	err := db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: p, Reverse: true})
+		defer it.Close()
+		it.Seek(append(slices.Clone(p), 0xff))
+		if it.ValidForPrefix(p) {
+			last = int64(binary.BigEndian.Uint64(it.Item().Key()[len(p):]))
+		}
+		return nil
+	})
+	return last, err
 }
 
 func getByPairTxn(txn *badger.Txn, pk []byte) (*store.Record, error) {
@@ -398,6 +529,7 @@ func getTxn(txn *badger.Txn, id string) (*store.Record, error) {
 	}
 	rec := &store.Record{}
 	err = item.Value(func(v []byte) error { return json.Unmarshal(v, rec) })
+	rec.Normalize()
 	return rec, err
 }
 

@@ -156,7 +156,7 @@ func TestReindex(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, Options{Dir: dir})
 	recs := storetest.Seed(t, s, 300, time.Date(2026, 8, 11, 0, 0, 0, 0, time.UTC), time.Minute)
-	if err := s.db.DropPrefix(prefixTime, prefixKind, prefixGeo, prefixText, prefixAgg, prefixHour, keyIndexVersion); err != nil {
+	if err := s.db.DropPrefix(prefixTime, prefixKind, prefixGeo, prefixText, prefixAgg, prefixChange, keyIndexVersion); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -222,18 +222,6 @@ func TestCoverCellsContainCircle(t *testing.T) {
 	}
 }
 
-func TestInvMillis(t *testing.T) {
-	ms := time.Now().UnixMilli()
-	inv := invID(store.NewID(time.UnixMilli(ms)))
-	if got := invMillis(inv); got != ms {
-		t.Fatalf("invMillis = %d, want %d", got, ms)
-	}
-	// It runs for every entry a radius query reads: it must not allocate.
-	if n := testing.AllocsPerRun(100, func() { _ = invMillis(inv) }); n != 0 {
-		t.Fatalf("invMillis allocates %v times", n)
-	}
-}
-
 // BenchmarkCreateParallel measures the store alone: 64 concurrent publishers of new records.
 func BenchmarkCreateParallel(b *testing.B) {
 	s := open(b, Options{Dir: b.TempDir()})
@@ -248,11 +236,4 @@ func BenchmarkCreateParallel(b *testing.B) {
 			}
 		}
 	})
-}
-
-func BenchmarkInvMillis(b *testing.B) {
-	inv := invID(store.NewID(time.Now()))
-	for b.Loop() {
-		_ = invMillis(inv)
-	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -19,25 +18,55 @@ import (
 // commitTxn), so a reader never sees a record without its index entries or the reverse.
 //
 // Index keys end in the record id with every byte inverted: ids sort by creation time, so a forward
-// scan (Badger's fast direction) yields newest first, and "after this id" is a plain Seek.
+// scan (Badger's fast direction) yields newest first, and "after this id" is a plain Seek. The time, kind
+// and geographic indexes are partitioned by status (a list reads one status); the change index holds
+// every status, ordered by UpdatedAt, and an update moves a record's entry to its new time.
 var (
-	prefixTime = []byte("it\x00") // + partition + 0x00 + inv(id) → summary
-	prefixKind = []byte("ik\x00") // + partition + 0x00 + type code + category code + inv(id) → summary
-	prefixGeo  = []byte("ig\x00") // + geohash(geoPrecision) + inv(id) → summary
-	prefixText = []byte("ix\x00") // + id → folded title and description, for q
-	prefixAgg  = []byte("ia\x00") // + slug → aggregate of every record of the emergency
-	prefixHour = []byte("ih\x00") // + slug + 0x00 + uint64 BE hour → aggregate of one hour's records
+	prefixTime   = []byte("it\x00") // + status code + partition + 0x00 + inv(id) → summary
+	prefixKind   = []byte("ik\x00") // + status code + partition + 0x00 + type code + category code + inv(id) → summary
+	prefixGeo    = []byte("ig\x00") // + status code + geohash(geoPrecision) + inv(id) → summary
+	prefixText   = []byte("ix\x00") // + id → folded title and description, for q
+	prefixAgg    = []byte("ia\x00") // + slug → aggregate of every record of the emergency
+	prefixChange = []byte("ic\x00") // + partition + 0x00 + uint64 BE updatedAt ms + id → status code + summary
+	// prefixHour held hourly aggregates (index version 2); a reindex drops them.
+	prefixHour = []byte("ih\x00")
 	// keyIndexVersion marks that every record is indexed (set by the backfill of older databases).
 	keyIndexVersion = []byte("m\x00index")
 )
 
 const (
-	indexVersion = "2" // 2: geographic index keyed by 6-character geohashes
+	indexVersion = "3" // 3: statuses and the change index; 2: geographic index keyed by 6-character geohashes
 	// allPartition is the partition of the time and kind indexes that holds every emergency; slugs are
 	// [a-z0-9-], so it cannot collide with one.
 	allPartition = "*"
-	hourMs       = int64(time.Hour / time.Millisecond)
 )
+
+// statusCode is the position of a status in store.Statuses (which only grows at the end).
+func statusCode(st string) uint8 {
+	if i := slices.Index(store.Statuses, st); i >= 0 {
+		return uint8(i)
+	}
+	return 0
+}
+
+// statusPart is the partition of the time and kind indexes for one status and one emergency (or all):
+// the status code is always one byte, so it cannot run into the slug.
+func statusPart(st uint8, partition string) string { return string(rune('0'+st)) + partition }
+
+func geoPrefix(st uint8) []byte { return append(slices.Clone(prefixGeo), '0'+st) }
+
+// changeKey is the key of a record's entry in the change index of partition.
+func changeKey(partition string, updated int64, id string) []byte {
+	k := binary.BigEndian.AppendUint64(partitionPrefix(prefixChange, partition), uint64(updated))
+	return append(k, id...)
+}
+
+// changeEntries are the change index entries of rec as stored (UpdatedAt set).
+func changeEntries(rec *store.Record, sum []byte) []kv {
+	v := append([]byte{statusCode(rec.Status)}, sum...)
+	ms := rec.UpdatedAt.UnixMilli()
+	return []kv{{changeKey(allPartition, ms, rec.ID), v}, {changeKey(rec.EmergencySlug, ms, rec.ID), v}}
+}
 
 func invID(id string) []byte {
 	b := []byte(id)
@@ -64,10 +93,6 @@ func partitionPrefix(base []byte, partition string) []byte {
 
 func kindPrefix(partition string, typ, cat uint8) []byte {
 	return append(partitionPrefix(prefixKind, partition), typ, cat)
-}
-
-func hourKey(slug string, hour int64) []byte {
-	return binary.BigEndian.AppendUint64(partitionPrefix(prefixHour, slug), uint64(hour))
 }
 
 // Codes of the enumerations in summaries and aggregates. Codes are positions in the schema's lists, which
@@ -163,65 +188,75 @@ func decodeSummary(id string, v []byte) (entry, error) {
 
 type kv struct{ k, v []byte }
 
-// indexEntries are the index keys of a new record.
+// indexEntries are the index keys of a record, but for the change index (changeEntries), whose key
+// depends on UpdatedAt, set only when the record is written.
 func indexEntries(rec *store.Record) []kv {
 	sum := summaryOf(rec)
 	inv := invID(rec.ID)
-	out := make([]kv, 0, 6)
+	st := statusCode(rec.Status)
+	out := make([]kv, 0, 8)
 	for _, p := range []string{allPartition, rec.EmergencySlug} {
 		out = append(out,
-			kv{append(partitionPrefix(prefixTime, p), inv...), sum},
-			kv{append(kindPrefix(p, typeCode(rec.Type), catCode(rec.Category)), inv...), sum})
+			kv{append(partitionPrefix(prefixTime, statusPart(st, p)), inv...), sum},
+			kv{append(kindPrefix(statusPart(st, p), typeCode(rec.Type), catCode(rec.Category)), inv...), sum})
 	}
 	if rec.Latitude != nil && rec.Longitude != nil {
-		k := append(append(slices.Clone(prefixGeo), geohash(*rec.Latitude, *rec.Longitude, geoPrecision)...), inv...)
+		k := append(append(geoPrefix(st), geohash(*rec.Latitude, *rec.Longitude, geoPrecision)...), inv...)
 		out = append(out, kv{k, sum})
 	}
 	out = append(out, kv{append(slices.Clone(prefixText), rec.ID...), []byte(store.SearchText(rec))})
 	return out
 }
 
-// aggregate counts records by type × category × urgency, with the people needed and the newest time.
+// aggregate counts records by status × type × category × urgency, with the people needed by open
+// requests and the newest creation time. In a delta, counts may be negative (a record changed status).
 type aggregate struct {
-	cells  map[uint16]uint64
-	people uint64
+	cells  map[uint16]int64
+	people int64
 	newest int64 // Unix ms
 }
 
-func cellKey(typ, cat, urg uint8) uint16 { return uint16(typ)<<9 | uint16(cat)<<3 | uint16(urg) }
-
-func cellParts(k uint16) (typ, cat, urg uint8) {
-	return uint8(k >> 9), uint8(k >> 3 & 63), uint8(k & 7)
+func cellKey(st, typ, cat, urg uint8) uint16 {
+	return uint16(st)<<10 | uint16(typ)<<9 | uint16(cat)<<3 | uint16(urg)
 }
 
-func (a *aggregate) add(rec *store.Record, n uint64) {
+func cellParts(k uint16) (st, typ, cat, urg uint8) {
+	return uint8(k >> 10), uint8(k >> 9 & 1), uint8(k >> 3 & 63), uint8(k & 7)
+}
+
+// add counts rec n times (n = -1 takes it out).
+func (a *aggregate) add(rec *store.Record, n int64) {
 	if a.cells == nil {
-		a.cells = map[uint16]uint64{}
+		a.cells = map[uint16]int64{}
 	}
-	a.cells[cellKey(typeCode(rec.Type), catCode(rec.Category), urgCode(rec.Urgency))] += n
-	if rec.Type == schema.TypeRequest && rec.NeededPeople != nil && *rec.NeededPeople > 0 {
-		a.people += uint64(*rec.NeededPeople) * n
+	a.cells[cellKey(statusCode(rec.Status), typeCode(rec.Type), catCode(rec.Category), urgCode(rec.Urgency))] += n
+	if rec.Type == schema.TypeRequest && rec.Status == store.StatusOpen && rec.NeededPeople != nil && *rec.NeededPeople > 0 {
+		a.people += int64(*rec.NeededPeople) * n
 	}
-	a.newest = max(a.newest, rec.CreatedAt.UnixMilli())
+	if n > 0 {
+		a.newest = max(a.newest, rec.CreatedAt.UnixMilli())
+	}
 }
 
 func (a *aggregate) merge(b *aggregate) {
 	if a.cells == nil {
-		a.cells = map[uint16]uint64{}
+		a.cells = map[uint16]int64{}
 	}
 	for k, n := range b.cells {
-		a.cells[k] += n
+		if a.cells[k] += n; a.cells[k] == 0 {
+			delete(a.cells, k)
+		}
 	}
 	a.people += b.people
 	a.newest = max(a.newest, b.newest)
 }
 
-// count sums the cells that match the filters (nil means any).
+// count sums the cells that match the filters.
 func (a *aggregate) count(f *filter) int {
 	n := 0
 	for k, c := range a.cells {
-		t, cat, u := cellParts(k)
-		if f.matchCodes(t, cat, u) {
+		st, t, cat, u := cellParts(k)
+		if f.matchStatus(st) && f.matchCodes(t, cat, u) {
 			n += int(c)
 		}
 	}
@@ -237,12 +272,12 @@ func (a *aggregate) encode() []byte {
 		}
 	})
 	b := []byte{1}
-	b = binary.AppendUvarint(b, a.people)
+	b = binary.AppendUvarint(b, uint64(max(a.people, 0)))
 	b = binary.AppendVarint(b, a.newest)
 	b = binary.AppendUvarint(b, uint64(len(keys)))
 	for _, k := range keys {
 		b = binary.AppendUvarint(b, uint64(k))
-		b = binary.AppendUvarint(b, a.cells[k])
+		b = binary.AppendUvarint(b, uint64(max(a.cells[k], 0)))
 	}
 	return b
 }
@@ -253,12 +288,13 @@ func decodeAggregate(v []byte) (*aggregate, error) {
 		return nil, bad
 	}
 	v = v[1:]
-	a := &aggregate{cells: map[uint16]uint64{}}
-	var n, k, c uint64
+	a := &aggregate{cells: map[uint16]int64{}}
+	var n, k, c, people uint64
 	var m int
-	if a.people, m = binary.Uvarint(v); m <= 0 {
+	if people, m = binary.Uvarint(v); m <= 0 {
 		return nil, bad
 	}
+	a.people = int64(people)
 	v = v[m:]
 	if a.newest, m = binary.Varint(v); m <= 0 {
 		return nil, bad
@@ -277,7 +313,7 @@ func decodeAggregate(v []byte) (*aggregate, error) {
 			return nil, bad
 		}
 		v = v[m:]
-		a.cells[uint16(k)] = c
+		a.cells[uint16(k)] = int64(c)
 	}
 	return a, nil
 }
@@ -285,7 +321,7 @@ func decodeAggregate(v []byte) (*aggregate, error) {
 func getAggregate(txn *badger.Txn, key []byte) (*aggregate, error) {
 	item, err := txn.Get(key)
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return &aggregate{cells: map[uint16]uint64{}}, nil
+		return &aggregate{cells: map[uint16]int64{}}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -300,24 +336,18 @@ func getAggregate(txn *badger.Txn, key []byte) (*aggregate, error) {
 
 // aggDelta collects the aggregate changes of one transaction, written once per key at its end.
 type aggDelta struct {
-	all   map[string]*aggregate
-	hours map[string]map[int64]*aggregate
+	all map[string]*aggregate
 }
 
-func (d *aggDelta) add(rec *store.Record) {
+func (d *aggDelta) add(rec *store.Record, n int64) {
 	if d.all == nil {
-		d.all, d.hours = map[string]*aggregate{}, map[string]map[int64]*aggregate{}
+		d.all = map[string]*aggregate{}
 	}
 	slug := rec.EmergencySlug
 	if d.all[slug] == nil {
-		d.all[slug], d.hours[slug] = &aggregate{}, map[int64]*aggregate{}
+		d.all[slug] = &aggregate{}
 	}
-	d.all[slug].add(rec, 1)
-	h := floorDiv(rec.CreatedAt.UnixMilli(), hourMs)
-	if d.hours[slug][h] == nil {
-		d.hours[slug][h] = &aggregate{}
-	}
-	d.hours[slug][h].add(rec, 1)
+	d.all[slug].add(rec, n)
 }
 
 // write adds the deltas to the stored aggregates.
@@ -334,24 +364,11 @@ func (d *aggDelta) write(txn *badger.Txn) error {
 		if err := put(aggKey(slug), a); err != nil {
 			return err
 		}
-		for h, ha := range d.hours[slug] {
-			if err := put(hourKey(slug, h), ha); err != nil {
-				return err
-			}
-		}
 	}
 	return nil
 }
 
 func aggKey(slug string) []byte { return append(slices.Clone(prefixAgg), slug...) }
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
-}
 
 // indexWriter puts records and their index entries into one write transaction, keeping under Badger's
 // transaction size so that a record is never split from its indexes (a record that does not fit goes
@@ -385,7 +402,34 @@ func (w *indexWriter) put(txn *badger.Txn, rec *store.Record, entries []kv) (ok 
 		}
 	}
 	w.size, w.count = w.size+size, w.count+count
-	w.agg.add(rec)
+	w.agg.add(rec, 1)
+	return true, nil
+}
+
+// replace swaps old's index entries for rec's (entries, built like put's); ok=false means "commit first".
+func (w *indexWriter) replace(txn *badger.Txn, old, rec *store.Record, entries []kv) (ok bool, err error) {
+	dels := append(indexEntries(old), changeEntries(old, nil)...)
+	var size int64 = aggReservePerRecord
+	for _, e := range slices.Concat(entries, dels) {
+		size += int64(len(e.k)+len(e.v)) + 32
+	}
+	count := int64(len(entries) + len(dels) + 2)
+	if w.count > 0 && (w.size+size > w.maxSize || w.count+count > w.maxCount) {
+		return false, nil
+	}
+	for _, e := range dels {
+		if err := txn.Delete(e.k); err != nil {
+			return false, err
+		}
+	}
+	for _, e := range entries {
+		if err := txn.Set(e.k, e.v); err != nil {
+			return false, err
+		}
+	}
+	w.size, w.count = w.size+size, w.count+count
+	w.agg.add(old, -1)
+	w.agg.add(rec, 1)
 	return true, nil
 }
 
@@ -406,7 +450,7 @@ func (s *Store) ensureIndexes() error {
 	if err != nil || done {
 		return err
 	}
-	if err := s.db.DropPrefix(prefixTime, prefixKind, prefixGeo, prefixText, prefixAgg, prefixHour); err != nil {
+	if err := s.db.DropPrefix(prefixTime, prefixKind, prefixGeo, prefixText, prefixAgg, prefixHour, prefixChange); err != nil {
 		return fmt.Errorf("reindex: %w", err)
 	}
 	var all aggDelta
@@ -428,6 +472,7 @@ func (s *Store) ensureIndexes() error {
 				if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, rec) }); err != nil {
 					return err
 				}
+				rec.Normalize()
 				recs = append(recs, rec)
 				after = it.Item().KeyCopy(nil)
 			}
@@ -444,7 +489,7 @@ func (s *Store) ensureIndexes() error {
 			w := newIndexWriter(s.db)
 			n := 0
 			for _, rec := range recs {
-				ok, err := w.put(txn, rec, indexEntries(rec))
+				ok, err := w.put(txn, rec, append(indexEntries(rec), changeEntries(rec, summaryOf(rec))...))
 				if err != nil {
 					txn.Discard()
 					return fmt.Errorf("reindex: %w", err)
@@ -452,7 +497,7 @@ func (s *Store) ensureIndexes() error {
 				if !ok {
 					break
 				}
-				all.add(rec)
+				all.add(rec, 1)
 				n++
 			}
 			if err := txn.Commit(); err != nil {
@@ -468,11 +513,6 @@ func (s *Store) ensureIndexes() error {
 	for slug, a := range all.all {
 		if err := wb.Set(aggKey(slug), a.encode()); err != nil {
 			return fmt.Errorf("reindex: %w", err)
-		}
-		for h, ha := range all.hours[slug] {
-			if err := wb.Set(hourKey(slug, h), ha.encode()); err != nil {
-				return fmt.Errorf("reindex: %w", err)
-			}
 		}
 	}
 	if err := wb.Flush(); err != nil {

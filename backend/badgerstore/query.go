@@ -25,10 +25,13 @@ const (
 )
 
 // filter holds the codes of a spec's enumerated filters; -1 means any.
-type filter struct{ typ, cat, urg int }
+type filter struct{ typ, cat, urg, st int }
 
 func newFilter(s *store.ListSpec) *filter {
-	f := &filter{-1, -1, -1}
+	f := &filter{-1, -1, -1, -1}
+	if st := s.StatusOr(); st != "" {
+		f.st = int(statusCode(st))
+	}
 	if s.Type != "" {
 		f.typ = int(typeCode(s.Type))
 	}
@@ -40,6 +43,8 @@ func newFilter(s *store.ListSpec) *filter {
 	}
 	return f
 }
+
+func (f *filter) matchStatus(st uint8) bool { return f.st < 0 || int(st) == f.st }
 
 func (f *filter) matchCodes(t, c, u uint8) bool {
 	return (f.typ < 0 || int(t) == f.typ) && (f.cat < 0 || int(c) == f.cat) && (f.urg < 0 || int(u) == f.urg)
@@ -57,8 +62,17 @@ func after(c *store.Cursor, e *entry) bool {
 	return e.id < c.ID
 }
 
+// errSinceCombined is the error of a change feed asked with q or a radius, which it does not support.
+var errSinceCombined = fmt.Errorf("badgerstore: since does not combine with words or near")
+
 // List implements store.Store. Everything is read from one snapshot, so total and items agree.
 func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult, error) {
+	if spec.SinceMillis() >= 0 {
+		if len(spec.Words) > 0 || spec.Near {
+			return nil, errSinceCombined
+		}
+		return s.changes(spec)
+	}
 	res := &store.ListResult{TotalExact: true}
 	err := s.db.View(func(txn *badger.Txn) error {
 		f := newFilter(spec)
@@ -192,6 +206,7 @@ func scanTime(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.Curs
 	if part == "" {
 		part = allPartition
 	}
+	part = statusPart(uint8(f.st), part)
 	var prefixes [][]byte
 	if spec.Category != "" {
 		for t := uint8(0); t < 2; t++ {
@@ -202,7 +217,6 @@ func scanTime(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.Curs
 	} else {
 		prefixes = [][]byte{partitionPrefix(prefixTime, part)}
 	}
-	since := spec.SinceMillis()
 	its := make([]*badger.Iterator, len(prefixes))
 	for i, p := range prefixes {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
@@ -235,9 +249,6 @@ func scanTime(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.Curs
 		}
 		item := its[best].Item()
 		id := idFromInv(bestInv)
-		if since >= 0 && store.IDMillis(id) <= since {
-			return nil
-		}
 		e, err := decodeItem(item, id)
 		if err != nil {
 			return err
@@ -260,15 +271,6 @@ func decodeItem(item *badger.Item, id string) (e entry, err error) {
 	return e, err
 }
 
-// invMillis is store.IDMillis of an inverted id.
-func invMillis(inv []byte) int64 {
-	var id [10]byte
-	for i := 0; i < len(id) && i < len(inv); i++ {
-		id[i] = ^inv[i]
-	}
-	return store.IDMillis(id[:min(len(inv), len(id))])
-}
-
 // geoItem is what the geographic index says of one record: its codes, place and distance to the centre;
 // inv is its inverted id, valid during the call only.
 type geoItem struct {
@@ -282,14 +284,11 @@ type geoItem struct {
 // circle that match the filters. The hot loop of radius queries: it filters on the raw bytes and
 // allocates nothing.
 func scanCell(it *badger.Iterator, cell string, spec *store.ListSpec, f *filter, fn func(*geoItem)) error {
-	since := spec.SinceMillis()
-	p := append(slices.Clone(prefixGeo), cell...)
+	gp := geoPrefix(uint8(f.st))
+	p := append(gp, cell...)
 	for it.Seek(p); it.ValidForPrefix(p); it.Next() {
 		item := it.Item()
-		inv := item.Key()[len(prefixGeo)+geoPrecision:]
-		if since >= 0 && invMillis(inv) <= since {
-			continue
-		}
+		inv := item.Key()[len(gp)+geoPrecision:]
 		err := item.Value(func(v []byte) error {
 			if len(v) < 22 || v[0] != 1 || v[4] != 1 || int(v[21]) != len(v)-22 {
 				return fmt.Errorf("geographic index: bad entry")
@@ -319,7 +318,8 @@ func scanCell(it *badger.Iterator, cell string, spec *store.ListSpec, f *filter,
 // 32 cells that hold entries). So a page reads the cells near the centre, not the whole circle; at an equal key a cell is
 // read before a record is yielded, since it may hold a record of that distance that is newer.
 func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.Cursor, yield func(*entry) bool) error {
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixGeo})
+	gp := geoPrefix(uint8(f.st))
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: gp})
 	defer it.Close()
 	q := &walkQueue{}
 	push := func(cell string) {
@@ -341,7 +341,7 @@ func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.C
 		}
 		if len(w.cell) < geoPrecision {
 			// Split into the cells that hold entries: one Seek per such cell, none for empty ones.
-			p := append(slices.Clone(prefixGeo), w.cell...)
+			p := append(slices.Clone(gp), w.cell...)
 			for it.Seek(p); it.ValidForPrefix(p); {
 				ch := it.Item().Key()[len(p)]
 				push(w.cell + string(ch))
@@ -364,7 +364,7 @@ func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.C
 
 // countRadius counts the records within the circle that match the filters.
 func countRadius(txn *badger.Txn, spec *store.ListSpec, f *filter) (int, error) {
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixGeo})
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: geoPrefix(uint8(f.st))})
 	defer it.Close()
 	n := 0
 	for _, cell := range coverCells(spec.Lat, spec.Lon, spec.RadiusKm) {
@@ -433,8 +433,8 @@ func (q *walkQueue) pop() walkItem {
 	return top
 }
 
-// countByAggregates counts the records matching emergency, type, category and urgency from the stored
-// aggregates; with since, from the hourly aggregates after since's hour plus a scan of that one hour.
+// countByAggregates counts the records matching emergency, status, type, category and urgency from the
+// stored aggregates.
 func countByAggregates(txn *badger.Txn, spec *store.ListSpec, f *filter) (int, error) {
 	slugs := []string{spec.EmergencySlug}
 	if spec.EmergencySlug == "" {
@@ -443,40 +443,15 @@ func countByAggregates(txn *badger.Txn, spec *store.ListSpec, f *filter) (int, e
 			return 0, err
 		}
 	}
-	since := spec.SinceMillis()
 	total := 0
-	if since < 0 {
-		for _, slug := range slugs {
-			a, err := getAggregate(txn, aggKey(slug))
-			if err != nil {
-				return 0, err
-			}
-			total += a.count(f)
-		}
-		return total, nil
-	}
-	h := floorDiv(since, hourMs)
 	for _, slug := range slugs {
-		p := partitionPrefix(prefixHour, slug)
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
-		for it.Seek(hourKey(slug, h+1)); it.ValidForPrefix(p); it.Next() {
-			err := it.Item().Value(func(v []byte) error {
-				a, err := decodeAggregate(v)
-				if err == nil {
-					total += a.count(f)
-				}
-				return err
-			})
-			if err != nil {
-				it.Close()
-				return 0, err
-			}
+		a, err := getAggregate(txn, aggKey(slug))
+		if err != nil {
+			return 0, err
 		}
-		it.Close()
+		total += a.count(f)
 	}
-	// The records of since's own hour that are after since.
-	err := scanTime(txn, spec, f, &store.Cursor{ID: store.FirstIDAt((h + 1) * hourMs)}, func(*entry) bool { total++; return true })
-	return total, err
+	return total, nil
 }
 
 func aggregateSlugs(txn *badger.Txn) ([]string, error) {
@@ -498,13 +473,21 @@ func (s *Store) Aggregates(_ context.Context, slugs []string) (map[string]*store
 			if err != nil {
 				return err
 			}
-			ag := &store.Aggregate{Counts: map[[3]string]int{}, NeededPeople: int(a.people)}
+			ag := &store.Aggregate{Counts: map[[3]string]int{}, Statuses: map[string]int{}, NeededPeople: int(a.people)}
 			if a.newest > 0 {
 				ag.Newest = time.UnixMilli(a.newest).UTC()
 			}
 			for k, n := range a.cells {
-				t, c, u := cellParts(k)
-				ag.Counts[[3]string{typeName(t), categoryName(c), urgencyName(u)}] += int(n)
+				st, t, c, u := cellParts(k)
+				if n <= 0 {
+					continue
+				}
+				if int(st) < len(store.Statuses) {
+					ag.Statuses[store.Statuses[st]] += int(n)
+				}
+				if st == statusCode(store.StatusOpen) {
+					ag.Counts[[3]string{typeName(t), categoryName(c), urgencyName(u)}] += int(n)
+				}
 			}
 			out[slug] = ag
 		}

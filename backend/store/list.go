@@ -10,13 +10,17 @@ import (
 	"time"
 )
 
-// ListSpec is a validated list query. Empty strings and a zero Since mean "any".
+// ListSpec is a validated list query. Empty strings and a zero Since mean "any"; an empty Status means open.
 //
 // The order of a list is newest first (by id, which sorts by creation time); with Near, nearest first,
 // then newest first. A page holds up to Limit records after After in that order; pages before the last
 // are full unless the store bounds the records a q search reads (then Next goes on from where it stopped).
+//
+// With Since the list is the change feed: the records whose UpdatedAt is after Since, of every status
+// unless Status is given, oldest change first (then by id). Words and Near do not combine with Since.
+// A record changed while a client pages moves to the end of the feed, so paging misses no change.
 type ListSpec struct {
-	EmergencySlug, Type, Category, Urgency string
+	EmergencySlug, Type, Category, Urgency, Status string
 	// Words are the folded words of q; each must occur in SearchText of the record.
 	Words []string
 	// Near limits to RadiusKm around (Lat, Lon), nearest first.
@@ -31,11 +35,13 @@ type ListSpec struct {
 	NoTotal bool
 }
 
-// Cursor is a position in a list: after the record ID (and, nearest first, after distance Dist).
+// Cursor is a position in a list: after the record ID (and, nearest first, after distance Dist; in a
+// change feed, after the change at Updated, Unix ms, then ID).
 type Cursor struct {
 	ID      string
 	Dist    float64
 	HasDist bool
+	Updated int64
 	filters uint32
 }
 
@@ -53,24 +59,39 @@ type ListResult struct {
 
 // Aggregate sums up the records of one emergency.
 type Aggregate struct {
-	// Counts is keyed by type, category and urgency ("" for offers).
-	Counts       map[[3]string]int
+	// Counts is keyed by type, category and urgency ("" for offers), of the open records only.
+	Counts map[[3]string]int
+	// NeededPeople sums neededPeople of the open requests.
 	NeededPeople int
-	Newest       time.Time // zero when there are no records
+	// Statuses counts every record by status (absent statuses have no key).
+	Statuses map[string]int
+	Newest   time.Time // creation of the newest record of any status; zero when there are none
 }
 
-// SinceMillis is the creation time (Unix ms) a record must exceed; -1 when there is no lower bound.
+// SinceMillis is the change time (UpdatedAt, Unix ms) a record must exceed; -1 when there is no lower bound.
 func (s *ListSpec) SinceMillis() int64 {
 	if s.Since.IsZero() || s.Since.Before(time.UnixMilli(0)) {
 		return -1
 	}
-	return s.Since.UnixMilli() // truncates: createdAt (whole ms) > since ⇔ createdAt ms > this
+	return s.Since.UnixMilli() // truncates: updatedAt (whole ms) > since ⇔ updatedAt ms > this
+}
+
+// StatusOr is the status a list shows: Status, or open. In a change feed "" means every status.
+func (s *ListSpec) StatusOr() string {
+	if s.Status == "" && s.SinceMillis() < 0 {
+		return StatusOpen
+	}
+	return s.Status
 }
 
 // fingerprint ties a cursor to the filters it was made for.
 func (s *ListSpec) fingerprint() uint32 {
 	h := fnv.New32a()
-	b, _ := json.Marshal([]any{s.EmergencySlug, s.Type, s.Category, s.Urgency, s.Words, s.Near, s.Lat, s.Lon, s.RadiusKm, s.SinceMillis()})
+	f := []any{s.EmergencySlug, s.Type, s.Category, s.Urgency, s.Words, s.Near, s.Lat, s.Lon, s.RadiusKm, s.SinceMillis()}
+	if st := s.StatusOr(); st != StatusOpen {
+		f = append(f, st) // cursors of open lists stay what they were before statuses
+	}
+	b, _ := json.Marshal(f)
 	h.Write(b)
 	return h.Sum32()
 }
@@ -78,13 +99,19 @@ func (s *ListSpec) fingerprint() uint32 {
 // EncodeCursor makes the opaque cursor string of c for spec.
 func (s *ListSpec) EncodeCursor(c *Cursor) string {
 	b := []byte{1, 't'}
-	if c.HasDist {
+	switch {
+	case c.HasDist:
 		b[1] = 'd'
+	case s.SinceMillis() >= 0:
+		b[1] = 'u'
 	}
 	b = binary.BigEndian.AppendUint32(b, s.fingerprint())
 	b = append(b, c.ID...)
-	if c.HasDist {
+	switch b[1] {
+	case 'd':
 		b = binary.BigEndian.AppendUint64(b, math.Float64bits(c.Dist))
+	case 'u':
+		b = binary.BigEndian.AppendUint64(b, uint64(c.Updated))
 	}
 	return base64.RawURLEncoding.EncodeToString(b)
 }
@@ -98,22 +125,23 @@ var (
 // DecodeCursor parses a cursor string made by EncodeCursor for the same filters.
 func (s *ListSpec) DecodeCursor(str string) (*Cursor, error) {
 	b, err := base64.RawURLEncoding.DecodeString(str)
-	if err != nil || len(b) < 22 || b[0] != 1 || (b[1] != 't' && b[1] != 'd') {
+	if err != nil || len(b) < 22 || b[0] != 1 || (b[1] != 't' && b[1] != 'd' && b[1] != 'u') {
 		return nil, ErrBadCursor
 	}
 	c := &Cursor{HasDist: b[1] == 'd', filters: binary.BigEndian.Uint32(b[2:]), ID: string(b[6:22])}
 	if !ValidID(c.ID) {
 		return nil, ErrBadCursor
 	}
-	if c.HasDist {
-		if len(b) != 30 {
-			return nil, ErrBadCursor
-		}
+	switch {
+	case b[1] == 't' && len(b) == 22:
+	case b[1] == 'd' && len(b) == 30:
 		c.Dist = math.Float64frombits(binary.BigEndian.Uint64(b[22:]))
-	} else if len(b) != 22 {
+	case b[1] == 'u' && len(b) == 30:
+		c.Updated = int64(binary.BigEndian.Uint64(b[22:]))
+	default:
 		return nil, ErrBadCursor
 	}
-	if c.filters != s.fingerprint() || c.HasDist != s.Near {
+	if c.filters != s.fingerprint() || c.HasDist != s.Near || (b[1] == 'u') != (s.SinceMillis() >= 0) {
 		return nil, ErrCursorMismatch
 	}
 	return c, nil

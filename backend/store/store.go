@@ -17,7 +17,46 @@ type Record struct {
 	ID        string    `json:"id"`
 	CreatedAt time.Time `json:"createdAt"`
 	schema.Publication
+	// Status is one of Statuses; a record stored before statuses existed reads as open.
+	Status string `json:"status,omitempty"`
+	// UpdatedAt is set by the store on every write (see Store.Update); it reads as CreatedAt on records
+	// stored before it existed.
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+	// ExpiresAt is when an open record expires (zero: never).
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
 }
+
+// The statuses of a record. Only open records are in default lists; hidden ones are never public.
+const (
+	StatusOpen      = "open"
+	StatusResolved  = "resolved"
+	StatusWithdrawn = "withdrawn"
+	StatusExpired   = "expired"
+	StatusHidden    = "hidden"
+)
+
+// Statuses lists every status; a store may encode a status by its position, so the list only grows at the end.
+var Statuses = []string{StatusOpen, StatusResolved, StatusWithdrawn, StatusExpired, StatusHidden}
+
+// Normalize makes a record read from storage whole: the status and updatedAt of older records.
+func (r *Record) Normalize() {
+	if r.Status == "" {
+		r.Status = StatusOpen
+	}
+	if r.UpdatedAt.IsZero() {
+		r.UpdatedAt = r.CreatedAt
+	}
+}
+
+// ErasePersonal removes what identifies or locates a person: contact name, phone and exact place. A
+// withdrawal or an operator's erase does this before storing.
+func (r *Record) ErasePersonal() {
+	r.ContactName, r.ContactWhatsapp, r.ContactE164 = "", "", ""
+	r.Address, r.Latitude, r.Longitude = "", nil, nil
+}
+
+// ErrImmutable is returned by Update when its function changed what identifies a record.
+var ErrImmutable = errors.New("id, createdAt, source, externalId, emergencySlug and type cannot change")
 
 // ErrNotFound is returned for an unknown record.
 var ErrNotFound = errors.New("record not found")
@@ -34,12 +73,19 @@ var ErrUnreachable = errors.New("database unreachable")
 type Store interface {
 	// Create stores rec unless a record with its (source, externalId) exists, atomically under concurrency;
 	// it returns the stored record (the earlier one when created is false) only once that is on stable storage.
+	// An empty Status is stored as open; UpdatedAt is set as by Update (never before CreatedAt).
 	Create(ctx context.Context, rec *Record) (stored *Record, created bool, err error)
-	// Get returns the record with the given id, or ErrNotFound.
+	// Update applies fn to a copy of record id and stores the result with no other write in between, and
+	// returns it once durable: ErrNotFound for an unknown id; fn's error (nothing stored) when it fails;
+	// ErrImmutable when fn changed ID, CreatedAt, Source, ExternalID, EmergencySlug or Type. The store sets
+	// UpdatedAt: not before what fn set, and after that of every record already written, so that a list by
+	// Since never misses a change. What the old version held leaves every index.
+	Update(ctx context.Context, id string, fn func(*Record) error) (*Record, error)
+	// Get returns the record with the given id (Normalized), or ErrNotFound.
 	Get(ctx context.Context, id string) (*Record, error)
 	// List answers one page of spec (see ListSpec and ListResult for order, paging and totals), from one snapshot.
 	List(ctx context.Context, spec *ListSpec) (*ListResult, error)
-	// Aggregates sums up the records of each slug (an empty Aggregate for a slug without records).
+	// Aggregates sums up the records of each slug by status (an empty Aggregate for a slug without records).
 	Aggregates(ctx context.Context, slugs []string) (map[string]*Aggregate, error)
 	// Close stops the store: a Create in flight or after it fails with ErrClosed, never hangs; a second Close is a no-op.
 	Close() error

@@ -4,6 +4,7 @@
 package storetest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,6 +38,11 @@ var Behaviours = []struct {
 	{"NoTotal", testNoTotal},
 	{"PagingUnderConcurrentInserts", testPagingUnderConcurrentInserts},
 	{"Aggregates", testAggregates},
+	{"UpdateTransitions", testUpdateTransitions},
+	{"UpdateRefusals", testUpdateRefusals},
+	{"ChangeFeed", testChangeFeed},
+	{"ChangeFeedUnderConcurrentUpdates", testChangeFeedUnderConcurrentUpdates},
+	{"ConcurrentUpdatesOfOneRecord", testConcurrentUpdates},
 	{"Close", testClose},
 }
 
@@ -91,7 +97,8 @@ func SynthRecord(rng *rand.Rand, t time.Time, i int) *store.Record {
 	return rec
 }
 
-// Seed creates n SynthRecords, the i-th at start + i×step, from 64 goroutines at a time.
+// Seed creates n SynthRecords, the i-th at start + i×step, from 64 goroutines at a time, and returns
+// them as stored.
 func Seed(t testing.TB, s store.Store, n int, start time.Time, step time.Duration) []*store.Record {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -102,15 +109,18 @@ func Seed(t testing.TB, s store.Store, n int, start time.Time, step time.Duratio
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	sem := make(chan struct{}, 64)
-	for _, r := range recs {
+	for i, r := range recs {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if _, _, err := s.Create(ctx, r); err != nil {
+			stored, _, err := s.Create(ctx, r)
+			if err != nil {
 				errs <- err
+				return
 			}
+			recs[i] = stored
 		}()
 	}
 	wg.Wait()
@@ -127,15 +137,19 @@ type Match struct {
 	Dist float64
 }
 
-// Reference answers spec by brute force over recs, in list order (ignoring Limit and After).
+// Reference answers spec by brute force over recs (as stored: Status and UpdatedAt set), in list order
+// (ignoring Limit and After).
 func Reference(recs []*store.Record, spec *store.ListSpec) []Match {
 	var out []Match
+	byID := map[string]*store.Record{}
 	for _, r := range recs {
-		if (spec.EmergencySlug != "" && r.EmergencySlug != spec.EmergencySlug) || (spec.Type != "" && r.Type != spec.Type) ||
+		if st := spec.StatusOr(); (spec.EmergencySlug != "" && r.EmergencySlug != spec.EmergencySlug) || (spec.Type != "" && r.Type != spec.Type) ||
 			(spec.Category != "" && r.Category != spec.Category) || (spec.Urgency != "" && r.Urgency != spec.Urgency) ||
-			(!spec.Since.IsZero() && !r.CreatedAt.After(spec.Since)) || !store.MatchText(store.SearchText(r), spec.Words) {
+			(st != "" && r.Status != st) || (!spec.Since.IsZero() && r.UpdatedAt.UnixMilli() <= spec.SinceMillis()) ||
+			!store.MatchText(store.SearchText(r), spec.Words) {
 			continue
 		}
+		byID[r.ID] = r
 		m := Match{ID: r.ID}
 		if spec.Near {
 			if r.Latitude == nil {
@@ -148,6 +162,9 @@ func Reference(recs []*store.Record, spec *store.ListSpec) []Match {
 		out = append(out, m)
 	}
 	slices.SortFunc(out, func(a, b Match) int {
+		if !spec.Since.IsZero() {
+			return cmp.Or(byID[a.ID].UpdatedAt.Compare(byID[b.ID].UpdatedAt), strings.Compare(a.ID, b.ID))
+		}
 		if spec.Near && a.Dist != b.Dist {
 			if a.Dist < b.Dist {
 				return -1
@@ -232,10 +249,20 @@ func head(ids []string) []string {
 	return ids
 }
 
+// sameRecord compares got with want; a want without Status or UpdatedAt (a record as given to Create)
+// takes open and got's UpdatedAt, which must then be at or after CreatedAt.
 func sameRecord(t *testing.T, what string, got, want *store.Record) {
 	t.Helper()
+	wc := *want
+	wc.Status = cmp.Or(wc.Status, store.StatusOpen)
+	if wc.UpdatedAt.IsZero() {
+		if got.UpdatedAt.Before(got.CreatedAt) {
+			t.Fatalf("%s: updatedAt %v before createdAt %v", what, got.UpdatedAt, got.CreatedAt)
+		}
+		wc.UpdatedAt = got.UpdatedAt
+	}
 	g, _ := json.Marshal(got)
-	w, _ := json.Marshal(want)
+	w, _ := json.Marshal(&wc)
 	if string(g) != string(w) || !got.CreatedAt.Equal(want.CreatedAt) {
 		t.Fatalf("%s:\n got %s\nwant %s", what, g, w)
 	}
@@ -374,13 +401,13 @@ func testListMatchesReference(t *testing.T, s store.Store) {
 		{Since: since, EmergencySlug: "eje-cafetero", Type: schema.TypeRequest},
 		{Since: since, Category: "otro"},
 		{Since: start.Add(-time.Hour)},
-		{Since: start.Add(100 * step)}, // a record's own createdAt: since is exclusive
+		{Since: recs[100].UpdatedAt}, // a record's own updatedAt: since is exclusive
 		{Words: []string{"medic"}},
 		{Words: []string{"medico"}, EmergencySlug: "eje-cafetero"},
 		// Accent-free and case-free: what the service makes of q=«NIÑOS útiles».
-		{Words: strings.Fields(store.FoldText("NIÑOS  útiles")), Since: since},
+		{Words: strings.Fields(store.FoldText("NIÑOS  útiles"))},
 		{Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 5},
-		{Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 5, Type: schema.TypeOffer, Since: since},
+		{Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 5, Type: schema.TypeOffer},
 		{Near: true, Lat: 4.60, Lon: -75.70, RadiusKm: 3, Words: []string{"medic"}, Category: "salud"},
 		{Near: true, Lat: 4.60, Lon: -75.70, RadiusKm: 30, EmergencySlug: "la-mojana", Urgency: "needed"},
 	}
@@ -388,7 +415,8 @@ func testListMatchesReference(t *testing.T, s store.Store) {
 	// Reference says something.
 	none := []store.ListSpec{
 		{EmergencySlug: "none"},
-		{Since: start.Add(1000 * time.Hour)},
+		{Since: time.Now().Add(1000 * time.Hour)},
+		{Status: store.StatusResolved},
 		{Words: []string{"zzz"}},
 		{Near: true, Lat: 10, Lon: -70, RadiusKm: 1},
 	}
@@ -532,26 +560,31 @@ func CheckAggregates(t *testing.T, s store.Store, recs []*store.Record) {
 		t.Fatal(err)
 	}
 	for _, slug := range []string{"eje-cafetero", "la-mojana"} {
-		counts, people := map[[3]string]int{}, 0
+		counts, statuses, people := map[[3]string]int{}, map[string]int{}, 0
 		var newest time.Time
 		for _, r := range recs {
 			if r.EmergencySlug != slug {
 				continue
 			}
-			counts[[3]string{r.Type, r.Category, r.Urgency}]++
-			if r.Type == schema.TypeRequest {
-				people += *r.NeededPeople
-			}
+			statuses[cmp.Or(r.Status, store.StatusOpen)]++
 			if r.CreatedAt.After(newest) {
 				newest = r.CreatedAt
 			}
+			if cmp.Or(r.Status, store.StatusOpen) != store.StatusOpen {
+				continue
+			}
+			counts[[3]string{r.Type, r.Category, r.Urgency}]++
+			if r.Type == schema.TypeRequest && r.NeededPeople != nil {
+				people += *r.NeededPeople
+			}
 		}
 		a := ag[slug]
-		if a == nil || fmt.Sprint(a.Counts) != fmt.Sprint(counts) || a.NeededPeople != people || !a.Newest.Equal(newest) {
-			t.Fatalf("%s: got %+v, want %v %d %v", slug, a, counts, people, newest)
+		if a == nil || fmt.Sprint(a.Counts) != fmt.Sprint(counts) || fmt.Sprint(a.Statuses) != fmt.Sprint(statuses) ||
+			a.NeededPeople != people || !a.Newest.Equal(newest) {
+			t.Fatalf("%s: got %+v, want %v %v %d %v", slug, a, counts, statuses, people, newest)
 		}
 	}
-	if a := ag["none"]; a == nil || len(a.Counts) != 0 || a.NeededPeople != 0 || !a.Newest.IsZero() {
+	if a := ag["none"]; a == nil || len(a.Counts) != 0 || len(a.Statuses) != 0 || a.NeededPeople != 0 || !a.Newest.IsZero() {
 		t.Fatalf("an emergency without records: %+v", a)
 	}
 }
