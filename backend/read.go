@@ -65,7 +65,8 @@ func (s *Service) ListSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 	enum("category", &q.Category, schema.Categories)
 	enum("urgency", &q.Urgency, schema.Urgencies)
 	enum("total", &q.Total, []string{schema.TotalExact, schema.TotalNone})
-	spec := &store.ListSpec{EmergencySlug: q.EmergencySlug, Type: q.Type, Category: q.Category, Urgency: q.Urgency, NoTotal: q.Total == schema.TotalNone}
+	enum("status", &q.Status, schema.ListedStatuses)
+	spec := &store.ListSpec{EmergencySlug: q.EmergencySlug, Type: q.Type, Category: q.Category, Urgency: q.Urgency, Status: q.Status, NoTotal: q.Total == schema.TotalNone}
 	q.Q = strings.TrimSpace(q.Q)
 	if n := utf8.RuneCountInString(q.Q); n > schema.MaxQueryRunes {
 		errs = append(errs, paramError("q", fmt.Sprintf("«q» admite como máximo %d caracteres (tiene %d)", schema.MaxQueryRunes, n)))
@@ -103,6 +104,9 @@ func (s *Service) ListSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 			errs = append(errs, paramError("since", fmt.Sprintf("«since» debe ser una fecha y hora RFC 3339, p. ej. 2026-08-11T14:30:00Z (se recibió %q)", q.Since)))
 		}
 		spec.Since = t
+		if spec.Near || len(spec.Words) > 0 {
+			errs = append(errs, paramError("since", "«since» no se combina con «q» ni con «latitude»/«longitude»: sincronice con since y filtre en su copia"))
+		}
 	}
 	if q.Limit == 0 {
 		q.Limit = schema.DefaultListLimit
@@ -139,15 +143,19 @@ func (s *Service) ListHelp(ctx context.Context, base string, q schema.ListQuery)
 	}
 	out := &schema.HelpList{
 		GeneratedAt: s.now().UTC(), Total: res.Total, TotalExact: res.TotalExact, Returned: len(res.Records),
-		Filters: q, Items: make([]schema.PublicHelp, len(res.Records)),
+		Filters: q, Items: make([]schema.PublicHelp, 0, len(res.Records)),
 	}
 	for i, rec := range res.Records {
+		if !listed(rec.Status) { // only a change feed has them: a tombstone, no content
+			out.Removed = append(out.Removed, schema.Tombstone{ID: rec.ID, Status: rec.Status, UpdatedAt: rec.UpdatedAt.UTC()})
+			continue
+		}
 		var dist *float64
 		if spec.Near {
 			d := math.Round(res.Distances[i]*1000) / 1000
 			dist = &d
 		}
-		out.Items[i] = schema.PublicHelp(publicRecord(s, base, rec, dist, schema.PublicContact{Name: rec.ContactName, Available: true}))
+		out.Items = append(out.Items, schema.PublicHelp(publicRecord(s, base, rec, dist, schema.PublicContact{Name: rec.ContactName, Available: true})))
 	}
 	if res.Next != nil {
 		out.NextCursor = spec.EncodeCursor(res.Next)
@@ -160,13 +168,25 @@ func publicRecord[C any](s *Service, base string, rec *store.Record, dist *float
 		ID: rec.ID, Type: rec.Type, Emergency: schema.EmergencyRef{Slug: rec.EmergencySlug, Title: s.emergencyTitle(rec.EmergencySlug)},
 		Title: rec.Title, Description: rec.Description, Category: rec.Category, Urgency: rec.Urgency,
 		NeededPeople: rec.NeededPeople, CollectionCenterStatus: rec.CollectionCenterStatus, Contact: contact,
-		CreatedAt: rec.CreatedAt.UTC(), PublicURL: base + schema.RecordPath(rec.ID),
+		CreatedAt: rec.CreatedAt.UTC(), Status: rec.Status, UpdatedAt: rec.UpdatedAt.UTC(), PublicURL: base + schema.RecordPath(rec.ID),
 	}
 	if rec.Address != "" || rec.Neighborhood != "" || rec.Latitude != nil {
 		out.Location = &schema.PublicLocation{Address: rec.Address, Neighborhood: rec.Neighborhood,
 			Latitude: rec.Latitude, Longitude: rec.Longitude, DistanceKm: dist}
 	}
 	return out
+}
+
+// listed reports whether a record of status st has public content (withdrawn and hidden ones do not).
+func listed(st string) bool { return slices.Contains(schema.ListedStatuses, st) }
+
+// goneRecord is the problem of a detail read of a withdrawn or hidden record.
+func goneRecord(st string) *Problem {
+	msg := "Esta publicación fue retirada por quien la publicó."
+	if st == store.StatusHidden {
+		msg = "Esta publicación está oculta mientras se revisan reportes de la comunidad."
+	}
+	return &Problem{Status: http.StatusGone, Body: schema.ErrorBody{Code: schema.CodeGone, Error: msg}}
 }
 
 // unknownRecord is the problem of a detail read of an id that does not exist.
@@ -191,6 +211,9 @@ func (s *Service) HelpDetail(ctx context.Context, base, id string) (*schema.Publ
 	}
 	if err != nil {
 		return nil, err
+	}
+	if !listed(rec.Status) {
+		return nil, goneRecord(rec.Status)
 	}
 	contact := schema.DetailContact{Name: rec.ContactName, Available: true, Whatsapp: rec.ContactE164,
 		WhatsappURL: "https://wa.me/" + strings.TrimPrefix(rec.ContactE164, "+")}
@@ -223,7 +246,10 @@ func (s *Service) Panorama(ctx context.Context, base, slug string) (*schema.Pano
 	out := &schema.Panorama{GeneratedAt: s.now().UTC(), Emergencies: make([]schema.EmergencyPanorama, 0, len(ems))}
 	for _, e := range ems {
 		a := aggs[e.Slug]
-		ep := schema.EmergencyPanorama{Slug: e.Slug, Title: e.Title, NeededPeople: a.NeededPeople, Counts: []schema.PanoramaCount{},
+		if a.Statuses == nil {
+			a.Statuses = map[string]int{}
+		}
+		ep := schema.EmergencyPanorama{Slug: e.Slug, Title: e.Title, NeededPeople: a.NeededPeople, Counts: []schema.PanoramaCount{}, Statuses: a.Statuses,
 			Links: schema.EmergencyLinks(base, e.Slug)}
 		if !a.Newest.IsZero() {
 			t := a.Newest

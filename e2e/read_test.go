@@ -168,7 +168,9 @@ func TestReadFilters(t *testing.T) {
 		}
 		return out
 	}
-	since := url.QueryEscape(recs[3].createdAt)
+	// since is by updatedAt (the change feed), oldest change first.
+	_, det := call(t, s, "GET", "/api/public/v1/help?view=detail&id="+recs[3].id, nil)
+	since := url.QueryEscape(det["updatedAt"].(string))
 	near := fmt.Sprintf("latitude=%v&longitude=%v", centerLat, centerLon)
 	cases := []struct {
 		query string
@@ -192,11 +194,11 @@ func TestReadFilters(t *testing.T) {
 		{near + "&radiusKm=5&type=request", idx(1, 8, 2)},
 		{near + "&radiusKm=5&category=salud&urgency=urgent", idx(1, 8)},
 		{near + "&radiusKm=0.5", nil},
-		{"since=" + since, idx(8, 7, 6, 5)},
-		{"since=" + since + "&emergencySlug=eje-cafetero", idx(8, 5)},
+		{"since=" + since, idx(5, 6, 7, 8)},
+		{"since=" + since + "&emergencySlug=eje-cafetero", idx(5, 8)},
+		{"since=" + since + "&category=salud", idx(5, 8)},
 		{"category=salud&type=offer", idx(5)},
-		{"emergencySlug=eje-cafetero&q=medic&since=" + since, idx(8, 5)},
-		{near + "&radiusKm=5&q=medic&since=" + since, idx(5, 8)},
+		{"status=resolved", nil},
 		{"category=rescate", nil},
 	}
 	for _, c := range cases {
@@ -341,6 +343,9 @@ func TestReadDetailPanoramaAndErrors(t *testing.T) {
 		"view=list&latitude=x&longitude=-75":                {"/query/latitude"},
 		"view=list&radiusKm=5":                              {"/query/radiusKm"},
 		"view=list&since=ayer":                              {"/query/since"},
+		"view=list&since=2026-01-01T00:00:00Z&q=agua":       {"/query/since"},
+		"view=list&status=hidden":                           {"/query/status"},
+		"view=list&status=withdrawn":                        {"/query/status"},
 		"view=list&cursor=garbage":                          {"/query/cursor"},
 		"view=list&format=xml":                              {"/query/format"},
 		"view=list&total=no":                                {"/query/total"},

@@ -38,6 +38,17 @@ const (
 // CodeInvalidParameter is the error code of a bad query parameter or tool argument.
 const CodeInvalidParameter = "invalid_parameter"
 
+// CodeGone is the error code of a record that was withdrawn or taken down (410).
+const CodeGone = "gone"
+
+// Statuses are a record's statuses, in the order stores encode them (it only grows at the end): open
+// (listed by default), resolved, withdrawn (by its publisher), expired, hidden (taken down, never public).
+var Statuses = []string{"open", "resolved", "withdrawn", "expired", "hidden"}
+
+// ListedStatuses are the statuses a list can be filtered by; withdrawn and hidden records have no
+// public content and reach mirrors only as tombstones of the change feed (since).
+var ListedStatuses = []string{"open", "resolved", "expired"}
+
 // ListQuery holds the filters of a list. It is the query string of view=list, the input of the MCP tool
 // buscar_ayudas, and, normalized, the `filters` echoed in the answer.
 type ListQuery struct {
@@ -49,7 +60,8 @@ type ListQuery struct {
 	Latitude      *float64 `json:"latitude,omitempty" jsonschema:"minimum=-90,maximum=90" jsonschema_description:"Latitud del punto de búsqueda; con longitude limita a radiusKm y ordena del más cercano al más lejano."`
 	Longitude     *float64 `json:"longitude,omitempty" jsonschema:"minimum=-180,maximum=180" jsonschema_description:"Longitud del punto de búsqueda."`
 	RadiusKm      *float64 `json:"radiusKm,omitempty" jsonschema:"exclusiveMinimum=0,maximum=100,default=10" jsonschema_description:"Radio en kilómetros alrededor de latitude/longitude (por defecto 10, máximo 100). Los registros sin coordenadas quedan fuera."`
-	Since         string   `json:"since,omitempty" jsonschema:"format=date-time" jsonschema_description:"Solo registros creados después de este instante (RFC 3339), para sincronizar de forma incremental."`
+	Status        string   `json:"status,omitempty" jsonschema:"enum=open,enum=resolved,enum=expired,default=open" jsonschema_description:"Estado de los registros: open (vigentes, por defecto), resolved (resueltos) o expired (vencidos). Con since, sin status llegan todos los estados."`
+	Since         string   `json:"since,omitempty" jsonschema:"format=date-time" jsonschema_description:"Solo registros que cambiaron después de este instante (updatedAt, RFC 3339), del cambio más antiguo al más reciente, de todos los estados: los retirados u ocultos llegan en removed, sin contenido. Es la forma de mantener una copia sincronizada. No se combina con q ni con latitude/longitude."`
 	Limit         int      `json:"limit,omitempty" jsonschema:"minimum=1,maximum=100,default=20" jsonschema_description:"Registros por página (por defecto 20, máximo 100)."`
 	Total         string   `json:"total,omitempty" jsonschema:"enum=exact,enum=none,default=exact" jsonschema_description:"none: no cuenta los registros de las demás páginas, para responder la página sin ese costo (en un radio grande con miles de registros es casi todo el trabajo); total es entonces solo una cota inferior y totalExact es false, salvo que esta sea la única página."`
 	Cursor        string   `json:"cursor,omitempty" jsonschema:"maxLength=200" jsonschema_description:"nextCursor de la página anterior, con los mismos filtros: recorre todos los registros exactamente una vez aunque lleguen nuevos."`
@@ -124,6 +136,8 @@ type HelpRecord[C any] struct {
 	Location               *PublicLocation `json:"location,omitempty" jsonschema_description:"Ausente si el ofrecimiento no dio dirección ni coordenadas."`
 	Contact                C               `json:"contact"`
 	CreatedAt              time.Time       `json:"createdAt"`
+	Status                 string          `json:"status" jsonschema:"enum=open,enum=resolved,enum=expired" jsonschema_description:"open, resolved o expired (los demás estados no se muestran)."`
+	UpdatedAt              time.Time       `json:"updatedAt" jsonschema_description:"Último cambio del registro (publicación, estado)."`
 	PublicURL              string          `json:"publicUrl" jsonschema:"format=uri" jsonschema_description:"Página pública del registro."`
 }
 
@@ -141,7 +155,15 @@ type HelpList struct {
 	Returned    int          `json:"returned" jsonschema:"minimum=0" jsonschema_description:"Registros en esta página."`
 	Filters     ListQuery    `json:"filters" jsonschema_description:"Los filtros aplicados, normalizados."`
 	Items       []PublicHelp `json:"items"`
+	Removed     []Tombstone  `json:"removed,omitempty" jsonschema_description:"Solo con since: registros retirados u ocultos desde entonces, sin contenido; quien mantiene una copia debe borrarlos."`
 	NextCursor  string       `json:"nextCursor,omitempty" jsonschema_description:"Para la página siguiente (parámetro cursor). Ausente en la última página. Con q puede venir con menos de limit registros: siga paginando."`
+}
+
+// Tombstone is a record that left public view (withdrawn or hidden), in the change feed.
+type Tombstone struct {
+	ID        string    `json:"id"`
+	Status    string    `json:"status" jsonschema:"enum=withdrawn,enum=hidden"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // PanoramaCount is the number of records of one type, category and urgency.
@@ -159,9 +181,10 @@ type EmergencyPanorama struct {
 	Total        int             `json:"total" jsonschema:"minimum=0"`
 	Requests     int             `json:"requests" jsonschema:"minimum=0"`
 	Offers       int             `json:"offers" jsonschema:"minimum=0"`
-	NeededPeople int             `json:"neededPeople" jsonschema:"minimum=0" jsonschema_description:"Suma de neededPeople de las solicitudes."`
+	NeededPeople int             `json:"neededPeople" jsonschema:"minimum=0" jsonschema_description:"Suma de neededPeople de las solicitudes vigentes (open)."`
 	NewestAt     *time.Time      `json:"newestAt,omitempty" jsonschema_description:"Creación del registro más reciente; ausente si no hay registros."`
-	Counts       []PanoramaCount `json:"counts" jsonschema_description:"Conteos por tipo × categoría × urgencia; solo las combinaciones con registros."`
+	Counts       []PanoramaCount `json:"counts" jsonschema_description:"Conteos de los registros vigentes (open) por tipo × categoría × urgencia; solo las combinaciones con registros."`
+	Statuses     map[string]int  `json:"statuses" jsonschema_description:"Registros por estado (open, resolved, withdrawn, expired, hidden); solo los estados con registros."`
 	Links        Links           `json:"links"`
 }
 

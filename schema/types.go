@@ -87,7 +87,7 @@ type FieldError struct {
 // ErrorBody is the body of every error response.
 type ErrorBody struct {
 	Error   string       `json:"error" jsonschema_description:"Mensaje en español."`
-	Code    string       `json:"code" jsonschema:"enum=invalid_body,enum=invalid_json,enum=invalid_parameter,enum=consent_required,enum=emergency_required,enum=unknown_emergency,enum=no_active_emergency,enum=unsupported_media_type,enum=body_too_large,enum=method_not_allowed,enum=invalid_request,enum=rate_limited,enum=not_found,enum=internal_error,enum=unavailable" jsonschema_description:"Código estable en inglés."`
+	Code    string       `json:"code" jsonschema:"enum=invalid_body,enum=invalid_json,enum=invalid_parameter,enum=consent_required,enum=emergency_required,enum=unknown_emergency,enum=no_active_emergency,enum=unsupported_media_type,enum=body_too_large,enum=method_not_allowed,enum=invalid_request,enum=rate_limited,enum=not_found,enum=gone,enum=internal_error,enum=unavailable" jsonschema_description:"Código estable en inglés."`
 	Details []FieldError `json:"details,omitempty" jsonschema:"maxItems=20" jsonschema_description:"Cada restricción violada, hasta 20 (las demás se cuentan en detailsOmitted)."`
 	// DetailsOmitted bounds the answer to any request: a URL with thousands of unknown parameters must not
 	// get an answer many times its size.

@@ -2,8 +2,8 @@ package badgerstore
 
 import (
 	"bytes"
-	"errors"
 	"encoding/binary"
+	"errors"
 
 	"github.com/dgraph-io/badger/v4"
 

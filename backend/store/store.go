@@ -35,8 +35,9 @@ const (
 	StatusHidden    = "hidden"
 )
 
-// Statuses lists every status; a store may encode a status by its position, so the list only grows at the end.
-var Statuses = []string{StatusOpen, StatusResolved, StatusWithdrawn, StatusExpired, StatusHidden}
+// Statuses lists every status (declared in schema); a store may encode a status by its position, so the
+// list only grows at the end.
+var Statuses = schema.Statuses
 
 // Normalize makes a record read from storage whole: the status and updatedAt of older records.
 func (r *Record) Normalize() {
