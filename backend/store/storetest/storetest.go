@@ -471,7 +471,7 @@ func testRadiusNearestFirst(t *testing.T, s store.Store) {
 		specs = append(specs,
 			store.ListSpec{Near: true, Lat: p[0], Lon: p[1], RadiusKm: 100},
 			store.ListSpec{Near: true, Lat: p[0], Lon: p[1], RadiusKm: 2, Type: schema.TypeRequest},
-			store.ListSpec{Near: true, Lat: p[0], Lon: p[1], RadiusKm: 4, EmergencySlug: "eje-cafetero", Since: start.Add(time.Hour)})
+			store.ListSpec{Near: true, Lat: p[0], Lon: p[1], RadiusKm: 4, EmergencySlug: "eje-cafetero", Status: store.StatusOpen})
 		// The radius through a record: it is in (distance ≤ radius), and so is every record at that distance.
 		if all := Reference(recs, &store.ListSpec{Near: true, Lat: p[0], Lon: p[1], RadiusKm: 100}); len(all) > 4 {
 			specs = append(specs, store.ListSpec{Near: true, Lat: p[0], Lon: p[1], RadiusKm: all[len(all)/2].Dist})
