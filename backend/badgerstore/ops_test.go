@@ -50,7 +50,7 @@ func TestVerify(t *testing.T) {
 		if err := txn.Set(append(append([]byte{}, prefixGeo...), "zzzzzz-orphan"...), []byte("x")); err != nil {
 			return err
 		}
-		return txn.Set(aggKey(recs[0].EmergencySlug), (&aggregate{cells: map[uint16]uint64{1: 1}}).encode())
+		return txn.Set(aggKey(recs[0].EmergencySlug), (&aggregate{cells: map[uint16]int64{1: 1}}).encode())
 	})
 	if err != nil {
 		t.Fatal(err)
