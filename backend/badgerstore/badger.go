@@ -395,7 +395,7 @@ func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 			if err != nil {
 				return n, err
 			}
-			rec, err := applyUpdate(old, r.fn)
+			rec, err := store.ApplyUpdate(old, r.fn)
 			if err != nil {
 				res[i] = createRes{err: err}
 				n++
@@ -454,34 +454,6 @@ func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 	}
 	s.lastStamp = top
 	return n, nil
-}
-
-// applyUpdate runs fn on a copy of old and checks that what identifies the record did not change.
-func applyUpdate(old *store.Record, fn func(*store.Record) error) (*store.Record, error) {
-	rec := *old
-	if old.Latitude != nil {
-		v := *old.Latitude
-		rec.Latitude = &v
-	}
-	if old.Longitude != nil {
-		v := *old.Longitude
-		rec.Longitude = &v
-	}
-	if old.NeededPeople != nil {
-		v := *old.NeededPeople
-		rec.NeededPeople = &v
-	}
-	if err := fn(&rec); err != nil {
-		return nil, err
-	}
-	if rec.ID != old.ID || !rec.CreatedAt.Equal(old.CreatedAt) || rec.Source != old.Source || rec.ExternalID != old.ExternalID ||
-		rec.EmergencySlug != old.EmergencySlug || rec.Type != old.Type {
-		return nil, store.ErrImmutable
-	}
-	if !slices.Contains(store.Statuses, rec.Status) {
-		return nil, fmt.Errorf("unknown status %q", rec.Status)
-	}
-	return &rec, nil
 }
 
 // lastChange is the greatest UpdatedAt (Unix ms) in the change index, 0 when it is empty.

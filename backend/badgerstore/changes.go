@@ -62,7 +62,10 @@ func (s *Store) changes(spec *store.ListSpec) (*store.ListResult, error) {
 			ids = append(ids, id)
 			last = int64(binary.BigEndian.Uint64(it.Item().Key()[len(p):]))
 		}
-		for it.Seek(changeKey(part, spec.SinceMillis()+1, "")); it.Valid(); it.Next() {
+		if spec.NoTotal {
+			res.Total, res.TotalExact = len(ids), spec.After == nil && res.Next == nil
+		}
+		for it.Seek(changeKey(part, spec.SinceMillis()+1, "")); !spec.NoTotal && it.Valid(); it.Next() {
 			_, ok, err := match()
 			if err != nil {
 				return err

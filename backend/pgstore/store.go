@@ -78,56 +78,149 @@ func (s *Store) ready(ctx context.Context) error {
 	return s.db.Ready(ctx)
 }
 
-func (s *Store) create(ctx context.Context, rec *store.Record) (*store.Record, bool, error) {
-	if err := s.ready(ctx); err != nil {
-		return nil, false, err
-	}
-	doc, err := json.Marshal(rec)
-	if err != nil {
-		return nil, false, err
-	}
-	var loc *string
+// feedLock is the key of the advisory lock that keeps the change feed exact. Every write holds it shared
+// from before it reads the newest updated_ms (its stamp is greater) until it commits; a feed read takes it
+// exclusively while its snapshot is taken. So a write that commits after a feed's snapshot has a stamp
+// greater than every stamp that snapshot shows, and a mirror paging by (updated_ms, id) misses nothing,
+// whichever node wrote it.
+const feedLock int64 = 0x6469726563746166 // "directaf"
+
+// nextStamp is the SQL of a write's updated_ms: at least $floor, and after every change already committed.
+const nextStamp = `greatest(%s, (SELECT coalesce(max(updated_ms), 0) + 1 FROM directaid_records))`
+
+// columns are the values of the filtered columns of rec, in the order of the INSERT and the UPDATE.
+func columns(rec *store.Record) (needed *int32, loc *string, expires *time.Time, search string) {
 	if rec.Latitude != nil && rec.Longitude != nil {
 		p := fmt.Sprintf("(%s,%s)", fmtFloat(*rec.Longitude), fmtFloat(*rec.Latitude))
 		loc = &p
 	}
-	var needed *int32
 	if rec.NeededPeople != nil {
 		n := int32(*rec.NeededPeople)
 		needed = &n
 	}
-	var got []byte
-	err = s.db.Pool.QueryRow(ctx, `INSERT INTO directaid_records (id, source, external_id, created_at, emergency_slug, type,
-		category, urgency, needed_people, loc, search_text, doc)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12)
-		ON CONFLICT (source, external_id) DO NOTHING RETURNING id`,
+	if !rec.ExpiresAt.IsZero() {
+		e := rec.ExpiresAt
+		expires = &e
+	}
+	return needed, loc, expires, strings.ReplaceAll(store.SearchText(rec), "\x00", " ")
+}
+
+func (s *Store) create(ctx context.Context, rec *store.Record) (*store.Record, bool, error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, false, err
+	}
+	stored := *rec
+	if stored.Status == "" {
+		stored.Status = store.StatusOpen
+	}
+	stored.UpdatedAt = time.Time{} // updated_ms is the authority (decode)
+	doc, err := json.Marshal(&stored)
+	if err != nil {
+		return nil, false, err
+	}
+	needed, loc, expires, search := columns(&stored)
+	floor := max(time.Now().UnixMilli(), rec.CreatedAt.UnixMilli(), rec.UpdatedAt.UnixMilli())
+	// One round trip, one implicit transaction: the shared feed lock, then the insert with its stamp.
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock_shared($1)`, feedLock)
+	ins := b.Queue(`INSERT INTO directaid_records (id, source, external_id, created_at, emergency_slug, type,
+		category, urgency, needed_people, loc, search_text, doc, status, expires_at, updated_ms)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12, $13, $14, `+fmt.Sprintf(nextStamp, "$15::bigint")+`)
+		ON CONFLICT (source, external_id) DO NOTHING RETURNING updated_ms`,
 		rec.ID, []byte(rec.Source), []byte(rec.ExternalID), rec.CreatedAt, rec.EmergencySlug, rec.Type, rec.Category,
-		rec.Urgency, needed, loc, strings.ReplaceAll(store.SearchText(rec), "\x00", " "), doc).Scan(&got)
+		rec.Urgency, needed, loc, search, doc, stored.Status, expires, floor)
+	var ms int64
+	ins.QueryRow(func(row pgx.Row) error { return row.Scan(&ms) })
+	err = s.db.Pool.SendBatch(ctx, b).Close()
 	if err == nil {
-		stored := *rec
+		stored.UpdatedAt = time.UnixMilli(ms).UTC()
 		return &stored, true, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, err
 	}
 	// The pair exists. A new statement sees it even when its transaction committed after ours began.
-	err = s.db.Pool.QueryRow(ctx, `SELECT doc FROM directaid_records WHERE source = $1 AND external_id = $2`,
-		[]byte(rec.Source), []byte(rec.ExternalID)).Scan(&doc)
-	if err != nil {
-		return nil, false, err
+	got, err := s.scanOne(s.db.Pool.QueryRow(ctx, `SELECT doc, updated_ms FROM directaid_records WHERE source = $1 AND external_id = $2`,
+		[]byte(rec.Source), []byte(rec.ExternalID)))
+	return got, false, err
+}
+
+// Update implements store.Store: the row is locked (FOR UPDATE) while fn runs, so updates of one record
+// apply one after another on every node.
+func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) error) (*store.Record, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	rec, err := s.update(ctx, id, fn)
+	return rec, fail(err)
+}
+
+func (s *Store) update(ctx context.Context, id string, fn func(*store.Record) error) (*store.Record, error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, err
 	}
-	stored, err := decode(doc)
-	return stored, false, err
+	var out *store.Record
+	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, feedLock); err != nil {
+			return err
+		}
+		old, err := s.scanOne(tx.QueryRow(ctx, `SELECT doc, updated_ms FROM directaid_records WHERE id = $1 FOR UPDATE`, id))
+		if err != nil {
+			return err
+		}
+		rec, err := store.ApplyUpdate(old, fn)
+		if err != nil {
+			return err
+		}
+		floor := max(time.Now().UnixMilli(), rec.UpdatedAt.UnixMilli(), old.UpdatedAt.UnixMilli()+1)
+		rec.UpdatedAt = time.Time{}
+		doc, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		needed, loc, expires, search := columns(rec)
+		var ms int64
+		err = tx.QueryRow(ctx, `UPDATE directaid_records SET category = $2, urgency = $3, needed_people = $4, loc = $5::point,
+			search_text = $6, doc = $7, status = $8, expires_at = $9, updated_ms = `+fmt.Sprintf(nextStamp, "$10::bigint")+`
+			WHERE id = $1 RETURNING updated_ms`,
+			id, rec.Category, rec.Urgency, needed, loc, search, doc, rec.Status, expires, floor).Scan(&ms)
+		if err != nil {
+			return err
+		}
+		rec.UpdatedAt = time.UnixMilli(ms).UTC()
+		out = rec
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanOne reads one (doc, updated_ms) row: store.ErrNotFound when there is none.
+func (s *Store) scanOne(row pgx.Row) (*store.Record, error) {
+	var doc []byte
+	var ms int64
+	err := row.Scan(&doc, &ms)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decode(doc, ms)
 }
 
 // fmtFloat writes f exactly (shortest round-trip form), so that the point holds the same float64.
 func fmtFloat(f float64) string { return fmt.Sprintf("%v", f) }
 
-func decode(doc []byte) (*store.Record, error) {
+// decode reads a stored record: doc, with updatedAt from its column.
+func decode(doc []byte, updatedMs int64) (*store.Record, error) {
 	rec := new(store.Record)
 	if err := json.Unmarshal(doc, rec); err != nil {
 		return nil, fmt.Errorf("pgstore: stored record does not decode: %w", err)
 	}
+	rec.UpdatedAt = time.UnixMilli(updatedMs).UTC()
+	rec.Normalize()
 	return rec, nil
 }
 
@@ -135,15 +228,7 @@ func (s *Store) get(ctx context.Context, id string) (*store.Record, error) {
 	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
-	var doc []byte
-	err := s.db.Pool.QueryRow(ctx, `SELECT doc FROM directaid_records WHERE id = $1`, id).Scan(&doc)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, store.ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	return decode(doc)
+	return s.scanOne(s.db.Pool.QueryRow(ctx, `SELECT doc, updated_ms FROM directaid_records WHERE id = $1`, id))
 }
 
 // where builds the filter of spec (not the cursor) with its arguments.
@@ -166,8 +251,11 @@ func where(spec *store.ListSpec) (string, []any) {
 	if spec.Urgency != "" {
 		add("urgency = $?", spec.Urgency)
 	}
+	if st := spec.StatusOr(); st != "" {
+		add("status = $?", st)
+	}
 	if ms := spec.SinceMillis(); ms >= 0 {
-		add("created_at > $?", time.UnixMilli(ms))
+		add("updated_ms > $?", ms)
 	}
 	for _, w := range spec.Words {
 		add(`search_text LIKE $?`, "%"+likeEscape(w)+"%")
@@ -194,7 +282,26 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
-	tx, err := s.db.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	feed := spec.SinceMillis() >= 0 && !spec.Near
+	conn, err := s.db.Pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	locked := false
+	if feed {
+		// Wait for the writes in flight and hold new ones off while the snapshot is taken (see feedLock).
+		if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, feedLock); err != nil {
+			return nil, err
+		}
+		locked = true
+		defer func() {
+			if locked { // a lock left on a pooled connection would stop every write: drop the connection
+				_ = conn.Conn().Close(context.WithoutCancel(ctx))
+			}
+		}()
+	}
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, err
 	}
@@ -204,32 +311,60 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 	}
 	cond, args := where(spec)
 	res := &store.ListResult{TotalExact: true}
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM directaid_records WHERE `+cond, args...).Scan(&res.Total); err != nil {
+	// The first statement takes the snapshot.
+	if spec.NoTotal {
+		_, err = tx.Exec(ctx, `SELECT 1`)
+	} else {
+		err = tx.QueryRow(ctx, `SELECT count(*) FROM directaid_records WHERE `+cond, args...).Scan(&res.Total)
+	}
+	if err != nil {
 		return nil, err
 	}
-	if spec.After != nil {
+	if locked {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_unlock($1)`, feedLock); err != nil {
+			return nil, err
+		}
+		locked = false
+	}
+	order := "id DESC"
+	if feed {
+		order = "updated_ms, id"
+		if c := spec.After; c != nil {
+			args = append(args, c.Updated, c.ID)
+			cond += fmt.Sprintf(" AND (updated_ms, id) > ($%d, $%d)", len(args)-1, len(args))
+		}
+	} else if spec.After != nil {
 		args = append(args, spec.After.ID)
 		cond += fmt.Sprintf(" AND id < $%d", len(args))
 	}
 	args = append(args, spec.Limit+1)
-	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT doc FROM directaid_records WHERE %s ORDER BY id DESC LIMIT $%d`, cond, len(args)), args...)
+	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT doc, updated_ms FROM directaid_records WHERE %s ORDER BY %s LIMIT $%d`, cond, order, len(args)), args...)
 	if err != nil {
 		return nil, err
 	}
-	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		return nil, err
-	}
-	for i, doc := range docs {
-		if i == spec.Limit {
-			res.Next = &store.Cursor{ID: res.Records[i-1].ID}
-			break
+	var doc []byte
+	var ms int64
+	_, err = pgx.ForEachRow(rows, []any{&doc, &ms}, func() error {
+		if len(res.Records) == spec.Limit {
+			last := res.Records[len(res.Records)-1]
+			res.Next = &store.Cursor{ID: last.ID}
+			if feed {
+				res.Next.Updated = last.UpdatedAt.UnixMilli()
+			}
+			return nil
 		}
-		rec, err := decode(doc)
+		rec, err := decode(doc, ms)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		res.Records = append(res.Records, rec)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if spec.NoTotal {
+		res.Total, res.TotalExact = len(res.Records), spec.After == nil && res.Next == nil
 	}
 	return res, nil
 }
@@ -292,21 +427,22 @@ func (s *Store) listNear(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (
 	for i, c := range page {
 		ids[i] = c.id
 	}
-	rows, err = tx.Query(ctx, `SELECT id, doc FROM directaid_records WHERE id = ANY($1)`, ids)
+	rows, err = tx.Query(ctx, `SELECT id, doc, updated_ms FROM directaid_records WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return nil, err
 	}
-	docs := map[string][]byte{}
+	recs := map[string]*store.Record{}
 	var doc []byte
-	if _, err := pgx.ForEachRow(rows, []any{&id, &doc}, func() error { docs[id] = slices.Clone(doc); return nil }); err != nil {
+	var ms int64
+	if _, err := pgx.ForEachRow(rows, []any{&id, &doc, &ms}, func() error {
+		rec, err := decode(doc, ms)
+		recs[id] = rec
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	for _, c := range page {
-		rec, err := decode(docs[c.id])
-		if err != nil {
-			return nil, err
-		}
-		res.Records = append(res.Records, rec)
+		res.Records = append(res.Records, recs[c.id])
 		res.Distances = append(res.Distances, c.dist)
 	}
 	return res, nil
@@ -320,19 +456,25 @@ func (s *Store) aggregates(ctx context.Context, slugs []string) (map[string]*sto
 	for _, slug := range slugs {
 		out[slug] = &store.Aggregate{Counts: map[[3]string]int{}}
 	}
-	rows, err := s.db.Pool.Query(ctx, `SELECT emergency_slug, type, category, urgency, count(*),
+	rows, err := s.db.Pool.Query(ctx, `SELECT emergency_slug, status, type, category, urgency, count(*),
 		coalesce(sum(needed_people) FILTER (WHERE type = 'request'), 0), max(created_at)
-		FROM directaid_records WHERE emergency_slug = ANY($1) GROUP BY 1, 2, 3, 4`, slugs)
+		FROM directaid_records WHERE emergency_slug = ANY($1) GROUP BY 1, 2, 3, 4, 5`, slugs)
 	if err != nil {
 		return nil, err
 	}
-	var slug, typ, cat, urg string
+	var slug, status, typ, cat, urg string
 	var n, people int
 	var newest time.Time
-	_, err = pgx.ForEachRow(rows, []any{&slug, &typ, &cat, &urg, &n, &people, &newest}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&slug, &status, &typ, &cat, &urg, &n, &people, &newest}, func() error {
 		a := out[slug]
-		a.Counts[[3]string{typ, cat, urg}] += n
-		a.NeededPeople += people
+		if a.Statuses == nil {
+			a.Statuses = map[string]int{}
+		}
+		a.Statuses[status] += n
+		if status == store.StatusOpen {
+			a.Counts[[3]string{typ, cat, urg}] += n
+			a.NeededPeople += people
+		}
 		if newest.After(a.Newest) {
 			a.Newest = newest.UTC()
 		}

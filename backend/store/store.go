@@ -6,7 +6,9 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/directaid/directaid/schema"
@@ -96,4 +98,32 @@ type Store interface {
 type Backupper interface {
 	// Backup writes the backup to w; the format is the store's own (its restore command reads it).
 	Backup(w io.Writer) error
+}
+
+// ApplyUpdate runs fn on a copy of old and checks that what identifies the record did not change.
+func ApplyUpdate(old *Record, fn func(*Record) error) (*Record, error) {
+	rec := *old
+	if old.Latitude != nil {
+		v := *old.Latitude
+		rec.Latitude = &v
+	}
+	if old.Longitude != nil {
+		v := *old.Longitude
+		rec.Longitude = &v
+	}
+	if old.NeededPeople != nil {
+		v := *old.NeededPeople
+		rec.NeededPeople = &v
+	}
+	if err := fn(&rec); err != nil {
+		return nil, err
+	}
+	if rec.ID != old.ID || !rec.CreatedAt.Equal(old.CreatedAt) || rec.Source != old.Source || rec.ExternalID != old.ExternalID ||
+		rec.EmergencySlug != old.EmergencySlug || rec.Type != old.Type {
+		return nil, ErrImmutable
+	}
+	if !slices.Contains(Statuses, rec.Status) {
+		return nil, fmt.Errorf("unknown status %q", rec.Status)
+	}
+	return &rec, nil
 }

@@ -461,10 +461,11 @@ func testRadiusNearestFirst(t *testing.T, s store.Store) {
 		if r.Latitude != nil || i%3 == 0 {
 			r.Latitude, r.Longitude = &lat, &lon
 		}
-		if _, _, err := s.Create(ctx, r); err != nil {
+		stored, _, err := s.Create(ctx, r)
+		if err != nil {
 			t.Fatal(err)
 		}
-		recs = append(recs, r)
+		recs = append(recs, stored)
 	}
 	var specs []store.ListSpec
 	for _, p := range places {
