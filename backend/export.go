@@ -55,14 +55,17 @@ func (p *exportPager) next(ctx context.Context) ([]schema.PublicHelp, error) {
 	if err != nil {
 		return nil, err
 	}
-	items := make([]schema.PublicHelp, len(res.Records))
+	items := make([]schema.PublicHelp, 0, len(res.Records))
 	for i, rec := range res.Records {
+		if !listed(rec.Status) { // a change feed's tombstone: nothing to export
+			continue
+		}
 		var dist *float64
 		if p.spec.Near {
 			d := math.Round(res.Distances[i]*1000) / 1000
 			dist = &d
 		}
-		items[i] = schema.PublicHelp(publicRecord(p.s, p.base, rec, dist, schema.PublicContact{Name: rec.ContactName, Available: true}))
+		items = append(items, schema.PublicHelp(publicRecord(p.s, p.base, rec, dist, schema.PublicContact{Name: rec.ContactName, Available: true})))
 	}
 	if res.Next == nil {
 		p.done = true
