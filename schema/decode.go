@@ -403,6 +403,10 @@ func collect(ve *jsonschema.ValidationError, out []FieldError) []FieldError {
 			add(fmt.Sprintf("%s contiene caracteres de control no permitidos", name))
 			break
 		}
+		if k.Want == PhonePattern {
+			add(badPhone.Message)
+			break
+		}
 		add(fmt.Sprintf("%s no tiene el formato esperado (%s)", name, k.Want))
 	default:
 		add(fmt.Sprintf("%s no es válido", name))
@@ -474,11 +478,14 @@ func suggest(p string) string {
 	return ""
 }
 
+var badPhone = FieldError{Field: "/contactWhatsapp", Message: "«contactWhatsapp» no es un número de teléfono válido (ejemplo: +57 300 123 4567 o 3001234567)"}
+
 // parsePhone accepts what people type for a phone number (digits, spaces, +, -, dots, parentheses),
 // with Colombia as the default region; anything else, or a number that cannot exist, is refused. fast
 // lets fastPhone answer for the commonest shape.
 func parsePhone(s string, fast bool) (string, *FieldError) {
-	bad := &FieldError{Field: "/contactWhatsapp", Message: "«contactWhatsapp» no es un número de teléfono válido (ejemplo: +57 300 123 4567 o 3001234567)"}
+	bad := new(FieldError)
+	*bad = badPhone
 	for _, r := range s {
 		if !(r >= '0' && r <= '9') && !strings.ContainsRune(" +-.()", r) {
 			return "", bad

@@ -48,13 +48,19 @@ var sharedEnums = map[string][]string{
 }
 
 // fillEnums gives every property named in sharedEnums, at any depth, its enumeration, unless its tag
-// says otherwise (a const, or another enum such as GeoJSON's "type").
+// says otherwise (a const, or another enum such as GeoJSON's "type"); and contactWhatsapp its rule (phone.go).
 func fillEnums(s *jsonschema.Schema) {
 	if s == nil {
 		return
 	}
 	if s.Properties != nil {
 		for name, p := range s.Properties.FromOldest() {
+			if name == "contactWhatsapp" && p.Type == "string" { // Common's phone, wherever it is embedded
+				p.Pattern, p.Description, p.Examples = PhonePattern, phoneDescription, nil
+				for _, e := range PhoneExamples {
+					p.Examples = append(p.Examples, e)
+				}
+			}
 			if vals, ok := sharedEnums[name]; ok && len(p.Enum) == 0 && p.Const == nil {
 				for _, v := range vals {
 					p.Enum = append(p.Enum, v)

@@ -36,7 +36,7 @@ type Common struct {
 	Description     string `json:"description,omitempty" jsonschema:"maxLength=600,pattern=^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Descripción con los detalles necesarios."`
 	Category        string `json:"category" jsonschema_description:"Categoría de la ayuda."`
 	ContactName     string `json:"contactName" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Nombre de la persona de contacto. Se publica."`
-	ContactWhatsapp string `json:"contactWhatsapp" jsonschema:"minLength=1,maxLength=40,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Número de WhatsApp de contacto; se publica. Sin indicativo se entiende de Colombia (+57)."`
+	ContactWhatsapp string `json:"contactWhatsapp" jsonschema:"minLength=1,maxLength=40"` // pattern, description and examples: phone.go
 	PublishContact  bool   `json:"publishContact" jsonschema_description:"Debe ser true: confirma que la persona aceptó que su teléfono se muestre públicamente."`
 }
 
