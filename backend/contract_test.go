@@ -5,9 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -29,83 +27,44 @@ var twoEmergencies = []backend.Emergency{
 }
 
 // contractServer serves backend.NewHandler over a real Badger store in a temporary directory, configured as
-// the binary is in the e2e tests (the limits are those testserver puts in its Caddyfile).
+// the binary is in the e2e tests (the limits are those testserver puts in its Caddyfile; the emergencies
+// are twoEmergencies unless given).
 type contractServer struct {
-	*httptest.Server
-	t         *testing.T
-	validator *testserver.Validator
+	*testserver.Server
+	t *testing.T
 }
 
-func newContractServer(t *testing.T) *contractServer {
+func newContractServer(t *testing.T, ems ...backend.Emergency) *contractServer {
 	t.Helper()
+	if ems == nil {
+		ems = twoEmergencies
+	}
 	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	svc := backend.NewService(st, backend.Config{Emergencies: twoEmergencies,
+	svc := backend.NewService(st, backend.Config{Emergencies: ems,
 		RateLimitEvents: 100000, RateLimitWindow: time.Minute, DetailRateLimitEvents: 100000, DetailRateLimitWindow: time.Minute})
 	h, err := backend.NewHandler(svc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close) // before the store closes
-	return &contractServer{Server: srv, t: t}
-}
-
-// do sends a request (header is name, value pairs) and returns the answer with its body read.
-func (s *contractServer) do(method, path string, body []byte, header ...string) (*http.Response, []byte) {
-	s.t.Helper()
-	var r io.Reader
-	if body != nil {
-		r = bytes.NewReader(body)
-	}
-	req, err := http.NewRequest(method, s.URL+path, r)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := s.Client().Do(req)
-	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return resp, b
+	return &contractServer{Server: testserver.Serve(t, h), t: t}
 }
 
 // TestGoldenInProcess: backend.NewHandler, without Caddy, gives the answers the binary gives (e2e's
 // TestGolden keeps them in e2e/testdata/golden).
 func TestGoldenInProcess(t *testing.T) {
 	s := newContractServer(t)
-	golden.Run(t, "../e2e/testdata/golden", strings.TrimPrefix(s.URL, "http://"), s.do)
+	golden.Run(t, "../e2e/testdata/golden", strings.TrimPrefix(s.URL, "http://"), s.Do)
 }
 
-// call sends a request like do, checks the answer against the served OpenAPI document, and decodes a JSON body.
+// call sends a request like Do, checks the answer against the served OpenAPI document, and decodes a JSON body.
 func (s *contractServer) call(method, path string, body []byte, header ...string) (*http.Response, []byte, map[string]any) {
 	s.t.Helper()
-	resp, raw := s.do(method, path, body, header...)
-	if s.validator == nil {
-		_, spec := s.do("GET", schema.OpenAPIPath, nil)
-		v, err := testserver.NewValidator(spec)
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		s.validator = v
-	}
-	req := httptest.NewRequest(method, s.URL+path, bytes.NewReader(body))
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	if err := s.validator.Check(req, resp, raw); err != nil {
-		s.t.Errorf("%s %s → %d does not match the OpenAPI document: %v\n%s", method, path, resp.StatusCode, err, raw)
-	}
+	resp, raw := s.Do(method, path, body, header...)
+	s.CheckOpenAPI(s.NewRequest(method, path, body, header...), resp, raw)
 	var out map[string]any
 	if resp.Header.Get("Content-Type") == "application/json" {
 		if err := json.Unmarshal(raw, &out); err != nil {
@@ -119,18 +78,6 @@ func (s *contractServer) publish(body string) (*http.Response, map[string]any) {
 	s.t.Helper()
 	resp, _, out := s.call("POST", schema.HelpPath, []byte(body), "Content-Type", "application/json")
 	return resp, out
-}
-
-// errorFields lists the JSON pointers an error body's details name.
-func errorFields(body map[string]any) []string {
-	var out []string
-	ds, _ := body["details"].([]any)
-	for _, d := range ds {
-		if m, ok := d.(map[string]any); ok {
-			out = append(out, fmt.Sprint(m["field"]))
-		}
-	}
-	return out
 }
 
 // TestContractPublish: POST help answers 201 with Location, 200 to a retry (saying whether the content
@@ -192,7 +139,7 @@ func TestContractPublish(t *testing.T) {
 				t.Fatalf("want %d %s; got %d %v", c.status, c.code, resp.StatusCode, body)
 			}
 			for _, f := range c.fields {
-				if !slices.Contains(errorFields(body), f) {
+				if !slices.Contains(testserver.ErrorFields(body), f) {
 					t.Errorf("details do not name %s: %v", f, body["details"])
 				}
 			}

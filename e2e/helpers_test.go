@@ -1,90 +1,21 @@
 package e2e
 
 import (
-	"encoding/json"
-	"fmt"
-	"maps"
-	"net/http"
 	"os"
-	"sync/atomic"
-	"testing"
 
 	"github.com/directaid/directaid/internal/testserver"
 )
 
-var seq atomic.Int64
-
-// validRequest is a request that passes every rule; tests change one thing at a time.
-func validRequest() map[string]any {
-	return map[string]any{
-		"type": "request", "source": "e2e", "externalId": fmt.Sprintf("req-%d", seq.Add(1)),
-		"emergencySlug": "eje-cafetero", "title": "Agua potable para 12 familias", "description": "Sin agua desde el sismo.",
-		"category": "alimentos", "contactName": "Ana Gómez", "contactWhatsapp": "+57 300 123 4567", "publishContact": true,
-		"address": "Cra 14 # 20-31", "neighborhood": "Centro", "latitude": 4.5339, "longitude": -75.6811,
-		"urgency": "urgent", "neededPeople": 12,
-	}
-}
-
-func validOffer() map[string]any {
-	return map[string]any{
-		"type": "offer", "source": "e2e", "externalId": fmt.Sprintf("off-%d", seq.Add(1)),
-		"emergencySlug": "eje-cafetero", "title": "Transporte en camioneta", "category": "transporte",
-		"contactName": "Luis", "contactWhatsapp": "3109876543", "publishContact": true,
-	}
-}
-
-func with(m map[string]any, kv ...any) map[string]any {
-	out := maps.Clone(m)
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] == nil {
-			delete(out, kv[i].(string))
-		} else {
-			out[kv[i].(string)] = kv[i+1]
-		}
-	}
-	return out
-}
-
-func mustJSON(t testing.TB, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// call sends a request, checks the answer against the served OpenAPI document, and decodes a JSON body.
-func call(t testing.TB, s *testserver.Server, method, path string, body []byte, header ...string) (*http.Response, map[string]any) {
-	t.Helper()
-	req := s.NewRequest(method, path, body, header...)
-	resp, raw := s.Do(method, path, body, header...)
-	s.CheckOpenAPI(req, resp, raw)
-	var out map[string]any
-	if len(raw) > 0 && resp.Header.Get("Content-Type") == "application/json" {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("%s %s: answer is not JSON: %v\n%s", method, path, err, raw)
-		}
-	}
-	return resp, out
-}
-
-func publish(t testing.TB, s *testserver.Server, body any) (*http.Response, map[string]any) {
-	t.Helper()
-	return call(t, s, "POST", "/api/public/v1/help", mustJSON(t, body), "Content-Type", "application/json")
-}
-
-// fields lists the JSON pointers named in an error body's details.
-func fields(body map[string]any) []string {
-	var out []string
-	ds, _ := body["details"].([]any)
-	for _, d := range ds {
-		if m, ok := d.(map[string]any); ok {
-			out = append(out, fmt.Sprint(m["field"]))
-		}
-	}
-	return out
-}
+// The contract helpers, shared with the in-process tests of backend.
+var (
+	validRequest = testserver.ValidRequest
+	validOffer   = testserver.ValidOffer
+	with         = testserver.With
+	mustJSON     = testserver.MustJSON
+	call         = testserver.Call
+	publish      = testserver.Publish
+	fields       = testserver.ErrorFields
+)
 
 func readFile(path string) (string, error) {
 	b, err := os.ReadFile(path)

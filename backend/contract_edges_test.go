@@ -1,4 +1,4 @@
-package e2e
+package backend_test
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 )
 
 // The contract as an outside integrator meets it (issue 12): what the server answers to requests at the
-// edges of the documented surface.
+// edges of the documented surface, asked of backend.NewHandler in process (no Caddy is involved).
 
 // doHeaders sends a request with repeated header fields (testserver.Do sets each name once).
 func doHeaders(t *testing.T, s *testserver.Server, method, path string, body []byte, header http.Header) (*http.Response, []byte) {
@@ -36,26 +36,26 @@ func doHeaders(t *testing.T, s *testserver.Server, method, path string, body []b
 
 // Item 7: two Content-Type fields are ambiguous framing; the server refuses instead of picking one.
 func TestContractDuplicateContentType(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
-	rec := validRequest()
+	s := newContractServer(t)
+	rec := testserver.ValidRequest()
 	two := http.Header{"Content-Type": {"application/json", "text/plain"}}
-	resp, raw := doHeaders(t, s, "POST", "/api/public/v1/help", mustJSON(t, rec), two)
-	s.CheckOpenAPI(s.NewRequest("POST", "/api/public/v1/help", mustJSON(t, rec)), resp, raw)
+	resp, raw := doHeaders(t, s.Server, "POST", "/api/public/v1/help", testserver.MustJSON(t, rec), two)
+	s.CheckOpenAPI(s.NewRequest("POST", "/api/public/v1/help", testserver.MustJSON(t, rec)), resp, raw)
 	var e map[string]any
 	_ = json.Unmarshal(raw, &e)
 	if resp.StatusCode != 400 || e["code"] != "invalid_request" {
 		t.Errorf("POST help with two Content-Type: %d %s, want 400 invalid_request", resp.StatusCode, raw)
 	}
-	if r, _ := publish(t, s, rec); r.StatusCode != 201 {
+	if r, _ := testserver.Publish(t, s.Server, rec); r.StatusCode != 201 {
 		t.Errorf("the refused body was stored: its publication answers %d", r.StatusCode)
 	}
 	// The reverse order too, and on /mcp.
 	two = http.Header{"Content-Type": {"text/plain", "application/json"}}
-	if resp, raw := doHeaders(t, s, "POST", "/api/public/v1/help", mustJSON(t, validOffer()), two); resp.StatusCode != 400 {
+	if resp, raw := doHeaders(t, s.Server, "POST", "/api/public/v1/help", testserver.MustJSON(t, testserver.ValidOffer()), two); resp.StatusCode != 400 {
 		t.Errorf("text/plain then application/json: %d %s", resp.StatusCode, raw)
 	}
 	ping := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
-	resp, raw = doHeaders(t, s, "POST", "/mcp", ping, http.Header{"Content-Type": {"application/json", "text/plain"}})
+	resp, raw = doHeaders(t, s.Server, "POST", "/mcp", ping, http.Header{"Content-Type": {"application/json", "text/plain"}})
 	var rpc map[string]any
 	_ = json.Unmarshal(raw, &rpc)
 	if resp.StatusCode != 400 || rpc["jsonrpc"] != "2.0" || rpc["error"] == nil {
@@ -63,22 +63,22 @@ func TestContractDuplicateContentType(t *testing.T) {
 	}
 	// The site's no-JavaScript form as well.
 	form := []byte("title=x")
-	if resp, _ := doHeaders(t, s, "POST", "/pedir", form, http.Header{"Content-Type": {"application/x-www-form-urlencoded", "text/plain"}}); resp.StatusCode != 400 {
+	if resp, _ := doHeaders(t, s.Server, "POST", "/pedir", form, http.Header{"Content-Type": {"application/x-www-form-urlencoded", "text/plain"}}); resp.StatusCode != 400 {
 		t.Errorf("POST /pedir with two Content-Type: %d", resp.StatusCode)
 	}
 }
 
 // Item 8: /mcp says the same methods in its preflight, in the Allow of a 405, and in what it serves.
 func TestContractMCPMethodsAgree(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := newContractServer(t)
 	const want = "POST, OPTIONS"
-	resp, _ := call(t, s, "OPTIONS", "/mcp", nil, "Origin", "http://localhost:6274", "Access-Control-Request-Method", "POST")
+	resp, _ := testserver.Call(t, s.Server, "OPTIONS", "/mcp", nil, "Origin", "http://localhost:6274", "Access-Control-Request-Method", "POST")
 	if resp.StatusCode != 204 || resp.Header.Get("Allow") != want || resp.Header.Get("Access-Control-Allow-Methods") != want {
 		t.Errorf("preflight: %d Allow %q, Access-Control-Allow-Methods %q; want both %q", resp.StatusCode,
 			resp.Header.Get("Allow"), resp.Header.Get("Access-Control-Allow-Methods"), want)
 	}
 	for _, m := range []string{"GET", "DELETE", "HEAD"} {
-		resp, _ := call(t, s, m, "/mcp", nil)
+		resp, _ := testserver.Call(t, s.Server, m, "/mcp", nil)
 		if resp.StatusCode != 405 || resp.Header.Get("Allow") != want {
 			t.Errorf("%s /mcp: %d Allow %q, want 405 Allow %q", m, resp.StatusCode, resp.Header.Get("Allow"), want)
 		}
@@ -118,7 +118,7 @@ func TestContractMCPMethodsAgree(t *testing.T) {
 
 // Item 9: discovery (GET help without view) refuses parameters it does not understand, as the views do.
 func TestContractDiscoveryParameters(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := newContractServer(t)
 	for q, want := range map[string][]string{
 		"format=csv":           {"/query/format"},
 		"limit=0":              {"/query/limit"},
@@ -128,8 +128,8 @@ func TestContractDiscoveryParameters(t *testing.T) {
 		"id=06h06nprgv8bks79":  {"/query/id"},
 		"emergencySlug=x&_=12": {"/query/emergencySlug"},
 	} {
-		resp, e := call(t, s, "GET", "/api/public/v1/help?"+q, nil)
-		if resp.StatusCode != 400 || e["code"] != "invalid_parameter" || !slices.Equal(fields(e), want) {
+		resp, e := testserver.Call(t, s.Server, "GET", "/api/public/v1/help?"+q, nil)
+		if resp.StatusCode != 400 || e["code"] != "invalid_parameter" || !slices.Equal(testserver.ErrorFields(e), want) {
 			t.Errorf("discovery ?%s: %d %v, want 400 invalid_parameter naming %v", q, resp.StatusCode, e, want)
 			continue
 		}
@@ -138,17 +138,17 @@ func TestContractDiscoveryParameters(t *testing.T) {
 		}
 	}
 	// A cache buster is still fine, and so is HEAD.
-	if resp, d := call(t, s, "GET", "/api/public/v1/help?_=1700000000", nil); resp.StatusCode != 200 || d["emergencies"] == nil {
+	if resp, d := testserver.Call(t, s.Server, "GET", "/api/public/v1/help?_=1700000000", nil); resp.StatusCode != 200 || d["emergencies"] == nil {
 		t.Errorf("discovery with _: %d %v", resp.StatusCode, d)
 	}
-	if resp, _ := call(t, s, "HEAD", "/api/public/v1/help?format=csv", nil); resp.StatusCode != 400 {
+	if resp, _ := testserver.Call(t, s.Server, "HEAD", "/api/public/v1/help?format=csv", nil); resp.StatusCode != 400 {
 		t.Errorf("HEAD discovery ?format=csv: %d", resp.StatusCode)
 	}
 }
 
 // Item 5: an error answer lists at most 20 details and counts the rest, whatever the request holds.
 func TestContractDetailsCapped(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := newContractServer(t)
 	var q strings.Builder
 	q.WriteString("view=list")
 	for i := range 2656 {
@@ -158,22 +158,22 @@ func TestContractDetailsCapped(t *testing.T) {
 	s.CheckOpenAPI(s.NewRequest("GET", "/api/public/v1/help?"+q.String(), nil), resp, raw)
 	var e map[string]any
 	_ = json.Unmarshal(raw, &e)
-	if resp.StatusCode != 400 || len(fields(e)) != 20 || e["detailsOmitted"] != 2636.0 || len(raw) > 8<<10 {
+	if resp.StatusCode != 400 || len(testserver.ErrorFields(e)) != 20 || e["detailsOmitted"] != 2636.0 || len(raw) > 8<<10 {
 		t.Errorf("2656 unknown parameters: %d, %d bytes, %d details, detailsOmitted %v; want 400, 20 details and 2636 omitted",
-			resp.StatusCode, len(raw), len(fields(e)), e["detailsOmitted"])
+			resp.StatusCode, len(raw), len(testserver.ErrorFields(e)), e["detailsOmitted"])
 	}
 	// A POST body with thousands of unknown fields.
-	body := validRequest()
+	body := testserver.ValidRequest()
 	for i := range 3000 {
 		body[fmt.Sprintf("x%d", i)] = 1
 	}
-	r, e := publish(t, s, body)
-	if r.StatusCode != 400 || len(fields(e)) != 20 || e["detailsOmitted"] != 2980.0 {
-		t.Errorf("3000 unknown fields: %d, %d details, detailsOmitted %v", r.StatusCode, len(fields(e)), e["detailsOmitted"])
+	r, e := testserver.Publish(t, s.Server, body)
+	if r.StatusCode != 400 || len(testserver.ErrorFields(e)) != 20 || e["detailsOmitted"] != 2980.0 {
+		t.Errorf("3000 unknown fields: %d, %d details, detailsOmitted %v", r.StatusCode, len(testserver.ErrorFields(e)), e["detailsOmitted"])
 	}
 	// Below the cap nothing is omitted.
-	r, e = publish(t, s, with(validRequest(), "lat", 4.5))
-	if r.StatusCode != 400 || len(fields(e)) != 1 || e["detailsOmitted"] != nil {
+	r, e = testserver.Publish(t, s.Server, testserver.With(testserver.ValidRequest(), "lat", 4.5))
+	if r.StatusCode != 400 || len(testserver.ErrorFields(e)) != 1 || e["detailsOmitted"] != nil {
 		t.Errorf("one unknown field: %d %v", r.StatusCode, e)
 	}
 }
@@ -181,7 +181,7 @@ func TestContractDetailsCapped(t *testing.T) {
 // Item 6: an unknown path is 404 for every method: the JSON error body under /api/, the site's 404 page
 // elsewhere.
 func TestContractUnknownPaths(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := newContractServer(t)
 	for _, path := range []string{"/api/public/v1/help/", "/api/public/v1/helps", "/api/nada", "/api/public/v2/help"} {
 		for _, m := range []string{"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"} {
 			resp, raw := s.Do(m, path, []byte(`{}`), "Content-Type", "application/json")
@@ -201,7 +201,7 @@ func TestContractUnknownPaths(t *testing.T) {
 		}
 	}
 	// Known paths still refuse a method they do not take with 405.
-	if resp, _ := call(t, s, "PUT", "/api/public/v1/help", nil); resp.StatusCode != 405 {
+	if resp, _ := testserver.Call(t, s.Server, "PUT", "/api/public/v1/help", nil); resp.StatusCode != 405 {
 		t.Errorf("PUT help: %d", resp.StatusCode)
 	}
 	if resp, _ := s.Do("POST", "/privacidad", nil); resp.StatusCode != 405 {
