@@ -88,6 +88,7 @@ type createRes struct {
 // batch costs one sync however many publishes it holds (group commit), and a record becomes visible to
 // readers only once it is durable.
 type Store struct {
+	vocab   vocabulary
 	db      *badger.DB
 	reqs    chan *createReq
 	quit    chan struct{}
@@ -107,6 +108,7 @@ type Store struct {
 	lastStamp int64
 
 	maxTextChecks, maxTotalTextChecks int
+	maxWordTokens                     int // tests set it to 0 to check the path without the word index
 }
 
 // snapshot is a read transaction that Create's retry check shares. A check in a transaction of its own
@@ -182,9 +184,9 @@ func Open(o Options) (*Store, error) {
 		return nil, fmt.Errorf("open badger at %s: %w", o.Dir, err)
 	}
 	s := &Store{db: db, reqs: make(chan *createReq, maxBatch), quit: make(chan struct{}), stopped: make(chan struct{}),
-		maxTextChecks: cmp.Or(o.MaxTextChecks, maxTextChecks), maxTotalTextChecks: cmp.Or(o.MaxTotalTextChecks, maxTotalTextChecks),
+		maxTextChecks: cmp.Or(o.MaxTextChecks, maxTextChecks), maxTotalTextChecks: cmp.Or(o.MaxTotalTextChecks, maxTotalTextChecks), maxWordTokens: maxWordTokens,
 		dir: o.Dir, guard: newDiskGuard(o.Dir, cmp.Or(o.MinFreeBytes, DefaultMinFreeBytes), o.WriteState), obs: o.Observer}
-	if err := s.ensureIndexes(); err != nil {
+	if err := cmp.Or(s.ensureIndexes(), s.loadVocabulary()); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -449,6 +451,8 @@ func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 	if err := w.agg.write(txn); err != nil {
 		return n, err
 	}
+	// Before the commit: a reader may see a token without its postings, never the reverse.
+	s.vocab.add(w.agg.tokens())
 	if err := txn.Commit(); err != nil {
 		return n, err
 	}

@@ -1,6 +1,7 @@
 package badgerstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -35,7 +36,7 @@ var (
 )
 
 const (
-	indexVersion = "3" // 3: statuses and the change index; 2: geographic index keyed by 6-character geohashes
+	indexVersion = "4" // 4: the word index of q; 3: statuses and the change index; 2: geographic index keyed by 6-character geohashes
 	// allPartition is the partition of the time and kind indexes that holds every emergency; slugs are
 	// [a-z0-9-], so it cannot collide with one.
 	allPartition = "*"
@@ -204,8 +205,9 @@ func indexEntries(rec *store.Record) []kv {
 		k := append(append(geoPrefix(st), geohash(*rec.Latitude, *rec.Longitude, geoPrecision)...), inv...)
 		out = append(out, kv{k, sum})
 	}
-	out = append(out, kv{append(slices.Clone(prefixText), rec.ID...), []byte(store.SearchText(rec))})
-	return out
+	text := store.SearchText(rec)
+	out = append(out, kv{append(slices.Clone(prefixText), rec.ID...), []byte(text)})
+	return append(out, wordEntries(st, text, sum, inv)...)
 }
 
 // aggregate counts records by status × type × category × urgency, with the people needed by open
@@ -336,7 +338,8 @@ func getAggregate(txn *badger.Txn, key []byte) (*aggregate, error) {
 
 // aggDelta collects the aggregate changes of one transaction, written once per key at its end.
 type aggDelta struct {
-	all map[string]*aggregate
+	all   map[string]*aggregate
+	words map[string]int64 // records per status and token (words.go)
 }
 
 func (d *aggDelta) add(rec *store.Record, n int64) {
@@ -348,6 +351,7 @@ func (d *aggDelta) add(rec *store.Record, n int64) {
 		d.all[slug] = &aggregate{}
 	}
 	d.all[slug].add(rec, n)
+	d.addWords(rec, n)
 }
 
 // write adds the deltas to the stored aggregates.
@@ -359,6 +363,9 @@ func (d *aggDelta) write(txn *badger.Txn) error {
 		}
 		old.merge(a)
 		return txn.Set(key, old.encode())
+	}
+	if err := d.writeWords(txn); err != nil {
+		return err
 	}
 	for slug, a := range d.all {
 		if err := put(aggKey(slug), a); err != nil {
@@ -391,8 +398,11 @@ func (w *indexWriter) put(txn *badger.Txn, rec *store.Record, entries []kv) (ok 
 	var size int64 = aggReservePerRecord
 	for _, e := range entries {
 		size += int64(len(e.k)+len(e.v)) + 32
+		if bytes.HasPrefix(e.k, prefixWord) {
+			size += int64(len(e.k)) + 16 // and its token's counter
+		}
 	}
-	count := int64(len(entries) + 2)
+	count := int64(2 * len(entries))
 	if w.count > 0 && (w.size+size > w.maxSize || w.count+count > w.maxCount) {
 		return false, nil
 	}
@@ -412,8 +422,11 @@ func (w *indexWriter) replace(txn *badger.Txn, old, rec *store.Record, entries [
 	var size int64 = aggReservePerRecord
 	for _, e := range slices.Concat(entries, dels) {
 		size += int64(len(e.k)+len(e.v)) + 32
+		if bytes.HasPrefix(e.k, prefixWord) {
+			size += int64(len(e.k)) + 16 // and its token's counter
+		}
 	}
-	count := int64(len(entries) + len(dels) + 2)
+	count := int64(2 * (len(entries) + len(dels)))
 	if w.count > 0 && (w.size+size > w.maxSize || w.count+count > w.maxCount) {
 		return false, nil
 	}
@@ -450,7 +463,7 @@ func (s *Store) ensureIndexes() error {
 	if err != nil || done {
 		return err
 	}
-	if err := s.db.DropPrefix(prefixTime, prefixKind, prefixGeo, prefixText, prefixAgg, prefixHour, prefixChange); err != nil {
+	if err := s.db.DropPrefix(prefixTime, prefixKind, prefixGeo, prefixText, prefixAgg, prefixHour, prefixChange, prefixWord, prefixVocab); err != nil {
 		return fmt.Errorf("reindex: %w", err)
 	}
 	var all aggDelta
@@ -510,6 +523,11 @@ func (s *Store) ensureIndexes() error {
 	// the marker goes last.
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()
+	for tok, n := range all.words {
+		if err := wb.Set(vocabKey(tok), binary.AppendUvarint(nil, uint64(n))); err != nil {
+			return fmt.Errorf("reindex: %w", err)
+		}
+	}
 	for slug, a := range all.all {
 		if err := wb.Set(aggKey(slug), a.encode()); err != nil {
 			return fmt.Errorf("reindex: %w", err)

@@ -202,7 +202,7 @@ func Verify(dir string) (*store.Verification, error) {
 		it.Close()
 		// Entries without a record: every entry found above is one of these keys, so any surplus is an orphan.
 		found := 0
-		for _, p := range [][]byte{prefixPair, prefixTime, prefixKind, prefixGeo, prefixText, prefixChange} {
+		for _, p := range [][]byte{prefixPair, prefixTime, prefixKind, prefixGeo, prefixText, prefixChange, prefixWord} {
 			found += countKeys(txn, p)
 		}
 		if orphans := found - (expected - missing); orphans != 0 {
@@ -216,6 +216,16 @@ func Verify(dir string) (*store.Verification, error) {
 		}
 		if n := countKeys(txn, prefixAgg) + countKeys(txn, prefixHour); n != aggKeys {
 			problem("%d aggregates stored for %d computed from the records", n, aggKeys)
+		}
+		// Word counters, likewise (a token whose records are all gone may keep a counter of 0).
+		for tok, want := range aggs.words {
+			v.Checked++
+			if got, err := vocabCount(txn, tok); err != nil || got != want {
+				problem("the counter of a word says %d records, %d have it (%v)", got, want, err)
+			}
+		}
+		if n := countKeys(txn, prefixVocab); n < len(aggs.words) {
+			problem("%d word counters stored for %d words in the records", n, len(aggs.words))
 		}
 		return nil
 	})
@@ -250,7 +260,7 @@ func keyKind(k []byte) string {
 		prefix []byte
 		name   string
 	}{{prefixPair, "idempotency pair"}, {prefixTime, "time index"}, {prefixKind, "type/category index"},
-		{prefixGeo, "geographic index"}, {prefixText, "text index"}, {prefixChange, "change index"}} {
+		{prefixGeo, "geographic index"}, {prefixText, "text index"}, {prefixChange, "change index"}, {prefixWord, "word index"}} {
 		if bytes.HasPrefix(k, p.prefix) {
 			return p.name
 		}

@@ -80,6 +80,15 @@ func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult
 		if spec.Near {
 			stream = func(from *store.Cursor, yield func(*entry) bool) error { return nearestWalk(txn, spec, f, from, yield) }
 		}
+		if len(spec.Words) > 0 {
+			plan, err := planWords(txn, &s.vocab, spec.Words, f, s.maxWordTokens)
+			if err != nil {
+				return err
+			}
+			if plan != nil && (!spec.Near || plan.counts <= maxNearCollect) {
+				return s.listWords(txn, spec, f, plan, res)
+			}
+		}
 		// The page: limit+1 matches tell whether there is a next page.
 		var hits []*entry
 		var lastChecked *entry
@@ -145,21 +154,78 @@ func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult
 		if err != nil {
 			return err
 		}
-		res.Records = make([]*store.Record, 0, len(hits))
-		for _, e := range hits {
-			rec, err := getTxn(txn, e.id)
-			if err != nil {
-				return err
-			}
-			res.Records = append(res.Records, rec)
-			res.Distances = append(res.Distances, e.dist)
-		}
-		return nil
+		return fillRecords(txn, res, hits)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+func fillRecords(txn *badger.Txn, res *store.ListResult, hits []*entry) error {
+	res.Records = make([]*store.Record, 0, len(hits))
+	for _, e := range hits {
+		rec, err := getTxn(txn, e.id)
+		if err != nil {
+			return err
+		}
+		res.Records = append(res.Records, rec)
+		res.Distances = append(res.Distances, e.dist)
+	}
+	return nil
+}
+
+// listWords answers a q list from the word index: pages are exact (no budget), and so is the total, from
+// the word's counter when nothing else narrows it, else by reading the candidates (an estimate from the
+// first maxTotalTextChecks of them when there are more than maxExactWordWalk).
+func (s *Store) listWords(txn *badger.Txn, spec *store.ListSpec, f *filter, plan *wordPlan, res *store.ListResult) error {
+	stream := plan.scan
+	if spec.Near {
+		stream = plan.nearest
+	}
+	var hits []*entry
+	err := stream(txn, spec, f, spec.After, func(e *entry) bool {
+		hits = append(hits, e)
+		return len(hits) <= spec.Limit
+	})
+	if err != nil {
+		return err
+	}
+	if len(hits) > spec.Limit {
+		hits = hits[:spec.Limit]
+		res.Next = cursorAt(hits[len(hits)-1], spec.Near)
+	}
+	switch {
+	case spec.NoTotal:
+		res.Total, res.TotalExact = len(hits), spec.After == nil && res.Next == nil
+	case spec.After == nil && res.Next == nil:
+		res.Total = len(hits)
+	case plan.onlyToken(spec):
+		n, err := vocabCount(txn, stTok(plan.st, plan.tokens[0]))
+		if err != nil {
+			return err
+		}
+		res.Total = int(n)
+	case spec.Near || plan.counts <= maxExactWordWalk:
+		// A radius query collected every candidate already; read them again, the cost is the same order.
+		res.Total = 0
+		err = stream(txn, spec, f, nil, func(*entry) bool { res.Total++; return true })
+	default:
+		sample := &wordPlan{words: plan.words, st: plan.st, tokens: plan.tokens, checkText: plan.checkText, budget: s.maxTotalTextChecks}
+		matched := 0
+		if err = sample.scan(txn, spec, f, nil, func(*entry) bool { matched++; return true }); err == nil {
+			res.Total = matched
+			if sample.spent {
+				res.TotalExact = false
+				est := int(math.Round(float64(matched) / float64(max(sample.read, 1)) * float64(plan.counts)))
+				res.Total = max(matched, est, len(hits))
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return fillRecords(txn, res, hits)
 }
 
 func cursorAt(e *entry, near bool) *store.Cursor {
