@@ -38,7 +38,8 @@ type Database struct {
 	// Badger is the directory of the embedded database; default: Caddy's data dir + /directaid.
 	Badger string `json:"badger,omitempty"`
 	// MinFreeSpace is the free space, in bytes, of the database's disk below which publications are
-	// refused (503 with Retry-After) until space returns; default 256 MiB, -1 never refuses.
+	// refused (503 with Retry-After) until space returns; default 256 MiB, -1 never refuses. Badger only:
+	// with Postgres it is a configuration error, since the node keeps nothing on a local disk.
 	MinFreeSpace int64 `json:"min_free_space,omitempty"`
 	// Postgres is the DSN of a PostgreSQL database shared by several nodes (placeholders such as
 	// {env.DIRECTAID_DATABASE_URL} are replaced); when set, Badger is not used.
@@ -77,6 +78,9 @@ var slugRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 func (a *App) Validate() error {
 	if err := checkPublicURL(a.PublicURL); err != nil {
 		return err
+	}
+	if a.Database.Postgres != "" && (a.Database.Badger != "" || a.Database.MinFreeSpace != 0) {
+		return fmt.Errorf("directaid: database postgres takes neither badger nor min_free_space (those are of database badger)")
 	}
 	seen := map[string]bool{}
 	for _, e := range a.Emergencies {

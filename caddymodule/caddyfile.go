@@ -62,6 +62,11 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("unknown database %q (supported: badger, postgres)", kind)
 			}
 			for nesting := d.Nesting(); d.NextBlock(nesting); {
+				if kind == "postgres" {
+					// The node writes nothing of its own to a local disk: a full disk is the database server's
+					// to watch (and PostgreSQL fails a write there cleanly, which answers 503).
+					return d.Errf("database postgres takes no options; found %q (min_free_space applies to database badger only: watch the PostgreSQL server's disk there)", d.Val())
+				}
 				if d.Val() != "min_free_space" {
 					return d.Errf("unknown database option %q (known: min_free_space)", d.Val())
 				}
