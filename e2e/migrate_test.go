@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,6 +64,22 @@ func TestMigrateBadgerToPostgres(t *testing.T) {
 			t.Fatal(err)
 		}
 		recs = append(recs, r)
+	}
+	// Records with a life: resolved, withdrawn (personal data erased), hidden, one that expires.
+	for i, r := range recs[:400] {
+		status := []string{store.StatusResolved, store.StatusWithdrawn, store.StatusHidden, store.StatusOpen}[i%4]
+		if _, err := src.Update(context.Background(), r.ID, func(rec *store.Record) error {
+			rec.Status = status
+			if status == store.StatusWithdrawn {
+				rec.ErasePersonal()
+			}
+			if status == store.StatusOpen {
+				rec.ExpiresAt = time.Now().Add(30 * 24 * time.Hour).UTC().Truncate(time.Millisecond)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := src.Close(); err != nil {
 		t.Fatal(err)
@@ -126,8 +143,11 @@ func compareStores(t *testing.T, a, b store.Store, recs []*store.Record) {
 	t.Helper()
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 4))
-	for range 200 {
+	for i := range 300 {
 		id := recs[rng.IntN(len(recs))].ID
+		if i < 100 {
+			id = recs[i].ID // the changed ones
+		}
 		ra, errA := a.Get(ctx, id)
 		rb, errB := b.Get(ctx, id)
 		if errA != nil || errB != nil || !sameJSON(ra, rb) || !ra.CreatedAt.Equal(rb.CreatedAt) {
@@ -143,6 +163,8 @@ func compareStores(t *testing.T, a, b store.Store, recs []*store.Record) {
 		{Limit: 25, Near: true, Lat: 4.55, Lon: -75.66, RadiusKm: 2},
 		{Limit: 25, Near: true, Lat: 4.50, Lon: -75.70, RadiusKm: 4, Type: "request", EmergencySlug: "la-mojana"},
 		{Limit: 100, Since: time.Now().Add(-12 * time.Hour)},
+		{Limit: 100, Since: time.Now().Add(-time.Minute)}, // the changes above, oldest first
+		{Limit: 30, Status: store.StatusResolved, EmergencySlug: "la-mojana"},
 	}
 	for _, spec := range specs {
 		idsA, pagesA := storetest.PageAll(t, a, spec)
@@ -204,9 +226,14 @@ func compareNodes(t *testing.T, dsn, dir string, recs []*store.Record, foreignID
 		"/api/public/v1/help?view=list&emergencySlug=la-mojana&latitude=4.5&longitude=-75.7&radiusKm=5&format=geojson",
 		"/api/public/v1/help?view=panorama&emergencySlug=la-mojana",
 	}
-	for range 20 {
+	for i := range 24 {
 		paths = append(paths, "/api/public/v1/help?view=detail&id="+recs[rng.IntN(len(recs))].ID)
+		if i%4 != 1 && i%4 != 2 { // withdrawn and hidden records are 410 (compared below)
+			paths = append(paths, "/api/public/v1/help?view=detail&id="+recs[i].ID)
+		}
 	}
+	paths = append(paths, "/api/public/v1/help?view=list&emergencySlug=la-mojana&status=resolved",
+		"/api/public/v1/help?view=list&emergencySlug=la-mojana&since="+url.QueryEscape(time.Now().Add(-time.Minute).UTC().Format(time.RFC3339))+"&limit=50")
 	generated := regexp.MustCompile(`"generatedAt":\s*"[^"]*"`)
 	compare := func(path string) []byte {
 		respA, bodyA := onBadger.Do("GET", path, nil)
