@@ -1,6 +1,7 @@
 # directaid — run, test, bench, lint. Everything needs only Go (and, for `make test`, what .ci/run installs).
 GO        ?= go
 BIN       := bin/directaid
+BENCH_MEMORY ?= 256MiB
 export DIRECTAID_BIN := $(CURDIR)/$(BIN)
 
 .PHONY: build run test unit lint fmt bench bench-smoke soak vulncheck conformance fuzz-smoke clean
@@ -39,10 +40,11 @@ vulncheck:
 	$(GO) run golang.org/x/vuln/cmd/govulncheck@v1.2.0 ./...
 
 ## bench: the benchmark table of the README (about 2 minutes); BENCH_1M=1 adds the 1,000,000-record run and
-## the reads over those records (radius, filters, text, panorama);
+## the reads over those records (detail, radius with and without total, filters, text, panorama, a whole
+## CSV export), all in a 256 MiB memory cgroup (BENCH_MEMORY=… to change it, BENCH_MEMORY= for none);
 ## BENCH_FLAGS passes more flags to cmd/bench (e.g. BENCH_FLAGS='-profile "POST new/64"')
 bench: build
-	$(GO) run ./cmd/bench -bin $(BIN) $(if $(BENCH_1M),-million 1000000) $(BENCH_FLAGS)
+	$(GO) run ./cmd/bench -bin $(BIN) $(if $(BENCH_1M),-million 1000000 $(if $(BENCH_MEMORY),-memory-limit $(BENCH_MEMORY))) $(BENCH_FLAGS)
 
 ## bench-smoke: the same harness with tiny counts, in seconds (also runs within `make test`)
 bench-smoke: build

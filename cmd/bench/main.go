@@ -22,6 +22,7 @@ func main() {
 	profile := flag.String("profile", "", `save the server's CPU profile during one scenario: "POST new/64", "ceiling (Caddy respond)/64", "million", ...`)
 	profileOut := flag.String("profile-out", "", "where to write the profile (default ./cpu-<scenario>.pprof)")
 	only := flag.String("only", "", `run only the scenarios whose "name/conns" contains this (and the ceiling), e.g. "POST new/64"`)
+	memLimit := flag.String("memory-limit", "", "run the -million server in a cgroup v1 memory cgroup of this size (e.g. 256MiB)")
 	serverLog := flag.String("server-log", "", "append what the servers print to this file")
 	var serverEnv []string
 	flag.Func("server-env", "KEY=VALUE added to the servers' environment (repeatable), e.g. GOMEMLIMIT=150MiB", func(v string) error {
@@ -52,7 +53,19 @@ func main() {
 		defer f.Close()
 		serverOut = f
 	}
-	rep, err := bench.Run(bench.Options{ServerOutput: serverOut, ServerEnv: serverEnv, Bin: *bin, Duration: *d, Seeds: *seeds, Million: *million,
+	var memBytes int64
+	if *memLimit != "" {
+		n, unit := int64(0), ""
+		if _, err := fmt.Sscanf(*memLimit, "%d%s", &n, &unit); err != nil || (unit != "MiB" && unit != "GiB") {
+			fmt.Fprintln(os.Stderr, "bench: -memory-limit wants a size like 256MiB or 1GiB")
+			os.Exit(2)
+		}
+		memBytes = n << 20
+		if unit == "GiB" {
+			memBytes = n << 30
+		}
+	}
+	rep, err := bench.Run(bench.Options{MemoryLimit: memBytes, ServerOutput: serverOut, ServerEnv: serverEnv, Bin: *bin, Duration: *d, Seeds: *seeds, Million: *million,
 		Profile: *profile, ProfilePath: *profileOut, Only: *only, Progress: os.Stderr})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -37,6 +37,9 @@ type Options struct {
 	ServerOutput io.Writer
 	// ServerEnv adds KEY=VALUE pairs to the servers' environment (e.g. GOMEMLIMIT=150MiB).
 	ServerEnv []string
+	// MemoryLimit, when > 0, runs the Million server (publishing, reads, export) in a cgroup v1 memory
+	// cgroup of that many bytes, made for it (the kernel OOM-kills it past the limit).
+	MemoryLimit int64
 }
 
 // Row is one scenario's measurement.
@@ -60,6 +63,11 @@ type MillionResult struct {
 	CloseAfter  time.Duration // how long the graceful shutdown took (flush + L0 compaction)
 	Reads       []Row         // read scenarios over the published records, on the restarted server
 	ReadPeakRSS int64         // VmHWM of the restarted server after the reads
+	Export      *ExportResult // one whole CSV export of the records, after the reads
+	// The memory cgroup (Options.MemoryLimit): its limit, the GOMEMLIMIT Caddy set from it (-1: none
+	// logged), its peak usage, how often the limit was reached, OOM kills; or why there was none.
+	MemoryLimit, GoMemLimit, CgroupMaxUsage, CgroupFailcnt, OOMKills int64
+	CgroupError                                                      string
 }
 
 // Report is a whole run.
@@ -100,7 +108,7 @@ func Run(o Options) (*Report, error) {
 		}
 	}
 
-	srv, err := startServer(o.Bin, tmp, o.ServerOutput, o.ServerEnv)
+	srv, err := startServer(o.Bin, tmp, o.ServerOutput, o.ServerEnv, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -178,12 +186,27 @@ func Run(o Options) (*Report, error) {
 
 // runMillion publishes o.Million new records at 64 connections into a fresh server.
 func runMillion(o Options, tmp string, progress func(string, ...any)) (*MillionResult, error) {
-	srv, err := startServer(o.Bin, tmp, o.ServerOutput, o.ServerEnv)
+	m := &MillionResult{Records: o.Million, Slice: max(o.Million/10, 1)}
+	var cg *memCgroup
+	if o.MemoryLimit > 0 {
+		var err error
+		if cg, err = newMemCgroup(o.MemoryLimit); err != nil {
+			m.CgroupError = err.Error()
+			progress("no memory cgroup: %v", err)
+		} else {
+			defer cg.remove()
+			m.MemoryLimit = o.MemoryLimit
+		}
+	}
+	srv, err := startServer(o.Bin, tmp, o.ServerOutput, o.ServerEnv, cg)
 	if err != nil {
 		return nil, err
 	}
 	defer srv.stop()
-	m := &MillionResult{Records: o.Million, Slice: max(o.Million/10, 1)}
+	if cg != nil {
+		log, _ := os.ReadFile(filepath.Join(srv.Dir, "caddy.log")) // Caddy's start-up lines land in its configured log
+		m.GoMemLimit = goMemLimit(srv.out.String() + string(log))
+	}
 	progress("publishing %d records (64 connections)", o.Million)
 	cpu0 := srv.cpu()
 	profDone := o.profileIf(srv, "million", 60*time.Second)
@@ -217,6 +240,14 @@ func runMillion(o Options, tmp string, progress func(string, ...any)) (*MillionR
 		return nil, err
 	}
 	m.ReadPeakRSS = srv.peakRSS()
+	progress("exporting the %s records as one CSV", count(o.Million))
+	if m.Export, err = exportAll(srv); err != nil {
+		return nil, err
+	}
+	if cg != nil {
+		srv.stop()
+		m.CgroupMaxUsage, m.CgroupFailcnt, m.OOMKills = cg.stats()
+	}
 	return m, nil
 }
 
@@ -268,14 +299,25 @@ func readScenarios(o Options, srv *server, progress func(string, ...any)) ([]Row
 	fixed := func(q string) func(int64, []byte) []byte {
 		return func(_ int64, b []byte) []byte { return append(b, q...) }
 	}
+	ids, err := someIDs(srv, 1000)
+	if err != nil {
+		return nil, err
+	}
+	detail := func(n int64, b []byte) []byte {
+		r := rng(uint64(n) * 0x9e3779b97f4a7c15)
+		return append(append(b, "view=detail&id="...), ids[r.intn(len(ids))]...)
+	}
 	scenarios := []struct {
 		name  string
 		query func(int64, []byte) []byte
 	}{
+		{"GET detail", detail},
 		{"GET list within 5 km", point},
+		{"GET list within 5 km, total=none", func(n int64, b []byte) []byte { return append(point(n, b), "&total=none"...) }},
 		{"GET list emergency+type+category", filtered("")},
 		{"GET list … +urgency", filtered("&urgency=urgent")},
 		{"GET list q=insulina", fixed("view=list&q=insulina")},
+		{"GET list q=insul&type=request", fixed("view=list&q=insul&type=request")},
 		{"GET panorama", fixed("view=panorama")},
 	}
 	var rows []Row
@@ -354,6 +396,22 @@ func (r *Report) Print(w io.Writer) {
 			float64(m.PeakRSS)/(1<<20), float64(m.PeakAnon)/(1<<20), float64(m.PeakFile)/(1<<20))
 		if m.ReadPeakRSS > 0 {
 			fmt.Fprintf(w, "  reads: on the server restarted over these records; its peak RSS (VmHWM): %.1f MB\n", float64(m.ReadPeakRSS)/(1<<20))
+		}
+		if e := m.Export; e != nil {
+			fmt.Fprintf(w, "  export: %d records as one CSV (all=true, chunked %v) in %s = %.0f records/s, %.1f MB; server RSS %.1f → peak %.1f MB (anonymous %.1f → %.1f MB)\n",
+				e.Records, e.Chunked, e.Duration.Round(10*time.Millisecond), float64(e.Records)/e.Duration.Seconds(), float64(e.Bytes)/(1<<20),
+				float64(e.RSSBefore)/(1<<20), float64(e.RSSPeak)/(1<<20), float64(e.AnonBefore)/(1<<20), float64(e.AnonPeak)/(1<<20))
+		}
+		switch {
+		case m.CgroupError != "":
+			fmt.Fprintf(w, "  memory cgroup: none (%s)\n", m.CgroupError)
+		case m.MemoryLimit > 0:
+			gml := "none logged"
+			if m.GoMemLimit > 0 {
+				gml = fmt.Sprintf("%.1f MiB", float64(m.GoMemLimit)/(1<<20))
+			}
+			fmt.Fprintf(w, "  memory cgroup (v1) of %.0f MiB for publishing, reads and export: GOMEMLIMIT %s, peak usage %.1f MiB, limit reached %d times, OOM kills %d\n",
+				float64(m.MemoryLimit)/(1<<20), gml, float64(m.CgroupMaxUsage)/(1<<20), m.CgroupFailcnt, m.OOMKills)
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 // how fast they are: speed is measured by `make bench`, not asserted.
 func TestBenchSmoke(t *testing.T) {
 	rep, err := Run(Options{Bin: testserver.Binary(t), Duration: 300 * time.Millisecond, Seeds: 200, Million: 2000,
-		TempDir: t.TempDir()})
+		TempDir: t.TempDir(), MemoryLimit: 256 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,8 +35,15 @@ func TestBenchSmoke(t *testing.T) {
 	if m == nil || m.Res.Errors != 0 || m.Res.Status[201] != 2000 || len(m.Res.Marks) != 10 {
 		t.Fatalf("long run: %+v", m)
 	}
-	if len(m.Reads) != 10 {
-		t.Errorf("%d read scenarios, want 10", len(m.Reads))
+	if len(m.Reads) != 16 {
+		t.Errorf("%d read scenarios, want 16", len(m.Reads))
+	}
+	if e := m.Export; e == nil || e.Records != 2000 || !e.Chunked {
+		t.Errorf("export: %+v", e)
+	}
+	// The cgroup run where the machine allows it (cgroup v1 memory, writable); else it says why not.
+	if m.CgroupError == "" && (m.MemoryLimit != 256<<20 || m.OOMKills != 0 || m.CgroupMaxUsage <= 0 || m.GoMemLimit <= 0 || m.GoMemLimit >= 256<<20) {
+		t.Errorf("memory cgroup: %+v", m)
 	}
 	for _, r := range m.Reads {
 		if r.Res.Requests == 0 || r.Res.Errors != 0 || r.Res.Percentile(0.5) <= 0 {

@@ -50,7 +50,7 @@ func freePort() (int, error) {
 
 // startServer renders the test Caddyfile with the ceiling route and the publish limit effectively off,
 // then starts bin on loopback and waits until discovery answers.
-func startServer(bin, parent string, echo io.Writer, env []string) (*server, error) {
+func startServer(bin, parent string, echo io.Writer, env []string, cg *memCgroup) (*server, error) {
 	dir, err := os.MkdirTemp(parent, "server-")
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func startServer(bin, parent string, echo io.Writer, env []string) (*server, err
 	}
 	// caddy-ratelimit keeps a ring of `events` timestamps per client, so "off" is a high rate over a short
 	// window (100k per second, far above what two cores serve), not a huge count that would cost memory.
-	cf := testserver.Caddyfile(testserver.Options{PublishEvents: 100000, PublishWindow: "1s", Site: ceilingRoute},
+	cf := testserver.Caddyfile(testserver.Options{PublishEvents: 100000, PublishWindow: "1s", DetailEvents: 400000, Site: ceilingRoute},
 		dir, s.DataDir, port, adminPort)
 	// Benchmark the production log level: per-request DEBUG lines would measure the logger.
 	cf = strings.Replace(cf, "level DEBUG", "level INFO", 1)
@@ -77,7 +77,11 @@ func startServer(bin, parent string, echo io.Writer, env []string) (*server, err
 	if err := os.WriteFile(path, []byte(cf), 0o644); err != nil {
 		return nil, err
 	}
-	s.cmd = exec.Command(bin, "run", "--config", path)
+	argv := []string{bin, "run", "--config", path}
+	if cg != nil {
+		argv = cg.wrap(argv)
+	}
+	s.cmd = exec.Command(argv[0], argv[1:]...)
 	s.cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+filepath.Join(dir, "xdg-data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "xdg-config"))
 	s.cmd.Env = append(s.cmd.Env, env...)
 	var out io.Writer = s.out
