@@ -42,6 +42,8 @@ type Options struct {
 	// {env.DIRECTAID_DATABASE_URL}`); with SharedStorage, Caddy's storage is there too (directaid_postgres).
 	Postgres      string
 	SharedStorage bool
+	// RateLimit adds lines to the rate_limit block (e.g. `distributed { read_interval 250ms }`).
+	RateLimit string
 }
 
 // TwoEmergencies is the default: two active emergencies, so emergencySlug is required.
@@ -98,6 +100,7 @@ var caddyfileTmpl = template.Must(template.New("c").Parse(`{
 
 http://:{{.Port}} {
 	rate_limit {
+{{.RateLimit}}
 		zone publish {
 			match {
 				method POST
@@ -222,7 +225,7 @@ func Caddyfile(o Options, dir, dataDir string, port, adminPort int) string {
 	err := caddyfileTmpl.Execute(&b, map[string]any{
 		"AdminPort": adminPort, "Port": port, "Dir": dir, "DataDir": dataDir, "Emergencies": o.Emergencies,
 		"Events": o.PublishEvents, "DetailEvents": o.DetailEvents, "Window": o.PublishWindow, "Global": o.Global, "Site": o.Site, "Database": o.Database,
-		"Postgres": o.Postgres != "", "SharedStorage": o.SharedStorage,
+		"Postgres": o.Postgres != "", "SharedStorage": o.SharedStorage, "RateLimit": o.RateLimit,
 	})
 	if err != nil {
 		panic(err)
