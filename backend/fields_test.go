@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -46,6 +47,8 @@ type sample struct {
 	pub   map[string]any
 	at    time.Time
 	near  string // the point of the list views' search, for distanceKm
+	// status, when set, is given to the record after its publication (as a publisher's action would).
+	status string
 	id    string
 	views map[string]string
 }
@@ -67,7 +70,7 @@ func fieldSamples() (request, offer map[string]any) {
 // render publishes s.pub into a fresh server whose clock stands at s.at and reads every view of it.
 func (s *sample) render(t *testing.T) {
 	t.Helper()
-	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
+	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir(), Now: func() time.Time { return s.at }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +101,12 @@ func (s *sample) render(t *testing.T) {
 	}
 	s.id = res.ID
 	list := schema.HelpPath + "?view=list" + s.near
+	if s.status != "" {
+		if _, err := st.Update(t.Context(), s.id, func(r *store.Record) error { r.Status = s.status; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		list += "&status=" + s.status
+	}
 	s.views = map[string]string{
 		"detail JSON": get("GET", schema.HelpPath+"?view=detail&id="+s.id, nil),
 		"list JSON":   get("GET", list, nil),
@@ -174,7 +183,7 @@ func TestEveryFieldInEveryView(t *testing.T) {
 	request, offer := fieldSamples()
 	samples := map[string]*sample{}
 	rendered := func(pub map[string]any, at time.Time, near string) *sample {
-		key := fmt.Sprint(pub, at, near)
+		key := fmt.Sprint(pub, at, near, "")
 		if s, ok := samples[key]; ok {
 			return s
 		}
@@ -217,6 +226,11 @@ func TestEveryFieldInEveryView(t *testing.T) {
 					}
 				}
 				return
+			case "/status":
+				// Set by the server and by publishers' actions; lists show one status at a time.
+				a, b = &sample{pub: request, at: fieldsBase, status: store.StatusOpen}, &sample{pub: request, at: fieldsBase, status: store.StatusResolved}
+				a.render(t)
+				b.render(t)
 			case "/createdAt", "/updatedAt":
 				a, b = rendered(request, fieldsBase, ""), rendered(request, fieldsBase.Add(26*time.Hour+7*time.Minute), "")
 			case "/location/distanceKm":

@@ -32,6 +32,8 @@ var CSVColumns = []CSVColumn{
 	{"distanceKm", "#geo+distance", func(h *PublicHelp) string { return csvFloat(csvLoc(h).DistanceKm) }},
 	{"contactName", "#contact+name", func(h *PublicHelp) string { return csvText(h.Contact.Name) }},
 	{"createdAt", "#date+created", func(h *PublicHelp) string { return h.CreatedAt.Format(time.RFC3339Nano) }},
+	{"status", "#meta+status", func(h *PublicHelp) string { return h.Status }},
+	{"updatedAt", "#date+updated", func(h *PublicHelp) string { return h.UpdatedAt.Format(time.RFC3339Nano) }},
 	{"publicUrl", "#meta+url", func(h *PublicHelp) string { return h.PublicURL }},
 }
 

@@ -36,6 +36,8 @@ var enumLabels = map[string]string{
 	"urgent": "Urgente", "needed": "Necesaria", "stable": "Estable",
 	"full": "Lleno", "needs_volunteers": "Necesita voluntarios", "needs_resources": "Necesita recursos",
 	"request": "Solicitud", "offer": "Ofrecimiento",
+	// A record's status (the record page says «Estado de la publicación»).
+	"open": "Vigente", "resolved": "Resuelta", "withdrawn": "Retirada por quien la publicó", "expired": "Vencida", "hidden": "Oculta mientras se revisa",
 }
 
 var autocomplete = map[string]string{"contactName": "name", "contactWhatsapp": "tel", "address": "street-address"}

@@ -121,6 +121,7 @@ var errorCodes = map[string]struct {
 	"invalid_request":        {400, "El servidor web no pudo atender la petición tal como llegó (otro error 4xx, por ejemplo cabeceras demasiado grandes); el estado HTTP dice cuál."},
 	"rate_limited":           {429, "Se alcanzó el límite temporal. Espere los segundos de `Retry-After` y reintente con el mismo `externalId`."},
 	"not_found":              {404, "La ruta no existe."},
+	"gone":                   {410, "El registro fue retirado por quien lo publicó o está oculto mientras se revisa: ya no se muestra. Un espejo lo quita (llega como `removed` en `since`)."},
 	"internal_error":         {500, "Error del servidor. Reintente con el mismo `externalId`: no se duplicará."},
 	"unavailable":            {503, "El servicio no está disponible por un momento. Reintente con el mismo `externalId`: no se duplicará."},
 }

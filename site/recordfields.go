@@ -24,6 +24,7 @@ type recordLine struct {
 // recordLines are the lines of «Detalles», in order.
 var recordLines = []recordLine{
 	{Field: "type", At: "/type"},
+	{Field: "status", At: "/status", Label: "Estado de la publicación"},
 	{Field: "emergencySlug", At: "/emergency/title", Write: emergencyItem},
 	{Field: "category", At: "/category"},
 	{Field: "urgency", At: "/urgency"},

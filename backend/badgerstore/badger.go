@@ -60,6 +60,8 @@ type Options struct {
 	WriteState func(refusing error)
 	// Observer receives commit and GC figures; nil discards them.
 	Observer store.Observer
+	// Now is the clock of the updatedAt stamps (tests move it); nil means time.Now.
+	Now func() time.Time
 }
 
 // maxBatch bounds a group commit; a larger backlog simply forms the next batch.
@@ -106,6 +108,7 @@ type Store struct {
 	obs      store.Observer
 	// lastStamp is the greatest UpdatedAt (Unix ms) written; only the writer touches it after Open.
 	lastStamp int64
+	now       func() time.Time
 
 	maxTextChecks, maxTotalTextChecks int
 	maxWordTokens                     int // tests set it to 0 to check the path without the word index
@@ -185,7 +188,10 @@ func Open(o Options) (*Store, error) {
 	}
 	s := &Store{db: db, reqs: make(chan *createReq, maxBatch), quit: make(chan struct{}), stopped: make(chan struct{}),
 		maxTextChecks: cmp.Or(o.MaxTextChecks, maxTextChecks), maxTotalTextChecks: cmp.Or(o.MaxTotalTextChecks, maxTotalTextChecks), maxWordTokens: maxWordTokens,
-		dir: o.Dir, guard: newDiskGuard(o.Dir, cmp.Or(o.MinFreeBytes, DefaultMinFreeBytes), o.WriteState), obs: o.Observer}
+		dir: o.Dir, guard: newDiskGuard(o.Dir, cmp.Or(o.MinFreeBytes, DefaultMinFreeBytes), o.WriteState), obs: o.Observer, now: o.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
 	if err := cmp.Or(s.ensureIndexes(), s.loadVocabulary()); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -378,7 +384,7 @@ func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 	defer txn.Discard()
 	// The record, its pair key and its index entries go in together or not at all (index.go).
 	w := newIndexWriter(s.db)
-	floor := max(time.Now().UnixMilli(), s.lastStamp+1)
+	floor := max(s.now().UnixMilli(), s.lastStamp+1)
 	top := s.lastStamp
 	stamp := func(rec *store.Record, at time.Time) {
 		ms := max(floor, at.UnixMilli())

@@ -26,10 +26,12 @@ type Store struct {
 	closed atomic.Bool
 	// Timeout bounds each call, so that a server that stopped answering yields 503s, not hung requests.
 	Timeout time.Duration
+	// Now is the clock of the updatedAt stamps (tests move it).
+	Now func() time.Time
 }
 
 // NewStore returns the store on db. Close does not close db: its owner does.
-func NewStore(db *DB) *Store { return &Store{db: db, Timeout: 10 * time.Second} }
+func NewStore(db *DB) *Store { return &Store{db: db, Timeout: 10 * time.Second, Now: time.Now} }
 
 // fail marks the errors of an unreachable server as store.ErrUnreachable (503, retry).
 func fail(err error) error {
@@ -119,7 +121,7 @@ func (s *Store) create(ctx context.Context, rec *store.Record) (*store.Record, b
 		return nil, false, err
 	}
 	needed, loc, expires, search := columns(&stored)
-	floor := max(time.Now().UnixMilli(), rec.CreatedAt.UnixMilli(), rec.UpdatedAt.UnixMilli())
+	floor := max(s.Now().UnixMilli(), rec.CreatedAt.UnixMilli(), rec.UpdatedAt.UnixMilli())
 	// One round trip, one implicit transaction: the shared feed lock, then the insert with its stamp.
 	b := &pgx.Batch{}
 	b.Queue(`SELECT pg_advisory_xact_lock_shared($1)`, feedLock)
@@ -171,7 +173,7 @@ func (s *Store) update(ctx context.Context, id string, fn func(*store.Record) er
 		if err != nil {
 			return err
 		}
-		floor := max(time.Now().UnixMilli(), rec.UpdatedAt.UnixMilli(), old.UpdatedAt.UnixMilli()+1)
+		floor := max(s.Now().UnixMilli(), rec.UpdatedAt.UnixMilli(), old.UpdatedAt.UnixMilli()+1)
 		rec.UpdatedAt = time.Time{}
 		doc, err := json.Marshal(rec)
 		if err != nil {
