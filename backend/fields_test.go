@@ -44,13 +44,13 @@ var otherValue = map[string]any{"emergencySlug": "inundaciones-la-mojana", "cont
 
 // sample is one record published into a fresh server at a fixed time; views are what readers get of it.
 type sample struct {
-	pub   map[string]any
-	at    time.Time
-	near  string // the point of the list views' search, for distanceKm
+	pub  map[string]any
+	at   time.Time
+	near string // the point of the list views' search, for distanceKm
 	// status, when set, is given to the record after its publication (as a publisher's action would).
 	status string
-	id    string
-	views map[string]string
+	id     string
+	views  map[string]string
 }
 
 var fieldsBase = time.Date(2026, 8, 11, 14, 30, 0, 0, time.UTC)
