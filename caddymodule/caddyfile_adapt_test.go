@@ -47,7 +47,7 @@ func TestCaddyfileAdapt(t *testing.T) {
 // TestShippedCaddyfilesAdapt: the shipped Caddyfile and Caddyfile.local adapt to the JSON kept beside the
 // cases (testdata/caddyfile_adapt/shipped/*.json).
 func TestShippedCaddyfilesAdapt(t *testing.T) {
-	for _, name := range []string{"Caddyfile", "Caddyfile.local"} {
+	for _, name := range []string{"Caddyfile", "Caddyfile.local", "dist/Caddyfile.postgres"} {
 		t.Run(name, func(t *testing.T) {
 			cf, err := os.ReadFile(filepath.Join("..", name))
 			if err != nil {

@@ -20,7 +20,9 @@ func runBinary(t *testing.T, args ...string) (string, error) {
 }
 
 func TestShippedCaddyfilesAdaptAndValidate(t *testing.T) {
-	for _, f := range []string{"Caddyfile", "Caddyfile.local"} {
+	// dist/Caddyfile.postgres reads it; validating opens a pool but connects to nothing.
+	t.Setenv("DIRECTAID_DATABASE_URL", "postgres://directaid@127.0.0.1:1/directaid?connect_timeout=1")
+	for _, f := range []string{"Caddyfile", "Caddyfile.local", "dist/Caddyfile.postgres"} {
 		path := filepath.Join("..", f)
 		cmd := exec.Command(testserver.Binary(t), "adapt", "--config", path, "--validate", "--pretty")
 		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
