@@ -36,7 +36,7 @@ var (
 )
 
 const (
-	indexVersion = "4" // 4: the word index of q; 3: statuses and the change index; 2: geographic index keyed by 6-character geohashes
+	indexVersion = "5" // 5: counters per geohash cell; 4: the word index of q; 3: statuses and the change index; 2: geographic index keyed by 6-character geohashes
 	// allPartition is the partition of the time and kind indexes that holds every emergency; slugs are
 	// [a-z0-9-], so it cannot collide with one.
 	allPartition = "*"
@@ -339,7 +339,8 @@ func getAggregate(txn *badger.Txn, key []byte) (*aggregate, error) {
 // aggDelta collects the aggregate changes of one transaction, written once per key at its end.
 type aggDelta struct {
 	all   map[string]*aggregate
-	words map[string]int64 // records per status and token (words.go)
+	words map[string]int64      // records per status and token (words.go)
+	cells map[string]*aggregate // per geohash cell (cells.go)
 }
 
 func (d *aggDelta) add(rec *store.Record, n int64) {
@@ -352,6 +353,7 @@ func (d *aggDelta) add(rec *store.Record, n int64) {
 	}
 	d.all[slug].add(rec, n)
 	d.addWords(rec, n)
+	d.addCells(rec, n)
 }
 
 // write adds the deltas to the stored aggregates.
@@ -372,6 +374,11 @@ func (d *aggDelta) write(txn *badger.Txn) error {
 			return err
 		}
 	}
+	for cell, a := range d.cells {
+		if err := put(cellCountKey(cell), a); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -387,7 +394,7 @@ type indexWriter struct {
 }
 
 // Reserve for the aggregate keys written at the end: two keys per record at most.
-const aggReservePerRecord = 2 * 400
+const aggReservePerRecord = (2 + geoPrecision - cellCountMin + 1) * 400
 
 func newIndexWriter(db *badger.DB) *indexWriter {
 	return &indexWriter{maxSize: db.MaxBatchSize() * 3 / 4, maxCount: db.MaxBatchCount() * 3 / 4}
@@ -463,7 +470,7 @@ func (s *Store) ensureIndexes() error {
 	if err != nil || done {
 		return err
 	}
-	if err := s.db.DropPrefix(prefixTime, prefixKind, prefixGeo, prefixText, prefixAgg, prefixHour, prefixChange, prefixWord, prefixVocab); err != nil {
+	if err := s.db.DropPrefix(prefixTime, prefixKind, prefixGeo, prefixText, prefixAgg, prefixHour, prefixChange, prefixWord, prefixVocab, prefixCellCount); err != nil {
 		return fmt.Errorf("reindex: %w", err)
 	}
 	var all aggDelta
@@ -530,6 +537,11 @@ func (s *Store) ensureIndexes() error {
 	}
 	for slug, a := range all.all {
 		if err := wb.Set(aggKey(slug), a.encode()); err != nil {
+			return fmt.Errorf("reindex: %w", err)
+		}
+	}
+	for cell, a := range all.cells {
+		if err := wb.Set(cellCountKey(cell), a.encode()); err != nil {
 			return fmt.Errorf("reindex: %w", err)
 		}
 	}

@@ -217,6 +217,13 @@ func Verify(dir string) (*store.Verification, error) {
 		if n := countKeys(txn, prefixAgg) + countKeys(txn, prefixHour); n != aggKeys {
 			problem("%d aggregates stored for %d computed from the records", n, aggKeys)
 		}
+		// Cell counters, likewise (a cell whose records are all gone may keep an empty one).
+		for cell, a := range aggs.cells {
+			checkAgg(txn, v, problem, cellCountKey(cell), a, "counter of a geographic cell")
+		}
+		if n := countKeys(txn, prefixCellCount); n < len(aggs.cells) {
+			problem("%d cell counters stored for %d cells with records", n, len(aggs.cells))
+		}
 		// Word counters, likewise (a token whose records are all gone may keep a counter of 0).
 		for tok, want := range aggs.words {
 			v.Checked++

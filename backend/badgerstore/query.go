@@ -428,19 +428,6 @@ func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.C
 	return nil
 }
 
-// countRadius counts the records within the circle that match the filters.
-func countRadius(txn *badger.Txn, spec *store.ListSpec, f *filter) (int, error) {
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: geoPrefix(uint8(f.st))})
-	defer it.Close()
-	n := 0
-	for _, cell := range coverCells(spec.Lat, spec.Lon, spec.RadiusKm) {
-		if err := scanCell(it, cell, spec, f, func(*geoItem) { n++ }); err != nil {
-			return 0, err
-		}
-	}
-	return n, nil
-}
-
 // walkItem is a cell to read (e nil) or a record to yield, in nearestWalk's queue.
 type walkItem struct {
 	key  float64
