@@ -12,9 +12,12 @@ import (
 	"time"
 
 	"github.com/directaid/directaid/internal/bench"
+	"github.com/directaid/directaid/internal/pgtest"
 )
 
 func main() {
+	exit := 0
+	defer func() { os.Exit(exit) }() // after the deferred cluster.Close
 	bin := flag.String("bin", os.Getenv("DIRECTAID_BIN"), "directaid binary (default $DIRECTAID_BIN)")
 	d := flag.Duration("d", 10*time.Second, "measured time per scenario")
 	seeds := flag.Int64("seeds", 10000, "records published before the retry scenario")
@@ -24,6 +27,7 @@ func main() {
 	only := flag.String("only", "", `run only the scenarios whose "name/conns" contains this (and the ceiling), e.g. "POST new/64"`)
 	memLimit := flag.String("memory-limit", "", "run the -million server in a cgroup v1 memory cgroup of this size (e.g. 256MiB)")
 	serverLog := flag.String("server-log", "", "append what the servers print to this file")
+	postgres := flag.Bool("postgres", false, "run the servers on PostgreSQL (a throwaway cluster, fsync on) instead of Badger")
 	var serverEnv []string
 	flag.Func("server-env", "KEY=VALUE added to the servers' environment (repeatable), e.g. GOMEMLIMIT=150MiB", func(v string) error {
 		if !strings.Contains(v, "=") {
@@ -65,11 +69,27 @@ func main() {
 			memBytes = n << 30
 		}
 	}
-	rep, err := bench.Run(bench.Options{MemoryLimit: memBytes, ServerOutput: serverOut, ServerEnv: serverEnv, Bin: *bin, Duration: *d, Seeds: *seeds, Million: *million,
+	var newDB func() (string, error)
+	if *postgres {
+		pgBin, err := pgtest.FindBin()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		cluster, err := pgtest.New(pgBin, pgtest.Options{Durable: true})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer cluster.Close()
+		newDB = cluster.CreateDatabase
+	}
+	rep, err := bench.Run(bench.Options{Postgres: newDB, MemoryLimit: memBytes, ServerOutput: serverOut, ServerEnv: serverEnv, Bin: *bin, Duration: *d, Seeds: *seeds, Million: *million,
 		Profile: *profile, ProfilePath: *profileOut, Only: *only, Progress: os.Stderr})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		exit = 1
+		return
 	}
 	fmt.Printf("load average at start: %s\n\n", rep.Load)
 	rep.Print(os.Stdout)

@@ -40,6 +40,9 @@ type Options struct {
 	// MemoryLimit, when > 0, runs the Million server (publishing, reads, export) in a cgroup v1 memory
 	// cgroup of that many bytes, made for it (the kernel OOM-kills it past the limit).
 	MemoryLimit int64
+	// Postgres, when set, runs every server on PostgreSQL instead of Badger: it returns the DSN of a new,
+	// empty database for each fresh server (cmd/bench -postgres makes them in a throwaway cluster).
+	Postgres func() (dsn string, err error)
 }
 
 // Row is one scenario's measurement.
@@ -76,6 +79,7 @@ type Report struct {
 	Ceiling float64 // req/s of the ceiling row
 	Million *MillionResult
 	Load    string // /proc/loadavg when the run started
+	Store   string // badger or postgres
 }
 
 const helpPath = schema.HelpPath
@@ -108,7 +112,11 @@ func Run(o Options) (*Report, error) {
 		}
 	}
 
-	srv, err := startServer(o.Bin, tmp, o.ServerOutput, o.ServerEnv, nil)
+	rep.Store = "badger"
+	if o.Postgres != nil {
+		rep.Store = "postgres"
+	}
+	srv, err := startServer(o, tmp, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +206,7 @@ func runMillion(o Options, tmp string, progress func(string, ...any)) (*MillionR
 			m.MemoryLimit = o.MemoryLimit
 		}
 	}
-	srv, err := startServer(o.Bin, tmp, o.ServerOutput, o.ServerEnv, cg)
+	srv, err := startServer(o, tmp, cg)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +235,12 @@ func runMillion(o Options, tmp string, progress func(string, ...any)) (*MillionR
 	t0 := time.Now()
 	srv.stop()
 	m.CloseAfter = time.Since(t0)
-	if m.DiskBytes, err = diskUsage(srv.DataDir); err != nil {
+	if srv.dsn != "" {
+		m.DiskBytes, err = databaseSize(srv.dsn)
+	} else {
+		m.DiskBytes, err = diskUsage(srv.DataDir)
+	}
+	if err != nil {
 		return nil, err
 	}
 	// The reads run on the server restarted over those records, as after a deploy: measured right
@@ -344,6 +357,9 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(
 
 // Print writes the table.
 func (r *Report) Print(w io.Writer) {
+	if r.Store == "postgres" {
+		fmt.Fprintln(w, "store: PostgreSQL (a throwaway cluster on this machine, fsync on; its CPU is not in the server column)")
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\tconns\trequests\treq/s\tp50 ms\tp99 ms\tp99.9 ms\terrors\tvs ceiling\tCPU server\tCPU loadgen\t")
 	row := func(name string, conns int, n int64, rate float64, res *loadgen.Result, srvCPU time.Duration, elapsed time.Duration) {
@@ -390,8 +406,12 @@ func (r *Report) Print(w io.Writer) {
 		if created > 0 {
 			per = float64(m.DiskBytes) / float64(created)
 		}
-		fmt.Fprintf(w, "  on disk after graceful close: %.1f MB = %.0f bytes/record (%d records created; close took %s)\n",
-			float64(m.DiskBytes)/(1<<20), per, created, m.CloseAfter.Round(100*time.Millisecond))
+		where := "on disk after graceful close"
+		if r.Store == "postgres" {
+			where = "in PostgreSQL (pg_database_size, an empty database's ~7 MB included)"
+		}
+		fmt.Fprintf(w, "  %s: %.1f MB = %.0f bytes/record (%d records created; close took %s)\n",
+			where, float64(m.DiskBytes)/(1<<20), per, created, m.CloseAfter.Round(100*time.Millisecond))
 		fmt.Fprintf(w, "  server peak RSS (VmHWM): %.1f MB; sampled peaks: anonymous %.1f MB, file-backed %.1f MB\n",
 			float64(m.PeakRSS)/(1<<20), float64(m.PeakAnon)/(1<<20), float64(m.PeakFile)/(1<<20))
 		if m.ReadPeakRSS > 0 {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/directaid/directaid/internal/pgtest"
 	"github.com/directaid/directaid/internal/testserver"
 )
 
@@ -56,6 +57,32 @@ func TestBenchSmoke(t *testing.T) {
 	for _, want := range []string{"ceiling", "GET discovery", "POST new", "POST retry", "first 200", "VmHWM", "GET list within 5 km (2k records)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the table lacks %q", want)
+		}
+	}
+}
+
+// TestBenchSmokePostgres: the same harness with every server on PostgreSQL (`make bench BENCH_PG=1`), so
+// that the PostgreSQL rows of the README's table can be measured again; numbers without errors, never speed.
+func TestBenchSmokePostgres(t *testing.T) {
+	cluster := pgtest.Start(t)
+	rep, err := Run(Options{Bin: testserver.Binary(t), Duration: 200 * time.Millisecond, Seeds: 100, Million: 1000,
+		TempDir: t.TempDir(), Postgres: cluster.CreateDatabase, Only: "POST new/64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	rep.Print(&out)
+	t.Log("\n" + out.String())
+	if rep.Store != "postgres" || len(rep.Rows) != 2 || !strings.Contains(out.String(), "store: PostgreSQL") {
+		t.Fatalf("store %q, %d rows", rep.Store, len(rep.Rows))
+	}
+	m := rep.Million
+	if m == nil || m.Res.Errors != 0 || m.Res.Status[201] != 1000 || len(m.Reads) != 16 || m.DiskBytes <= 0 {
+		t.Fatalf("long run: %+v", m)
+	}
+	for _, r := range append(rep.Rows, m.Reads...) {
+		if r.Res.Requests == 0 || r.Res.Errors != 0 {
+			t.Errorf("%s/%d: %d requests, %d errors, first: %s", r.Name, r.Conns, r.Res.Requests, r.Res.Errors, r.Res.FirstError)
 		}
 	}
 }

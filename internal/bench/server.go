@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -17,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/directaid/directaid/internal/testserver"
 )
@@ -37,6 +40,7 @@ type server struct {
 	cmd  *exec.Cmd
 	out  *lockedBuffer
 	done chan struct{}
+	dsn  string // the PostgreSQL database, when the server runs on one
 }
 
 func freePort() (int, error) {
@@ -50,7 +54,16 @@ func freePort() (int, error) {
 
 // startServer renders the test Caddyfile with the ceiling route and the publish limit effectively off,
 // then starts bin on loopback and waits until discovery answers.
-func startServer(bin, parent string, echo io.Writer, env []string, cg *memCgroup) (*server, error) {
+func startServer(o Options, parent string, cg *memCgroup) (*server, error) {
+	bin, echo, env := o.Bin, o.ServerOutput, o.ServerEnv
+	var dsn string
+	if o.Postgres != nil {
+		var err error
+		if dsn, err = o.Postgres(); err != nil {
+			return nil, err
+		}
+		env = append(slices.Clone(env), "DIRECTAID_DATABASE_URL="+dsn)
+	}
 	dir, err := os.MkdirTemp(parent, "server-")
 	if err != nil {
 		return nil, err
@@ -65,11 +78,11 @@ func startServer(bin, parent string, echo io.Writer, env []string, cg *memCgroup
 	}
 	s := &server{
 		Addr: fmt.Sprintf("127.0.0.1:%d", port), AdminAddr: fmt.Sprintf("127.0.0.1:%d", adminPort),
-		Dir: dir, DataDir: filepath.Join(dir, "data"), out: &lockedBuffer{}, done: make(chan struct{}),
+		Dir: dir, DataDir: filepath.Join(dir, "data"), out: &lockedBuffer{}, done: make(chan struct{}), dsn: dsn,
 	}
 	// caddy-ratelimit keeps a ring of `events` timestamps per client, so "off" is a high rate over a short
 	// window (100k per second, far above what two cores serve), not a huge count that would cost memory.
-	cf := testserver.Caddyfile(testserver.Options{PublishEvents: 100000, PublishWindow: "1s", DetailEvents: 400000, Site: ceilingRoute},
+	cf := testserver.Caddyfile(testserver.Options{PublishEvents: 100000, PublishWindow: "1s", DetailEvents: 400000, Site: ceilingRoute, Postgres: dsn},
 		dir, s.DataDir, port, adminPort)
 	// Benchmark the production log level: per-request DEBUG lines would measure the logger.
 	cf = strings.Replace(cf, "level DEBUG", "level INFO", 1)
@@ -273,4 +286,18 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// databaseSize is what PostgreSQL takes for the database at dsn (tables, indexes, TOAST), in bytes.
+func databaseSize(dsn string) (int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	var n int64
+	err = conn.QueryRow(ctx, `SELECT pg_database_size(current_database())`).Scan(&n)
+	return n, err
 }
