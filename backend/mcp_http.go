@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -31,7 +32,8 @@ const mcpAllowHeaders = "Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session
 type mcpEndpoint struct {
 	srv        *server.MCPServer
 	rpc        http.Handler
-	publicHost string // host of public_url: a local reverse proxy forwards it over loopback
+	publicHost string   // host of public_url: a local reverse proxy forwards it over loopback
+	toolNames  []string // for the error that names an unknown tool
 }
 
 func newMCPEndpoint(svc *Service) *mcpEndpoint {
@@ -43,6 +45,10 @@ func newMCPEndpoint(svc *Service) *mcpEndpoint {
 		server.WithDisableLocalhostProtection(true),
 		server.WithHTTPContextFunc(mcpContext(svc)),
 	)}
+	for name := range srv.ListTools() {
+		e.toolNames = append(e.toolNames, name)
+	}
+	slices.Sort(e.toolNames)
 	if u, err := url.Parse(svc.cfg.PublicURL); err == nil {
 		e.publicHost = u.Hostname()
 	}
@@ -109,8 +115,19 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCErrorCode(w, http.StatusBadRequest, mcp.INVALID_REQUEST, "No se admiten lotes JSON-RPC: envíe un mensaje por petición.")
 		return
 	}
+	refusal, response, method := checkMessage(body)
+	switch {
+	case refusal != nil:
+		writeRefusal(w, refusal)
+		return
+	case response:
+		w.WriteHeader(http.StatusAccepted) // a response to nothing this stateless server asked: accepted, ignored
+		return
+	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	e.rpc.ServeHTTP(w, r)
+	b := &bufferedResponse{header: http.Header{}}
+	e.rpc.ServeHTTP(b, r)
+	b.send(w, method, e.toolNames)
 }
 
 // rebinding reports a request that a DNS-rebinding attack could have sent: it came over a loopback

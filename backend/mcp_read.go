@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -72,6 +71,9 @@ func readTools(svc *Service) []server.ServerTool {
 			if res := decodeArgs(ToolViewHelp, req, &a, checkView); res != nil {
 				return res, nil
 			}
+			if strings.TrimSpace(a.ID) == "" { // not HelpDetail's message, which speaks of view=detail
+				return mcp.NewToolResultError("Argumentos inválidos para " + ToolViewHelp + ": «id» es obligatorio: el id de un registro, tomado de " + ToolSearchHelp + "."), nil
+			}
 			d, err := svc.HelpDetail(ctx, mcpBase(ctx), a.ID)
 			if err != nil {
 				return readProblem(ToolViewHelp, err), nil
@@ -112,19 +114,11 @@ func decodeArgs(tool string, req mcp.CallToolRequest, v any, check func([]byte) 
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		msg := "los argumentos no son un objeto JSON válido"
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te):
-			msg = fmt.Sprintf("«%s» tiene un tipo equivocado (se esperaba %s)", te.Field, te.Type.Kind())
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			msg = fmt.Sprintf("el argumento %s no existe", strings.TrimPrefix(err.Error(), "json: unknown field "))
-		}
-		return mcp.NewToolResultError(fmt.Sprintf("Argumentos inválidos para %s: %s. Revise el esquema de entrada y vuelva a llamar.", tool, msg))
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return mcp.NewToolResultError(fmt.Sprintf("Argumentos inválidos para %s: deben ser un objeto JSON. Revise el esquema de entrada y vuelva a llamar.", tool))
 	}
+	// The schema first: its messages are Spanish and name each argument; the strict decode then cannot fail
+	// but on what the schema does not check.
 	if details := check(raw); len(details) > 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Argumentos inválidos para %s: revise el esquema de entrada y vuelva a llamar.", tool)
@@ -132,6 +126,15 @@ func decodeArgs(tool string, req mcp.CallToolRequest, v any, check func([]byte) 
 			fmt.Fprintf(&b, "\n- %s: %s.", d.Field, d.Message)
 		}
 		return mcp.NewToolResultError(b.String())
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		msg := "los argumentos no son un objeto JSON válido"
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			msg = fmt.Sprintf("el argumento %s no existe", name)
+		}
+		return mcp.NewToolResultError(fmt.Sprintf("Argumentos inválidos para %s: %s. Revise el esquema de entrada y vuelva a llamar.", tool, msg))
 	}
 	return nil
 }

@@ -59,7 +59,7 @@ func TestMCPReadTools(t *testing.T) {
 		t.Fatalf("buscar_ayudas structured: %s", b)
 	}
 	for args, want := range map[string]string{
-		`{"limit":0.5}`:         "tipo equivocado",
+		`{"limit":0.5}`:         "número entero",
 		`{"lat":4}`:             "no existe",
 		`{"category":"comida"}`: "category",
 		`{"latitude":4.5}`:      "longitude",

@@ -209,9 +209,9 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 						"type": "object", "required": []string{"jsonrpc"}, "properties": map[string]any{"jsonrpc": map[string]any{"const": "2.0"}, "method": map[string]any{"type": "string"}},
 					}}}},
 					"responses": map[string]any{
-						"200": map[string]any{"description": "Respuesta JSON-RPC (resultado o error).", "headers": hdrs("Cache-Control"), "content": jsonBody(ref("JSONRPCResponse"))},
-						"202": map[string]any{"description": "Notificación o respuesta aceptada; sin cuerpo.", "headers": hdrs("Cache-Control")},
-						"400": rpcErr("Mensaje inválido: JSON mal formado, lote JSON-RPC, varias cabeceras Content-Type, versión de protocolo no admitida o cabeceras que no concuerdan con el cuerpo (2026-07-28); o, sin public_url configurada, un encabezado Host que no es un nombre de host."),
+						"200": map[string]any{"description": "Respuesta JSON-RPC (resultado o error). Los errores del protocolo conservan su código JSON-RPC y su mensaje está en español: -32601 método desconocido, -32602 parámetros inválidos (p. ej. una herramienta que no existe).", "headers": hdrs("Cache-Control"), "content": jsonBody(ref("JSONRPCResponse"))},
+						"202": map[string]any{"description": "Notificación o respuesta JSON-RPC válida aceptada; sin cuerpo (este servidor sin estado no envía peticiones, así que una respuesta se ignora).", "headers": hdrs("Cache-Control")},
+						"400": rpcErr("Mensaje inválido: JSON mal formado (-32700); JSON que no es una petición, una notificación ni una respuesta JSON-RPC 2.0 válida, p. ej. un id null, un objeto o con decimales, o un method que no es un texto (-32600, con id null cuando no se puede leer); lote JSON-RPC; varias cabeceras Content-Type; versión de protocolo no admitida o cabeceras que no concuerdan con el cuerpo (2026-07-28); o, sin public_url configurada, un encabezado Host que no es un nombre de host."),
 						"403": rpcErr("Host u Origin ajeno en un servidor local (protección contra DNS rebinding)."),
 						"404": rpcErr("Método JSON-RPC desconocido (protocolo 2026-07-28)."),
 						"413": rpcErr("Mensaje de más de 128 KiB."),
