@@ -166,13 +166,11 @@ func (s *Service) ListHelp(ctx context.Context, base string, q schema.ListQuery)
 func publicRecord[C any](s *Service, base string, rec *store.Record, dist *float64, contact C) schema.HelpRecord[C] {
 	out := schema.HelpRecord[C]{
 		ID: rec.ID, Type: rec.Type, Emergency: schema.EmergencyRef{Slug: rec.EmergencySlug, Title: s.emergencyTitle(rec.EmergencySlug)},
-		Title: rec.Title, Description: rec.Description, Category: rec.Category, Urgency: rec.Urgency,
-		NeededPeople: rec.NeededPeople, CollectionCenterStatus: rec.CollectionCenterStatus, Contact: contact,
+		Content: rec.Content, Needs: rec.Needs, CenterStatus: rec.CenterStatus, Contact: contact,
 		CreatedAt: rec.CreatedAt.UTC(), Status: rec.Status, UpdatedAt: rec.UpdatedAt.UTC(), PublicURL: base + schema.RecordPath(rec.ID),
 	}
-	if rec.Address != "" || rec.Neighborhood != "" || rec.Latitude != nil {
-		out.Location = &schema.PublicLocation{Address: rec.Address, Neighborhood: rec.Neighborhood,
-			Latitude: rec.Latitude, Longitude: rec.Longitude, DistanceKm: dist}
+	if rec.Place != (schema.Place{}) {
+		out.Location = &schema.PublicLocation{Place: rec.Place, DistanceKm: dist}
 	}
 	return out
 }

@@ -85,11 +85,8 @@ type EmergencyRef struct {
 
 // PublicLocation is where a record is. distanceKm is present only in searches around a point.
 type PublicLocation struct {
-	Address      string   `json:"address,omitempty"`
-	Neighborhood string   `json:"neighborhood,omitempty"`
-	Latitude     *float64 `json:"latitude,omitempty"`
-	Longitude    *float64 `json:"longitude,omitempty"`
-	DistanceKm   *float64 `json:"distanceKm,omitempty" jsonschema_description:"Distancia en km al punto de búsqueda (solo con latitude/longitude)."`
+	Place
+	DistanceKm *float64 `json:"distanceKm,omitempty" jsonschema_description:"Distancia en km al punto de búsqueda (solo con latitude/longitude)."`
 }
 
 // PublicContact is the contact as lists, exports and feeds show it: a name and the fact that a number
@@ -124,21 +121,18 @@ func (DetailContact) JSONSchemaExtend(s *jsonschema.Schema) {
 // HelpRecord is a published record as readers see it; C is the contact shape, which is what tells a
 // list item (PublicContact, no phone) from a detail (DetailContact).
 type HelpRecord[C any] struct {
-	ID                     string          `json:"id" jsonschema_description:"Identificador del registro."`
-	Type                   string          `json:"type" `
-	Emergency              EmergencyRef    `json:"emergency"`
-	Title                  string          `json:"title"`
-	Description            string          `json:"description,omitempty"`
-	Category               string          `json:"category" `
-	Urgency                string          `json:"urgency,omitempty" jsonschema_description:"Solo solicitudes."`
-	NeededPeople           *int            `json:"neededPeople,omitempty" jsonschema:"minimum=0" jsonschema_description:"Solo solicitudes: personas que necesitan la ayuda."`
-	CollectionCenterStatus string          `json:"collectionCenterStatus,omitempty" jsonschema_description:"Solo ofrecimientos."`
-	Location               *PublicLocation `json:"location,omitempty" jsonschema_description:"Ausente si el ofrecimiento no dio dirección ni coordenadas."`
-	Contact                C               `json:"contact"`
-	CreatedAt              time.Time       `json:"createdAt"`
-	Status                 string          `json:"status" jsonschema:"enum=open,enum=resolved,enum=expired" jsonschema_description:"open, resolved o expired (los demás estados no se muestran)."`
-	UpdatedAt              time.Time       `json:"updatedAt" jsonschema_description:"Último cambio del registro (publicación, estado)."`
-	PublicURL              string          `json:"publicUrl" jsonschema:"format=uri" jsonschema_description:"Página pública del registro."`
+	ID        string       `json:"id" jsonschema_description:"Identificador del registro."`
+	Type      string       `json:"type" `
+	Emergency EmergencyRef `json:"emergency"`
+	Content
+	Needs                        // requests only
+	CenterStatus                 // offers only
+	Location     *PublicLocation `json:"location,omitempty" jsonschema_description:"Ausente si el ofrecimiento no dio dirección ni coordenadas."`
+	Contact      C               `json:"contact"`
+	CreatedAt    time.Time       `json:"createdAt"`
+	Status       string          `json:"status" jsonschema:"enum=open,enum=resolved,enum=expired" jsonschema_description:"open, resolved o expired (los demás estados no se muestran)."`
+	UpdatedAt    time.Time       `json:"updatedAt" jsonschema_description:"Último cambio del registro (publicación, estado)."`
+	PublicURL    string          `json:"publicUrl" jsonschema:"format=uri" jsonschema_description:"Página pública del registro."`
 }
 
 // PublicHelp is a record in a list or an export: the contact without its phone.
@@ -146,6 +140,22 @@ type PublicHelp HelpRecord[PublicContact]
 
 // PublicHelpDetail is one record read on its own (view=detail): the contact with its phone.
 type PublicHelpDetail HelpRecord[DetailContact]
+
+// JSONSchemaExtend says which type of record has the members of one type only.
+func (PublicHelp) JSONSchemaExtend(s *jsonschema.Schema) { typeNotes(s) }
+
+// JSONSchemaExtend says which type of record has the members of one type only.
+func (PublicHelpDetail) JSONSchemaExtend(s *jsonschema.Schema) { typeNotes(s) }
+
+// typeNotes: in the public shape, where both types meet, each member of Needs and CenterStatus says
+// which type has it (the published shapes say it by having it or not).
+func typeNotes(s *jsonschema.Schema) {
+	for name, note := range map[string]string{"urgency": "Solo solicitudes. ", "neededPeople": "Solo solicitudes. ", "collectionCenterStatus": "Solo ofrecimientos. "} {
+		if p, ok := s.Properties.Get(name); ok {
+			p.Description = note + p.Description
+		}
+	}
+}
 
 // HelpList is the answer of view=list.
 type HelpList struct {

@@ -29,15 +29,43 @@ const (
 // Common holds the fields shared by requests and offers. Limits not fixed by SPEC.md (source, externalId,
 // address, neighborhood, slug, phone) are bounded so that no field can grow without limit.
 type Common struct {
-	Source          string `json:"source" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Nombre de la aplicación que publica. Forma parte de la clave de idempotencia."`
-	ExternalID      string `json:"externalId" jsonschema:"minLength=1,maxLength=200,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Identificador estable del registro en la aplicación de origen. Forma parte de la clave de idempotencia: reintentar con el mismo par (source, externalId) no crea un duplicado."`
-	EmergencySlug   string `json:"emergencySlug,omitempty" jsonschema:"maxLength=64,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Slug de la emergencia, tomado de GET /api/public/v1/help. Obligatorio cuando hay más de una emergencia activa."`
-	Title           string `json:"title" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Título corto y claro."`
-	Description     string `json:"description,omitempty" jsonschema:"maxLength=600,pattern=^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Descripción con los detalles necesarios."`
-	Category        string `json:"category" jsonschema_description:"Categoría de la ayuda."`
+	Source        string `json:"source" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Nombre de la aplicación que publica. Forma parte de la clave de idempotencia."`
+	ExternalID    string `json:"externalId" jsonschema:"minLength=1,maxLength=200,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Identificador estable del registro en la aplicación de origen. Forma parte de la clave de idempotencia: reintentar con el mismo par (source, externalId) no crea un duplicado."`
+	EmergencySlug string `json:"emergencySlug,omitempty" jsonschema:"maxLength=64,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Slug de la emergencia, tomado de GET /api/public/v1/help. Obligatorio cuando hay más de una emergencia activa."`
+	Content
 	ContactName     string `json:"contactName" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Nombre de la persona de contacto. Se publica."`
 	ContactWhatsapp string `json:"contactWhatsapp" jsonschema:"minLength=1,maxLength=40"` // pattern, description and examples: phone.go
 	PublishContact  bool   `json:"publishContact" jsonschema_description:"Debe ser true: confirma que la persona aceptó que su teléfono se muestre públicamente."`
+}
+
+// Content is what a record says: the same members under the same rules in the published shapes (through
+// Common) and in the public one (HelpRecord). A member added here reaches all of them.
+type Content struct {
+	Title       string `json:"title" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Título corto y claro."`
+	Description string `json:"description,omitempty" jsonschema:"maxLength=600,pattern=^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Descripción con los detalles necesarios."`
+	Category    string `json:"category" jsonschema_description:"Categoría de la ayuda."`
+}
+
+// Needs is what a request says of its need (an offer has none): published (Request), stored
+// (Publication) and shown (HelpRecord) alike.
+type Needs struct {
+	Urgency      string `json:"urgency,omitempty" jsonschema_description:"Urgencia: urgent (urgente), needed (necesaria) o stable (estable)."`
+	NeededPeople *int   `json:"neededPeople,omitempty" jsonschema:"minimum=0,maximum=10000" jsonschema_description:"Número de personas que necesitan la ayuda."`
+}
+
+// CenterStatus is what an offer that is a collection center says of it (a request has none): published
+// (Offer), stored (Publication) and shown (HelpRecord) alike.
+type CenterStatus struct {
+	CollectionCenterStatus string `json:"collectionCenterStatus,omitempty" jsonschema_description:"Estado del centro de acopio: full (lleno), needs_volunteers (necesita voluntarios), needs_resources (necesita recursos)."`
+}
+
+// Place is where a record is, as stored (Publication) and as readers see it (PublicLocation). The
+// published shapes declare these members themselves: a request requires them, an offer does not.
+type Place struct {
+	Address      string   `json:"address,omitempty"`
+	Neighborhood string   `json:"neighborhood,omitempty"`
+	Latitude     *float64 `json:"latitude,omitempty"`
+	Longitude    *float64 `json:"longitude,omitempty"`
 }
 
 // Request is a request for help (type = request).
@@ -48,31 +76,26 @@ type Request struct {
 	Neighborhood string   `json:"neighborhood,omitempty" jsonschema:"maxLength=100,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Barrio o vereda."`
 	Latitude     *float64 `json:"latitude" jsonschema:"minimum=-4.3,maximum=13.6" jsonschema_description:"Latitud (grados decimales, Colombia)."`
 	Longitude    *float64 `json:"longitude" jsonschema:"minimum=-79.1,maximum=-66.8" jsonschema_description:"Longitud (grados decimales, Colombia)."`
-	Urgency      string   `json:"urgency,omitempty" jsonschema_description:"Urgencia: urgent (urgente), needed (necesaria) o stable (estable)."`
-	NeededPeople *int     `json:"neededPeople,omitempty" jsonschema:"minimum=0,maximum=10000" jsonschema_description:"Número de personas que necesitan la ayuda."`
+	Needs
 }
 
 // Offer is an offer of help (type = offer). Location is optional.
 type Offer struct {
 	Type string `json:"type" jsonschema_description:"Siempre \"offer\"."`
 	Common
-	Address                string   `json:"address,omitempty" jsonschema:"maxLength=300,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Dirección donde se ofrece la ayuda."`
-	Latitude               *float64 `json:"latitude,omitempty" jsonschema:"minimum=-4.3,maximum=13.6" jsonschema_description:"Latitud (grados decimales, Colombia)."`
-	Longitude              *float64 `json:"longitude,omitempty" jsonschema:"minimum=-79.1,maximum=-66.8" jsonschema_description:"Longitud (grados decimales, Colombia)."`
-	CollectionCenterStatus string   `json:"collectionCenterStatus,omitempty" jsonschema_description:"Estado del centro de acopio: full (lleno), needs_volunteers (necesita voluntarios), needs_resources (necesita recursos)."`
+	Address   string   `json:"address,omitempty" jsonschema:"maxLength=300,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Dirección donde se ofrece la ayuda."`
+	Latitude  *float64 `json:"latitude,omitempty" jsonschema:"minimum=-4.3,maximum=13.6" jsonschema_description:"Latitud (grados decimales, Colombia)."`
+	Longitude *float64 `json:"longitude,omitempty" jsonschema:"minimum=-79.1,maximum=-66.8" jsonschema_description:"Longitud (grados decimales, Colombia)."`
+	CenterStatus
 }
 
 // Publication is a validated, normalized request or offer: strings trimmed, defaults applied, phone parsed.
 type Publication struct {
 	Type string `json:"type"`
 	Common
-	Address                string   `json:"address,omitempty"`
-	Neighborhood           string   `json:"neighborhood,omitempty"`
-	Latitude               *float64 `json:"latitude,omitempty"`
-	Longitude              *float64 `json:"longitude,omitempty"`
-	Urgency                string   `json:"urgency,omitempty"`
-	NeededPeople           *int     `json:"neededPeople,omitempty"`
-	CollectionCenterStatus string   `json:"collectionCenterStatus,omitempty"`
+	Place
+	Needs
+	CenterStatus
 	// ContactE164 is contactWhatsapp parsed to E.164 (+573001234567).
 	ContactE164 string `json:"contactE164"`
 }

@@ -155,18 +155,18 @@ func errorCodeTable() (string, error) {
 // so that running the example as written misleads nobody.
 func exampleBody(typ, slug string) (string, error) {
 	common := schema.Common{Source: "mi-aplicacion", ExternalID: "ejemplo-" + typ + "-1", EmergencySlug: slug,
-		Category: "otro", ContactName: "Prueba de integración", ContactWhatsapp: "+57 300 123 4567", PublishContact: true,
-		Description: "Registro de prueba enviado con el ejemplo de la guía de integración."}
+		Content:     schema.Content{Category: "otro", Description: "Registro de prueba enviado con el ejemplo de la guía de integración."},
+		ContactName: "Prueba de integración", ContactWhatsapp: "+57 300 123 4567", PublishContact: true}
 	var v any
 	switch typ {
 	case schema.TypeRequest:
 		common.Title = "Prueba: no es una solicitud real"
 		lat, lon, people := 4.5339, -75.6811, 2
 		v = schema.Request{Type: typ, Common: common, Address: "Calle 10 # 5-20", Neighborhood: "Centro",
-			Latitude: &lat, Longitude: &lon, Urgency: "needed", NeededPeople: &people}
+			Latitude: &lat, Longitude: &lon, Needs: schema.Needs{Urgency: "needed", NeededPeople: &people}}
 	case schema.TypeOffer:
 		common.Title = "Prueba: no es un ofrecimiento real"
-		v = schema.Offer{Type: typ, Common: common, Address: "Carrera 14 # 20-35", CollectionCenterStatus: "needs_volunteers"}
+		v = schema.Offer{Type: typ, Common: common, Address: "Carrera 14 # 20-35", CenterStatus: schema.CenterStatus{CollectionCenterStatus: "needs_volunteers"}}
 	default:
 		return "", fmt.Errorf("site: no example for type %q", typ)
 	}

@@ -37,8 +37,9 @@ func (s *records) add(em, typ, title string) string {
 	id := fmt.Sprintf("%016d", n)
 	people := n
 	s.all = append(s.all, schema.PublicHelpDetail{ID: id, Type: typ, Emergency: schema.EmergencyRef{Slug: em, Title: em},
-		Title: title, Description: "Primera línea.\nSegunda línea.", Category: "salud", Urgency: "urgent", NeededPeople: &people,
-		Location: &schema.PublicLocation{Address: "Calle 1", Latitude: ptr(4.5), Longitude: ptr(-75.6)},
+		Content:  schema.Content{Title: title, Description: "Primera línea.\nSegunda línea.", Category: "salud"},
+		Needs:    schema.Needs{Urgency: "urgent", NeededPeople: &people},
+		Location: &schema.PublicLocation{Place: schema.Place{Address: "Calle 1", Latitude: ptr(4.5), Longitude: ptr(-75.6)}},
 		Contact: schema.DetailContact{Name: "Ana", Available: true, Whatsapp: fmt.Sprintf("+5730000%05d", n),
 			WhatsappURL: fmt.Sprintf("https://wa.me/5730000%05d", n)},
 		CreatedAt: time.Date(2026, 8, 12, 14, 30, 0, 0, time.UTC).Add(time.Duration(n) * time.Minute)})
@@ -98,8 +99,8 @@ func (s *records) list(_ context.Context, base string, q schema.ListQuery) (*sch
 			continue
 		}
 		h := schema.HelpRecord[schema.DetailContact](r)
-		out.Items = append(out.Items, schema.PublicHelp{ID: h.ID, Type: h.Type, Emergency: h.Emergency, Title: h.Title,
-			Description: h.Description, Category: h.Category, Urgency: h.Urgency, NeededPeople: h.NeededPeople, Location: h.Location,
+		out.Items = append(out.Items, schema.PublicHelp{ID: h.ID, Type: h.Type, Emergency: h.Emergency,
+			Content: h.Content, Needs: h.Needs, Location: h.Location,
 			Contact: schema.PublicContact{Name: h.Contact.Name, Available: true}, CreatedAt: h.CreatedAt, PublicURL: base + "/ayudas/" + h.ID})
 	}
 	out.Returned, out.TotalExact = len(out.Items), true

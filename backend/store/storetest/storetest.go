@@ -65,9 +65,9 @@ func Record(source, externalID string) *store.Record {
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	lat, lon, n := 4.53, -75.68, 3
 	return &store.Record{ID: store.NewID(now), CreatedAt: now, Publication: schema.Publication{Type: schema.TypeRequest,
-		Common: schema.Common{Source: source, ExternalID: externalID, EmergencySlug: "eje-cafetero", Title: "Agua potable",
-			Category: "alimentos", ContactName: "Ana", ContactWhatsapp: "3001234567", PublishContact: true},
-		Address: "Calle 1", Latitude: &lat, Longitude: &lon, Urgency: "needed", NeededPeople: &n, ContactE164: "+573001234567"}}
+		Common: schema.Common{Source: source, ExternalID: externalID, EmergencySlug: "eje-cafetero", Content: schema.Content{Title: "Agua potable",
+			Category: "alimentos"}, ContactName: "Ana", ContactWhatsapp: "3001234567", PublishContact: true},
+		Place: schema.Place{Address: "Calle 1", Latitude: &lat, Longitude: &lon}, Needs: schema.Needs{Urgency: "needed", NeededPeople: &n}, ContactE164: "+573001234567"}}
 }
 
 var titles = []string{"Médico para adultos mayores", "Agua potable", "Carpa y cobijas", "Transporte a Armenia", "Niños sin útiles", "MEDICAMENTOS urgentes", "Rescate de mascotas"}
