@@ -47,7 +47,8 @@ type Options struct {
 	Dir string
 	// Logger receives Badger's own messages (never record contents); nil discards them.
 	Logger badger.Logger
-	// GCInterval is how often the value log is garbage-collected; 0 means 10 minutes.
+	// GCInterval is the period of the maintenance cycle (Maintain: erasure rewrite, value-log garbage
+	// collection); 0 means DefaultMaintenanceInterval.
 	GCInterval time.Duration
 	// MaxTextChecks and MaxTotalTextChecks bound the records a q search reads for a page and for its
 	// total (see List); 0 means 5000 and 2000. Tests lower them.
@@ -106,6 +107,9 @@ type Store struct {
 	dir      string
 	guard    *diskGuard
 	obs      store.Observer
+	// erased is set when an update removed personal data since the last maintenance cycle (erase.go).
+	erased  atomic.Bool
+	maintMu sync.Mutex
 	// lastStamp is the greatest UpdatedAt (Unix ms) written; only the writer touches it after Open.
 	lastStamp int64
 	now       func() time.Time
@@ -205,7 +209,7 @@ func Open(o Options) (*Store, error) {
 	go s.writer()
 	gc := o.GCInterval
 	if gc <= 0 {
-		gc = 10 * time.Minute
+		gc = DefaultMaintenanceInterval
 	}
 	go s.gcLoop(gc)
 	return s, nil
@@ -283,7 +287,19 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 	if err := s.guard.check(false); err != nil {
 		return nil, err
 	}
-	rec, _, err := s.submit(ctx, &createReq{id: id, fn: fn, done: make(chan createRes, 1)})
+	erased := false
+	track := func(r *store.Record) error {
+		old := *r
+		if err := fn(r); err != nil {
+			return err
+		}
+		erased = erasesPersonal(&old, r)
+		return nil
+	}
+	rec, _, err := s.submit(ctx, &createReq{id: id, fn: track, done: make(chan createRes, 1)})
+	if err == nil && erased {
+		s.noteErasure()
+	}
 	return rec, err
 }
 
@@ -541,23 +557,7 @@ func (s *Store) gcLoop(every time.Duration) {
 	for {
 		select {
 		case <-t.C:
-			for {
-				began := time.Now()
-				err := s.db.RunValueLogGC(0.5)
-				if s.obs != nil {
-					result := "rewrote"
-					switch {
-					case errors.Is(err, badger.ErrNoRewrite):
-						result = "nothing"
-					case err != nil:
-						result = "error"
-					}
-					s.obs.ObserveGC(result, time.Since(began))
-				}
-				if err != nil {
-					break
-				}
-			}
+			_ = s.Maintain(context.Background()) // a failed erasure rewrite is retried next cycle
 		case <-s.quit:
 			return
 		}
