@@ -44,6 +44,9 @@ var Behaviours = []struct {
 	{"ChangeFeedUnderConcurrentUpdates", testChangeFeedUnderConcurrentUpdates},
 	{"ConcurrentUpdatesOfOneRecord", testConcurrentUpdates},
 	{"Scan", testScan},
+	{"Reports", testReports},
+	{"AuditTrail", testAuditTrail},
+	{"Secret", testSecret},
 	{"Close", testClose},
 }
 

@@ -1,0 +1,236 @@
+package badgerstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/directaid/directaid/backend/store"
+)
+
+var _ store.Moderation = (*Store)(nil)
+
+var (
+	prefixReport = []byte("mr\x00") // + record id + reporter → report JSON
+	prefixAudit  = []byte("ma\x00") // + uint64 BE seq → audit entry JSON
+	prefixSecret = []byte("ms\x00") // + name → 32 random bytes
+)
+
+// modWrite runs fn in a read-write transaction between group commits (commitMu), so that a backup stays
+// one consistent snapshot and the maintenance rewrite blocks it too. SyncWrites makes it durable.
+func (s *Store) modWrite(fn func(txn *badger.Txn) error) error {
+	if err := s.failure(); err != nil {
+		return err
+	}
+	if err := s.guard.check(false); err != nil {
+		return err
+	}
+	select {
+	case <-s.quit:
+		return store.ErrClosed
+	default:
+	}
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	return s.db.Update(fn)
+}
+
+func reportKey(id, reporter string) []byte {
+	return append(append(slices.Clone(prefixReport), id...), reporter...)
+}
+
+func reportsOf(txn *badger.Txn, id string) ([]store.Report, error) {
+	p := append(slices.Clone(prefixReport), id...)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: p, PrefetchValues: true})
+	defer it.Close()
+	var out []store.Report
+	for it.Rewind(); it.Valid(); it.Next() {
+		var r store.Report
+		if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &r) }); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	slices.SortStableFunc(out, func(a, b store.Report) int { return a.At.Compare(b.At) })
+	return out, nil
+}
+
+func distinctUnreviewed(reps []store.Report) int {
+	n := 0
+	for _, r := range reps {
+		if !r.Reviewed {
+			n++ // one key per reporter
+		}
+	}
+	return n
+}
+
+// AddReport implements store.Moderation.
+func (s *Store) AddReport(_ context.Context, r store.Report) (int, error) {
+	if !store.ValidID(r.RecordID) || r.Reporter == "" {
+		return 0, store.ErrNotFound
+	}
+	if r.At.IsZero() {
+		r.At = time.Now().UTC()
+	}
+	var n int
+	err := s.modWrite(func(txn *badger.Txn) error {
+		if _, err := getTxn(txn, r.RecordID); err != nil {
+			return err
+		}
+		v, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if err := txn.Set(reportKey(r.RecordID, r.Reporter), v); err != nil {
+			return err
+		}
+		reps, err := reportsOf(txn, r.RecordID)
+		n = distinctUnreviewed(reps)
+		return err
+	})
+	return n, err
+}
+
+// Reports implements store.Moderation.
+func (s *Store) Reports(_ context.Context, id string) (reps []store.Report, err error) {
+	err = s.db.View(func(txn *badger.Txn) error {
+		reps, err = reportsOf(txn, id)
+		return err
+	})
+	return reps, err
+}
+
+// Reported implements store.Moderation.
+func (s *Store) Reported(context.Context) ([]string, error) {
+	var ids []string
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixReport, PrefetchValues: true})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			k := it.Item().Key()[len(prefixReport):]
+			if len(k) < idLen {
+				continue
+			}
+			id := string(k[:idLen])
+			if len(ids) > 0 && ids[len(ids)-1] == id {
+				continue
+			}
+			var r store.Report
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &r) }); err != nil {
+				return err
+			}
+			if !r.Reviewed {
+				ids = append(ids, id)
+			}
+		}
+		return nil
+	})
+	return ids, err
+}
+
+// ReviewReports implements store.Moderation.
+func (s *Store) ReviewReports(_ context.Context, id string, dropNotes bool) error {
+	noted := false
+	err := s.modWrite(func(txn *badger.Txn) error {
+		reps, err := reportsOf(txn, id)
+		if err != nil {
+			return err
+		}
+		for _, r := range reps {
+			noted = noted || (dropNotes && r.Note != "")
+			r.Reviewed = true
+			if dropNotes {
+				r.Note = ""
+			}
+			v, err := json.Marshal(r)
+			if err != nil {
+				return err
+			}
+			if err := txn.Set(reportKey(r.RecordID, r.Reporter), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil && noted {
+		s.noteErasure()
+	}
+	return err
+}
+
+// AppendAudit implements store.Moderation.
+func (s *Store) AppendAudit(_ context.Context, e store.AuditEntry) error {
+	if e.At.IsZero() {
+		e.At = time.Now().UTC()
+	}
+	return s.modWrite(func(txn *badger.Txn) error {
+		// The next seq is one after the last key: writes are serialised by commitMu.
+		e.Seq = 1
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixAudit, Reverse: true})
+		it.Seek(append(slices.Clone(prefixAudit), 0xff))
+		if it.ValidForPrefix(prefixAudit) {
+			e.Seq = int64(binary.BigEndian.Uint64(it.Item().Key()[len(prefixAudit):])) + 1
+		}
+		it.Close()
+		v, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		return txn.Set(binary.BigEndian.AppendUint64(slices.Clone(prefixAudit), uint64(e.Seq)), v)
+	})
+}
+
+// Audit implements store.Moderation.
+func (s *Store) Audit(_ context.Context, after int64, limit int) ([]store.AuditEntry, error) {
+	var out []store.AuditEntry
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixAudit, PrefetchValues: true})
+		defer it.Close()
+		for it.Seek(binary.BigEndian.AppendUint64(slices.Clone(prefixAudit), uint64(max(after, 0)+1))); it.Valid() && len(out) < limit; it.Next() {
+			var e store.AuditEntry
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &e) }); err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Secret implements store.Moderation.
+func (s *Store) Secret(_ context.Context, name string) ([]byte, error) {
+	k := append(slices.Clone(prefixSecret), name...)
+	var out []byte
+	get := func(txn *badger.Txn) error {
+		item, err := txn.Get(k)
+		if err != nil {
+			return err
+		}
+		out, err = item.ValueCopy(nil)
+		return err
+	}
+	err := s.db.View(get)
+	if !errors.Is(err, badger.ErrKeyNotFound) {
+		return out, err
+	}
+	err = s.modWrite(func(txn *badger.Txn) error {
+		if err := get(txn); !errors.Is(err, badger.ErrKeyNotFound) {
+			return err // made meanwhile (or an error)
+		}
+		out = make([]byte, 32)
+		_, _ = rand.Read(out)
+		return txn.Set(k, out)
+	})
+	return out, err
+}
+
+// idLen is the length of a record id (store.NewID).
+const idLen = 16

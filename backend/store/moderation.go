@@ -1,0 +1,69 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// The reasons of a community report (schema.ReportReasons is the same list, for the contract).
+const (
+	ReasonNotMyNumber = "not_my_number"
+)
+
+// Report is one community report of a record. Reporter is a keyed hash of the reporter's address
+// (never the address itself): it tells reporters apart and nothing else.
+type Report struct {
+	RecordID string    `json:"recordId"`
+	Reporter string    `json:"reporter"`
+	Reason   string    `json:"reason"`
+	Note     string    `json:"note,omitempty"`
+	At       time.Time `json:"at"`
+	// Reviewed is set when an operator restored, hid or erased the record: reviewed reports no longer
+	// count towards hiding it.
+	Reviewed bool `json:"reviewed,omitempty"`
+}
+
+// The kinds of actor of an audit entry.
+const (
+	ActorPublisher = "publisher"
+	ActorCommunity = "community"
+	ActorOperator  = "operator"
+	ActorSystem    = "system"
+)
+
+// AuditEntry is one moderation or publisher action. It holds no personal data: no contact, no address,
+// no note, no reporter.
+type AuditEntry struct {
+	// Seq orders the trail (assigned by the store, from 1).
+	Seq      int64     `json:"seq"`
+	At       time.Time `json:"at"`
+	Action   string    `json:"action"`
+	RecordID string    `json:"recordId"`
+	Actor    string    `json:"actor"`
+	// From and To are the record's status before and after, when the action changed it.
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+	// Reason is a report's reason.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Moderation is what the community reports, the operator's queue and the audit trail need of a store.
+// Both stores implement it.
+type Moderation interface {
+	// AddReport stores r, replacing an unreviewed report of the same reporter on the same record (a
+	// reporter counts once), and returns how many distinct reporters have unreviewed reports of it.
+	AddReport(ctx context.Context, r Report) (distinct int, err error)
+	// Reports returns the reports of a record, oldest first.
+	Reports(ctx context.Context, id string) ([]Report, error)
+	// Reported returns the ids of the records with unreviewed reports.
+	Reported(ctx context.Context) ([]string, error)
+	// ReviewReports marks every report of id reviewed; with dropNotes their notes are erased too.
+	ReviewReports(ctx context.Context, id string, dropNotes bool) error
+	// AppendAudit adds e to the append-only trail (the store sets Seq, and At when zero).
+	AppendAudit(ctx context.Context, e AuditEntry) error
+	// Audit returns up to limit entries after seq, oldest first.
+	Audit(ctx context.Context, after int64, limit int) ([]AuditEntry, error)
+	// Secret returns the server secret called name: 32 random bytes made on first use and kept in the
+	// database, so that every node and every restart uses the same.
+	Secret(ctx context.Context, name string) ([]byte, error)
+}

@@ -1,0 +1,158 @@
+package storetest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/directaid/directaid/backend/store"
+)
+
+func moderation(t *testing.T, s store.Store) store.Moderation {
+	t.Helper()
+	m, ok := s.(store.Moderation)
+	if !ok {
+		t.Fatalf("%T does not implement store.Moderation", s)
+	}
+	return m
+}
+
+// Reports: a reporter counts once however often it reports; reviewed reports stop counting; an unknown
+// record cannot be reported; dropping notes erases them.
+func testReports(t *testing.T, s store.Store) {
+	m := moderation(t, s)
+	a, b := Record("app", "a"), Record("app", "b")
+	for _, r := range []*store.Record{a, b} {
+		if _, _, err := s.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add := func(id, who, reason string) int {
+		t.Helper()
+		n, err := m.AddReport(ctx, store.Report{RecordID: id, Reporter: who, Reason: reason, Note: "nota de " + who})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := add(a.ID, "r1", "spam"); n != 1 {
+		t.Fatalf("first reporter: %d distinct", n)
+	}
+	if n := add(a.ID, "r1", "fraud"); n != 1 {
+		t.Fatalf("the same reporter twice counts once: %d", n)
+	}
+	// Concurrent distinct reporters: each counted, the last to finish sees them all.
+	var wg sync.WaitGroup
+	for i := range 5 {
+		wg.Go(func() { add(a.ID, fmt.Sprintf("c%d", i), "spam") })
+	}
+	wg.Wait()
+	if n := add(b.ID, "r1", "offensive"); n != 1 {
+		t.Fatalf("reports of another record count apart: %d", n)
+	}
+	reps, err := m.Reports(ctx, a.ID)
+	if err != nil || len(reps) != 6 {
+		t.Fatalf("reports of a: %d, %v", len(reps), err)
+	}
+	for _, r := range reps {
+		if r.Reporter == "r1" && (r.Reason != "fraud" || r.Reviewed) {
+			t.Fatalf("a report again replaces the earlier one: %+v", r)
+		}
+	}
+	ids, err := m.Reported(ctx)
+	if err != nil || len(ids) != 2 {
+		t.Fatalf("reported: %v %v", ids, err)
+	}
+	if _, err := m.AddReport(ctx, store.Report{RecordID: store.NewID(a.CreatedAt), Reporter: "r1", Reason: "spam"}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("report of an unknown record: %v", err)
+	}
+	if err := m.ReviewReports(ctx, a.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	reps, _ = m.Reports(ctx, a.ID)
+	for _, r := range reps {
+		if !r.Reviewed || r.Note != "" {
+			t.Fatalf("reviewed with notes dropped: %+v", r)
+		}
+	}
+	if ids, _ := m.Reported(ctx); len(ids) != 1 || ids[0] != b.ID {
+		t.Fatalf("after review only b is reported: %v", ids)
+	}
+	if n := add(a.ID, "r9", "spam"); n != 1 {
+		t.Fatalf("reviewed reports no longer count: %d", n)
+	}
+	if n := add(a.ID, "r1", "spam"); n != 2 {
+		t.Fatalf("a reviewed reporter reporting again counts again: %d", n)
+	}
+}
+
+// AuditTrail: entries come back in order with increasing seq, paged by seq, under concurrent appends.
+func testAuditTrail(t *testing.T, s store.Store) {
+	m := moderation(t, s)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			if err := m.AppendAudit(ctx, store.AuditEntry{Action: "hide", RecordID: fmt.Sprintf("%016d", i), Actor: store.ActorOperator, From: "open", To: "hidden"}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	var all []store.AuditEntry
+	var after int64
+	for {
+		page, err := m.Audit(ctx, after, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		all = append(all, page...)
+		after = page[len(page)-1].Seq
+	}
+	if len(all) != 20 {
+		t.Fatalf("%d entries, want 20", len(all))
+	}
+	seen := map[string]bool{}
+	for i, e := range all {
+		if i > 0 && e.Seq <= all[i-1].Seq {
+			t.Fatalf("seq not increasing: %d then %d", all[i-1].Seq, e.Seq)
+		}
+		if e.At.IsZero() || e.Actor != store.ActorOperator || e.To != "hidden" {
+			t.Fatalf("entry %+v", e)
+		}
+		seen[e.RecordID] = true
+	}
+	if len(seen) != 20 {
+		t.Fatalf("%d distinct records in the trail", len(seen))
+	}
+}
+
+// Secret: made once, the same on every call and under concurrency, distinct per name.
+func testSecret(t *testing.T, s store.Store) {
+	m := moderation(t, s)
+	got := make([][]byte, 8)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			b, err := m.Secret(ctx, "reporters")
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = b
+		})
+	}
+	wg.Wait()
+	for _, b := range got {
+		if len(b) != 32 || !bytes.Equal(b, got[0]) {
+			t.Fatalf("secrets differ: %x vs %x", b, got[0])
+		}
+	}
+	other, err := m.Secret(ctx, "manage")
+	if err != nil || bytes.Equal(other, got[0]) {
+		t.Fatalf("another name, another secret: %v", err)
+	}
+}
