@@ -65,6 +65,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.mcp.ServeHTTP(w, r)
 	default:
+		if id, ok := schema.ReportsPathID(r.URL.Path); ok {
+			h.serveReports(w, r, id) // api_reports.go
+			return
+		}
 		// No page lives under /api/: an unknown API path is 404 for every method, not the site's 405.
 		if h.site == nil || strings.HasPrefix(r.URL.Path, "/api/") {
 			WriteProblem(w, notFound())
@@ -287,6 +291,10 @@ func WriteProblem(w http.ResponseWriter, p *Problem) {
 func RateLimitedFor(r *http.Request) *Problem {
 	if r.Method != http.MethodPost && (r.URL.Query().Get("view") == "detail" || strings.HasPrefix(r.URL.Path, schema.RecordPathPrefix)) {
 		return RateLimitedDetail()
+	}
+	if strings.HasSuffix(r.URL.Path, schema.ReportsSuffix) {
+		return &Problem{Status: http.StatusTooManyRequests, Body: schema.ErrorBody{Code: "rate_limited",
+			Error: "Límite temporal de reportes alcanzado: espere los segundos que indica Retry-After."}}
 	}
 	return RateLimited()
 }

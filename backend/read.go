@@ -215,6 +215,9 @@ func (s *Service) HelpDetail(ctx context.Context, base, id string) (*schema.Publ
 	}
 	contact := schema.DetailContact{Name: rec.ContactName, Available: true, Whatsapp: rec.ContactE164,
 		WhatsappURL: "https://wa.me/" + strings.TrimPrefix(rec.ContactE164, "+")}
+	if rec.ContactHidden || rec.ContactE164 == "" {
+		contact = schema.DetailContact{Name: rec.ContactName} // moderation.go: not_my_number
+	}
 	d := schema.PublicHelpDetail(publicRecord(s, base, rec, nil, contact))
 	return &d, nil
 }

@@ -41,6 +41,8 @@ type Config struct {
 	DetailRateLimitWindow time.Duration
 	// Observe receives metrics and the publication log; nil observes nothing.
 	Observe *Observe
+	// HideAfterReports is how many distinct reporters hide a record (0: DefaultHideAfterReports).
+	HideAfterReports int
 }
 
 // Service publishes records: validation, emergency selection, idempotency.

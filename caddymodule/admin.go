@@ -47,6 +47,7 @@ func (adminAPI) Routes() []caddy.AdminRoute {
 	return []caddy.AdminRoute{
 		{Pattern: "/directaid/backup", Handler: caddy.AdminHandlerFunc(backupHandler)},
 		{Pattern: "/directaid/status", Handler: caddy.AdminHandlerFunc(statusHandler)},
+		{Pattern: moderationPrefix, Handler: caddy.AdminHandlerFunc(moderationHandler)}, // moderation.go
 	}
 }
 

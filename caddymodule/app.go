@@ -51,6 +51,8 @@ type App struct {
 	Database    Database            `json:"database,omitempty"`
 	PublicURL   string              `json:"public_url,omitempty"`
 	Emergencies []backend.Emergency `json:"emergencies,omitempty"`
+	// HideAfterReports is how many distinct reporters hide a record until an operator reviews it (0: 3).
+	HideAfterReports int `json:"hide_after_reports,omitempty"`
 
 	dir      string
 	dsn      string // the PostgreSQL DSN, placeholders replaced
@@ -195,6 +197,7 @@ func (a *App) doOpen() error {
 // build makes the service from the app's configuration and the rate limits in limits.
 func (a *App) build(limits backend.Config) error {
 	limits.PublicURL, limits.Emergencies, limits.Observe = a.PublicURL, a.Emergencies, a.observe
+	limits.HideAfterReports = a.HideAfterReports
 	a.svc = backend.NewService(a.store, limits)
 	a.current.Store(a.svc)
 	h, err := backend.NewHandler(a.svc)

@@ -1,6 +1,8 @@
 package caddymodule
 
 import (
+	"strconv"
+
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
@@ -24,6 +26,7 @@ func init() {
 //	        min_free_space <size>   # default 256MiB; off never refuses
 //	    }
 //	    public_url <url>
+//	    hide_after_reports <n>           # distinct reporters that hide a record; default 3
 //	    emergency <slug> {
 //	        title    <text>
 //	        summary  <text>
@@ -91,6 +94,16 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := checkPublicURL(a.PublicURL); err != nil {
 				return d.WrapErr(err)
 			}
+		case "hide_after_reports":
+			var n string
+			if !d.Args(&n) || d.NextArg() {
+				return d.Err("usage: hide_after_reports <n>")
+			}
+			v, err := strconv.Atoi(n)
+			if err != nil || v < 1 || v > 1000 {
+				return d.Errf("hide_after_reports %q must be a whole number from 1 to 1000", n)
+			}
+			a.HideAfterReports = v
 		case "emergency":
 			e, err := parseEmergency(d, a.Emergencies)
 			if err != nil {
@@ -98,7 +111,7 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			a.Emergencies = append(a.Emergencies, e)
 		default:
-			return d.Errf("unknown directaid option %q (known: database, public_url, emergency)", d.Val())
+			return d.Errf("unknown directaid option %q (known: database, public_url, emergency, hide_after_reports)", d.Val())
 		}
 	}
 	if err := a.Validate(); err != nil {

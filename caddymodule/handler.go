@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -56,6 +57,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 			Error: "El servicio no está disponible en este momento; reintente más tarde con el mismo externalId."}})
 		return nil
 	}
+	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok {
+		r = r.WithContext(backend.WithClientIP(r.Context(), ip))
+	}
 	h.app.handler.Load().ServeHTTP(w, r)
 	return nil
 }
@@ -70,6 +74,8 @@ func limitZone(r *http.Request) (zone, channel string) {
 		return "publish", backend.ChannelMCP
 	case r.Method != http.MethodPost:
 		return "detail", ""
+	case strings.HasSuffix(r.URL.Path, schema.ReportsSuffix):
+		return "report", ""
 	case r.URL.Path == schema.HelpPath:
 		return "publish", backend.ChannelAPI
 	}

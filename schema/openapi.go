@@ -192,6 +192,7 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 				"patch":   notAllowed("patchHelp"),
 				"delete":  notAllowed("deleteHelp"),
 			},
+			HelpPath + "/{id}" + ReportsSuffix: reportsPathItem(), // moderation.go
 			OpenAPIPath: map[string]any{
 				"get":     getOpenAPI,
 				"head":    headOf(getOpenAPI, "headOpenAPI"),

@@ -106,16 +106,9 @@ func (PublicContact) JSONSchemaExtend(s *jsonschema.Schema) {
 // DetailContact is the contact of one record read on its own (view=detail, the record page).
 type DetailContact struct {
 	Name        string `json:"name"`
-	Available   bool   `json:"available" jsonschema_description:"Siempre true."`
-	Whatsapp    string `json:"whatsapp" jsonschema:"minLength=8,maxLength=16,pattern=^\\+[1-9][0-9]+$" jsonschema_description:"Número de WhatsApp en formato E.164, publicado con el consentimiento de la persona."`
-	WhatsappURL string `json:"whatsappUrl" jsonschema:"format=uri" jsonschema_description:"Enlace https://wa.me/ para escribir por WhatsApp."`
-}
-
-// JSONSchemaExtend fixes available to true.
-func (DetailContact) JSONSchemaExtend(s *jsonschema.Schema) {
-	if p, ok := s.Properties.Get("available"); ok {
-		p.Const = true
-	}
+	Available   bool   `json:"available" jsonschema_description:"false cuando el teléfono está oculto (alguien reportó que el número es suyo y no dio permiso): entonces no hay whatsapp ni whatsappUrl."`
+	Whatsapp    string `json:"whatsapp,omitempty" jsonschema:"minLength=8,maxLength=16,pattern=^\\+[1-9][0-9]+$" jsonschema_description:"Número de WhatsApp en formato E.164, publicado con el consentimiento de la persona."`
+	WhatsappURL string `json:"whatsappUrl,omitempty" jsonschema:"format=uri" jsonschema_description:"Enlace https://wa.me/ para escribir por WhatsApp."`
 }
 
 // HelpRecord is a published record as readers see it; C is the contact shape, which is what tells a

@@ -26,6 +26,9 @@ type Record struct {
 	UpdatedAt time.Time `json:"updatedAt,omitzero"`
 	// ExpiresAt is when an open record expires (zero: never).
 	ExpiresAt time.Time `json:"expiresAt,omitzero"`
+	// ContactHidden is set when someone reported the phone as theirs (not_my_number): it is kept for
+	// an operator's review but shown nowhere.
+	ContactHidden bool `json:"contactHidden,omitempty"`
 }
 
 // The statuses of a record. Only open records are in default lists; hidden ones are never public.

@@ -134,6 +134,15 @@ http://:{{.Port}} {
 			events {{.DetailEvents}}
 			window 1m
 		}
+		zone report {
+			match {
+				method POST
+				path /api/public/v1/help/*/reports
+			}
+			key {client_ip}
+			events {{.Events}}
+			window {{.Window}}
+		}
 	}
 {{.Site}}
 	directaid

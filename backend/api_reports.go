@@ -1,0 +1,57 @@
+package backend
+
+import (
+	"context"
+	"net"
+	"net/http"
+
+	"github.com/directaid/directaid/schema"
+)
+
+type clientIPKey struct{}
+
+// WithClientIP records the client's address as the server resolved it (Caddy's {client_ip}, which
+// honours trusted_proxies): the key of the rate limits and what tells reporters apart.
+func WithClientIP(ctx context.Context, ip string) context.Context {
+	return context.WithValue(ctx, clientIPKey{}, ip)
+}
+
+// clientIP is the address WithClientIP recorded, or the connection's peer.
+func clientIP(r *http.Request) string {
+	if ip, ok := r.Context().Value(clientIPKey{}).(string); ok && ip != "" {
+		return ip
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// serveReports answers POST /api/public/v1/help/{id}/reports.
+func (h *Handler) serveReports(w http.ResponseWriter, r *http.Request, id string) {
+	if !allow(w, r, "POST, OPTIONS") {
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if p := checkJSONContentType(r); p != nil {
+		WriteProblem(w, p)
+		return
+	}
+	body, p := ReadBody(w, r, schema.MaxBodyBytes)
+	if p != nil {
+		WriteProblem(w, p)
+		return
+	}
+	in, p := DecodeReport(body)
+	if p != nil {
+		WriteProblem(w, p)
+		return
+	}
+	res, err := h.svc.Report(r.Context(), id, in, clientIP(r))
+	if err != nil {
+		WriteProblem(w, AsProblem(err))
+		return
+	}
+	writeJSON(w, http.StatusAccepted, res)
+}

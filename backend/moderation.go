@@ -1,0 +1,272 @@
+package backend
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/schema"
+)
+
+// Community reports, the operator's moderation and the audit trail (issue 13, items 5 and 6).
+//
+// A reporter is told apart by HMAC-SHA256 of its address under the server secret "reporters" (kept in
+// the database, store.Moderation.Secret): nobody can tell an address from the hash without the secret, and
+// the address itself is never stored.
+
+// DefaultHideAfterReports is how many distinct reporters hide a record when the Caddyfile does not say.
+const DefaultHideAfterReports = 3
+
+// The actions of the audit trail.
+const (
+	ActionReport    = "report"
+	ActionHide      = "hide"
+	ActionHidePhone = "hide_phone"
+	ActionRestore   = "restore"
+	ActionErase     = "erase"
+	ActionSetStatus = "set_status"
+)
+
+var checkReport = schema.ArgsValidator(&schema.ReportInput{})
+
+var errNoChange = errors.New("no change")
+
+func (s *Service) moderation() (store.Moderation, error) {
+	m, ok := s.store.(store.Moderation)
+	if !ok {
+		return nil, errors.New("this store keeps no reports")
+	}
+	return m, nil
+}
+
+// Audit appends an action on a record to the audit trail: what (action), which record, which kind of
+// actor (store.ActorPublisher, ActorCommunity, ActorOperator, ActorSystem), the status before and after
+// when it changed, and for a report its reason. Never personal data. Publisher actions call it too.
+func (s *Service) Audit(ctx context.Context, action, id, actor, from, to, reason string) error {
+	m, err := s.moderation()
+	if err != nil {
+		return err
+	}
+	return m.AppendAudit(ctx, store.AuditEntry{Action: action, RecordID: id, Actor: actor, From: from, To: to, Reason: reason})
+}
+
+// reporterKey is the keyed hash that tells reporters apart.
+func (s *Service) reporterKey(ctx context.Context, m store.Moderation, addr string) (string, error) {
+	key, err := m.Secret(ctx, "reporters")
+	if err != nil {
+		return "", err
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(addr))
+	return hex.EncodeToString(mac.Sum(nil)[:16]), nil
+}
+
+// DecodeReport validates a report's JSON body: 400 invalid_json or invalid_body with every violation.
+func DecodeReport(body []byte) (*schema.ReportInput, *Problem) {
+	if !json.Valid(body) {
+		return nil, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidJSON, Error: "El cuerpo no es JSON válido."}}
+	}
+	if errs := checkReport(body); len(errs) > 0 {
+		msg := "Datos inválidos: revise details."
+		if len(errs) == 1 {
+			msg = "Datos inválidos: " + errs[0].Message + "."
+		}
+		return nil, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidBody, Error: msg, Details: errs}}
+	}
+	var in schema.ReportInput
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidJSON, Error: "El cuerpo no es JSON válido."}}
+	}
+	in.Note = strings.TrimSpace(in.Note)
+	return &in, nil
+}
+
+// Report files a community report of record id from the client at addr. It hides the phone at once
+// for not_my_number, and the record once HideAfterReports distinct reporters have reported it.
+func (s *Service) Report(ctx context.Context, id string, in *schema.ReportInput, addr string) (*schema.ReportResult, error) {
+	id = store.NormalizeID(id)
+	if !store.ValidID(id) {
+		return nil, invalidParams([]schema.FieldError{paramError("id", fmt.Sprintf("«id» %q no tiene la forma de un id (16 caracteres, p. ej. 01k2x3y4z5a6b7c8)", id))})
+	}
+	if !slices.Contains(schema.ReportReasons, in.Reason) {
+		return nil, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Datos inválidos: motivo desconocido.",
+			Details: []schema.FieldError{{Field: "/reason", Message: "«reason» no admite ese valor", Allowed: schema.ReportReasons}}}}
+	}
+	m, err := s.moderation()
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.store.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, unknownRecord(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rec.Status == store.StatusWithdrawn || rec.Status == store.StatusHidden {
+		return nil, goneRecord(rec.Status)
+	}
+	who, err := s.reporterKey(ctx, m, addr)
+	if err != nil {
+		return nil, err
+	}
+	n, err := m.AddReport(ctx, store.Report{RecordID: id, Reporter: who, Reason: in.Reason, Note: in.Note})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Audit(ctx, ActionReport, id, store.ActorCommunity, "", "", in.Reason); err != nil {
+		return nil, err
+	}
+	hideAfter := s.cfg.HideAfterReports
+	if hideAfter <= 0 {
+		hideAfter = DefaultHideAfterReports
+	}
+	var from string
+	var hid, hidPhone bool
+	_, err = s.store.Update(ctx, id, func(r *store.Record) error {
+		from, hid, hidPhone = r.Status, false, false
+		if in.Reason == store.ReasonNotMyNumber && !r.ContactHidden && r.ContactE164 != "" {
+			r.ContactHidden, hidPhone = true, true
+		}
+		if n >= hideAfter && r.Status != store.StatusHidden && r.Status != store.StatusWithdrawn {
+			r.Status, hid = store.StatusHidden, true
+		}
+		if !hid && !hidPhone {
+			return errNoChange
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNoChange) {
+		return nil, err
+	}
+	if hidPhone {
+		if err := s.Audit(ctx, ActionHidePhone, id, store.ActorCommunity, "", "", in.Reason); err != nil {
+			return nil, err
+		}
+	}
+	if hid {
+		if err := s.Audit(ctx, ActionHide, id, store.ActorCommunity, from, store.StatusHidden, ""); err != nil {
+			return nil, err
+		}
+	}
+	msg := "Gracias: el reporte quedó registrado y lo revisará quien opera el servicio."
+	if in.Reason == store.ReasonNotMyNumber {
+		msg = "Gracias: el teléfono de esta publicación ya no se muestra. Quien opera el servicio revisará el reporte."
+	}
+	return &schema.ReportResult{OK: true, ID: id, Reason: in.Reason, Message: msg}, nil
+}
+
+// QueueItem is a record of the moderation queue with its reports (the operator sees the phone: it is
+// the operator's own database).
+type QueueItem struct {
+	Record  *store.Record  `json:"record"`
+	Reports []store.Report `json:"reports"`
+}
+
+// ModerationQueue returns the records with unreviewed reports and the hidden ones, with their reports.
+func (s *Service) ModerationQueue(ctx context.Context) ([]QueueItem, error) {
+	m, err := s.moderation()
+	if err != nil {
+		return nil, err
+	}
+	ids, err := m.Reported(ctx)
+	if err != nil {
+		return nil, err
+	}
+	spec := &store.ListSpec{Status: store.StatusHidden, Limit: schema.MaxListLimit, NoTotal: true}
+	for {
+		res, err := s.store.List(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range res.Records {
+			if !slices.Contains(ids, r.ID) {
+				ids = append(ids, r.ID)
+			}
+		}
+		if res.Next == nil {
+			break
+		}
+		spec.After = res.Next
+	}
+	items := []QueueItem{}
+	for _, id := range ids {
+		rec, err := s.store.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		reps, err := m.Reports(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		for i := range reps {
+			reps[i].Reporter = "" // the hash tells reporters apart for counting only
+		}
+		items = append(items, QueueItem{Record: rec, Reports: reps})
+	}
+	return items, nil
+}
+
+// ErrBadStatus is returned by Moderate for a status that does not exist.
+var ErrBadStatus = errors.New("unknown status")
+
+// Moderate applies an operator's action to record id: hide, restore (open, phone shown again, reports
+// reviewed), erase (every personal field removed, record kept as a withdrawn tombstone, report notes
+// dropped) or set_status (to status). It returns the record as stored.
+func (s *Service) Moderate(ctx context.Context, id, action, status string) (*store.Record, error) {
+	m, err := s.moderation()
+	if err != nil {
+		return nil, err
+	}
+	if action == ActionSetStatus && !slices.Contains(store.Statuses, status) {
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrBadStatus, status, strings.Join(store.Statuses, ", "))
+	}
+	var from string
+	rec, err := s.store.Update(ctx, id, func(r *store.Record) error {
+		from = r.Status
+		switch action {
+		case ActionHide:
+			r.Status = store.StatusHidden
+		case ActionRestore:
+			r.Status, r.ContactHidden = store.StatusOpen, false
+		case ActionErase:
+			r.ErasePersonal()
+			r.ContactHidden = false
+			r.Status = store.StatusWithdrawn
+		case ActionSetStatus:
+			r.Status = status
+		default:
+			return fmt.Errorf("unknown action %q", action)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if action != ActionHide {
+		if err := m.ReviewReports(ctx, id, action == ActionErase); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.Audit(ctx, action, id, store.ActorOperator, from, rec.Status, ""); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// AuditTrail returns up to limit entries of the audit trail after seq.
+func (s *Service) AuditTrail(ctx context.Context, after int64, limit int) ([]store.AuditEntry, error) {
+	m, err := s.moderation()
+	if err != nil {
+		return nil, err
+	}
+	return m.Audit(ctx, after, limit)
+}

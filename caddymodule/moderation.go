@@ -1,0 +1,172 @@
+package caddymodule
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	caddycmd "github.com/caddyserver/caddy/v2/cmd"
+	"github.com/spf13/cobra"
+
+	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/backend/store"
+)
+
+// The operator's moderation on Caddy's admin endpoint (local only by default):
+//
+//	GET  /directaid/moderation/queue            records with unreviewed reports, and hidden ones, with their reports
+//	POST /directaid/moderation/hide     {"id"}  hide until reviewed
+//	POST /directaid/moderation/restore  {"id"}  back to open, phone shown again, reports reviewed
+//	POST /directaid/moderation/erase    {"id"}  remove every personal field; the record stays as a tombstone
+//	POST /directaid/moderation/status   {"id", "status"}  set any status
+//	GET  /directaid/moderation/audit?after=&limit=  the audit trail, oldest first
+//	POST /directaid/moderation/maintain         run the store's maintenance cycle now (erasure rewrite)
+//
+// `directaid moderate …` calls them.
+const moderationPrefix = "/directaid/moderation/"
+
+func init() {
+	caddycmd.RegisterCommand(caddycmd.Command{
+		Name:  "moderate",
+		Usage: "queue | hide <id> | restore <id> | erase <id> | status <id> <status> | audit [--after n] [--limit n] | maintain  [--admin <address>]",
+		Short: "Moderates records through the running server's admin endpoint",
+		Long: `Calls the running server's admin endpoint (localhost:2019 by default):
+  queue                  the records with unreviewed community reports and the hidden ones, with their reports
+  hide <id>              hides a record until it is reviewed
+  restore <id>           shows it again (status open, phone shown), marking its reports reviewed
+  erase <id>             removes its contact name, phone and exact place for good; the record stays as a
+                         withdrawn tombstone (its bytes leave the database files at the next maintenance cycle)
+  status <id> <status>   sets any status (open, resolved, withdrawn, expired, hidden)
+  audit                  the audit trail of moderation and publisher actions, oldest first
+  maintain               runs the database's maintenance cycle now, so that what was erased leaves its
+                         files at once rather than within the cycle's period (Badger; no-op on PostgreSQL)
+Every action is written to the audit trail as done by the operator. Output is JSON.`,
+		CobraFunc: func(cmd *cobra.Command) {
+			cmd.Flags().String("admin", caddy.DefaultAdminListen, "Address of Caddy's admin endpoint")
+			cmd.Flags().Int("after", 0, "audit: entries after this seq")
+			cmd.Flags().Int("limit", 100, "audit: at most this many entries")
+			cmd.RunE = caddycmd.WrapCommandFuncForCobra(moderateCmd)
+		},
+	})
+}
+
+func moderateCmd(fl caddycmd.Flags) (int, error) {
+	admin := fl.String("admin")
+	args := fl.Args()
+	usage := errors.New("usage: directaid moderate queue | hide <id> | restore <id> | erase <id> | status <id> <status> | audit [--after n] [--limit n] | maintain")
+	if len(args) == 0 {
+		return caddy.ExitCodeFailedStartup, usage
+	}
+	var method, uri string
+	var body []byte
+	switch verb := args[0]; {
+	case verb == "maintain" && len(args) == 1:
+		method, uri = http.MethodPost, moderationPrefix+"maintain"
+	case verb == "queue" && len(args) == 1:
+		method, uri = http.MethodGet, moderationPrefix+"queue"
+	case verb == "audit" && len(args) == 1:
+		method, uri = http.MethodGet, moderationPrefix+"audit?after="+strconv.Itoa(fl.Int("after"))+"&limit="+strconv.Itoa(fl.Int("limit"))
+	case (verb == "hide" || verb == "restore" || verb == "erase") && len(args) == 2:
+		method, uri = http.MethodPost, moderationPrefix+verb
+		body, _ = json.Marshal(map[string]string{"id": args[1]})
+	case verb == "status" && len(args) == 3:
+		method, uri = http.MethodPost, moderationPrefix+"status"
+		body, _ = json.Marshal(map[string]string{"id": args[1], "status": args[2]})
+	default:
+		return caddy.ExitCodeFailedStartup, usage
+	}
+	hdr := http.Header{}
+	if body != nil {
+		hdr.Set("Content-Type", "application/json")
+	}
+	resp, err := caddycmd.AdminAPIRequest(admin, method, uri, hdr, bytes.NewReader(body))
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(os.Stdout, resp.Body); err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	fmt.Println()
+	return caddy.ExitCodeSuccess, nil
+}
+
+// moderationHandler serves the routes above.
+func moderationHandler(w http.ResponseWriter, r *http.Request) error {
+	app, err := currentApp()
+	if err != nil {
+		return caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: err}
+	}
+	svc := app.current.Load()
+	if svc == nil {
+		return caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: errors.New("not started")}
+	}
+	ctx := r.Context()
+	action := strings.TrimPrefix(r.URL.Path, moderationPrefix)
+	var out any
+	switch action {
+	case "queue", "audit":
+		if r.Method != http.MethodGet {
+			return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: errors.New("use GET")}
+		}
+		if action == "queue" {
+			out, err = svc.ModerationQueue(ctx)
+			break
+		}
+		q := r.URL.Query()
+		after, _ := strconv.ParseInt(q.Get("after"), 10, 64)
+		limit, _ := strconv.Atoi(q.Get("limit"))
+		if limit <= 0 || limit > 1000 {
+			limit = 100
+		}
+		var entries []store.AuditEntry
+		entries, err = svc.AuditTrail(ctx, after, limit)
+		if entries == nil {
+			entries = []store.AuditEntry{}
+		}
+		out = entries
+	case "maintain":
+		if r.Method != http.MethodPost {
+			return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: errors.New("use POST")}
+		}
+		ran := false
+		if m, ok := app.store.(interface{ Maintain(context.Context) error }); ok {
+			err, ran = m.Maintain(ctx), true
+		}
+		out = map[string]bool{"ran": ran}
+	case backend.ActionHide, backend.ActionRestore, backend.ActionErase, "status":
+		if r.Method != http.MethodPost {
+			return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: errors.New("use POST")}
+		}
+		var in struct{ ID, Status string }
+		if err := json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&in); err != nil || in.ID == "" {
+			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: errors.New(`body: {"id": "…"} (and "status" for status)`)}
+		}
+		if action == "status" {
+			action = backend.ActionSetStatus
+		}
+		out, err = svc.Moderate(ctx, store.NormalizeID(in.ID), action, in.Status)
+	default:
+		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("unknown moderation route %q", url.PathEscape(action))}
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: err}
+	case errors.Is(err, backend.ErrBadStatus):
+		return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: err}
+	case err != nil:
+		return caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: err}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	return json.NewEncoder(w).Encode(out)
+}

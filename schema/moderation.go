@@ -1,0 +1,89 @@
+package schema
+
+import (
+	"strings"
+
+	"github.com/invopop/jsonschema"
+)
+
+// Community reports (POST /api/public/v1/help/{id}/reports and the MCP tool reportar_publicacion).
+
+// ReportReasons are the reasons of a report. not_my_number hides the record's phone at once.
+var ReportReasons = []string{"spam", "fraud", "not_my_number", "offensive", "duplicate", "already_resolved", "other"}
+
+// MaxReportNoteRunes bounds a report's note.
+const MaxReportNoteRunes = 300
+
+// ReportsSuffix ends the path of a record's reports: HelpPath + "/{id}" + ReportsSuffix.
+const ReportsSuffix = "/reports"
+
+// ReportsPath is the path of the reports of record id.
+func ReportsPath(id string) string { return HelpPath + "/" + id + ReportsSuffix }
+
+// ReportsPathID returns the id of a reports path (any string between the slashes: the caller checks it).
+func ReportsPathID(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, HelpPath+"/")
+	if !ok {
+		return "", false
+	}
+	id, ok := strings.CutSuffix(rest, ReportsSuffix)
+	return id, ok && id != "" && !strings.Contains(id, "/")
+}
+
+// ReportInput is the body of a report.
+type ReportInput struct {
+	Reason string `json:"reason" jsonschema_description:"Motivo: spam, fraud (fraude, p. ej. piden dinero), not_my_number (el número es mío y no di permiso: se oculta de inmediato), offensive, duplicate, already_resolved (ya se resolvió) u other."`
+	Note   string `json:"note,omitempty" jsonschema:"maxLength=300" jsonschema_description:"Nota opcional para quien modera (máximo 300 caracteres). No escriba datos personales."`
+}
+
+// ReportArgs is the input of the MCP tool reportar_publicacion.
+type ReportArgs struct {
+	ID string `json:"id" jsonschema:"minLength=16,maxLength=16" jsonschema_description:"Id del registro (16 caracteres)."`
+	ReportInput
+}
+
+// ReportResult is the answer to a report (202).
+type ReportResult struct {
+	OK      bool   `json:"ok"`
+	ID      string `json:"id" jsonschema_description:"Id del registro reportado."`
+	Reason  string `json:"reason"`
+	Message string `json:"message" jsonschema_description:"Qué pasa ahora, en español."`
+}
+
+// JSONSchemaExtend makes ok the constant true.
+func (ReportResult) JSONSchemaExtend(s *jsonschema.Schema) {
+	if p, ok := s.Properties.Get("ok"); ok {
+		p.Const = true
+	}
+}
+
+func init() {
+	sharedEnums["reason"] = ReportReasons
+	wireTypes["ReportInput"] = &ReportInput{}
+	wireTypes["ReportResult"] = &ReportResult{}
+}
+
+// reportsPathItem is the OpenAPI path item of a record's reports.
+func reportsPathItem() map[string]any {
+	return map[string]any{
+		"post": map[string]any{
+			"operationId": "reportHelp", "tags": []string{"api"},
+			"summary":     "Reportar un registro (spam, fraude, número ajeno…)",
+			"description": "Cualquiera puede reportar un registro. Quien reporta se distingue por un hash con clave de su dirección IP (no se guarda la IP); reportar dos veces cuenta una. Con " + "not_my_number" + " el teléfono deja de mostrarse de inmediato (el registro sigue listado sin él). Cuando varias personas distintas lo reportan (3 por omisión, hide_after_reports), el registro queda oculto (hidden) hasta que quien opera el servicio lo revise. Límite por IP como el de publicar.",
+			"parameters": []any{map[string]any{"name": "id", "in": "path", "required": true, "description": "Id del registro (16 caracteres).",
+				"schema": map[string]any{"type": "string", "minLength": 1}}},
+			"requestBody": map[string]any{"required": true, "content": jsonBody(ref("ReportInput"))},
+			"responses": map[string]any{
+				"202": map[string]any{"description": "Reporte registrado.", "headers": hdrs("Cache-Control"), "content": jsonBody(ref("ReportResult"))},
+				"400": errResp("Datos inválidos (invalid_body con details por campo, invalid_json; invalid_parameter si el id no tiene la forma de un id)."),
+				"404": errResp("No existe ese registro (not_found)."),
+				"410": errResp("El registro fue retirado o ya está oculto (gone)."),
+				"413": errResp("Cuerpo de más de 64 KiB (body_too_large)."),
+				"415": errResp("Content-Type distinto de application/json (unsupported_media_type)."),
+				"429": errResp("Límite temporal de reportes alcanzado (rate_limited). Reintente tras Retry-After segundos.", "Retry-After"),
+				"503": errResp("Servicio no disponible (unavailable). Reintente tras Retry-After segundos.", "Retry-After"),
+			},
+		},
+		"options": preflight("preflightReports"),
+	}
+}
