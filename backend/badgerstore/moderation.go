@@ -231,6 +231,3 @@ func (s *Store) Secret(_ context.Context, name string) ([]byte, error) {
 	})
 	return out, err
 }
-
-// idLen is the length of a record id (store.NewID).
-const idLen = 16
