@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"unicode"
@@ -77,7 +76,7 @@ func wordEntries(st uint8, text string, sum, inv []byte) []kv {
 type vocabulary struct {
 	mu   sync.RWMutex
 	set  map[string]struct{}
-	list []string // sorted
+	list []string // in no order: a query reads every token, and the merge orders the records
 }
 
 func (v *vocabulary) add(toks []string) {
@@ -103,7 +102,6 @@ func (v *vocabulary) add(toks []string) {
 			v.list = append(v.list, t)
 		}
 	}
-	sort.Strings(v.list)
 }
 
 // containing returns the tokens that contain w, at most limit+1 of them (more than limit: too many).
