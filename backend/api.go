@@ -296,7 +296,7 @@ func RateLimitedFor(r *http.Request) *Problem {
 		return &Problem{Status: http.StatusTooManyRequests, Body: schema.ErrorBody{Code: "rate_limited",
 			Error: "Límite temporal de reportes alcanzado: espere los segundos que indica Retry-After."}}
 	}
-	return RateLimited()
+	return rateLimited()
 }
 
 // RateLimitedDetail is the answer to a read of records with their phone numbers over its limit.
@@ -305,8 +305,8 @@ func RateLimitedDetail() *Problem {
 		Error: "Límite temporal de consultas de registros con teléfono alcanzado: espere los segundos que indica Retry-After."}}
 }
 
-// RateLimited is the answer to a request over the publishing limit (Retry-After is set by the limiter).
-func RateLimited() *Problem {
+// rateLimited is the answer to a request over the publishing limit (Retry-After is set by the limiter).
+func rateLimited() *Problem {
 	return &Problem{Status: http.StatusTooManyRequests, Body: schema.ErrorBody{Code: "rate_limited",
 		Error: "Límite temporal de publicaciones alcanzado: espere los segundos que indica Retry-After y reintente con el mismo externalId."}}
 }

@@ -148,9 +148,9 @@ func viewsTaking(name string) []string {
 	return out
 }
 
-// ParseListQuery reads the list filters from a query string; it checks only syntax (numbers), the rest
-// is Service.ListSpec's.
-func ParseListQuery(v url.Values) (schema.ListQuery, []schema.FieldError) {
+// parseListQuery reads the list filters from a query string; it checks only syntax (numbers), the rest
+// is Service.listSpec's.
+func parseListQuery(v url.Values) (schema.ListQuery, []schema.FieldError) {
 	var errs []schema.FieldError
 	num := func(name string) *float64 {
 		s := strings.TrimSpace(v.Get(name))
@@ -183,7 +183,7 @@ func ParseListQuery(v url.Values) (schema.ListQuery, []schema.FieldError) {
 func (h *Handler) serveList(w http.ResponseWriter, r *http.Request, v url.Values, base string) {
 	format := strings.TrimSpace(v.Get("format"))
 	formats := []string{schema.FormatJSON, schema.FormatCSV, schema.FormatGeoJSON}
-	q, errs := ParseListQuery(v)
+	q, errs := parseListQuery(v)
 	if format != "" && !slices.Contains(formats, format) {
 		errs = append(errs, paramError("format", fmt.Sprintf("«format» no admite %q; valores permitidos: %s", format, strings.Join(formats, ", ")), formats...))
 	}

@@ -38,7 +38,7 @@ type exportPager struct {
 
 // Export starts a whole export of q; errors are *Problem for bad input. q.Limit must be unset.
 func (s *Service) Export(q schema.ListQuery, base string, page int) (*exportPager, error) {
-	spec, errs := s.ListSpec(&q)
+	spec, errs := s.listSpec(&q)
 	if errs != nil {
 		return nil, invalidParams(errs)
 	}

@@ -83,7 +83,7 @@ func pagedIDs(t *testing.T, h *Handler, query string) []string {
 		if cursor != "" {
 			v.Set("cursor", cursor)
 		}
-		q, errs := ParseListQuery(v)
+		q, errs := parseListQuery(v)
 		if errs != nil {
 			t.Fatal(errs)
 		}
@@ -113,7 +113,7 @@ func TestExportStreamsAllPages(t *testing.T) {
 		}
 		for _, format := range []string{schema.FormatCSV, schema.FormatGeoJSON} {
 			v, _ := url.ParseQuery(query)
-			q, _ := ParseListQuery(v)
+			q, _ := parseListQuery(v)
 			before := st.calls()
 			rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder(), st: st}
 			h.serveExport(rec, httptest.NewRequest("GET", "/?"+query, nil), q, format, "http://x", page)

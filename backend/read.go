@@ -50,9 +50,9 @@ func (s *Service) emergencyTitle(slug string) string {
 	return slug
 }
 
-// ListSpec validates q and turns it into a store query; q is normalized in place (defaults applied,
+// listSpec validates q and turns it into a store query; q is normalized in place (defaults applied,
 // strings trimmed) so that it can be echoed as `filters`.
-func (s *Service) ListSpec(q *schema.ListQuery) (*store.ListSpec, []schema.FieldError) {
+func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.FieldError) {
 	var errs []schema.FieldError
 	enum := func(name string, v *string, allowed []string) {
 		*v = strings.TrimSpace(*v)
@@ -133,7 +133,7 @@ func (s *Service) ListSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 
 // ListHelp answers a list query (view=list, buscar_ayudas). Errors are *Problem for bad input.
 func (s *Service) ListHelp(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
-	spec, errs := s.ListSpec(&q)
+	spec, errs := s.listSpec(&q)
 	if errs != nil {
 		return nil, invalidParams(errs)
 	}

@@ -23,7 +23,7 @@ func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 		Tools:           tools,
 		RateLimitEvents: svc.cfg.RateLimitEvents,
 		RateLimitWindow: svc.cfg.RateLimitWindow,
-		ParseList:       ParseListQuery,
+		ParseList:       parseListQuery,
 		List: func(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
 			l, err := svc.ListHelp(ctx, base, q)
 			if p := (*Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
