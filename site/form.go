@@ -58,7 +58,7 @@ var formWords = map[string]formTexts{
 
 // messages are what a person reads when a publication fails. The page carries them (data attributes),
 // so the script and the server say the same thing.
-type messages struct{ Fields, Limit, Server, Network, Changed, Consent string }
+type messages struct{ Fields, Limit, Server, Network, Changed, Consent, Saved string }
 
 var msg = messages{
 	Fields:  "No se pudo publicar: corrija los campos marcados.",
@@ -67,6 +67,9 @@ var msg = messages{
 	Network: "No hubo respuesta del servidor. Revise su conexión y vuelva a enviar: no se duplicará.",
 	Changed: "Lo que envió ahora es distinto de lo ya publicado, y no se aplicó.",
 	Consent: "Marque la casilla de autorización: sin ella no se puede publicar.",
+	// With JavaScript and no signal (assets/form.js keeps the fill in the outbox).
+	Saved: "Sin señal: quedó guardada en este teléfono — se enviará cuando vuelva la señal, sin duplicarse. " +
+		"No hace falta enviarla otra vez.",
 }
 
 // formSpec is a publish form derived from a wire type's schema.

@@ -92,6 +92,8 @@ type handler struct {
 	assets map[string]asset // by URL path
 	css    string           // URL path of the stylesheet
 	js     string           // URL path of the form script
+	siteJS string           // URL path of the script of every page (service worker, outbox)
+	build  string           // hash of everything embedded: part of the service worker's version
 	forms  map[string]*formSpec
 	filter *filterSpec
 	cache  renderCache
@@ -117,6 +119,12 @@ func New(o Options) (http.Handler, error) {
 	if h.js, err = h.addAsset("form.js"); err != nil {
 		return nil, err
 	}
+	if h.siteJS, err = h.addAsset("site.js", "outbox.js", "site.js"); err != nil {
+		return nil, err
+	}
+	if h.build, err = embeddedHash(); err != nil {
+		return nil, err
+	}
 	h.pages, err = texttemplate.New("").Funcs(markdownFuncs).ParseFS(files, "content/*.md", "content/*.txt")
 	if err != nil {
 		return nil, err
@@ -136,11 +144,19 @@ func New(o Options) (http.Handler, error) {
 	return h, nil
 }
 
-// addAsset serves assets/name under a URL that carries a hash of its content.
-func (h *handler) addAsset(name string) (string, error) {
-	body, err := files.ReadFile("assets/" + name)
-	if err != nil {
-		return "", err
+// addAsset serves assets/name under a URL that carries a hash of its content; with parts, the content
+// is those files of assets/ one after the other. Every asset is kept by the service worker for offline use.
+func (h *handler) addAsset(name string, parts ...string) (string, error) {
+	if len(parts) == 0 {
+		parts = []string{name}
+	}
+	var body []byte
+	for _, part := range parts {
+		b, err := files.ReadFile("assets/" + part)
+		if err != nil {
+			return "", err
+		}
+		body = append(body, b...)
 	}
 	sum := sha256.Sum256(body)
 	ext := path.Ext(name)
@@ -168,6 +184,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body, err = v.sitemap(r.Context())
 	case "/llms.txt":
 		body, err = v.llms()
+	case serviceWorkerPath:
+		contentType, cache = "text/javascript; charset=utf-8", serviceWorkerCache
+		body, err = v.serviceWorker()
 	default:
 		a, ok := h.assets[p]
 		if !ok {

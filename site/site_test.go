@@ -398,7 +398,8 @@ func TestAssets(t *testing.T) {
 	h, _ := New(Options{})
 	site := h.(*handler)
 	c := sitetest.HandlerClient(h)
-	for p, ct := range map[string]string{site.css: "text/css; charset=utf-8", site.js: "text/javascript; charset=utf-8"} {
+	for p, ct := range map[string]string{site.css: "text/css; charset=utf-8", site.js: "text/javascript; charset=utf-8",
+		site.siteJS: "text/javascript; charset=utf-8"} {
 		res, body := sitetest.Get(t, c, testBase+p)
 		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != ct || len(body) == 0 {
 			t.Errorf("GET %s: %d %q", p, res.StatusCode, res.Header.Get("Content-Type"))
@@ -406,8 +407,11 @@ func TestAssets(t *testing.T) {
 	}
 	_, form := sitetest.Get(t, c, testBase+"/pedir")
 	_, home := sitetest.Get(t, c, testBase+"/")
-	if !strings.Contains(string(form), `<script src="`+site.js+`" defer></script>`) || strings.Contains(string(home), "<script") {
+	if !strings.Contains(string(form), `<script src="`+site.js+`" defer></script>`) || strings.Contains(string(home), site.js) {
 		t.Error("the form script must load on form pages only")
+	}
+	if !strings.Contains(string(home), `<script src="`+site.siteJS+`" defer></script>`) {
+		t.Error("the script of every page (service worker, outbox) is not on the home page")
 	}
 }
 

@@ -1,6 +1,7 @@
 // Progressive enhancement of the publish forms (the server handles them without JavaScript too): the
 // form is sent as JSON to the public API, with one externalId per filling that survives reloads so that
-// a retry never publishes twice; errors appear next to their fields; "Usar mi ubicación" fills the
+// a retry never publishes twice; errors appear next to their fields; with no signal the fill is saved
+// in the outbox (outbox.js) and published when the signal returns; "Usar mi ubicación" fills the
 // coordinates (in the filter of the emergency pages too). Every text a person reads comes from the page.
 (function () {
   'use strict';
@@ -9,10 +10,11 @@
   var $ = function (id) { return document.getElementById(id); };
   var box = $('errores'), list = $('errores-lista'), result = $('resultado'), send = $('enviar');
   var ext = form.elements.externalId, key = 'directaid:' + form.getAttribute('action');
-  var store = window.sessionStorage;
+  var store = window.sessionStorage, outbox = self.directaidOutbox, shown = {};
 
+  // A new id per fill: the page may come from the service worker's cache, whose id another fill used.
   try {
-    ext.value = store.getItem(key) || ext.value || crypto.randomUUID();
+    ext.value = store.getItem(key) || crypto.randomUUID();
   } catch (e) { /* storage or crypto unavailable: the server's id stands */ }
 
   function clearErrors() {
@@ -47,18 +49,62 @@
     box.focus();
   }
 
-  function showResult(r) {
+  function showResult(r, saved) {
     try { store.removeItem(key); } catch (e) { /* nothing kept */ }
-    $('resultado-nuevo').hidden = r.duplicate;
-    $('resultado-duplicado').hidden = !r.duplicate;
-    $('resultado-distinto').hidden = r.contentMatches !== false;
+    $('resultado-guardada').hidden = !saved;
+    $('resultado-nuevo').hidden = saved || r.duplicate;
+    $('resultado-duplicado').hidden = saved || !r.duplicate;
+    $('resultado-distinto').hidden = saved || r.contentMatches !== false;
+    $('resultado-publico').hidden = saved;
     var a = $('resultado-enlace');
-    a.href = r.publicUrl;
-    a.textContent = r.publicUrl;
+    a.href = r.publicUrl || '';
+    a.textContent = r.publicUrl || '';
     form.hidden = true;
     result.hidden = false;
     result.focus();
   }
+
+  // With no signal the fill waits in the outbox, under its externalId, for the signal to return.
+  function save(body) {
+    var item = { externalId: ext.value, api: form.getAttribute('data-api'), action: form.getAttribute('action'),
+      body: JSON.stringify(body), savedAt: new Date().toISOString() };
+    return outbox.put(item).then(function () {
+      showResult({}, true);
+      var sw = navigator.serviceWorker;
+      if (sw) sw.ready.then(function (reg) { return reg.sync && reg.sync.register('bandeja'); }).catch(function () { /* online event instead */ });
+    });
+  }
+
+  // A saved fill of this form was sent (site.js): published, or refused, then back in the form with
+  // its errors and its externalId.
+  function settled(item, data) {
+    if (shown[item.externalId]) return;
+    shown[item.externalId] = true;
+    if (!item.rejected) return showResult(data);
+    var body = JSON.parse(item.body);
+    Array.prototype.forEach.call(form.elements, function (el) {
+      if (!el.name || !(el.name in body)) return;
+      if (el.type === 'checkbox') el.checked = body[el.name] === true; else el.value = String(body[el.name]);
+    });
+    ext.value = item.externalId;
+    try { store.setItem(key, ext.value); } catch (e) { /* the id still holds for this page */ }
+    outbox.remove(item.externalId);
+    result.hidden = true;
+    form.hidden = false;
+    clearErrors();
+    showErrors(data.error && !(data.details || []).length ? data.error : box.getAttribute('data-campos'), data.details);
+  }
+  document.addEventListener('directaid:enviada', function (ev) {
+    if (ev.detail.item.action !== form.getAttribute('action')) return;
+    ev.preventDefault();
+    settled(ev.detail.item, ev.detail.data);
+  });
+  // A fill refused while this page was closed comes back now.
+  if (outbox) outbox.all().then(function (items) {
+    items.forEach(function (it) {
+      if (it.rejected && it.action === form.getAttribute('action')) settled(it, it.rejected.data);
+    });
+  }).catch(function () { /* nothing saved */ });
 
   form.addEventListener('submit', function (ev) {
     ev.preventDefault();
@@ -86,7 +132,8 @@
           : has ? box.getAttribute('data-campos') : data.error || box.getAttribute('data-servidor');
         showErrors(msg, data.details);
       });
-    }).catch(function () {
+    }, function () {
+      if (outbox) return save(body).catch(function () { showErrors(box.getAttribute('data-red')); });
       showErrors(box.getAttribute('data-red'));
     }).then(function () { send.disabled = false; });
   });

@@ -1,0 +1,188 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/directaid/directaid/internal/testserver"
+)
+
+// TestBrowserOffline: a phone opens /pedir (the service worker installs and keeps the pages), loses the
+// signal (DevTools network emulation, for the page and for the service worker), reloads and still gets
+// the form from the cache, fills it and sends it: the page says it is saved on the phone, and nothing
+// reaches the server. The signal returns: the page says «publicada» with the record's link, and the
+// public API holds exactly one record of that fill. A counting proxy in front of the server proves
+// that, while offline, no request of the page or of the worker got out of the browser (emulation on the
+// page's target alone does not cover a service worker's fetches, nor the page's own requests once a
+// worker controls it: the test sets it on both targets).
+func TestBrowserOffline(t *testing.T) {
+	if _, err := exec.LookPath(chromiumBin); err != nil {
+		if os.Getenv("DIRECTAID_REQUIRE_CHROMIUM") == "1" {
+			t.Fatalf("DIRECTAID_REQUIRE_CHROMIUM=1 but %s is missing: %v", chromiumBin, err)
+		}
+		t.Skipf("%s is not installed: %v", chromiumBin, err)
+	}
+	artifacts, err := filepath.Abs(filepath.Join("..", "test-artifacts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := testserver.Start(t, testserver.Options{})
+	target, _ := url.Parse(s.URL)
+	var seen atomic.Int64
+	rp := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The browser's own update check of the worker's script is not the page's nor the worker's
+		// traffic, and DevTools' emulation does not cover it (with no signal it just fails).
+		if r.URL.Path != "/sw.js" {
+			seen.Add(1)
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	p := &phone{ctx: startPhone(ctx, t), s: s, artifacts: artifacts}
+	p.watchConsole(t)
+	if _, err := chromedp.Call(p.ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+
+	open := func(path string) {
+		t.Helper()
+		p.do(t, "open "+path, chromedp.Navigate(proxy.URL+path), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	}
+	open("/pedir")
+	// The worker installs (keeping its pages and assets), activates and takes this page.
+	run(p.ctx, t, "service worker in control", chromedp.Poll[bool](`navigator.serviceWorker.controller !== null`,
+		chromedp.WithPollingTimeout(20*time.Second)))
+	kept := run(p.ctx, t, "kept pages", chromedp.Evaluate[[]string](`caches.keys().then(ks => caches.open(ks[0]))
+		.then(c => c.keys()).then(rs => rs.map(r => new URL(r.url).pathname))`, chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
+	for _, want := range []string{"/", "/pedir", "/ofrecer", "/emergencias/eje-cafetero"} {
+		if !slices.Contains(kept, want) {
+			t.Errorf("the service worker did not keep %s (kept %v)", want, kept)
+		}
+	}
+
+	// The service worker is a target of its own: its fetches are cut there.
+	targets, err := chromedp.Targets(p.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tabs := []context.Context{p.ctx}
+	for _, ti := range targets {
+		if ti.Type == "service_worker" {
+			swCtx, cancel := chromedp.NewContext(p.ctx, chromedp.WithTargetID(ti.TargetID))
+			defer cancel()
+			if _, err := chromedp.Call(swCtx, network.Enable, network.EnableParams{}); err != nil {
+				t.Fatalf("attach to the service worker: %v", err)
+			}
+			tabs = append(tabs, swCtx)
+		}
+	}
+	setOffline := func(off bool) {
+		t.Helper()
+		for _, ctx := range tabs {
+			if _, err := chromedp.Call(ctx, emulateNetworkConditions, emulateNetworkConditionsParams{
+				Offline: off, DownloadThroughput: -1, UploadThroughput: -1}); err != nil {
+				t.Fatalf("network emulation (offline %v): %v", off, err)
+			}
+		}
+		if _, err := chromedp.Call(p.ctx, network.OverrideNetworkState, network.OverrideNetworkStateParams{
+			Offline: off, DownloadThroughput: -1, UploadThroughput: -1}); err != nil {
+			t.Fatalf("navigator state (offline %v): %v", off, err)
+		}
+	}
+
+	setOffline(true)
+	before := seen.Load()
+	// With no signal, the form still opens: from the service worker's cache.
+	p.do(t, "reload offline", chromedp.Reload(), chromedp.WaitVisible(chromedp.ID("enviar")))
+	if !run(p.ctx, t, "navigator offline", chromedp.Evaluate[bool](`!navigator.onLine`)) {
+		t.Error("navigator.onLine is still true under offline emulation")
+	}
+	p.screenshot(t, "offline-pedir")
+	open("/emergencias/inundaciones-la-mojana")
+	open("/integraciones") // not kept: the worker's page for that
+	if h1 := run(p.ctx, t, "offline h1", chromedp.Text(chromedp.CSS("main h1"))); h1 != "Sin conexión" {
+		t.Errorf("a page not kept, offline: %q, want «Sin conexión»", h1)
+	}
+	open("/pedir")
+	ext := p.externalID(t)
+	p.fill(t, withValues(request, "f-title", "Agua potable sin señal"))
+	p.check(t, "f-publishContact")
+	p.submit(t, "resultado-guardada")
+	if got := p.text(t, "resultado-guardada"); !strings.Contains(got, "guardada en este teléfono — se enviará cuando vuelva la señal") {
+		t.Errorf("saved message: %q", got)
+	}
+	p.screenshot(t, "offline-guardada")
+	if n := seen.Load() - before; n != 0 {
+		t.Errorf("%d requests reached the server while the phone was offline (the service worker is not offline?)", n)
+	}
+	if n := p.list(t, "type=request").Total; n != 0 {
+		t.Fatalf("%d requests stored while offline", n)
+	}
+
+	// The signal returns: the saved fill is published, once, under the externalId it was saved with.
+	setOffline(false)
+	p.wait(t, "resultado-nuevo")
+	if got := p.text(t, "resultado-nuevo"); got != "Listo: su solicitud quedó publicada." {
+		t.Errorf("published message: %q", got)
+	}
+	if !run(p.ctx, t, "saved message gone", chromedp.Evaluate[bool](`document.getElementById('resultado-guardada').hidden`)) {
+		t.Error("the saved message still shows after the publication")
+	}
+	p.screenshot(t, "offline-publicada")
+	id := p.recordID(t)
+	list := p.list(t, "type=request")
+	if list.Total != 1 || len(list.Items) != 1 || list.Items[0].ID != id {
+		t.Fatalf("after the signal returned: total %d, items %+v; want exactly the record %s", list.Total, list.Items, id)
+	}
+	if d := p.detail(t, id); d.Title != "Agua potable sin señal" {
+		t.Errorf("stored title %q", d.Title)
+	}
+	resp, out := publish(t, s, map[string]any{"type": "request", "source": "directaid-web", "externalId": ext,
+		"emergencySlug": "inundaciones-la-mojana", "title": "Agua potable sin señal", "category": "refugio", "address": "x",
+		"latitude": 8.6601, "longitude": -75.1302, "contactName": "María Pérez", "contactWhatsapp": "3005551234", "publishContact": true})
+	if resp.StatusCode != 200 || out["duplicate"] != true {
+		t.Errorf("the record was not stored under the externalId %q of the saved fill: %d %v", ext, resp.StatusCode, out)
+	}
+	// Nothing waits any more: a new page sends nothing again.
+	open("/")
+	time.Sleep(time.Second)
+	if n := p.list(t, "type=request").Total; n != 1 {
+		t.Errorf("after another page load: %d requests, want 1", n)
+	}
+	for _, m := range p.consoleErrors() {
+		t.Errorf("browser console: %s", m)
+	}
+}
+
+// Network.emulateNetworkConditions, deprecated in the protocol (cdproto no longer generates it) but the
+// one that DevTools' «Offline» uses: it cuts the page and its service worker.
+type emulateNetworkConditionsParams struct {
+	Offline            bool    `json:"offline"`
+	Latency            float64 `json:"latency"`
+	DownloadThroughput float64 `json:"downloadThroughput"`
+	UploadThroughput   float64 `json:"uploadThroughput"`
+}
+
+var emulateNetworkConditions = cdp.Command[emulateNetworkConditionsParams, cdp.Empty]{Method: "Network.emulateNetworkConditions"}

@@ -1,0 +1,57 @@
+// The outbox: publications a person sent with no signal, kept on the phone in IndexedDB (which the
+// service worker reads too) with their externalId already fixed, so that sending one again is always
+// safe. Shared by the pages (site.js) and the service worker (sw.js), which the server builds with it.
+self.directaidOutbox = (function () {
+  'use strict';
+  if (!self.indexedDB || !self.fetch || !self.Promise) return null;
+  var STORE = 'bandeja';
+
+  function tx(mode, fn) {
+    return new Promise(function (ok, fail) {
+      var o = indexedDB.open('directaid', 1);
+      o.onupgradeneeded = function () { o.result.createObjectStore(STORE, { keyPath: 'externalId' }); };
+      o.onerror = function () { fail(o.error); };
+      o.onsuccess = function () {
+        var db = o.result, t = db.transaction(STORE, mode), req = fn(t.objectStore(STORE));
+        t.oncomplete = function () { db.close(); ok(req.result); };
+        t.onerror = t.onabort = function () { db.close(); fail(t.error); };
+      };
+    });
+  }
+  function put(item) { return tx('readwrite', function (s) { return s.put(item); }); }
+  function all() { return tx('readonly', function (s) { return s.getAll(); }); }
+  function remove(id) { return tx('readwrite', function (s) { return s.delete(id); }); }
+
+  var sending = null;
+  // flush sends every saved publication in turn, and stops at the first without an answer. done(item,
+  // data) hears of each settled one: published (data.ok), or refused (item.rejected holds the answer,
+  // and the item stays until its form shows the errors). It resolves to how many still wait.
+  function flush(done) {
+    if (sending) return sending;
+    var left = 0;
+    sending = all().then(function (items) {
+      return items.reduce(function (p, item) {
+        if (item.rejected) return p;
+        return p.then(function () {
+          if (left) { left++; return null; }
+          return fetch(item.api, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: item.body })
+            .then(function (res) {
+              return res.json().catch(function () { return {}; }).then(function (data) {
+                if ((res.status === 200 || res.status === 201) && data.ok) {
+                  return remove(item.externalId).then(function () { done(item, data); });
+                }
+                if (res.status === 429 || res.status >= 500) { left++; return null; }
+                item.rejected = { status: res.status, data: data };
+                return put(item).then(function () { done(item, data); });
+              });
+            }, function () { left++; });
+        });
+      }, Promise.resolve());
+    }).then(function () { return left; }, function () { return left || 1; }).then(function (n) {
+      sending = null;
+      return n;
+    });
+    return sending;
+  }
+  return { put: put, all: all, remove: remove, flush: flush };
+})();

@@ -1,0 +1,41 @@
+// On every page: install the service worker (the pages a person needs first then open with no signal),
+// and send what the outbox holds, now, when the signal returns, and when the service worker's Background
+// Sync did. Each settled publication is announced as the 'directaid:enviada' event: the form of its page
+// shows it (and cancels the event); any other page says it in its #bandeja notice.
+(function () {
+  'use strict';
+  var sw = navigator.serviceWorker;
+  if (sw && window.isSecureContext) sw.register('/sw.js').catch(function () { /* the site works without it */ });
+  var box = self.directaidOutbox, note = document.getElementById('bandeja');
+  if (!box || !note) return;
+
+  function announce(item, data) {
+    var ev = new CustomEvent('directaid:enviada', { cancelable: true, detail: { item: item, data: data } });
+    if (!document.dispatchEvent(ev)) return;
+    var a = document.createElement('a');
+    if (item.rejected) {
+      note.textContent = note.getAttribute('data-rechazada') + ' ';
+      a.href = item.action;
+      a.textContent = note.getAttribute('data-corregir');
+    } else {
+      note.textContent = note.getAttribute('data-publicada') + ' ';
+      a.href = data.publicUrl;
+      a.textContent = data.publicUrl;
+    }
+    note.appendChild(a);
+    note.hidden = false;
+  }
+  function flush() {
+    box.flush(announce).then(function (n) {
+      if (n && note.hidden) {
+        note.textContent = note.getAttribute('data-pendiente');
+        note.hidden = false;
+      }
+    });
+  }
+  if (sw) sw.addEventListener('message', function (ev) {
+    if (ev.data && ev.data.type === 'directaid:enviada') announce(ev.data.item, ev.data.data);
+  });
+  window.addEventListener('online', flush);
+  flush();
+})();
