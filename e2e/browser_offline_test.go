@@ -54,6 +54,9 @@ func TestBrowserOffline(t *testing.T) {
 		if r.URL.Path != "/sw.js" {
 			seen.Add(1)
 		}
+		if os.Getenv("DEBUG_PROXY") != "" {
+			t.Logf("%s proxy: %s %s", time.Now().Format("05.000"), r.Method, r.URL)
+		}
 		rp.ServeHTTP(w, r)
 	}))
 	defer proxy.Close()
@@ -98,9 +101,13 @@ func TestBrowserOffline(t *testing.T) {
 			tabs = append(tabs, swCtx)
 		}
 	}
+	if len(tabs) != 2 {
+		t.Fatalf("%d service workers, want 1", len(tabs)-1)
+	}
 	setOffline := func(off bool) {
 		t.Helper()
-		for _, ctx := range tabs {
+		// The signal returns for the worker first, then for the page (its 'online' event).
+		for _, ctx := range slices.Backward(tabs) {
 			if _, err := chromedp.Call(ctx, emulateNetworkConditions, emulateNetworkConditionsParams{
 				Offline: off, DownloadThroughput: -1, UploadThroughput: -1}); err != nil {
 				t.Fatalf("network emulation (offline %v): %v", off, err)
@@ -142,8 +149,16 @@ func TestBrowserOffline(t *testing.T) {
 	}
 
 	// The signal returns: the saved fill is published, once, under the externalId it was saved with.
+	t.Logf("%s online", time.Now().Format("05.000"))
 	setOffline(false)
-	p.wait(t, "resultado-nuevo")
+	// The first try may fail while the emulation settles (the page then tries again within 15 s).
+	waitCtx, cancelWait := context.WithTimeout(p.ctx, 60*time.Second)
+	defer cancelWait()
+	if err := chromedp.Do(waitCtx, chromedp.WaitVisible(chromedp.ID("resultado-nuevo"))); err != nil {
+		state, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`JSON.stringify({online: navigator.onLine,
+			result: document.getElementById('resultado').outerHTML, bandeja: document.getElementById('bandeja').outerHTML})`))
+		t.Fatalf("«publicada» did not show once the signal returned: %v\n%s\nconsole: %q", err, state, p.consoleErrors())
+	}
 	if got := p.text(t, "resultado-nuevo"); got != "Listo: su solicitud quedó publicada." {
 		t.Errorf("published message: %q", got)
 	}

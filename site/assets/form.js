@@ -80,7 +80,9 @@
   function settled(item, data) {
     if (shown[item.externalId]) return;
     shown[item.externalId] = true;
-    if (!item.rejected) return showResult(data);
+    // Published: by this send or by an earlier one of the same saved fill (the page's and the service
+    // worker's may cross), so a duplicate answer is news of its publication too.
+    if (!item.rejected) return showResult({ publicUrl: data.publicUrl, duplicate: false });
     var body = JSON.parse(item.body);
     Array.prototype.forEach.call(form.elements, function (el) {
       if (!el.name || !(el.name in body)) return;

@@ -34,8 +34,11 @@ self.directaidOutbox = (function () {
         if (item.rejected) return p;
         return p.then(function () {
           if (left) { left++; return null; }
-          return fetch(item.api, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: item.body })
+          // A weak signal can leave a request hanging: give up after a while, and try again later.
+          var ctl = self.AbortController ? new AbortController() : null, timer = ctl && setTimeout(function () { ctl.abort(); }, 15000);
+          return fetch(item.api, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: item.body, signal: ctl && ctl.signal })
             .then(function (res) {
+              clearTimeout(timer);
               return res.json().catch(function () { return {}; }).then(function (data) {
                 if ((res.status === 200 || res.status === 201) && data.ok) {
                   return remove(item.externalId).then(function () { done(item, data); });

@@ -25,12 +25,18 @@
     note.appendChild(a);
     note.hidden = false;
   }
+  // While something waits, try again every 15 s too: a signal that comes back weak may fail the first
+  // try after the 'online' event (a try with no signal at all fails at once, at no cost).
+  var timer = 0;
   function flush() {
+    clearTimeout(timer);
     box.flush(announce).then(function (n) {
-      if (n && note.hidden) {
+      if (!n) return;
+      if (note.hidden) {
         note.textContent = note.getAttribute('data-pendiente');
         note.hidden = false;
       }
+      timer = setTimeout(flush, 15000);
     });
   }
   if (sw) sw.addEventListener('message', function (ev) {
