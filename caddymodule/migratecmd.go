@@ -165,6 +165,13 @@ func (m *migration) run(ctx context.Context) error {
 		fmt.Fprintf(m.out, "  status %s: %d records\n", status, m.byStatus[status])
 	}
 	fmt.Fprintf(m.out, "PostgreSQL now holds %d records\n", total)
+	// Community reports, the audit trail and the server secrets are not copied yet: say so when there are any.
+	if reported, err := src.Reported(ctx); err == nil && len(reported) > 0 {
+		fmt.Fprintf(m.out, "NOT COPIED: the unreviewed community reports of %d records (reports are not migrated yet)\n", len(reported))
+	}
+	if trail, err := src.Audit(ctx, 0, 1); err == nil && len(trail) > 0 {
+		fmt.Fprintln(m.out, "NOT COPIED: the moderation audit trail (it stays in the Badger directory: keep it)")
+	}
 	if len(m.conflicts) > 0 {
 		show := m.conflicts[:min(len(m.conflicts), 10)]
 		return fmt.Errorf("%d records were not copied: PostgreSQL holds their id or (source, externalId) with other content (%s); they were left as they are there",

@@ -81,6 +81,13 @@ func TestMigrateBadgerToPostgres(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// What migrate does not copy yet must be named in its report.
+	if _, err := src.AddReport(context.Background(), store.Report{RecordID: recs[5].ID, Reporter: "h1", Reason: store.ReasonNotMyNumber, At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.AppendAudit(context.Background(), store.AuditEntry{Action: "hide", RecordID: recs[5].ID, Actor: store.ActorOperator}); err != nil {
+		t.Fatal(err)
+	}
 	if err := src.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +96,9 @@ func TestMigrateBadgerToPostgres(t *testing.T) {
 	if err != nil || !strings.Contains(out, fmt.Sprintf("read %d records from badger", n)) ||
 		!strings.Contains(out, fmt.Sprintf(": %d created, 0 already there, 0 conflicts", n)) {
 		t.Fatalf("first run: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "NOT COPIED: the unreviewed community reports of 1 records") || !strings.Contains(out, "NOT COPIED: the moderation audit trail") {
+		t.Fatalf("the report should name what it did not copy:\n%s", out)
 	}
 	if strings.Contains(out, "postgres://") || !strings.Contains(out, "PostgreSQL now holds 10000 records") {
 		t.Fatalf("the report should name the target without its DSN and count what it holds:\n%s", out)
