@@ -227,5 +227,6 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 		},
 		"components": map[string]any{"schemas": schemas, "headers": openAPIHeaders},
 	}
+	addExamples(doc["paths"].(map[string]any)) // examples.go
 	return json.MarshalIndent(doc, "", "  ")
 }

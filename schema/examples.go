@@ -1,0 +1,193 @@
+package schema
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Examples of the OpenAPI document, built from the wire structs and marshalled, so that a tool or a
+// person can start from a body that works. An operation declares its examples by its operationId in
+// OperationExamples; an answer whose schema is Error or JSONRPCError gets one by its status code
+// (ErrorExamples). TestEveryOperationHasExamples fails for an operation without them, and the e2e test
+// TestOpenAPIExamplesWork sends every request example to the server and expects its status.
+
+// Example is one named example of an operation: a request body (with Status, the answer it gets from a
+// server with the emergency eje-cafetero active) or an answer.
+type Example struct {
+	Name, Summary string
+	Status        string // request examples only: the status the server answers
+	Value         any
+}
+
+// OperationExample holds an operation's examples: of its request body, and of each JSON answer by status.
+type OperationExample struct {
+	Request   []Example
+	Responses map[string][]Example
+}
+
+var exampleTime = time.Date(2026, 8, 11, 14, 30, 0, 0, time.UTC)
+
+func examplePhone() string { return PhoneExamples[0] }
+
+func exampleRequest() Request {
+	lat, lon, people := 4.5339, -75.6811, 4
+	return Request{Type: TypeRequest, Common: Common{Source: "bot-whatsapp-cruz-roja", ExternalID: "wa-2026-000123", EmergencySlug: "eje-cafetero",
+		Content: Content{Title: "Agua potable para 4 personas", Description: "Familia con dos niños, sin agua desde el sismo. La casa está en pie.",
+			Category: "alimentos"}, ContactName: "Ana Gómez", ContactWhatsapp: examplePhone(), PublishContact: true},
+		Address: "Cra 14 # 20-31", Neighborhood: "Centro", Latitude: &lat, Longitude: &lon, Needs: Needs{Urgency: "urgent", NeededPeople: &people}}
+}
+
+func exampleOffer() Offer {
+	return Offer{Type: TypeOffer, Common: Common{Source: "formulario-parroquia", ExternalID: "of-778", EmergencySlug: "eje-cafetero",
+		Content: Content{Title: "Centro de acopio recibe donaciones", Description: "Recibimos agua, mercados y cobijas de 8 a. m. a 6 p. m.",
+			Category: "acopio"}, ContactName: "Parroquia San José", ContactWhatsapp: "+57 310 987 6543", PublishContact: true},
+		Address: "Calle 20 # 15-10, Armenia", CenterStatus: CenterStatus{CollectionCenterStatus: "needs_volunteers"}}
+}
+
+const exampleID = "01k2x3y4z5a6b7c8"
+
+func examplePublished(duplicate bool) PublishResult {
+	r := PublishResult{OK: true, Duplicate: duplicate, ID: exampleID, Type: TypeRequest, EmergencySlug: "eje-cafetero",
+		CreatedAt: exampleTime, PublicURL: "https://ayuda.example.org" + RecordPathPrefix + exampleID}
+	if duplicate {
+		matches := true
+		r.ContentMatches = &matches
+	}
+	return r
+}
+
+func exampleDiscovery() Discovery {
+	base := "https://ayuda.example.org"
+	return Discovery{Name: "directaid", Version: APIVersion, Public: true, Authentication: "none",
+		Documentation: base + "/integraciones", DocumentationMarkdown: base + "/integraciones.md", OpenAPI: base + OpenAPIPath,
+		MCP: base + MCPPath, LLMs: base + "/llms.txt", Publish: base + HelpPath,
+		Capabilities: []string{"publish", "list", "detail", "panorama", "mcp"},
+		RateLimit:    &RateLimit{Events: 60, WindowSeconds: 60, Scope: "publicaciones por dirección IP"},
+		Emergencies: []EmergencyInfo{{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero", Summary: "Sismo de magnitud 6,1.",
+			Location: "Quindío y Risaralda", OccurredOn: "2026-08-10",
+			Links: Links{Page: base + "/emergencias/eje-cafetero", Markdown: base + "/emergencias/eje-cafetero.md", Publish: base + HelpPath}}},
+	}
+}
+
+// ErrorExamples are the error bodies shown for each status whose answer is an Error.
+var ErrorExamples = map[string]ErrorBody{
+	"400": {Code: CodeInvalidBody, Error: "Datos inválidos: «latitude» debe ser menor o igual que 13.6.",
+		Details: []FieldError{{Field: "/latitude", Message: "«latitude» debe ser menor o igual que 13.6"}}},
+	"404": {Code: "not_found", Error: "No existe ningún registro con id \"" + exampleID + "\"."},
+	"410": {Code: "gone", Error: "El registro \"" + exampleID + "\" fue retirado por quien lo publicó."},
+	"405": {Code: "method_not_allowed", Error: "Método no permitido en esta ruta."},
+	"413": {Code: "body_too_large", Error: "El cuerpo supera los 64 KiB."},
+	"415": {Code: "unsupported_media_type", Error: "Envíe el cuerpo con Content-Type: application/json."},
+	"429": {Code: "rate_limited", Error: "Demasiadas publicaciones desde esta dirección: reintente en 60 segundos con el mismo externalId."},
+	"500": {Code: "internal_error", Error: "Error interno: reintente con el mismo externalId."},
+	"503": {Code: "unavailable", Error: "Servicio no disponible por un momento: reintente tras Retry-After segundos."},
+}
+
+// OperationExamples are the examples of each operation, by operationId.
+var OperationExamples = map[string]OperationExample{
+	"publishHelp": {
+		Request: []Example{
+			{Name: "solicitud", Summary: "Una solicitud de ayuda", Status: "201", Value: exampleRequest()},
+			{Name: "ofrecimiento", Summary: "Un ofrecimiento de ayuda", Status: "201", Value: exampleOffer()},
+		},
+		Responses: map[string][]Example{
+			"201": {{Name: "publicado", Value: examplePublished(false)}},
+			"200": {{Name: "reintento", Summary: "El par (source, externalId) ya existía", Value: examplePublished(true)}},
+		},
+	},
+	"reportHelp": {
+		Request: []Example{{Name: "fraude", Summary: "Reportar una publicación que pide dinero", Status: "202",
+			Value: ReportInput{Reason: "fraud", Note: "Piden una consignación antes de entregar la ayuda."}}},
+		Responses: map[string][]Example{"202": {{Name: "registrado", Value: ReportResult{OK: true, ID: exampleID, Reason: "fraud",
+			Message: "Gracias: el reporte quedó registrado y lo revisará el equipo de moderación."}}}},
+	},
+	"getHelp": {Responses: map[string][]Example{
+		"200": {{Name: "descubrimiento", Summary: "Sin view: el documento de descubrimiento", Value: exampleDiscovery()}},
+	}},
+	"getOpenAPI": {Responses: map[string][]Example{
+		"200": {{Name: "documento", Summary: "El comienzo de este documento", Value: map[string]any{"openapi": "3.1.0", "info": map[string]any{"title": "directaid", "version": APIVersion}}}},
+	}},
+	"mcp": {
+		Request: []Example{
+			{Name: "ping", Status: "200", Value: map[string]any{"jsonrpc": "2.0", "id": 1, "method": "ping"}},
+			{Name: "tools/list", Status: "200", Value: map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}},
+			{Name: "notificación", Summary: "Una notificación no tiene respuesta", Status: "202", Value: map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}},
+		},
+		Responses: map[string][]Example{
+			"200": {{Name: "ping", Value: map[string]any{"jsonrpc": "2.0", "id": 1, "result": map[string]any{}}}},
+		},
+	},
+}
+
+// rpcErrorExample is the example of a JSONRPCError answer.
+var rpcErrorExample = map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32600,
+	"message": "Mensaje JSON-RPC inválido: «id» debe ser un texto o un número entero."}}
+
+// addExamples writes into doc's operations the examples they declare, as OpenAPI Example Objects (a
+// request example carries its expected status as x-status).
+func addExamples(paths map[string]any) {
+	for _, item := range paths {
+		for _, op := range item.(map[string]any) {
+			op := op.(map[string]any)
+			ex := OperationExamples[op["operationId"].(string)]
+			if rb, ok := op["requestBody"].(map[string]any); ok {
+				if mt := jsonMediaType(rb); mt != nil && len(ex.Request) > 0 {
+					mt["examples"] = exampleObjects(ex.Request)
+				}
+			}
+			responses, _ := op["responses"].(map[string]any)
+			for status, r := range responses {
+				mt := jsonMediaType(r.(map[string]any))
+				if mt == nil {
+					continue
+				}
+				switch sch, _ := mt["schema"].(map[string]any); sch["$ref"] {
+				case "#/components/schemas/Error":
+					if e, ok := ErrorExamples[status]; ok {
+						mt["examples"] = exampleObjects([]Example{{Name: e.Code, Value: e}})
+					}
+				case "#/components/schemas/JSONRPCError":
+					mt["examples"] = exampleObjects([]Example{{Name: "error", Value: rpcErrorExample}})
+				default:
+					if list := ex.Responses[status]; len(list) > 0 {
+						mt["examples"] = exampleObjects(list)
+					}
+				}
+			}
+		}
+	}
+}
+
+func jsonMediaType(holder map[string]any) map[string]any {
+	content, _ := holder["content"].(map[string]any)
+	mt, _ := content["application/json"].(map[string]any)
+	return mt
+}
+
+func exampleObjects(list []Example) map[string]any {
+	out := map[string]any{}
+	for _, e := range list {
+		o := map[string]any{"value": plain(e.Value)}
+		if e.Summary != "" {
+			o["summary"] = e.Summary
+		}
+		if e.Status != "" {
+			o["x-status"] = e.Status
+		}
+		out[e.Name] = o
+	}
+	return out
+}
+
+// plain is v as JSON data, as the document carries it.
+func plain(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		panic(err)
+	}
+	return out
+}
