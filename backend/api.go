@@ -69,6 +69,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.serveReports(w, r, id) // api_reports.go
 			return
 		}
+		if strings.HasPrefix(r.URL.Path, schema.HelpPath+"/") {
+			h.serveRecordAPI(w, r) // manage.go
+			return
+		}
 		// No page lives under /api/: an unknown API path is 404 for every method, not the site's 405.
 		if h.site == nil || strings.HasPrefix(r.URL.Path, "/api/") {
 			WriteProblem(w, notFound())
@@ -96,11 +100,16 @@ func notFound() *Problem {
 // allow answers OPTIONS (CORS preflight) and refuses methods not in methods; it reports whether the
 // request should go on.
 func allow(w http.ResponseWriter, r *http.Request, methods string) bool {
+	return allowWithHeaders(w, r, methods, "Content-Type")
+}
+
+// allowWithHeaders is allow for a route whose requests carry the given headers (CORS).
+func allowWithHeaders(w http.ResponseWriter, r *http.Request, methods, headers string) bool {
 	if r.Method == http.MethodOptions {
 		hd := w.Header()
 		hd.Set("Allow", methods)
 		hd.Set("Access-Control-Allow-Methods", methods)
-		hd.Set("Access-Control-Allow-Headers", "Content-Type")
+		hd.Set("Access-Control-Allow-Headers", headers)
 		hd.Set("Access-Control-Max-Age", "86400")
 		hd.Set("Cache-Control", "public, max-age=86400")
 		w.WriteHeader(http.StatusNoContent)

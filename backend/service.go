@@ -26,6 +26,9 @@ type Emergency struct {
 	Location   string `json:"location,omitempty"`
 	OccurredOn string `json:"occurred,omitempty"` // YYYY-MM-DD
 	Inactive   bool   `json:"inactive,omitempty"`
+	// RequestTTL and OfferTTL are how long a new or renewed open record stays open (0: the defaults).
+	RequestTTL time.Duration `json:"request_ttl,omitempty"`
+	OfferTTL   time.Duration `json:"offer_ttl,omitempty"`
 }
 
 // Config is what the operator sets; a reload builds a new Service over the same Store.
@@ -51,11 +54,13 @@ type Service struct {
 	cfg    Config
 	active []Emergency
 	now    func() time.Time
+	// secrets caches the store's secrets (manage.go); a pointer, so that Service stays copyable.
+	secrets *secrets
 }
 
 // NewService returns a service over store with cfg.
 func NewService(st store.Store, cfg Config) *Service {
-	s := &Service{store: st, cfg: cfg, now: time.Now}
+	s := &Service{store: st, cfg: cfg, now: time.Now, secrets: &secrets{}}
 	for _, e := range cfg.Emergencies {
 		if !e.Inactive {
 			s.active = append(s.active, e)
@@ -106,18 +111,28 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 		return nil, false, err
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
-	rec := &store.Record{ID: store.NewID(now), CreatedAt: now, Publication: *pub}
+	rec := &store.Record{ID: store.NewID(now), CreatedAt: now, Publication: *pub, Status: store.StatusOpen,
+		ExpiresAt: now.Add(s.ttl(pub.EmergencySlug, pub.Type))}
 	stored, created, err := s.store.Create(ctx, rec)
 	if err != nil {
 		return nil, false, err
 	}
 	res = &schema.PublishResult{
 		OK: true, Duplicate: !created, ID: stored.ID, Type: stored.Type, EmergencySlug: stored.EmergencySlug,
-		CreatedAt: stored.CreatedAt, PublicURL: base + schema.RecordPath(stored.ID),
+		CreatedAt: stored.CreatedAt, PublicURL: base + schema.RecordPath(stored.ID), Status: stored.Status,
 	}
+	same := created
 	if !created {
-		same := samePublication(&stored.Publication, pub)
+		// A withdrawn record's stored content lost its contact: a retry never matches it, never gets the token.
+		same = samePublication(&stored.Publication, pub)
 		res.ContentMatches = &same
+	}
+	if same {
+		// Only the publisher (the first answer, or a retry of exactly its content) gets the token.
+		if res.ManageToken, err = s.ManageToken(ctx, stored.ID); err != nil {
+			return nil, false, err
+		}
+		res.ManageURL = schema.ManageURL(base, stored.ID, res.ManageToken)
 	}
 	return res, created, nil
 }

@@ -193,6 +193,7 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 				"delete":  notAllowed("deleteHelp"),
 			},
 			HelpPath + "/{id}" + ReportsSuffix: reportsPathItem(), // moderation.go
+			HelpPath + "/{id}" + ActionsSuffix: actionsPath(),
 			OpenAPIPath: map[string]any{
 				"get":     getOpenAPI,
 				"head":    headOf(getOpenAPI, "headOpenAPI"),
@@ -225,8 +226,37 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 				"options": mcpPreflight(),
 			},
 		},
-		"components": map[string]any{"schemas": schemas, "headers": openAPIHeaders},
+		"components": map[string]any{"schemas": schemas, "headers": openAPIHeaders, "securitySchemes": map[string]any{
+			"manageToken": map[string]any{"type": "http", "scheme": "bearer",
+				"description": "El manageToken que devolvió la publicación (201, o un reintento con contentMatches true): Authorization: Bearer <manageToken>. Solo las acciones del publicador lo piden."},
+		}},
 	}
 	addExamples(doc["paths"].(map[string]any)) // examples.go
 	return json.MarshalIndent(doc, "", "  ")
+}
+
+// actionsPath documents the publisher's actions on a record (manage.go).
+func actionsPath() map[string]any {
+	idParam := map[string]any{"name": "id", "in": "path", "required": true, "description": "Identificador del registro.",
+		"schema": map[string]any{"type": "string"}}
+	post := map[string]any{
+		"operationId": "actOnHelp", "tags": []string{"api"},
+		"summary":     "Acción del publicador: resolver, reabrir, retirar o renovar",
+		"description": "Con el manageToken de la publicación en la cabecera Authorization: Bearer (nunca en la URL). resolve: la saca de las listas (ya no se necesita o ya no está disponible). reopen: la vuelve a abrir. withdraw: la retira y borra de la base de datos el nombre, el teléfono y la dirección exacta; un reintento de la publicación original responde 200 con status withdrawn y no la vuelve a publicar. renew: la deja abierta por otro plazo (también si ya venció). Cada acción se puede repetir: si el registro ya está así responde 200 con changed false.",
+		"security":    []any{map[string]any{"manageToken": []any{}}},
+		"parameters":  []any{idParam},
+		"requestBody": map[string]any{"required": true, "content": jsonBody(ref("ActionRequest"))},
+		"responses": map[string]any{
+			"200": map[string]any{"description": "Hecho (o ya estaba hecho: changed false).", "headers": hdrs("Cache-Control"), "content": jsonBody(ref("ActionResult"))},
+			"400": errResp("Acción desconocida o cuerpo inválido (invalid_body, invalid_json; invalid_request si llegan varias cabeceras Content-Type)."),
+			"403": errResp("Falta el código, no es válido o es de otro registro (forbidden). La respuesta es la misma exista o no el registro."),
+			"409": errResp("El estado del registro no admite la acción (invalid_transition): por ejemplo reabrir uno retirado."),
+			"413": errResp("Cuerpo de más de 64 KiB (body_too_large)."),
+			"415": errResp("Content-Type distinto de application/json (unsupported_media_type)."),
+			"429": errResp("Límite temporal alcanzado (rate_limited).", "Retry-After"),
+			"500": errResp("Error interno (internal_error)."),
+			"503": errResp("Servicio no disponible (unavailable).", "Retry-After"),
+		},
+	}
+	return map[string]any{"post": post, "options": preflight("preflightActions")}
 }

@@ -98,6 +98,8 @@ var wireTypes = map[string]any{
 	"Error":         &ErrorBody{},
 	"Discovery":     &Discovery{},
 	"Emergency":     &EmergencyInfo{},
+	"ActionRequest": &ActionRequest{},
+	"ActionResult":  &ActionResult{},
 }
 
 // JSONSchema returns the JSON Schema of a wire type by its component name (HelpRequest, HelpOffer,

@@ -93,6 +93,9 @@ type Store interface {
 	List(ctx context.Context, spec *ListSpec) (*ListResult, error)
 	// Aggregates sums up the records of each slug by status (an empty Aggregate for a slug without records).
 	Aggregates(ctx context.Context, slugs []string) (map[string]*Aggregate, error)
+	// Secret returns the named 32-byte secret, created at random on first use and the same ever after for
+	// every node of the store (the key of the publishers' manage tokens, say). It lives in the database.
+	Secret(ctx context.Context, name string) ([]byte, error)
 	// Close stops the store: a Create in flight or after it fails with ErrClosed, never hangs; a second Close is a no-op.
 	Close() error
 }

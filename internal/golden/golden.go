@@ -206,6 +206,8 @@ var (
 	// Publication times as the site writes them, and the form's random idempotency key.
 	fechaRE   = regexp.MustCompile(`\d{1,2} de [a-z]+ de \d{4} a las \d{2}:\d{2}`)
 	formKeyRE = regexp.MustCompile(`(name="externalId" value="web-)[a-z0-9]+`)
+	// A publication's manage token (random server secret): in its own member and in the manage link.
+	tokenRE = regexp.MustCompile(`("manageToken":\s*"|\\"manageToken\\":\\"|token=|token%3D)[A-Za-z0-9_-]{43}`)
 	// The headers that vary from run to run or with the length of a placeholder, and Caddy's Server (the
 	// same files serve the in-process handler).
 	skipHeaders = []string{"Date", "Content-Length", "Server"}
@@ -220,6 +222,7 @@ func (g *golden) normalize(s string) string {
 	s = timeRE.ReplaceAllString(s, "{TIME}")
 	s = fechaRE.ReplaceAllString(s, "{FECHA}")
 	s = formKeyRE.ReplaceAllString(s, "${1}{KEY}")
+	s = tokenRE.ReplaceAllString(s, "${1}{TOKEN}")
 	return cursorRE.ReplaceAllString(s, "${1}{CURSOR}")
 }
 

@@ -1,0 +1,247 @@
+package backend
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/schema"
+)
+
+// A publisher's capability is a keyed MAC of the record's id under a server secret kept in the database
+// (store.Secret): nothing per record is stored, every node computes the same token, and no read can give
+// it away because no read has it. It is compared in constant time.
+
+// manageSecretName names the secret of the manage tokens in the store.
+const manageSecretName = "manage-token"
+
+// Default lifetimes of an open record (a Caddyfile's request_ttl and offer_ttl change them per emergency).
+const (
+	DefaultRequestTTL = 14 * 24 * time.Hour
+	DefaultOfferTTL   = 30 * 24 * time.Hour
+)
+
+// secrets caches the store's secret for the life of a Service (it never changes).
+type secrets struct {
+	mu     sync.Mutex
+	manage []byte
+}
+
+func (s *Service) manageKey(ctx context.Context) ([]byte, error) {
+	s.secrets.mu.Lock()
+	defer s.secrets.mu.Unlock()
+	if s.secrets.manage == nil {
+		k, err := s.store.Secret(ctx, manageSecretName)
+		if err != nil {
+			return nil, err
+		}
+		s.secrets.manage = k
+	}
+	return s.secrets.manage, nil
+}
+
+// ManageToken is the manage token of record id.
+func (s *Service) ManageToken(ctx context.Context, id string) (string, error) {
+	key, err := s.manageKey(ctx)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("manage\x00" + id))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)), nil
+}
+
+// checkManageToken reports whether token is id's, in constant time.
+func (s *Service) checkManageToken(ctx context.Context, id, token string) (bool, error) {
+	want, err := s.ManageToken(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	return subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1, nil
+}
+
+// ttl is how long a new or renewed open record of typ in emergency slug stays open.
+func (s *Service) ttl(slug, typ string) time.Duration {
+	for _, e := range s.cfg.Emergencies {
+		if e.Slug != slug {
+			continue
+		}
+		if typ == schema.TypeOffer && e.OfferTTL > 0 {
+			return e.OfferTTL
+		}
+		if typ == schema.TypeRequest && e.RequestTTL > 0 {
+			return e.RequestTTL
+		}
+	}
+	if typ == schema.TypeOffer {
+		return DefaultOfferTTL
+	}
+	return DefaultRequestTTL
+}
+
+// forbidden is the one answer to a missing, wrong or other record's token, whether or not the id exists.
+func forbidden() *Problem {
+	return &Problem{Status: http.StatusForbidden, Body: schema.ErrorBody{Code: schema.CodeForbidden,
+		Error: "El código para gestionar esta publicación no es válido. Use el enlace o el código que recibió al publicarla."}}
+}
+
+// transitionError is an action the record's status does not allow.
+type transitionError struct{ action, status string }
+
+func (e *transitionError) Error() string { return e.action + " from " + e.status }
+
+var statusWords = map[string]string{
+	store.StatusOpen: "abierta", store.StatusResolved: "resuelta", store.StatusWithdrawn: "retirada",
+	store.StatusExpired: "vencida", store.StatusHidden: "oculta mientras se revisa",
+}
+
+// applyAction changes r as action asks, or says why not (errNoChange when r is already so).
+func (s *Service) applyAction(r *store.Record, action string, now time.Time) error {
+	st := r.Status
+	switch action {
+	case schema.ActionWithdraw:
+		if st == store.StatusWithdrawn {
+			return errNoChange
+		}
+		r.Status = store.StatusWithdrawn
+		r.ErasePersonal()
+		r.ExpiresAt = time.Time{}
+	case schema.ActionResolve:
+		switch st {
+		case store.StatusResolved:
+			return errNoChange
+		case store.StatusOpen, store.StatusExpired:
+			r.Status, r.ExpiresAt = store.StatusResolved, time.Time{}
+		default:
+			return &transitionError{action, st}
+		}
+	case schema.ActionReopen:
+		switch st {
+		case store.StatusOpen:
+			return errNoChange
+		case store.StatusResolved, store.StatusExpired:
+			r.Status, r.ExpiresAt = store.StatusOpen, now.Add(s.ttl(r.EmergencySlug, r.Type))
+		default:
+			return &transitionError{action, st}
+		}
+	case schema.ActionRenew:
+		switch st {
+		case store.StatusOpen, store.StatusExpired:
+			r.Status, r.ExpiresAt = store.StatusOpen, now.Add(s.ttl(r.EmergencySlug, r.Type))
+		default:
+			return &transitionError{action, st}
+		}
+	default:
+		return fmt.Errorf("unknown action %q", action)
+	}
+	r.UpdatedAt = now
+	return nil
+}
+
+// Act applies a publisher's action to record id, with its manage token. Errors are *Problem.
+func (s *Service) Act(ctx context.Context, base, id, token, action string) (*schema.ActionResult, error) {
+	ok, err := s.checkManageToken(ctx, id, token)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || token == "" {
+		return nil, forbidden()
+	}
+	if !slices.Contains(schema.Actions, action) {
+		msg := fmt.Sprintf("«action» debe ser una de: %s", strings.Join(schema.Actions, ", "))
+		return nil, badRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Acción desconocida: " + msg + ".",
+			Details: []schema.FieldError{{Field: "/action", Message: msg, Allowed: schema.Actions}}})
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	changed := true
+	rec, err := s.store.Update(ctx, id, func(r *store.Record) error { return s.applyAction(r, action, now) })
+	if errors.Is(err, errNoChange) {
+		changed = false
+		rec, err = s.store.Get(ctx, id)
+	}
+	var te *transitionError
+	switch {
+	case errors.As(err, &te):
+		return nil, &Problem{Status: http.StatusConflict, Body: schema.ErrorBody{Code: schema.CodeInvalidTransition,
+			Error: fmt.Sprintf("La publicación está %s: no admite la acción %s.", statusWords[te.status], te.action)}}
+	case errors.Is(err, store.ErrNotFound):
+		return nil, forbidden() // a token of a record that is not there: cannot happen, but never say so
+	case err != nil:
+		return nil, err
+	}
+	res := &schema.ActionResult{OK: true, ID: rec.ID, Action: action, Changed: changed, Status: rec.Status,
+		UpdatedAt: rec.UpdatedAt.UTC(), PublicURL: base + schema.RecordPath(rec.ID)}
+	if rec.Status == store.StatusOpen && !rec.ExpiresAt.IsZero() {
+		e := rec.ExpiresAt.UTC()
+		res.ExpiresAt = &e
+	}
+	return res, nil
+}
+
+// bearerToken is the token of "Authorization: Bearer <token>", "" when there is none.
+func bearerToken(r *http.Request) string {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, schema.ManageTokenScheme) {
+		return ""
+	}
+	return strings.TrimSpace(tok)
+}
+
+// serveRecordAPI serves the paths under HelpPath + "/{id}/": the publisher's actions.
+func (h *Handler) serveRecordAPI(w http.ResponseWriter, r *http.Request) {
+	rest := strings.TrimPrefix(r.URL.Path, schema.HelpPath+"/")
+	id, sub, ok := strings.Cut(rest, "/")
+	if !ok || "/"+sub != schema.ActionsSuffix || id == "" {
+		WriteProblem(w, notFound())
+		return
+	}
+	if !allowWithHeaders(w, r, "POST, OPTIONS", "Content-Type, Authorization") {
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	token := bearerToken(r)
+	// The token is checked before anything else, so that every refusal of a stranger is the same.
+	if ok, err := h.svc.checkManageToken(r.Context(), id, token); err != nil || !ok || token == "" {
+		if err != nil {
+			WriteProblem(w, AsProblem(err))
+		} else {
+			WriteProblem(w, forbidden())
+		}
+		return
+	}
+	if p := checkJSONContentType(r); p != nil {
+		WriteProblem(w, p)
+		return
+	}
+	body, p := ReadBody(w, r, schema.MaxBodyBytes)
+	if p != nil {
+		WriteProblem(w, p)
+		return
+	}
+	var req schema.ActionRequest
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil || dec.More() {
+		WriteProblem(w, badRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody,
+			Error:   `El cuerpo debe ser {"action": "resolve" | "reopen" | "withdraw" | "renew"}.`,
+			Details: []schema.FieldError{{Field: "/action", Message: "«action» es obligatorio: resolve, reopen, withdraw o renew", Allowed: schema.Actions}}}))
+		return
+	}
+	res, err := h.svc.Act(r.Context(), h.svc.baseURL(r), id, token, strings.TrimSpace(req.Action))
+	if err != nil {
+		WriteProblem(w, AsProblem(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
