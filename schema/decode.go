@@ -33,6 +33,7 @@ const (
 	CodeEmergencyRequired = "emergency_required"
 	CodeUnknownEmergency  = "unknown_emergency"
 	CodeNoActiveEmergency = "no_active_emergency"
+	CodeUnknownPlace      = "unknown_place"
 )
 
 type compiled struct {
@@ -100,7 +101,7 @@ func (d Decoder) Decode(body []byte, forcedType string) (*Publication, *ErrorBod
 	var p *Publication
 	if !d.General {
 		var ok bool
-		if p, ok = decodeTyped(body, forcedType); ok {
+		if p, ok = decodeTyped(body, forcedType); ok && locate(p) == nil {
 			return applyDefaults(p), nil
 		}
 	}
@@ -129,6 +130,9 @@ func (d Decoder) Decode(body []byte, forcedType string) (*Publication, *ErrorBod
 		return nil, invalidJSON("no se pudo leer.")
 	}
 	p.ContactE164 = e164
+	if fe := locate(p); fe != nil {
+		return nil, &ErrorBody{Code: CodeInvalidBody, Error: "Datos inválidos.", Details: fe} // general() saw it first
+	}
 	return applyDefaults(p), nil
 }
 
@@ -214,6 +218,24 @@ func (d Decoder) general(body []byte, forcedType string) (map[string]any, *Error
 			details = append(details, *fe)
 		}
 	}
+	lp := &Publication{Type: typ}
+	_, hasLat := m["latitude"]
+	_, hasLon := m["longitude"]
+	if hasLat {
+		lp.Latitude = new(float64)
+	}
+	if hasLon {
+		lp.Longitude = new(float64)
+	}
+	_, hasCode := m["placeCode"]
+	if lp.PlaceCode, _ = m["placeCode"].(string); hasCode && lp.PlaceCode == "" {
+		lp.PlaceCode = "?" // a value of the wrong kind, reported already: still a location given
+	}
+	lookup := hasCode && !hasDetail(details, "/placeCode")
+	lp.LocationPrecision, _ = m["locationPrecision"].(string)
+	placeFaults := locationFaults(lp, lookup)
+	unknownPlaceOnly := len(details) == 0 && len(placeFaults) == 1 && placeFaults[0].Field == "/placeCode"
+	details = append(details, placeFaults...)
 	if len(details) > 0 {
 		rank := func(f string) int {
 			if i := slices.Index(c.order, strings.TrimPrefix(f, "/")); i >= 0 {
@@ -225,6 +247,8 @@ func (d Decoder) general(body []byte, forcedType string) (map[string]any, *Error
 		code, msg := CodeInvalidBody, "Datos inválidos: revise los campos indicados en details."
 		if pc, present := m["publishContact"]; !present || pc == false {
 			code, msg = CodeConsentRequired, "Falta el consentimiento: publishContact debe ser true para publicar el teléfono de contacto."
+		} else if unknownPlaceOnly {
+			code, msg = CodeUnknownPlace, "Lugar desconocido: revise los campos indicados en details."
 		}
 		if len(details) == 1 {
 			msg = strings.TrimSuffix(msg, " revise los campos indicados en details.") + " " + details[0].Message + "."

@@ -11,6 +11,8 @@ const (
 	RecordPathPrefix = "/ayudas/"
 	// EmergencyPathPrefix starts the path of every emergency's page.
 	EmergencyPathPrefix = "/emergencias/"
+	// PlacesPath is DANE's list of municipios and centros poblados, the codes of placeCode.
+	PlacesPath = "/lugares.tsv"
 )
 
 // RecordPath is the path of a record's page.

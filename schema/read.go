@@ -60,6 +60,7 @@ type ListQuery struct {
 	Latitude      *float64 `json:"latitude,omitempty" jsonschema:"minimum=-90,maximum=90" jsonschema_description:"Latitud del punto de búsqueda; con longitude limita a radiusKm y ordena del más cercano al más lejano."`
 	Longitude     *float64 `json:"longitude,omitempty" jsonschema:"minimum=-180,maximum=180" jsonschema_description:"Longitud del punto de búsqueda."`
 	RadiusKm      *float64 `json:"radiusKm,omitempty" jsonschema:"exclusiveMinimum=0,maximum=100,default=10" jsonschema_description:"Radio en kilómetros alrededor de latitude/longitude (por defecto 10, máximo 100). Los registros sin coordenadas quedan fuera."`
+	Municipio     string   `json:"municipio,omitempty" jsonschema:"maxLength=100" jsonschema_description:"Solo registros de este municipio: su código DIVIPOLA de 5 dígitos (63001) o su nombre sin tildes ni mayúsculas (armenia; «armenia quindio» si hay varios con ese nombre). Ver location.municipioCode."`
 	Status        string   `json:"status,omitempty" jsonschema:"enum=open,enum=resolved,enum=expired,default=open" jsonschema_description:"Estado de los registros: open (vigentes, por defecto), resolved (resueltos) o expired (vencidos). Con since, sin status llegan todos los estados."`
 	Since         string   `json:"since,omitempty" jsonschema:"format=date-time" jsonschema_description:"Solo registros que cambiaron después de este instante (updatedAt, RFC 3339), del cambio más antiguo al más reciente, de todos los estados: los retirados u ocultos llegan en removed, sin contenido. Es la forma de mantener una copia sincronizada. No se combina con q ni con latitude/longitude."`
 	Limit         int      `json:"limit,omitempty" jsonschema:"minimum=1,maximum=100,default=20" jsonschema_description:"Registros por página (por defecto 20, máximo 100)."`
@@ -86,7 +87,12 @@ type EmergencyRef struct {
 // PublicLocation is where a record is. distanceKm is present only in searches around a point.
 type PublicLocation struct {
 	Place
-	DistanceKm *float64 `json:"distanceKm,omitempty" jsonschema_description:"Distancia en km al punto de búsqueda (solo con latitude/longitude)."`
+	DistanceKm    *float64 `json:"distanceKm,omitempty" jsonschema_description:"Distancia en km al punto de búsqueda (solo con latitude/longitude)."`
+	Precision     string   `json:"precision,omitempty" jsonschema:"enum=place,enum=gps,enum=exact" jsonschema_description:"De dónde sale el punto: place (el punto del lugar de placeCode, su cabecera o centro poblado: aproximado), gps (el GPS de un teléfono) o exact (coordenadas dadas como exactas). Ausente en registros anteriores a este campo."`
+	PlaceCode     string   `json:"placeCode,omitempty" jsonschema_description:"Código DIVIPOLA (DANE) del lugar que dio quien publicó: municipio (5 dígitos) o centro poblado (8)."`
+	PlaceName     string   `json:"place,omitempty" jsonschema_description:"Nombre del lugar de placeCode, con su municipio y departamento: «El Caimo, Armenia (Quindío)»."`
+	MunicipioCode string   `json:"municipioCode,omitempty" jsonschema:"pattern=^[0-9]{5}$" jsonschema_description:"Código DIVIPOLA del municipio: el de placeCode o, con solo coordenadas, el del lugar de la lista más cercano (aproximado cerca de los límites). Es el valor del filtro municipio."`
+	Municipio     string   `json:"municipio,omitempty" jsonschema_description:"Nombre del municipio con su departamento: «Armenia (Quindío)»."`
 }
 
 // PublicContact is the contact as lists, exports and feeds show it: a name and the fact that a number

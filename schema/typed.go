@@ -35,14 +35,16 @@ type requestWire struct {
 	Publication
 	CollectionCenterStatus refused `json:"collectionCenterStatus"`
 	ContactE164            refused `json:"contactE164"`
+	MunicipioCode          refused `json:"municipioCode"`
 }
 
 type offerWire struct {
 	Publication
-	Neighborhood refused `json:"neighborhood"`
-	Urgency      refused `json:"urgency"`
-	NeededPeople refused `json:"neededPeople"`
-	ContactE164  refused `json:"contactE164"`
+	Neighborhood  refused `json:"neighborhood"`
+	Urgency       refused `json:"urgency"`
+	NeededPeople  refused `json:"neededPeople"`
+	ContactE164   refused `json:"contactE164"`
+	MunicipioCode refused `json:"municipioCode"`
 }
 
 var errKind = errors.New("wrong kind of JSON value")

@@ -74,8 +74,9 @@ type Request struct {
 	Common
 	Address      string   `json:"address" jsonschema:"minLength=1,maxLength=300,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Dirección donde se necesita la ayuda."`
 	Neighborhood string   `json:"neighborhood,omitempty" jsonschema:"maxLength=100,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Barrio o vereda."`
-	Latitude     *float64 `json:"latitude" jsonschema:"minimum=-4.3,maximum=13.6" jsonschema_description:"Latitud (grados decimales, Colombia)."`
-	Longitude    *float64 `json:"longitude" jsonschema:"minimum=-79.1,maximum=-66.8" jsonschema_description:"Longitud (grados decimales, Colombia)."`
+	Latitude     *float64 `json:"latitude,omitempty" jsonschema:"minimum=-4.3,maximum=13.6" jsonschema_description:"Latitud (grados decimales, Colombia). Obligatoria junto con longitude, salvo que se dé placeCode."`
+	Longitude    *float64 `json:"longitude,omitempty" jsonschema:"minimum=-79.1,maximum=-66.8" jsonschema_description:"Longitud (grados decimales, Colombia). Obligatoria junto con latitude, salvo que se dé placeCode."`
+	PlaceRef
 	Needs
 }
 
@@ -86,14 +87,34 @@ type Offer struct {
 	Address   string   `json:"address,omitempty" jsonschema:"maxLength=300,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Dirección donde se ofrece la ayuda."`
 	Latitude  *float64 `json:"latitude,omitempty" jsonschema:"minimum=-4.3,maximum=13.6" jsonschema_description:"Latitud (grados decimales, Colombia)."`
 	Longitude *float64 `json:"longitude,omitempty" jsonschema:"minimum=-79.1,maximum=-66.8" jsonschema_description:"Longitud (grados decimales, Colombia)."`
+	PlaceRef
 	CenterStatus
 }
+
+// PlaceRef says where a record is by name rather than by coordinates: a DIVIPOLA code (DANE's official list
+// of municipios and centros poblados, the list behind the site's «¿Dónde?»), and how exact typed
+// coordinates are. Its point bounds are the list's, not the typed coordinates': San Andrés (longitude
+// -81.7) is outside SPEC's longitude range but is Colombia, so it is reachable by its code.
+type PlaceRef struct {
+	PlaceCode         string `json:"placeCode,omitempty" jsonschema:"pattern=^[0-9]{5}([0-9]{3})?$" jsonschema_description:"Código DIVIPOLA (DANE) del lugar: 5 dígitos para un municipio (63001, Armenia), 8 para un centro poblado o vereda (63001001, El Caimo). Sin latitude/longitude, el registro toma el punto de ese lugar, marcado como aproximado (location.precision place); así una solicitud no necesita coordenadas. Lista de códigos: GET /lugares.tsv (código, nombre, latitud, longitud)."`
+	LocationPrecision string `json:"locationPrecision,omitempty" jsonschema:"enum=gps,enum=exact" jsonschema_description:"Solo con latitude/longitude: de dónde salen. gps (el GPS del teléfono, con su margen de error) o exact (un punto conocido, p. ej. la puerta de la casa). Por defecto exact."`
+}
+
+// How exact a record's point is (PublicLocation.precision).
+const (
+	PrecisionPlace = "place" // the point of its DIVIPOLA place (a cabecera or a centro poblado): approximate
+	PrecisionGPS   = "gps"   // a phone's GPS
+	PrecisionExact = "exact" // coordinates the publisher gave as exact
+)
 
 // Publication is a validated, normalized request or offer: strings trimmed, defaults applied, phone parsed.
 type Publication struct {
 	Type string `json:"type"`
 	Common
 	Place
+	PlaceRef
+	// MunicipioCode is the DIVIPOLA municipio of placeCode, or of the listed place nearest to the coordinates.
+	MunicipioCode string `json:"municipioCode,omitempty"`
 	Needs
 	CenterStatus
 	// ContactE164 is contactWhatsapp parsed to E.164 (+573001234567).
@@ -110,7 +131,7 @@ type FieldError struct {
 // ErrorBody is the body of every error response.
 type ErrorBody struct {
 	Error   string       `json:"error" jsonschema_description:"Mensaje en español."`
-	Code    string       `json:"code" jsonschema:"enum=invalid_body,enum=invalid_json,enum=invalid_parameter,enum=consent_required,enum=emergency_required,enum=unknown_emergency,enum=no_active_emergency,enum=unsupported_media_type,enum=body_too_large,enum=method_not_allowed,enum=invalid_request,enum=rate_limited,enum=not_found,enum=gone,enum=forbidden,enum=invalid_transition,enum=internal_error,enum=unavailable" jsonschema_description:"Código estable en inglés."`
+	Code    string       `json:"code" jsonschema:"enum=invalid_body,enum=invalid_json,enum=invalid_parameter,enum=consent_required,enum=emergency_required,enum=unknown_emergency,enum=unknown_place,enum=no_active_emergency,enum=unsupported_media_type,enum=body_too_large,enum=method_not_allowed,enum=invalid_request,enum=rate_limited,enum=not_found,enum=gone,enum=forbidden,enum=invalid_transition,enum=internal_error,enum=unavailable" jsonschema_description:"Código estable en inglés."`
 	Details []FieldError `json:"details,omitempty" jsonschema:"maxItems=20" jsonschema_description:"Cada restricción violada, hasta 20 (las demás se cuentan en detailsOmitted)."`
 	// DetailsOmitted bounds the answer to any request: a URL with thousands of unknown parameters must not
 	// get an answer many times its size.

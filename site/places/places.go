@@ -6,6 +6,7 @@ package places
 
 import (
 	_ "embed"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -223,4 +224,49 @@ func allWordPrefixes(text string, words []string) bool {
 		}
 	}
 	return true
+}
+
+// Nearest is the municipio or centro poblado whose point is nearest to (lat, lon): how a record located
+// by coordinates alone gets a municipio. It approximates the municipio that contains the point (DIVIPOLA
+// has points, not boundaries), which near a boundary may be the neighbour.
+func Nearest(lat, lon float64) Place {
+	ix := load()
+	k := math.Cos(lat * math.Pi / 180)
+	k *= k
+	best, bestD := -1, math.Inf(1)
+	for i, p := range ix.all {
+		if len(p.Code) == 2 {
+			continue
+		}
+		dy, dx := p.Lat-lat, p.Lon-lon
+		if d := dy*dy + k*dx*dx; d < bestD {
+			best, bestD = i, d
+		}
+	}
+	return ix.all[best]
+}
+
+// Municipios finds municipios by code (5 digits) or by name, ignoring case and accents; a name may be
+// followed by its departamento («armenia quindio») to tell apart the municipios that share it.
+func Municipios(q string) []Place {
+	q = strings.TrimSpace(q)
+	if p, ok := Lookup(q); ok && len(p.Code) == 5 {
+		return []Place{p}
+	}
+	full := Fold(q)
+	if full == "" {
+		return nil
+	}
+	ix := load()
+	var out []Place
+	for _, p := range ix.all {
+		if len(p.Code) != 5 {
+			continue
+		}
+		rest, ok := strings.CutPrefix(full, p.key)
+		if ok && (rest == "" || (rest[0] == ' ' && allWordPrefixes(" "+ix.all[ix.byCode[p.Code[:2]]].key, strings.Fields(rest)))) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

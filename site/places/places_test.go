@@ -105,3 +105,33 @@ func TestFold(t *testing.T) {
 		}
 	}
 }
+
+func TestNearest(t *testing.T) {
+	for _, c := range []struct {
+		lat, lon  float64
+		municipio string
+	}{
+		{4.5339, -75.6811, "63001"}, // central Armenia
+		{4.800, -75.725, "66001"},   // Pereira
+		{12.58, -81.70, "88001"},    // San Andrés, outside the typed longitude bounds
+	} {
+		if got := Nearest(c.lat, c.lon).MunicipioCode(); got != c.municipio {
+			t.Errorf("Nearest(%v, %v) is in %s, want %s", c.lat, c.lon, got, c.municipio)
+		}
+	}
+}
+
+func TestMunicipios(t *testing.T) {
+	for q, want := range map[string]string{
+		"63001": "63001", "armenia": "05059 63001", "Armenia Quindío": "63001", "armenia quin": "63001",
+		"san andres archipielago": "88001", "SAN ANDRÉS": "68669 88001", "63001001": "", "63": "", "armeni": "", "": "",
+	} {
+		var got []string
+		for _, p := range Municipios(q) {
+			got = append(got, p.Code)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("Municipios(%q) = %v, want %s", q, got, want)
+		}
+	}
+}
