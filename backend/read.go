@@ -14,6 +14,7 @@ import (
 
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
+	"github.com/directaid/directaid/site/places"
 )
 
 // The read side of the service: what view=list|detail|panorama and the MCP read tools answer. Inputs
@@ -67,6 +68,20 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 	enum("total", &q.Total, []string{schema.TotalExact, schema.TotalNone})
 	enum("status", &q.Status, schema.ListedStatuses)
 	spec := &store.ListSpec{EmergencySlug: q.EmergencySlug, Type: q.Type, Category: q.Category, Urgency: q.Urgency, Status: q.Status, NoTotal: q.Total == schema.TotalNone}
+	if q.Municipio = strings.TrimSpace(q.Municipio); q.Municipio != "" {
+		switch ms := places.Municipios(q.Municipio); len(ms) {
+		case 1:
+			q.Municipio, spec.Municipio = ms[0].Code, ms[0].Code
+		case 0:
+			errs = append(errs, paramError("municipio", fmt.Sprintf("«municipio» %q no es el código DIVIPOLA (5 dígitos) ni el nombre de ningún municipio", q.Municipio)))
+		default:
+			var names []string
+			for _, m := range ms {
+				names = append(names, m.Code+" "+places.Label(m))
+			}
+			errs = append(errs, paramError("municipio", fmt.Sprintf("«municipio» %q nombra varios municipios: dé su código (%s) o añada el departamento", q.Municipio, strings.Join(names, ", "))))
+		}
+	}
 	q.Q = strings.TrimSpace(q.Q)
 	if n := utf8.RuneCountInString(q.Q); n > schema.MaxQueryRunes {
 		errs = append(errs, paramError("q", fmt.Sprintf("«q» admite como máximo %d caracteres (tiene %d)", schema.MaxQueryRunes, n)))
@@ -104,8 +119,8 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 			errs = append(errs, paramError("since", fmt.Sprintf("«since» debe ser una fecha y hora RFC 3339, p. ej. 2026-08-11T14:30:00Z (se recibió %q)", q.Since)))
 		}
 		spec.Since = t
-		if spec.Near || len(spec.Words) > 0 {
-			errs = append(errs, paramError("since", "«since» no se combina con «q» ni con «latitude»/«longitude»: sincronice con since y filtre en su copia"))
+		if spec.Near || len(spec.Words) > 0 || spec.Municipio != "" {
+			errs = append(errs, paramError("since", "«since» no se combina con «q», «municipio» ni «latitude»/«longitude»: sincronice con since y filtre en su copia"))
 		}
 	}
 	if q.Limit == 0 {
@@ -170,7 +185,13 @@ func publicRecord[C any](s *Service, base string, rec *store.Record, dist *float
 		CreatedAt: rec.CreatedAt.UTC(), Status: rec.Status, UpdatedAt: rec.UpdatedAt.UTC(), PublicURL: base + schema.RecordPath(rec.ID),
 	}
 	if rec.Place != (schema.Place{}) {
-		out.Location = &schema.PublicLocation{Place: rec.Place, DistanceKm: dist}
+		out.Location = &schema.PublicLocation{Place: rec.Place, DistanceKm: dist, Precision: rec.LocationPrecision}
+		if p, ok := places.Lookup(rec.PlaceCode); ok {
+			out.Location.PlaceCode, out.Location.PlaceName = p.Code, places.Label(p)
+		}
+		if m, ok := places.Lookup(rec.MunicipioCode); ok {
+			out.Location.MunicipioCode, out.Location.Municipio = m.Code, places.Label(m)
+		}
 	}
 	return out
 }

@@ -59,8 +59,14 @@ func countRadius(txn *badger.Txn, spec *store.ListSpec, f *filter) (int, error) 
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: geoPrefix(uint8(f.st))})
 	defer it.Close()
 	n := 0
-	scan := func(cell string) error { return scanCell(it, cell, spec, f, func(*geoItem) { n++ }) }
-	if spec.EmergencySlug != "" {
+	scan := func(cell string) error {
+		return scanCell(it, cell, spec, f, func(g *geoItem) {
+			if inMunicipio(txn, spec, f, g.inv) {
+				n++
+			}
+		})
+	}
+	if spec.EmergencySlug != "" || spec.Municipio != "" { // the counters are by cell, not by emergency or municipio
 		for _, cell := range coverCells(spec.Lat, spec.Lon, spec.RadiusKm) {
 			if err := scan(cell); err != nil {
 				return 0, err

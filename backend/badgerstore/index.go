@@ -23,7 +23,7 @@ import (
 // and geographic indexes are partitioned by status (a list reads one status); the change index holds
 // every status, ordered by UpdatedAt, and an update moves a record's entry to its new time.
 var (
-	prefixTime   = []byte("it\x00") // + status code + partition + 0x00 + inv(id) → summary
+	prefixTime   = []byte("it\x00") // + status code + partition (or municipioPartition) + 0x00 + inv(id) → summary
 	prefixKind   = []byte("ik\x00") // + status code + partition + 0x00 + type code + category code + inv(id) → summary
 	prefixGeo    = []byte("ig\x00") // + status code + geohash(geoPrecision) + inv(id) → summary
 	prefixText   = []byte("ix\x00") // + id → folded title and description, for q
@@ -91,6 +91,10 @@ func partitionPrefix(base []byte, partition string) []byte {
 	k = append(k, partition...)
 	return append(k, 0)
 }
+
+// municipioPartition is the time-index partition of a DIVIPOLA municipio's records: "@" cannot start a
+// slug, nor is it allPartition.
+func municipioPartition(code string) string { return "@" + code }
 
 func kindPrefix(partition string, typ, cat uint8) []byte {
 	return append(partitionPrefix(prefixKind, partition), typ, cat)
@@ -200,6 +204,9 @@ func indexEntries(rec *store.Record) []kv {
 		out = append(out,
 			kv{append(partitionPrefix(prefixTime, statusPart(st, p)), inv...), sum},
 			kv{append(kindPrefix(statusPart(st, p), typeCode(rec.Type), catCode(rec.Category)), inv...), sum})
+	}
+	if rec.MunicipioCode != "" {
+		out = append(out, kv{append(partitionPrefix(prefixTime, statusPart(st, municipioPartition(rec.MunicipioCode))), inv...), sum})
 	}
 	if rec.Latitude != nil && rec.Longitude != nil {
 		k := append(append(geoPrefix(st), geohash(*rec.Latitude, *rec.Longitude, geoPrecision)...), inv...)

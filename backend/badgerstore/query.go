@@ -63,12 +63,12 @@ func after(c *store.Cursor, e *entry) bool {
 }
 
 // errSinceCombined is the error of a change feed asked with q or a radius, which it does not support.
-var errSinceCombined = fmt.Errorf("badgerstore: since does not combine with words or near")
+var errSinceCombined = fmt.Errorf("badgerstore: since does not combine with words, near or municipio")
 
 // List implements store.Store. Everything is read from one snapshot, so total and items agree.
 func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult, error) {
 	if spec.SinceMillis() >= 0 {
-		if len(spec.Words) > 0 || spec.Near {
+		if len(spec.Words) > 0 || spec.Near || spec.Municipio != "" {
 			return nil, errSinceCombined
 		}
 		return s.changes(spec)
@@ -80,7 +80,7 @@ func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult
 		if spec.Near {
 			stream = func(from *store.Cursor, yield func(*entry) bool) error { return nearestWalk(txn, spec, f, from, yield) }
 		}
-		if len(spec.Words) > 0 {
+		if len(spec.Words) > 0 && spec.Municipio == "" { // a municipio's range is read whole, its words checked
 			plan, err := planWords(txn, &s.vocab, spec.Words, f, s.maxWordTokens)
 			if err != nil {
 				return err
@@ -274,7 +274,10 @@ func scanTime(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.Curs
 	}
 	part = statusPart(uint8(f.st), part)
 	var prefixes [][]byte
-	if spec.Category != "" {
+	if spec.Municipio != "" {
+		// A municipio's records are few next to an emergency's: its own range, the rest filtered.
+		prefixes = [][]byte{partitionPrefix(prefixTime, statusPart(uint8(f.st), municipioPartition(spec.Municipio)))}
+	} else if spec.Category != "" {
 		for t := uint8(0); t < 2; t++ {
 			if f.typ < 0 || int(t) == f.typ {
 				prefixes = append(prefixes, kindPrefix(part, t, catCode(spec.Category)))
@@ -320,7 +323,7 @@ func scanTime(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.Curs
 			return err
 		}
 		its[best].Next()
-		if !f.matchCodes(e.typ, e.cat, e.urg) {
+		if !f.matchCodes(e.typ, e.cat, e.urg) || (spec.Municipio != "" && spec.EmergencySlug != "" && e.slug != spec.EmergencySlug) {
 			continue
 		}
 		if !yield(&e) {
@@ -416,6 +419,9 @@ func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.C
 			continue
 		}
 		err := scanCell(it, w.cell, spec, f, func(g *geoItem) {
+			if !inMunicipio(txn, spec, f, g.inv) {
+				return
+			}
 			e := &entry{id: idFromInv(g.inv), typ: g.typ, cat: g.cat, urg: g.urg, hasLoc: true, lat: g.lat, lon: g.lon, dist: g.dist}
 			if after(from, e) {
 				q.push(walkItem{key: e.dist, e: e})
@@ -486,9 +492,25 @@ func (q *walkQueue) pop() walkItem {
 	return top
 }
 
+// inMunicipio reports whether the record of inverted id inv is in spec's municipio (true without one):
+// one point read of the municipio's time index, for radius queries, whose index lacks the municipio.
+func inMunicipio(txn *badger.Txn, spec *store.ListSpec, f *filter, inv []byte) bool {
+	if spec.Municipio == "" {
+		return true
+	}
+	_, err := txn.Get(append(partitionPrefix(prefixTime, statusPart(uint8(f.st), municipioPartition(spec.Municipio))), inv...))
+	return err == nil
+}
+
 // countByAggregates counts the records matching emergency, status, type, category and urgency from the
 // stored aggregates.
 func countByAggregates(txn *badger.Txn, spec *store.ListSpec, f *filter) (int, error) {
+	if spec.Municipio != "" {
+		// No aggregates by municipio: its range of the time index is counted.
+		total := 0
+		err := scanTime(txn, spec, f, nil, func(*entry) bool { total++; return true })
+		return total, err
+	}
 	slugs := []string{spec.EmergencySlug}
 	if spec.EmergencySlug == "" {
 		var err error

@@ -43,8 +43,8 @@ func (s *Store) Import(ctx context.Context, recs []*store.Record) (ImportResult,
 			}
 			// No conflict target: a record whose id or pair is taken is not inserted either way.
 			batch.Queue(`INSERT INTO directaid_records (id, source, external_id, created_at, emergency_slug, type,
-				category, urgency, needed_people, loc, search_text, doc, status, expires_at, updated_ms)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12, $13, $14, $15)
+				category, urgency, needed_people, loc, search_text, doc, status, expires_at, updated_ms, municipio_code)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12, $13, $14, $15, $16)
 				ON CONFLICT DO NOTHING RETURNING id`, args...)
 		}
 		br := tx.SendBatch(ctx, batch)
@@ -94,7 +94,7 @@ func importRow(rec *store.Record) ([]any, error) {
 	}
 	needed, loc, expires, search := columns(&stored)
 	return []any{rec.ID, []byte(rec.Source), []byte(rec.ExternalID), rec.CreatedAt, rec.EmergencySlug, rec.Type, rec.Category,
-		rec.Urgency, needed, loc, search, doc, stored.Status, expires, ms}, nil
+		rec.Urgency, needed, loc, search, doc, stored.Status, expires, ms, rec.MunicipioCode}, nil
 }
 
 // storedSame reports whether rec is stored under its id and pair with the same content.

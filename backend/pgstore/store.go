@@ -126,11 +126,11 @@ func (s *Store) create(ctx context.Context, rec *store.Record) (*store.Record, b
 	b := &pgx.Batch{}
 	b.Queue(`SELECT pg_advisory_xact_lock_shared($1)`, feedLock)
 	ins := b.Queue(`INSERT INTO directaid_records (id, source, external_id, created_at, emergency_slug, type,
-		category, urgency, needed_people, loc, search_text, doc, status, expires_at, updated_ms)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12, $13, $14, `+fmt.Sprintf(nextStamp, "$15::bigint")+`)
+		category, urgency, needed_people, loc, search_text, doc, status, expires_at, updated_ms, municipio_code)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12, $13, $14, `+fmt.Sprintf(nextStamp, "$15::bigint")+`, $16)
 		ON CONFLICT (source, external_id) DO NOTHING RETURNING updated_ms`,
 		rec.ID, []byte(rec.Source), []byte(rec.ExternalID), rec.CreatedAt, rec.EmergencySlug, rec.Type, rec.Category,
-		rec.Urgency, needed, loc, search, doc, stored.Status, expires, floor)
+		rec.Urgency, needed, loc, search, doc, stored.Status, expires, floor, rec.MunicipioCode)
 	var ms int64
 	ins.QueryRow(func(row pgx.Row) error { return row.Scan(&ms) })
 	err = s.db.Pool.SendBatch(ctx, b).Close()
@@ -255,6 +255,9 @@ func where(spec *store.ListSpec) (string, []any) {
 	}
 	if st := spec.StatusOr(); st != "" {
 		add("status = $?", st)
+	}
+	if spec.Municipio != "" {
+		add("municipio_code = $?", spec.Municipio)
 	}
 	if ms := spec.SinceMillis(); ms >= 0 {
 		add("updated_ms > $?", ms)

@@ -17,10 +17,12 @@ import (
 // are full unless the store bounds the records a q search reads (then Next goes on from where it stopped).
 //
 // With Since the list is the change feed: the records whose UpdatedAt is after Since, of every status
-// unless Status is given, oldest change first (then by id). Words and Near do not combine with Since.
+// unless Status is given, oldest change first (then by id). Words, Near and Municipio do not combine with Since.
 // A record changed while a client pages moves to the end of the feed, so paging misses no change.
 type ListSpec struct {
 	EmergencySlug, Type, Category, Urgency, Status string
+	// Municipio is a DIVIPOLA municipio code (5 digits): only records whose MunicipioCode it is.
+	Municipio string
 	// Words are the folded words of q; each must occur in SearchText of the record.
 	Words []string
 	// Near limits to RadiusKm around (Lat, Lon), nearest first.
@@ -90,6 +92,9 @@ func (s *ListSpec) fingerprint() uint32 {
 	f := []any{s.EmergencySlug, s.Type, s.Category, s.Urgency, s.Words, s.Near, s.Lat, s.Lon, s.RadiusKm, s.SinceMillis()}
 	if st := s.StatusOr(); st != StatusOpen {
 		f = append(f, st) // cursors of open lists stay what they were before statuses
+	}
+	if s.Municipio != "" {
+		f = append(f, s.Municipio) // only then, so that the cursors of other lists stay valid
 	}
 	b, _ := json.Marshal(f)
 	h.Write(b)

@@ -86,6 +86,7 @@ func SynthRecord(rng *rand.Rand, t time.Time, i int) *store.Record {
 	p.Category = schema.Categories[rng.IntN(len(schema.Categories))]
 	p.ContactName, p.ContactWhatsapp, p.ContactE164, p.PublishContact = "Ana", "3001234567", "+573001234567", true
 	lat, lon := 4.53+rng.Float64()*0.3-0.15, -75.68+rng.Float64()*0.3-0.15
+	p.MunicipioCode = []string{"63001", "", "63130", "66001", "63001"}[i%5] // from i: the rng's sequence stays as it was
 	if rng.IntN(2) == 0 {
 		p.Type = schema.TypeRequest
 		p.Urgency = schema.Urgencies[rng.IntN(3)]
@@ -149,6 +150,7 @@ func Reference(recs []*store.Record, spec *store.ListSpec) []Match {
 	for _, r := range recs {
 		if st := spec.StatusOr(); (spec.EmergencySlug != "" && r.EmergencySlug != spec.EmergencySlug) || (spec.Type != "" && r.Type != spec.Type) ||
 			(spec.Category != "" && r.Category != spec.Category) || (spec.Urgency != "" && r.Urgency != spec.Urgency) ||
+			(spec.Municipio != "" && r.MunicipioCode != spec.Municipio) ||
 			(st != "" && r.Status != st) || (!spec.Since.IsZero() && r.UpdatedAt.UnixMilli() <= spec.SinceMillis()) ||
 			!store.MatchText(store.SearchText(r), spec.Words) {
 			continue
@@ -414,6 +416,11 @@ func testListMatchesReference(t *testing.T, s store.Store) {
 		{Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 5, Type: schema.TypeOffer},
 		{Near: true, Lat: 4.60, Lon: -75.70, RadiusKm: 3, Words: []string{"medic"}, Category: "salud"},
 		{Near: true, Lat: 4.60, Lon: -75.70, RadiusKm: 30, EmergencySlug: "la-mojana", Urgency: "needed"},
+		{Municipio: "63001"},
+		{Municipio: "63130", EmergencySlug: "la-mojana", Type: schema.TypeRequest},
+		{Municipio: "66001", Category: "salud"},
+		{Municipio: "63001", Words: []string{"medic"}},
+		{Municipio: "63130", Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 5},
 	}
 	// These match nothing, on purpose; every spec above matches some records, so that comparing with
 	// Reference says something.
@@ -423,6 +430,7 @@ func testListMatchesReference(t *testing.T, s store.Store) {
 		{Status: store.StatusResolved},
 		{Words: []string{"zzz"}},
 		{Near: true, Lat: 10, Lon: -70, RadiusKm: 1},
+		{Municipio: "05001"},
 	}
 	for i, spec := range append(specs, none...) {
 		if n := len(Reference(recs, &spec)); (n == 0) != (i >= len(specs)) {
