@@ -1,6 +1,7 @@
 package site
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -24,6 +25,7 @@ var labels = map[string]string{
 	"contactName": "Nombre de contacto", "contactWhatsapp": "WhatsApp de contacto", "address": "Dirección",
 	"neighborhood": "Barrio o vereda", "latitude": "Latitud", "longitude": "Longitud", "urgency": "Urgencia",
 	"neededPeople": "Personas que necesitan la ayuda", "collectionCenterStatus": "Estado del centro de acopio",
+	"placeCode": "Municipio", "locationPrecision": "Origen de las coordenadas",
 	"publishContact": "Acepto que mi nombre y mi número de WhatsApp se publiquen en este sitio",
 	// The filters of the emergency pages' lists.
 	"type": "Tipo", "q": "Texto", "radiusKm": "Radio en kilómetros",
@@ -35,9 +37,16 @@ var enumLabels = map[string]string{
 	"acopio": "Acopio", "rescate": "Rescate", "otro": "Otro",
 	"urgent": "Urgente", "needed": "Necesaria", "stable": "Estable",
 	"full": "Lleno", "needs_volunteers": "Necesita voluntarios", "needs_resources": "Necesita recursos",
+	"gps": "GPS del teléfono", "exact": "Punto exacto",
 	"request": "Solicitud", "offer": "Ofrecimiento",
 	// A record's status (the record page says «Estado de la publicación»).
 	"open": "Vigente", "resolved": "Resuelta", "withdrawn": "Retirada por quien la publicó", "expired": "Vencida", "hidden": "Oculta mientras se revisa",
+}
+
+// formHints replace the schema's description where it speaks to apps (the coordinates name placeCode,
+// which the form's picker stands for).
+var formHints = map[string]string{
+	"latitude": "Grados decimales, p. ej. 4.5339.", "longitude": "Grados decimales, p. ej. -75.6811.",
 }
 
 var autocomplete = map[string]string{"contactName": "name", "contactWhatsapp": "tel", "address": "street-address"}
@@ -78,6 +87,7 @@ type formSpec struct {
 	texts   formTexts
 	groups  [3][]field
 	consent field
+	place   bool // the schema has placeCode: the «¿Dónde?» picker replaces it
 }
 
 func newFormSpec(typ string) (*formSpec, error) {
@@ -92,8 +102,10 @@ func newFormSpec(typ string) (*formSpec, error) {
 	s := &formSpec{typ: typ, texts: formWords[typ]}
 	for _, f := range fields {
 		switch f.Name {
-		case "type", "source", "externalId", "emergencySlug":
-			// Set by the page, not typed by the person.
+		case "type", "source", "externalId", "emergencySlug", "locationPrecision":
+			// Set by the page, not typed by the person (locationPrecision: by «Usar mi ubicación»).
+		case "placeCode":
+			s.place = true // chosen with the picker
 		case "publishContact":
 			s.consent = f
 		default:
@@ -119,13 +131,15 @@ type formView struct {
 	Consent                               input
 	Summary                               string
 	Errors                                []errorItem
+	Picker                                *placePicker
 	Result                                *schema.PublishResult
 }
 
 type groupView struct {
 	Legend string
 	Inputs []input
-	Geo    bool // the group has latitude and longitude: offer "use my location"
+	Geo    bool         // the group has latitude and longitude: offer "use my location"
+	Picker *placePicker // the «¿Dónde?» picker, in the place group
 }
 
 type input struct {
@@ -159,7 +173,7 @@ func newInput(f field) input {
 	var hint []string
 	if len(f.Enum) == 0 {
 		// An enumeration's description explains its codes; the options already name them.
-		hint = append(hint, f.Description)
+		hint = append(hint, cmp.Or(formHints[f.Name], f.Description))
 		if l := strings.Join(f.limits(func(s string) string { return s }), "; "); l != "" {
 			hint = append(hint, strings.ToUpper(l[:1])+l[1:]+".")
 		}
@@ -208,7 +222,7 @@ func (in *input) setValue(v string) {
 }
 
 // build fills the view's inputs with vals (the posted form) or, on a fresh form, the schema's defaults.
-func (fv *formView) build(s *formSpec, ems []schema.EmergencyInfo, vals url.Values, fresh bool) {
+func (fv *formView) build(s *formSpec, ems []schema.EmergencyInfo, vals url.Values, fresh bool, placesURL string) {
 	if len(ems) == 1 {
 		fv.Single = &ems[0]
 	} else {
@@ -220,7 +234,10 @@ func (fv *formView) build(s *formSpec, ems []schema.EmergencyInfo, vals url.Valu
 		in.setValue(vals.Get("emergencySlug"))
 		fv.Emergency = &in
 	}
-	legends := [3]string{s.texts.What, "Dónde", "Cómo contactarle"}
+	legends := [3]string{s.texts.What, "¿Dónde?", "Cómo contactarle"}
+	if s.place {
+		fv.Picker = newPlacePicker(vals, s.typ == schema.TypeRequest, placesURL)
+	}
 	for g, fields := range s.groups {
 		gv := groupView{Legend: legends[g]}
 		for _, f := range fields {
@@ -232,6 +249,9 @@ func (fv *formView) build(s *formSpec, ems []schema.EmergencyInfo, vals url.Valu
 			}
 			gv.Inputs = append(gv.Inputs, in)
 			gv.Geo = gv.Geo || f.Name == "longitude"
+		}
+		if gv.Geo {
+			gv.Picker = fv.Picker
 		}
 		if len(gv.Inputs) > 0 {
 			fv.Groups = append(fv.Groups, gv)
@@ -282,6 +302,9 @@ func (fv *formView) sortErrors() {
 		order[fv.Emergency.ID] = len(order) + 1
 	}
 	for _, g := range fv.Groups {
+		if g.Picker != nil {
+			order[g.Picker.Municipio.ID] = len(order) + 1
+		}
 		for _, in := range g.Inputs {
 			order[in.ID] = len(order) + 1
 		}
@@ -315,6 +338,12 @@ func (s *formSpec) body(vals url.Values, externalID string) ([]byte, error) {
 			return nil, notUTF8("emergencySlug")
 		}
 		m["emergencySlug"] = e
+	}
+	if p, ok := chosenPlace(vals); ok && s.place {
+		m["placeCode"] = p.Code
+	}
+	if lp := strings.TrimSpace(vals.Get("locationPrecision")); lp != "" && utf8.ValidString(lp) {
+		m["locationPrecision"] = lp
 	}
 	for _, fields := range s.groups {
 		for _, f := range fields {
@@ -353,17 +382,20 @@ func (s *formSpec) handle(w http.ResponseWriter, r *http.Request, v *view, actio
 	if r.Method != http.MethodPost {
 		fv.ExternalID = newExternalID()
 		// Links from an emergency's page preselect it.
-		fv.build(s, v.ems, url.Values{"emergencySlug": {r.URL.Query().Get("emergencia")}}, true)
+		fv.build(s, v.ems, url.Values{"emergencySlug": {r.URL.Query().Get("emergencia")}}, true, v.h.placesURL)
 		return fv, http.StatusOK
 	}
 	vals, status := readForm(w, r)
 	if fv.ExternalID = strings.TrimSpace(vals.Get("externalId")); fv.ExternalID == "" {
 		fv.ExternalID = newExternalID()
 	}
-	fv.build(s, v.ems, vals, false)
+	fv.build(s, v.ems, vals, false, v.h.placesURL)
 	if status != http.StatusOK {
 		fv.Summary = "No se pudo leer el formulario enviado. Vuelva a intentarlo."
 		return fv, status
+	}
+	if pickerStep(vals) {
+		return fv, http.StatusOK // the «¿Dónde?» moved a step: the same form again, nothing published
 	}
 	body, err := s.body(vals, fv.ExternalID)
 	var bad notUTF8
@@ -415,7 +447,20 @@ func (fv *formView) apply(status int, resp []byte) int {
 	_ = json.Unmarshal(resp, &eb)
 	inputs := fv.inputs()
 	for _, d := range eb.Details {
-		in := inputs[strings.TrimPrefix(d.Field, "/")]
+		name := strings.TrimPrefix(d.Field, "/")
+		if pk := fv.Picker; pk != nil && (name == "placeCode" || ((name == "latitude" || name == "longitude") && inputs[name] != nil && inputs[name].Value == "")) {
+			// No place and no coordinates, or a place not on the list: said once, at the picker.
+			m := pickerMessages.Missing
+			if name == "placeCode" {
+				m = pickerMessages.Unknown
+			}
+			if pk.Error == "" {
+				pk.Error = m
+				fv.Errors = append(fv.Errors, errorItem{Anchor: pk.Municipio.ID, Message: m})
+			}
+			continue
+		}
+		in := inputs[name]
 		if in == nil {
 			fv.Errors = append(fv.Errors, errorItem{Message: d.Message})
 			continue

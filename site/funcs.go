@@ -114,6 +114,7 @@ var errorCodes = map[string]struct {
 	"consent_required":       {400, "`publishContact` falta o no es el booleano `true`."},
 	"emergency_required":     {400, "Hay varias emergencias activas y falta `emergencySlug`; `details` lista las válidas."},
 	"unknown_emergency":      {400, "`emergencySlug` no corresponde a una emergencia activa."},
+	"unknown_place":          {400, "`placeCode` no es el código DIVIPOLA de ningún municipio ni centro poblado (lista en `/lugares.tsv`)."},
 	"no_active_emergency":    {400, "No hay ninguna emergencia activa: por ahora no se puede publicar."},
 	"unsupported_media_type": {415, "Falta la cabecera `Content-Type: application/json`."},
 	"body_too_large":         {413, "El cuerpo pasa de 64 KiB."},

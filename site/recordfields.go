@@ -34,8 +34,18 @@ var recordLines = []recordLine{
 	{Field: "collectionCenterStatus", At: "/collectionCenterStatus"},
 	{Field: "address", At: "/location/address", Literal: true},
 	{Field: "neighborhood", At: "/location/neighborhood"},
+	{Field: "placeCode", At: "/location/place", Label: "Centro poblado o vereda", Write: func(r *detailView) (detailItem, bool) {
+		return detailItem{Text: mdText(r.Town)}, r.Town != ""
+	}},
+	{Field: "municipio", At: "/location/municipio", Label: "Municipio", Write: func(r *detailView) (detailItem, bool) {
+		return detailItem{Text: mdText(r.Municipio)}, r.Municipio != ""
+	}},
 	{Field: "latitude", At: "/location/latitude", Label: "Coordenadas", Write: func(r *detailView) (detailItem, bool) {
-		return detailItem{Text: r.Coords, URL: r.MapURL, Note: " (ver en el mapa de OpenStreetMap)"}, r.MapURL != ""
+		note := " (ver en el mapa de OpenStreetMap)"
+		if r.Precision != "" {
+			note = " (" + r.Precision + "; ver en el mapa de OpenStreetMap)"
+		}
+		return detailItem{Text: r.Coords, URL: r.MapURL, Note: note}, r.MapURL != ""
 	}},
 }
 

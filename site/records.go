@@ -1,6 +1,7 @@
 package site
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -162,10 +163,13 @@ type recordView struct {
 	EmergencyTitle, EmergencyURL            string // EmergencyURL is "" when its page is gone (inactive)
 	Address, Neighborhood, Place            string
 	Coords, MapURL, Distance                string
-	Created                                 string
-	Description                             []string // its lines, without the empty ones
-	Excerpt                                 string   // its beginning, on one line
-	ContactName                             string
+	// Municipio and Town name where the record is (Town: the centro poblado, when one was given);
+	// Precision says in words how exact Coords are ("" when exact).
+	Municipio, Town, Precision string
+	Created                    string
+	Description                []string // its lines, without the empty ones
+	Excerpt                    string   // its beginning, on one line
+	ContactName                string
 }
 
 type detailView struct {
@@ -197,7 +201,12 @@ func newRecordView[C any](v *view, r *schema.HelpRecord[C], contactName string) 
 	}
 	if l := r.Location; l != nil {
 		rv.Address, rv.Neighborhood = l.Address, l.Neighborhood
-		rv.Place = strings.Join(nonEmpty(l.Address, l.Neighborhood), ", ")
+		rv.Municipio = l.Municipio
+		if len(l.PlaceCode) == 8 {
+			rv.Town = l.Place
+		}
+		rv.Place = strings.Join(nonEmpty(l.Address, l.Neighborhood, cmp.Or(rv.Town, rv.Municipio)), ", ")
+		rv.Precision = precisionWords[l.Precision]
 		if l.Latitude != nil && l.Longitude != nil {
 			lat, lon := strconv.FormatFloat(*l.Latitude, 'f', -1, 64), strconv.FormatFloat(*l.Longitude, 'f', -1, 64)
 			rv.Coords = lat + ", " + lon
@@ -217,6 +226,12 @@ func newRecordView[C any](v *view, r *schema.HelpRecord[C], contactName string) 
 		rv.Excerpt = string([]rune(rv.Excerpt)[:excerptRunes]) + "…"
 	}
 	return rv
+}
+
+// precisionWords say how exact a record's coordinates are, after them.
+var precisionWords = map[string]string{
+	schema.PrecisionPlace: "aproximadas: el punto del municipio o centro poblado, no el de la dirección",
+	schema.PrecisionGPS:   "del GPS de un teléfono",
 }
 
 func nonEmpty(ss ...string) []string {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/directaid/directaid/internal/webutil"
 	"github.com/directaid/directaid/schema"
+	"github.com/directaid/directaid/site/places"
 )
 
 // Options configures the site.
@@ -94,9 +95,11 @@ type handler struct {
 	js     string           // URL path of the form script
 	siteJS string           // URL path of the script of every page (service worker, outbox)
 	build  string           // hash of everything embedded: part of the service worker's version
-	forms  map[string]*formSpec
-	filter *filterSpec
-	cache  renderCache
+	// placesJS and placesURL are the URL paths of the «¿Dónde?» script and of the place list it reads.
+	placesJS, placesURL string
+	forms               map[string]*formSpec
+	filter              *filterSpec
+	cache               renderCache
 }
 
 // New builds the site handler.
@@ -125,6 +128,10 @@ func New(o Options) (http.Handler, error) {
 	if h.build, err = embeddedHash(); err != nil {
 		return nil, err
 	}
+	if h.placesJS, err = h.addAsset("lugares.js"); err != nil {
+		return nil, err
+	}
+	h.placesURL = h.addBytes("lugares.tsv", []byte(places.TSV()), placesType)
 	h.pages, err = texttemplate.New("").Funcs(markdownFuncs).ParseFS(files, "content/*.md", "content/*.txt")
 	if err != nil {
 		return nil, err
@@ -158,12 +165,20 @@ func (h *handler) addAsset(name string, parts ...string) (string, error) {
 		}
 		body = append(body, b...)
 	}
+	return h.addBytes(name, body, mime.TypeByExtension(path.Ext(name))), nil
+}
+
+// addBytes serves body as the asset name, under a URL that carries a hash of its content.
+func (h *handler) addBytes(name string, body []byte, contentType string) string {
 	sum := sha256.Sum256(body)
 	ext := path.Ext(name)
 	p := "/assets/" + strings.TrimSuffix(name, ext) + "." + hex.EncodeToString(sum[:5]) + ext
-	h.assets[p] = asset{body: body, contentType: mime.TypeByExtension(ext)}
-	return p, nil
+	h.assets[p] = asset{body: body, contentType: contentType}
+	return p
 }
+
+// placesType is the media type of the place list (code, name, latitude, longitude per line).
+const placesType = "text/tab-separated-values; charset=utf-8"
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.securityHeaders(w)
@@ -187,6 +202,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case serviceWorkerPath:
 		contentType, cache = "text/javascript; charset=utf-8", serviceWorkerCache
 		body, err = v.serviceWorker()
+	case schema.PlacesPath:
+		// The place list at a stable address for apps (revalidated by ETag); pages use the hashed asset.
+		body, contentType = []byte(places.TSV()), placesType
 	default:
 		a, ok := h.assets[p]
 		if !ok {

@@ -27,8 +27,12 @@
   function showErrors(summary, details) {
     $('errores-mensaje').textContent = summary;
     (details || []).forEach(function (d) {
-      var name = String(d.field || '').slice(1), el = $('f-' + name), p = $('f-' + name + '-error');
+      var name = String(d.field || '').slice(1);
+      // No place and no coordinates: said once, at the «¿Dónde?» picker.
+      if ((name === 'latitude' || name === 'longitude') && $('f-placeCode') && !form.elements[name].value.trim()) name = 'placeCode';
+      var el = $('f-' + name), p = $('f-' + name + '-error');
       var text = String(d.message || '');
+      if (el && p && el.getAttribute('data-error') && p.textContent) return;
       var li = document.createElement('li');
       if (el && p) {
         var label = el.getAttribute('data-label');
@@ -158,6 +162,7 @@
     navigator.geolocation.getCurrentPosition(function (p) {
       form.elements.latitude.value = p.coords.latitude.toFixed(5);
       form.elements.longitude.value = p.coords.longitude.toFixed(5);
+      if (form.elements.locationPrecision) form.elements.locationPrecision.value = 'gps';
       status.textContent = geo.getAttribute('data-lista');
     }, function () {
       status.textContent = geo.getAttribute('data-fallo');

@@ -1,0 +1,93 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/directaid/directaid/internal/testserver"
+)
+
+// TestBrowserPlacePicker: with JavaScript, «¿Dónde?» answers on the phone as the person types, from the
+// place list alone (no request while typing), a result fills departamento, municipio and centro poblado,
+// the selects cascade, and the request published without coordinates has the place's point, marked
+// approximate.
+func TestBrowserPlacePicker(t *testing.T) {
+	if _, err := exec.LookPath(chromiumBin); err != nil {
+		if os.Getenv("DIRECTAID_REQUIRE_CHROMIUM") == "1" {
+			t.Fatalf("DIRECTAID_REQUIRE_CHROMIUM=1 but %s is missing: %v", chromiumBin, err)
+		}
+		t.Skipf("%s is not installed (apt-get install chromium): %v", chromiumBin, err)
+	}
+	artifacts, err := filepath.Abs(filepath.Join("..", "test-artifacts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := testserver.Start(t, testserver.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p := &phone{ctx: startPhone(ctx, t), s: s, artifacts: artifacts}
+	p.watchConsole(t)
+
+	p.open(t, "/pedir")
+	defer func() {
+		for _, m := range p.consoleErrors() {
+			t.Errorf("browser console: %s", m)
+		}
+	}()
+	run(p.ctx, t, "place list loaded", chromedp.Poll[bool](`document.getElementById('lugar').classList.contains('al-instante')`,
+		chromedp.WithPollingTimeout(15*time.Second)))
+	if run(p.ctx, t, "steps hidden", chromedp.Evaluate[int](`Array.from(document.querySelectorAll('#lugar .paso')).filter(b => b.offsetParent).length`)) != 0 {
+		t.Errorf("the no-JavaScript step buttons show beside the instant picker")
+	}
+	// Typed without accents, answered on the phone.
+	p.do(t, "type a place", chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), "san jose del guaviare"))
+	first := run(p.ctx, t, "first result", chromedp.Evaluate[string](`(document.querySelector('#lugar-resultados button') || {}).textContent || ''`))
+	if first != "San José del Guaviare (Guaviare)" {
+		t.Errorf("first result for «san jose del guaviare»: %q", first)
+	}
+	p.screenshot(t, "pedir-lugar-busqueda")
+	// «armenia» offers both municipios Armenia first; the Quindío one is chosen.
+	p.do(t, "clear", chromedp.Evaluate[chromedp.Void](`document.getElementById('f-lugar-buscar').value = ''`))
+	p.do(t, "type armenia", chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), "armenia"))
+	results := run(p.ctx, t, "results", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#lugar-resultados button')).map(b => b.textContent)`))
+	if len(results) < 2 || !strings.HasPrefix(strings.Join(results[:2], "|"), "Armenia (") || !strings.Contains(strings.Join(results[:2], "|"), "Armenia (Quindío)") {
+		t.Fatalf("results for «armenia»: %v", results)
+	}
+	p.do(t, "choose Armenia (Quindío)", chromedp.Evaluate[chromedp.Void](
+		`Array.from(document.querySelectorAll('#lugar-resultados button')).find(b => b.textContent === 'Armenia (Quindío)').click()`))
+	got := run(p.ctx, t, "selects", chromedp.Evaluate[[]string](
+		`['f-lugar-departamento','f-placeCode','f-lugar-centro'].map(id => document.getElementById(id).value).concat([document.getElementById('lugar-elegido').textContent])`))
+	if strings.Join(got, "|") != "63|63001||Lugar: Armenia (Quindío)" {
+		t.Errorf("after choosing Armenia (Quindío): %v", got)
+	}
+	// The cascade: a centro poblado of the chosen municipio.
+	n := run(p.ctx, t, "centros poblados", chromedp.Evaluate[int](`document.getElementById('f-lugar-centro').options.length`))
+	if n < 3 {
+		t.Errorf("Armenia offers %d centro poblado options", n)
+	}
+	p.do(t, "choose El Caimo", chromedp.SetValue(chromedp.ID("f-lugar-centro"), "63001001"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('f-lugar-centro').dispatchEvent(new Event('change'))`))
+	if got := p.text(t, "lugar-elegido"); got != "Lugar: El Caimo, Armenia (Quindío)" {
+		t.Errorf("chosen place: %q", got)
+	}
+
+	p.fill(t, map[string]string{
+		"f-emergencySlug": "eje-cafetero", "f-title": "Agua para la vereda", "f-category": "alimentos",
+		"f-address": "Finca La Esperanza", "f-contactName": "Ana", "f-contactWhatsapp": "3001234567",
+	})
+	id := p.publishes(t, "pedir-lugar", "Listo: su solicitud quedó publicada.", "request")
+	d := p.detail(t, id)
+	if l := d.Location; l == nil || l.PlaceCode != "63001001" || l.Precision != "place" || l.Municipio != "Armenia (Quindío)" || l.Latitude == nil {
+		t.Errorf("the record's location: %+v", l)
+	}
+}

@@ -1,0 +1,158 @@
+// «¿Dónde?» on the phone: DANE's list of municipios and centros poblados (fetched once from a
+// content-hashed URL, then from the browser's cache) fills the municipio and centro poblado choices and
+// answers the name search as it is typed, with no network service. Without this script the same picker
+// works with submit steps. The API gets placeCode; the picker's own fields are never sent.
+(function () {
+  'use strict';
+  var box = document.getElementById('lugar');
+  if (!box || !window.fetch || !''.normalize) return;
+  var form = box.closest('form');
+  var dep = document.getElementById('f-lugar-departamento'), mun = document.getElementById('f-placeCode');
+  var cen = document.getElementById('f-lugar-centro'), q = document.getElementById('f-lugar-buscar');
+  var out = document.getElementById('lugar-resultados'), shown = document.getElementById('lugar-elegido');
+  var code = document.createElement('input');
+  code.type = 'hidden';
+  code.name = 'placeCode';
+  form.appendChild(code);
+  [dep, mun, cen, q].forEach(function (el) { el.removeAttribute('name'); });
+  var steps = box.querySelectorAll('.paso'), buttons = box.querySelectorAll('button[name]');
+  var loaded = false;
+  // Steps and search results are buttons named for the server: form.js must not send them to the API.
+  var named = Array.prototype.map.call(buttons, function (b) { var n = b.name; b.removeAttribute('name'); return n; });
+  var all = [], byCode = {};
+
+  function fold(s) {
+    return s.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+  }
+  function label(p) {
+    if (p.c.length === 5) return p.n + ' (' + byCode[p.c.slice(0, 2)].n + ')';
+    return p.n + ', ' + byCode[p.c.slice(0, 5)].n + ' (' + byCode[p.c.slice(0, 2)].n + ')';
+  }
+  function children(parent, len) {
+    return all.filter(function (p) { return p.c.length === len && p.c.lastIndexOf(parent, 0) === 0; })
+      .sort(function (a, b) { return a.k < b.k ? -1 : a.k > b.k ? 1 : 0; });
+  }
+  function fill(select, list, first) {
+    select.textContent = '';
+    select.appendChild(new Option(first, ''));
+    (list || []).forEach(function (p) { select.appendChild(new Option(p.n, p.c)); });
+  }
+  // The place the form sends: the centro poblado if one is chosen, else the municipio.
+  function update() {
+    code.value = cen.value || mun.value;
+    var p = byCode[code.value];
+    shown.hidden = !p;
+    shown.textContent = '';
+    if (p) {
+      shown.appendChild(document.createTextNode('Lugar: '));
+      var b = document.createElement('strong');
+      b.textContent = label(p);
+      shown.appendChild(b);
+    }
+  }
+  function choose(c) {
+    dep.value = c.slice(0, 2);
+    fill(mun, children(dep.value, 5), 'Elija el municipio');
+    mun.value = c.slice(0, 5);
+    fill(cen, children(mun.value, 8), 'La cabecera municipal, o no sé');
+    cen.value = c.length === 8 ? c : '';
+    update();
+  }
+  // The ranking of site/places.Search: the name itself, then names that start with the words, then
+  // places whose name, municipio and departamento hold every word; municipios before centros poblados.
+  function search(text) {
+    var words = fold(text).split(' ').filter(Boolean), full = words.join(' ');
+    if (!full) return [];
+    var hits = [];
+    all.forEach(function (p) {
+      if (p.c.length === 2) return;
+      var rank = -1;
+      if (p.k === full) rank = 0;
+      else if (p.k.lastIndexOf(full, 0) === 0) rank = 2;
+      else {
+        var ctx = ' ' + p.k + ' ' + byCode[p.c.slice(0, 2)].k + (p.c.length === 8 ? ' ' + byCode[p.c.slice(0, 5)].k : '');
+        if (words.every(function (w) { return ctx.indexOf(' ' + w) >= 0; })) rank = 4;
+      }
+      if (rank >= 0) hits.push({ p: p, r: rank + (p.c.length === 8 ? 1 : 0) });
+    });
+    hits.sort(function (a, b) { return a.r - b.r || (a.p.k < b.p.k ? -1 : a.p.k > b.p.k ? 1 : 0); });
+    return hits.slice(0, 12).map(function (h) { return h.p; });
+  }
+  function showResults() {
+    out.textContent = '';
+    if (!fold(q.value)) { out.hidden = true; return; }
+    var found = search(q.value);
+    out.hidden = false;
+    if (!found.length) {
+      var none = document.createElement('p');
+      none.textContent = box.getAttribute('data-sin-resultados');
+      out.appendChild(none);
+      return;
+    }
+    var ul = document.createElement('ul');
+    found.forEach(function (p) {
+      var li = document.createElement('li'), b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'enlace';
+      b.textContent = label(p);
+      b.addEventListener('click', function () {
+        choose(p.c);
+        out.hidden = true;
+        q.value = '';
+        mun.focus();
+      });
+      li.appendChild(b);
+      ul.appendChild(li);
+    });
+    out.appendChild(ul);
+  }
+
+  q.addEventListener('keydown', function (ev) {
+    if (ev.key === 'Enter') { ev.preventDefault(); showResults(); } // search, do not publish
+  });
+  update();
+  fetch(box.getAttribute('data-lugares')).then(function (res) {
+    if (!res.ok) throw new Error(res.status);
+    return res.text();
+  }).then(function (tsv) {
+    tsv.split('\n').forEach(function (line) {
+      var f = line.split('\t');
+      if (f.length < 4) return;
+      var p = { c: f[0], n: f[1], k: fold(f[1]) };
+      all.push(p);
+      byCode[p.c] = p;
+    });
+    loaded = true;
+    Array.prototype.forEach.call(steps, function (b) { b.hidden = true; });
+    box.classList.add('al-instante');
+    dep.addEventListener('change', function () {
+      fill(mun, dep.value ? children(dep.value, 5) : null, dep.value ? 'Elija el municipio' : 'Elija primero el departamento');
+      fill(cen, null, 'Elija primero el municipio');
+      update();
+    });
+    mun.addEventListener('change', function () {
+      fill(cen, mun.value ? children(mun.value, 8) : null, mun.value ? 'La cabecera municipal, o no sé' : 'Elija primero el municipio');
+      update();
+    });
+    cen.addEventListener('change', update);
+    q.addEventListener('input', showResults);
+    if (code.value) choose(code.value);
+    if (q.value) showResults();
+  }).catch(function () { /* no list yet: the steps go to the server (below) */ });
+  // Until the list is here, a step is the server's, as without JavaScript: a plain submission of the
+  // form (form.js would send it to the API), with the picker's fields named again.
+  Array.prototype.forEach.call(buttons, function (b, i) {
+    b.addEventListener('click', function (ev) {
+      ev.preventDefault();
+      if (loaded && named[i] === 'lugar-elegir') { choose(b.value); return; }
+      [dep, mun, cen, q].forEach(function (el) { el.name = el === mun ? 'lugar-municipio' : el.id.slice(2); });
+      code.name = '';
+      var step = document.createElement('input');
+      step.type = 'hidden';
+      step.name = named[i];
+      step.value = b.value;
+      form.appendChild(step);
+      form.submit();
+    });
+  });
+})();
