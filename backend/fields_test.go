@@ -233,6 +233,14 @@ func TestEveryFieldInEveryView(t *testing.T) {
 				b.render(t)
 			case "/createdAt", "/updatedAt":
 				a, b = rendered(request, fieldsBase, ""), rendered(request, fieldsBase.Add(26*time.Hour+7*time.Minute), "")
+			case "/location/precision":
+				a, b = rendered(request, fieldsBase, ""), rendered(withMember(request, "locationPrecision", "gps"), fieldsBase, "")
+			case "/location/placeCode", "/location/place":
+				// Set from placeCode: two centros poblados of one municipio.
+				a, b = rendered(withMember(request, "placeCode", "63001001"), fieldsBase, ""), rendered(withMember(request, "placeCode", "63001002"), fieldsBase, "")
+			case "/location/municipioCode", "/location/municipio":
+				// Set from placeCode, or from the coordinates (the nearest listed place) without one.
+				a, b = rendered(request, fieldsBase, ""), rendered(withMember(request, "placeCode", "63130"), fieldsBase, "")
 			case "/location/distanceKm":
 				a, b = rendered(request, fieldsBase, "&latitude=4.53&longitude=-75.68"), rendered(request, fieldsBase, "&latitude=4.54&longitude=-75.69")
 			default:
@@ -266,4 +274,11 @@ func TestEveryFieldInEveryView(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withMember is pub with one more member.
+func withMember(pub map[string]any, name string, v any) map[string]any {
+	out := maps.Clone(pub)
+	out[name] = v
+	return out
 }
