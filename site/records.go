@@ -203,7 +203,7 @@ func newRecordView[C any](v *view, r *schema.HelpRecord[C], contactName string) 
 		rv.Address, rv.Neighborhood = l.Address, l.Neighborhood
 		rv.Municipio = l.Municipio
 		if len(l.PlaceCode) == 8 {
-			rv.Town = l.Place
+			rv.Town = l.PlaceName
 		}
 		rv.Place = strings.Join(nonEmpty(l.Address, l.Neighborhood, cmp.Or(rv.Town, rv.Municipio)), ", ")
 		rv.Precision = precisionWords[l.Precision]
