@@ -73,6 +73,8 @@ func exampleDiscovery() Discovery {
 var ErrorExamples = map[string]ErrorBody{
 	"400": {Code: CodeInvalidBody, Error: "Datos inválidos: «latitude» debe ser menor o igual que 13.6.",
 		Details: []FieldError{{Field: "/latitude", Message: "«latitude» debe ser menor o igual que 13.6"}}},
+	"403": {Code: CodeForbidden, Error: "El código para gestionar esta publicación no es válido. Use el enlace o el código que recibió al publicarla."},
+	"409": {Code: CodeInvalidTransition, Error: "La publicación está retirada: no admite la acción reopen."},
 	"404": {Code: "not_found", Error: "No existe ningún registro con id \"" + exampleID + "\"."},
 	"410": {Code: "gone", Error: "El registro \"" + exampleID + "\" fue retirado por quien lo publicó."},
 	"405": {Code: "method_not_allowed", Error: "Método no permitido en esta ruta."},
@@ -100,6 +102,12 @@ var OperationExamples = map[string]OperationExample{
 			Value: ReportInput{Reason: "fraud", Note: "Piden una consignación antes de entregar la ayuda."}}},
 		Responses: map[string][]Example{"202": {{Name: "registrado", Value: ReportResult{OK: true, ID: exampleID, Reason: "fraud",
 			Message: "Gracias: el reporte quedó registrado y lo revisará el equipo de moderación."}}}},
+	},
+	"actOnHelp": {
+		Request: []Example{{Name: "resolver", Summary: "Marcar como resuelta (sin Authorization: Bearer <manageToken> responde 403)", Status: "403",
+			Value: ActionRequest{Action: ActionResolve}}},
+		Responses: map[string][]Example{"200": {{Name: "resuelta", Value: ActionResult{OK: true, ID: exampleID, Action: ActionResolve, Changed: true,
+			Status: "resolved", UpdatedAt: exampleTime, PublicURL: "https://ayuda.example.org" + RecordPathPrefix + exampleID}}}},
 	},
 	"getHelp": {Responses: map[string][]Example{
 		"200": {{Name: "descubrimiento", Summary: "Sin view: el documento de descubrimiento", Value: exampleDiscovery()}},
