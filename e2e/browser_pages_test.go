@@ -1,0 +1,184 @@
+package e2e
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/site/places"
+)
+
+// axeCore is the accessibility engine the test runs in each page (npm, pinned).
+const axeCore = "axe-core@4.10.3"
+
+// installAxe installs axeCore with npm into a temporary directory and returns its axe.min.js. Without npm
+// the test is skipped, unless DIRECTAID_REQUIRE_NPX is set (CI).
+func installAxe(t *testing.T) string {
+	t.Helper()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		if os.Getenv("DIRECTAID_REQUIRE_NPX") != "" {
+			t.Fatal("npm not found, and DIRECTAID_REQUIRE_NPX is set: install Node 20 (see .ci/run)")
+		}
+		t.Skip("npm not found: install Node 20 to run " + axeCore)
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, npm, "install", "--prefix", dir, "--no-audit", "--no-fund", "--no-save", axeCore).CombinedOutput()
+	if err != nil {
+		t.Fatalf("npm install %s: %v\n%s", axeCore, err, out)
+	}
+	js, err := os.ReadFile(filepath.Join(dir, "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(js)
+}
+
+// TestBrowserEveryPage: every page a person can meet — home, the forms (fresh and with their errors), an
+// emergency's page, a record's page, the integration guide, the privacy page, 404 and the 429 page — at
+// 390×844 and 1280×800, with and without JavaScript: a screenshot of each (test-artifacts/pages/), no
+// sideways scroll, and axe-core in the page finds no serious or critical violation.
+func TestBrowserEveryPage(t *testing.T) {
+	if _, err := exec.LookPath(chromiumBin); err != nil {
+		if os.Getenv("DIRECTAID_REQUIRE_CHROMIUM") == "1" {
+			t.Fatalf("DIRECTAID_REQUIRE_CHROMIUM=1 but %s is missing: %v", chromiumBin, err)
+		}
+		t.Skipf("%s is not installed: %v", chromiumBin, err)
+	}
+	axe := installAxe(t)
+	artifacts, err := filepath.Abs(filepath.Join("..", "test-artifacts", "pages"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte(places.TSV()))
+	_ = zw.Close()
+	t.Logf("place list: %d places, %d bytes (%d gzipped), kept once by the service worker",
+		strings.Count(places.TSV(), "\n"), len(places.TSV()), gz.Len())
+
+	// Each record page read spends the detail limit: 4 reads of the record's page, then the 429 page.
+	const detailLimit = 6
+	s := testserver.Start(t, testserver.Options{DetailEvents: detailLimit})
+	var id string
+	for range 3 {
+		_, res := publish(t, s, validRequest())
+		id = res["id"].(string)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	p := &phone{ctx: startPhone(ctx, t), s: s, artifacts: artifacts}
+	p.watchConsole(t)
+	// Record pages are cacheable: without this the 429 case would be the browser's copy of the record.
+	if _, err := chromedp.Call(p.ctx, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(p.ctx, network.SetBypassServiceWorker, network.SetBypassServiceWorkerParams{Bypass: true}); err != nil {
+		t.Fatal(err)
+	}
+
+	type pg struct {
+		name, path string
+		ready      string // a selector visible once the page is what it should be
+		act        func(t *testing.T)
+	}
+	submitEmpty := func(t *testing.T) {
+		p.do(t, "submit empty", chromedp.Click(chromedp.ID("enviar"), chromedp.NodeVisible))
+		p.do(t, "errors", chromedp.WaitVisible(chromedp.ID("errores")))
+	}
+	pages := []pg{
+		{"home", "/", "main h1", nil},
+		{"pedir", "/pedir", "#enviar", nil},
+		{"pedir-errores", "/pedir", "#enviar", submitEmpty},
+		{"ofrecer", "/ofrecer", "#enviar", nil},
+		{"emergencia", "/emergencias/eje-cafetero", "#filtro", nil},
+		{"registro", "/ayudas/" + id, `main a[href^="https://wa.me/"]`, nil},
+		{"integraciones", "/integraciones", "main h1", nil},
+		{"privacidad", "/privacidad", "main h1", nil},
+		{"404", "/no-existe", "main h1", nil},
+		{"429", "/ayudas/" + id, "main h1", nil},
+	}
+	sizes := []struct{ w, h int64 }{{phoneWidth, phoneHeight}, {1280, 800}}
+	for _, page := range pages {
+		if page.name == "429" {
+			// Spend what is left of the detail limit, as many neighbours behind one IP would.
+			for i := 0; ; i++ {
+				resp, _ := s.Do("GET", "/ayudas/"+id, nil)
+				if resp.StatusCode == 429 {
+					break
+				}
+				if i > 2*detailLimit {
+					t.Fatalf("GET /ayudas/%s never reached the limit of %d (last %d)", id, detailLimit, resp.StatusCode)
+				}
+			}
+		}
+		for _, size := range sizes {
+			for _, js := range []bool{true, false} {
+				name := fmt.Sprintf("%s-%dx%d-%s", page.name, size.w, size.h, map[bool]string{true: "js", false: "nojs"}[js])
+				t.Run(name, func(t *testing.T) {
+					opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(1)}
+					if size.w == phoneWidth {
+						opts = []chromedp.EmulateViewportOption{chromedp.EmulateScale(phoneScale), chromedp.EmulateMobile, chromedp.EmulatePortrait}
+					}
+					p.do(t, "viewport", chromedp.EmulateViewport(size.w, size.h, opts...))
+					setScripts(t, p.ctx, js)
+					p.do(t, "open "+page.path, chromedp.Navigate(s.URL+page.path), chromedp.WaitVisible(chromedp.CSS(page.ready)))
+					if page.act != nil {
+						page.act(t)
+					}
+					if page.name == "429" {
+						if h1 := run(p.ctx, t, "h1", chromedp.Text(chromedp.CSS("main h1"))); !strings.Contains(h1, "consultas") {
+							t.Errorf("the 429 page's title: %q", h1)
+						}
+					}
+					w := run(p.ctx, t, "page width", chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, window.innerWidth]`))
+					if len(w) != 2 || w[0] > w[1] {
+						t.Errorf("content %v CSS px wide in a %v px window (scrolls sideways)", w[0], w[1])
+					}
+					p.screenshot(t, name)
+					// axe runs in the page's DOM as it is; scripts come back only for it (the page's own
+					// deferred scripts do not run again).
+					setScripts(t, p.ctx, true)
+					run(p.ctx, t, "load axe", chromedp.Evaluate[chromedp.Void](axe))
+					found := run(p.ctx, t, "axe", chromedp.Evaluate[[]string](`axe.run(document, {resultTypes: ['violations']}).then(r =>
+						r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical').map(v =>
+							v.impact + ' ' + v.id + ': ' + v.help + ' — ' + v.nodes.slice(0, 3).map(n => n.target.join(' ') + ' ' + n.failureSummary).join(' | ')))`,
+						chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
+					for _, v := range found {
+						t.Errorf("axe: %s", v)
+					}
+				})
+			}
+		}
+	}
+	setScripts(t, p.ctx, true)
+	for _, m := range p.consoleErrors() {
+		if !strings.Contains(m, "429") && !strings.Contains(m, "404") && !strings.Contains(m, "400") {
+			t.Errorf("browser console: %s", m)
+		}
+	}
+}
+
+func setScripts(t *testing.T, ctx context.Context, on bool) {
+	t.Helper()
+	if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: !on}); err != nil {
+		t.Fatalf("scripts %v: %v", on, err)
+	}
+}
