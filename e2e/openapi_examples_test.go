@@ -35,23 +35,25 @@ func TestOpenAPIExamplesWork(t *testing.T) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
+	// Paths with {id} are sent about a record of this server's own.
+	_, rec := publish(t, s, validRequest())
+	id, _ := rec["id"].(string)
 	sent := 0
 	for path, item := range doc.Paths {
 		for method, op := range item {
 			if op.RequestBody == nil {
 				continue
 			}
-			if strings.Contains(path, "{") {
-				// A path with a parameter names a record that this fresh server does not have.
-				t.Logf("%s %s: not sent (path parameter)", strings.ToUpper(method), path)
-				continue
+			target := strings.ReplaceAll(path, "{id}", id)
+			if strings.Contains(target, "{") {
+				t.Fatalf("%s %s: a path parameter this test cannot fill", strings.ToUpper(method), path)
 			}
 			for name, ex := range op.RequestBody.Content["application/json"].Examples {
 				want, err := strconv.Atoi(ex.Status)
 				if err != nil {
 					t.Fatalf("%s %q: x-status %q", op.OperationID, name, ex.Status)
 				}
-				resp, body := call(t, s, strings.ToUpper(method), path, ex.Value,
+				resp, body := call(t, s, strings.ToUpper(method), target, ex.Value,
 					"Content-Type", "application/json", "Accept", "application/json, text/event-stream")
 				if resp.StatusCode != want {
 					t.Errorf("%s example %q: %d, the document says %d\n%s\n%v", op.OperationID, name, resp.StatusCode, want, ex.Value, body)
