@@ -39,6 +39,20 @@ func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 			}
 			return d, err
 		},
+		Act: func(ctx context.Context, base, id, token, action string) (int, []byte) {
+			res, err := svc.Act(ctx, base, id, token, action)
+			var v any = res
+			status := http.StatusOK
+			if err != nil {
+				p := AsProblem(err)
+				status, v = p.Status, &p.Body
+			}
+			b, err := json.Marshal(v)
+			if err != nil {
+				return http.StatusInternalServerError, []byte(`{"error":"Error interno.","code":"internal_error"}`)
+			}
+			return status, b
+		},
 		Publish: func(ctx context.Context, body []byte) (int, []byte) {
 			start := time.Now()
 			base, _ := ctx.Value(baseURLKey{}).(string)

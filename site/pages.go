@@ -28,6 +28,8 @@ type page struct {
 	list   *listView
 	filter *filterView
 	err    *errorInfo // on an error page
+	manage bool       // the publisher's manage page
+	mv     *manageView
 }
 
 // dynamic tells whether the page shows data read from the store, which the render cache must not keep.
@@ -40,6 +42,7 @@ var staticPages = []page{
 	{Path: "/ofrecer", tmpl: "ofrecer.md", form: schema.TypeOffer},
 	{Path: "/integraciones", tmpl: "integraciones.md"},
 	{Path: "/privacidad", tmpl: "privacidad.md"},
+	{Path: managePath, tmpl: "gestionar.md", manage: true},
 }
 
 var (
@@ -211,6 +214,8 @@ type layoutData struct {
 	Before, After htmltemplate.HTML
 	Form          *formView
 	Filter        *filterView
+	Manage        *manageView
+	ManageJS      string
 	CSS, JS       string
 	SiteJS        string // the script of every page
 	PlacesJS      string
@@ -231,7 +236,13 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 	pg, found := v.lookup(p)
 	if !found {
 		pg = notFoundPage // 404 for every method: 405 would say the path exists
-	} else if !allowMethods(w, r, !twin && pg.form != "" && h.o.Publish != nil) {
+	} else if !allowMethods(w, r, !twin && ((pg.form != "" && h.o.Publish != nil) || (pg.manage && h.o.Act != nil))) {
+		return
+	}
+	if pg.manage && !asMarkdown {
+		var status int
+		pg.mv, status = h.manage(r)
+		h.writePage(w, r, v, pg, status, formCache, false)
 		return
 	}
 	status, cache := http.StatusNotFound, pageCache
@@ -319,14 +330,14 @@ func (v *view) load(r *http.Request, pg *page) (int, string, error) {
 // htmlPage renders a page's Markdown inside the layout, with its form when it has one.
 func (h *handler) htmlPage(d *doc, pg page, v *view, form *formView) ([]byte, error) {
 	before, after := d.html, []byte(nil)
-	if i := bytes.Index(d.html, []byte("<h2")); i >= 0 && form != nil {
+	if i := bytes.Index(d.html, []byte("<h2")); i >= 0 && (form != nil || pg.mv != nil) {
 		before, after = d.html[:i], d.html[i:]
 	}
 	heading := []byte("<h2>" + html.EscapeString(listHeading) + "</h2>\n")
 	if i := bytes.Index(d.html, heading); i >= 0 && pg.filter != nil {
 		before, after = d.html[:i+len(heading)], d.html[i+len(heading):]
 	}
-	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, Filter: pg.filter, CSS: h.css, JS: h.js, SiteJS: h.siteJS, PlacesJS: h.placesJS,
+	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, Filter: pg.filter, Manage: pg.mv, ManageJS: h.manageJS, CSS: h.css, JS: h.js, SiteJS: h.siteJS, PlacesJS: h.placesJS,
 		Before: htmltemplate.HTML(before), After: htmltemplate.HTML(after)} // goldmark escaped both; raw HTML is off
 	if pg.Path != "" {
 		ld.Canonical, ld.Twin = v.base+pg.Path, twinPath(pg.Path)

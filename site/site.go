@@ -41,6 +41,9 @@ type Options struct {
 	// Publish publishes a JSON body through the same service as POST /api/public/v1/help and returns its
 	// HTTP status and JSON body; it serves the forms when JavaScript is off. Nil disables form POSTs.
 	Publish func(ctx context.Context, body []byte) (status int, resp []byte)
+	// Act applies a publisher's action through the same service as POST help/{id}/actions and returns
+	// its HTTP status and JSON body; it serves /gestionar when JavaScript is off. Nil disables that POST.
+	Act func(ctx context.Context, base, id, token, action string) (status int, resp []byte)
 	// Contact, optional, tells people how to reach the operator (e.g. to ask for a removal); the privacy
 	// page shows it as written.
 	Contact string
@@ -86,15 +89,16 @@ type asset struct {
 }
 
 type handler struct {
-	o      Options
-	md     goldmark.Markdown
-	pages  *texttemplate.Template
-	layout *htmltemplate.Template
-	assets map[string]asset // by URL path
-	css    string           // URL path of the stylesheet
-	js     string           // URL path of the form script
-	siteJS string           // URL path of the script of every page (service worker, outbox)
-	build  string           // hash of everything embedded: part of the service worker's version
+	o        Options
+	md       goldmark.Markdown
+	pages    *texttemplate.Template
+	layout   *htmltemplate.Template
+	assets   map[string]asset // by URL path
+	css      string           // URL path of the stylesheet
+	js       string           // URL path of the form script
+	siteJS   string           // URL path of the script of every page (service worker, outbox)
+	manageJS string           // URL path of the script of /gestionar
+	build    string           // hash of everything embedded: part of the service worker's version
 	// placesJS and placesURL are the URL paths of the «¿Dónde?» script and of the place list it reads.
 	placesJS, placesURL string
 	forms               map[string]*formSpec
@@ -123,6 +127,9 @@ func New(o Options) (http.Handler, error) {
 		return nil, err
 	}
 	if h.siteJS, err = h.addAsset("site.js", "outbox.js", "site.js"); err != nil {
+		return nil, err
+	}
+	if h.manageJS, err = h.addAsset("gestionar.js"); err != nil {
 		return nil, err
 	}
 	if h.build, err = embeddedHash(); err != nil {

@@ -43,7 +43,7 @@ func TestCrawl(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := newSite(t, Options{Emergencies: emergencies(ems...), RateLimitEvents: 60, RateLimitWindow: time.Minute})
 			res := sitetest.Check(t, c, testBase)
-			wantPages := []string{testBase + "/", testBase + "/integraciones", testBase + "/ofrecer", testBase + "/pedir", testBase + "/privacidad"}
+			wantPages := []string{testBase + "/", testBase + "/gestionar", testBase + "/integraciones", testBase + "/ofrecer", testBase + "/pedir", testBase + "/privacidad"}
 			for _, e := range ems {
 				wantPages = append(wantPages, testBase+"/emergencias/"+e.Slug)
 			}

@@ -1,0 +1,59 @@
+package e2e
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
+)
+
+// TestGestionar: the manage page without JavaScript acts through the same service as the API; a wrong
+// token gets a Spanish error page and changes nothing; the token never reaches a log line.
+func TestGestionar(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	_, pub := publish(t, s, validRequest())
+	id, token := pub["id"].(string), pub["manageToken"].(string)
+	if id == "" || token == "" {
+		t.Fatalf("201: %v", pub)
+	}
+	status := func() any {
+		_, d := call(t, s, "GET", schema.HelpPath+"?view=detail&id="+id, nil)
+		return d["status"]
+	}
+	post := func(tok, action string) (int, string) {
+		v := url.Values{"id": {id}, "token": {tok}, "action": {action}}
+		resp, body := s.Do("POST", "/gestionar", []byte(v.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+		return resp.StatusCode, string(body)
+	}
+	code, page := post(token+"x", schema.ActionResolve)
+	if code != 403 || !strings.Contains(page, "El código para gestionar esta publicación no es válido") {
+		t.Fatalf("wrong token: %d\n%.3000s", code, page)
+	}
+	if st := status(); st != "open" {
+		t.Fatalf("a wrong token changed the status to %v", st)
+	}
+	code, page = post(token, schema.ActionResolve)
+	if code != 200 || !strings.Contains(page, "quedó marcada como resuelta") {
+		t.Fatalf("resolve: %d\n%.3000s", code, page)
+	}
+	if st := status(); st != "resolved" {
+		t.Fatalf("after resolve: status %v", st)
+	}
+	if code, page = post(token, "borrar"); code != 400 || !strings.Contains(page, "Acción desconocida") {
+		t.Fatalf("unknown action: %d\n%.3000s", code, page)
+	}
+	for _, p := range []string{"/gestionar", "/gestionar.md"} {
+		if resp, body := s.Do("GET", p, nil); resp.StatusCode != 200 || !strings.Contains(string(body), "Gestionar su publicación") {
+			t.Fatalf("GET %s: %d", p, resp.StatusCode)
+		}
+	}
+	if _, llms := s.Do("GET", "/llms.txt", nil); !strings.Contains(string(llms), "/gestionar.md") {
+		t.Fatalf("llms.txt does not list /gestionar.md:\n%s", llms)
+	}
+	s.Stop()
+	if strings.Contains(s.Log()+s.Output(), token) {
+		t.Fatal("the manage token reached a log line")
+	}
+}

@@ -1,0 +1,56 @@
+// /gestionar with JavaScript: the id and token come from the URL fragment (never sent to the server),
+// and each action is a POST to the API with the token in the Authorization header.
+(function () {
+  "use strict";
+  var form = document.getElementById("gestion-formulario");
+  if (!form || !window.fetch) return;
+  var idIn = document.getElementById("g-id"), tokIn = document.getElementById("g-token");
+  var okBox = document.getElementById("gestion-resultado"), okText = document.getElementById("gestion-hecho");
+  var errBox = document.getElementById("gestion-errores"), errText = document.getElementById("gestion-error");
+  var info = document.getElementById("gestion-publicacion");
+  var api = "/api/public/v1/help";
+  var frag = new URLSearchParams(location.hash.slice(1));
+  if (frag.get("id")) idIn.value = frag.get("id");
+  if (frag.get("token")) tokIn.value = frag.get("token");
+
+  function show(ok, text) {
+    okBox.hidden = !ok; errBox.hidden = ok;
+    (ok ? okText : errText).textContent = text;
+    (ok ? okBox : errBox).focus();
+  }
+  function describe() {
+    var id = idIn.value.trim();
+    if (!id) return;
+    fetch(api + "?view=detail&id=" + encodeURIComponent(id), { headers: { Accept: "application/json" } })
+      .then(function (r) {
+        if (r.status === 410 || r.status === 404) { info.textContent = form.dataset.noExiste; info.hidden = false; return null; }
+        return r.ok ? r.json() : null;
+      })
+      .then(function (d) {
+        if (!d) return;
+        var w = { open: "vigente", resolved: "resuelta", withdrawn: "retirada", expired: "vencida", hidden: "oculta mientras se revisa" };
+        info.textContent = (d.title || "") + " — " + form.dataset.estado + " " + (w[d.status] || d.status || "");
+        info.hidden = false;
+      })
+      .catch(function () {});
+  }
+  describe();
+
+  form.addEventListener("submit", function (ev) {
+    var btn = ev.submitter;
+    if (!btn || !btn.value) return;
+    ev.preventDefault();
+    if (btn.value === "withdraw" && !window.confirm(form.dataset.confirmar)) return;
+    var id = idIn.value.trim();
+    fetch(api + "/" + encodeURIComponent(id) + "/actions", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json", Authorization: "Bearer " + tokIn.value.trim() },
+      body: JSON.stringify({ action: btn.value })
+    }).then(function (r) {
+      return r.json().then(function (b) {
+        if (r.ok) { show(true, btn.textContent + ": listo."); describe(); }
+        else show(false, b.error || form.dataset.red);
+      });
+    }).catch(function () { show(false, form.dataset.red); });
+  });
+})();

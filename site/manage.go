@@ -1,0 +1,70 @@
+package site
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/directaid/directaid/schema"
+)
+
+// managePath is the page where a publisher acts on a record with its manage token (schema.ManageURL).
+const managePath = "/gestionar"
+
+// manageView is what the manage form sees: the fields as typed (never the token back in a URL) and
+// the outcome of the last POST.
+type manageView struct {
+	ID, Token string
+	Buttons   []manageButton
+	Done      string // the outcome of an action that succeeded
+	Error     string // why an action was refused
+}
+
+type manageButton struct{ Action, Label string }
+
+var manageButtons = []manageButton{{schema.ActionResolve, "Marcar como resuelta"}, {schema.ActionReopen, "Reabrir"},
+	{schema.ActionRenew, "Renovar"}, {schema.ActionWithdraw, "Retirar (borra mi nombre y teléfono)"}}
+
+var actionDone = map[string]string{
+	schema.ActionResolve: "Listo: la publicación quedó marcada como resuelta.", schema.ActionReopen: "Listo: la publicación quedó abierta de nuevo.",
+	schema.ActionRenew: "Listo: la publicación quedó renovada.", schema.ActionWithdraw: "Listo: la publicación quedó retirada; su nombre y su teléfono se borraron.",
+}
+
+// manage handles the no-JavaScript form: a POST acts through Options.Act, the same service as
+// POST help/{id}/actions. The token travels in the POST body only and is never logged.
+func (h *handler) manage(r *http.Request) (*manageView, int) {
+	mv := &manageView{Buttons: manageButtons}
+	if r.Method != http.MethodPost {
+		return mv, http.StatusOK
+	}
+	r.Body = http.MaxBytesReader(nil, r.Body, 4096)
+	if err := r.ParseForm(); err != nil {
+		mv.Error = "No se pudo leer el formulario. Vuelva a intentarlo."
+		return mv, http.StatusBadRequest
+	}
+	mv.ID, mv.Token = strings.TrimSpace(r.PostForm.Get("id")), strings.TrimSpace(r.PostForm.Get("token"))
+	action := r.PostForm.Get("action")
+	if mv.ID == "" || mv.Token == "" {
+		mv.Error = "Escriba el código de la publicación y el código para gestionar que recibió al publicarla."
+		return mv, http.StatusBadRequest
+	}
+	base, _ := h.baseURL(r)
+	status, body := h.o.Act(r.Context(), base, mv.ID, mv.Token, action)
+	if status == http.StatusOK {
+		var res schema.ActionResult
+		if json.Unmarshal(body, &res) == nil {
+			mv.Done = actionDone[res.Action]
+			if !res.Changed {
+				mv.Done = "La publicación ya estaba así: no cambió nada."
+			}
+			mv.Done += " Estado: " + strings.ToLower(enumLabels[res.Status]) + "."
+		}
+		return mv, status
+	}
+	var e schema.ErrorBody
+	if json.Unmarshal(body, &e) != nil || e.Error == "" {
+		e.Error = "No se pudo aplicar la acción. Vuelva a intentarlo en un momento."
+	}
+	mv.Error = e.Error
+	return mv, status
+}
