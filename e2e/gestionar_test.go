@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"html"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -51,6 +53,21 @@ func TestGestionar(t *testing.T) {
 	}
 	if _, llms := s.Do("GET", "/llms.txt", nil); !strings.Contains(string(llms), "/gestionar.md") {
 		t.Fatalf("llms.txt does not list /gestionar.md:\n%s", llms)
+	}
+	// A no-JavaScript publication shows its manage link once, with the warning.
+	_, fresh := s.Do("GET", "/pedir", nil)
+	ext := regexp.MustCompile(`name="externalId" value="([^"]+)"`).FindStringSubmatch(string(fresh))
+	if ext == nil {
+		t.Fatal("no externalId in the form")
+	}
+	form := url.Values{"type": {"request"}, "source": {"directaid-web"}, "externalId": {ext[1]}, "emergencySlug": {"eje-cafetero"},
+		"title": {"Agua"}, "category": {"alimentos"}, "address": {"Cra 1"}, "latitude": {"4.5"}, "longitude": {"-75.6"},
+		"contactName": {"Ana"}, "contactWhatsapp": {"3001234567"}, "publishContact": {"true"}}
+	resp, body := s.Do("POST", "/pedir", []byte(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+	m := regexp.MustCompile(`id="resultado-gestionar" href="([^"]+)"`).FindStringSubmatch(string(body))
+	if resp.StatusCode != 201 && resp.StatusCode != 200 || m == nil || !strings.Contains(string(body), `<p id="resultado-gestion">`) || !strings.Contains(string(body), "Guarde este enlace: es la única forma") ||
+		!strings.Contains(html.UnescapeString(m[1]), s.URL+"/gestionar#id=") {
+		t.Fatalf("form publication: %d, manage link %v\n%.3000s", resp.StatusCode, m, body)
 	}
 	s.Stop()
 	if strings.Contains(s.Log()+s.Output(), token) {

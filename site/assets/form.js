@@ -10,6 +10,16 @@
   var $ = function (id) { return document.getElementById(id); };
   var box = $('errores'), list = $('errores-lista'), result = $('resultado'), send = $('enviar');
   var ext = form.elements.externalId, key = 'directaid:' + form.getAttribute('action');
+  // The manage link is shown once: a button copies it.
+  var copy = $('copiar-gestion');
+  if (copy && navigator.clipboard) {
+    copy.hidden = false;
+    copy.addEventListener('click', function () {
+      navigator.clipboard.writeText($('resultado-gestionar').href).then(function () {
+        copy.textContent = copy.getAttribute('data-copiado');
+      }, function () {});
+    });
+  }
   var store = window.sessionStorage, outbox = self.directaidOutbox, shown = {};
 
   // A new id per fill: the page may come from the service worker's cache, whose id another fill used.
@@ -63,6 +73,10 @@
     var a = $('resultado-enlace');
     a.href = r.publicUrl || '';
     a.textContent = r.publicUrl || '';
+    var m = $('resultado-gestionar');
+    m.href = r.manageUrl || '';
+    m.textContent = r.manageUrl || '';
+    $('resultado-gestion').hidden = saved || !r.manageUrl;
     form.hidden = true;
     result.hidden = false;
     result.focus();
