@@ -97,7 +97,7 @@ func mcpTools(svc *Service) []server.ServerTool {
 			"Publica un ofrecimiento de ayuda: una persona, negocio o centro de acopio ofrece alimentos, salud, refugio, transporte, rescate u otra ayuda a los afectados por una emergencia. "+
 				"Queda visible en el sitio web público para que quien la necesite escriba por WhatsApp. Para pedir ayuda use publicar_solicitud.\n\n"+
 				"Datos: los campos y sus límites están en el esquema de entrada; la ubicación es opcional. Un centro de acopio puede indicar su estado en collectionCenterStatus."),
-	}, readTools(svc)...)
+	}, append(readTools(svc), manageTools(svc)...)...)
 }
 
 // annotate sets the title (both where 2025-03-26 and 2025-06-18+ clients look) and the behaviour hints:
@@ -121,11 +121,19 @@ func mustJSON(v any) json.RawMessage {
 
 type mcpBaseKey struct{}
 
-// mcpContext carries the request's public base URL to the tool handlers (links in results).
+type mcpClientKey struct{}
+
+// mcpContext carries the request's public base URL (links in results) and the client's address (what
+// tells reporters apart, as for POST reports) to the tool handlers.
 func mcpContext(svc *Service) server.HTTPContextFunc {
 	return func(ctx context.Context, r *http.Request) context.Context {
-		return context.WithValue(ctx, mcpBaseKey{}, svc.baseURL(r))
+		return context.WithValue(context.WithValue(ctx, mcpBaseKey{}, svc.baseURL(r)), mcpClientKey{}, clientIP(r))
 	}
+}
+
+func mcpClient(ctx context.Context) string {
+	ip, _ := ctx.Value(mcpClientKey{}).(string)
+	return ip
 }
 
 func mcpBase(ctx context.Context) string {

@@ -18,6 +18,8 @@ var toolNotes = map[string]struct{ summary, capability string }{
 	ToolSearchHelp:      {"busca publicaciones con los filtros y la paginación de view=list (emergencia, tipo, categoría, urgencia, texto y cercanía a un punto); muestra el nombre de contacto, no el teléfono", "search_help"},
 	ToolViewHelp:        {"muestra una publicación por su id, con su número de WhatsApp para contactar (con el límite de view=detail)", "help_detail"},
 	ToolPanorama:        {"los conteos de view=panorama: por emergencia, tipo, categoría y urgencia", "panorama"},
+	ToolManage:          {"con el manageToken recibido al publicar, marca una publicación como resuelta, la reabre, la retira (borra el nombre, el teléfono y la dirección) o la renueva", "publisher_actions"},
+	ToolReport:          {"reporta una publicación (spam, fraude, número ajeno sin permiso…) para que se revise", "report_help"},
 }
 
 // apiCapabilities are the discovery capabilities that no MCP tool stands for.

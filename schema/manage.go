@@ -59,3 +59,10 @@ type ActionResult struct {
 	ExpiresAt *time.Time `json:"expiresAt,omitempty" jsonschema_description:"Cuándo vence, mientras está abierta."`
 	PublicURL string     `json:"publicUrl" jsonschema:"format=uri"`
 }
+
+// ManageArgs is the input of the MCP tool actualizar_publicacion: the record, its manage token and the action.
+type ManageArgs struct {
+	ID          string `json:"id" jsonschema:"minLength=16,maxLength=16" jsonschema_description:"Id del registro (16 caracteres), el que recibió al publicarla."`
+	ManageToken string `json:"manageToken" jsonschema:"minLength=1,maxLength=200" jsonschema_description:"El código para gestionar (manageToken) que recibió al publicarla. No lo muestre a nadie más."`
+	ActionRequest
+}

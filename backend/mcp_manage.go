@@ -1,0 +1,72 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/directaid/directaid/schema"
+)
+
+// The MCP tools of a record's life: the publisher's actions (as POST help/{id}/actions) and community
+// reports (as POST help/{id}/reports), through the same Service code.
+const (
+	ToolManage = "actualizar_publicacion"
+	ToolReport = "reportar_publicacion"
+)
+
+var (
+	checkManage     = schema.ArgsValidator(&schema.ManageArgs{})
+	checkReportArgs = schema.ArgsValidator(&schema.ReportArgs{})
+)
+
+func manageTools(svc *Service) []server.ServerTool {
+	manage := mcp.NewToolWithRawSchema(ToolManage,
+		"Gestiona una publicación con el código (manageToken) que se recibió al publicarla: resolve la marca como resuelta (ya no se necesita o ya no está disponible), "+
+			"reopen la vuelve a abrir, renew la renueva por otro plazo antes o después de vencer, y withdraw la retira: el nombre, el teléfono y la dirección exacta se borran y no se pueden recuperar. "+
+			"Antes de withdraw, confirme con la persona. Repetir una acción no cambia nada (changed: false). Sin el código correcto no se puede gestionar.",
+		mustJSON(schema.ReflectArgs(&schema.ManageArgs{})))
+	manage.RawOutputSchema = mustJSON(schema.JSONSchema("ActionResult"))
+	annotate(&manage, "Gestionar una publicación propia", false)
+	yes := true
+	manage.Annotations.DestructiveHint = &yes // withdraw erases the contact
+
+	report := mcp.NewToolWithRawSchema(ToolReport,
+		"Reporta una publicación para que se revise: spam, fraud (fraude, p. ej. piden dinero), not_my_number (el número es de la persona y no dio permiso: el teléfono se oculta de inmediato), "+
+			"offensive, duplicate, already_resolved u other, con una nota opcional sin datos personales. Varias personas distintas que reportan ocultan la publicación hasta que se revise.",
+		mustJSON(schema.ReflectArgs(&schema.ReportArgs{})))
+	report.RawOutputSchema = mustJSON(schema.JSONSchema("ReportResult"))
+	annotate(&report, "Reportar una publicación", false)
+
+	return []server.ServerTool{
+		{Tool: manage, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a schema.ManageArgs
+			if res := decodeArgs(ToolManage, req, &a, checkManage); res != nil {
+				return res, nil
+			}
+			res, err := svc.Act(ctx, mcpBase(ctx), a.ID, a.ManageToken, a.Action)
+			if err != nil {
+				return readProblem(ToolManage, err), nil
+			}
+			text := fmt.Sprintf("Hecho: la publicación %s quedó %s. Página: %s", res.ID, statusWords[res.Status], res.PublicURL)
+			if !res.Changed {
+				text = fmt.Sprintf("La publicación %s ya estaba %s: no cambió nada. Página: %s", res.ID, statusWords[res.Status], res.PublicURL)
+			}
+			return structuredResult(res, text), nil
+		}},
+		{Tool: report, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a schema.ReportArgs
+			if res := decodeArgs(ToolReport, req, &a, checkReportArgs); res != nil {
+				return res, nil
+			}
+			res, err := svc.Report(ctx, strings.TrimSpace(a.ID), &a.ReportInput, mcpClient(ctx))
+			if err != nil {
+				return readProblem(ToolReport, err), nil
+			}
+			return structuredResult(res, res.Message), nil
+		}},
+	}
+}

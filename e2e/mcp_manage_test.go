@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
+)
+
+// TestMCPManageAndReport: through the official client, a publisher resolves, reopens and withdraws its
+// record with the manage token from the publication; a wrong token is refused with the API's 403 message
+// whether or not the id exists; anyone reports; buscar_ayudas shows other statuses with its status filter.
+func TestMCPManageAndReport(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	cs := sdkSession(t, s, "")
+	pub := published(t, callTool(t, cs, backend.ToolPublishRequest, mcpArgs(validRequest())))
+	if pub.ManageToken == "" {
+		t.Fatalf("no manageToken in the tool's result: %+v", pub)
+	}
+	manage := func(id, token, action string) (schema.ActionResult, string, bool) {
+		res := callTool(t, cs, backend.ToolManage, map[string]any{"id": id, "manageToken": token, "action": action})
+		if res.IsError {
+			return schema.ActionResult{}, toolText(res), true
+		}
+		structuredAsText(t, backend.ToolManage, res)
+		return roundTrip[schema.ActionResult](t, res.StructuredContent), toolText(res), false
+	}
+	list := func(status string) []string {
+		args := map[string]any{}
+		if status != "" {
+			args["status"] = status
+		}
+		res := callTool(t, cs, backend.ToolSearchHelp, args)
+		if res.IsError {
+			t.Fatalf("buscar_ayudas %v: %s", args, toolText(res))
+		}
+		var ids []string
+		for _, it := range roundTrip[schema.HelpList](t, res.StructuredContent).Items {
+			ids = append(ids, it.ID)
+		}
+		return ids
+	}
+
+	// A wrong token, for this id and for one that does not exist: the same Spanish error, nothing changes.
+	const forbidden = "El código para gestionar esta publicación no es válido"
+	var first string
+	for _, c := range []struct{ id, token string }{{pub.ID, "x"}, {pub.ID, pub.ManageToken + "x"}, {"06fz0000000000zz", pub.ManageToken}} {
+		_, text, isErr := manage(c.id, c.token, schema.ActionWithdraw)
+		if !isErr || !strings.Contains(text, forbidden) {
+			t.Fatalf("%+v: %v %s", c, isErr, text)
+		}
+		if first == "" {
+			first = text
+		} else if text != first {
+			t.Errorf("wrong token answers differ:\n%s\n%s", first, text)
+		}
+	}
+
+	res, _, isErr := manage(pub.ID, pub.ManageToken, schema.ActionResolve)
+	if isErr || !res.OK || !res.Changed || res.Status != "resolved" || res.ExpiresAt != nil {
+		t.Fatalf("resolve: %+v", res)
+	}
+	if again, _, _ := manage(pub.ID, pub.ManageToken, schema.ActionResolve); again.Changed || again.Status != "resolved" {
+		t.Errorf("resolve again: %+v", again)
+	}
+	// The status filter of the read tool: resolved records leave the default list and show with status.
+	if got := list(""); len(got) != 0 {
+		t.Errorf("default search lists a resolved record: %v", got)
+	}
+	if got := list("resolved"); len(got) != 1 || got[0] != pub.ID {
+		t.Errorf("status=resolved: %v", got)
+	}
+	toolError(t, callTool(t, cs, backend.ToolSearchHelp, map[string]any{"status": "withdrawn"}), "status")
+
+	if res, _, _ := manage(pub.ID, pub.ManageToken, schema.ActionReopen); res.Status != "open" || res.ExpiresAt == nil {
+		t.Errorf("reopen: %+v", res)
+	}
+	if got := list("open"); len(got) != 1 || got[0] != pub.ID {
+		t.Errorf("status=open after reopen: %v", got)
+	}
+
+	// Anyone reports, with a reason; an unknown reason is refused naming the argument.
+	res2 := callTool(t, cs, backend.ToolReport, map[string]any{"id": pub.ID, "reason": "spam", "note": "Parece repetido"})
+	if res2.IsError {
+		t.Fatalf("report: %s", toolText(res2))
+	}
+	structuredAsText(t, backend.ToolReport, res2)
+	if rep := roundTrip[schema.ReportResult](t, res2.StructuredContent); !rep.OK || rep.ID != pub.ID || rep.Reason != "spam" || rep.Message == "" {
+		t.Errorf("report: %+v", rep)
+	}
+	toolError(t, callTool(t, cs, backend.ToolReport, map[string]any{"id": pub.ID, "reason": "aburrido"}), "reason")
+
+	// Withdraw erases the contact; the record page no longer shows the phone.
+	if res, _, _ := manage(pub.ID, pub.ManageToken, schema.ActionWithdraw); res.Status != "withdrawn" || !res.Changed {
+		t.Errorf("withdraw: %+v", res)
+	}
+	if _, text, isErr := manage(pub.ID, pub.ManageToken, schema.ActionReopen); !isErr || !strings.Contains(text, "retirada") {
+		t.Errorf("reopen after withdraw: %v %s", isErr, text)
+	}
+	_, detail := call(t, s, "GET", "/api/public/v1/help?view=detail&id="+pub.ID, nil)
+	if raw := string(mustJSON(t, detail)); strings.Contains(raw, "3001234567") {
+		t.Errorf("withdrawn record still shows the phone: %s", raw)
+	}
+}
