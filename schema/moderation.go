@@ -84,6 +84,13 @@ func reportsPathItem() map[string]any {
 				"503": errResp("Servicio no disponible (unavailable). Reintente tras Retry-After segundos.", "Retry-After"),
 			},
 		},
-		"options": preflight("preflightReports"),
+		"options": withIDParam(preflight("preflightReports")),
 	}
+}
+
+// withIDParam declares the {id} of a templated path on op (every operation of such a path must).
+func withIDParam(op map[string]any) map[string]any {
+	op["parameters"] = []any{map[string]any{"name": "id", "in": "path", "required": true, "description": "Id del registro (16 caracteres).",
+		"schema": map[string]any{"type": "string", "minLength": 1}}}
+	return op
 }

@@ -258,5 +258,7 @@ func actionsPath() map[string]any {
 			"503": errResp("Servicio no disponible (unavailable).", "Retry-After"),
 		},
 	}
-	return map[string]any{"post": post, "options": preflight("preflightActions")}
+	pre := preflight("preflightActions")
+	pre["parameters"] = []any{idParam} // every operation of a templated path declares its parameter
+	return map[string]any{"post": post, "options": pre}
 }
