@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,19 +16,7 @@ import (
 // emergency's page its records and their filter; on a record's page the WhatsApp button. No page shows
 // its own raw URL. Screenshots go to test-artifacts/ (firstscreen-*.png).
 func TestBrowserFirstScreen(t *testing.T) {
-	if _, err := exec.LookPath(chromiumBin); err != nil {
-		if os.Getenv("DIRECTAID_REQUIRE_CHROMIUM") == "1" {
-			t.Fatalf("DIRECTAID_REQUIRE_CHROMIUM=1 but %s is missing: %v", chromiumBin, err)
-		}
-		t.Skipf("%s is not installed: %v", chromiumBin, err)
-	}
-	artifacts, err := filepath.Abs(filepath.Join("..", "test-artifacts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(artifacts, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	artifacts := needBrowser(t)
 	s := testserver.Start(t, testserver.Options{})
 	var id string
 	for range 3 {

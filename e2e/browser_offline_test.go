@@ -7,8 +7,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -31,19 +29,7 @@ import (
 // page's target alone does not cover a service worker's fetches, nor the page's own requests once a
 // worker controls it: the test sets it on both targets).
 func TestBrowserOffline(t *testing.T) {
-	if _, err := exec.LookPath(chromiumBin); err != nil {
-		if os.Getenv("DIRECTAID_REQUIRE_CHROMIUM") == "1" {
-			t.Fatalf("DIRECTAID_REQUIRE_CHROMIUM=1 but %s is missing: %v", chromiumBin, err)
-		}
-		t.Skipf("%s is not installed: %v", chromiumBin, err)
-	}
-	artifacts, err := filepath.Abs(filepath.Join("..", "test-artifacts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(artifacts, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	artifacts := needBrowser(t)
 	s := testserver.Start(t, testserver.Options{})
 	target, _ := url.Parse(s.URL)
 	var seen atomic.Int64

@@ -53,20 +53,8 @@ func installAxe(t *testing.T) string {
 // 390×844 and 1280×800, with and without JavaScript: a screenshot of each (test-artifacts/pages/), no
 // sideways scroll, and axe-core in the page finds no serious or critical violation.
 func TestBrowserEveryPage(t *testing.T) {
-	if _, err := exec.LookPath(chromiumBin); err != nil {
-		if os.Getenv("DIRECTAID_REQUIRE_CHROMIUM") == "1" {
-			t.Fatalf("DIRECTAID_REQUIRE_CHROMIUM=1 but %s is missing: %v", chromiumBin, err)
-		}
-		t.Skipf("%s is not installed: %v", chromiumBin, err)
-	}
+	artifacts := needBrowser(t, "pages")
 	axe := installAxe(t)
-	artifacts, err := filepath.Abs(filepath.Join("..", "test-artifacts", "pages"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(artifacts, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	_, _ = zw.Write([]byte(places.TSV()))

@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,19 +16,7 @@ import (
 // the selects cascade, and the request published without coordinates has the place's point, marked
 // approximate.
 func TestBrowserPlacePicker(t *testing.T) {
-	if _, err := exec.LookPath(chromiumBin); err != nil {
-		if os.Getenv("DIRECTAID_REQUIRE_CHROMIUM") == "1" {
-			t.Fatalf("DIRECTAID_REQUIRE_CHROMIUM=1 but %s is missing: %v", chromiumBin, err)
-		}
-		t.Skipf("%s is not installed (apt-get install chromium): %v", chromiumBin, err)
-	}
-	artifacts, err := filepath.Abs(filepath.Join("..", "test-artifacts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(artifacts, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	artifacts := needBrowser(t)
 	s := testserver.Start(t, testserver.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -34,24 +34,32 @@ const (
 	phoneScale              = 2
 )
 
-// TestBrowserPublishForms drives a real headless Chromium at phone width through the site of the real
-// binary: the home page, the request form (a publication, a retry of the same fill, a missing field,
-// a reload that keeps the fill's externalId) and the offer form (with "Usar mi ubicación"), and finds
-// what the forms stored through the public read API. Screenshots go to test-artifacts/ at the repo root.
-func TestBrowserPublishForms(t *testing.T) {
+// needBrowser skips the test without Chromium (fails instead under DIRECTAID_REQUIRE_CHROMIUM=1) and
+// returns the directory for its screenshots, test-artifacts/ at the repo root (or a folder of it).
+func needBrowser(t *testing.T, sub ...string) string {
+	t.Helper()
 	if _, err := exec.LookPath(chromiumBin); err != nil {
 		if os.Getenv("DIRECTAID_REQUIRE_CHROMIUM") == "1" {
 			t.Fatalf("DIRECTAID_REQUIRE_CHROMIUM=1 but %s is missing: %v", chromiumBin, err)
 		}
 		t.Skipf("%s is not installed (apt-get install chromium): %v", chromiumBin, err)
 	}
-	artifacts, err := filepath.Abs(filepath.Join("..", "test-artifacts"))
+	artifacts, err := filepath.Abs(filepath.Join(append([]string{"..", "test-artifacts"}, sub...)...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	return artifacts
+}
+
+// TestBrowserPublishForms drives a real headless Chromium at phone width through the site of the real
+// binary: the home page, the request form (a publication, a retry of the same fill, a missing field,
+// a reload that keeps the fill's externalId) and the offer form (with "Usar mi ubicación"), and finds
+// what the forms stored through the public read API. Screenshots go to test-artifacts/ at the repo root.
+func TestBrowserPublishForms(t *testing.T) {
+	artifacts := needBrowser(t)
 
 	s := testserver.Start(t, testserver.Options{}) // two active emergencies: the forms offer the choice
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
