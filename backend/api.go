@@ -46,7 +46,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == schema.MCPPath {
 			writeRPCError(w, http.StatusBadRequest, badHost)
 		} else {
-			WriteProblem(w, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: "invalid_request", Error: badHost}})
+			writeProblem(w, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: "invalid_request", Error: badHost}})
 		}
 		return
 	}
@@ -60,7 +60,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveCacheable(w, r, h.openapi, "application/json", "public, max-age=300")
 	case schema.MCPPath:
 		if h.mcp == nil {
-			WriteProblem(w, notFound())
+			writeProblem(w, notFound())
 			return
 		}
 		h.mcp.ServeHTTP(w, r)
@@ -75,7 +75,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// No page lives under /api/: an unknown API path is 404 for every method, not the site's 405.
 		if h.site == nil || strings.HasPrefix(r.URL.Path, "/api/") {
-			WriteProblem(w, notFound())
+			writeProblem(w, notFound())
 			return
 		}
 		h.serveSite(w, r)
@@ -121,7 +121,7 @@ func allowWithHeaders(w http.ResponseWriter, r *http.Request, methods, headers s
 		}
 	}
 	w.Header().Set("Allow", methods)
-	WriteProblem(w, &Problem{Status: http.StatusMethodNotAllowed, Body: schema.ErrorBody{Code: "method_not_allowed",
+	writeProblem(w, &Problem{Status: http.StatusMethodNotAllowed, Body: schema.ErrorBody{Code: "method_not_allowed",
 		Error: "Método no permitido aquí; use " + methods + "."}})
 	return false
 }
@@ -141,12 +141,12 @@ func (h *Handler) serveHelp(w http.ResponseWriter, r *http.Request) {
 	}
 	// Discovery takes no parameters: a list filter sent without view=list is told so, not ignored.
 	if errs := checkParams(q, "", nil); len(errs) > 0 {
-		WriteProblem(w, withQueryFields(invalidParams(errs)))
+		writeProblem(w, withQueryFields(invalidParams(errs)))
 		return
 	}
 	body, err := json.Marshal(h.svc.discovery(h.svc.baseURL(r), h.tools))
 	if err != nil {
-		WriteProblem(w, AsProblem(err))
+		writeProblem(w, asProblem(err))
 		return
 	}
 	serveCacheable(w, r, body, "application/json", "public, max-age=60")
@@ -158,7 +158,7 @@ func (s *Service) discovery(base string, tools []schema.MCPTool) *schema.Discove
 		Name: "directaid", Version: schema.APIVersion, Public: true, Authentication: "none",
 		Documentation: base + "/integraciones", DocumentationMarkdown: base + "/integraciones.md",
 		OpenAPI: base + schema.OpenAPIPath, MCP: base + schema.MCPPath, LLMs: base + "/llms.txt", Publish: base + schema.HelpPath,
-		Emergencies: s.Active(base),
+		Emergencies: s.activeEmergencies(base),
 	}
 	for _, t := range tools {
 		d.Capabilities = append(d.Capabilities, t.Capability)
@@ -180,34 +180,34 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if p := checkJSONContentType(r); p != nil {
 		h.svc.cfg.Observe.published(ChannelAPI, start, nil, false, p)
-		WriteProblem(w, p)
+		writeProblem(w, p)
 		return
 	}
-	body, p := ReadBody(w, r, schema.MaxBodyBytes)
+	body, p := readBody(w, r, schema.MaxBodyBytes)
 	if p != nil {
 		h.svc.cfg.Observe.published(ChannelAPI, start, nil, false, p)
-		WriteProblem(w, p)
+		writeProblem(w, p)
 		return
 	}
 	switch dry, p := dryRunParam(r); {
 	case p != nil:
-		WriteProblem(w, p)
+		writeProblem(w, p)
 		return
 	case dry:
-		res, err := h.svc.DryRun(body, "")
+		res, err := h.svc.dryRun(body, "")
 		if err != nil {
-			WriteProblem(w, AsProblem(err))
+			writeProblem(w, asProblem(err))
 			return
 		}
 		writeJSON(w, http.StatusOK, res)
 		return
 	}
 	base := h.svc.baseURL(r)
-	res, created, err := h.svc.Publish(r.Context(), base, body, "")
+	res, created, err := h.svc.publish(r.Context(), base, body, "")
 	if err != nil {
-		p := AsProblem(err)
+		p := asProblem(err)
 		h.svc.cfg.Observe.published(ChannelAPI, start, nil, false, p)
-		WriteProblem(w, p)
+		writeProblem(w, p)
 		return
 	}
 	h.svc.cfg.Observe.published(ChannelAPI, start, res, created, nil)
@@ -253,9 +253,9 @@ func ambiguousContentType() *Problem {
 		Error: "La petición trae varias cabeceras Content-Type: envíe una sola, Content-Type: application/json."}}
 }
 
-// ReadBody reads at most limit bytes of the request body; a larger one is refused with 413 without
+// readBody reads at most limit bytes of the request body; a larger one is refused with 413 without
 // reading it all (the connection is then closed).
-func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *Problem) {
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *Problem) {
 	tooLarge := &Problem{Status: http.StatusRequestEntityTooLarge, Body: schema.ErrorBody{Code: "body_too_large",
 		Error: "El cuerpo es demasiado grande: el máximo es 64 KiB."}}
 	if r.ContentLength > limit {
@@ -285,8 +285,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(b)
 }
 
-// WriteProblem writes an error answer.
-func WriteProblem(w http.ResponseWriter, p *Problem) {
+// writeProblem writes an error answer.
+func writeProblem(w http.ResponseWriter, p *Problem) {
 	p.Body.Cap()
 	w.Header().Set("Cache-Control", "no-store")
 	if p.RetryAfter > 0 {

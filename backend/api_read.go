@@ -60,12 +60,12 @@ func (h *Handler) serveRead(w http.ResponseWriter, r *http.Request) {
 	allowed, ok := viewParams[view]
 	if !ok {
 		views := []string{schema.ViewList, schema.ViewDetail, schema.ViewPanorama}
-		WriteProblem(w, withQueryFields(invalidParams([]schema.FieldError{paramError("view",
+		writeProblem(w, withQueryFields(invalidParams([]schema.FieldError{paramError("view",
 			fmt.Sprintf("«view» no admite %q; valores permitidos: %s (sin view: descubrimiento)", view, strings.Join(views, ", ")), views...)})))
 		return
 	}
 	if errs := checkParams(q, view, allowed); len(errs) > 0 {
-		WriteProblem(w, withQueryFields(invalidParams(errs)))
+		writeProblem(w, withQueryFields(invalidParams(errs)))
 		return
 	}
 	if f := readFormat(view, q.Get("format")); f != "" {
@@ -76,21 +76,21 @@ func (h *Handler) serveRead(w http.ResponseWriter, r *http.Request) {
 	case schema.ViewList:
 		h.serveList(w, r, q, base)
 	case schema.ViewDetail:
-		d, err := h.svc.HelpDetail(r.Context(), base, q.Get("id"))
+		d, err := h.svc.helpDetail(r.Context(), base, q.Get("id"))
 		if err != nil {
-			WriteProblem(w, withQueryFields(AsProblem(err)))
+			writeProblem(w, withQueryFields(asProblem(err)))
 			return
 		}
 		body, err := json.Marshal(d)
 		if err != nil {
-			WriteProblem(w, AsProblem(err))
+			writeProblem(w, asProblem(err))
 			return
 		}
 		serveCacheable(w, r, body, "application/json", cacheDetail)
 	case schema.ViewPanorama:
-		p, err := h.svc.Panorama(r.Context(), base, strings.TrimSpace(q.Get("emergencySlug")))
+		p, err := h.svc.panorama(r.Context(), base, strings.TrimSpace(q.Get("emergencySlug")))
 		if err != nil {
-			WriteProblem(w, withQueryFields(AsProblem(err)))
+			writeProblem(w, withQueryFields(asProblem(err)))
 			return
 		}
 		servePanorama(w, r, p)
@@ -189,16 +189,16 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request, v url.Values
 	}
 	all, allErrs := exportAllParam(v, format)
 	if errs = append(errs, allErrs...); len(errs) > 0 {
-		WriteProblem(w, withQueryFields(invalidParams(errs)))
+		writeProblem(w, withQueryFields(invalidParams(errs)))
 		return
 	}
 	if all {
 		h.serveExport(w, r, q, format, base, exportPage)
 		return
 	}
-	list, err := h.svc.ListHelp(r.Context(), base, q)
+	list, err := h.svc.listHelp(r.Context(), base, q)
 	if err != nil {
-		WriteProblem(w, withQueryFields(AsProblem(err)))
+		writeProblem(w, withQueryFields(asProblem(err)))
 		return
 	}
 	if list.NextCursor != "" {
@@ -237,7 +237,7 @@ func serveStamped[T any](w http.ResponseWriter, r *http.Request, v *T, stamp fun
 		body, err = json.Marshal(v)
 	}
 	if err != nil {
-		WriteProblem(w, AsProblem(err))
+		writeProblem(w, asProblem(err))
 		return
 	}
 	serveWithETag(w, r, body, webutil.ETag(unstamped), contentType, cacheControl)

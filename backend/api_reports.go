@@ -35,22 +35,22 @@ func (h *Handler) serveReports(w http.ResponseWriter, r *http.Request, id string
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	if p := checkJSONContentType(r); p != nil {
-		WriteProblem(w, p)
+		writeProblem(w, p)
 		return
 	}
-	body, p := ReadBody(w, r, schema.MaxBodyBytes)
+	body, p := readBody(w, r, schema.MaxBodyBytes)
 	if p != nil {
-		WriteProblem(w, p)
+		writeProblem(w, p)
 		return
 	}
-	in, p := DecodeReport(body)
+	in, p := decodeReport(body)
 	if p != nil {
-		WriteProblem(w, p)
+		writeProblem(w, p)
 		return
 	}
-	res, err := h.svc.Report(r.Context(), id, in, clientIP(r))
+	res, err := h.svc.report(r.Context(), id, in, clientIP(r))
 	if err != nil {
-		WriteProblem(w, AsProblem(err))
+		writeProblem(w, asProblem(err))
 		return
 	}
 	writeJSON(w, http.StatusAccepted, res)

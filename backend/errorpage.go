@@ -10,9 +10,9 @@ import (
 	"github.com/directaid/directaid/site"
 )
 
-// WantsJSON reports whether r gets its errors as the JSON error body: calls of the API and of MCP, and
+// wantsJSON reports whether r gets its errors as the JSON error body: calls of the API and of MCP, and
 // clients whose Accept prefers JSON to HTML. People (browsers) get the site's pages.
-func WantsJSON(r *http.Request) bool {
+func wantsJSON(r *http.Request) bool {
 	if strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == schema.MCPPath {
 		return true
 	}
@@ -28,7 +28,7 @@ var bareSite = sync.OnceValue(func() http.Handler {
 	return h
 })
 
-// ServeError answers r with p: the error body to those WantsJSON admits, the site's page in Spanish
+// ServeError answers r with p: the error body to those wantsJSON admits, the site's page in Spanish
 // (with what to do next) to people. h is nil when the store could not be opened.
 func ServeError(h *Handler, w http.ResponseWriter, r *http.Request, p *Problem) {
 	var st http.Handler
@@ -37,8 +37,8 @@ func ServeError(h *Handler, w http.ResponseWriter, r *http.Request, p *Problem) 
 	} else {
 		st = bareSite()
 	}
-	if WantsJSON(r) || st == nil {
-		WriteProblem(w, p)
+	if wantsJSON(r) || st == nil {
+		writeProblem(w, p)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -46,6 +46,6 @@ func ServeError(h *Handler, w http.ResponseWriter, r *http.Request, p *Problem) 
 		r = h.withBase(r)
 	}
 	if !site.ServeError(st, w, r, p.Status) {
-		WriteProblem(w, p)
+		writeProblem(w, p)
 	}
 }

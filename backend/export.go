@@ -36,8 +36,8 @@ type exportPager struct {
 	done bool
 }
 
-// Export starts a whole export of q; errors are *Problem for bad input. q.Limit must be unset.
-func (s *Service) Export(q schema.ListQuery, base string, page int) (*exportPager, error) {
+// export starts a whole export of q; errors are *Problem for bad input. q.Limit must be unset.
+func (s *Service) export(q schema.ListQuery, base string, page int) (*exportPager, error) {
 	spec, errs := s.listSpec(&q)
 	if errs != nil {
 		return nil, invalidParams(errs)
@@ -96,15 +96,15 @@ func exportAllParam(v url.Values, format string) (bool, []schema.FieldError) {
 // the connection is cut (http.ErrAbortHandler) so that the client sees an incomplete body, never a
 // complete-looking partial file.
 func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, q schema.ListQuery, format, base string, page int) {
-	pager, err := h.svc.Export(q, base, page)
+	pager, err := h.svc.export(q, base, page)
 	if err != nil {
-		WriteProblem(w, withQueryFields(AsProblem(err)))
+		writeProblem(w, withQueryFields(asProblem(err)))
 		return
 	}
 	generated := h.svc.now().UTC()
 	items, err := pager.next(r.Context())
 	if err != nil {
-		WriteProblem(w, withQueryFields(AsProblem(err)))
+		writeProblem(w, withQueryFields(asProblem(err)))
 		return
 	}
 	hd := w.Header()

@@ -87,7 +87,7 @@ func pagedIDs(t *testing.T, h *Handler, query string) []string {
 		if errs != nil {
 			t.Fatal(errs)
 		}
-		list, err := h.svc.ListHelp(context.Background(), "http://x", q)
+		list, err := h.svc.listHelp(context.Background(), "http://x", q)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -51,8 +51,8 @@ func (s *Service) manageKey(ctx context.Context) ([]byte, error) {
 	return s.secrets.manage, nil
 }
 
-// ManageToken is the manage token of record id.
-func (s *Service) ManageToken(ctx context.Context, id string) (string, error) {
+// manageToken is the manage token of record id.
+func (s *Service) manageToken(ctx context.Context, id string) (string, error) {
 	key, err := s.manageKey(ctx)
 	if err != nil {
 		return "", err
@@ -64,7 +64,7 @@ func (s *Service) ManageToken(ctx context.Context, id string) (string, error) {
 
 // checkManageToken reports whether token is id's, in constant time.
 func (s *Service) checkManageToken(ctx context.Context, id, token string) (bool, error) {
-	want, err := s.ManageToken(ctx, id)
+	want, err := s.manageToken(ctx, id)
 	if err != nil {
 		return false, err
 	}
@@ -203,7 +203,7 @@ func (h *Handler) serveRecordAPI(w http.ResponseWriter, r *http.Request) {
 	rest := strings.TrimPrefix(r.URL.Path, schema.HelpPath+"/")
 	id, sub, ok := strings.Cut(rest, "/")
 	if !ok || "/"+sub != schema.ActionsSuffix || id == "" {
-		WriteProblem(w, notFound())
+		writeProblem(w, notFound())
 		return
 	}
 	if !allowWithHeaders(w, r, "POST, OPTIONS", "Content-Type, Authorization") {
@@ -214,33 +214,33 @@ func (h *Handler) serveRecordAPI(w http.ResponseWriter, r *http.Request) {
 	// The token is checked before anything else, so that every refusal of a stranger is the same.
 	if ok, err := h.svc.checkManageToken(r.Context(), id, token); err != nil || !ok || token == "" {
 		if err != nil {
-			WriteProblem(w, AsProblem(err))
+			writeProblem(w, asProblem(err))
 		} else {
-			WriteProblem(w, forbidden())
+			writeProblem(w, forbidden())
 		}
 		return
 	}
 	if p := checkJSONContentType(r); p != nil {
-		WriteProblem(w, p)
+		writeProblem(w, p)
 		return
 	}
-	body, p := ReadBody(w, r, schema.MaxBodyBytes)
+	body, p := readBody(w, r, schema.MaxBodyBytes)
 	if p != nil {
-		WriteProblem(w, p)
+		writeProblem(w, p)
 		return
 	}
 	var req schema.ActionRequest
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil || dec.More() {
-		WriteProblem(w, badRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody,
+		writeProblem(w, badRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody,
 			Error:   `El cuerpo debe ser {"action": "resolve" | "reopen" | "withdraw" | "renew"}.`,
 			Details: []schema.FieldError{{Field: "/action", Message: "«action» es obligatorio: resolve, reopen, withdraw o renew", Allowed: schema.Actions}}}))
 		return
 	}
 	res, err := h.svc.Act(r.Context(), h.svc.baseURL(r), id, token, strings.TrimSpace(req.Action))
 	if err != nil {
-		WriteProblem(w, AsProblem(err))
+		writeProblem(w, asProblem(err))
 		return
 	}
 	writeJSON(w, http.StatusOK, res)

@@ -87,7 +87,7 @@ func mcpTools(svc *Service) []server.ServerTool {
 
 	return append([]server.ServerTool{
 		server.ServerTool{Tool: list, Handler: func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return emergenciesResult(svc.Active(mcpBase(ctx))), nil
+			return emergenciesResult(svc.activeEmergencies(mcpBase(ctx))), nil
 		}},
 		publishTool(svc, ToolPublishRequest, schema.TypeRequest, "Publicar una solicitud de ayuda",
 			"Publica una solicitud de ayuda: una persona o comunidad afectada por una emergencia necesita alimentos, salud, refugio, transporte, rescate u otra ayuda. "+
@@ -166,7 +166,7 @@ func emergenciesResult(list []schema.EmergencyInfo) *mcp.CallToolResult {
 
 // publishTool is a publishing tool; what tells a model what the record is and when to use the tool. Its
 // handler validates the raw arguments with our own validator (not mcp-go's, whose messages a model cannot
-// act on) through the same Service.Publish as POST help, with the type the tool stands for.
+// act on) through the same Service.publish as POST help, with the type the tool stands for.
 func publishTool(svc *Service, name, typ, title, what string) server.ServerTool {
 	t := mcp.NewToolWithRawSchema(name, what+"\n"+emergencyHelp+"\n"+consentHelp+"\n"+idempotencyHelp+
 		"\nSi el resultado es un error, su texto dice qué campo corregir y cómo.", schema.ToolInputSchema(typ))
@@ -188,18 +188,18 @@ func publishTool(svc *Service, name, typ, title, what string) server.ServerTool 
 			return problemResult(name, p), nil
 		}
 		if dry {
-			res, err := svc.DryRun(args, typ)
+			res, err := svc.dryRun(args, typ)
 			if err != nil {
-				return problemResult(name, AsProblem(err)), nil
+				return problemResult(name, asProblem(err)), nil
 			}
 			out := mcp.NewToolResultStructured(res, "Validación sin publicar (dryRun): los datos son válidos y no se guardó nada. "+
 				"Para publicar de verdad, vuelva a llamar a "+name+" con los mismos datos y sin dryRun, solo si la persona lo autorizó.")
 			out.Content = append(out.Content, mcp.NewTextContent(string(mustJSON(res))))
 			return out, nil
 		}
-		res, created, err := svc.Publish(ctx, mcpBase(ctx), args, typ)
+		res, created, err := svc.publish(ctx, mcpBase(ctx), args, typ)
 		if err != nil {
-			p := AsProblem(err)
+			p := asProblem(err)
 			svc.cfg.Observe.published(ChannelMCP, start, nil, false, p)
 			return problemResult(name, p), nil
 		}
@@ -228,7 +228,7 @@ func takeDryRun(args []byte) ([]byte, bool, *Problem) {
 	delete(m, schema.DryRunArg)
 	out, err := json.Marshal(m)
 	if err != nil {
-		return nil, false, AsProblem(err)
+		return nil, false, asProblem(err)
 	}
 	return out, dry, nil
 }

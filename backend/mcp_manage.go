@@ -62,7 +62,7 @@ func manageTools(svc *Service) []server.ServerTool {
 			if res := decodeArgs(ToolReport, req, &a, checkReportArgs); res != nil {
 				return res, nil
 			}
-			res, err := svc.Report(ctx, strings.TrimSpace(a.ID), &a.ReportInput, mcpClient(ctx))
+			res, err := svc.report(ctx, strings.TrimSpace(a.ID), &a.ReportInput, mcpClient(ctx))
 			if err != nil {
 				return readProblem(ToolReport, err), nil
 			}

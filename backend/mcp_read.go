@@ -60,7 +60,7 @@ func readTools(svc *Service) []server.ServerTool {
 			if res := decodeArgs(ToolSearchHelp, req, &q, checkSearch); res != nil {
 				return res, nil
 			}
-			list, err := svc.ListHelp(ctx, mcpBase(ctx), q)
+			list, err := svc.listHelp(ctx, mcpBase(ctx), q)
 			if err != nil {
 				return readProblem(ToolSearchHelp, err), nil
 			}
@@ -71,10 +71,10 @@ func readTools(svc *Service) []server.ServerTool {
 			if res := decodeArgs(ToolViewHelp, req, &a, checkView); res != nil {
 				return res, nil
 			}
-			if strings.TrimSpace(a.ID) == "" { // not HelpDetail's message, which speaks of view=detail
+			if strings.TrimSpace(a.ID) == "" { // not helpDetail's message, which speaks of view=detail
 				return mcp.NewToolResultError("Argumentos inválidos para " + ToolViewHelp + ": «id» es obligatorio: el id de un registro, tomado de " + ToolSearchHelp + "."), nil
 			}
-			d, err := svc.HelpDetail(ctx, mcpBase(ctx), a.ID)
+			d, err := svc.helpDetail(ctx, mcpBase(ctx), a.ID)
 			if err != nil {
 				return readProblem(ToolViewHelp, err), nil
 			}
@@ -87,7 +87,7 @@ func readTools(svc *Service) []server.ServerTool {
 			if res := decodeArgs(ToolPanorama, req, &a, checkPanorama); res != nil {
 				return res, nil
 			}
-			p, err := svc.Panorama(ctx, mcpBase(ctx), strings.TrimSpace(a.EmergencySlug))
+			p, err := svc.panorama(ctx, mcpBase(ctx), strings.TrimSpace(a.EmergencySlug))
 			if err != nil {
 				return readProblem(ToolPanorama, err), nil
 			}
@@ -141,7 +141,7 @@ func decodeArgs(tool string, req mcp.CallToolRequest, v any, check func([]byte) 
 
 // readProblem explains a refused read so that the model can fix its call.
 func readProblem(tool string, err error) *mcp.CallToolResult {
-	p := AsProblem(err)
+	p := asProblem(err)
 	var b strings.Builder
 	b.WriteString(p.Body.Error)
 	for _, d := range p.Body.Details {

@@ -22,8 +22,8 @@ import (
 // the database, store.Moderation.Secret): nobody can tell an address from the hash without the secret, and
 // the address itself is never stored.
 
-// DefaultHideAfterReports is how many distinct reporters hide a record when the Caddyfile does not say.
-const DefaultHideAfterReports = 3
+// defaultHideAfterReports is how many distinct reporters hide a record when the Caddyfile does not say.
+const defaultHideAfterReports = 3
 
 // The actions of the audit trail.
 const (
@@ -69,8 +69,8 @@ func (s *Service) reporterKey(ctx context.Context, m store.Moderation, addr stri
 	return hex.EncodeToString(mac.Sum(nil)[:16]), nil
 }
 
-// DecodeReport validates a report's JSON body: 400 invalid_json or invalid_body with every violation.
-func DecodeReport(body []byte) (*schema.ReportInput, *Problem) {
+// decodeReport validates a report's JSON body: 400 invalid_json or invalid_body with every violation.
+func decodeReport(body []byte) (*schema.ReportInput, *Problem) {
 	if !json.Valid(body) {
 		return nil, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidJSON, Error: "El cuerpo no es JSON válido."}}
 	}
@@ -89,9 +89,9 @@ func DecodeReport(body []byte) (*schema.ReportInput, *Problem) {
 	return &in, nil
 }
 
-// Report files a community report of record id from the client at addr. It hides the phone at once
+// report files a community report of record id from the client at addr. It hides the phone at once
 // for not_my_number, and the record once HideAfterReports distinct reporters have reported it.
-func (s *Service) Report(ctx context.Context, id string, in *schema.ReportInput, addr string) (*schema.ReportResult, error) {
+func (s *Service) report(ctx context.Context, id string, in *schema.ReportInput, addr string) (*schema.ReportResult, error) {
 	id = store.NormalizeID(id)
 	if !store.ValidID(id) {
 		return nil, invalidParams([]schema.FieldError{paramError("id", fmt.Sprintf("«id» %q no tiene la forma de un id (16 caracteres, p. ej. 01k2x3y4z5a6b7c8)", id))})
@@ -127,7 +127,7 @@ func (s *Service) Report(ctx context.Context, id string, in *schema.ReportInput,
 	}
 	hideAfter := s.cfg.HideAfterReports
 	if hideAfter <= 0 {
-		hideAfter = DefaultHideAfterReports
+		hideAfter = defaultHideAfterReports
 	}
 	var from string
 	var hid, hidPhone bool

@@ -146,8 +146,8 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 	return spec, nil
 }
 
-// ListHelp answers a list query (view=list, buscar_ayudas). Errors are *Problem for bad input.
-func (s *Service) ListHelp(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
+// listHelp answers a list query (view=list, buscar_ayudas). Errors are *Problem for bad input.
+func (s *Service) listHelp(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
 	spec, errs := s.listSpec(&q)
 	if errs != nil {
 		return nil, invalidParams(errs)
@@ -214,9 +214,9 @@ func unknownRecord(id string) *Problem {
 		Error: fmt.Sprintf("No existe ningún registro con id %q.", id)}}
 }
 
-// HelpDetail answers view=detail and ver_ayuda: one record with its phone. Errors are *Problem for a
+// helpDetail answers view=detail and ver_ayuda: one record with its phone. Errors are *Problem for a
 // malformed (400) or unknown (404) id.
-func (s *Service) HelpDetail(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error) {
+func (s *Service) helpDetail(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error) {
 	id = store.NormalizeID(id)
 	switch {
 	case id == "":
@@ -243,9 +243,9 @@ func (s *Service) HelpDetail(ctx context.Context, base, id string) (*schema.Publ
 	return &d, nil
 }
 
-// Panorama answers view=panorama and consultar_panorama: the active emergencies (or the one asked for,
+// panorama answers view=panorama and consultar_panorama: the active emergencies (or the one asked for,
 // active or not) with their counts.
-func (s *Service) Panorama(ctx context.Context, base, slug string) (*schema.Panorama, error) {
+func (s *Service) panorama(ctx context.Context, base, slug string) (*schema.Panorama, error) {
 	var ems []Emergency
 	for _, e := range s.cfg.Emergencies {
 		if (slug == "" && !e.Inactive) || e.Slug == slug {

@@ -44,7 +44,7 @@ type Config struct {
 	DetailRateLimitWindow time.Duration
 	// Observe receives metrics and the publication log; nil observes nothing.
 	Observe *Observe
-	// HideAfterReports is how many distinct reporters hide a record (0: DefaultHideAfterReports).
+	// HideAfterReports is how many distinct reporters hide a record (0: defaultHideAfterReports).
 	HideAfterReports int
 }
 
@@ -76,8 +76,8 @@ func (s *Service) baseURL(r *http.Request) string {
 	return base
 }
 
-// Active returns the active emergencies with their links, as discovery and MCP list them.
-func (s *Service) Active(base string) []schema.EmergencyInfo {
+// activeEmergencies returns the active emergencies with their links, as discovery and MCP list them.
+func (s *Service) activeEmergencies(base string) []schema.EmergencyInfo {
 	out := make([]schema.EmergencyInfo, 0, len(s.active))
 	for _, e := range s.active {
 		out = append(out, schema.EmergencyInfo{
@@ -103,9 +103,9 @@ func badRequest(b *schema.ErrorBody) *Problem {
 	return &Problem{Status: http.StatusBadRequest, Body: *b}
 }
 
-// Publish validates body (a JSON request or offer; forcedType fixes the type for MCP tools) and stores it
+// publish validates body (a JSON request or offer; forcedType fixes the type for MCP tools) and stores it
 // unless its (source, externalId) exists. created tells 201 from 200.
-func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedType string) (res *schema.PublishResult, created bool, err error) {
+func (s *Service) publish(ctx context.Context, base string, body []byte, forcedType string) (res *schema.PublishResult, created bool, err error) {
 	pub, err := s.validate(body, forcedType)
 	if err != nil {
 		return nil, false, err
@@ -129,7 +129,7 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 	}
 	if same {
 		// Only the publisher (the first answer, or a retry of exactly its content) gets the token.
-		if res.ManageToken, err = s.ManageToken(ctx, stored.ID); err != nil {
+		if res.ManageToken, err = s.manageToken(ctx, stored.ID); err != nil {
 			return nil, false, err
 		}
 		res.ManageURL = schema.ManageURL(base, stored.ID, res.ManageToken)
@@ -150,8 +150,8 @@ func (s *Service) validate(body []byte, forcedType string) (*schema.Publication,
 	return pub, nil
 }
 
-// DryRun validates body exactly as Publish does, and stores nothing: the answer to dryRun=true.
-func (s *Service) DryRun(body []byte, forcedType string) (*schema.DryRunResult, error) {
+// dryRun validates body exactly as publish does, and stores nothing: the answer to dryRun=true.
+func (s *Service) dryRun(body []byte, forcedType string) (*schema.DryRunResult, error) {
 	pub, err := s.validate(body, forcedType)
 	if err != nil {
 		return nil, err
@@ -217,8 +217,8 @@ func (s *Service) selectEmergency(pub *schema.Publication) *Problem {
 	}
 }
 
-// AsProblem maps any error from Publish to the answer a client gets.
-func AsProblem(err error) *Problem {
+// asProblem maps any error from publish to the answer a client gets.
+func asProblem(err error) *Problem {
 	var p *Problem
 	if errors.As(err, &p) {
 		return p

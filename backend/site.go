@@ -18,21 +18,21 @@ type baseURLKey struct{}
 // lists read through the same service as GET help?view=detail|list, with the same parameters.
 func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 	return site.New(site.Options{
-		Emergencies:     func() []schema.EmergencyInfo { return svc.Active("") },
+		Emergencies:     func() []schema.EmergencyInfo { return svc.activeEmergencies("") },
 		PublicURL:       svc.cfg.PublicURL,
 		Tools:           tools,
 		RateLimitEvents: svc.cfg.RateLimitEvents,
 		RateLimitWindow: svc.cfg.RateLimitWindow,
 		ParseList:       parseListQuery,
 		List: func(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
-			l, err := svc.ListHelp(ctx, base, q)
+			l, err := svc.listHelp(ctx, base, q)
 			if p := (*Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
 				return nil, &site.QueryError{Details: p.Body.Details}
 			}
 			return l, err
 		},
 		Detail: func(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error) {
-			d, err := svc.HelpDetail(ctx, base, id)
+			d, err := svc.helpDetail(ctx, base, id)
 			// A malformed id (400) has no page either.
 			if p := (*Problem)(nil); errors.As(err, &p) && (p.Status == http.StatusNotFound || p.Status == http.StatusBadRequest) {
 				return nil, site.ErrNotFound
@@ -44,7 +44,7 @@ func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 			var v any = res
 			status := http.StatusOK
 			if err != nil {
-				p := AsProblem(err)
+				p := asProblem(err)
 				status, v = p.Status, &p.Body
 			}
 			b, err := json.Marshal(v)
@@ -56,12 +56,12 @@ func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 		Publish: func(ctx context.Context, body []byte) (int, []byte) {
 			start := time.Now()
 			base, _ := ctx.Value(baseURLKey{}).(string)
-			res, created, err := svc.Publish(ctx, base, body, "")
+			res, created, err := svc.publish(ctx, base, body, "")
 			var v any = res
 			status := http.StatusOK
 			switch {
 			case err != nil:
-				p := AsProblem(err)
+				p := asProblem(err)
 				status, v = p.Status, &p.Body
 				svc.cfg.Observe.published(ChannelForm, start, nil, false, p)
 			case created:
