@@ -1,5 +1,7 @@
 // Command bench runs the directaid benchmark (`make bench`): the real binary on loopback over a fresh
-// Badger, driven by the closed-loop generator in internal/loadgen, reported as one table.
+// Badger and, when PostgreSQL is installed, over a throwaway PostgreSQL cluster too, driven by the
+// closed-loop generator in internal/loadgen, reported as one table with the stores side by side and the
+// targets of issues 15 and 16 judged from the run. It exits 1 when a scenario answered errors.
 package main
 
 import (
@@ -7,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -22,12 +25,12 @@ func main() {
 	d := flag.Duration("d", 10*time.Second, "measured time per scenario")
 	seeds := flag.Int64("seeds", 10000, "records published before the retry scenario")
 	million := flag.Int64("million", 0, "also publish this many records into a fresh server (1000000 for the real figure)")
-	profile := flag.String("profile", "", `save the server's CPU profile during one scenario: "POST new/64", "ceiling (Caddy respond)/64", "million", ...`)
+	profile := flag.String("profile", "", `save the Badger server's CPU profile during one scenario: "POST new/64", "ceiling (Caddy respond)/64", "million", ...`)
 	profileOut := flag.String("profile-out", "", "where to write the profile (default ./cpu-<scenario>.pprof)")
 	only := flag.String("only", "", `run only the scenarios whose "name/conns" contains this (and the ceiling), e.g. "POST new/64"`)
 	memLimit := flag.String("memory-limit", "", "run the -million server in a cgroup v1 memory cgroup of this size (e.g. 256MiB)")
 	serverLog := flag.String("server-log", "", "append what the servers print to this file")
-	postgres := flag.Bool("postgres", false, "run the servers on PostgreSQL (a throwaway cluster, fsync on) instead of Badger")
+	postgres := flag.String("postgres", "auto", "run every scenario on PostgreSQL too (a throwaway cluster, fsync on): auto (when installed), on (fail without it), off")
 	var serverEnv []string
 	flag.Func("server-env", "KEY=VALUE added to the servers' environment (repeatable), e.g. GOMEMLIMIT=150MiB", func(v string) error {
 		if !strings.Contains(v, "=") {
@@ -70,11 +73,19 @@ func main() {
 		}
 	}
 	var newDB func() (string, error)
-	if *postgres {
+	var pgData, pgMissing string
+	switch *postgres {
+	case "off":
+		pgMissing = "-postgres=off (BENCH_PG=0)"
+	case "auto", "on":
 		pgBin, err := pgtest.FindBin()
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(2)
+			if *postgres == "on" {
+				fmt.Fprintln(os.Stderr, "bench: -postgres=on:", err)
+				os.Exit(2)
+			}
+			pgMissing = err.Error()
+			break
 		}
 		cluster, err := pgtest.New(pgBin, pgtest.Options{Durable: true})
 		if err != nil {
@@ -82,9 +93,15 @@ func main() {
 			os.Exit(1)
 		}
 		defer cluster.Close()
-		newDB = cluster.CreateDatabase
+		newDB, pgData = cluster.CreateDatabase, filepath.Join(cluster.Dir, "data")
+	default:
+		fmt.Fprintln(os.Stderr, "bench: -postgres wants auto, on or off")
+		os.Exit(2)
 	}
-	rep, err := bench.Run(bench.Options{Postgres: newDB, MemoryLimit: memBytes, ServerOutput: serverOut, ServerEnv: serverEnv, Bin: *bin, Duration: *d, Seeds: *seeds, Million: *million,
+	if newDB == nil {
+		fmt.Fprintf(os.Stderr, "bench: PostgreSQL not run (%s): Badger only\n", pgMissing)
+	}
+	rep, err := bench.Run(bench.Options{Postgres: newDB, PostgresDataDir: pgData, PostgresMissing: pgMissing, MemoryLimit: memBytes, ServerOutput: serverOut, ServerEnv: serverEnv, Bin: *bin, Duration: *d, Seeds: *seeds, Million: *million,
 		Profile: *profile, ProfilePath: *profileOut, Only: *only, Progress: os.Stderr})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -95,5 +112,8 @@ func main() {
 	rep.Print(os.Stdout)
 	if *profile != "" {
 		fmt.Printf("\nCPU profile of %q: %s (go tool pprof -top %s)\n", *profile, *profileOut, *profileOut)
+	}
+	if len(rep.Failures()) > 0 {
+		exit = 1
 	}
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -9,80 +10,141 @@ import (
 	"github.com/directaid/directaid/internal/testserver"
 )
 
-// TestBenchSmoke runs the whole benchmark with tiny counts (`make bench-smoke`, and part of `make test`)
-// so that the harness cannot rot. It checks that every scenario produced numbers without errors, never
-// how fast they are: speed is measured by `make bench`, not asserted.
-func TestBenchSmoke(t *testing.T) {
-	rep, err := Run(Options{Bin: testserver.Binary(t), Duration: 300 * time.Millisecond, Seeds: 200, Million: 2000,
-		TempDir: t.TempDir(), MemoryLimit: 256 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+// checkRun fails t for what makes a run wrong (a scenario with errors or no answers, stores answering
+// differently, a short export), and checks that every measure has numbers; never how fast they are:
+// speed is measured by `make bench`, not asserted.
+func checkRun(t *testing.T, rep *Report) string {
+	t.Helper()
 	var out strings.Builder
 	rep.Print(&out)
 	t.Log("\n" + out.String())
-	if len(rep.Rows) != 7 {
-		t.Fatalf("%d scenarios, want 7", len(rep.Rows))
+	for _, f := range rep.Failures() {
+		t.Error(f)
 	}
-	for _, r := range rep.Rows {
-		if r.Res.Requests == 0 || r.Res.Throughput() <= 0 || r.Res.Percentile(0.5) <= 0 {
-			t.Errorf("%s/%d: no measurement: %+v", r.Name, r.Conns, r.Res.Status)
-		}
-		if r.Res.Errors != 0 {
-			t.Errorf("%s/%d: %d errors, first: %s", r.Name, r.Conns, r.Res.Errors, r.Res.FirstError)
+	for _, m := range rep.Measures {
+		if m.Res.Throughput() <= 0 || m.Res.Percentile(0.5) <= 0 {
+			t.Errorf("[%s] %s/%d: no measurement: %+v", m.Store, m.Label(), m.Conns, m.Res.Status)
 		}
 	}
+	return out.String()
+}
+
+// counts is how many measures each store has.
+func counts(rep *Report) map[string]int {
+	n := map[string]int{}
+	for _, m := range rep.Measures {
+		n[m.Store]++
+	}
+	return n
+}
+
+// TestBenchSmoke runs the whole benchmark on Badger with tiny counts (`make bench-smoke`, and part of
+// `make test`) so that the harness cannot rot: the fresh-server scenarios, then the long run in the memory
+// cgroup with its unconstrained first slice, the reads over it, the export and the mixed load; then the
+// reads over the seeds that a run without the long part makes.
+func TestBenchSmoke(t *testing.T) {
+	rep, err := Run(Options{Bin: testserver.Binary(t), Duration: 300 * time.Millisecond, Seeds: 200, Million: 2000,
+		TempDir: t.TempDir(), MemoryLimit: 256 << 20, PostgresMissing: "not asked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := checkRun(t, rep)
 	m := rep.Million
-	if m == nil || m.Res.Errors != 0 || m.Res.Status[201] != 2000 || len(m.Res.Marks) != 10 {
-		t.Fatalf("long run: %+v", m)
+	// ceiling, discovery, 4 × POST new, retry; the long run: 16 reads, 4 mixed reads and their publishing,
+	// the long publishing and (with the cgroup) its unconstrained first slice.
+	want := 7 + 16 + 5 + 1
+	if m.CgroupError == "" {
+		want++
 	}
-	if len(m.Reads) != 16 {
-		t.Errorf("%d read scenarios, want 16", len(m.Reads))
+	if n := counts(rep); n[Badger] != want || n[Postgres] != 0 {
+		t.Errorf("measures per store: %v, want %d on Badger", n, want)
+	}
+	if m.Res.Status[201] != 2000 || len(m.Res.Marks) != 10 {
+		t.Errorf("long run: %+v", m.Res.Status)
 	}
 	if e := m.Export; e == nil || e.Records != 2000 || !e.Chunked {
 		t.Errorf("export: %+v", e)
 	}
-	// The cgroup run where the machine allows it (cgroup v1 memory, writable); else it says why not.
-	if m.CgroupError == "" && (m.MemoryLimit != 256<<20 || m.OOMKills != 0 || m.CgroupMaxUsage <= 0 || m.GoMemLimit <= 0 || m.GoMemLimit >= 256<<20) {
-		t.Errorf("memory cgroup: %+v", m)
+	if p := m.MixedPublish; p == nil || p.Status[201] == 0 {
+		t.Errorf("mixed load: no publishing: %+v", p)
 	}
-	for _, r := range m.Reads {
-		if r.Res.Requests == 0 || r.Res.Errors != 0 || r.Res.Percentile(0.5) <= 0 {
-			t.Errorf("%s/%d: %d requests, %d errors, first: %s", r.Name, r.Conns, r.Res.Requests, r.Res.Errors, r.Res.FirstError)
-		}
+	// The cgroup run where the machine allows it (cgroup v1 memory, writable); else it says why not.
+	if m.CgroupError == "" && (m.MemoryLimit != 256<<20 || m.OOMKills != 0 || m.CgroupMaxUsage <= 0 || m.GoMemLimit <= 0 ||
+		m.GoMemLimit >= 256<<20 || m.Unconstrained == nil || m.Unconstrained.Status[201] != 200) {
+		t.Errorf("memory cgroup: %+v", m)
 	}
 	if m.DiskBytes <= 0 || m.PeakRSS <= 0 {
 		t.Errorf("long run: disk %d bytes, peak RSS %d bytes", m.DiskBytes, m.PeakRSS)
 	}
-	for _, want := range []string{"ceiling", "GET discovery", "POST new", "POST retry", "first 200", "VmHWM", "GET list within 5 km (2k records)"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("the table lacks %q", want)
+	for _, want := range []string{"ceiling", "GET discovery", "POST new", "POST retry", "first 200", "VmHWM",
+		"GET list within 5 km (2k records)", "GET list within 5 km, while publishing at 64 (2k records)", "CSV export of all",
+		"PostgreSQL not run: not asked", "[met]", "#16", "Badger ≥ 1.0× PostgreSQL", "[not measured]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q", want)
 		}
 	}
-}
+	if targets := rep.Targets(); len(targets) != 19 {
+		t.Errorf("%d targets, want 19", len(targets))
+	}
 
-// TestBenchSmokePostgres: the same harness with every server on PostgreSQL (`make bench BENCH_PG=1`), so
-// that the PostgreSQL rows of the README's table can be measured again; numbers without errors, never speed.
-func TestBenchSmokePostgres(t *testing.T) {
-	cluster := pgtest.Start(t)
-	rep, err := Run(Options{Bin: testserver.Binary(t), Duration: 200 * time.Millisecond, Seeds: 100, Million: 1000,
-		TempDir: t.TempDir(), Postgres: cluster.CreateDatabase, Only: "POST new/64"})
+	// Without the long part, the reads run over the seeds.
+	rep, err = Run(Options{Bin: testserver.Binary(t), Duration: 200 * time.Millisecond, Seeds: 300,
+		TempDir: t.TempDir(), Only: "within 5 km"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out strings.Builder
-	rep.Print(&out)
-	t.Log("\n" + out.String())
-	if rep.Store != "postgres" || len(rep.Rows) != 2 || !strings.Contains(out.String(), "store: PostgreSQL") {
-		t.Fatalf("store %q, %d rows", rep.Store, len(rep.Rows))
+	out = checkRun(t, rep)
+	if n := counts(rep); n[Badger] != 5 || !strings.Contains(out, "GET list within 5 km, total=none (300 records)") {
+		t.Errorf("reads over the seeds: %v", n)
+	}
+}
+
+// TestBenchSmokePostgres: the same harness with PostgreSQL beside Badger, as `make bench` runs it where
+// PostgreSQL is installed: both stores' fresh-server rows in one table, then the long run copied into
+// PostgreSQL by `directaid migrate`, both stores answering the same first pages, the reads and the export
+// on both.
+func TestBenchSmokePostgres(t *testing.T) {
+	cluster := pgtest.Start(t)
+	rep, err := Run(Options{Bin: testserver.Binary(t), Duration: 200 * time.Millisecond, Seeds: 100, Million: 1000,
+		TempDir: t.TempDir(), Postgres: cluster.CreateDatabase, PostgresDataDir: filepath.Join(cluster.Dir, "data"), Only: "POST new/64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := checkRun(t, rep)
+	// Badger: ceiling, POST new/64, the long publishing, 16 reads, 4 mixed reads and their publishing.
+	// PostgreSQL: POST new/64 and the 16 reads.
+	if n := counts(rep); n[Badger] != 2+1+16+5 || n[Postgres] != 1+16 {
+		t.Errorf("measures per store: %v", n)
 	}
 	m := rep.Million
-	if m == nil || m.Res.Errors != 0 || m.Res.Status[201] != 1000 || len(m.Reads) != 16 || m.DiskBytes <= 0 {
-		t.Fatalf("long run: %+v", m)
+	if g := m.Migrate; g == nil || g.Records != 1000 || g.Duration <= 0 || g.DiskBytes <= 0 || !strings.Contains(g.Summary, "1000 created") {
+		t.Errorf("migrate: %+v", g)
 	}
-	for _, r := range append(rep.Rows, m.Reads...) {
-		if r.Res.Requests == 0 || r.Res.Errors != 0 {
-			t.Errorf("%s/%d: %d requests, %d errors, first: %s", r.Name, r.Conns, r.Res.Requests, r.Res.Errors, r.Res.FirstError)
+	if m.Compared < 10 {
+		t.Errorf("%d first pages compared", m.Compared)
+	}
+	if e := m.PGExport; e == nil || e.Records != 1000 || !e.Chunked {
+		t.Errorf("PostgreSQL export: %+v", e)
+	}
+	var pgCPU time.Duration
+	for _, x := range rep.Measures {
+		pgCPU += x.DBCPU
+	}
+	if pgCPU <= 0 {
+		t.Error("no PostgreSQL CPU time measured")
+	}
+	for _, want := range []string{"PostgreSQL req/s", "Badger÷PG", "directaid migrate, records/s (1k records", "GET list q=insulina (1k records)", "CSV export of all"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q", want)
 		}
+	}
+	measured := 0
+	for _, x := range rep.Targets() {
+		if x.Status != "not measured" {
+			measured++
+		}
+	}
+	if measured != 19-2 { // all but the cgroup's two
+		t.Errorf("%d targets measured, want 17", measured)
 	}
 }

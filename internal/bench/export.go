@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,9 +22,11 @@ type ExportResult struct {
 	// anonymous part (heap; the rest is Badger's mapped tables, page cache the kernel can reclaim).
 	RSSBefore, RSSPeak, AnonBefore, AnonPeak int64
 	Chunked                                  bool
+	Cut                                      bool // stopped at the time cap before the end
 }
 
-func exportAll(srv *server) (*ExportResult, error) {
+// exportAll reads one whole CSV export from srv, for at most limit (then Cut, with what it read so far).
+func exportAll(srv *server, limit time.Duration) (*ExportResult, error) {
 	st := srv.status("VmRSS", "RssAnon")
 	r := &ExportResult{RSSBefore: st["VmRSS"], AnonBefore: st["RssAnon"]}
 	r.RSSPeak, r.AnonPeak = r.RSSBefore, r.AnonBefore
@@ -49,7 +52,13 @@ func exportAll(srv *server) (*ExportResult, error) {
 	}()
 	defer func() { close(stop); wg.Wait() }()
 	t0 := time.Now()
-	resp, err := http.Get("http://" + srv.Addr + helpPath + "?view=list&format=csv&all=true")
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+srv.Addr+helpPath+"?view=list&format=csv&all=true", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -68,6 +77,10 @@ func exportAll(srv *server) (*ExportResult, error) {
 		if err == io.EOF {
 			break
 		}
+		if err != nil && ctx.Err() != nil {
+			r.Cut = true
+			break
+		}
 		if err != nil {
 			return nil, fmt.Errorf("export: %w after %d bytes", err, r.Bytes)
 		}
@@ -81,11 +94,11 @@ func exportAll(srv *server) (*ExportResult, error) {
 }
 
 // someIDs reads the ids of the newest n records from the list, for the detail scenario.
-func someIDs(srv *server, n int) ([]string, error) {
+func someIDs(addr string, n int) ([]string, error) {
 	var ids []string
 	cursor := ""
 	for len(ids) < n {
-		u := "http://" + srv.Addr + helpPath + "?view=list&limit=100&total=none"
+		u := "http://" + addr + helpPath + "?view=list&limit=100&total=none"
 		if cursor != "" {
 			u += "&cursor=" + cursor
 		}

@@ -30,7 +30,7 @@ const ceilingRoute = `	handle /ceiling {
 		respond "ok" 200
 	}`
 
-// server is one directaid process over a fresh Badger in its own temp dir.
+// server is one directaid process over a fresh Badger in its own temp dir, or over a PostgreSQL database.
 type server struct {
 	Addr      string // 127.0.0.1:PORT
 	AdminAddr string
@@ -53,15 +53,11 @@ func freePort() (int, error) {
 }
 
 // startServer renders the test Caddyfile with the ceiling route and the publish limit effectively off,
-// then starts bin on loopback and waits until discovery answers.
-func startServer(o Options, parent string, cg *memCgroup) (*server, error) {
+// then starts bin on loopback, on the PostgreSQL database dsn or else a fresh Badger, inside cg when
+// given, and waits until discovery answers.
+func startServer(o Options, parent string, cg *memCgroup, dsn string) (*server, error) {
 	bin, echo, env := o.Bin, o.ServerOutput, o.ServerEnv
-	var dsn string
-	if o.Postgres != nil {
-		var err error
-		if dsn, err = o.Postgres(); err != nil {
-			return nil, err
-		}
+	if dsn != "" {
 		env = append(slices.Clone(env), "DIRECTAID_DATABASE_URL="+dsn)
 	}
 	dir, err := os.MkdirTemp(parent, "server-")
@@ -300,4 +296,44 @@ func databaseSize(dsn string) (int64, error) {
 	var n int64
 	err = conn.QueryRow(ctx, `SELECT pg_database_size(current_database())`).Scan(&n)
 	return n, err
+}
+
+// postgresCPU is the CPU time (user + system) of the PostgreSQL cluster whose data directory is dir: the
+// postmaster, its live children (backends, writers) and the children it has reaped. 0 when unknown.
+func postgresCPU(dir string) time.Duration {
+	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	if err != nil {
+		return 0
+	}
+	const clkTck = 100 // USER_HZ on Linux
+	var ticks int64
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesized command name: state, ppid, …, utime (11), stime, cutime, cstime.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 15 {
+			continue
+		}
+		self := p == fmt.Sprintf("/proc/%d/stat", pid)
+		if !self && f[1] != strconv.Itoa(pid) {
+			continue
+		}
+		last := 12
+		if self {
+			last = 14 // the reaped children's time too
+		}
+		for _, v := range f[11 : last+1] {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			ticks += n
+		}
+	}
+	return time.Duration(ticks) * time.Second / clkTck
 }

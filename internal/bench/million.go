@@ -1,0 +1,383 @@
+package bench
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/directaid/directaid/internal/loadgen"
+)
+
+// MigrateResult is `directaid migrate --from badger <dir> --to postgres <dsn>` over the million records.
+type MigrateResult struct {
+	Records   int64 // records PostgreSQL holds afterwards (from the node's exact list total)
+	Duration  time.Duration
+	CPU       time.Duration // the migrate process (user + system)
+	DBCPU     time.Duration // PostgreSQL's processes meanwhile (0 when unknown)
+	DiskBytes int64         // pg_database_size afterwards
+	Summary   string        // migrate's line with its counts
+}
+
+// exportLimit caps one whole export: a slow store must not eat the run's time budget.
+const exportLimit = 5 * time.Minute
+
+// million publishes o.Million records at 64 connections into a fresh Badger server (in the memory
+// cgroup when asked, after an unconstrained first slice for comparison), copies them into PostgreSQL with
+// `directaid migrate`, runs the read scenarios and a whole CSV export on both stores over the same records,
+// then the mixed load on Badger.
+func (r *runner) million() error {
+	o := r.o
+	m := &MillionResult{Records: o.Million, Slice: max(o.Million/10, 1)}
+	r.rep.Million = m
+	set := count(o.Million) + " records"
+	publish := func(addr string, n int64, tag string, mark int64) (*loadgen.Result, error) {
+		return loadgen.Run(loadgen.Config{Addr: addr, Method: "POST", Path: helpPath, Header: jsonHeader, Conns: 64,
+			Requests: n, Duration: 2 * time.Hour, Body: publishBody(tag), Expect: []int{201}, MarkEvery: mark})
+	}
+	var cg *memCgroup
+	if o.MemoryLimit > 0 {
+		var err error
+		if cg, err = newMemCgroup(o.MemoryLimit); err != nil {
+			m.CgroupError = err.Error()
+			r.progress("no memory cgroup: %v", err)
+		} else {
+			defer cg.remove()
+			m.MemoryLimit = o.MemoryLimit
+		}
+	}
+	if cg != nil {
+		// The unconstrained figure, cheaply: the first slice of the same bodies into a fresh server
+		// outside the cgroup, against the constrained run's first slice.
+		r.progress("[Badger] publishing the first %s records outside the memory cgroup (64 connections), for comparison", count(m.Slice))
+		free, err := startServer(o, r.tmp, nil, "")
+		if err != nil {
+			return err
+		}
+		cpu0 := free.cpu()
+		res, err := publish(free.Addr, m.Slice, "million", 0)
+		cpu := free.cpu() - cpu0
+		free.stop()
+		_ = os.RemoveAll(free.Dir)
+		if err != nil {
+			return err
+		}
+		m.Unconstrained = res
+		r.add(Measure{Store: Badger, Name: fmt.Sprintf("POST first %s, no cgroup", count(m.Slice)), Set: "fresh server", Conns: 64, Res: res, ServerCPU: cpu})
+	}
+
+	srv, err := startServer(o, r.tmp, cg, "")
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	if cg != nil {
+		log, _ := os.ReadFile(filepath.Join(srv.Dir, "caddy.log")) // Caddy's start-up lines land in its configured log
+		m.GoMemLimit = goMemLimit(srv.out.String() + string(log))
+	}
+	name := fmt.Sprintf("POST %s records, all", count(o.Million))
+	if cg != nil {
+		name += fmt.Sprintf(", %d MiB cgroup", o.MemoryLimit>>20)
+	}
+	r.progress("[Badger] publishing %d records (64 connections)", o.Million)
+	cpu0 := srv.cpu()
+	profDone := o.profileIf(srv, Badger, "million", 60*time.Second)
+	stopWatch := make(chan struct{})
+	peakAnon, peakFile := srv.watchMemory(stopWatch)
+	m.Res, err = publish(srv.Addr, o.Million, "million", m.Slice)
+	close(stopWatch)
+	if err != nil {
+		return err
+	}
+	m.PeakAnon, m.PeakFile = peakAnon(), peakFile()
+	if err := <-profDone; err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
+	m.ServerCPU = srv.cpu() - cpu0
+	m.PeakRSS = srv.peakRSS()
+	r.add(Measure{Store: Badger, Name: name, Set: "fresh server", Conns: 64, Res: m.Res, ServerCPU: m.ServerCPU})
+	t0 := time.Now()
+	srv.stop()
+	m.CloseAfter = time.Since(t0)
+	if m.DiskBytes, err = diskUsage(srv.DataDir); err != nil {
+		return err
+	}
+
+	var dsn string
+	if o.Postgres != nil {
+		if dsn, err = o.Postgres(); err != nil {
+			return err
+		}
+		r.progress("[PostgreSQL] copying the %s records with directaid migrate", count(o.Million))
+		if m.Migrate, err = r.migrate(srv.DataDir, dsn); err != nil {
+			return err
+		}
+		r.progress("  [PostgreSQL] migrate: %s records in %s = %.0f records/s (%s)", count(o.Million), m.Migrate.Duration.Round(100*time.Millisecond),
+			float64(o.Million)/m.Migrate.Duration.Seconds(), m.Migrate.Summary)
+	}
+
+	// The reads run on the server restarted over those records, as after a deploy: measured right
+	// after the bulk load they would time the compactions it left behind.
+	r.progress("[Badger] restarting over the %s", set)
+	if err := srv.restart(); err != nil {
+		return err
+	}
+	r.checkTotal(srv.Addr, Badger)
+	ids, err := someIDs(srv.Addr, 1000)
+	if err != nil {
+		return err
+	}
+	if err := r.reads(srv, Badger, set, ids, nil); err != nil {
+		return err
+	}
+	m.ReadPeakRSS = srv.peakRSS()
+	r.progress("[Badger] exporting the %s as one CSV", set)
+	if m.Export, err = exportAll(srv, exportLimit); err != nil {
+		return err
+	}
+	r.printExport(Badger, m.Export)
+
+	if dsn != "" {
+		pg, err := startServer(o, r.tmp, nil, dsn)
+		if err != nil {
+			return err
+		}
+		defer pg.stop()
+		r.checkTotal(pg.Addr, Postgres)
+		if m.Migrate.Records, err = listTotal(pg.Addr); err != nil {
+			return err
+		}
+		r.compare(srv.Addr, pg.Addr, ids)
+		srv.stop() // PostgreSQL's reads get the machine to themselves, as Badger's did
+		if err := r.reads(pg, Postgres, set, ids, nil); err != nil {
+			return err
+		}
+		r.progress("[PostgreSQL] exporting the %s as one CSV", set)
+		if m.PGExport, err = exportAll(pg, exportLimit); err != nil {
+			return err
+		}
+		r.printExport(Postgres, m.PGExport)
+		pg.stop()
+		r.progress("[Badger] restarting over the %s for the mixed load", set)
+		if err := srv.restart(); err != nil {
+			return err
+		}
+	}
+	if err := r.mixed(srv, set); err != nil {
+		return err
+	}
+	if cg != nil {
+		srv.stop()
+		m.CgroupMaxUsage, m.CgroupFailcnt, m.OOMKills = cg.stats()
+	}
+	return nil
+}
+
+// add records a measurement made outside measure and prints it.
+func (r *runner) add(m Measure) {
+	r.rep.Measures = append(r.rep.Measures, m)
+	r.printResult(m)
+}
+
+func (r *runner) printExport(store string, e *ExportResult) {
+	cut := ""
+	if e.Cut {
+		cut = fmt.Sprintf(" — CUT at the %s cap", exportLimit)
+	}
+	r.progress("  [%s] CSV export: %d records in %s = %.0f records/s, %.1f MB, RSS %.1f → peak %.1f MB%s", store, e.Records,
+		e.Duration.Round(10*time.Millisecond), float64(e.Records)/e.Duration.Seconds(), float64(e.Bytes)/(1<<20),
+		float64(e.RSSBefore)/(1<<20), float64(e.RSSPeak)/(1<<20), cut)
+}
+
+// migrate runs `directaid migrate` from the Badger directory dir into dsn, its progress lines passed on.
+func (r *runner) migrate(dir, dsn string) (*MigrateResult, error) {
+	cmd := exec.Command(r.o.Bin, "migrate", "--from", "badger", dir, "--to", "postgres", dsn)
+	cmd.Env = append(os.Environ(), r.o.ServerEnv...)
+	var errOut lockedBuffer
+	cmd.Stderr = &errOut
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	res := &MigrateResult{}
+	db0 := r.dbCPU(Postgres)
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	var out strings.Builder
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		line := sc.Text()
+		out.WriteString(line + "\n")
+		if r.o.ServerOutput != nil {
+			fmt.Fprintln(r.o.ServerOutput, line)
+		}
+		if strings.HasPrefix(line, "…") {
+			r.progress("  migrate: %s", line)
+		}
+		if strings.HasPrefix(line, "read ") {
+			res.Summary = line
+		}
+	}
+	err = cmd.Wait()
+	res.Duration = time.Since(t0)
+	res.DBCPU = r.dbCPU(Postgres) - db0
+	if cmd.ProcessState != nil {
+		res.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("directaid migrate: %v\n%s%s", err, out.String(), errOut.String())
+	}
+	if res.DiskBytes, err = databaseSize(dsn); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// listPage is what the comparison reads of a list answer.
+type listPage struct {
+	Total      int64 `json:"total"`
+	TotalExact bool  `json:"totalExact"`
+	Items      []struct {
+		ID string `json:"id"`
+	} `json:"items"`
+}
+
+func getList(addr, query string) (*listPage, error) {
+	resp, err := http.Get("http://" + addr + helpPath + "?" + query)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("%s: %s", query, resp.Status)
+	}
+	var p listPage
+	return &p, json.NewDecoder(resp.Body).Decode(&p)
+}
+
+func listTotal(addr string) (int64, error) {
+	p, err := getList(addr, "view=list&limit=1")
+	if err != nil {
+		return 0, err
+	}
+	if !p.TotalExact {
+		return 0, fmt.Errorf("the total of every record is not exact")
+	}
+	return p.Total, nil
+}
+
+// checkTotal notes a mismatch when the server on store does not hold exactly the million records.
+func (r *runner) checkTotal(addr, store string) {
+	m := r.rep.Million
+	n, err := listTotal(addr)
+	switch {
+	case err != nil:
+		m.Mismatches = append(m.Mismatches, fmt.Sprintf("%s: every record: %v", store, err))
+	case n != m.Records:
+		m.Mismatches = append(m.Mismatches, fmt.Sprintf("%s holds %d records, not %d", store, n, m.Records))
+	}
+}
+
+// compare asks both stores the first page of each list scenario's first queries: the same ids in the
+// same order, and the same total where both say it is exact (issue 16: the results stay identical).
+func (r *runner) compare(badgerAddr, pgAddr string, ids []string) {
+	m := r.rep.Million
+	seen := map[string]bool{}
+	for _, sc := range readScenarios(ids) {
+		for n := range int64(5) {
+			q := string(sc.query(n, nil))
+			if !sc.list || seen[q] {
+				continue
+			}
+			seen[q] = true
+			m.Compared++
+			b, errB := getList(badgerAddr, q)
+			p, errP := getList(pgAddr, q)
+			if errB != nil || errP != nil {
+				m.Mismatches = append(m.Mismatches, fmt.Sprintf("%s: Badger %v, PostgreSQL %v", q, errB, errP))
+				continue
+			}
+			idsOf := func(l *listPage) []string {
+				var s []string
+				for _, it := range l.Items {
+					s = append(s, it.ID)
+				}
+				return s
+			}
+			if !slices.Equal(idsOf(b), idsOf(p)) {
+				m.Mismatches = append(m.Mismatches, fmt.Sprintf("%s: first page ids differ (Badger %d items, PostgreSQL %d)", q, len(b.Items), len(p.Items)))
+			} else if b.TotalExact && p.TotalExact && b.Total != p.Total {
+				m.Mismatches = append(m.Mismatches, fmt.Sprintf("%s: total Badger %d, PostgreSQL %d", q, b.Total, p.Total))
+			}
+		}
+	}
+	if len(m.Mismatches) == 0 {
+		r.progress("  both stores answered the first pages of %d list queries alike", m.Compared)
+	}
+	for _, s := range m.Mismatches {
+		r.progress("  MISMATCH %s", s)
+	}
+}
+
+// mixed measures the reads people make (5 km radius, filtered list; 1 and 16 clients) while others
+// publish at 64 connections, on the Badger server over the million records.
+func (r *runner) mixed(srv *server, set string) error {
+	o, m := r.o, r.rep.Million
+	d := o.readDuration()
+	warm := max(d/10, 100*time.Millisecond)
+	reads := []struct {
+		name  string
+		query func(int64, []byte) []byte
+	}{{readRadius, radiusQuery}, {readFiltered, filteredQuery("")}}
+	// The publisher outlasts the four rows (warm-ups, connecting, and slow last requests included); it
+	// cannot be stopped early, so it is given their time plus some slack, and the run says if a read
+	// outlived it.
+	ramp := max(d/5, 200*time.Millisecond)
+	pubFor := ramp + 4*(d+warm) + max(d, 2*time.Second)
+	type result struct {
+		res *loadgen.Result
+		err error
+		end time.Time
+	}
+	done := make(chan result, 1)
+	r.progress("[Badger] mixed load: reads while publishing at 64 connections for %s", pubFor.Round(100*time.Millisecond))
+	cpu0 := srv.cpu()
+	go func() {
+		res, err := loadgen.Run(loadgen.Config{Addr: srv.Addr, Method: "POST", Path: helpPath, Header: jsonHeader, Conns: 64,
+			Duration: pubFor, Requests: o.MaxRequests, Body: publishBody("mixed"), Expect: []int{201}})
+		done <- result{res, err, time.Now()}
+	}()
+	time.Sleep(ramp)
+	var readErr error
+	for _, sc := range reads {
+		for _, conns := range []int{1, 16} {
+			if readErr != nil {
+				break
+			}
+			cfg := loadgen.Config{Path: helpPath, Query: sc.query, Conns: conns, Expect: []int{200}}
+			_, readErr = r.measure(srv, Badger, sc.name+", while publishing at 64", set, d, cfg)
+		}
+	}
+	readsEnd := time.Now()
+	pub := <-done
+	if readErr != nil {
+		return readErr
+	}
+	if pub.err != nil {
+		return pub.err
+	}
+	m.MixedPublish = pub.res
+	if readsEnd.After(pub.end) {
+		m.MixedUncovered = readsEnd.Sub(pub.end)
+	}
+	r.add(Measure{Store: Badger, Name: "POST new, during the mixed reads", Set: set, Conns: 64, Res: pub.res, ServerCPU: srv.cpu() - cpu0})
+	return nil
+}

@@ -1,0 +1,413 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// row is one line of the table: a scenario with its measure on each store.
+type row struct {
+	label string
+	conns int
+	by    map[string]Measure
+}
+
+// rows groups the measures by scenario, in the order they first ran.
+func (r *Report) rows(keep func(Measure) bool) []*row {
+	var out []*row
+	index := map[string]*row{}
+	for _, m := range r.Measures {
+		if !keep(m) {
+			continue
+		}
+		key := fmt.Sprintf("%s/%d", m.Label(), m.Conns)
+		x := index[key]
+		if x == nil {
+			x = &row{label: m.Label(), conns: m.Conns, by: map[string]Measure{}}
+			index[key] = x
+			out = append(out, x)
+		}
+		x.by[m.Store] = m
+	}
+	return out
+}
+
+// find is the measure of a scenario on a store, or nil.
+func (r *Report) find(store, name, set string, conns int) *Measure {
+	for i := range r.Measures {
+		m := &r.Measures[i]
+		if m.Store == store && m.Name == name && m.Set == set && m.Conns == conns {
+			return m
+		}
+	}
+	return nil
+}
+
+func (r *Report) both() bool { return slices.Contains(r.Stores, Postgres) }
+
+// readSet is what the read scenarios ran over: the million records, or the seeds.
+func (r *Report) readSet() (set string, records int64) {
+	if r.Million != nil {
+		return count(r.Million.Records) + " records", r.Million.Records
+	}
+	return count(r.Seeds) + " records", r.Seeds
+}
+
+// Print writes the table, the notes of the long run and the targets of issues 15 and 16.
+func (r *Report) Print(w io.Writer) {
+	if r.both() {
+		fmt.Fprintln(w, "stores: Badger (a fresh directory) | PostgreSQL (a throwaway cluster on this machine, fsync on, a fresh database")
+		fmt.Fprintln(w, "per server; its processes' CPU is the second figure of its CPU column)")
+	} else {
+		fmt.Fprintf(w, "stores: Badger only — PostgreSQL not run: %s\n", r.PostgresNote)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "scenario\tconns\t"
+	for _, st := range r.Stores {
+		head += "|\t" + st + " req/s\tp50 ms\tp99 ms\terrors\t"
+		if st == Badger {
+			head += "vs ceiling\tCPU\t"
+		} else {
+			head += "CPU node+pg\t"
+		}
+	}
+	if r.both() {
+		head += "|\tBadger÷PG\t"
+	}
+	fmt.Fprintln(tw, head)
+	print := func(x *row) {
+		line := fmt.Sprintf("%s\t%d\t", x.label, x.conns)
+		for _, st := range r.Stores {
+			m, ok := x.by[st]
+			if !ok {
+				line += "|\t—\t—\t—\t—\t—\t"
+				if st == Badger {
+					line += "—\t"
+				}
+				continue
+			}
+			res := m.Res
+			cores := func(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()/max(res.Elapsed.Seconds(), 1e-9)) }
+			line += fmt.Sprintf("|\t%.0f\t%s\t%s\t%d\t", res.Throughput(), ms(res.Percentile(0.5)), ms(res.Percentile(0.99)), res.Errors)
+			if st == Badger {
+				ratio := "—"
+				if r.Ceiling > 0 {
+					ratio = fmt.Sprintf("%.0f%%", 100*res.Throughput()/r.Ceiling)
+				}
+				line += ratio + "\t" + cores(m.ServerCPU) + "\t"
+			} else {
+				line += cores(m.ServerCPU) + "+" + cores(m.DBCPU) + "\t"
+			}
+		}
+		if r.both() {
+			b, p := x.by[Badger], x.by[Postgres]
+			if b.Res != nil && p.Res != nil && p.Res.Throughput() > 0 {
+				line += fmt.Sprintf("|\t%.2f×\t", b.Res.Throughput()/p.Res.Throughput())
+			} else {
+				line += "|\t—\t"
+			}
+		}
+		fmt.Fprintln(tw, line)
+	}
+	// special is a line of records/s (migrate, exports): only the throughput column of each store.
+	special := func(label, conns string, rate map[string]float64) {
+		line := label + "\t" + conns + "\t"
+		for _, st := range r.Stores {
+			v, ok := rate[st]
+			cell := "—"
+			if ok {
+				cell = fmt.Sprintf("%.0f", v)
+			}
+			line += "|\t" + cell + "\t—\t—\t—\t—\t"
+			if st == Badger {
+				line += "—\t"
+			}
+		}
+		if r.both() {
+			line += "|\t—\t"
+		}
+		fmt.Fprintln(tw, line)
+	}
+	m := r.Million
+	set, _ := r.readSet()
+	for _, x := range r.rows(func(x Measure) bool { return m == nil || x.Set == "" }) {
+		print(x)
+	}
+	if m != nil {
+		for _, x := range r.rows(func(x Measure) bool { return x.Set == "fresh server" }) {
+			print(x)
+		}
+		if g := m.Migrate; g != nil {
+			special(fmt.Sprintf("directaid migrate, records/s (%s records, %.1f s)", count(m.Records), g.Duration.Seconds()), "—",
+				map[string]float64{Postgres: float64(m.Records) / g.Duration.Seconds()})
+		}
+		mixed := func(x Measure) bool {
+			return x.Set == set && (strings.Contains(x.Name, ", while publishing") || strings.HasPrefix(x.Name, "POST new, during"))
+		}
+		for _, x := range r.rows(func(x Measure) bool { return x.Set == set && !mixed(x) }) {
+			print(x)
+		}
+		rates := map[string]float64{}
+		for st, e := range map[string]*ExportResult{Badger: m.Export, Postgres: m.PGExport} {
+			if e != nil {
+				rates[st] = float64(e.Records) / e.Duration.Seconds()
+			}
+		}
+		if len(rates) > 0 {
+			special(fmt.Sprintf("CSV export of all, records/s (%s records)", count(m.Records)), "1", rates)
+		}
+		for _, x := range r.rows(mixed) {
+			print(x)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "CPU: cores used on average (2 = both cores of a 2-core machine); server, PostgreSQL and load generator share them.")
+	if m != nil {
+		r.printMillion(w)
+	}
+	r.printTargets(w)
+	if f := r.Failures(); len(f) > 0 {
+		fmt.Fprintf(w, "\nFAILURES (%d):\n", len(f))
+		for _, s := range f {
+			fmt.Fprintln(w, "  "+s)
+		}
+	}
+	if r.Duration > 0 {
+		fmt.Fprintf(w, "\nwhole run: %s\n", r.Duration.Round(time.Second))
+	}
+}
+
+func mb(n int64) float64 { return float64(n) / (1 << 20) }
+
+func (r *Report) printMillion(w io.Writer) {
+	m := r.Million
+	first, last := m.Res.MarkRate(0, m.Slice), m.Res.MarkRate(len(m.Res.Marks)-1, m.Slice)
+	loss := 0.0
+	if first > 0 {
+		loss = 100 * (first - last) / first
+	}
+	where := "fresh server"
+	if m.MemoryLimit > 0 {
+		where = fmt.Sprintf("fresh server in a %d MiB memory cgroup", m.MemoryLimit>>20)
+	}
+	fmt.Fprintf(w, "\n%s records at 64 connections on Badger (%s):\n", count(m.Records), where)
+	fmt.Fprintf(w, "  first %s: %.0f req/s   last %s: %.0f req/s   loss %.1f%%\n", count(m.Slice), first, count(m.Slice), last, loss)
+	var slices []string
+	for i := range m.Res.Marks {
+		slices = append(slices, fmt.Sprintf("%.0f", m.Res.MarkRate(i, m.Slice)))
+	}
+	fmt.Fprintf(w, "  req/s per %s: %s\n", count(m.Slice), strings.Join(slices, " "))
+	if u := m.Unconstrained; u != nil && u.Throughput() > 0 {
+		fmt.Fprintf(w, "  unconstrained (the same first %s into a fresh server outside the cgroup): %.0f req/s; in the cgroup the same %s: %.0f req/s (%.0f%%), the whole run %.0f req/s (%.0f%%, a lower bound: an unconstrained run slows down as the store grows too)\n",
+			count(m.Slice), u.Throughput(), count(m.Slice), first, 100*first/u.Throughput(), m.Res.Throughput(), 100*m.Res.Throughput()/u.Throughput())
+	}
+	created := m.Res.Status[201]
+	per := 0.0
+	if created > 0 {
+		per = float64(m.DiskBytes) / float64(created)
+	}
+	fmt.Fprintf(w, "  on disk after graceful close: %.1f MB = %.0f bytes/record (%d records created; close took %s)\n",
+		mb(m.DiskBytes), per, created, m.CloseAfter.Round(100*time.Millisecond))
+	fmt.Fprintf(w, "  server peak RSS (VmHWM): %.1f MB; sampled peaks: anonymous %.1f MB, file-backed %.1f MB\n",
+		mb(m.PeakRSS), mb(m.PeakAnon), mb(m.PeakFile))
+	if m.ReadPeakRSS > 0 {
+		fmt.Fprintf(w, "  reads: on the server restarted over these records; its peak RSS (VmHWM): %.1f MB\n", mb(m.ReadPeakRSS))
+	}
+	if g := m.Migrate; g != nil {
+		fmt.Fprintf(w, "  PostgreSQL loaded by `directaid migrate --from badger <dir> --to postgres <dsn>` in %.1f s (%.0f records/s; migrate %.2f cores, PostgreSQL %.2f cores): %s; %.1f MB in PostgreSQL (pg_database_size, an empty database's ~7 MB included)\n",
+			g.Duration.Seconds(), float64(m.Records)/g.Duration.Seconds(), g.CPU.Seconds()/g.Duration.Seconds(), g.DBCPU.Seconds()/g.Duration.Seconds(), g.Summary, mb(g.DiskBytes))
+	}
+	if m.Compared > 0 {
+		fmt.Fprintf(w, "  first pages of %d list queries compared between the stores: %d differ\n", m.Compared, len(m.Mismatches))
+	}
+	for _, x := range []struct {
+		store string
+		e     *ExportResult
+	}{{Badger, m.Export}, {Postgres, m.PGExport}} {
+		if e := x.e; e != nil {
+			cut := ""
+			if e.Cut {
+				cut = fmt.Sprintf(" — CUT at the %s cap", exportLimit)
+			}
+			fmt.Fprintf(w, "  export (%s): %d records as one CSV (all=true, chunked %v) in %s = %.0f records/s, %.1f MB; server RSS %.1f → peak %.1f MB (anonymous %.1f → %.1f MB)%s\n",
+				x.store, e.Records, e.Chunked, e.Duration.Round(10*time.Millisecond), float64(e.Records)/e.Duration.Seconds(), mb(e.Bytes),
+				mb(e.RSSBefore), mb(e.RSSPeak), mb(e.AnonBefore), mb(e.AnonPeak), cut)
+		}
+	}
+	if p := m.MixedPublish; p != nil {
+		fmt.Fprintf(w, "  mixed load (Badger): publishing at 64 connections went on at %.0f req/s (p99 %s ms) during the reads marked «while publishing»",
+			p.Throughput(), ms(p.Percentile(0.99)))
+		if m.MixedUncovered > 0 {
+			fmt.Fprintf(w, "; the last %s of reads ran after it had stopped", m.MixedUncovered.Round(10*time.Millisecond))
+		}
+		fmt.Fprintln(w)
+	}
+	switch {
+	case m.CgroupError != "":
+		fmt.Fprintf(w, "  memory cgroup: none (%s)\n", m.CgroupError)
+	case m.MemoryLimit > 0:
+		gml := "none logged"
+		if m.GoMemLimit > 0 {
+			gml = fmt.Sprintf("%.1f MiB", mb(m.GoMemLimit))
+		}
+		fmt.Fprintf(w, "  memory cgroup (v1) of %.0f MiB for Badger's publishing, reads, export and mixed load: GOMEMLIMIT %s, peak usage %.1f MiB, limit reached %d times, OOM kills %d\n",
+			mb(m.MemoryLimit), gml, mb(m.CgroupMaxUsage), m.CgroupFailcnt, m.OOMKills)
+	}
+}
+
+// Target is one target of issues 15 and 16, judged from the run.
+type Target struct {
+	Issue  int
+	What   string
+	Result string
+	Status string // met, missed, or not measured
+}
+
+// Targets judges the targets of issues 15 (PostgreSQL) and 16 (reads at 1M in 256 MB) from the run.
+func (r *Report) Targets() []Target {
+	var out []Target
+	set, records := r.readSet()
+	scale := ""
+	if records != 1000000 {
+		scale = fmt.Sprintf(" [at %s, not 1M]", set)
+	}
+	add := func(issue int, what, result string, ok bool, measured bool) {
+		status := "missed"
+		switch {
+		case !measured:
+			status = "not measured"
+		case ok:
+			status = "met"
+		}
+		out = append(out, Target{issue, what, result, status})
+	}
+	none := func(why string) (string, bool, bool) { return why, false, false }
+	rate := func(m *Measure) float64 { return m.Res.Throughput() }
+
+	// Issue 15.
+	{
+		b, p := r.find(Badger, "POST new", "", 64), r.find(Postgres, "POST new", "", 64)
+		res, ok, measured := none("needs PostgreSQL and the POST new/64 scenario")
+		if b != nil && p != nil {
+			res, ok, measured = fmt.Sprintf("%.0f vs %.0f req/s = %.0f%%", rate(p), rate(b), 100*rate(p)/rate(b)), rate(p) >= 0.5*rate(b), true
+		}
+		add(15, "POST new at 64 connections on PostgreSQL ≥ 50% of Badger", res, ok, measured)
+	}
+	for _, conns := range []int{1, 16} {
+		b, p := r.find(Badger, readRadius, set, conns), r.find(Postgres, readRadius, set, conns)
+		res, ok, measured := none("needs PostgreSQL")
+		if b != nil && p != nil {
+			res, ok, measured = fmt.Sprintf("PostgreSQL %.0f vs Badger %.0f req/s%s", rate(p), rate(b), scale), rate(p) >= rate(b), true
+		}
+		add(15, fmt.Sprintf("5 km radius on PostgreSQL no slower than Badger, %d conn", conns), res, ok, measured)
+	}
+	// Issue 16.
+	reads := []string{readRadius, readText, readFiltered}
+	for _, name := range reads {
+		for _, conns := range []int{1, 16} {
+			b, p := r.find(Badger, name, set, conns), r.find(Postgres, name, set, conns)
+			res, ok, measured := none("needs PostgreSQL")
+			if b != nil && p != nil {
+				res, ok, measured = fmt.Sprintf("%.0f vs %.0f req/s = %.2f×%s", rate(b), rate(p), rate(b)/max(rate(p), 1e-9), scale), rate(b) >= rate(p), true
+			}
+			add(16, fmt.Sprintf("Badger ≥ 1.0× PostgreSQL: %s/%d", strings.TrimPrefix(name, "GET list "), conns), res, ok, measured)
+		}
+	}
+	for _, name := range reads {
+		b := r.find(Badger, name, set, 1)
+		res, ok, measured := none("scenario not run")
+		if b != nil {
+			p50 := b.Res.Percentile(0.5)
+			res, ok, measured = ms(p50)+" ms"+scale, p50 <= 2*time.Millisecond, true
+		}
+		add(16, fmt.Sprintf("p50 ≤ 2 ms at 1 client: %s", strings.TrimPrefix(name, "GET list ")), res, ok, measured)
+	}
+	for _, name := range reads {
+		b := r.find(Badger, name, set, 16)
+		res, ok, measured := none("scenario not run")
+		if b != nil {
+			p99 := b.Res.Percentile(0.99)
+			res, ok, measured = ms(p99)+" ms"+scale, p99 <= 20*time.Millisecond, true
+		}
+		add(16, fmt.Sprintf("p99 ≤ 20 ms at 16 clients: %s", strings.TrimPrefix(name, "GET list ")), res, ok, measured)
+	}
+	m := r.Million
+	{
+		res, ok, measured := none("needs -million (BENCH_1M=1) and a memory cgroup")
+		if m != nil && m.CgroupError != "" {
+			res = "no memory cgroup: " + m.CgroupError
+		}
+		if m != nil && m.MemoryLimit > 0 {
+			res, ok, measured = fmt.Sprintf("%d OOM kills, %d errors%s", m.OOMKills, m.Res.Errors, scale), m.OOMKills == 0 && m.Res.Errors == 0, true
+		}
+		add(16, fmt.Sprintf("%s cgroup run: no OOM kill", memLabel(m)), res, ok, measured)
+		res, ok, measured = none("needs -million (BENCH_1M=1) and a memory cgroup")
+		if m != nil && m.Unconstrained != nil && m.Unconstrained.Throughput() > 0 {
+			c, u := m.Res.MarkRate(0, m.Slice), m.Unconstrained.Throughput()
+			res, ok, measured = fmt.Sprintf("first %s: %.0f vs %.0f req/s = %.0f%% (whole run: %.0f%%)", count(m.Slice), c, u, 100*c/u, 100*m.Res.Throughput()/u), c >= 0.8*u, true
+		}
+		add(16, fmt.Sprintf("%s cgroup publishing ≥ 80%% of unconstrained", memLabel(m)), res, ok, measured)
+	}
+	{
+		res, ok, measured := none("needs -million (BENCH_1M=1)")
+		res2, ok2, measured2 := res, ok, measured
+		if m != nil && m.Export != nil {
+			e := m.Export
+			full := !e.Cut && e.Records == m.Records
+			res, ok, measured = fmt.Sprintf("%.1f s for %d records%s", e.Duration.Seconds(), e.Records, scale), full && e.Duration <= 15*time.Second, true
+			growth := e.RSSPeak - e.RSSBefore
+			res2, ok2, measured2 = fmt.Sprintf("%+.1f MB (anonymous %+.1f MB)%s", mb(growth), mb(e.AnonPeak-e.AnonBefore), scale), full && growth <= 50<<20, true
+		}
+		add(16, "CSV export of every record in one request ≤ 15 s", res, ok, measured)
+		add(16, "server RSS growth during that export ≤ 50 MB", res2, ok2, measured2)
+	}
+	return out
+}
+
+func memLabel(m *MillionResult) string {
+	if m != nil && m.MemoryLimit > 0 {
+		return fmt.Sprintf("%d MiB", m.MemoryLimit>>20)
+	}
+	return "256 MiB"
+}
+
+func (r *Report) printTargets(w io.Writer) {
+	fmt.Fprintln(w, "\nTargets of issues 15 and 16 (this machine; ratios from this one run):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, t := range r.Targets() {
+		fmt.Fprintf(tw, "  [%s]\t#%d\t%s\t%s\n", t.Status, t.Issue, t.What, t.Result)
+	}
+	tw.Flush()
+}
+
+// Failures are what makes a run wrong rather than slow: a scenario that answered errors or nothing,
+// stores that answered differently, an export that did not deliver every record, an OOM kill.
+func (r *Report) Failures() []string {
+	var out []string
+	for _, m := range r.Measures {
+		if m.Res.Errors > 0 || m.Res.Requests == 0 {
+			out = append(out, fmt.Sprintf("[%s] %s/%d: %d errors in %d answers (first: %s)", m.Store, m.Label(), m.Conns, m.Res.Errors, m.Res.Requests, m.Res.FirstError))
+		}
+	}
+	m := r.Million
+	if m == nil {
+		return out
+	}
+	out = append(out, m.Mismatches...)
+	for _, x := range []struct {
+		store string
+		e     *ExportResult
+	}{{Badger, m.Export}, {Postgres, m.PGExport}} {
+		if e := x.e; e != nil && !e.Cut && (e.Records != m.Records || !e.Chunked) { // a cut export is slow, not wrong: the notes say so
+			out = append(out, fmt.Sprintf("[%s] export: %d records of %d (cut %v, chunked %v)", x.store, e.Records, m.Records, e.Cut, e.Chunked))
+		}
+	}
+	if m.OOMKills > 0 {
+		out = append(out, fmt.Sprintf("memory cgroup: %d OOM kills", m.OOMKills))
+	}
+	return out
+}
