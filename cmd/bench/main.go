@@ -88,9 +88,13 @@ func main() {
 			break
 		}
 		cluster, err := pgtest.New(pgBin, pgtest.Options{Durable: true})
-		if err != nil {
+		if err != nil && *postgres == "on" {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
+		}
+		if err != nil {
+			pgMissing = "PostgreSQL did not start: " + err.Error()
+			break
 		}
 		defer cluster.Close()
 		newDB, pgData = cluster.CreateDatabase, filepath.Join(cluster.Dir, "data")

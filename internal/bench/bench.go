@@ -128,14 +128,17 @@ var jsonHeader = map[string]string{"Content-Type": "application/json"}
 
 // runner holds what the parts of a run share.
 type runner struct {
-	o   Options
-	tmp string
-	rep *Report
+	o     Options
+	tmp   string
+	rep   *Report
+	began time.Time
 }
 
+// progress prints a line with the time since the run began, so that the phases' durations show.
 func (r *runner) progress(format string, a ...any) {
 	if r.o.Progress != nil {
-		fmt.Fprintf(r.o.Progress, format+"\n", a...)
+		d := time.Since(r.began).Round(time.Second)
+		fmt.Fprintf(r.o.Progress, "%02d:%02d "+format+"\n", append([]any{int(d.Minutes()), int(d.Seconds()) % 60}, a...)...)
 	}
 }
 
@@ -168,7 +171,7 @@ func Run(o Options) (*Report, error) {
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		rep.Load = strings.Join(strings.Fields(string(b))[:3], " ")
 	}
-	r := &runner{o: o, tmp: tmp, rep: rep}
+	r := &runner{o: o, tmp: tmp, rep: rep, began: began}
 	for _, st := range rep.Stores {
 		if err := r.fresh(st); err != nil {
 			return nil, fmt.Errorf("%s: %w", st, err)
