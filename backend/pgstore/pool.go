@@ -99,6 +99,11 @@ func poolConfig(dsn string) (*pgxpool.Config, error) {
 	if v := cc.RuntimeParams["synchronous_commit"]; v == "" || v == "off" || v == "local" {
 		cc.RuntimeParams["synchronous_commit"] = "on"
 	}
+	// pgx prepares every statement; after five runs PostgreSQL may plan one for any parameters, and the
+	// generic plan of a list (a box, a LIKE pattern) cannot see how selective they are: plan each run.
+	if cc.RuntimeParams["plan_cache_mode"] == "" {
+		cc.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	}
 	if cc.RuntimeParams["application_name"] == "" {
 		cc.RuntimeParams["application_name"] = "directaid"
 	}

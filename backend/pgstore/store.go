@@ -267,7 +267,6 @@ func where(spec *store.ListSpec) (string, []any) {
 	}
 	if spec.Near {
 		// The bounding box of the circle (the GiST index), measured exactly afterwards.
-		const kmPerDegLat = store.EarthRadiusKm * math.Pi / 180
 		dLat := spec.RadiusKm/kmPerDegLat + 1e-9
 		cosLat := math.Cos(math.Min(89.9, math.Abs(spec.Lat)+dLat) * math.Pi / 180)
 		dLon := math.Min(180, spec.RadiusKm/(kmPerDegLat*cosLat)+1e-9)
@@ -317,9 +316,13 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 	cond, args := where(spec)
 	res := &store.ListResult{TotalExact: true}
 	// The first statement takes the snapshot.
-	if spec.NoTotal {
+	switch {
+	case spec.NoTotal:
 		_, err = tx.Exec(ctx, `SELECT 1`)
-	} else {
+	case countable(spec):
+		// The counters (migration 0006) have the same column names as the records for these filters.
+		err = tx.QueryRow(ctx, `SELECT coalesce(sum(n), 0)::bigint FROM directaid_counts WHERE `+cond, args...).Scan(&res.Total)
+	default:
 		err = tx.QueryRow(ctx, `SELECT count(*) FROM directaid_records WHERE `+cond, args...).Scan(&res.Total)
 	}
 	if err != nil {
@@ -374,69 +377,101 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 	return res, nil
 }
 
+// countable reports whether the counters of directaid_counts give spec's total: the filters they are kept
+// by (emergency, status, type, category, urgency), neither words, radius, municipio nor a change feed.
+func countable(spec *store.ListSpec) bool {
+	return len(spec.Words) == 0 && !spec.Near && spec.Municipio == "" && spec.SinceMillis() < 0 && spec.StatusOr() != ""
+}
+
 type candidate struct {
 	id   string
 	dist float64
 }
 
+// listNear answers a radius list. The page walks the GiST index best-first (KNN: nearest in flat degrees
+// first) and measures each candidate with the same haversine as Badger; a record at δ flat degrees from the
+// centre is at least δ·minKmPerDeg km away, so the walk stops once that bound passes the radius or the
+// last distance the page needs. The total counts the circle in SQL (see countNear).
 func (s *Store) listNear(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (*store.ListResult, error) {
 	cond, args := where(spec)
-	rows, err := tx.Query(ctx, `SELECT id, loc[1], loc[0] FROM directaid_records WHERE `+cond, args...)
-	if err != nil {
-		return nil, err
-	}
-	var all []candidate
-	var id string
-	var lat, lon float64
-	_, err = pgx.ForEachRow(rows, []any{&id, &lat, &lon}, func() error {
-		if d := store.HaversineKm(spec.Lat, spec.Lon, lat, lon); d <= spec.RadiusKm {
-			all = append(all, candidate{id, d})
+	res := &store.ListResult{TotalExact: true}
+	if !spec.NoTotal {
+		n, err := countNear(ctx, tx, spec, cond, args)
+		if err != nil {
+			return nil, err
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		res.Total = n
 	}
-	slices.SortFunc(all, func(a, b candidate) int {
-		if a.dist != b.dist {
-			if a.dist < b.dist {
-				return -1
+	need := spec.Limit + 1
+	// Every point the walk accepts lies in the bounding box, and so does (up to the bulge of a great circle
+	// of at most 2·MaxRadiusKm, far below a degree) the shortest path to it.
+	maxLat := math.Min(90, math.Abs(spec.Lat)+spec.RadiusKm/kmPerDegLat+1)
+	minKmPerDeg := kmPerDegLat * math.Cos(maxLat*math.Pi/180) * (1 - 1e-9)
+	centre := fmt.Sprintf("(%v,%v)", spec.Lon, spec.Lat)
+	args = append(args, centre)
+	order := fmt.Sprintf("loc <-> $%d::point", len(args))
+	args = append(args, 0)
+	query := fmt.Sprintf(`SELECT id, loc[1], loc[0], %s FROM directaid_records WHERE %s ORDER BY %s LIMIT $%d`, order, cond, order, len(args))
+	var page []candidate
+	for batch := max(4*need, 64); ; batch *= 4 {
+		args[len(args)-1] = batch
+		rows, err := tx.Query(ctx, query, args...)
+		if err != nil {
+			return nil, err
+		}
+		page = page[:0]
+		read, done := 0, false
+		var id string
+		var lat, lon, flat float64
+		_, err = pgx.ForEachRow(rows, []any{&id, &lat, &lon, &flat}, func() error {
+			read++
+			if done {
+				return nil
 			}
-			return 1
-		}
-		return strings.Compare(b.id, a.id)
-	})
-	res := &store.ListResult{Total: len(all), TotalExact: true}
-	page := all
-	if c := spec.After; c != nil {
-		i, _ := slices.BinarySearchFunc(all, *c, func(a candidate, c store.Cursor) int {
-			if a.dist != c.Dist {
-				if a.dist < c.Dist {
-					return -1
+			bound := flat * minKmPerDeg
+			if bound > spec.RadiusKm || (len(page) == need && bound > page[need-1].dist) {
+				done = true // nothing further on can be inside, or nearer than the page's last
+				return nil
+			}
+			d := store.HaversineKm(spec.Lat, spec.Lon, lat, lon)
+			if d > spec.RadiusKm || !afterCursor(spec.After, d, id) {
+				return nil
+			}
+			c := candidate{id, d}
+			i, _ := slices.BinarySearchFunc(page, c, nearer)
+			if i < need {
+				if len(page) == need {
+					page = page[:need-1]
 				}
-				return 1
+				page = slices.Insert(page, i, c)
 			}
-			return strings.Compare(c.ID, a.id)
+			return nil
 		})
-		for i < len(all) && all[i].dist == c.Dist && all[i].id >= c.ID {
-			i++
+		if err != nil {
+			return nil, err
 		}
-		page = all[i:]
+		if done || read < batch {
+			break
+		}
 	}
 	if len(page) > spec.Limit {
 		page = page[:spec.Limit]
 		last := page[len(page)-1]
 		res.Next = &store.Cursor{ID: last.id, Dist: last.dist, HasDist: true}
 	}
+	if spec.NoTotal {
+		res.Total, res.TotalExact = len(page), spec.After == nil && res.Next == nil
+	}
 	ids := make([]string, len(page))
 	for i, c := range page {
 		ids[i] = c.id
 	}
-	rows, err = tx.Query(ctx, `SELECT id, doc, updated_ms FROM directaid_records WHERE id = ANY($1)`, ids)
+	rows, err := tx.Query(ctx, `SELECT id, doc, updated_ms FROM directaid_records WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return nil, err
 	}
 	recs := map[string]*store.Record{}
+	var id string
 	var doc []byte
 	var ms int64
 	if _, err := pgx.ForEachRow(rows, []any{&id, &doc, &ms}, func() error {
@@ -453,6 +488,50 @@ func (s *Store) listNear(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (
 	return res, nil
 }
 
+const kmPerDegLat = store.EarthRadiusKm * math.Pi / 180
+
+// nearer orders radius lists: nearest first, then newest (greatest id) first.
+func nearer(a, b candidate) int {
+	if a.dist != b.dist {
+		if a.dist < b.dist {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(b.id, a.id)
+}
+
+// afterCursor reports whether a record at distance d with id comes after cursor c in a radius list.
+func afterCursor(c *store.Cursor, d float64, id string) bool {
+	return c == nil || nearer(candidate{id, d}, candidate{c.ID, c.Dist}) > 0
+}
+
+// countNear counts the records of cond within the radius. PostgreSQL measures every candidate of the box
+// with its own haversine; those its measure puts within a hair of the radius are measured again here with
+// store.HaversineKm (Badger's), which decides, so the total is Badger's to the last record.
+func countNear(ctx context.Context, tx pgx.Tx, spec *store.ListSpec, cond string, args []any) (int, error) {
+	const slack = 1e-9
+	n := len(args)
+	args = append(args, spec.Lat, spec.Lon, spec.RadiusKm*(1-slack)-slack, spec.RadiusKm*(1+slack)+slack)
+	hav := fmt.Sprintf(`2 * %v * asin(least(1, sqrt(sin(radians(loc[1] - $%[2]d) / 2) ^ 2
+		+ cos(radians($%[2]d)) * cos(radians(loc[1])) * sin(radians(loc[0] - $%[3]d) / 2) ^ 2)))`, store.EarthRadiusKm, n+1, n+2)
+	var inside int
+	var lats, lons []float64
+	err := tx.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FILTER (WHERE d < $%[1]d), coalesce(array_agg(lat) FILTER (WHERE d >= $%[1]d), '{}'),
+		coalesce(array_agg(lon) FILTER (WHERE d >= $%[1]d), '{}')
+		FROM (SELECT loc[1] AS lat, loc[0] AS lon, %[3]s AS d FROM directaid_records WHERE %[4]s) m WHERE d <= $%[2]d`, n+3, n+4, hav, cond),
+		args...).Scan(&inside, &lats, &lons)
+	if err != nil {
+		return 0, err
+	}
+	for i := range lats {
+		if store.HaversineKm(spec.Lat, spec.Lon, lats[i], lons[i]) <= spec.RadiusKm {
+			inside++
+		}
+	}
+	return inside, nil
+}
+
 func (s *Store) aggregates(ctx context.Context, slugs []string) (map[string]*store.Aggregate, error) {
 	if err := s.ready(ctx); err != nil {
 		return nil, err
@@ -461,17 +540,23 @@ func (s *Store) aggregates(ctx context.Context, slugs []string) (map[string]*sto
 	for _, slug := range slugs {
 		out[slug] = &store.Aggregate{Counts: map[[3]string]int{}}
 	}
-	rows, err := s.db.Pool.Query(ctx, `SELECT emergency_slug, status, type, category, urgency, count(*),
-		coalesce(sum(needed_people) FILTER (WHERE type = 'request'), 0), max(created_at)
-		FROM directaid_records WHERE emergency_slug = ANY($1) GROUP BY 1, 2, 3, 4, 5`, slugs)
+	// The counters (migration 0006), summed over their shards.
+	rows, err := s.db.Pool.Query(ctx, `SELECT emergency_slug, status, type, category, urgency, sum(n)::bigint, sum(people)::bigint, max(newest)
+		FROM directaid_counts WHERE emergency_slug = ANY($1) GROUP BY 1, 2, 3, 4, 5`, slugs)
 	if err != nil {
 		return nil, err
 	}
 	var slug, status, typ, cat, urg string
 	var n, people int
-	var newest time.Time
+	var newest *time.Time
 	_, err = pgx.ForEachRow(rows, []any{&slug, &status, &typ, &cat, &urg, &n, &people, &newest}, func() error {
 		a := out[slug]
+		if newest != nil && newest.After(a.Newest) {
+			a.Newest = newest.UTC()
+		}
+		if n <= 0 {
+			return nil
+		}
 		if a.Statuses == nil {
 			a.Statuses = map[string]int{}
 		}
@@ -479,9 +564,6 @@ func (s *Store) aggregates(ctx context.Context, slugs []string) (map[string]*sto
 		if status == store.StatusOpen {
 			a.Counts[[3]string{typ, cat, urg}] += n
 			a.NeededPeople += people
-		}
-		if newest.After(a.Newest) {
-			a.Newest = newest.UTC()
 		}
 		return nil
 	})
