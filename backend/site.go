@@ -34,24 +34,30 @@ func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 		Detail: func(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error) {
 			d, err := svc.helpDetail(ctx, base, id)
 			// A malformed id (400) has no page either.
-			if p := (*Problem)(nil); errors.As(err, &p) && (p.Status == http.StatusNotFound || p.Status == http.StatusBadRequest) {
+			p := (*Problem)(nil)
+			switch {
+			case errors.As(err, &p) && (p.Status == http.StatusNotFound || p.Status == http.StatusBadRequest):
 				return nil, site.ErrNotFound
+			case errors.As(err, &p) && p.Status == http.StatusGone:
+				return nil, site.ErrGone
 			}
 			return d, err
 		},
 		Act: func(ctx context.Context, base, id, token, action string) (int, []byte) {
 			res, err := svc.Act(ctx, base, id, token, action)
-			var v any = res
-			status := http.StatusOK
-			if err != nil {
-				p := asProblem(err)
-				status, v = p.Status, &p.Body
+			return siteAnswer(http.StatusOK, res, err)
+		},
+		// The form's body goes through the API's decoder and Service.Report: the same rules and messages.
+		Report: func(r *http.Request, id string, body []byte) (int, []byte) {
+			in, p := decodeReport(body)
+			if p != nil {
+				return siteAnswer(0, nil, p)
 			}
-			b, err := json.Marshal(v)
-			if err != nil {
-				return http.StatusInternalServerError, []byte(`{"error":"Error interno.","code":"internal_error"}`)
+			res, err := svc.report(r.Context(), id, in, clientIP(r))
+			if p := (*Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
+				err = notFound() // the body passed DecodeReport: only the id was refused, and a malformed id has no page
 			}
-			return status, b
+			return siteAnswer(http.StatusAccepted, res, err)
 		},
 		Publish: func(ctx context.Context, body []byte) (int, []byte) {
 			start := time.Now()
@@ -77,6 +83,19 @@ func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 			return status, b
 		},
 	})
+}
+
+// siteAnswer is a service's answer as its endpoint sends it: status and res, or err's problem.
+func siteAnswer(status int, res any, err error) (int, []byte) {
+	if err != nil {
+		p := asProblem(err)
+		status, res = p.Status, &p.Body
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return http.StatusInternalServerError, []byte(`{"error":"Error interno.","code":"internal_error"}`)
+	}
+	return status, b
 }
 
 // serveSite hands r to the site with the request's base URL, which publicUrl links need.

@@ -30,10 +30,13 @@ type page struct {
 	err    *errorInfo // on an error page
 	manage bool       // the publisher's manage page
 	mv     *manageView
+	report *reportView // a record's «Reportar» form, or the outcome of its POST
 }
 
 // dynamic tells whether the page shows data read from the store, which the render cache must not keep.
-func (p page) dynamic() bool { return p.record != nil || p.list != nil || p.err != nil }
+func (p page) dynamic() bool {
+	return p.record != nil || p.list != nil || p.err != nil || p.report != nil
+}
 
 // staticPages are the pages that do not depend on the configuration, in sitemap order (the emergency
 // pages follow the home page).
@@ -164,6 +167,7 @@ type pageData struct {
 	Record      *detailView // on a record's page
 	List        *listView   // on an emergency's page, when the site can read records
 	Error       *errorInfo  // on an error page
+	Report      *reportView // on a record's page and on the outcome of its «Reportar» form
 	// ForApps is true in the Markdown twin, false in the HTML page: the page's URL, the examples and
 	// the identifiers for apps are in the twin only.
 	ForApps bool
@@ -180,7 +184,7 @@ func (d pageData) EmergencyURL(e schema.EmergencyInfo) string {
 // markdown executes a page's template: the text of its twin.
 func (v *view) markdown(p page, forApps bool) ([]byte, error) {
 	d := pageData{ForApps: forApps, Base: v.base, Tools: v.h.o.Tools, Emergencies: v.ems, Emergency: p.emergency, Form: p.form, Contact: v.h.o.Contact,
-		RateLimit: rateLimitText(v.h.o.RateLimitEvents, v.h.o.RateLimitWindow), Record: p.record, List: p.list, Error: p.err}
+		RateLimit: rateLimitText(v.h.o.RateLimitEvents, v.h.o.RateLimitWindow), Record: p.record, List: p.list, Error: p.err, Report: p.report}
 	if p.Path != "" {
 		d.URL = v.base + p.Path
 	}
@@ -215,6 +219,7 @@ type layoutData struct {
 	Form          *formView
 	Filter        *filterView
 	Manage        *manageView
+	Report        *reportView // the «Reportar» form, at the end of the page
 	ManageJS      string
 	CSS, JS       string
 	SiteJS        string // the script of every page
@@ -233,6 +238,10 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 		w.Header().Add("Vary", "Accept")
 	}
 	asMarkdown := twin || wantsMarkdown(r)
+	if p == reportPath && !twin {
+		h.serveReport(w, r, v)
+		return
+	}
 	pg, found := v.lookup(p)
 	if !found {
 		pg = notFoundPage // 404 for every method: 405 would say the path exists
@@ -311,10 +320,17 @@ func (v *view) load(r *http.Request, pg *page) (int, string, error) {
 			*pg = notFoundPage
 			return http.StatusNotFound, pageCache, nil
 		}
+		if errors.Is(err, ErrGone) { // withdrawn or hidden: no content, no form
+			*pg = page{tmpl: "error.md", err: &errorInfo{Status: http.StatusGone}}
+			return http.StatusGone, "no-store", nil
+		}
 		if err != nil {
 			return 0, "", err
 		}
 		pg.record = newDetailView(v, d)
+		if o.Report != nil {
+			pg.report = newReportView(v.base, d.ID)
+		}
 		// /ayudas/06H0ESGYP8JKSWEC is the record 06h0esgyp8jkswec: its links name it as stored.
 		pg.Path = schema.RecordPath(d.ID)
 		return http.StatusOK, recordCache, nil
@@ -337,7 +353,7 @@ func (h *handler) htmlPage(d *doc, pg page, v *view, form *formView) ([]byte, er
 	if i := bytes.Index(d.html, heading); i >= 0 && pg.filter != nil {
 		before, after = d.html[:i+len(heading)], d.html[i+len(heading):]
 	}
-	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, Filter: pg.filter, Manage: pg.mv, ManageJS: h.manageJS, CSS: h.css, JS: h.js, SiteJS: h.siteJS, PlacesJS: h.placesJS,
+	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, Filter: pg.filter, Manage: pg.mv, Report: pg.report, ManageJS: h.manageJS, CSS: h.css, JS: h.js, SiteJS: h.siteJS, PlacesJS: h.placesJS,
 		Before: htmltemplate.HTML(before), After: htmltemplate.HTML(after)} // goldmark escaped both; raw HTML is off
 	if pg.Path != "" {
 		ld.Canonical, ld.Twin = v.base+pg.Path, twinPath(pg.Path)

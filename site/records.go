@@ -42,6 +42,10 @@ const maxSitemapRecords = 1000
 // ErrNotFound is what Options.Detail returns when no record has the id.
 var ErrNotFound = errors.New("site: no such record")
 
+// ErrGone is what Options.Detail returns for a record withdrawn by its publisher or hidden by
+// moderation: its page answers 410.
+var ErrGone = errors.New("site: record withdrawn or hidden")
+
 // QueryError is what Options.List returns for filters it refuses; Details name each parameter.
 type QueryError struct{ Details []schema.FieldError }
 

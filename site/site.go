@@ -44,6 +44,11 @@ type Options struct {
 	// Act applies a publisher's action through the same service as POST help/{id}/actions and returns
 	// its HTTP status and JSON body; it serves /gestionar when JavaScript is off. Nil disables that POST.
 	Act func(ctx context.Context, base, id, token, action string) (status int, resp []byte)
+	// Report files a community report of record id (body: a JSON schema.ReportInput) through the same
+	// service as POST help/{id}/reports, the reporter told apart by r's client address as there; it
+	// returns that endpoint's HTTP status and JSON body. It serves the «Reportar» form of the record
+	// pages (POST /reportar). Nil disables that POST.
+	Report func(r *http.Request, id string, body []byte) (status int, resp []byte)
 	// Contact, optional, tells people how to reach the operator (e.g. to ask for a removal); the privacy
 	// page shows it as written.
 	Contact string

@@ -304,6 +304,9 @@ func (ck *checker) link(from, l string) {
 	if _, done := ck.status[s]; !done {
 		res, _ := Get(ck.t, ck.c, s)
 		ck.status[s] = res.StatusCode
+		if res.StatusCode == http.StatusMethodNotAllowed && strings.Contains(res.Header.Get("Allow"), http.MethodPost) {
+			ck.status[s] = http.StatusOK // a form's POST-only target (/reportar): there, and not a page
+		}
 	}
 	if ck.status[s] != http.StatusOK {
 		ck.t.Errorf("%s: link %q answers %d", from, l, ck.status[s])
