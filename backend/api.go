@@ -172,6 +172,14 @@ func (s *Service) discovery(base string, tools []schema.MCPTool) *schema.Discove
 		d.DetailRateLimit = &schema.RateLimit{Events: s.cfg.DetailRateLimitEvents, WindowSeconds: int(s.cfg.DetailRateLimitWindow.Seconds()),
 			Scope: "lecturas de un registro con su teléfono (GET " + schema.HelpPath + "?view=detail, las páginas " + schema.RecordPathPrefix + "{id} y la herramienta MCP " + ToolViewHelp + ") por dirección IP"}
 	}
+	if s.cfg.ReportRateLimitEvents > 0 {
+		d.ReportRateLimit = &schema.RateLimit{Events: s.cfg.ReportRateLimitEvents, WindowSeconds: int(s.cfg.ReportRateLimitWindow.Seconds()),
+			Scope: "reportes (POST " + schema.HelpPath + "/{id}" + schema.ReportsSuffix + " y el formulario " + schema.ReportFormPath + ") por dirección IP"}
+	}
+	if s.cfg.ManageRateLimitEvents > 0 {
+		d.ManageRateLimit = &schema.RateLimit{Events: s.cfg.ManageRateLimitEvents, WindowSeconds: int(s.cfg.ManageRateLimitWindow.Seconds()),
+			Scope: "acciones con el código para gestionar (POST " + schema.HelpPath + "/{id}" + schema.ActionsSuffix + " y el formulario " + schema.ManagePath + ") por dirección IP"}
+	}
 	return d
 }
 
@@ -301,9 +309,13 @@ func RateLimitedFor(r *http.Request) *Problem {
 	if r.Method != http.MethodPost && (r.URL.Query().Get("view") == "detail" || strings.HasPrefix(r.URL.Path, schema.RecordPathPrefix)) {
 		return RateLimitedDetail()
 	}
-	if strings.HasSuffix(r.URL.Path, schema.ReportsSuffix) {
+	if strings.HasSuffix(r.URL.Path, schema.ReportsSuffix) || r.URL.Path == schema.ReportFormPath {
 		return &Problem{Status: http.StatusTooManyRequests, Body: schema.ErrorBody{Code: "rate_limited",
 			Error: "Límite temporal de reportes alcanzado: espere los segundos que indica Retry-After."}}
+	}
+	if strings.HasSuffix(r.URL.Path, schema.ActionsSuffix) || r.URL.Path == schema.ManagePath {
+		return &Problem{Status: http.StatusTooManyRequests, Body: schema.ErrorBody{Code: "rate_limited",
+			Error: "Límite temporal de acciones sobre publicaciones alcanzado: espere los segundos que indica Retry-After y reintente (repetir una acción no la aplica dos veces)."}}
 	}
 	return rateLimited()
 }

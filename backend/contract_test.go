@@ -45,7 +45,8 @@ func newContractServer(t *testing.T, ems ...backend.Emergency) *contractServer {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	svc := backend.NewService(st, backend.Config{Emergencies: ems,
-		RateLimitEvents: 100000, RateLimitWindow: time.Minute, DetailRateLimitEvents: 100000, DetailRateLimitWindow: time.Minute})
+		RateLimitEvents: 100000, RateLimitWindow: time.Minute, DetailRateLimitEvents: 100000, DetailRateLimitWindow: time.Minute,
+		ReportRateLimitEvents: 100000, ReportRateLimitWindow: time.Minute, ManageRateLimitEvents: 100000, ManageRateLimitWindow: time.Minute})
 	h, err := backend.NewHandler(svc)
 	if err != nil {
 		t.Fatal(err)

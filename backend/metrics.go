@@ -56,7 +56,7 @@ func NewMetrics() *Metrics {
 			m.publications.WithLabelValues(ch, o, "")
 		}
 	}
-	for _, z := range []string{"publish", "detail"} {
+	for _, z := range rateLimitZones {
 		m.rateLimited.WithLabelValues(z)
 	}
 	for _, r := range []string{"rewrote", "nothing", "error"} {
@@ -180,7 +180,10 @@ func (o *Observe) published(channel string, start time.Time, res *schema.Publish
 	o.Publications.Log(level, "publication", fields...)
 }
 
-// RateLimited counts a 429 of zone (publish, detail); a publication over the limit is also a refused
+// rateLimitZones are the rate_limit zones of the shipped Caddyfiles, the label values of rate_limited_total.
+var rateLimitZones = []string{"publish", "detail", "report", "manage"}
+
+// RateLimited counts a 429 of zone (one of rateLimitZones); a publication over the limit is also a refused
 // publication of its channel.
 func (o *Observe) RateLimited(zone, publishChannel string) {
 	if o == nil {
@@ -188,8 +191,8 @@ func (o *Observe) RateLimited(zone, publishChannel string) {
 	}
 	if o.Metrics != nil {
 		z := "detail"
-		if zone == "publish" {
-			z = "publish"
+		if slices.Contains(rateLimitZones, zone) {
+			z = zone
 		}
 		o.Metrics.rateLimited.WithLabelValues(z).Inc()
 	}

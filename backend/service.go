@@ -42,6 +42,11 @@ type Config struct {
 	// The stricter limit on detail reads (view=detail carries the phone), from the Caddyfile's `detail` zone.
 	DetailRateLimitEvents int
 	DetailRateLimitWindow time.Duration
+	// ReportRateLimit* and ManageRateLimit* are the report and manage zones, published in discovery.
+	ReportRateLimitEvents int
+	ReportRateLimitWindow time.Duration
+	ManageRateLimitEvents int
+	ManageRateLimitWindow time.Duration
 	// Observe receives metrics and the publication log; nil observes nothing.
 	Observe *Observe
 	// HideAfterReports is how many distinct reporters hide a record (0: defaultHideAfterReports).

@@ -190,8 +190,12 @@ func (a *App) doOpen() error {
 	}
 	events, window := a.findLimit("publish")
 	detailEvents, detailWindow := a.findLimit("detail")
+	reportEvents, reportWindow := a.findLimit("report")
+	manageEvents, manageWindow := a.findLimit("manage")
 	return a.build(backend.Config{RateLimitEvents: events, RateLimitWindow: window,
-		DetailRateLimitEvents: detailEvents, DetailRateLimitWindow: detailWindow})
+		DetailRateLimitEvents: detailEvents, DetailRateLimitWindow: detailWindow,
+		ReportRateLimitEvents: reportEvents, ReportRateLimitWindow: reportWindow,
+		ManageRateLimitEvents: manageEvents, ManageRateLimitWindow: manageWindow})
 }
 
 // build makes the service from the app's configuration and the rate limits in limits.
@@ -208,7 +212,7 @@ func (a *App) build(limits backend.Config) error {
 	return nil
 }
 
-// findLimit reads a zone (`publish`, `detail`) of the rate_limit handler that the Caddyfile configures,
+// findLimit reads a zone (`publish`, `detail`, `report`, `manage`) of the rate_limit handler that the Caddyfile configures,
 // so that the numbers discovery and the docs publish are the enforced ones.
 func (a *App) findLimit(zone string) (int, time.Duration) {
 	httpApp, err := a.ctx.AppIfConfigured("http")

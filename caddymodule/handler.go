@@ -74,8 +74,10 @@ func limitZone(r *http.Request) (zone, channel string) {
 		return "publish", backend.ChannelMCP
 	case r.Method != http.MethodPost:
 		return "detail", ""
-	case strings.HasSuffix(r.URL.Path, schema.ReportsSuffix):
+	case strings.HasSuffix(r.URL.Path, schema.ReportsSuffix) || r.URL.Path == schema.ReportFormPath:
 		return "report", ""
+	case strings.HasSuffix(r.URL.Path, schema.ActionsSuffix) || r.URL.Path == schema.ManagePath:
+		return "manage", ""
 	case r.URL.Path == schema.HelpPath:
 		return "publish", backend.ChannelAPI
 	}

@@ -22,7 +22,12 @@ import (
 type openAPIChecked struct{ s *testserver.Server }
 
 func (c openAPIChecked) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultTransport.RoundTrip(req)
+	return checkedRoundTrip(c.s, http.DefaultTransport, req)
+}
+
+// checkedRoundTrip sends req through rt and checks the exchange against s's OpenAPI document.
+func checkedRoundTrip(s *testserver.Server, rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+	resp, err := rt.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +36,7 @@ func (c openAPIChecked) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.s.CheckOpenAPI(req, resp, body)
+	s.CheckOpenAPI(req, resp, body)
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return resp, nil
 }

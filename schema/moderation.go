@@ -17,6 +17,9 @@ const MaxReportNoteRunes = 300
 // ReportsSuffix ends the path of a record's reports: HelpPath + "/{id}" + ReportsSuffix.
 const ReportsSuffix = "/reports"
 
+// ReportFormPath is the site's no-JavaScript report form; it shares the API's report rate limit.
+const ReportFormPath = "/reportar"
+
 // ReportsPath is the path of the reports of record id.
 func ReportsPath(id string) string { return HelpPath + "/" + id + ReportsSuffix }
 

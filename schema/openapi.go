@@ -253,7 +253,7 @@ func actionsPath() map[string]any {
 			"409": errResp("El estado del registro no admite la acción (invalid_transition): por ejemplo reabrir uno retirado."),
 			"413": errResp("Cuerpo de más de 64 KiB (body_too_large)."),
 			"415": errResp("Content-Type distinto de application/json (unsupported_media_type)."),
-			"429": errResp("Límite temporal alcanzado (rate_limited).", "Retry-After"),
+			"429": errResp("Límite de acciones por IP alcanzado (rate_limited; el número está en manageRateLimit del descubrimiento). Reintente tras Retry-After segundos: repetir una acción no la aplica dos veces.", "Retry-After"),
 			"500": errResp("Error interno (internal_error)."),
 			"503": errResp("Servicio no disponible (unavailable).", "Retry-After"),
 		},

@@ -181,9 +181,9 @@ type EmergencyInfo struct {
 	Links      Links  `json:"links"`
 }
 
-// RateLimit publishes the publishing limit so that integrators can plan retries.
+// RateLimit publishes a rate limit (one zone of the Caddyfile) so that integrators can plan retries.
 type RateLimit struct {
-	Events        int    `json:"events" jsonschema_description:"Publicaciones permitidas por ventana y por IP."`
+	Events        int    `json:"events" jsonschema_description:"Solicitudes permitidas por ventana y por IP."`
 	WindowSeconds int    `json:"windowSeconds"`
 	Scope         string `json:"scope" jsonschema_description:"A qué se aplica el límite."`
 }
@@ -203,5 +203,7 @@ type Discovery struct {
 	Capabilities          []string        `json:"capabilities"`
 	RateLimit             *RateLimit      `json:"rateLimit,omitempty"`
 	DetailRateLimit       *RateLimit      `json:"detailRateLimit,omitempty" jsonschema_description:"Límite de lecturas de un registro con su teléfono (view=detail), más estricto para que los números no se puedan recolectar."`
+	ReportRateLimit       *RateLimit      `json:"reportRateLimit,omitempty" jsonschema_description:"Límite de reportes de la comunidad (POST /api/public/v1/help/{id}/reports y el formulario /reportar)."`
+	ManageRateLimit       *RateLimit      `json:"manageRateLimit,omitempty" jsonschema_description:"Límite de acciones de quien publicó, con su código para gestionar (POST /api/public/v1/help/{id}/actions y el formulario /gestionar)."`
 	Emergencies           []EmergencyInfo `json:"emergencies"`
 }

@@ -14,6 +14,9 @@ type errorInfo struct {
 	Status  int
 	Seconds int  // from Retry-After; 0 when unknown
 	Phones  bool // the limit on pages with a phone number (the record pages)
+	// Zone names the limit of a form that is not a publication: "report" (/reportar), "manage"
+	// (/gestionar); empty for the others.
+	Zone string
 }
 
 // Wait is the time to wait, in words.
@@ -49,6 +52,12 @@ func (h *handler) serveError(w http.ResponseWriter, r *http.Request, status int)
 	}
 	v := newView(h, base)
 	e := errorInfo{Status: status, Phones: strings.HasPrefix(r.URL.Path, schema.RecordPathPrefix)}
+	switch r.URL.Path {
+	case schema.ReportFormPath:
+		e.Zone = "report"
+	case schema.ManagePath:
+		e.Zone = "manage"
+	}
 	if n, err := strconv.Atoi(w.Header().Get("Retry-After")); err == nil && n > 0 {
 		e.Seconds = n
 	}

@@ -137,7 +137,19 @@ http://:{{.Port}} {
 		zone report {
 			match {
 				method POST
-				path /api/public/v1/help/*/reports
+				path /api/public/v1/help/*/reports /reportar
+			}
+			key {client_ip}
+			events {{.Events}}
+			window {{.Window}}
+		}
+		# Publisher actions with the manage token (POST /api/public/v1/help/{id}/actions and the site's
+		# /gestionar form): 30 per minute per client IP. A publisher acts a few times in a record's life;
+		# the limit keeps one address from flooding the store and the audit trail with updates.
+		zone manage {
+			match {
+				method POST
+				path /api/public/v1/help/*/actions /gestionar
 			}
 			key {client_ip}
 			events {{.Events}}
