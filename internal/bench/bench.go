@@ -29,6 +29,9 @@ type Options struct {
 	// CSV export over them on both stores, then reads while publishing (mixed load) on Badger. The read
 	// scenarios over the Seeds are then left out: these supersede them.
 	Million int64
+	// MillionTime caps the publishing of the Million records (default 20 minutes): past it, the rest of
+	// the long run goes on over the records published so far, and says so.
+	MillionTime time.Duration
 	// Profile names a scenario (e.g. "POST new/64") whose Badger server's CPU profile is saved to ProfilePath.
 	Profile, ProfilePath string
 	// Only, when set, runs just the scenarios before the million part whose "name/conns" contains it (the
@@ -81,7 +84,8 @@ func (m Measure) Label() string {
 
 // MillionResult is the long run: the same records on both stores.
 type MillionResult struct {
-	Records int64
+	Records int64 // published, and what the rest ran over
+	Asked   int64 // Options.Million: more than Records when MillionTime stopped the publishing
 	Slice   int64 // records per mark (100k for 1M)
 	Res     *loadgen.Result
 	// Unconstrained is the first Slice records published into a fresh server outside the memory cgroup,
@@ -145,7 +149,8 @@ func (r *runner) progress(format string, a ...any) {
 // readDuration is how long each read scenario is measured.
 func (o Options) readDuration() time.Duration { return max(o.Duration/2, 100*time.Millisecond) }
 
-// Run executes every scenario.
+// Run executes every scenario. On an error after some scenarios ran it returns their report too, so that
+// a long run's measurements are not lost.
 func Run(o Options) (*Report, error) {
 	if o.Duration <= 0 {
 		o.Duration = 10 * time.Second
@@ -155,6 +160,9 @@ func Run(o Options) (*Report, error) {
 	}
 	if o.MaxRequests <= 0 {
 		o.MaxRequests = 2000000
+	}
+	if o.MillionTime <= 0 {
+		o.MillionTime = 20 * time.Minute
 	}
 	tmp, err := os.MkdirTemp(o.TempDir, "directaid-bench-")
 	if err != nil {
@@ -172,17 +180,17 @@ func Run(o Options) (*Report, error) {
 		rep.Load = strings.Join(strings.Fields(string(b))[:3], " ")
 	}
 	r := &runner{o: o, tmp: tmp, rep: rep, began: began}
+	defer func() { rep.Duration = time.Since(began) }()
 	for _, st := range rep.Stores {
 		if err := r.fresh(st); err != nil {
-			return nil, fmt.Errorf("%s: %w", st, err)
+			return rep, fmt.Errorf("%s: %w", st, err)
 		}
 	}
 	if o.Million > 0 {
 		if err := r.million(); err != nil {
-			return nil, err
+			return rep, err
 		}
 	}
-	rep.Duration = time.Since(began)
 	return rep, nil
 }
 

@@ -34,12 +34,11 @@ const exportLimit = 5 * time.Minute
 // then the mixed load on Badger.
 func (r *runner) million() error {
 	o := r.o
-	m := &MillionResult{Records: o.Million, Slice: max(o.Million/10, 1)}
+	m := &MillionResult{Records: o.Million, Asked: o.Million, Slice: max(o.Million/10, 1)}
 	r.rep.Million = m
-	set := count(o.Million) + " records"
 	publish := func(addr string, n int64, tag string, mark int64) (*loadgen.Result, error) {
 		return loadgen.Run(loadgen.Config{Addr: addr, Method: "POST", Path: helpPath, Header: jsonHeader, Conns: 64,
-			Requests: n, Duration: 2 * time.Hour, Body: publishBody(tag), Expect: []int{201}, MarkEvery: mark})
+			Requests: n, Duration: o.MillionTime, Body: publishBody(tag), Expect: []int{201}, MarkEvery: mark})
 	}
 	var cg *memCgroup
 	if o.MemoryLimit > 0 {
@@ -95,6 +94,15 @@ func (r *runner) million() error {
 	if err != nil {
 		return err
 	}
+	if m.Res.Requests < o.Million {
+		// Stopped by MillionTime: what follows runs over what was published.
+		m.Records = m.Res.Status[201]
+		r.progress("  STOPPED after %s: %d of %d records published; the rest of the run is over those", o.MillionTime, m.Records, o.Million)
+		if m.Records == 0 {
+			return fmt.Errorf("no record published in %s", o.MillionTime)
+		}
+	}
+	set := count(m.Records) + " records"
 	m.PeakAnon, m.PeakFile = peakAnon(), peakFile()
 	if err := <-profDone; err != nil {
 		return fmt.Errorf("profile: %w", err)
@@ -114,12 +122,12 @@ func (r *runner) million() error {
 		if dsn, err = o.Postgres(); err != nil {
 			return err
 		}
-		r.progress("[PostgreSQL] copying the %s records with directaid migrate", count(o.Million))
+		r.progress("[PostgreSQL] copying the %s with directaid migrate", set)
 		if m.Migrate, err = r.migrate(srv.DataDir, dsn); err != nil {
 			return err
 		}
-		r.progress("  [PostgreSQL] migrate: %s records in %s = %.0f records/s (%s)", count(o.Million), m.Migrate.Duration.Round(100*time.Millisecond),
-			float64(o.Million)/m.Migrate.Duration.Seconds(), m.Migrate.Summary)
+		r.progress("  [PostgreSQL] migrate: %s in %s = %.0f records/s (%s)", set, m.Migrate.Duration.Round(100*time.Millisecond),
+			float64(m.Records)/m.Migrate.Duration.Seconds(), m.Migrate.Summary)
 	}
 
 	// The reads run on the server restarted over those records, as after a deploy: measured right

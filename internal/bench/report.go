@@ -166,7 +166,7 @@ func (r *Report) Print(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "CPU: cores used on average (2 = both cores of a 2-core machine); server, PostgreSQL and load generator share them.")
-	if m != nil {
+	if m != nil && m.Res != nil {
 		r.printMillion(w)
 	}
 	r.printTargets(w)
@@ -195,12 +195,18 @@ func (r *Report) printMillion(w io.Writer) {
 		where = fmt.Sprintf("fresh server in a %d MiB memory cgroup", m.MemoryLimit>>20)
 	}
 	fmt.Fprintf(w, "\n%s records at 64 connections on Badger (%s):\n", count(m.Records), where)
-	fmt.Fprintf(w, "  first %s: %.0f req/s   last %s: %.0f req/s   loss %.1f%%\n", count(m.Slice), first, count(m.Slice), last, loss)
-	var slices []string
-	for i := range m.Res.Marks {
-		slices = append(slices, fmt.Sprintf("%.0f", m.Res.MarkRate(i, m.Slice)))
+	if m.Records < m.Asked {
+		fmt.Fprintf(w, "  STOPPED by -million-time after %s: %d of the %d records asked for; everything below ran over those\n",
+			m.Res.Elapsed.Round(time.Second), m.Records, m.Asked)
 	}
-	fmt.Fprintf(w, "  req/s per %s: %s\n", count(m.Slice), strings.Join(slices, " "))
+	if len(m.Res.Marks) > 0 {
+		fmt.Fprintf(w, "  first %s: %.0f req/s   last %s: %.0f req/s   loss %.1f%%\n", count(m.Slice), first, count(m.Slice), last, loss)
+		var slices []string
+		for i := range m.Res.Marks {
+			slices = append(slices, fmt.Sprintf("%.0f", m.Res.MarkRate(i, m.Slice)))
+		}
+		fmt.Fprintf(w, "  req/s per %s: %s\n", count(m.Slice), strings.Join(slices, " "))
+	}
 	if u := m.Unconstrained; u != nil && u.Throughput() > 0 {
 		fmt.Fprintf(w, "  unconstrained (the same first %s into a fresh server outside the cgroup): %.0f req/s; in the cgroup the same %s: %.0f req/s (%.0f%%), the whole run %.0f req/s (%.0f%%, a lower bound: an unconstrained run slows down as the store grows too)\n",
 			count(m.Slice), u.Throughput(), count(m.Slice), first, 100*first/u.Throughput(), m.Res.Throughput(), 100*m.Res.Throughput()/u.Throughput())
@@ -341,12 +347,12 @@ func (r *Report) Targets() []Target {
 		if m != nil && m.CgroupError != "" {
 			res = "no memory cgroup: " + m.CgroupError
 		}
-		if m != nil && m.MemoryLimit > 0 {
+		if m != nil && m.MemoryLimit > 0 && m.Res != nil {
 			res, ok, measured = fmt.Sprintf("%d OOM kills, %d errors%s", m.OOMKills, m.Res.Errors, scale), m.OOMKills == 0 && m.Res.Errors == 0, true
 		}
 		add(16, fmt.Sprintf("%s cgroup run: no OOM kill", memLabel(m)), res, ok, measured)
 		res, ok, measured = none("needs -million (BENCH_1M=1) and a memory cgroup")
-		if m != nil && m.Unconstrained != nil && m.Unconstrained.Throughput() > 0 {
+		if m != nil && m.Res != nil && len(m.Res.Marks) > 0 && m.Unconstrained != nil && m.Unconstrained.Throughput() > 0 {
 			c, u := m.Res.MarkRate(0, m.Slice), m.Unconstrained.Throughput()
 			res, ok, measured = fmt.Sprintf("first %s: %.0f vs %.0f req/s = %.0f%% (whole run: %.0f%%)", count(m.Slice), c, u, 100*c/u, 100*m.Res.Throughput()/u), c >= 0.8*u, true
 		}
