@@ -44,11 +44,7 @@ const (
 func notAlnum(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
 
 // textTokens are the distinct tokens of a folded text: its maximal runs of letters and digits.
-func textTokens(text string) []string {
-	toks := strings.FieldsFunc(text, notAlnum)
-	slices.Sort(toks)
-	return slices.Compact(toks)
-}
+func textTokens(text string) []string { return store.TextTokens(text) }
 
 // Like the other indexes, the word index is partitioned by status: an update moves a record's postings
 // (index.go's replace) and its counts.

@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/directaid/directaid/backend/pgstore"
 	"github.com/directaid/directaid/backend/store"
@@ -54,12 +58,40 @@ func checkCounts(t *testing.T, db *pgstore.DB, when string) {
 	if !maps.Equal(got, want) {
 		t.Fatalf("%s: counters differ from the records:\ncounters %v\nrecords  %v", when, got, want)
 	}
+	// The word counters (0007) against the tokens of every record, cut in Go.
+	ctx := context.Background()
+	wantWords := map[string]int64{}
+	var st, text string
+	rows, err := db.Pool.Query(ctx, `SELECT status, search_text FROM directaid_records`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pgx.ForEachRow(rows, []any{&st, &text}, func() error {
+		for _, tok := range store.TextTokens(text) {
+			wantWords[st+"/"+tok]++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	gotWords := map[string]int64{}
+	var n int64
+	rows, err = db.Pool.Query(ctx, `SELECT status, token, sum(n)::bigint FROM directaid_words GROUP BY 1, 2 HAVING sum(n) <> 0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pgx.ForEachRow(rows, []any{&st, &text, &n}, func() error { gotWords[st+"/"+text] = n; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(wantWords) == 0 || !maps.Equal(gotWords, wantWords) {
+		t.Fatalf("%s: word counters differ from the records' tokens:\ncounters %v\nrecords  %v", when, gotWords, wantWords)
+	}
 }
 
-// TestCountersFollowWrites checks the counters against the records after concurrent publications (64 at
-// a time, so on several shards) and concurrent status changes in both directions (the trigger takes the
+// TestCountersFollowWrites checks the counters (0006) and the word counters (0007) against the records
+// after concurrent publications (64 at a time, so on several shards), an import and concurrent status changes in both directions (the trigger takes the
 // rows of a move in key order; crosswise moves would otherwise deadlock), and that migration 0006's
-// backfill counts the records stored before it.
+// and 0007's backfills count the records stored before them.
 func TestCountersFollowWrites(t *testing.T) {
 	ctx := context.Background()
 	db, err := pgstore.Open(pgtest.Shared(t).NewDatabase(t))
@@ -70,6 +102,16 @@ func TestCountersFollowWrites(t *testing.T) {
 	s := pgstore.NewStore(db)
 	recs := storetest.Seed(t, s, 400, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Minute)
 	checkCounts(t, db, "after publishing")
+	// migrate's import, with a record already there (not counted twice).
+	rng := rand.New(rand.NewPCG(3, 4))
+	imported := []*store.Record{recs[0]}
+	for i := range 50 {
+		imported = append(imported, storetest.SynthRecord(rng, time.Date(2026, 2, 1, 0, i, 0, 0, time.UTC), 1000+i))
+	}
+	if res, err := s.Import(ctx, imported); err != nil || res.Created != 50 || res.Present != 1 {
+		t.Fatalf("import: %+v %v", res, err)
+	}
+	checkCounts(t, db, "after an import")
 
 	// Half the records go open → resolved → open → withdrawn while the other half go open → resolved.
 	var wg sync.WaitGroup
@@ -101,14 +143,14 @@ func TestCountersFollowWrites(t *testing.T) {
 	}
 	checkCounts(t, db, "after concurrent status changes")
 
-	// Undo migration 0006 and apply it again over the stored records: the backfill counts them.
+	// Undo migrations 0006 and 0007 and apply them again over the stored records: the backfill counts them.
 	if _, err := db.Pool.Exec(ctx, `DROP TRIGGER directaid_records_count ON directaid_records;
 		DROP FUNCTION directaid_records_count(); DROP FUNCTION directaid_count_add(directaid_records, integer);
-		DROP TABLE directaid_counts; DELETE FROM directaid_schema_migrations WHERE version = 6`); err != nil {
+		DROP TABLE directaid_counts; DROP TABLE directaid_words; DELETE FROM directaid_schema_migrations WHERE version IN (6, 7)`); err != nil {
 		t.Fatal(err)
 	}
 	applied, err := pgstore.Migrate(ctx, db.Pool)
-	if err != nil || len(applied) != 1 || applied[0] != 6 {
+	if err != nil || !slices.Equal(applied, []int{6, 7}) {
 		t.Fatalf("migrate again: %v %v", applied, err)
 	}
 	checkCounts(t, db, "after the backfill")

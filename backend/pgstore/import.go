@@ -49,12 +49,16 @@ func (s *Store) Import(ctx context.Context, recs []*store.Record) (ImportResult,
 		}
 		br := tx.SendBatch(ctx, batch)
 		var taken []*store.Record
+		words := map[wordKey]int64{}
 		for _, rec := range recs {
 			var id string
 			err := br.QueryRow().Scan(&id)
 			switch {
 			case err == nil:
 				res.Created++
+				stored := *rec
+				stored.Normalize()
+				addWordDelta(words, &stored, 1)
 			case errors.Is(err, pgx.ErrNoRows):
 				taken = append(taken, rec)
 			default:
@@ -63,6 +67,9 @@ func (s *Store) Import(ctx context.Context, recs []*store.Record) (ImportResult,
 			}
 		}
 		if err := br.Close(); err != nil {
+			return err
+		}
+		if err := addWords(ctx, tx, words, bulkShard); err != nil {
 			return err
 		}
 		for _, rec := range taken {

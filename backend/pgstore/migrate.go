@@ -23,6 +23,11 @@ var migrationFiles embed.FS
 // migrationLock is the key of the session advisory lock that serialises migrations across nodes.
 const migrationLock int64 = 0x64697265637461 // "directa"
 
+// afterMigration are steps in Go that complete a migration in its transaction (what SQL cannot do alike).
+var afterMigration = map[int]func(context.Context, pgx.Tx) error{
+	7: backfillWords, // the tokens are cut as q cuts them, in Go
+}
+
 type migration struct {
 	version int
 	name    string
@@ -94,6 +99,11 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
 				return err
+			}
+			if after := afterMigration[m.version]; after != nil {
+				if err := after(ctx, tx); err != nil {
+					return err
+				}
 			}
 			_, err := tx.Exec(ctx, `INSERT INTO directaid_schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name)
 			return err

@@ -125,12 +125,18 @@ func (s *Store) create(ctx context.Context, rec *store.Record) (*store.Record, b
 	// One round trip, one implicit transaction: the shared feed lock, then the insert with its stamp.
 	b := &pgx.Batch{}
 	b.Queue(`SELECT pg_advisory_xact_lock_shared($1)`, feedLock)
-	ins := b.Queue(`INSERT INTO directaid_records (id, source, external_id, created_at, emergency_slug, type,
+	// The word counters (0007) count the tokens of a record inserted now; they are taken before the count
+	// rows (0006's trigger runs at the statement's end), as Update takes them, in token order.
+	ins := b.Queue(`WITH ins AS (INSERT INTO directaid_records (id, source, external_id, created_at, emergency_slug, type,
 		category, urgency, needed_people, loc, search_text, doc, status, expires_at, updated_ms, municipio_code)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12, $13, $14, `+fmt.Sprintf(nextStamp, "$15::bigint")+`, $16)
-		ON CONFLICT (source, external_id) DO NOTHING RETURNING updated_ms`,
+		ON CONFLICT (source, external_id) DO NOTHING RETURNING updated_ms),
+		w AS (INSERT INTO directaid_words AS c (status, token, shard, n)
+		SELECT $13, tok, pg_backend_pid() % 16, 1 FROM ins, unnest($17::text[]) WITH ORDINALITY AS t(tok, i) ORDER BY i
+		ON CONFLICT (status, token, shard) DO UPDATE SET n = c.n + 1)
+		SELECT updated_ms FROM ins`,
 		rec.ID, []byte(rec.Source), []byte(rec.ExternalID), rec.CreatedAt, rec.EmergencySlug, rec.Type, rec.Category,
-		rec.Urgency, needed, loc, search, doc, stored.Status, expires, floor, rec.MunicipioCode)
+		rec.Urgency, needed, loc, search, doc, stored.Status, expires, floor, rec.MunicipioCode, store.TextTokens(store.SearchText(&stored)))
 	var ms int64
 	ins.QueryRow(func(row pgx.Row) error { return row.Scan(&ms) })
 	err = s.db.Pool.SendBatch(ctx, b).Close()
@@ -180,6 +186,12 @@ func (s *Store) update(ctx context.Context, id string, fn func(*store.Record) er
 			return err
 		}
 		needed, loc, expires, search := columns(rec)
+		words := map[wordKey]int64{}
+		addWordDelta(words, old, -1)
+		addWordDelta(words, rec, 1)
+		if err := addWords(ctx, tx, words, "pg_backend_pid() % 16"); err != nil {
+			return err
+		}
 		var ms int64
 		err = tx.QueryRow(ctx, `UPDATE directaid_records SET category = $2, urgency = $3, needed_people = $4, loc = $5::point,
 			search_text = $6, doc = $7, status = $8, expires_at = $9, updated_ms = `+fmt.Sprintf(nextStamp, "$10::bigint")+`
@@ -319,6 +331,11 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 	switch {
 	case spec.NoTotal:
 		_, err = tx.Exec(ctx, `SELECT 1`)
+	case len(spec.Words) > 0:
+		var ok bool
+		if res.Total, ok, err = wordTotal(ctx, tx, spec); err == nil && !ok {
+			err = tx.QueryRow(ctx, `SELECT count(*) FROM directaid_records WHERE `+cond, args...).Scan(&res.Total)
+		}
 	case countable(spec):
 		// The counters (migration 0006) have the same column names as the records for these filters.
 		err = tx.QueryRow(ctx, `SELECT coalesce(sum(n), 0)::bigint FROM directaid_counts WHERE `+cond, args...).Scan(&res.Total)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -53,4 +54,12 @@ func MatchText(text string, words []string) bool {
 		}
 	}
 	return true
+}
+
+// TextTokens are the distinct tokens of a folded text, sorted: its maximal runs of letters and digits (the
+// unit of the stores' word counters).
+func TextTokens(text string) []string {
+	toks := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	slices.Sort(toks)
+	return slices.Compact(toks)
 }

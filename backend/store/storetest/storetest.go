@@ -410,6 +410,7 @@ func testListMatchesReference(t *testing.T, s store.Store) {
 		{Since: recs[100].UpdatedAt}, // a record's own updatedAt: since is exclusive
 		{Words: []string{"medic"}},
 		{Words: []string{"medico"}, EmergencySlug: "eje-cafetero"},
+		{Words: []string{"agua"}}, // one token and no other containing it: the stores' word counters give the total
 		// Accent-free and case-free: what the service makes of q=«NIÑOS útiles».
 		{Words: strings.Fields(store.FoldText("NIÑOS  útiles"))},
 		{Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 5},
