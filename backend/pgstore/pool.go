@@ -7,12 +7,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -99,14 +102,16 @@ func poolConfig(dsn string) (*pgxpool.Config, error) {
 	if v := cc.RuntimeParams["synchronous_commit"]; v == "" || v == "off" || v == "local" {
 		cc.RuntimeParams["synchronous_commit"] = "on"
 	}
-	// pgx prepares every statement; after five runs PostgreSQL may plan one for any parameters, and the
-	// generic plan of a list (a box, a LIKE pattern) cannot see how selective they are: plan each run.
-	if cc.RuntimeParams["plan_cache_mode"] == "" {
-		cc.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
-	}
 	if cc.RuntimeParams["application_name"] == "" {
 		cc.RuntimeParams["application_name"] = "directaid"
 	}
+	// Each connection of the pool writes the counters on a shard of its own (migration 0008).
+	shards := &shardSet{base: rand.IntN(counterShards), of: map[*pgx.Conn]int{}}
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		_, err := conn.Exec(ctx, `SELECT set_config('directaid.shard', $1, false)`, strconv.Itoa(shards.take(conn)))
+		return err
+	}
+	cfg.BeforeClose = shards.free
 	// Connections broken by a server restart are found on use; drop idle ones soon so that the pool
 	// refills with fresh connections.
 	cfg.MaxConnIdleTime = time.Minute
@@ -142,4 +147,39 @@ func Unavailable(err error) bool {
 	}
 	// A connection that died under a statement.
 	return strings.Contains(err.Error(), "conn closed") || strings.Contains(err.Error(), "unexpected EOF")
+}
+
+// counterShards is the number of shards of the counter rows (directaid_shard() in migration 0008).
+const counterShards = 64
+
+// shardSet hands each open connection of a pool the first shard no other one holds, from a random start
+// (so that nodes spread over the shards): a connection never waits for another of its node on a counter
+// row until that one commits.
+type shardSet struct {
+	mu   sync.Mutex
+	base int
+	of   map[*pgx.Conn]int
+}
+
+func (s *shardSet) take(c *pgx.Conn) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	used := make(map[int]bool, len(s.of))
+	for _, n := range s.of {
+		used[n] = true
+	}
+	n := s.base
+	for i := range counterShards {
+		if n = (s.base + i) % counterShards; !used[n] {
+			break
+		}
+	}
+	s.of[c] = n
+	return n
+}
+
+func (s *shardSet) free(c *pgx.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.of, c)
 }

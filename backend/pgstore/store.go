@@ -132,7 +132,7 @@ func (s *Store) create(ctx context.Context, rec *store.Record) (*store.Record, b
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12, $13, $14, `+fmt.Sprintf(nextStamp, "$15::bigint")+`, $16)
 		ON CONFLICT (source, external_id) DO NOTHING RETURNING updated_ms),
 		w AS (INSERT INTO directaid_words AS c (status, token, shard, n)
-		SELECT $13, tok, pg_backend_pid() % 16, 1 FROM ins, unnest($17::text[]) WITH ORDINALITY AS t(tok, i) ORDER BY i
+		SELECT $13, tok, directaid_shard(), 1 FROM ins, unnest($17::text[]) WITH ORDINALITY AS t(tok, i) ORDER BY i
 		ON CONFLICT (status, token, shard) DO UPDATE SET n = c.n + 1)
 		SELECT updated_ms FROM ins`,
 		rec.ID, []byte(rec.Source), []byte(rec.ExternalID), rec.CreatedAt, rec.EmergencySlug, rec.Type, rec.Category,
@@ -189,7 +189,7 @@ func (s *Store) update(ctx context.Context, id string, fn func(*store.Record) er
 		words := map[wordKey]int64{}
 		addWordDelta(words, old, -1)
 		addWordDelta(words, rec, 1)
-		if err := addWords(ctx, tx, words, "pg_backend_pid() % 16"); err != nil {
+		if err := addWords(ctx, tx, words, "directaid_shard()"); err != nil {
 			return err
 		}
 		var ms int64
@@ -317,7 +317,11 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 			}
 		}()
 	}
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	// pgx prepares every statement; after five runs PostgreSQL may plan one for any parameters, and the
+	// generic plan of a list (a box, a LIKE pattern) cannot see how selective they are: lists are planned
+	// each time (writes keep their cached plans).
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{BeginQuery: `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
+		SET LOCAL plan_cache_mode = force_custom_plan`})
 	if err != nil {
 		return nil, err
 	}

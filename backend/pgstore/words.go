@@ -13,10 +13,10 @@ import (
 )
 
 // The counters of q's tokens (migration 0007), kept like the Badger store's: per status and token. A
-// write adds to the shard of its connection (pg_backend_pid() % 16); imports and the backfill add to
+// write adds to the shard of its connection (directaid_shard(), 0–63); imports and the backfill add to
 // bulkShard, so that they never wait for a publisher's word rows while holding count rows (see create).
 
-const bulkShard = "16"
+const bulkShard = "64"
 
 type wordKey struct{ status, token string }
 
