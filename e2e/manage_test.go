@@ -118,7 +118,9 @@ func checkNeverShown(t *testing.T, s *testserver.Server, secrets []string, ids .
 	paths := []string{schema.HelpPath, schema.HelpPath + "?view=list", schema.HelpPath + "?view=list&format=csv",
 		schema.HelpPath + "?view=list&format=geojson", schema.HelpPath + "?view=list&format=csv&all=true",
 		schema.HelpPath + "?view=list&since=2000-01-01T00:00:00Z", schema.HelpPath + "?view=list&status=resolved",
-		schema.HelpPath + "?view=panorama", "/", "/llms.txt", "/emergencias/eje-cafetero", "/emergencias/eje-cafetero.md"}
+		schema.HelpPath + "?view=list&format=geojson&all=true", schema.HelpPath + "?view=list&status=expired",
+		schema.HelpPath + "?view=panorama", "/", "/llms.txt", "/sitemap.xml", "/emergencias/eje-cafetero", "/emergencias/eje-cafetero.md",
+		"/emergencias/eje-cafetero?status=resolved", schema.ManagePath, schema.ManagePath + ".md", "/integraciones.md", "/privacidad.md"}
 	for _, id := range ids {
 		paths = append(paths, schema.HelpPath+"?view=detail&id="+id, schema.RecordPath(id), schema.RecordPath(id)+".md")
 	}
@@ -127,7 +129,12 @@ func checkNeverShown(t *testing.T, s *testserver.Server, secrets []string, ids .
 		_, b := s.Do("GET", p, nil)
 		all.Write(b)
 	}
-	for _, tool := range []string{`{"name":"buscar_ayudas","arguments":{}}`, fmt.Sprintf(`{"name":"ver_ayuda","arguments":{"id":%q}}`, ids[len(ids)-1])} {
+	tools := []string{`{"name":"buscar_ayudas","arguments":{}}`, `{"name":"buscar_ayudas","arguments":{"status":"resolved"}}`,
+		`{"name":"listar_emergencias","arguments":{}}`}
+	for _, id := range ids {
+		tools = append(tools, fmt.Sprintf(`{"name":"ver_ayuda","arguments":{"id":%q}}`, id))
+	}
+	for _, tool := range tools {
 		_, b := s.Do("POST", schema.MCPPath, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+tool+`}`),
 			"Content-Type", "application/json", "Accept", "application/json, text/event-stream")
 		all.Write(b)

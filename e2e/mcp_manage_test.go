@@ -15,7 +15,8 @@ import (
 func TestMCPManageAndReport(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	cs := sdkSession(t, s, "")
-	pub := published(t, callTool(t, cs, backend.ToolPublishRequest, mcpArgs(validRequest())))
+	const externalID = "mcp-ext-7f3a9c51"
+	pub := published(t, callTool(t, cs, backend.ToolPublishRequest, mcpArgs(with(validRequest(), "externalId", externalID))))
 	if pub.ManageToken == "" {
 		t.Fatalf("no manageToken in the tool's result: %+v", pub)
 	}
@@ -103,4 +104,6 @@ func TestMCPManageAndReport(t *testing.T) {
 	if raw := string(mustJSON(t, detail)); strings.Contains(raw, "3001234567") {
 		t.Errorf("withdrawn record still shows the phone: %s", raw)
 	}
+	// The token, used through MCP, and the externalId show in no read, export, page, tool result or log.
+	checkNeverShown(t, s, []string{pub.ManageToken, externalID}, pub.ID)
 }

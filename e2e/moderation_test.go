@@ -157,14 +157,28 @@ func TestReportsAndModeration(t *testing.T) {
 
 // Real erasure through the binary: an operator's erase, then the maintenance cycle (run now through the
 // admin endpoint), and the number is in no file of the data directory, in any form it was stored in.
+// The publisher's withdrawal through the API is the other door to the same erasure.
 func TestEraseLeavesNoBytesOnDisk(t *testing.T) {
+	t.Run("operator erase", func(t *testing.T) {
+		testEraseLeavesNoBytes(t, func(s *testserver.Server, id, _ string) { moderate(t, s, "erase", id) })
+	})
+	t.Run("publisher withdraw", func(t *testing.T) {
+		testEraseLeavesNoBytes(t, func(s *testserver.Server, id, token string) {
+			if resp, out, _ := act(t, s, id, token, "withdraw"); resp.StatusCode != 200 || out["status"] != "withdrawn" {
+				t.Fatalf("withdraw: %d %v", resp.StatusCode, out)
+			}
+		})
+	})
+}
+
+func testEraseLeavesNoBytes(t *testing.T, erase func(s *testserver.Server, id, token string)) {
 	s := testserver.Start(t, testserver.Options{})
 	digits := fmt.Sprintf("31%08d", time.Now().UnixNano()%1e8)
 	sent := digits[:3] + " " + digits[3:6] + " " + digits[6:]
-	_, rec := publish(t, s, with(validRequest(), "contactWhatsapp", sent, "contactName", "Eduviges Piedrahíta"))
+	_, rec := publish(t, s, with(validRequest(), "contactWhatsapp", sent, "contactName", "Eduviges Piedrahíta", "address", "Calle Erasmo 77"))
 	id := rec["id"].(string)
-	needles := [][]byte{[]byte("+57" + digits), []byte(digits), []byte(sent), []byte("Eduviges")}
-	moderate(t, s, "erase", id)
+	needles := [][]byte{[]byte("+57" + digits), []byte(digits), []byte(sent), []byte("Eduviges"), []byte("Calle Erasmo")}
+	erase(s, id, rec["manageToken"].(string))
 	if found, _ := erasescan.Find(s.DataDir, needles...); len(found) == 0 {
 		t.Fatal("before the cycle the number should still be in the files (else this test proves nothing)")
 	}
