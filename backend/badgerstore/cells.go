@@ -1,6 +1,9 @@
 package badgerstore
 
 import (
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"math"
 	"slices"
 
@@ -75,6 +78,8 @@ func countRadius(txn *badger.Txn, spec *store.ListSpec, f *filter) (int, error) 
 		return n, nil
 	}
 	status := &filter{-1, -1, -1, f.st}
+	counters := newCounterCursor(txn)
+	defer counters.close()
 	var visit func(cell string) error
 	visit = func(cell string) error {
 		lat0, lat1, lon0, lon1 := geohashBox(cell)
@@ -82,14 +87,18 @@ func countRadius(txn *badger.Txn, spec *store.ListSpec, f *filter) (int, error) 
 			return nil
 		}
 		if len(cell) >= cellCountMin {
-			a, err := getAggregate(txn, cellCountKey(cell))
+			var matching, all int
+			err := counters.get(cellCountKey(cell), func(v []byte) (err error) {
+				matching, all, err = countEncoded(v, f, status)
+				return err
+			})
 			switch {
 			case err != nil:
 				return err
 			case maxDistKm(spec.Lat, spec.Lon, lat0, lat1, lon0, lon1) <= spec.RadiusKm:
-				n += a.count(f)
+				n += matching
 				return nil
-			case len(cell) >= geoPrecision || a.count(status) <= maxEdgeScan:
+			case len(cell) >= geoPrecision || all <= maxEdgeScan:
 				// On the edge: read its entries (splitting a cell that holds few costs more seeks than it saves).
 				return scan(cell)
 			}
@@ -107,4 +116,86 @@ func countRadius(txn *badger.Txn, spec *store.ListSpec, f *filter) (int, error) 
 		}
 	}
 	return n, nil
+}
+
+// counterCursor reads cell counters in ascending key order, which is the order countRadius visits cells
+// in (sorted cover cells, each before its children): a key a few entries ahead is reached by Next, which
+// costs far less than a Get or a Seek through every level of the tree.
+type counterCursor struct {
+	it     *badger.Iterator
+	seeked bool
+}
+
+// maxCounterSteps is how many keys the cursor steps over before it seeks instead.
+const maxCounterSteps = 48
+
+func newCounterCursor(txn *badger.Txn) *counterCursor {
+	return &counterCursor{it: txn.NewIterator(badger.IteratorOptions{Prefix: prefixCellCount})}
+}
+
+func (c *counterCursor) close() { c.it.Close() }
+
+// get calls fn with the value of key, or with nil when there is none; keys must come in ascending order.
+func (c *counterCursor) get(key []byte, fn func(v []byte) error) error {
+	it := c.it
+	for steps := 0; c.seeked && it.Valid() && bytes.Compare(it.Item().Key(), key) < 0; steps++ {
+		if steps == maxCounterSteps {
+			c.seeked = false
+			break
+		}
+		it.Next()
+	}
+	if !c.seeked {
+		it.Seek(key)
+		c.seeked = true
+	}
+	if !it.Valid() || !bytes.Equal(it.Item().Key(), key) {
+		return fn(nil)
+	}
+	return it.Item().Value(fn)
+}
+
+// countEncoded counts, in an encoded aggregate (nil: none), the records that match f and those that
+// match status, without decoding it into a map.
+func countEncoded(v []byte, f, status *filter) (matching, all int, err error) {
+	if v == nil {
+		return 0, 0, nil
+	}
+	bad := errors.New("bad aggregate")
+	if len(v) == 0 || v[0] != 1 {
+		return 0, 0, bad
+	}
+	v = v[1:]
+	for range 2 { // people, newest
+		if _, m := binary.Uvarint(v); m <= 0 {
+			return 0, 0, bad
+		} else {
+			v = v[m:]
+		}
+	}
+	n, m := binary.Uvarint(v)
+	if m <= 0 {
+		return 0, 0, bad
+	}
+	v = v[m:]
+	for range n {
+		k, m := binary.Uvarint(v)
+		if m <= 0 {
+			return 0, 0, bad
+		}
+		v = v[m:]
+		c, m := binary.Uvarint(v)
+		if m <= 0 {
+			return 0, 0, bad
+		}
+		v = v[m:]
+		st, t, cat, u := cellParts(uint16(k))
+		if status.matchStatus(st) {
+			all += int(c)
+			if f.matchStatus(st) && f.matchCodes(t, cat, u) {
+				matching += int(c)
+			}
+		}
+	}
+	return matching, all, nil
 }

@@ -351,10 +351,11 @@ type geoItem struct {
 
 // scanCell reads the entries of one geohash cell (of any precision) and calls fn for those within the
 // circle that match the filters. The hot loop of radius queries: it filters on the raw bytes and
-// allocates nothing.
+// allocates once per cell; fn's item is valid during the call only.
 func scanCell(it *badger.Iterator, cell string, spec *store.ListSpec, f *filter, fn func(*geoItem)) error {
 	gp := geoPrefix(uint8(f.st))
 	p := append(gp, cell...)
+	var g geoItem // one per cell, not per entry: fn must not keep it
 	for it.Seek(p); it.ValidForPrefix(p); it.Next() {
 		item := it.Item()
 		inv := item.Key()[len(gp)+geoPrecision:]
@@ -368,7 +369,8 @@ func scanCell(it *badger.Iterator, cell string, spec *store.ListSpec, f *filter,
 			lat := math.Float64frombits(binary.BigEndian.Uint64(v[5:]))
 			lon := math.Float64frombits(binary.BigEndian.Uint64(v[13:]))
 			if d := store.HaversineKm(spec.Lat, spec.Lon, lat, lon); d <= spec.RadiusKm {
-				fn(&geoItem{inv: inv, typ: v[1], cat: v[2], urg: v[3], lat: lat, lon: lon, dist: d})
+				g = geoItem{inv: inv, typ: v[1], cat: v[2], urg: v[3], lat: lat, lon: lon, dist: d}
+				fn(&g)
 			}
 			return nil
 		})
