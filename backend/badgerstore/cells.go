@@ -155,13 +155,15 @@ func (c *counterCursor) get(key []byte, fn func(v []byte) error) error {
 	return it.Item().Value(fn)
 }
 
+var errBadAggregate = errors.New("bad aggregate")
+
 // countEncoded counts, in an encoded aggregate (nil: none), the records that match f and those that
 // match status, without decoding it into a map.
 func countEncoded(v []byte, f, status *filter) (matching, all int, err error) {
 	if v == nil {
 		return 0, 0, nil
 	}
-	bad := errors.New("bad aggregate")
+	bad := errBadAggregate
 	if len(v) == 0 || v[0] != 1 {
 		return 0, 0, bad
 	}

@@ -393,6 +393,7 @@ func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.C
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: gp})
 	defer it.Close()
 	q := &walkQueue{}
+	var slab []entry // records are allocated in chunks, not one by one: a cell holds a hundred or more
 	push := func(cell string) {
 		lat0, lat1, lon0, lon1 := geohashBox(cell)
 		if d := minDistKm(spec.Lat, spec.Lon, lat0, lat1, lon0, lon1); d <= spec.RadiusKm {
@@ -424,7 +425,11 @@ func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.C
 			if !inMunicipio(txn, spec, f, g.inv) {
 				return
 			}
-			e := &entry{id: idFromInv(g.inv), typ: g.typ, cat: g.cat, urg: g.urg, hasLoc: true, lat: g.lat, lon: g.lon, dist: g.dist}
+			if len(slab) == cap(slab) {
+				slab = make([]entry, 0, 128)
+			}
+			slab = append(slab, entry{id: idFromInv(g.inv), typ: g.typ, cat: g.cat, urg: g.urg, hasLoc: true, lat: g.lat, lon: g.lon, dist: g.dist})
+			e := &slab[len(slab)-1]
 			if after(from, e) {
 				q.push(walkItem{key: e.dist, e: e})
 			}

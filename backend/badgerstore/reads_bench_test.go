@@ -92,7 +92,7 @@ func uniformDB(b *testing.B) (*Store, int) {
 		if v, err := strconv.Atoi(os.Getenv("BENCH_UNIFORM")); err == nil && v > 0 {
 			uniN = v
 		}
-		dir := filepath.Join(os.TempDir(), fmt.Sprintf("directaid-bench-uniform-%d-v%s", uniN, indexVersion))
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("directaid-bench-uniform-%d", uniN)) // an older index version is rebuilt by Open
 		done := filepath.Join(dir, "SEEDED")
 		_, statErr := os.Stat(done)
 		if statErr != nil {
