@@ -164,8 +164,8 @@ func (s *Service) Act(ctx context.Context, base, id, token, action string) (*sch
 			Details: []schema.FieldError{{Field: "/action", Message: msg, Allowed: schema.Actions}}})
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
-	changed := true
-	rec, err := s.store.Update(ctx, id, func(r *store.Record) error { return s.applyAction(r, action, now) })
+	changed, from := true, ""
+	rec, err := s.store.Update(ctx, id, func(r *store.Record) error { from = r.Status; return s.applyAction(r, action, now) })
 	if errors.Is(err, errNoChange) {
 		changed = false
 		rec, err = s.store.Get(ctx, id)
@@ -179,6 +179,11 @@ func (s *Service) Act(ctx context.Context, base, id, token, action string) (*sch
 		return nil, forbidden() // a token of a record that is not there: cannot happen, but never say so
 	case err != nil:
 		return nil, err
+	}
+	if changed { // the audit trail holds publisher actions too (issue 13 item 6)
+		if err := s.Audit(ctx, action, id, store.ActorPublisher, from, rec.Status, ""); err != nil {
+			return nil, err
+		}
 	}
 	res := &schema.ActionResult{OK: true, ID: rec.ID, Action: action, Changed: changed, Status: rec.Status,
 		UpdatedAt: rec.UpdatedAt.UTC(), PublicURL: base + schema.RecordPath(rec.ID)}

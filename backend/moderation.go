@@ -207,6 +207,9 @@ func (s *Service) ModerationQueue(ctx context.Context) ([]QueueItem, error) {
 		if err != nil {
 			return nil, err
 		}
+		if reps == nil {
+			reps = []store.Report{} // [] on every store, not null on some
+		}
 		for i := range reps {
 			reps[i].Reporter = "" // the hash tells reporters apart for counting only
 		}

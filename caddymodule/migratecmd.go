@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,15 +26,24 @@ import (
 func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "migrate",
-		Usage: "--from badger <dir> --to postgres [<dsn>] [--merge]",
-		Short: "Copies every record of a Badger database into PostgreSQL",
-		Long: `Copies every record of the Badger database in <dir> into the PostgreSQL database <dsn> (default:
-$DIRECTAID_DATABASE_URL, which keeps a password off the command line), each with its id, createdAt and
-all its fields, so that links to records keep working. The schema is created if needed.
+		Usage: "--from badger <dir> --to postgres [<dsn>] [--merge] [--keep-target-secrets] [--batch n]",
+		Short: "Copies a Badger database into PostgreSQL: records, server secrets, reports, audit trail",
+		Long: `Copies the Badger database in <dir> into the PostgreSQL database <dsn> (default:
+$DIRECTAID_DATABASE_URL, which keeps a password off the command line): every record with its id,
+createdAt, status and all its fields, so that links to records keep working; the server secrets, so that
+the publishers' manage links keep working and a reporter is still told apart from others (and counted
+once); every community report (reviewed or not: what hid a record stays hidden, what counts towards
+hiding it still counts); and the audit trail, in order. The schema is created if needed.
+
+A target that already holds records and other secrets is refused: either secret breaks someone's
+manage links. --keep-target-secrets keeps PostgreSQL's (the links the Badger server gave out then get
+403). A target without records takes the source's secrets.
 
 It can be run again, after an interruption or to copy what was published since: a record already in
 PostgreSQL, identical, is counted and left alone; one whose id or (source, externalId) is there with
-other content is a conflict, left alone and reported (the exit status is then non-zero).
+other content is a conflict, left alone and reported (the exit status is then non-zero); so is a report
+that differs from the one stored for its record and reporter. Audit entries already there are not added
+again; missing ones are appended after the trail's last.
 
 A target that holds records the source does not have is refused (it looks like another installation's
 database) unless --merge is given.
@@ -45,13 +55,14 @@ and run migrate again to copy the rest.`,
 			cmd.Flags().String("from", "", "The source store: badger (then its directory)")
 			cmd.Flags().String("to", "", "The target store: postgres (then its DSN, or none to read $DIRECTAID_DATABASE_URL)")
 			cmd.Flags().Bool("merge", false, "Copy into a PostgreSQL database that already holds other records")
+			cmd.Flags().Bool("keep-target-secrets", false, "Keep PostgreSQL's server secrets when they differ from the source's (manage links given out by the Badger server stop working)")
 			cmd.Flags().Int("batch", 500, "Records per transaction")
 			cmd.RunE = caddycmd.WrapCommandFuncForCobra(migrateCmd)
 		},
 	})
 }
 
-const migrateUsage = "usage: directaid migrate --from badger <dir> --to postgres [<dsn>] [--merge]"
+const migrateUsage = "usage: directaid migrate --from badger <dir> --to postgres [<dsn>] [--merge] [--keep-target-secrets] [--batch n]"
 
 func migrateCmd(fl caddycmd.Flags) (int, error) {
 	args := fl.Args()
@@ -66,7 +77,7 @@ func migrateCmd(fl caddycmd.Flags) (int, error) {
 	if err != nil {
 		return caddy.ExitCodeFailedStartup, fmt.Errorf("%w (give the DSN after --to postgres, or set DIRECTAID_DATABASE_URL)", err)
 	}
-	m := migration{dir: args[0], dsn: dsn, merge: fl.Bool("merge"), batch: fl.Int("batch"), out: os.Stdout, progressEvery: 2 * time.Second}
+	m := migration{dir: args[0], dsn: dsn, merge: fl.Bool("merge"), keepSecrets: fl.Bool("keep-target-secrets"), batch: fl.Int("batch"), out: os.Stdout, progressEvery: 2 * time.Second}
 	if err := m.run(context.Background()); err != nil {
 		return caddy.ExitCodeFailedStartup, err
 	}
@@ -77,12 +88,14 @@ func migrateCmd(fl caddycmd.Flags) (int, error) {
 type migration struct {
 	dir, dsn      string
 	merge         bool
+	keepSecrets   bool
 	batch         int
 	out           io.Writer
 	progressEvery time.Duration
 
 	read, created, present int
 	conflicts              []string
+	reportConflicts        []string
 	bySlug, byStatus       map[string]int
 }
 
@@ -115,6 +128,10 @@ func (m *migration) run(ctx context.Context) error {
 	fmt.Fprintf(m.out, "migrate: badger %s → %s\n", m.dir, target)
 
 	if err := m.checkTarget(ctx, src, dst); err != nil {
+		return err
+	}
+	// Secrets first: a node started on the target meanwhile must already use the source's.
+	if err := m.copySecrets(ctx, src, dst); err != nil {
 		return err
 	}
 	m.bySlug, m.byStatus = map[string]int{}, map[string]int{}
@@ -165,18 +182,142 @@ func (m *migration) run(ctx context.Context) error {
 		fmt.Fprintf(m.out, "  status %s: %d records\n", status, m.byStatus[status])
 	}
 	fmt.Fprintf(m.out, "PostgreSQL now holds %d records\n", total)
-	// Community reports, the audit trail and the server secrets are not copied yet: say so when there are any.
-	if reported, err := src.Reported(ctx); err == nil && len(reported) > 0 {
-		fmt.Fprintf(m.out, "NOT COPIED: the unreviewed community reports of %d records (reports are not migrated yet)\n", len(reported))
+	if err := m.copyReports(ctx, src, dst); err != nil {
+		return err
 	}
-	if trail, err := src.Audit(ctx, 0, 1); err == nil && len(trail) > 0 {
-		fmt.Fprintln(m.out, "NOT COPIED: the moderation audit trail (it stays in the Badger directory: keep it)")
+	if err := m.copyAudit(ctx, src, dst); err != nil {
+		return err
 	}
+	var errs []error
 	if len(m.conflicts) > 0 {
 		show := m.conflicts[:min(len(m.conflicts), 10)]
-		return fmt.Errorf("%d records were not copied: PostgreSQL holds their id or (source, externalId) with other content (%s); they were left as they are there",
-			len(m.conflicts), strings.Join(show, ", "))
+		errs = append(errs, fmt.Errorf("%d records were not copied: PostgreSQL holds their id or (source, externalId) with other content (%s); they were left as they are there",
+			len(m.conflicts), strings.Join(show, ", ")))
 	}
+	if len(m.reportConflicts) > 0 {
+		ids := slices.Compact(slices.Clone(m.reportConflicts))
+		show := ids[:min(len(ids), 10)]
+		errs = append(errs, fmt.Errorf("%d reports were not copied: PostgreSQL holds another report of the same reporter, or not their record (records %s); they were left as they are there",
+			len(m.reportConflicts), strings.Join(show, ", ")))
+	}
+	return errors.Join(errs...)
+}
+
+// copySecrets gives the target the source's server secrets (see the command's help for when it refuses).
+func (m *migration) copySecrets(ctx context.Context, src *badgerstore.Store, dst *pgstore.Store) error {
+	have, err := src.Secrets(ctx)
+	if err != nil {
+		return err
+	}
+	there, err := dst.Secrets(ctx)
+	if err != nil {
+		return err
+	}
+	var differ []string
+	for name, v := range have {
+		if t, ok := there[name]; ok && !bytes.Equal(t, v) {
+			differ = append(differ, name)
+		}
+	}
+	slices.Sort(differ)
+	replace := false
+	if len(differ) > 0 {
+		n, err := dst.Count(ctx)
+		if err != nil {
+			return err
+		}
+		switch {
+		case n == 0:
+			replace = true
+			fmt.Fprintf(m.out, "PostgreSQL holds no records: its secrets %s are replaced by the source's\n", strings.Join(differ, ", "))
+		case m.keepSecrets:
+			fmt.Fprintf(m.out, "keeping PostgreSQL's secrets %s (--keep-target-secrets): the manage links the Badger server gave out will get 403, and reporters are counted apart from their earlier reports\n",
+				strings.Join(differ, ", "))
+		default:
+			return fmt.Errorf("PostgreSQL already holds %d records and other server secrets (%s) than %s: the source's would break the manage links PostgreSQL's nodes gave out, and PostgreSQL's those of the Badger server; nothing was copied. Pass --keep-target-secrets to keep PostgreSQL's",
+				n, strings.Join(differ, ", "), m.dir)
+		}
+	}
+	copied, same := 0, 0
+	for _, name := range slices.Sorted(maps.Keys(have)) {
+		if bytes.Equal(there[name], have[name]) {
+			same++
+			continue
+		}
+		if slices.Contains(differ, name) && !replace {
+			continue
+		}
+		got, err := dst.PutSecret(ctx, name, have[name], replace)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(got, have[name]) {
+			return fmt.Errorf("PostgreSQL's secret %s was made meanwhile by a running node: stop the nodes on it and run migrate again", name)
+		}
+		copied++
+	}
+	kept := len(differ)
+	if replace {
+		kept = 0
+	}
+	fmt.Fprintf(m.out, "server secrets: %d copied, %d already the same, %d kept as PostgreSQL has them\n", copied, same, kept)
+	return nil
+}
+
+// copyReports copies every community report, reviewed or not, in batches.
+func (m *migration) copyReports(ctx context.Context, src *badgerstore.Store, dst *pgstore.Store) error {
+	var pending []store.Report
+	var res store.ImportResult
+	read := 0
+	flush := func() error {
+		r, err := dst.ImportReports(ctx, pending)
+		if err != nil {
+			return fmt.Errorf("reports, after %d: %w", read-len(pending), err)
+		}
+		res.Created += r.Created
+		res.Present += r.Present
+		m.reportConflicts = append(m.reportConflicts, r.Conflicts...)
+		pending = pending[:0]
+		return nil
+	}
+	err := src.ScanReports(ctx, func(r store.Report) error {
+		read++
+		pending = append(pending, r)
+		if len(pending) == m.batch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && len(pending) > 0 {
+		err = flush()
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(m.out, "community reports: %d read, %d created, %d already there, %d conflicts\n", read, res.Created, res.Present, len(m.reportConflicts))
+	return nil
+}
+
+// copyAudit appends the source's audit trail to the target's, leaving out what is there (one transaction:
+// a trail holds one entry per moderation or publisher action, far fewer than records).
+func (m *migration) copyAudit(ctx context.Context, src *badgerstore.Store, dst *pgstore.Store) error {
+	var trail []store.AuditEntry
+	for after := int64(0); ; {
+		page, err := src.Audit(ctx, after, 1000)
+		if err != nil {
+			return err
+		}
+		if len(page) == 0 {
+			break
+		}
+		trail = append(trail, page...)
+		after = page[len(page)-1].Seq
+	}
+	added, err := dst.ImportAudit(ctx, trail)
+	if err != nil {
+		return fmt.Errorf("audit trail: %w", err)
+	}
+	fmt.Fprintf(m.out, "audit trail: %d entries read, %d appended, %d already there\n", len(trail), added, len(trail)-added)
 	return nil
 }
 

@@ -81,7 +81,10 @@ func TestMigrateBadgerToPostgres(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// What migrate does not copy yet must be named in its report.
+	// A report, an audit entry and a secret: migrate copies them too (TestMigrateKeepsRecordLives tries them through the API).
+	if _, err := src.Secret(context.Background(), "manage-token"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := src.AddReport(context.Background(), store.Report{RecordID: recs[5].ID, Reporter: "h1", Reason: store.ReasonNotMyNumber, At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
@@ -97,8 +100,11 @@ func TestMigrateBadgerToPostgres(t *testing.T) {
 		!strings.Contains(out, fmt.Sprintf(": %d created, 0 already there, 0 conflicts", n)) {
 		t.Fatalf("first run: %v\n%s", err, out)
 	}
-	if !strings.Contains(out, "NOT COPIED: the unreviewed community reports of 1 records") || !strings.Contains(out, "NOT COPIED: the moderation audit trail") {
-		t.Fatalf("the report should name what it did not copy:\n%s", out)
+	for _, want := range []string{"server secrets: 1 copied, 0 already the same, 0 kept", "community reports: 1 read, 1 created, 0 already there, 0 conflicts",
+		"audit trail: 1 entries read, 1 appended, 0 already there"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("first run: the report should say %q:\n%s", want, out)
+		}
 	}
 	if strings.Contains(out, "postgres://") || !strings.Contains(out, "PostgreSQL now holds 10000 records") {
 		t.Fatalf("the report should name the target without its DSN and count what it holds:\n%s", out)
@@ -108,6 +114,12 @@ func TestMigrateBadgerToPostgres(t *testing.T) {
 	if err != nil || !strings.Contains(out, fmt.Sprintf(": 0 created, %d already there, 0 conflicts", n)) ||
 		!strings.Contains(out, "all of them from this source") {
 		t.Fatalf("second run (idempotent): %v\n%s", err, out)
+	}
+	for _, want := range []string{"server secrets: 0 copied, 1 already the same, 0 kept", "community reports: 1 read, 0 created, 1 already there, 0 conflicts",
+		"audit trail: 1 entries read, 0 appended, 1 already there"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("second run: the report should say %q:\n%s", want, out)
+		}
 	}
 
 	ctx := context.Background()
@@ -123,6 +135,28 @@ func TestMigrateBadgerToPostgres(t *testing.T) {
 	compareStores(t, src, dst, recs)
 	// Store-level comparison done: a node on each store next (Badger needs its directory lock back).
 	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A target with records and another manage secret: refused (nothing written) unless told to keep its own.
+	kept, err := dst.Secret(ctx, "manage-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := []byte("another installation's secret!!")
+	if _, err := dst.PutSecret(ctx, "manage-token", other, true); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runMigrate(t, dsn, "--from", "badger", dir, "--to", "postgres")
+	if err == nil || !strings.Contains(out, "other server secrets (manage-token)") || !strings.Contains(out, "--keep-target-secrets") ||
+		strings.Contains(out, "records from badger") {
+		t.Fatalf("a target with another secret: %v\n%s", err, out)
+	}
+	out, err = runMigrate(t, dsn, "--from", "badger", dir, "--to", "postgres", "--keep-target-secrets")
+	if got, _ := dst.Secret(ctx, "manage-token"); err != nil || !strings.Contains(out, "0 copied, 0 already the same, 1 kept") || string(got) != string(other) {
+		t.Fatalf("--keep-target-secrets: %v, secret %q\n%s", err, got, out)
+	}
+	if _, err := dst.PutSecret(ctx, "manage-token", kept, true); err != nil {
 		t.Fatal(err)
 	}
 

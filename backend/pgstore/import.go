@@ -13,13 +13,9 @@ import (
 	"github.com/directaid/directaid/backend/store"
 )
 
-// ImportResult counts what Import did with a batch of records.
-type ImportResult struct {
-	// Created were stored now; Present were already stored, the same (a run again after an interruption).
-	Created, Present int
-	// Conflicts were left alone: their id or their (source, externalId) is stored with other content.
-	Conflicts []string
-}
+// ImportResult counts what Import did with a batch of records: a conflict's id or (source, externalId)
+// is stored with other content.
+type ImportResult = store.ImportResult
 
 // Import stores records exactly as given (id, createdAt and every field), in one transaction, for
 // `directaid migrate`. It can be run again over the same records: what is already stored identically is

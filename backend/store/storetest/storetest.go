@@ -47,6 +47,9 @@ var Behaviours = []struct {
 	{"Reports", testReports},
 	{"AuditTrail", testAuditTrail},
 	{"Secret", testSecret},
+	{"TransferSecrets", testTransferSecrets},
+	{"TransferReports", testTransferReports},
+	{"TransferAudit", testTransferAudit},
 	{"Close", testClose},
 }
 
