@@ -186,12 +186,7 @@ func (s *Service) discovery(base string, tools []schema.MCPTool) *schema.Discove
 func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	w.Header().Set("Cache-Control", "no-store")
-	if p := checkJSONContentType(r); p != nil {
-		h.svc.cfg.Observe.published(ChannelAPI, start, nil, false, p)
-		writeProblem(w, p)
-		return
-	}
-	body, p := readBody(w, r, schema.MaxBodyBytes)
+	body, p := readJSONBody(w, r)
 	if p != nil {
 		h.svc.cfg.Observe.published(ChannelAPI, start, nil, false, p)
 		writeProblem(w, p)
@@ -261,9 +256,14 @@ func ambiguousContentType() *Problem {
 		Error: "La petición trae varias cabeceras Content-Type: envíe una sola, Content-Type: application/json."}}
 }
 
-// readBody reads at most limit bytes of the request body; a larger one is refused with 413 without
-// reading it all (the connection is then closed).
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *Problem) {
+// readJSONBody is the start of every handler that takes a JSON body: r must declare one (else 415, or
+// 400 for two Content-Type fields), and it is read up to schema.MaxBodyBytes; a larger one is refused
+// with 413 without reading it all (the connection is then closed). The caller writes the problem.
+func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *Problem) {
+	if p := checkJSONContentType(r); p != nil {
+		return nil, p
+	}
+	const limit = schema.MaxBodyBytes
 	tooLarge := &Problem{Status: http.StatusRequestEntityTooLarge, Body: schema.ErrorBody{Code: "body_too_large",
 		Error: "El cuerpo es demasiado grande: el máximo es 64 KiB."}}
 	if r.ContentLength > limit {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-
-	"github.com/directaid/directaid/schema"
 )
 
 type clientIPKey struct{}
@@ -34,11 +32,7 @@ func (h *Handler) serveReports(w http.ResponseWriter, r *http.Request, id string
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	if p := checkJSONContentType(r); p != nil {
-		writeProblem(w, p)
-		return
-	}
-	body, p := readBody(w, r, schema.MaxBodyBytes)
+	body, p := readJSONBody(w, r)
 	if p != nil {
 		writeProblem(w, p)
 		return

@@ -225,11 +225,7 @@ func (h *Handler) serveRecordAPI(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if p := checkJSONContentType(r); p != nil {
-		writeProblem(w, p)
-		return
-	}
-	body, p := readBody(w, r, schema.MaxBodyBytes)
+	body, p := readJSONBody(w, r)
 	if p != nil {
 		writeProblem(w, p)
 		return
