@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 
+	"github.com/directaid/directaid/internal/testmcp"
 	"github.com/directaid/directaid/internal/testserver"
 )
 
@@ -15,6 +16,10 @@ var (
 	call         = testserver.Call
 	publish      = testserver.Publish
 	fields       = testserver.ErrorFields
+	sdkSession   = testmcp.Session
+	callTool     = testmcp.CallTool
+	toolText     = testmcp.Text
+	toolError    = testmcp.Error
 )
 
 func readFile(path string) (string, error) {

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/internal/testmcp"
 	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
 )
@@ -19,7 +20,7 @@ import (
 // server, a distinct reporter. Every exchange is checked against the served OpenAPI document.
 func sdkSessionFrom(t *testing.T, s *testserver.Server, ip string) *sdk.ClientSession {
 	t.Helper()
-	rt := openAPICheckedVia{s, fromAddr(ip).Transport}
+	rt := testmcp.Checked(s, fromAddr(ip).Transport)
 	client := sdk.NewClient(&sdk.Implementation{Name: "directaid-e2e-" + ip, Version: "1.0.0"}, nil)
 	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: s.URL + schema.MCPPath,
 		HTTPClient: &http.Client{Transport: rt, Timeout: 30 * time.Second}}, nil)
@@ -28,16 +29,6 @@ func sdkSessionFrom(t *testing.T, s *testserver.Server, ip string) *sdk.ClientSe
 	}
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
-}
-
-// openAPICheckedVia is openAPIChecked over a given transport.
-type openAPICheckedVia struct {
-	s  *testserver.Server
-	rt http.RoundTripper
-}
-
-func (v openAPICheckedVia) RoundTrip(req *http.Request) (*http.Response, error) {
-	return checkedRoundTrip(v.s, v.rt, req)
 }
 
 // TestMCPReportsNotMyNumberAndThreshold: through the official client, reportar_publicacion with

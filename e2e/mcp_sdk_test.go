@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -18,43 +15,6 @@ import (
 	"github.com/directaid/directaid/schema"
 )
 
-// openAPIChecked checks every HTTP exchange of a client we did not write against the served OpenAPI document.
-type openAPIChecked struct{ s *testserver.Server }
-
-func (c openAPIChecked) RoundTrip(req *http.Request) (*http.Response, error) {
-	return checkedRoundTrip(c.s, http.DefaultTransport, req)
-}
-
-// checkedRoundTrip sends req through rt and checks the exchange against s's OpenAPI document.
-func checkedRoundTrip(s *testserver.Server, rt http.RoundTripper, req *http.Request) (*http.Response, error) {
-	resp, err := rt.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	s.CheckOpenAPI(req, resp, body)
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	return resp, nil
-}
-
-// sdkSession connects the official Go SDK client over Streamable HTTP; version "" is the SDK's default
-// (2026-07-28 through server/discover).
-func sdkSession(t *testing.T, s *testserver.Server, version string) *sdk.ClientSession {
-	t.Helper()
-	client := sdk.NewClient(&sdk.Implementation{Name: "directaid-e2e", Version: "1.0.0"}, nil)
-	transport := &sdk.StreamableClientTransport{Endpoint: s.URL + "/mcp", HTTPClient: &http.Client{Transport: openAPIChecked{s}}}
-	cs, err := client.Connect(context.Background(), transport, &sdk.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("connect (%q): %v", version, err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
-}
-
 // roundTrip re-reads v as another type through JSON.
 func roundTrip[T any](t *testing.T, v any) T {
 	t.Helper()
@@ -65,31 +25,12 @@ func roundTrip[T any](t *testing.T, v any) T {
 	return out
 }
 
-func callTool(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any) *sdk.CallToolResult {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return res
-}
-
 func published(t *testing.T, res *sdk.CallToolResult) schema.PublishResult {
 	t.Helper()
 	if res.IsError {
 		t.Fatalf("tool error: %s", toolText(res))
 	}
 	return roundTrip[schema.PublishResult](t, res.StructuredContent)
-}
-
-func toolText(res *sdk.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			b.WriteString(tc.Text + "\n")
-		}
-	}
-	return b.String()
 }
 
 // structuredAsText checks what the MCP specification asks of a tool returning structured content: its
@@ -110,19 +51,6 @@ func structuredAsText(t *testing.T, name string, res *sdk.CallToolResult) {
 }
 
 // toolError checks an isError result whose text names every wanted field and phrase.
-func toolError(t *testing.T, res *sdk.CallToolResult, want ...string) {
-	t.Helper()
-	text := toolText(res)
-	if !res.IsError {
-		t.Fatalf("want isError, got %s", text)
-	}
-	for _, w := range want {
-		if !strings.Contains(text, w) {
-			t.Errorf("error text lacks %q:\n%s", w, text)
-		}
-	}
-}
-
 // servedSchemas are the component schemas of the OpenAPI document the server serves, freshly decoded.
 func servedSchemas(t *testing.T, s *testserver.Server) map[string]any {
 	t.Helper()
