@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,6 +32,24 @@ var privateIn = map[string][]string{
 	"/location/distanceKm": {"detail JSON", "record page", "record twin"},
 }
 
+// storedOnly lists, once, the stored fields of a record that no reader sees, and why. Each is changed
+// alone below and no view may change with it.
+var storedOnly = map[string]string{
+	// The publisher's idempotency pair: it tells retries apart, and says nothing to a reader.
+	"/source": "idempotency", "/externalId": "idempotency",
+	// Housekeeping of the expiry sweeper, moved by every renewal: readers see its outcome, the status
+	// (an open record past it becomes expired); the publisher gets it in the answers to publish and act.
+	"/expiresAt": "housekeeping",
+}
+
+// shownAs names the public field through which a stored field shows, where the names differ (what the
+// stored field decides: whether the phone is shown, or its parsed form).
+var shownAs = map[string]string{
+	"/emergencySlug": "/emergency/slug", "/contactName": "/contact/name", "/contactWhatsapp": "/contact/whatsapp",
+	"/contactE164": "/contact/whatsapp", "/publishContact": "/contact/available", "/contactHidden": "/contact/available",
+	"/locationPrecision": "/location/precision",
+}
+
 // publishedFrom names the property of the published shapes that a public field shows, where the names
 // differ (the public shape nests the contact, the place and the emergency).
 var publishedFrom = map[string]string{
@@ -47,10 +66,14 @@ type sample struct {
 	pub  map[string]any
 	at   time.Time
 	near string // the point of the list views' search, for distanceKm
-	// status, when set, is given to the record after its publication (as a publisher's action would).
-	status string
-	id     string
-	views  map[string]string
+	// status, when set, is given to the record after its publication (as a publisher's action would),
+	// at touchedAt when that is set (the store's clock then stands there: updatedAt moves alone).
+	status    string
+	touchedAt time.Time
+	// expiresAt, when set, is given to the record after its publication.
+	expiresAt time.Time
+	id        string
+	views     map[string]string
 }
 
 var fieldsBase = time.Date(2026, 8, 11, 14, 30, 0, 0, time.UTC)
@@ -70,7 +93,9 @@ func fieldSamples() (request, offer map[string]any) {
 // render publishes s.pub into a fresh server whose clock stands at s.at and reads every view of it.
 func (s *sample) render(t *testing.T) {
 	t.Helper()
-	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir(), Now: func() time.Time { return s.at }})
+	var clock atomic.Int64 // the store's writer reads it
+	clock.Store(s.at.UnixNano())
+	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir(), Now: func() time.Time { return time.Unix(0, clock.Load()).UTC() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,10 +126,23 @@ func (s *sample) render(t *testing.T) {
 	}
 	s.id = res.ID
 	list := schema.HelpPath + "?view=list" + s.near
-	if s.status != "" {
-		if _, err := st.Update(t.Context(), s.id, func(r *store.Record) error { r.Status = s.status; return nil }); err != nil {
+	if s.status != "" || !s.expiresAt.IsZero() {
+		if !s.touchedAt.IsZero() {
+			clock.Store(s.touchedAt.UnixNano())
+		}
+		if _, err := st.Update(t.Context(), s.id, func(r *store.Record) error {
+			if s.status != "" {
+				r.Status = s.status
+			}
+			if !s.expiresAt.IsZero() {
+				r.ExpiresAt = s.expiresAt
+			}
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if s.status != "" {
 		list += "&status=" + s.status
 	}
 	s.views = map[string]string{
@@ -204,6 +242,40 @@ func TestEveryFieldInEveryView(t *testing.T) {
 	if len(fields) < 15 {
 		t.Fatalf("the record type has only %v", fields)
 	}
+	// Every stored field reaches readers through a public field, or storedOnly says why it does not.
+	for _, f := range publicFields(reflect.TypeFor[store.Record](), "") {
+		_, only := storedOnly[f]
+		to, mapped := shownAs[f]
+		public := slices.ContainsFunc(fields, func(p string) bool { return p == f || strings.HasSuffix(p, f) || publishedFrom[p] == f[1:] })
+		switch {
+		case only && (mapped || public):
+			t.Errorf("stored field %s is listed in storedOnly, but readers see it", f)
+		case mapped && !slices.Contains(fields, to):
+			t.Errorf("stored field %s: shownAs names %s, which is not a public field", f, to)
+		case !only && !mapped && !public:
+			t.Errorf("stored field %s reaches no reader: add it to the public record (and the views), or list it once in storedOnly saying why", f)
+		}
+	}
+	t.Run("storedOnly", func(t *testing.T) {
+		a := &sample{pub: request, at: fieldsBase, expiresAt: fieldsBase.Add(14 * 24 * time.Hour)}
+		b := &sample{pub: request, at: fieldsBase, expiresAt: fieldsBase.Add(30 * 24 * time.Hour)}
+		a.render(t)
+		b.render(t)
+		pairs := map[string][2]*sample{"/expiresAt": {a, b}}
+		for _, prop := range []string{"source", "externalId"} {
+			pairs["/"+prop] = [2]*sample{rendered(request, fieldsBase, ""), rendered(changed(t, request, prop), fieldsBase, "")}
+		}
+		if len(pairs) != len(storedOnly) {
+			t.Fatalf("change each field of storedOnly alone here: %d of %d", len(pairs), len(storedOnly))
+		}
+		for f, p := range pairs {
+			for _, v := range recordViews {
+				if p[0].views[v] != p[1].views[v] {
+					t.Errorf("%s is in storedOnly, but the %s shows it:\n%s\n---\n%s", f, v, p[0].views[v], p[1].views[v])
+				}
+			}
+		}
+	})
 	for _, field := range fields {
 		t.Run(strings.TrimPrefix(field, "/"), func(t *testing.T) {
 			var a, b *sample
@@ -231,8 +303,14 @@ func TestEveryFieldInEveryView(t *testing.T) {
 				a, b = &sample{pub: request, at: fieldsBase, status: store.StatusOpen}, &sample{pub: request, at: fieldsBase, status: store.StatusResolved}
 				a.render(t)
 				b.render(t)
-			case "/createdAt", "/updatedAt":
+			case "/createdAt":
 				a, b = rendered(request, fieldsBase, ""), rendered(request, fieldsBase.Add(26*time.Hour+7*time.Minute), "")
+			case "/updatedAt":
+				// Moved alone: the same record changed (to the same status) at two times.
+				a = &sample{pub: request, at: fieldsBase, status: store.StatusOpen, touchedAt: fieldsBase.Add(time.Hour)}
+				b = &sample{pub: request, at: fieldsBase, status: store.StatusOpen, touchedAt: fieldsBase.Add(26*time.Hour + 7*time.Minute)}
+				a.render(t)
+				b.render(t)
 			case "/location/precision":
 				a, b = rendered(request, fieldsBase, ""), rendered(withMember(request, "locationPrecision", "gps"), fieldsBase, "")
 			case "/location/placeCode", "/location/place":

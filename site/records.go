@@ -171,6 +171,7 @@ type recordView struct {
 	// Precision says in words how exact Coords are ("" when exact).
 	Municipio, Town, Precision string
 	Created                    string
+	Updated                    string   // "" when the record has not changed since (to the minute)
 	Description                []string // its lines, without the empty ones
 	Excerpt                    string   // its beginning, on one line
 	ContactName                string
@@ -192,6 +193,9 @@ func newRecordView[C any](v *view, r *schema.HelpRecord[C], contactName string) 
 	rv := recordView{URL: v.base + schema.RecordPath(r.ID), Title: r.Title, Type: enumLabels[r.Type], Category: enumLabels[r.Category],
 		Urgency: enumLabels[r.Urgency], Status: enumLabels[r.CollectionCenterStatus], EmergencyTitle: r.Emergency.Title,
 		Created: spanishDateTime(r.CreatedAt), ContactName: contactName}
+	if u := spanishDateTime(r.UpdatedAt); !r.UpdatedAt.IsZero() && u != rv.Created {
+		rv.Updated = u
+	}
 	if r.NeededPeople != nil {
 		rv.People = fmt.Sprintf("%d personas", *r.NeededPeople)
 		if *r.NeededPeople == 1 {
