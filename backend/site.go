@@ -55,7 +55,7 @@ func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 			}
 			res, err := svc.report(r.Context(), id, in, clientIP(r))
 			if p := (*Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
-				err = notFound() // the body passed DecodeReport: only the id was refused, and a malformed id has no page
+				err = notFound() // the body passed decodeReport: only the id was refused, and a malformed id has no page
 			}
 			return siteAnswer(http.StatusAccepted, res, err)
 		},
