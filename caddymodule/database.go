@@ -19,7 +19,13 @@ func (a *App) openDatabase() (store.Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &pgStore{Store: pgstore.NewStore(h.db), dsn: a.dsn}, nil
+		st := pgstore.NewStore(h.db)
+		// The erasure rewrite, on Badger's period (every node runs it; one rewrite serves all).
+		log := a.logger.Named("store")
+		st.MaintainEvery(badgerstore.DefaultMaintenanceInterval, func(err error) {
+			log.Error("maintenance cycle failed (retried next cycle)", zap.Error(err))
+		})
+		return &pgStore{Store: st, dsn: a.dsn}, nil
 	}
 	log := a.logger.Named("store")
 	return badgerstore.Open(badgerstore.Options{Dir: a.dir, Logger: badgerLogger{a.logger.Named("badger").Sugar()},
