@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/directaid/directaid/internal/openapidoc"
 )
 
 // TestEveryOperationHasExamples: every JSON request body and every JSON answer of every operation in the
@@ -26,27 +28,8 @@ func TestEveryOperationHasExamples(t *testing.T) {
 	if err := c.AddResource("directaid:openapi", doc); err != nil {
 		t.Fatal(err)
 	}
-	var d struct {
-		Paths map[string]map[string]struct {
-			OperationID string `json:"operationId"`
-			RequestBody *struct {
-				Content map[string]struct {
-					Examples map[string]struct {
-						Value  json.RawMessage `json:"value"`
-						Status string          `json:"x-status"`
-					} `json:"examples"`
-				} `json:"content"`
-			} `json:"requestBody"`
-			Responses map[string]struct {
-				Content map[string]struct {
-					Examples map[string]struct {
-						Value json.RawMessage `json:"value"`
-					} `json:"examples"`
-				} `json:"content"`
-			} `json:"responses"`
-		} `json:"paths"`
-	}
-	if err := json.Unmarshal(raw, &d); err != nil {
+	d, err := openapidoc.Parse(raw)
+	if err != nil {
 		t.Fatal(err)
 	}
 	esc := strings.NewReplacer("~", "~0", "/", "~1").Replace

@@ -1,11 +1,8 @@
 package badgerstore
 
 import (
-	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
@@ -50,21 +47,11 @@ func TestRadiusMatchesBruteForce(t *testing.T) {
 		}
 		recs[i] = rec
 	}
-	// Created from many goroutines, so that group commit batches them.
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64)
-	for _, rec := range recs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if _, _, err := s.Create(context.Background(), rec); err != nil {
-				t.Error(err)
-			}
-		}()
+	for _, r := range createAll(t, s, recs, nil) {
+		if r.err != nil {
+			t.Error(r.err)
+		}
 	}
-	wg.Wait()
 	if t.Failed() {
 		return
 	}
@@ -100,53 +87,11 @@ func TestRadiusMatchesBruteForce(t *testing.T) {
 					if limit == 1 && len(storetest.Reference(recs, &spec)) > 60 {
 						continue // one by one through many: the paging is covered by the other limits
 					}
-					checkRadiusExact(t, s, recs, spec)
+					checkExact(t, s, recs, spec, "", false)
 					checks++
 				}
 			}
 		}
 	}
 	t.Logf("%d lists compared", checks)
-}
-
-func checkRadiusExact(t *testing.T, s *Store, recs []*store.Record, spec store.ListSpec) {
-	t.Helper()
-	want := storetest.Reference(recs, &spec)
-	name := fmt.Sprintf("%+v", spec)
-	i := 0
-	for page := 0; ; page++ {
-		res, err := s.List(context.Background(), &spec)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if res.TotalExact && res.Total != len(want) {
-			t.Fatalf("%s: total %d, want %d", name, res.Total, len(want))
-		}
-		if len(res.Distances) != len(res.Records) {
-			t.Fatalf("%s: %d distances for %d records", name, len(res.Distances), len(res.Records))
-		}
-		if res.Next != nil && len(res.Records) != spec.Limit && len(spec.Words) == 0 {
-			t.Fatalf("%s: short page %d of %d before the end", name, len(res.Records), spec.Limit)
-		}
-		for j, r := range res.Records {
-			if i >= len(want) {
-				t.Fatalf("%s: page %d: more records than the %d wanted", name, page, len(want))
-			}
-			if r.ID != want[i].ID || res.Distances[j] != want[i].Dist {
-				t.Fatalf("%s: page %d, #%d: got %s at %v km, want %s at %v km", name, page, i, r.ID, res.Distances[j], want[i].ID, want[i].Dist)
-			}
-			i++
-		}
-		if res.Next == nil {
-			break
-		}
-		c, err := spec.DecodeCursor(spec.EncodeCursor(res.Next))
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec.After = c
-	}
-	if i != len(want) {
-		t.Fatalf("%s: got %d records, want %d", name, i, len(want))
-	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -52,20 +51,11 @@ func TestWordsMatchBruteForce(t *testing.T) {
 		}
 		recs[i] = rec
 	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64)
-	for _, rec := range recs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if _, _, err := s.Create(context.Background(), rec); err != nil {
-				t.Error(err)
-			}
-		}()
+	for _, r := range createAll(t, s, recs, nil) {
+		if r.err != nil {
+			t.Error(r.err)
+		}
 	}
-	wg.Wait()
 	if t.Failed() {
 		return
 	}
@@ -106,52 +96,13 @@ func TestWordsMatchBruteForce(t *testing.T) {
 					if limit == 4 && len(storetest.Reference(recs, &spec)) > 40 {
 						continue
 					}
-					checkWordsExact(t, s, recs, spec, q)
+					checkExact(t, s, recs, spec, fmt.Sprintf("q=%q ", q), true)
 					checks++
 				}
 			}
 		}
 	}
 	t.Logf("%d lists compared", checks)
-}
-
-func checkWordsExact(t *testing.T, s *Store, recs []*store.Record, spec store.ListSpec, q string) {
-	t.Helper()
-	want := storetest.Reference(recs, &spec)
-	name := fmt.Sprintf("q=%q %+v", q, spec)
-	i := 0
-	for page := 0; ; page++ {
-		res, err := s.List(context.Background(), &spec)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if !res.TotalExact || res.Total != len(want) {
-			t.Fatalf("%s: total %d (exact %v), want %d", name, res.Total, res.TotalExact, len(want))
-		}
-		if res.Next != nil && len(res.Records) != spec.Limit {
-			t.Fatalf("%s: short page %d of %d before the end", name, len(res.Records), spec.Limit)
-		}
-		for j, r := range res.Records {
-			if i >= len(want) {
-				t.Fatalf("%s: page %d: more records than the %d wanted", name, page, len(want))
-			}
-			if r.ID != want[i].ID || (spec.Near && res.Distances[j] != want[i].Dist) {
-				t.Fatalf("%s: page %d, #%d: got %s, want %s", name, page, i, r.ID, want[i].ID)
-			}
-			i++
-		}
-		if res.Next == nil {
-			break
-		}
-		c, err := spec.DecodeCursor(spec.EncodeCursor(res.Next))
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec.After = c
-	}
-	if i != len(want) {
-		t.Fatalf("%s: got %d records, want %d", name, i, len(want))
-	}
 }
 
 // TestWordsIndexed: the queries that should use the index do (a plan, and a word counter equal to the
