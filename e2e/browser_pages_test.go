@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,15 +63,20 @@ func TestBrowserEveryPage(t *testing.T) {
 	t.Logf("place list: %d places, %d bytes (%d gzipped), kept once by the service worker",
 		strings.Count(places.TSV(), "\n"), len(places.TSV()), gz.Len())
 
-	// Each record page read spends the detail limit: 4 reads of the record's page, then the 429 page.
-	const detailLimit = 6
+	// Each record page read spends the detail limit: 4 reads of the record's page and 2 of gestionar.js
+	// (view=detail), then the 429 page.
+	const detailLimit = 8
 	s := testserver.Start(t, testserver.Options{DetailEvents: detailLimit})
-	var id string
+	var id, manage string
 	for range 3 {
 		_, res := publish(t, s, validRequest())
-		id = res["id"].(string)
+		id, manage = res["id"].(string), res["manageUrl"].(string)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	manageURL, err := url.Parse(manage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute) // 48 page loads, each with axe
 	defer cancel()
 	p := &phone{ctx: startPhone(ctx, t), s: s, artifacts: artifacts}
 	p.watchConsole(t)
@@ -85,9 +91,9 @@ func TestBrowserEveryPage(t *testing.T) {
 	type pg struct {
 		name, path string
 		ready      string // a selector visible once the page is what it should be
-		act        func(t *testing.T)
+		act        func(t *testing.T, js bool)
 	}
-	submitEmpty := func(t *testing.T) {
+	submitEmpty := func(t *testing.T, _ bool) {
 		p.do(t, "submit empty", chromedp.Click(chromedp.ID("enviar"), chromedp.NodeVisible))
 		p.do(t, "errors", chromedp.WaitVisible(chromedp.ID("errores")))
 	}
@@ -97,7 +103,12 @@ func TestBrowserEveryPage(t *testing.T) {
 		{"pedir-errores", "/pedir", "#enviar", submitEmpty},
 		{"ofrecer", "/ofrecer", "#enviar", nil},
 		{"emergencia", "/emergencias/eje-cafetero", "#filtro", nil},
-		{"registro", "/ayudas/" + id, `main a[href^="https://wa.me/"]`, nil},
+		{"registro", "/ayudas/" + id, `main a[href^="https://wa.me/"]`, nil}, // with its «Reportar» form
+		{"gestionar", "/gestionar#" + manageURL.Fragment, "#g-id", func(t *testing.T, js bool) {
+			if js { // gestionar.js shows the record's title and status
+				p.do(t, "record shown", chromedp.WaitVisible(chromedp.ID("gestion-publicacion")))
+			}
+		}},
 		{"integraciones", "/integraciones", "main h1", nil},
 		{"privacidad", "/privacidad", "main h1", nil},
 		{"404", "/no-existe", "main h1", nil},
@@ -127,9 +138,12 @@ func TestBrowserEveryPage(t *testing.T) {
 					}
 					p.do(t, "viewport", chromedp.EmulateViewport(size.w, size.h, opts...))
 					setScripts(t, p.ctx, js)
+					if strings.Contains(page.path, "#") { // else the same URL again is only a jump within the page
+						p.do(t, "blank", chromedp.Navigate("about:blank"))
+					}
 					p.do(t, "open "+page.path, chromedp.Navigate(s.URL+page.path), chromedp.WaitVisible(chromedp.CSS(page.ready)))
 					if page.act != nil {
-						page.act(t)
+						page.act(t, js)
 					}
 					if page.name == "429" {
 						if h1 := run(p.ctx, t, "h1", chromedp.Text(chromedp.CSS("main h1"))); !strings.Contains(h1, "consultas") {

@@ -21,7 +21,8 @@
   function describe() {
     var id = idIn.value.trim();
     if (!id) return;
-    fetch(api + "?view=detail&id=" + encodeURIComponent(id), { headers: { Accept: "application/json" } })
+    // no-cache: the detail is cacheable for a minute, and the status just shown must be the new one.
+    fetch(api + "?view=detail&id=" + encodeURIComponent(id), { headers: { Accept: "application/json" }, cache: "no-cache" })
       .then(function (r) {
         if (r.status === 410 || r.status === 404) { info.textContent = form.dataset.noExiste; info.hidden = false; return null; }
         return r.ok ? r.json() : null;

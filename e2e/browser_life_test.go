@@ -1,0 +1,140 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
+)
+
+// TestBrowserRecordLife drives real Chromium at phone width through a record's life on the site (issue
+// 13 item 10): gestionar.js with a manage link from the API (title and status shown, «Marcar como
+// resuelta» resolves, the API agrees), then the issue's whole scenario: publish through /pedir, follow
+// the manage link the confirmation shows, resolve, and report ANOTHER record through its page's form
+// with JavaScript off; the API shows the report counted (not_my_number hides the phone).
+func TestBrowserRecordLife(t *testing.T) {
+	artifacts := needBrowser(t, "life")
+	s := testserver.Start(t, testserver.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	p := &phone{ctx: startPhone(ctx, t), s: s, artifacts: artifacts}
+	p.watchConsole(t)
+
+	// resolveOnManagePage is on /gestionar with a link's fragment: it sees the record's title and
+	// status, taps «Marcar como resuelta» and sees the new status.
+	resolveOnManagePage := func(t *testing.T, title, shot string) {
+		t.Helper()
+		p.wait(t, "gestion-publicacion")
+		if got := p.text(t, "gestion-publicacion"); !strings.Contains(got, title) || !strings.Contains(got, "Estado: vigente") {
+			t.Errorf("the manage page says %q, want the title %q and «Estado: vigente»", got, title)
+		}
+		if got := run(p.ctx, t, "fields", chromedp.Evaluate[bool](`document.getElementById('g-id').value !== '' && document.getElementById('g-token').value !== ''`)); !got {
+			t.Errorf("gestionar.js did not fill the id and token from the fragment")
+		}
+		p.screenshot(t, shot+"-abierta")
+		p.do(t, "resolve", chromedp.Click(chromedp.CSS(`#gestion-formulario button[value="resolve"]`), chromedp.NodeVisible))
+		p.wait(t, "gestion-resultado")
+		if got := p.text(t, "gestion-hecho"); !strings.Contains(got, "Marcar como resuelta") {
+			t.Errorf("after the tap: %q", got)
+		}
+		waitText(t, p, "gestion-publicacion", "Estado: resuelta")
+		p.screenshot(t, shot+"-resuelta")
+	}
+
+	t.Run("gestionar.js", func(t *testing.T) {
+		offer := validOffer()
+		_, pub := publish(t, s, offer)
+		id, manage := pub["id"].(string), pub["manageUrl"].(string)
+		u, err := url.Parse(manage)
+		if err != nil || u.Path != schema.ManagePath || u.Fragment == "" {
+			t.Fatalf("manageUrl %q", manage)
+		}
+		p.do(t, "open the manage link", chromedp.Navigate(s.URL+u.Path+"#"+u.Fragment), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		resolveOnManagePage(t, offer["title"].(string), "gestionar")
+		if d := p.detail(t, id); d.Status != "resolved" {
+			t.Errorf("the API says %q after «Marcar como resuelta»", d.Status)
+		}
+	})
+
+	t.Run("escenario", func(t *testing.T) {
+		// Someone else's record, with a phone, that its owner will report.
+		_, other := publish(t, s, validRequest())
+		otherID := other["id"].(string)
+		if d := p.detail(t, otherID); !d.Contact.Available || d.Contact.Whatsapp == "" {
+			t.Fatalf("the other record shows no phone before the report: %+v", d.Contact)
+		}
+
+		p.open(t, "/pedir")
+		p.fill(t, request)
+		p.check(t, "f-publishContact")
+		p.submit(t, "resultado-gestion")
+		id := p.recordID(t)
+		manage := run(p.ctx, t, "manage link", chromedp.Evaluate[string](`document.getElementById('resultado-gestionar').href`))
+		if !strings.Contains(manage, schema.ManagePath+"#") || !strings.Contains(manage, "id="+id) {
+			t.Fatalf("the confirmation's manage link is %q", manage)
+		}
+		p.screenshot(t, "pedir-enlace")
+		p.do(t, "follow the manage link", chromedp.Click(chromedp.ID("resultado-gestionar"), chromedp.NodeVisible),
+			chromedp.WaitVisible(chromedp.ID("gestion-formulario")))
+		resolveOnManagePage(t, request["f-title"], "escenario-gestionar")
+		if d := p.detail(t, id); d.Status != "resolved" {
+			t.Errorf("the API says %q after resolving through the manage link", d.Status)
+		}
+
+		// The other record's owner finds their number, and reports it without JavaScript.
+		setScripts(t, p.ctx, false)
+		defer setScripts(t, p.ctx, true)
+		p.do(t, "open the other record", chromedp.Navigate(s.URL+schema.RecordPath(otherID)), chromedp.WaitVisible(chromedp.ID("reporte-formulario")))
+		p.screenshot(t, "registro-reportar")
+		first := run(p.ctx, t, "first reason", chromedp.Evaluate[string](`document.querySelector('#reporte-formulario input[name=reason]').value`))
+		if first != "not_my_number" {
+			t.Errorf("the first reason is %q, want not_my_number", first)
+		}
+		p.do(t, "choose «Es mi número»", chromedp.Click(chromedp.CSS(`label[for="motivo-not_my_number"]`), chromedp.NodeVisible))
+		p.do(t, "note", chromedp.SendKeys(chromedp.ID("reporte-nota"), "Nunca publiqué esto."))
+		p.do(t, "send", chromedp.Click(chromedp.CSS(`#reporte-formulario button[type=submit]`), chromedp.NodeVisible))
+		waitText(t, p, "contenido", "Reporte recibido")
+		if got := p.text(t, "contenido"); !strings.Contains(got, "el teléfono de esta publicación ya no se muestra") {
+			t.Errorf("the report's page says:\n%s", got)
+		}
+		p.screenshot(t, "reporte-recibido")
+		if d := p.detail(t, otherID); d.Contact.Available || d.Contact.Whatsapp != "" || d.Contact.WhatsappURL != "" {
+			t.Errorf("after not_my_number through the form the API still shows the phone: %+v", d.Contact)
+		}
+		// The person's own record was not touched by it.
+		if d := p.detail(t, id); !d.Contact.Available {
+			t.Errorf("the published record lost its phone: %+v", d.Contact)
+		}
+	})
+
+	for _, m := range p.consoleErrors() {
+		t.Errorf("browser console: %s", m)
+	}
+}
+
+// waitText waits until the element of that id contains want.
+func waitText(t *testing.T, p *phone, id, want string) {
+	t.Helper()
+	js := fmt.Sprintf(`(document.getElementById(%q) || {innerText: ''}).innerText.includes(%q)`, id, want)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		// A form's POST navigates: a poll begun on the old page ends with it, so poll again.
+		ctx, cancel := context.WithTimeout(p.ctx, time.Until(deadline))
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](js))
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) || p.ctx.Err() != nil {
+			t.Fatalf("#%s never said %q: %v (it says %q)", id, want, err, p.text(t, id))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
