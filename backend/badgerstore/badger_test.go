@@ -156,7 +156,15 @@ func TestReindex(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, Options{Dir: dir})
 	recs := storetest.Seed(t, s, 300, time.Date(2026, 8, 11, 0, 0, 0, 0, time.UTC), time.Minute)
-	if err := s.db.DropPrefix(prefixTime, prefixKind, prefixGeo, prefixText, prefixAgg, prefixChange, keyIndexVersion); err != nil {
+	due := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+	for i, r := range recs[:3] { // open records that expire: the expiry index (version 6) is rebuilt too
+		u, err := s.Update(context.Background(), r.ID, func(r *store.Record) error { r.ExpiresAt = due.Add(time.Duration(i) * time.Hour); return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs[i] = u
+	}
+	if err := s.db.DropPrefix(prefixTime, prefixKind, prefixGeo, prefixText, prefixAgg, prefixChange, prefixExpiry, keyIndexVersion); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -167,6 +175,9 @@ func TestReindex(t *testing.T) {
 	storetest.CheckAggregates(t, s, recs)
 	for _, spec := range []store.ListSpec{{Limit: 100, Category: "acopio"}, {Limit: 50, Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 10}, {Limit: 10, Words: []string{"agua"}}} {
 		storetest.CheckList(t, s, recs, spec, false)
+	}
+	if ids, err := s.Expiring(context.Background(), due.Add(time.Hour), 10); err != nil || !slices.Equal(ids, []string{recs[0].ID, recs[1].ID}) {
+		t.Errorf("Expiring after the reindex = %v, %v; want the first two records", ids, err)
 	}
 }
 

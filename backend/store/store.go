@@ -54,6 +54,12 @@ func (r *Record) Normalize() {
 	}
 }
 
+// ExpiredAt reports whether r is open with an ExpiresAt that at has reached: it is expired, whether or
+// not the sweep has marked it yet.
+func (r *Record) ExpiredAt(at time.Time) bool {
+	return r.Status == StatusOpen && !r.ExpiresAt.IsZero() && !at.Before(r.ExpiresAt)
+}
+
 // ErasePersonal removes what identifies or locates a person: contact name, phone and exact place. A
 // withdrawal or an operator's erase does this before storing.
 func (r *Record) ErasePersonal() {
@@ -91,6 +97,9 @@ type Store interface {
 	Get(ctx context.Context, id string) (*Record, error)
 	// List answers one page of spec (see ListSpec and ListResult for order, paging and totals), from one snapshot.
 	List(ctx context.Context, spec *ListSpec) (*ListResult, error)
+	// Expiring returns the ids of up to limit open records whose ExpiresAt is not after at, soonest first,
+	// from an index of open records by expiry (no scan of the others): what the expiry sweep marks expired.
+	Expiring(ctx context.Context, at time.Time, limit int) ([]string, error)
 	// Aggregates sums up the records of each slug by status (an empty Aggregate for a slug without records).
 	Aggregates(ctx context.Context, slugs []string) (map[string]*Aggregate, error)
 	// Secret returns the named 32-byte secret, created at random on first use and the same ever after for

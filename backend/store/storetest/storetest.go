@@ -43,6 +43,7 @@ var Behaviours = []struct {
 	{"ChangeFeed", testChangeFeed},
 	{"ChangeFeedUnderConcurrentUpdates", testChangeFeedUnderConcurrentUpdates},
 	{"ConcurrentUpdatesOfOneRecord", testConcurrentUpdates},
+	{"Expiring", testExpiring},
 	{"Scan", testScan},
 	{"Reports", testReports},
 	{"AuditTrail", testAuditTrail},
