@@ -56,7 +56,9 @@ func (p *exportPager) next(ctx context.Context) ([]schema.PublicHelp, error) {
 		return nil, err
 	}
 	items := make([]schema.PublicHelp, 0, len(res.Records))
+	now := p.s.now()
 	for i, rec := range res.Records {
+		rec = readAt(rec, now)
 		if !listed(rec.Status) { // a change feed's tombstone: nothing to export
 			continue
 		}

@@ -108,7 +108,7 @@ var statusWords = map[string]string{
 
 // applyAction changes r as action asks, or says why not (errNoChange when r is already so).
 func (s *Service) applyAction(r *store.Record, action string, now time.Time) error {
-	st := r.Status
+	st := readAt(r, now).Status // a record past its expiresAt is expired, swept or not
 	switch action {
 	case schema.ActionWithdraw:
 		if st == store.StatusWithdrawn {
@@ -169,6 +169,9 @@ func (s *Service) Act(ctx context.Context, base, id, token, action string) (*sch
 	if errors.Is(err, errNoChange) {
 		changed = false
 		rec, err = s.store.Get(ctx, id)
+		if err == nil {
+			rec = readAt(rec, now)
+		}
 	}
 	var te *transitionError
 	switch {

@@ -78,8 +78,12 @@ func readTools(svc *Service) []server.ServerTool {
 			if err != nil {
 				return readProblem(ToolViewHelp, err), nil
 			}
-			text := fmt.Sprintf("%s: %s (%s, %s). Contacto: %s, WhatsApp %s (%s). Página: %s",
-				typeLabel(d.Type), d.Title, d.Category, d.Emergency.Title, d.Contact.Name, d.Contact.Whatsapp, d.Contact.WhatsappURL, d.PublicURL)
+			contact := fmt.Sprintf("WhatsApp %s (%s)", d.Contact.Whatsapp, d.Contact.WhatsappURL)
+			if !d.Contact.Available { // expired, or its number reported as someone else's
+				contact = "sin número visible (estado: " + statusWords[d.Status] + ")"
+			}
+			text := fmt.Sprintf("%s: %s (%s, %s). Contacto: %s, %s. Página: %s",
+				typeLabel(d.Type), d.Title, d.Category, d.Emergency.Title, d.Contact.Name, contact, d.PublicURL)
 			return structuredResult(d, text), nil
 		}},
 		{Tool: panorama, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

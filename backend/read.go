@@ -160,7 +160,9 @@ func (s *Service) listHelp(ctx context.Context, base string, q schema.ListQuery)
 		GeneratedAt: s.now().UTC(), Total: res.Total, TotalExact: res.TotalExact, Returned: len(res.Records),
 		Filters: q, Items: make([]schema.PublicHelp, 0, len(res.Records)),
 	}
+	now := s.now()
 	for i, rec := range res.Records {
+		rec = readAt(rec, now)
 		if !listed(rec.Status) { // only a change feed has them: a tombstone, no content
 			out.Removed = append(out.Removed, schema.Tombstone{ID: rec.ID, Status: rec.Status, UpdatedAt: rec.UpdatedAt.UTC()})
 			continue
@@ -231,13 +233,15 @@ func (s *Service) helpDetail(ctx context.Context, base, id string) (*schema.Publ
 	if err != nil {
 		return nil, err
 	}
+	rec = readAt(rec, s.now())
 	if !listed(rec.Status) {
 		return nil, goneRecord(rec.Status)
 	}
 	contact := schema.DetailContact{Name: rec.ContactName, Available: true, Whatsapp: rec.ContactE164,
 		WhatsappURL: "https://wa.me/" + strings.TrimPrefix(rec.ContactE164, "+")}
-	if rec.ContactHidden || rec.ContactE164 == "" {
-		contact = schema.DetailContact{Name: rec.ContactName} // moderation.go: not_my_number
+	if rec.ContactHidden || rec.ContactE164 == "" || rec.Status == store.StatusExpired {
+		// moderation.go: not_my_number; expiry.go: an expired record shows no phone until renewed.
+		contact = schema.DetailContact{Name: rec.ContactName}
 	}
 	d := schema.PublicHelpDetail(publicRecord(s, base, rec, nil, contact))
 	return &d, nil

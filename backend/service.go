@@ -122,9 +122,14 @@ func (s *Service) publish(ctx context.Context, base string, body []byte, forcedT
 	if err != nil {
 		return nil, false, err
 	}
+	stored = readAt(stored, now) // a retry long after: its record may be past its expiresAt
 	res = &schema.PublishResult{
 		OK: true, Duplicate: !created, ID: stored.ID, Type: stored.Type, EmergencySlug: stored.EmergencySlug,
 		CreatedAt: stored.CreatedAt, PublicURL: base + schema.RecordPath(stored.ID), Status: stored.Status,
+	}
+	if stored.Status == store.StatusOpen && !stored.ExpiresAt.IsZero() {
+		e := stored.ExpiresAt.UTC()
+		res.ExpiresAt = &e
 	}
 	same := created
 	if !created {

@@ -3,6 +3,7 @@
 package caddymodule
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -48,9 +49,9 @@ type Database struct {
 
 // App is the `directaid` Caddy app: the configuration, the store and the HTTP surface built on them.
 type App struct {
-	Database    Database            `json:"database,omitempty"`
-	PublicURL   string              `json:"public_url,omitempty"`
-	Emergencies []backend.Emergency `json:"emergencies,omitempty"`
+	Database    Database    `json:"database,omitempty"`
+	PublicURL   string      `json:"public_url,omitempty"`
+	Emergencies []Emergency `json:"emergencies,omitempty"`
 	// HideAfterReports is how many distinct reporters hide a record until an operator reviews it (0: 3).
 	HideAfterReports int `json:"hide_after_reports,omitempty"`
 
@@ -67,6 +68,19 @@ type App struct {
 	observe  *backend.Observe
 	ctx      caddy.Context
 	logger   *zap.Logger
+	// stopExpiry ends the expiry sweep started with the store (startExpiry); nil before.
+	expiryMu   sync.Mutex
+	stopExpiry func()
+}
+
+// Emergency is one emergency of the app's JSON: backend.Emergency, with the lifetimes of its open records
+// as Caddy durations ("14d", "720h" or nanoseconds), as Caddy modules take durations. Zero: the defaults
+// (backend.DefaultRequestTTL, DefaultOfferTTL). A reload changes them for records published or renewed
+// after it; open records keep the expiresAt they were given.
+type Emergency struct {
+	backend.Emergency
+	RequestTTL caddy.Duration `json:"request_ttl,omitempty"`
+	OfferTTL   caddy.Duration `json:"offer_ttl,omitempty"`
 }
 
 // CaddyModule returns the Caddy module information.
@@ -93,8 +107,11 @@ func (a *App) Validate() error {
 		if e.Title == "" {
 			return fmt.Errorf("directaid: emergency %q needs a title", e.Slug)
 		}
-		if err := checkOccurred(e); err != nil {
+		if err := checkOccurred(e.Emergency); err != nil {
 			return err
+		}
+		if e.RequestTTL < 0 || e.OfferTTL < 0 {
+			return fmt.Errorf("directaid: emergency %q: request_ttl and offer_ttl must be positive", e.Slug)
 		}
 	}
 	return nil
@@ -192,15 +209,46 @@ func (a *App) doOpen() error {
 	detailEvents, detailWindow := a.findLimit("detail")
 	reportEvents, reportWindow := a.findLimit("report")
 	manageEvents, manageWindow := a.findLimit("manage")
-	return a.build(backend.Config{RateLimitEvents: events, RateLimitWindow: window,
+	if err := a.build(backend.Config{RateLimitEvents: events, RateLimitWindow: window,
 		DetailRateLimitEvents: detailEvents, DetailRateLimitWindow: detailWindow,
 		ReportRateLimitEvents: reportEvents, ReportRateLimitWindow: reportWindow,
-		ManageRateLimitEvents: manageEvents, ManageRateLimitWindow: manageWindow})
+		ManageRateLimitEvents: manageEvents, ManageRateLimitWindow: manageWindow}); err != nil {
+		return err
+	}
+	a.startExpiry()
+	return nil
+}
+
+// startExpiry runs this config's expiry sweep (backend.Service.RunExpiry) until Stop or Cleanup. During a
+// reload the old config's sweep and the new one's may overlap, as several nodes' do: harmless.
+func (a *App) startExpiry() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	log := a.logger.Named("expiry")
+	svc := a.svc
+	go func() {
+		defer close(done)
+		svc.RunExpiry(ctx, func(n int, err error) {
+			if err != nil {
+				log.Error("expiry sweep failed; retried next period", zap.Int("expired", n), zap.Error(err))
+			} else if n > 0 {
+				log.Info("open records past their expiresAt marked expired", zap.Int("expired", n))
+			}
+		})
+	}()
+	a.expiryMu.Lock()
+	a.stopExpiry = func() { cancel(); <-done }
+	a.expiryMu.Unlock()
 }
 
 // build makes the service from the app's configuration and the rate limits in limits.
 func (a *App) build(limits backend.Config) error {
-	limits.PublicURL, limits.Emergencies, limits.Observe = a.PublicURL, a.Emergencies, a.observe
+	limits.PublicURL, limits.Observe = a.PublicURL, a.observe
+	for _, e := range a.Emergencies {
+		be := e.Emergency
+		be.RequestTTL, be.OfferTTL = time.Duration(e.RequestTTL), time.Duration(e.OfferTTL)
+		limits.Emergencies = append(limits.Emergencies, be)
+	}
 	limits.HideAfterReports = a.HideAfterReports
 	a.svc = backend.NewService(a.store, limits)
 	a.current.Store(a.svc)
@@ -246,11 +294,20 @@ func (a *App) findLimit(zone string) (int, time.Duration) {
 	return events, window
 }
 
-// Stop implements caddy.App.
-func (a *App) Stop() error { return nil }
+// Stop implements caddy.App: it ends the expiry sweep.
+func (a *App) Stop() error {
+	a.expiryMu.Lock()
+	stop := a.stopExpiry
+	a.expiryMu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	return nil
+}
 
 // Cleanup releases this config's hold on the store; the last holder closes it.
 func (a *App) Cleanup() error {
+	_ = a.Stop() // a config that opened its store but was never started (or stopped) has a sweep too
 	if a.dir != "" && a.store != nil {
 		_, err := stores.Delete(a.dir)
 		return err

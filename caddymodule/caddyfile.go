@@ -3,13 +3,12 @@ package caddymodule
 import (
 	"strconv"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
-
-	"github.com/directaid/directaid/backend"
 )
 
 func init() {
@@ -33,6 +32,8 @@ func init() {
 //	        location <text>
 //	        occurred <YYYY-MM-DD>
 //	        inactive
+//	        request_ttl <duration>   # how long a request stays open unless renewed; default 14d
+//	        offer_ttl   <duration>   # the same for an offer; default 30d
 //	    }
 //	}
 func parseGlobal(d *caddyfile.Dispenser, _ any) (any, error) {
@@ -120,8 +121,8 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return nil
 }
 
-func parseEmergency(d *caddyfile.Dispenser, earlier []backend.Emergency) (backend.Emergency, error) {
-	var e backend.Emergency
+func parseEmergency(d *caddyfile.Dispenser, earlier []Emergency) (Emergency, error) {
+	var e Emergency
 	if !d.Args(&e.Slug) || d.NextArg() {
 		return e, d.Err("usage: emergency <slug> { title ... }")
 	}
@@ -144,11 +145,25 @@ func parseEmergency(d *caddyfile.Dispenser, earlier []backend.Emergency) (backen
 			if !d.Args(field[name]) || d.NextArg() {
 				return e, d.Errf("usage: %s <text> (quote text with spaces)", name)
 			}
-			if err := checkOccurred(e); err != nil {
+			if err := checkOccurred(e.Emergency); err != nil {
 				return e, d.WrapErr(err)
 			}
+		case "request_ttl", "offer_ttl":
+			var v string
+			if !d.Args(&v) || d.NextArg() {
+				return e, d.Errf("usage: %s <duration, e.g. 14d or 720h>", name)
+			}
+			ttl, err := caddy.ParseDuration(v)
+			if err != nil || ttl <= 0 {
+				return e, d.Errf("%s %q must be a positive duration like 14d or 720h", name, v)
+			}
+			if name == "request_ttl" {
+				e.RequestTTL = caddy.Duration(ttl)
+			} else {
+				e.OfferTTL = caddy.Duration(ttl)
+			}
 		default:
-			return e, d.Errf("unknown emergency option %q (known: title, summary, location, occurred, inactive)", name)
+			return e, d.Errf("unknown emergency option %q (known: title, summary, location, occurred, inactive, request_ttl, offer_ttl)", name)
 		}
 	}
 	if e.Title == "" {

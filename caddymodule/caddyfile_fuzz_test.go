@@ -31,6 +31,7 @@ func FuzzCaddyfile(f *testing.F) {
 	f.Add("{\n\tdirectaid {\n\t\temergency a {\n\t\t\ttitle A\n\t\t\toccurred 11/08/2026\n\t\t}\n\t}\n}\n")
 	f.Add("{\n\tdirectaid {\n\t\temergency Eje_Cafetero {\n\t\t\ttitle A\n\t\t}\n\t}\n}\n")
 	f.Add("{\n\tdirectaid {\n\t\temergency a {\n\t\t\ttitle A\n\t\t}\n\t\temergency a {\n\t\t\ttitle B\n\t\t\tinactive\n\t\t}\n\t}\n}\n")
+	f.Add("{\n\tdirectaid {\n\t\temergency a {\n\t\t\ttitle A\n\t\t\trequest_ttl 14d\n\t\t\toffer_ttl -1h\n\t\t}\n\t}\n}\n")
 	f.Add("{\n\tdirectaid {\n\t\tpublic_url ayuda.example.org\n\t}\n}\n")
 	f.Add("{\n\tdirectaid {\n\t\tdatabase postgres x\n\t}\n}\n")
 	f.Add("{\n\tdirectaid\n}\n:80 {\n\tdirectaid {\n\t\tfoo\n\t}\n}\n")

@@ -49,6 +49,8 @@ const exampleID = "01k2x3y4z5a6b7c8"
 func examplePublished(duplicate bool) PublishResult {
 	r := PublishResult{OK: true, Duplicate: duplicate, ID: exampleID, Type: TypeRequest, EmergencySlug: "eje-cafetero",
 		CreatedAt: exampleTime, PublicURL: "https://ayuda.example.org" + RecordPathPrefix + exampleID}
+	expires := exampleTime.Add(14 * 24 * time.Hour)
+	r.Status, r.ExpiresAt = "open", &expires
 	if duplicate {
 		matches := true
 		r.ContentMatches = &matches

@@ -129,7 +129,7 @@ type HelpRecord[C any] struct {
 	Location     *PublicLocation `json:"location,omitempty" jsonschema_description:"Ausente si el ofrecimiento no dio dirección ni coordenadas."`
 	Contact      C               `json:"contact"`
 	CreatedAt    time.Time       `json:"createdAt"`
-	Status       string          `json:"status" jsonschema:"enum=open,enum=resolved,enum=expired" jsonschema_description:"open, resolved o expired (los demás estados no se muestran)."`
+	Status       string          `json:"status" jsonschema:"enum=open,enum=resolved,enum=expired" jsonschema_description:"open, resolved o expired (vencida: su plazo pasó sin que nadie la renovara; ya no muestra el número de contacto). Los demás estados no se muestran."`
 	UpdatedAt    time.Time       `json:"updatedAt" jsonschema_description:"Último cambio del registro (publicación, estado)."`
 	PublicURL    string          `json:"publicUrl" jsonschema:"format=uri" jsonschema_description:"Página pública del registro."`
 }

@@ -151,17 +151,18 @@ func (e *ErrorBody) Cap() {
 
 // PublishResult is the body of 200 and 201 answers to a publication.
 type PublishResult struct {
-	OK             bool      `json:"ok" jsonschema_description:"Siempre true en 200 y 201."`
-	Duplicate      bool      `json:"duplicate" jsonschema_description:"true si el par (source, externalId) ya existía: no se creó nada."`
-	ContentMatches *bool     `json:"contentMatches,omitempty" jsonschema_description:"Solo en duplicados: false si el contenido enviado difiere del guardado (el cambio NO se aplicó)."`
-	ID             string    `json:"id" jsonschema_description:"Identificador del registro."`
-	Type           string    `json:"type" `
-	EmergencySlug  string    `json:"emergencySlug"`
-	CreatedAt      time.Time `json:"createdAt"`
-	PublicURL      string    `json:"publicUrl" jsonschema:"format=uri" jsonschema_description:"Página pública del registro."`
-	Status         string    `json:"status,omitempty" jsonschema:"enum=open,enum=resolved,enum=withdrawn,enum=expired,enum=hidden" jsonschema_description:"Estado del registro guardado (un reintento después de retirarlo dice withdrawn: nunca se vuelve a publicar)."`
-	ManageToken    string    `json:"manageToken,omitempty" jsonschema_description:"Código para gestionar el registro (resolver, reabrir, renovar, retirar): se envía en la cabecera Authorization: Bearer. Solo en 201 y en reintentos con contentMatches true. Guárdelo: no se vuelve a mostrar en ninguna lectura."`
-	ManageURL      string    `json:"manageUrl,omitempty" jsonschema:"format=uri" jsonschema_description:"Enlace para gestionar el registro en el sitio (el código va en el fragmento #, que no llega a ningún servidor)."`
+	OK             bool       `json:"ok" jsonschema_description:"Siempre true en 200 y 201."`
+	Duplicate      bool       `json:"duplicate" jsonschema_description:"true si el par (source, externalId) ya existía: no se creó nada."`
+	ContentMatches *bool      `json:"contentMatches,omitempty" jsonschema_description:"Solo en duplicados: false si el contenido enviado difiere del guardado (el cambio NO se aplicó)."`
+	ID             string     `json:"id" jsonschema_description:"Identificador del registro."`
+	Type           string     `json:"type" `
+	EmergencySlug  string     `json:"emergencySlug"`
+	CreatedAt      time.Time  `json:"createdAt"`
+	PublicURL      string     `json:"publicUrl" jsonschema:"format=uri" jsonschema_description:"Página pública del registro."`
+	Status         string     `json:"status,omitempty" jsonschema:"enum=open,enum=resolved,enum=withdrawn,enum=expired,enum=hidden" jsonschema_description:"Estado del registro guardado (un reintento después de retirarlo dice withdrawn: nunca se vuelve a publicar)."`
+	ExpiresAt      *time.Time `json:"expiresAt,omitempty" jsonschema_description:"Mientras está abierta: cuándo vence si nadie la renueva. Al vencer deja las listas y su número ya no se muestra; con el manageToken, la acción renew la abre por otro plazo."`
+	ManageToken    string     `json:"manageToken,omitempty" jsonschema_description:"Código para gestionar el registro (resolver, reabrir, renovar, retirar): se envía en la cabecera Authorization: Bearer. Solo en 201 y en reintentos con contentMatches true. Guárdelo: no se vuelve a mostrar en ninguna lectura."`
+	ManageURL      string     `json:"manageUrl,omitempty" jsonschema:"format=uri" jsonschema_description:"Enlace para gestionar el registro en el sitio (el código va en el fragmento #, que no llega a ningún servidor)."`
 }
 
 // Links are the integration links of the discovery document and of each emergency.

@@ -182,6 +182,7 @@ type detailView struct {
 	Phone       string
 	WhatsappURL string       // "" unless it is a plain https://wa.me/ link
 	Details     []detailItem // the lines of «Detalles» (recordLines)
+	Expired     bool         // its time passed unrenewed: no phone shown until its publisher renews it
 }
 
 // excerptRunes is how much of a description the lists show.
@@ -256,7 +257,7 @@ var waLink = regexp.MustCompile(`^https://wa\.me/[0-9]{6,15}$`)
 
 func newDetailView(v *view, d *schema.PublicHelpDetail) *detailView {
 	r := schema.HelpRecord[schema.DetailContact](*d)
-	dv := &detailView{recordView: newRecordView(v, &r, d.Contact.Name), Phone: d.Contact.Whatsapp}
+	dv := &detailView{recordView: newRecordView(v, &r, d.Contact.Name), Phone: d.Contact.Whatsapp, Expired: d.Status == "expired"}
 	if waLink.MatchString(d.Contact.WhatsappURL) {
 		dv.WhatsappURL = d.Contact.WhatsappURL
 	}
