@@ -288,6 +288,19 @@ func TestExpiry(t *testing.T) {
 	if code != http.StatusOK || !r.Changed || r.ExpiresAt == nil || !r.ExpiresAt.Equal(t0.Add(192*time.Hour)) {
 		t.Errorf("reopen of a due, unswept record: %d %+v", code, r)
 	}
+	// An operator's restore of a record hidden past its expiresAt gives it a new lifetime, not an instant expiry.
+	if _, err := s.svc.Moderate(context.Background(), req.ID, ActionHide, ""); err != nil {
+		t.Fatal(err)
+	}
+	restoreAt := renewAt.Add(30 * 24 * time.Hour)
+	clk.set(restoreAt)
+	if rec, err := s.svc.Moderate(context.Background(), req.ID, ActionRestore, ""); err != nil || rec.Status != store.StatusOpen ||
+		!rec.ExpiresAt.Equal(restoreAt.Add(48*time.Hour)) {
+		t.Errorf("restore of a record hidden past its expiresAt: %+v %v", rec, err)
+	}
+	if d := detailOf(t, s, req.ID); d.Status != store.StatusOpen || !d.Contact.Available {
+		t.Errorf("restored: detail %+v", d)
+	}
 	// What stays forbidden: renewing a withdrawn record.
 	if code, _ := s.act(other.ID, other.ManageToken, schema.ActionWithdraw); code != http.StatusOK {
 		t.Fatalf("withdraw: %d", code)

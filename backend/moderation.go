@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
@@ -233,8 +234,16 @@ func (s *Service) Moderate(ctx context.Context, id, action, status string) (*sto
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrBadStatus, status, strings.Join(store.Statuses, ", "))
 	}
 	var from string
+	now := s.now().UTC().Truncate(time.Millisecond)
 	rec, err := s.store.Update(ctx, id, func(r *store.Record) error {
 		from = r.Status
+		defer func() {
+			// An operator's open starts a new lifetime when the old one is over (expiry.go), or it would
+			// expire again at once.
+			if r.Status == store.StatusOpen && (r.ExpiresAt.IsZero() || !now.Before(r.ExpiresAt)) {
+				r.ExpiresAt = now.Add(s.ttl(r.EmergencySlug, r.Type))
+			}
+		}()
 		switch action {
 		case ActionHide:
 			r.Status = store.StatusHidden
