@@ -203,7 +203,7 @@ func listed(st string) bool { return slices.Contains(schema.ListedStatuses, st) 
 
 // goneRecord is the problem of a detail read of a withdrawn or hidden record.
 func goneRecord(st string) *Problem {
-	msg := "Esta publicación fue retirada por quien la publicó."
+	msg := "Esta publicación fue retirada (por quien la publicó o por el operador) y sus datos personales se borraron."
 	if st == store.StatusHidden {
 		msg = "Esta publicación está oculta mientras se revisan reportes de la comunidad."
 	}

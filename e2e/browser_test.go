@@ -449,7 +449,14 @@ func (p *phone) recordID(t *testing.T) string {
 // screenshot saves the whole page, as the phone renders it, to test-artifacts/browser-<name>.png.
 func (p *phone) screenshot(t *testing.T, name string) {
 	t.Helper()
-	png := run(p.ctx, t, "screenshot "+name, chromedp.FullScreenshot(100))
+	// A full-page capture of a long page (the guide) at phone scale takes seconds even on a quiet machine:
+	// it gets three times a step's budget, so that a busy CI machine does not fail it.
+	ctx, cancel := context.WithTimeout(p.ctx, 60*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, browserErr(p.ctx, err))
+	}
 	file := filepath.Join(p.artifacts, "browser-"+name+".png")
 	if err := os.WriteFile(file, png, 0o644); err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ var enumLabels = map[string]string{
 	"gps": "GPS del teléfono", "exact": "Punto exacto",
 	"request": "Solicitud", "offer": "Ofrecimiento",
 	// A record's status (the record page says «Estado de la publicación»).
-	"open": "Vigente", "resolved": "Resuelta", "withdrawn": "Retirada por quien la publicó", "expired": "Vencida", "hidden": "Oculta mientras se revisa",
+	"open": "Vigente", "resolved": "Resuelta", "withdrawn": "Retirada", "expired": "Vencida", "hidden": "Oculta mientras se revisa",
 }
 
 // formHints replace the schema's description where it speaks to apps (the coordinates name placeCode,

@@ -122,7 +122,7 @@ var errorCodes = map[string]struct {
 	"invalid_request":        {400, "El servidor web no pudo atender la petición tal como llegó (otro error 4xx, por ejemplo cabeceras demasiado grandes); el estado HTTP dice cuál."},
 	"rate_limited":           {429, "Se alcanzó el límite temporal. Espere los segundos de `Retry-After` y reintente con el mismo `externalId`."},
 	"not_found":              {404, "La ruta no existe."},
-	"gone":                   {410, "El registro fue retirado por quien lo publicó o está oculto mientras se revisa: ya no se muestra. Un espejo lo quita (llega como `removed` en `since`)."},
+	"gone":                   {410, "El registro fue retirado (por quien lo publicó o por el operador) o está oculto mientras se revisa: ya no se muestra. Un espejo lo quita (llega como `removed` en `since`)."},
 	"forbidden":              {403, "Las acciones del publicador (`POST /api/public/v1/help/{id}/actions`) llevan el `manageToken` de la publicación en `Authorization: Bearer`; falta, no es válido o es de otro registro. La respuesta es la misma exista o no el registro."},
 	"invalid_transition":     {409, "El estado del registro no admite esa acción (por ejemplo, reabrir uno retirado o renovar uno resuelto)."},
 	"internal_error":         {500, "Error del servidor. Reintente con el mismo `externalId`: no se duplicará."},
