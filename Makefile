@@ -17,13 +17,21 @@ run: build
 test: build lint fuzz-smoke
 	$(GO) test -count=1 -timeout 20m ./...
 
-## fuzz-smoke: every Fuzz target of the tree (found in the committed *_test.go files) for FUZZTIME each
+## fuzz-smoke: every Fuzz target of the tree (found in the committed *_test.go files) for FUZZTIME each.
+## Go 1.26's fuzz coordinator can fail a target with a bare "context deadline exceeded" when -fuzztime ends
+## while a starved worker is mid-call (golang/go#75804, fixed in Go 1.27): such a run, with no failing input
+## written, is run once more; any other failure, or the same twice, fails.
 FUZZTIME ?= 5s
 fuzz-smoke:
-	@set -e; for file in $$(git grep -l '^func Fuzz' -- '*_test.go'); do \
+	@set -e; out=$$(mktemp); trap 'rm -f $$out' EXIT; \
+	for file in $$(git grep -l '^func Fuzz' -- '*_test.go'); do \
 		for fn in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
 			echo "fuzz ./$$(dirname $$file) $$fn for $(FUZZTIME)"; \
-			$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) ./$$(dirname $$file); \
+			if $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) ./$$(dirname $$file) >$$out 2>&1; then cat $$out; \
+			elif cat $$out && grep -q 'context deadline exceeded' $$out && ! grep -q 'Failing input written' $$out; then \
+				echo "fuzz ./$$(dirname $$file) $$fn: the coordinator's deadline race (golang/go#75804), once more"; \
+				$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) ./$$(dirname $$file); \
+			else exit 1; fi; \
 		done; \
 	done
 
