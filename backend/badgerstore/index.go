@@ -29,7 +29,7 @@ var (
 	prefixText   = []byte("ix\x00") // + id → folded title and description, for q
 	prefixAgg    = []byte("ia\x00") // + slug → aggregate of every record of the emergency
 	prefixChange = []byte("ic\x00") // + partition + 0x00 + uint64 BE updatedAt ms + id → status code + summary
-	prefixExpiry = []byte("ie\x00") // + uint64 BE expiresAt ms + id → nothing; open records that expire only
+	prefixExpiry = []byte("io\x00") // + uint64 BE expiresAt ms + id → nothing; open records that expire only
 	// prefixHour held hourly aggregates (index version 2); a reindex drops them.
 	prefixHour = []byte("ih\x00")
 	// keyIndexVersion marks that every record is indexed (set by the backfill of older databases).
@@ -37,7 +37,7 @@ var (
 )
 
 const (
-	indexVersion = "6" // 6: the expiry index; 5: counters per geohash cell; 4: the word index of q; 3: statuses and the change index; 2: geographic index keyed by 6-character geohashes
+	indexVersion = "7" // 7: the expiry index off "ie", the cell counters' prefix it shared in 6; 6: the expiry index; 5: counters per geohash cell; 4: the word index of q; 3: statuses and the change index; 2: geographic index keyed by 6-character geohashes
 	// allPartition is the partition of the time and kind indexes that holds every emergency; slugs are
 	// [a-z0-9-], so it cannot collide with one.
 	allPartition = "*"

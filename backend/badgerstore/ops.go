@@ -202,7 +202,7 @@ func Verify(dir string) (*store.Verification, error) {
 		it.Close()
 		// Entries without a record: every entry found above is one of these keys, so any surplus is an orphan.
 		found := 0
-		for _, p := range [][]byte{prefixPair, prefixTime, prefixKind, prefixGeo, prefixText, prefixChange, prefixWord} {
+		for _, p := range [][]byte{prefixPair, prefixTime, prefixKind, prefixGeo, prefixText, prefixChange, prefixWord, prefixExpiry} {
 			found += countKeys(txn, p)
 		}
 		if orphans := found - (expected - missing); orphans != 0 {
