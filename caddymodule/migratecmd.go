@@ -136,36 +136,29 @@ func (m *migration) run(ctx context.Context) error {
 	}
 	m.bySlug, m.byStatus = map[string]int{}, map[string]int{}
 	began, last := time.Now(), time.Now()
-	var pending []*store.Record
-	flush := func() error {
-		res, err := dst.Import(ctx, pending)
+	scan := func(yield func(*store.Record) error) error {
+		return src.Scan(ctx, func(rec *store.Record) error {
+			m.read++
+			m.bySlug[rec.EmergencySlug]++
+			m.byStatus[rec.Status]++
+			return yield(rec)
+		})
+	}
+	err = inBatches(m.batch, scan, func(batch []*store.Record) error {
+		res, err := dst.Import(ctx, batch)
 		if err != nil {
-			return fmt.Errorf("after %d records: %w", m.read-len(pending), err)
+			return fmt.Errorf("after %d records: %w", m.read-len(batch), err)
 		}
 		m.created += res.Created
 		m.present += res.Present
 		m.conflicts = append(m.conflicts, res.Conflicts...)
-		pending = pending[:0]
 		if time.Since(last) >= m.progressEvery {
 			last = time.Now()
 			fmt.Fprintf(m.out, "… %d records read: %d created, %d already there (%.0f records/s)\n",
 				m.read, m.created, m.present, float64(m.read)/time.Since(began).Seconds())
 		}
 		return nil
-	}
-	err = src.Scan(ctx, func(rec *store.Record) error {
-		m.read++
-		m.bySlug[rec.EmergencySlug]++
-		m.byStatus[rec.Status]++
-		pending = append(pending, rec)
-		if len(pending) == m.batch {
-			return flush()
-		}
-		return nil
 	})
-	if err == nil && len(pending) > 0 {
-		err = flush()
-	}
 	if err != nil {
 		return err
 	}
@@ -266,31 +259,24 @@ func (m *migration) copySecrets(ctx context.Context, src *badgerstore.Store, dst
 
 // copyReports copies every community report, reviewed or not, in batches.
 func (m *migration) copyReports(ctx context.Context, src *badgerstore.Store, dst *pgstore.Store) error {
-	var pending []store.Report
 	var res store.ImportResult
 	read := 0
-	flush := func() error {
-		r, err := dst.ImportReports(ctx, pending)
+	scan := func(yield func(store.Report) error) error {
+		return src.ScanReports(ctx, func(r store.Report) error {
+			read++
+			return yield(r)
+		})
+	}
+	err := inBatches(m.batch, scan, func(batch []store.Report) error {
+		r, err := dst.ImportReports(ctx, batch)
 		if err != nil {
-			return fmt.Errorf("reports, after %d: %w", read-len(pending), err)
+			return fmt.Errorf("reports, after %d: %w", read-len(batch), err)
 		}
 		res.Created += r.Created
 		res.Present += r.Present
 		m.reportConflicts = append(m.reportConflicts, r.Conflicts...)
-		pending = pending[:0]
-		return nil
-	}
-	err := src.ScanReports(ctx, func(r store.Report) error {
-		read++
-		pending = append(pending, r)
-		if len(pending) == m.batch {
-			return flush()
-		}
 		return nil
 	})
-	if err == nil && len(pending) > 0 {
-		err = flush()
-	}
 	if err != nil {
 		return err
 	}
@@ -353,4 +339,22 @@ func (m *migration) checkTarget(ctx context.Context, src *badgerstore.Store, dst
 			n, foreign, m.dir, first)
 	}
 	return nil
+}
+
+// inBatches passes what scan yields to flush n at a time, then the remainder; the slice is reused between
+// calls, so flush must not keep it.
+func inBatches[T any](n int, scan func(yield func(T) error) error, flush func(batch []T) error) error {
+	var pending []T
+	err := scan(func(v T) error {
+		if pending = append(pending, v); len(pending) < n {
+			return nil
+		}
+		err := flush(pending)
+		pending = pending[:0]
+		return err
+	})
+	if err == nil && len(pending) > 0 {
+		err = flush(pending)
+	}
+	return err
 }
