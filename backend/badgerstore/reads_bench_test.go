@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/internal/benchdata"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -27,20 +28,6 @@ import (
 // block-cache misses (blocks read and decompressed again).
 //
 //	BENCH_UNIFORM=250000 go test ./backend/badgerstore -run '^$' -bench 'Uniform' -benchmem -benchtime 200x
-
-var (
-	uniTitles = []string{
-		"Agua potable para familias del barrio", "Necesitamos carpas y cobijas", "Medicamentos para adultos mayores",
-		"Transporte de heridos al hospital", "Alimentos no perecederos", "Refugio temporal para niños",
-		"Voluntarios para remover escombros", "Pañales y leche de fórmula", "Linternas y pilas", "Kit de aseo",
-	}
-	uniWords = strings.Fields(`agua potable familias niños adultos mayores medicamentos cobijas carpas colchonetas
-		escombros vivienda colapsada sin luz desde el sismo necesitamos urgente ayuda vereda barrio casa
-		albergue comedor comunitario voluntarios transporte camioneta hospital insulina pañales leche
-		fórmula linternas pilas agua embotellada arroz lentejas enlatados aseo jabón toallas higiénicas
-		la de en con para por que los las del una un sector calle carrera parque iglesia escuela`)
-	uniCategories = []string{"alimentos", "salud", "refugio", "transporte", "acopio", "rescate", "otro"}
-)
 
 // uniformBox is the area of the records: the generator's 0.8° × 0.6°, scaled by √(n/1M).
 func uniformBox(n int) (lat0, lon0, dLat, dLon float64) {
@@ -58,13 +45,13 @@ func uniformRecord(n, i int, t time.Time) *store.Record {
 		p.Type = schema.TypeOffer
 	}
 	p.Source, p.ExternalID, p.EmergencySlug = "bench", "million-"+strconv.Itoa(i), "eje-cafetero"
-	p.Title = pick(uniTitles)
+	p.Title = pick(benchdata.Titles)
 	words := make([]string, 8+r.IntN(30))
 	for j := range words {
-		words[j] = pick(uniWords)
+		words[j] = pick(benchdata.Words)
 	}
 	p.Description = strings.Join(words, " ") + "."
-	p.Category = pick(uniCategories)
+	p.Category = pick(benchdata.Categories)
 	p.ContactName, p.ContactWhatsapp, p.ContactE164, p.PublishContact = "Ana Gómez", "+57 300 1234567", "+573001234567", true
 	p.Address = fmt.Sprintf("Calle %d # %d-%d", 1+r.IntN(99), 1+r.IntN(99), 1+r.IntN(99))
 	lat0, lon0, dLat, dLon := uniformBox(n)
@@ -227,12 +214,12 @@ func BenchmarkUniformText(b *testing.B) {
 func BenchmarkUniformFiltered(b *testing.B) {
 	b.Run("type+category", func(b *testing.B) {
 		runWork(b, listWork(func(_, i int) *store.ListSpec {
-			return &store.ListSpec{EmergencySlug: "eje-cafetero", Type: schema.TypeRequest, Category: uniCategories[i%len(uniCategories)], Limit: 20}
+			return &store.ListSpec{EmergencySlug: "eje-cafetero", Type: schema.TypeRequest, Category: benchdata.Categories[i%len(benchdata.Categories)], Limit: 20}
 		}))
 	})
 	b.Run("+urgency", func(b *testing.B) {
 		runWork(b, listWork(func(_, i int) *store.ListSpec {
-			return &store.ListSpec{EmergencySlug: "eje-cafetero", Type: schema.TypeRequest, Category: uniCategories[i%len(uniCategories)],
+			return &store.ListSpec{EmergencySlug: "eje-cafetero", Type: schema.TypeRequest, Category: benchdata.Categories[i%len(benchdata.Categories)],
 				Urgency: "urgent", Limit: 20}
 		}))
 	})

@@ -2,25 +2,18 @@ package bench
 
 import (
 	"strconv"
-	"strings"
+
+	"github.com/directaid/directaid/internal/benchdata"
 )
 
 // Publication bodies vary (type, title, text, place, phone) so that the on-disk size per record reflects
 // what compression does to real text rather than to one body repeated a million times.
 var (
-	titles = []string{
-		"Agua potable para familias del barrio", "Necesitamos carpas y cobijas", "Medicamentos para adultos mayores",
-		"Transporte de heridos al hospital", "Alimentos no perecederos", "Refugio temporal para niños",
-		"Voluntarios para remover escombros", "Pañales y leche de fórmula", "Linternas y pilas", "Kit de aseo",
-	}
-	words = strings.Fields(`agua potable familias niños adultos mayores medicamentos cobijas carpas colchonetas
-		escombros vivienda colapsada sin luz desde el sismo necesitamos urgente ayuda vereda barrio casa
-		albergue comedor comunitario voluntarios transporte camioneta hospital insulina pañales leche
-		fórmula linternas pilas agua embotellada arroz lentejas enlatados aseo jabón toallas higiénicas
-		la de en con para por que los las del una un sector calle carrera parque iglesia escuela`)
+	titles     = benchdata.Titles
+	words      = benchdata.Words
 	names      = []string{"Ana Gómez", "Luis Pérez", "María Rodríguez", "Carlos Ramírez", "Diana López", "Jorge Castaño", "Paula Giraldo", "Andrés Ospina"}
 	hoods      = []string{"Centro", "La Clarita", "Los Quindos", "El Bosque", "La Patria", "Cuba", "Boston", "San José"}
-	categories = []string{"alimentos", "salud", "refugio", "transporte", "acopio", "rescate", "otro"}
+	categories = benchdata.Categories
 	urgencies  = []string{"urgent", "needed", "stable"}
 	statuses   = []string{"full", "needs_volunteers", "needs_resources"}
 )
