@@ -130,6 +130,19 @@ var _ store.Scanner = (*Store)(nil)
 
 // Scan implements store.Scanner, in id order, from one snapshot.
 func (s *Store) Scan(ctx context.Context, fn func(*store.Record) error) error {
+	var doc []byte
+	var ms int64
+	return s.scanSnapshot(ctx, `SELECT doc, updated_ms FROM directaid_records ORDER BY id`, []any{&doc, &ms}, func() error {
+		rec, err := decode(doc, ms)
+		if err != nil {
+			return err
+		}
+		return fn(rec)
+	})
+}
+
+// scanSnapshot runs query in one read-only snapshot, scanning each row into dest before calling each.
+func (s *Store) scanSnapshot(ctx context.Context, query string, dest []any, each func() error) error {
 	if err := s.ready(ctx); err != nil {
 		return fail(err)
 	}
@@ -138,19 +151,11 @@ func (s *Store) Scan(ctx context.Context, fn func(*store.Record) error) error {
 		return fail(err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	rows, err := tx.Query(ctx, `SELECT doc, updated_ms FROM directaid_records ORDER BY id`)
+	rows, err := tx.Query(ctx, query)
 	if err != nil {
 		return fail(err)
 	}
-	var doc []byte
-	var ms int64
-	_, err = pgx.ForEachRow(rows, []any{&doc, &ms}, func() error {
-		rec, err := decode(doc, ms)
-		if err != nil {
-			return err
-		}
-		return fn(rec)
-	})
+	_, err = pgx.ForEachRow(rows, dest, each)
 	return fail(err)
 }
 

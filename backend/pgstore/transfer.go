@@ -53,24 +53,12 @@ func (s *Store) PutSecret(ctx context.Context, name string, value []byte, replac
 
 // ScanReports implements store.Transferer, from one snapshot.
 func (s *Store) ScanReports(ctx context.Context, fn func(store.Report) error) error {
-	if err := s.ready(ctx); err != nil {
-		return fail(err)
-	}
-	tx, err := s.db.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return fail(err)
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	rows, err := tx.Query(ctx, `SELECT record_id, reporter, reason, note, at, reviewed FROM directaid_reports ORDER BY record_id, reporter COLLATE "C"`)
-	if err != nil {
-		return fail(err)
-	}
 	var r store.Report
-	_, err = pgx.ForEachRow(rows, []any{&r.RecordID, &r.Reporter, &r.Reason, &r.Note, &r.At, &r.Reviewed}, func() error {
-		r.At = r.At.UTC()
-		return fn(r)
-	})
-	return fail(err)
+	return s.scanSnapshot(ctx, `SELECT record_id, reporter, reason, note, at, reviewed FROM directaid_reports ORDER BY record_id, reporter COLLATE "C"`,
+		[]any{&r.RecordID, &r.Reporter, &r.Reason, &r.Note, &r.At, &r.Reviewed}, func() error {
+			r.At = r.At.UTC()
+			return fn(r)
+		})
 }
 
 // ImportReports implements store.Transferer, in one transaction. Times are compared as stored
