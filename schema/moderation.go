@@ -69,12 +69,10 @@ func init() {
 // reportsPathItem is the OpenAPI path item of a record's reports.
 func reportsPathItem() map[string]any {
 	return map[string]any{
-		"post": map[string]any{
+		"post": withIDParam(map[string]any{
 			"operationId": "reportHelp", "tags": []string{"api"},
 			"summary":     "Reportar un registro (spam, fraude, número ajeno…)",
 			"description": "Cualquiera puede reportar un registro. Quien reporta se distingue por un hash con clave de su dirección IP (no se guarda la IP); reportar dos veces cuenta una. Con " + "not_my_number" + " el teléfono deja de mostrarse de inmediato (el registro sigue listado sin él). Cuando varias personas distintas lo reportan (3 por omisión, hide_after_reports), el registro queda oculto (hidden) hasta que quien opera el servicio lo revise. Límite por IP como el de publicar.",
-			"parameters": []any{map[string]any{"name": "id", "in": "path", "required": true, "description": "Id del registro (16 caracteres).",
-				"schema": map[string]any{"type": "string", "minLength": 1}}},
 			"requestBody": map[string]any{"required": true, "content": jsonBody(ref("ReportInput"))},
 			"responses": map[string]any{
 				"202": map[string]any{"description": "Reporte registrado.", "headers": hdrs("Cache-Control"), "content": jsonBody(ref("ReportResult"))},
@@ -86,7 +84,7 @@ func reportsPathItem() map[string]any {
 				"429": errResp("Límite temporal de reportes alcanzado (rate_limited). Reintente tras Retry-After segundos.", "Retry-After"),
 				"503": errResp("Servicio no disponible (unavailable). Reintente tras Retry-After segundos.", "Retry-After"),
 			},
-		},
+		}),
 		"options": withIDParam(preflight("preflightReports")),
 	}
 }
