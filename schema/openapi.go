@@ -237,14 +237,11 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 
 // actionsPath documents the publisher's actions on a record (manage.go).
 func actionsPath() map[string]any {
-	idParam := map[string]any{"name": "id", "in": "path", "required": true, "description": "Identificador del registro.",
-		"schema": map[string]any{"type": "string"}}
-	post := map[string]any{
+	post := withIDParam(map[string]any{
 		"operationId": "actOnHelp", "tags": []string{"api"},
 		"summary":     "Acción del publicador: resolver, reabrir, retirar o renovar",
 		"description": "Con el manageToken de la publicación en la cabecera Authorization: Bearer (nunca en la URL). resolve: la saca de las listas (ya no se necesita o ya no está disponible). reopen: la vuelve a abrir. withdraw: la retira y borra de la base de datos el nombre, el teléfono y la dirección exacta; un reintento de la publicación original responde 200 con status withdrawn y no la vuelve a publicar. renew: la deja abierta por otro plazo (también si ya venció). Cada acción se puede repetir: si el registro ya está así responde 200 con changed false.",
 		"security":    []any{map[string]any{"manageToken": []any{}}},
-		"parameters":  []any{idParam},
 		"requestBody": map[string]any{"required": true, "content": jsonBody(ref("ActionRequest"))},
 		"responses": map[string]any{
 			"200": map[string]any{"description": "Hecho (o ya estaba hecho: changed false).", "headers": hdrs("Cache-Control"), "content": jsonBody(ref("ActionResult"))},
@@ -257,8 +254,6 @@ func actionsPath() map[string]any {
 			"500": errResp("Error interno (internal_error)."),
 			"503": errResp("Servicio no disponible (unavailable).", "Retry-After"),
 		},
-	}
-	pre := preflight("preflightActions")
-	pre["parameters"] = []any{idParam} // every operation of a templated path declares its parameter
-	return map[string]any{"post": post, "options": pre}
+	})
+	return map[string]any{"post": post, "options": withIDParam(preflight("preflightActions"))}
 }
