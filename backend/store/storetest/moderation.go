@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -12,11 +13,17 @@ import (
 
 func moderation(t *testing.T, s store.Store) store.Moderation {
 	t.Helper()
-	m, ok := s.(store.Moderation)
+	return implements[store.Moderation](t, s, "")
+}
+
+// implements is s as the optional interface I, or a fatal error naming what needs it (why).
+func implements[I any](t *testing.T, s store.Store, why string) I {
+	t.Helper()
+	i, ok := s.(I)
 	if !ok {
-		t.Fatalf("%T does not implement store.Moderation", s)
+		t.Fatalf("%T does not implement %v%s", s, reflect.TypeFor[I](), why)
 	}
-	return m
+	return i
 }
 
 // Reports: a reporter counts once however often it reports; reviewed reports stop counting; an unknown

@@ -12,10 +12,7 @@ import (
 // testScan: a store.Scanner hands over every record once, in id order, as Get reads it; an error of fn
 // stops the scan and comes back.
 func testScan(t *testing.T, s store.Store) {
-	sc, ok := s.(store.Scanner)
-	if !ok {
-		t.Fatalf("%T does not implement store.Scanner (directaid migrate reads every record through it)", s)
-	}
+	sc := implements[store.Scanner](t, s, " (directaid migrate reads every record through it)")
 	recs := Seed(t, s, 300, time.Now().Add(-time.Hour), time.Second)
 	var ids []string
 	err := sc.Scan(ctx, func(r *store.Record) error {

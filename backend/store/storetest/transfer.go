@@ -13,11 +13,7 @@ import (
 
 func transferer(t *testing.T, s store.Store) store.Transferer {
 	t.Helper()
-	tr, ok := s.(store.Transferer)
-	if !ok {
-		t.Fatalf("%T does not implement store.Transferer (directaid migrate copies secrets, reports and the audit trail through it)", s)
-	}
-	return tr
+	return implements[store.Transferer](t, s, " (directaid migrate copies secrets, reports and the audit trail through it)")
 }
 
 // TransferSecrets: Secrets lists what Secret made; PutSecret fills a missing secret, keeps one that is
