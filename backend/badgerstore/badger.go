@@ -116,6 +116,8 @@ type Store struct {
 
 	maxTextChecks, maxTotalTextChecks int
 	maxWordTokens                     int // tests set it to 0 to check the path without the word index
+
+	counters counterCache // the writer's (index.go)
 }
 
 // snapshot is a read transaction that Create's retry check shares. A check in a transaction of its own
@@ -430,8 +432,7 @@ func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 			if err != nil {
 				return n, err
 			}
-			sum := summaryOf(rec)
-			entries := append(append([]kv{{recordKey(rec.ID), val}}, indexEntries(rec)...), changeEntries(rec, sum)...)
+			entries := append(append([]kv{{recordKey(rec.ID), val}}, indexEntries(rec)...), changeEntries(rec)...)
 			ok, err := w.replace(txn, old, rec, entries)
 			if err != nil {
 				return n, err
@@ -457,7 +458,7 @@ func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 		// The caller encoded the record without UpdatedAt: add it as the last member.
 		val := r.entries[1].v
 		val = append(append(val[:len(val)-1:len(val)-1], `,"updatedAt":"`...), rec.UpdatedAt.Format(time.RFC3339Nano)+`"}`...)
-		entries := append(slices.Clone(r.entries), changeEntries(&rec, summaryOf(&rec))...)
+		entries := append(slices.Clone(r.entries), changeEntries(&rec)...)
 		entries[1].v = val
 		ok, err := w.put(txn, &rec, entries)
 		if err != nil {
@@ -470,7 +471,8 @@ func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 		res[i] = createRes{stored: r.rec, created: true}
 		n++
 	}
-	if err := w.agg.write(txn); err != nil {
+	cached, err := w.agg.write(txn, &s.counters)
+	if err != nil {
 		return n, err
 	}
 	// Before the commit: a reader may see a token without its postings, never the reverse.
@@ -478,6 +480,7 @@ func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 	if err := txn.Commit(); err != nil {
 		return n, err
 	}
+	cached()
 	s.lastStamp = top
 	return n, nil
 }

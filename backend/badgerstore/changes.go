@@ -29,12 +29,11 @@ func (s *Store) changes(spec *store.ListSpec) (*store.ListResult, error) {
 			id := string(item.Key()[len(p)+8:])
 			var ok bool
 			err := item.Value(func(v []byte) error {
-				if len(v) < 1 {
+				if len(v) != 4 {
 					return errBadChange
 				}
-				e, err := decodeSummary(id, v[1:])
-				ok = err == nil && f.matchStatus(v[0]) && f.matchCodes(e.typ, e.cat, e.urg)
-				return err
+				ok = f.matchStatus(v[0]) && f.matchCodes(v[1], v[2], v[3])
+				return nil
 			})
 			return id, ok, err
 		}

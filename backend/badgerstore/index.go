@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -28,7 +29,7 @@ var (
 	prefixGeo    = []byte("ig\x00") // + status code + geohash(geoPrecision) + inv(id) → summary
 	prefixText   = []byte("ix\x00") // + id → folded title and description, for q
 	prefixAgg    = []byte("ia\x00") // + slug → aggregate of every record of the emergency
-	prefixChange = []byte("ic\x00") // + partition + 0x00 + uint64 BE updatedAt ms + id → status code + summary
+	prefixChange = []byte("ic\x00") // + partition + 0x00 + uint64 BE updatedAt ms + id → status, type, category, urgency codes
 	prefixExpiry = []byte("io\x00") // + uint64 BE expiresAt ms + id → nothing; open records that expire only
 	// prefixHour held hourly aggregates (index version 2); a reindex drops them.
 	prefixHour = []byte("ih\x00")
@@ -37,7 +38,7 @@ var (
 )
 
 const (
-	indexVersion = "7" // 7: the expiry index off "ie", the cell counters' prefix it shared in 6; 6: the expiry index; 5: counters per geohash cell; 4: the word index of q; 3: statuses and the change index; 2: geographic index keyed by 6-character geohashes
+	indexVersion = "8" // 8: no postings or counters for function words, change entries without the summary; 7: the expiry index off "ie", the cell counters' prefix it shared in 6; 6: the expiry index; 5: counters per geohash cell; 4: the word index of q; 3: statuses and the change index; 2: geographic index keyed by 6-character geohashes
 	// allPartition is the partition of the time and kind indexes that holds every emergency; slugs are
 	// [a-z0-9-], so it cannot collide with one.
 	allPartition = "*"
@@ -63,9 +64,10 @@ func changeKey(partition string, updated int64, id string) []byte {
 	return append(k, id...)
 }
 
-// changeEntries are the change index entries of rec as stored (UpdatedAt set).
-func changeEntries(rec *store.Record, sum []byte) []kv {
-	v := append([]byte{statusCode(rec.Status)}, sum...)
+// changeEntries are the change index entries of rec as stored (UpdatedAt set). The feed filters by
+// status, type, category and urgency only (the emergency is the partition), so that is all they hold.
+func changeEntries(rec *store.Record) []kv {
+	v := []byte{statusCode(rec.Status), typeCode(rec.Type), catCode(rec.Category), urgCode(rec.Urgency)}
 	ms := rec.UpdatedAt.UnixMilli()
 	return []kv{{changeKey(allPartition, ms, rec.ID), v}, {changeKey(rec.EmergencySlug, ms, rec.ID), v}}
 }
@@ -367,30 +369,57 @@ func (d *aggDelta) add(rec *store.Record, n int64) {
 	d.addCells(rec, n)
 }
 
-// write adds the deltas to the stored aggregates.
-func (d *aggDelta) write(txn *badger.Txn) error {
+// counterCache holds the counters (aggregates, cell counters, word counters) as last committed, so that
+// a batch adds its deltas without reading them back from the LSM tree. Only the writer goroutine uses
+// it (every counter write goes through commitTxn once the store is open); a miss reads the stored value.
+type counterCache struct {
+	words map[string]int64  // stTok → count
+	aggs  map[string][]byte // key → encoded aggregate
+}
+
+// maxCachedCounters bounds the cache (at 1M records of the bench: ~8k cells, a few hundred words); past
+// it, it starts over empty.
+const maxCachedCounters = 1 << 18
+
+// write adds the deltas to the stored counters, and returns what to put into the cache once the
+// transaction has committed.
+func (d *aggDelta) write(txn *badger.Txn, c *counterCache) (commit func(), err error) {
+	if c.aggs == nil || len(c.aggs)+len(c.words) > maxCachedCounters {
+		c.aggs, c.words = map[string][]byte{}, map[string]int64{}
+	}
+	aggs := make(map[string][]byte, len(d.all)+len(d.cells))
 	put := func(key []byte, a *aggregate) error {
-		old, err := getAggregate(txn, key)
-		if err != nil {
+		old := &aggregate{cells: map[uint16]int64{}}
+		if v, ok := c.aggs[string(key)]; ok {
+			if old, err = decodeAggregate(v); err != nil {
+				return err
+			}
+		} else if old, err = getAggregate(txn, key); err != nil {
 			return err
 		}
 		old.merge(a)
-		return txn.Set(key, old.encode())
+		v := old.encode()
+		aggs[string(key)] = v
+		return txn.Set(key, v)
 	}
-	if err := d.writeWords(txn); err != nil {
-		return err
+	words, err := d.writeWords(txn, c.words)
+	if err != nil {
+		return nil, err
 	}
 	for slug, a := range d.all {
 		if err := put(aggKey(slug), a); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for cell, a := range d.cells {
 		if err := put(cellCountKey(cell), a); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return func() {
+		maps.Copy(c.aggs, aggs)
+		maps.Copy(c.words, words)
+	}, nil
 }
 
 func aggKey(slug string) []byte { return append(slices.Clone(prefixAgg), slug...) }
@@ -436,7 +465,7 @@ func (w *indexWriter) put(txn *badger.Txn, rec *store.Record, entries []kv) (ok 
 
 // replace swaps old's index entries for rec's (entries, built like put's); ok=false means "commit first".
 func (w *indexWriter) replace(txn *badger.Txn, old, rec *store.Record, entries []kv) (ok bool, err error) {
-	dels := append(indexEntries(old), changeEntries(old, nil)...)
+	dels := append(indexEntries(old), changeEntries(old)...)
 	var size int64 = aggReservePerRecord
 	for _, e := range slices.Concat(entries, dels) {
 		size += int64(len(e.k)+len(e.v)) + 32
@@ -520,7 +549,7 @@ func (s *Store) ensureIndexes() error {
 			w := newIndexWriter(s.db)
 			n := 0
 			for _, rec := range recs {
-				ok, err := w.put(txn, rec, append(indexEntries(rec), changeEntries(rec, summaryOf(rec))...))
+				ok, err := w.put(txn, rec, append(indexEntries(rec), changeEntries(rec)...))
 				if err != nil {
 					txn.Discard()
 					return fmt.Errorf("reindex: %w", err)

@@ -28,7 +28,7 @@ func TestWordsMatchBruteForce(t *testing.T) {
 	start := time.Date(2026, 8, 11, 10, 0, 0, 0, time.UTC)
 	vocab := strings.Fields(`insulina Insulínas INSULINA insulinodependiente agua aguas Agua-potable
 		potable niños NIÑOS niño médico medico médicos s/n s/n. Cra. 14#20-31 100% 3x2 señal sin-luz
-		carpa carpas ayuda ayudar a la el de 0 1 12 123 año años acción Ácido`)
+		carpa carpas ayuda ayudar a la el de 0 1 12 123 año años acción Ácido del desde Para las con y`)
 	const n = 1200
 	recs := make([]*store.Record, n)
 	for i := range recs {
@@ -70,7 +70,9 @@ func TestWordsMatchBruteForce(t *testing.T) {
 	queries := []string{"insulina", "INSULÍNA", "insul", "sulina", "nsulin", "linas", "insulinodependiente", "agua", "agua-potable",
 		"gua-pot", "potable agua", "niños", "nino", "médico", "medic", "s/n", "s/n.", "/n", "cra.", "14#20", "#20-3", "100%",
 		"%", "3x2", "senal", "sin-luz", "carpa", "carpas ayuda", "ayudar", "a", "e", "ia", "0", "12", "123", "ano", "accion",
-		"acido", "medico niños agua", "zzz", "agua zzz", "-", ".", "mayores", "adultos mayores", "urgentes"}
+		"acido", "medico niños agua", "zzz", "agua zzz", "-", ".", "mayores", "adultos mayores", "urgentes",
+		// function words (no postings): alone, inside a longer word, with an indexed word, in a hyphenated one
+		"de", "del", "desde", "esde", "la", "las", "par", "para", "agua de", "de agua", "y", "sin", "sin-luz agua", "con carpas"}
 	checks := 0
 	// Twice: through the word index, then the way a word too common for it goes (the time or radius walk
 	// reading each record's text), with fewer filters.
@@ -123,7 +125,8 @@ func TestWordsIndexed(t *testing.T) {
 		for _, c := range []struct {
 			q       string
 			indexed bool
-		}{{"agua", true}, {"medic", true}, {"agua potable", true}, {"zzz", true}} {
+		}{{"agua", true}, {"medic", true}, {"agua potable", true}, {"zzz", true},
+			{"de", false}, {"esde", false}, {"para", false}, {"agua de", true}} {
 			p, err := planWords(txn, &s.vocab, strings.Fields(store.FoldText(c.q)), newFilter(&store.ListSpec{}), maxWordTokens)
 			if err != nil {
 				return err
@@ -131,6 +134,9 @@ func TestWordsIndexed(t *testing.T) {
 			if (p != nil) != c.indexed {
 				t.Errorf("q=%s: plan %+v, want indexed %v", c.q, p, c.indexed)
 			}
+		}
+		if n, err := vocabCount(txn, stTok(statusCode(store.StatusOpen), "con")); n != 0 || err != nil || countKeys(txn, wordPrefix(0, "con")) != 0 {
+			t.Errorf("a function word has a counter (%d, %v) or postings", n, err)
 		}
 		n, err := vocabCount(txn, stTok(statusCode(store.StatusOpen), "agua"))
 		if n != int64(agua) || agua == 0 {

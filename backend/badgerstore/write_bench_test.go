@@ -1,0 +1,93 @@
+package badgerstore
+
+import (
+	"context"
+	"io/fs"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// The write path of publishing: b.N generator records (uniformRecord, the distribution of make bench's
+// 1M run) published through Create from 64 goroutines into a fresh store. Besides time and allocations
+// per publish (noisy: alternate A/B runs), it reports the deterministic work of a record: live keys and
+// their bytes, keys put (records, index entries and the counters each batch rewrites), user bytes
+// written, and the bytes of the tables on disk after a graceful close (which flushes the memtables and
+// compacts level 0).
+//
+//	go test ./backend/badgerstore -run '^$' -bench Publish -benchmem -benchtime 20000x -count 3
+func BenchmarkPublish(b *testing.B) {
+	dir := b.TempDir()
+	s, err := Open(Options{Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Date(2026, 8, 11, 14, 0, 0, 0, time.UTC)
+	n := max(b.N, 100_000) // the density of the generator's box; b.N only counts records
+	puts, userBytes, gets := expvarInt("badger_put_num_user"), expvarInt("badger_write_bytes_user"), expvarInt("badger_get_num_user")
+	var next atomic.Int64
+	b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0))) // 64 publishing goroutines
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := int(next.Add(1) - 1)
+			if _, _, err := s.Create(context.Background(), uniformRecord(n, i, t0.Add(time.Duration(i)*time.Second))); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	nf := float64(b.N)
+	b.ReportMetric(float64(expvarInt("badger_put_num_user")-puts)/nf, "puts/rec")
+	b.ReportMetric(float64(expvarInt("badger_get_num_user")-gets)/nf, "gets/rec")
+	b.ReportMetric(float64(expvarInt("badger_write_bytes_user")-userBytes)/nf, "userB/rec")
+	keys, kvBytes := 0, 0
+	type share struct{ keys, bytes int }
+	byFamily := map[string]*share{} // by key prefix, for -v
+	if err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			k := it.Item().Key()
+			size := len(k) + int(it.Item().ValueSize())
+			keys++
+			kvBytes += size
+			fam := string(k[:min(len(k), 2)])
+			if sh := byFamily[fam]; sh != nil {
+				sh.keys, sh.bytes = sh.keys+1, sh.bytes+size
+			} else {
+				byFamily[fam] = &share{1, size}
+			}
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	if b.N >= 1000 {
+		for fam, sh := range byFamily {
+			b.Logf("%q: %.2f keys/rec, %.0f B/rec", fam, float64(sh.keys)/nf, float64(sh.bytes)/nf)
+		}
+	}
+	b.ReportMetric(float64(keys)/nf, "keys/rec")
+	b.ReportMetric(float64(kvBytes)/nf, "kvB/rec")
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	var sst int64
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".sst") {
+			if info, err := d.Info(); err == nil {
+				sst += info.Size()
+			}
+		}
+		return nil
+	})
+	b.ReportMetric(float64(sst)/nf, "sstB/rec")
+}
