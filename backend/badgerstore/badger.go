@@ -528,9 +528,8 @@ func getTxn(txn *badger.Txn, id string) (*store.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &store.Record{}
-	err = item.Value(func(v []byte) error { return json.Unmarshal(v, rec) })
-	rec.Normalize()
+	var rec *store.Record
+	err = item.Value(func(v []byte) (err error) { rec, err = decodeRecord(v); return err })
 	return rec, err
 }
 

@@ -163,16 +163,14 @@ func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult
 }
 
 func fillRecords(txn *badger.Txn, res *store.ListResult, hits []*entry) error {
-	res.Records = make([]*store.Record, 0, len(hits))
-	for _, e := range hits {
-		rec, err := getTxn(txn, e.id)
-		if err != nil {
-			return err
-		}
-		res.Records = append(res.Records, rec)
+	ids := make([]string, len(hits))
+	for i, e := range hits {
+		ids[i] = e.id
 		res.Distances = append(res.Distances, e.dist)
 	}
-	return nil
+	var err error
+	res.Records, err = readRecords(txn, ids, make([]*store.Record, 0, len(hits)))
+	return err
 }
 
 // listWords answers a q list from the word index: pages are exact (no budget), and so is the total, from

@@ -1,16 +1,31 @@
 package badgerstore
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/dgraph-io/badger/v4"
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/directaid/directaid/backend/store"
 )
 
 var _ store.Scanner = (*Store)(nil)
+
+// decodeRecord reads a stored record. The records were written by encoding/json; go-json-experiment/json
+// reads them into the same struct (TestDecodeRecordMatchesEncodingJSON) in a fifth of the time and
+// allocations, and every read decodes records: a page of 20, a whole export of a million.
+func decodeRecord(v []byte) (*store.Record, error) {
+	rec := new(store.Record)
+	if err := jsonv2.Unmarshal(v, rec); err != nil {
+		return nil, err
+	}
+	rec.Normalize()
+	return rec, nil
+}
 
 // Scan implements store.Scanner: the record keys in one read transaction, so that the scan is a snapshot
 // even while the store takes writes.
@@ -25,11 +40,10 @@ func (s *Store) Scan(ctx context.Context, fn func(*store.Record) error) error {
 				return err
 			}
 			item := it.Item()
-			rec := new(store.Record)
-			if err := item.Value(func(v []byte) error { return json.Unmarshal(v, rec) }); err != nil {
+			var rec *store.Record
+			if err := item.Value(func(v []byte) (err error) { rec, err = decodeRecord(v); return err }); err != nil {
 				return fmt.Errorf("record %s: %w", item.Key()[len(prefixRecord):], err)
 			}
-			rec.Normalize()
 			if err := fn(rec); err != nil {
 				return err
 			}
@@ -37,3 +51,53 @@ func (s *Store) Scan(ctx context.Context, fn func(*store.Record) error) error {
 		return nil
 	})
 }
+
+// orderedReadMin is the page size from which readRecords walks an iterator instead of getting each
+// record: below it, a few point reads cost less than opening an iterator.
+const orderedReadMin = 32
+
+// orderedReadSteps is how far readRecords steps an iterator towards the next id before it seeks.
+const orderedReadSteps = 8
+
+// readRecords reads the records of ids. When they are many and newest first (descending, as in every
+// list but a radius list), one reverse iterator reads them in key order (record keys are ordered by id):
+// each table block is decompressed once for the records it holds, where a Get per record finds its
+// block again and, the block cache being smaller than the records, decompresses it again — most of the
+// cost of a whole export. A missing record is store.ErrNotFound, as for getTxn.
+func readRecords(txn *badger.Txn, ids []string, out []*store.Record) ([]*store.Record, error) {
+	if len(ids) < orderedReadMin || !slices.IsSortedFunc(ids, func(a, b string) int { return strings.Compare(b, a) }) {
+		for _, id := range ids {
+			rec, err := getTxn(txn, id)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, rec)
+		}
+		return out, nil
+	}
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixRecord, Reverse: true})
+	defer it.Close()
+	key := slicesGrow(prefixRecord, 32)
+	for i, id := range ids {
+		key = append(key[:len(prefixRecord)], id...)
+		if i > 0 {
+			for steps := 0; steps < orderedReadSteps && it.Valid() && bytes.Compare(it.Item().Key(), key) > 0; steps++ {
+				it.Next()
+			}
+		}
+		if i == 0 || !it.Valid() || !bytes.Equal(it.Item().Key(), key) {
+			it.Seek(key) // the largest key ≤ key: the record if it exists
+		}
+		if !it.Valid() || !bytes.Equal(it.Item().Key(), key) {
+			return out, store.ErrNotFound
+		}
+		var rec *store.Record
+		if err := it.Item().Value(func(v []byte) (err error) { rec, err = decodeRecord(v); return err }); err != nil {
+			return out, fmt.Errorf("record %s: %w", id, err)
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+func slicesGrow(p []byte, n int) []byte { return append(make([]byte, 0, len(p)+n), p...) }
