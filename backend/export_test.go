@@ -228,7 +228,22 @@ func BenchmarkExport(b *testing.B) {
 	if s := os.Getenv("BENCH_EXPORT_RECORDS"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
-	h, _ := exportFixture(b, n)
+	var h *Handler
+	if dir := os.Getenv("BENCH_EXPORT_DIR"); dir != "" {
+		// An existing store, e.g. badgerstore's BenchmarkUniform* one at 1M density:
+		// BENCH_EXPORT_DIR=$TMPDIR/directaid-bench-uniform-250000 BENCH_EXPORT_RECORDS=250000
+		bs, err := badgerstore.Open(badgerstore.Options{Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = bs.Close() })
+		svc := NewService(bs, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})
+		if h, err = NewHandler(svc); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		h, _ = exportFixture(b, n)
+	}
 	export := func(d *discardFlusher, format string) {
 		d.hd = http.Header{}
 		h.serveExport(d, httptest.NewRequest("GET", "/", nil), schema.ListQuery{}, format, "http://x", exportPage)
