@@ -274,15 +274,16 @@ func where(spec *store.ListSpec) (string, []any) {
 	if ms := spec.SinceMillis(); ms >= 0 {
 		add("updated_ms > $?", ms)
 	}
-	for _, w := range spec.Words {
-		add(`search_text LIKE $?`, "%"+likeEscape(w)+"%")
-	}
 	if spec.Near {
 		// The bounding box of the circle (the GiST index), measured exactly afterwards.
 		dLat := spec.RadiusKm/kmPerDegLat + 1e-9
 		cosLat := math.Cos(math.Min(89.9, math.Abs(spec.Lat)+dLat) * math.Pi / 180)
 		dLon := math.Min(180, spec.RadiusKm/(kmPerDegLat*cosLat)+1e-9)
 		add("loc <@ $?::box", fmt.Sprintf("((%v,%v),(%v,%v))", spec.Lon-dLon, spec.Lat-dLat, spec.Lon+dLon, spec.Lat+dLat))
+	}
+	// The words last: without them the same filter's arguments are a prefix of these (wordsTotal).
+	for _, w := range spec.Words {
+		add(`search_text LIKE $?`, "%"+likeEscape(w)+"%")
 	}
 	if len(conds) == 0 {
 		return "TRUE", args
@@ -335,11 +336,10 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 	switch {
 	case spec.NoTotal:
 		_, err = tx.Exec(ctx, `SELECT 1`)
+	case len(spec.Words) > 0 && !feed:
+		// Counted after the page (wordsTotal), which takes the snapshot.
 	case len(spec.Words) > 0:
-		var ok bool
-		if res.Total, ok, err = wordTotal(ctx, tx, spec); err == nil && !ok {
-			err = tx.QueryRow(ctx, `SELECT count(*) FROM directaid_records WHERE `+cond, args...).Scan(&res.Total)
-		}
+		err = tx.QueryRow(ctx, `SELECT count(*) FROM directaid_records WHERE `+cond, args...).Scan(&res.Total)
 	case countable(spec):
 		// The counters (migration 0006) have the same column names as the records for these filters.
 		err = tx.QueryRow(ctx, `SELECT coalesce(sum(n), 0)::bigint FROM directaid_counts WHERE `+cond, args...).Scan(&res.Total)
@@ -394,6 +394,10 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 	}
 	if spec.NoTotal {
 		res.Total, res.TotalExact = len(res.Records), spec.After == nil && res.Next == nil
+	} else if len(spec.Words) > 0 && !feed {
+		if err := wordsTotal(ctx, tx, spec, res); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }
@@ -416,7 +420,7 @@ type candidate struct {
 func (s *Store) listNear(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (*store.ListResult, error) {
 	cond, args := where(spec)
 	res := &store.ListResult{TotalExact: true}
-	if !spec.NoTotal {
+	if !spec.NoTotal && len(spec.Words) == 0 { // a q's total comes after the page (wordsTotal)
 		n, err := countNear(ctx, tx, spec, cond, args)
 		if err != nil {
 			return nil, err
@@ -505,6 +509,11 @@ func (s *Store) listNear(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (
 	for _, c := range page {
 		res.Records = append(res.Records, recs[c.id])
 		res.Distances = append(res.Distances, c.dist)
+	}
+	if !spec.NoTotal && len(spec.Words) > 0 {
+		if err := wordsTotal(ctx, tx, spec, res); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }

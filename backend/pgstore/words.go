@@ -2,6 +2,8 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -75,28 +77,201 @@ func backfillWords(ctx context.Context, tx pgx.Tx) error {
 	return addWords(ctx, tx, d, bulkShard)
 }
 
-// wordTotal is the total of a q list from the counters, when they give it exactly (as Badger's onlyToken):
-// one word of letters and digits only, no other filter than the status, and no other token containing
-// it, so that the records matching it are those having that token. ok is false otherwise.
-func wordTotal(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (n int, ok bool, err error) {
-	if len(spec.Words) != 1 || spec.Near || spec.EmergencySlug != "" || spec.Type != "" || spec.Category != "" ||
-		spec.Urgency != "" || spec.Municipio != "" || spec.SinceMillis() >= 0 || spec.StatusOr() == "" {
-		return 0, false, nil
+// The bounds of a q total, the Badger store's (badgerstore's maxExactWordWalk, maxTotalTextChecks,
+// maxWordTokens, maxNearCollect), so that both stores estimate in the same cases (storetest's
+// TextTotalsPastTheBound), from the same newest candidates. (Badger divides by the sample's size where
+// sampleTotal divides by the driver's tokens it holds: the same figure when no candidate has two of them.)
+const (
+	// maxExactWordWalk: a q total whose candidates (the records having a token that contains the
+	// driving run of letters and digits, from the word counters) are at most this many is counted.
+	maxExactWordWalk = 20000
+	// maxTotalTextChecks: past maxExactWordWalk, or when no word drives, the total is estimated from this
+	// many newest candidates (exact when there are no more).
+	maxTotalTextChecks = 2000
+	// maxWordTokens: a run in more tokens than this (a letter, a syllable) does not drive.
+	maxWordTokens = 64
+	// maxNearCollect: a radius q whose candidates are more than this many is not driven by its words.
+	maxNearCollect = 50000
+)
+
+// wordPlan is the run of letters and digits of a query word that drives a q total, as Badger plans its
+// word index: the run whose tokens (at most maxWordTokens) count the fewest records of the status.
+type wordPlan struct {
+	run       string
+	tokens    []string
+	counts    int64 // the sum of the tokens' counters: at least the records having any of them
+	checkText bool  // the candidates are not exactly the matches
+}
+
+// planWords returns the plan of spec's words; nil when none drives (every status, or every run in too
+// many tokens). A run that no token contains gives an empty plan (counts 0): nothing matches.
+func planWords(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (*wordPlan, error) {
+	st := spec.StatusOr()
+	if st == "" {
+		return nil, nil
 	}
-	w := spec.Words[0]
-	if w == "" || strings.IndexFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) >= 0 {
-		return 0, false, nil
+	var best *wordPlan
+	for _, w := range spec.Words {
+		for _, run := range strings.FieldsFunc(w, notAlnum) {
+			p := &wordPlan{run: run}
+			// Tokens of any status, as Badger's vocabulary (zero counters included).
+			err := tx.QueryRow(ctx, `WITH t AS (SELECT DISTINCT token FROM directaid_words WHERE token LIKE $1 LIMIT $3)
+				SELECT array(SELECT token FROM t), (SELECT coalesce(sum(n), 0)::bigint FROM directaid_words WHERE status = $2 AND token IN (SELECT token FROM t))`,
+				"%"+likeEscape(run)+"%", st, maxWordTokens+1).Scan(&p.tokens, &p.counts)
+			if err != nil {
+				return nil, err
+			}
+			if len(p.tokens) > maxWordTokens {
+				continue
+			}
+			if p.counts == 0 {
+				return p, nil
+			}
+			if best == nil || p.counts < best.counts {
+				best = p
+			}
+		}
 	}
-	// Tokens of any status, as Badger's vocabulary: the first two that contain w tell whether w is alone.
-	var toks []string
-	if err := tx.QueryRow(ctx, `SELECT array(SELECT DISTINCT token FROM directaid_words WHERE token LIKE $1 LIMIT 2)`,
-		"%"+likeEscape(w)+"%").Scan(&toks); err != nil {
-		return 0, false, err
+	if best != nil {
+		best.checkText = len(spec.Words) > 1 || strings.IndexFunc(spec.Words[0], notAlnum) >= 0
 	}
-	if len(toks) != 1 || toks[0] != w {
-		return 0, false, nil
+	return best, nil
+}
+
+func notAlnum(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
+
+// onlyToken reports whether the records matching spec are exactly those having the plan's one token, so
+// that its counter is the total.
+func (p *wordPlan) onlyToken(spec *store.ListSpec) bool {
+	return !p.checkText && len(p.tokens) == 1 && p.tokens[0] == spec.Words[0] && !spec.Near && spec.EmergencySlug == "" &&
+		spec.Type == "" && spec.Category == "" && spec.Urgency == "" && spec.Municipio == "" && spec.SinceMillis() < 0
+}
+
+// wordsTotal sets res.Total (and TotalExact) of a q list whose page is in res, counting no more than a
+// bounded number of rows, as Badger's listWords: one page from the start is its own total; a one-word q
+// equal to the only token containing it reads its counter; a radius q driven by its words, or one whose
+// driving run's counters say at most maxExactWordWalk candidates, is counted; past that the total is
+// estimated from the newest maxTotalTextChecks candidates (TotalExact false; see sampleTotal). With no driving word (every status, a municipio, a run in every token, a radius q
+// of too many candidates) the candidates are the records of the other filters: counted when at most
+// maxTotalTextChecks, else estimated from the newest of them.
+func wordsTotal(ctx context.Context, tx pgx.Tx, spec *store.ListSpec, res *store.ListResult) error {
+	res.TotalExact = true
+	if spec.After == nil && res.Next == nil {
+		res.Total = len(res.Records)
+		return nil
 	}
-	err = tx.QueryRow(ctx, `SELECT coalesce(sum(n), 0)::bigint FROM directaid_words WHERE status = $1 AND token = $2`,
-		spec.StatusOr(), w).Scan(&n)
-	return n, err == nil, err
+	var plan *wordPlan
+	if spec.Municipio == "" {
+		var err error
+		if plan, err = planWords(ctx, tx, spec); err != nil {
+			return err
+		}
+	}
+	cond, args := where(spec)
+	count := func() (n int, err error) {
+		if spec.Near {
+			return countNear(ctx, tx, spec, cond, args)
+		}
+		err = tx.QueryRow(ctx, `SELECT count(*) FROM directaid_records WHERE `+cond, args...).Scan(&n)
+		return n, err
+	}
+	var err error
+	if plan != nil && (!spec.Near || plan.counts <= maxNearCollect) {
+		switch {
+		case plan.counts == 0:
+			res.Total = 0
+		case plan.onlyToken(spec):
+			err = tx.QueryRow(ctx, `SELECT coalesce(sum(n), 0)::bigint FROM directaid_words WHERE status = $1 AND token = $2`,
+				spec.StatusOr(), plan.tokens[0]).Scan(&res.Total)
+		case spec.Near || plan.counts <= maxExactWordWalk:
+			res.Total, err = count()
+		default:
+			// The candidates: the records of the status having a token that contains the run, that is whose
+			// text contains it (a run lies inside one token).
+			cargs := append(slices.Clone(args), spec.StatusOr(), "%"+likeEscape(plan.run)+"%")
+			text := "''" // the tokens a candidate has are counted when there are several
+			if len(plan.tokens) > 1 {
+				text = "search_text"
+			}
+			err = sampleTotal(ctx, tx, res, fmt.Sprintf(`SELECT %s, %s FROM directaid_records WHERE status = $%d AND search_text LIKE $%d
+				ORDER BY id DESC LIMIT %d`, cond, text, len(cargs)-1, len(cargs), maxTotalTextChecks+1), cargs, plan.tokens, func() (int, error) { return int(plan.counts), nil })
+		}
+		return err
+	}
+	other := *spec
+	other.Words = nil
+	ocond, oargs := where(&other)
+	candidates := func() (n int, err error) {
+		switch {
+		case spec.Near:
+			return countNear(ctx, tx, &other, ocond, oargs)
+		case countable(&other):
+			err = tx.QueryRow(ctx, `SELECT coalesce(sum(n), 0)::bigint FROM directaid_counts WHERE `+ocond, oargs...).Scan(&n)
+		default:
+			err = tx.QueryRow(ctx, `SELECT count(*) FROM directaid_records WHERE `+ocond, oargs...).Scan(&n)
+		}
+		return n, err
+	}
+	if spec.Near {
+		// The circle's candidates are counted first (the sample below is not of the circle alone).
+		n, err := candidates()
+		if err != nil || n <= maxTotalTextChecks {
+			if err == nil {
+				res.Total, err = count()
+			}
+			return err
+		}
+		candidates = func() (int, error) { return n, nil }
+	}
+	return sampleTotal(ctx, tx, res, fmt.Sprintf(`SELECT %s, '' FROM directaid_records WHERE %s ORDER BY id DESC LIMIT %d`,
+		cond, ocond, maxTotalTextChecks+1), args, nil, candidates)
+}
+
+// sampleTotal runs query, which yields whether each of the newest candidates matches and its text (one
+// more than maxTotalTextChecks at most): with no more than that the matches are the total. Else the total
+// is estimated, at least the page: the candidates number candidates() ÷ m, where m is the mean number of
+// tokens (of the driver's tokens; 1 without them) a candidate of the sample has, since a record having two
+// of them is counted by both counters; the matches are their share of the sample times that.
+func sampleTotal(ctx context.Context, tx pgx.Tx, res *store.ListResult, query string, args []any, tokens []string,
+	candidates func() (int, error)) error {
+	rows, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	read, matched, weight := 0, 0, 0
+	var m bool
+	var text string
+	if _, err := pgx.ForEachRow(rows, []any{&m, &text}, func() error {
+		if read++; read > maxTotalTextChecks {
+			return nil
+		}
+		if m {
+			matched++
+		}
+		k := 1
+		if len(tokens) > 1 {
+			k = 0
+			for _, tok := range store.TextTokens(text) {
+				if slices.Contains(tokens, tok) {
+					k++
+				}
+			}
+		}
+		weight += max(k, 1)
+		return nil
+	}); err != nil {
+		return err
+	}
+	res.Total = matched
+	if read <= maxTotalTextChecks {
+		return nil
+	}
+	n, err := candidates()
+	if err != nil {
+		return err
+	}
+	res.TotalExact = false
+	est := int(math.Round(float64(matched) / float64(weight) * float64(n)))
+	res.Total = max(matched, est, len(res.Records))
+	return nil
 }

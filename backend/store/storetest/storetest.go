@@ -36,6 +36,7 @@ var Behaviours = []struct {
 	{"ListMatchesReference", testListMatchesReference},
 	{"RadiusNearestFirst", testRadiusNearestFirst},
 	{"NoTotal", testNoTotal},
+	{"TextTotalsPastTheBound", testTextTotalsPastTheBound},
 	{"PagingUnderConcurrentInserts", testPagingUnderConcurrentInserts},
 	{"Aggregates", testAggregates},
 	{"UpdateTransitions", testUpdateTransitions},

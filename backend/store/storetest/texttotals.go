@@ -1,0 +1,143 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/schema"
+)
+
+// textTotalRecords is more than the stores' bound on a counted q total (20,000 candidates): past it they
+// estimate, and must say so alike.
+const textTotalRecords = 24000
+
+// maxTextEstimateError is the relative error allowed to an estimated q total here, where the records
+// are in random order (the estimate reads the newest 2,000 candidates): the figures measured are logged.
+const maxTextEstimateError = 0.10
+
+// seedFast stores recs (as they are), through the store's batch import when it has one.
+func seedFast(t *testing.T, s store.Store, recs []*store.Record) {
+	t.Helper()
+	// A store that takes records as they are, in batches (the PostgreSQL store's, for migrate), is faster
+	// to seed than by one Create each.
+	if imp, ok := s.(interface {
+		Import(ctx context.Context, recs []*store.Record) (store.ImportResult, error)
+	}); ok {
+		for b := range slices.Chunk(recs, 2000) {
+			if res, err := imp.Import(ctx, b); err != nil || res.Created != len(b) {
+				t.Fatalf("import: %+v, %v", res, err)
+			}
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	errs := make(chan error, len(recs))
+	for _, r := range recs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if _, created, err := s.Create(ctx, r); err != nil || !created {
+				errs <- fmt.Errorf("create %s: created %v, %w", r.ID, created, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// testTextTotalsPastTheBound: q totals over more candidates than the stores count are estimated
+// (TotalExact false) in the same cases on every store, within maxTextEstimateError of the truth; the
+// others are exact; first pages are exact in every case.
+func testTextTotalsPastTheBound(t *testing.T, s store.Store) {
+	rng := rand.New(rand.NewPCG(15, 10))
+	start := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+	recs := make([]*store.Record, textTotalRecords)
+	for i := range recs {
+		r := SynthRecord(rng, start.Add(time.Duration(i)*time.Second), i)
+		// 80% «insulina», 10% «insulinas», 10% neither; 30% «urgente»; 5% «agua», 3% «frazadas»; every record
+		// one of 100 «loteNN» (so «lote» is in more tokens than a word may drive: no word index).
+		title := []string{"Insulina", "Insulina", "Insulina", "Insulina", "Insulina", "Insulina", "Insulina", "Insulina", "Insulinas", "Pañales"}[rng.IntN(10)]
+		if rng.IntN(10) < 3 {
+			title += " urgente"
+		}
+		switch k := rng.IntN(100); {
+		case k < 5:
+			title += " y agua"
+		case k < 8:
+			title += " y frazadas"
+		}
+		r.Title, r.Description = title, fmt.Sprintf("lote%02d", i%100)
+		r.Status, r.UpdatedAt = store.StatusOpen, r.CreatedAt
+		recs[i] = r
+	}
+	seedFast(t, s, recs)
+	near := store.ListSpec{Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 5}
+	for _, c := range []struct {
+		spec  store.ListSpec
+		exact bool
+		why   string
+	}{
+		{store.ListSpec{Words: []string{"insul"}, Type: schema.TypeRequest}, false, "a prefix in two tokens counting 21,600"},
+		{store.ListSpec{Words: []string{"insulina"}}, false, "a token contained in another: its run drives, 21,600"},
+		{store.ListSpec{Words: []string{"insulina", "lote"}}, false, "two words, insulina drives (lote is in 100 tokens)"},
+		{store.ListSpec{Words: []string{"insulina", "urgente"}}, true, "urgente drives: 7,200 candidates, counted"},
+		{store.ListSpec{Words: []string{"agua"}}, true, "one token alone: its counter"},
+		{store.ListSpec{Words: []string{"agua"}, Category: "salud"}, true, "1,200 candidates, counted"},
+		{store.ListSpec{Words: []string{"frazadas"}, Type: schema.TypeOffer}, true, "720 candidates, counted"},
+		{store.ListSpec{Words: []string{"lote07"}}, true, "one token alone: its counter"},
+		{store.ListSpec{Words: []string{"lote"}}, false, "no word drives: every open record is a candidate"},
+		{store.ListSpec{Words: []string{"lote"}, Category: "salud"}, false, "no word drives: ~3,400 salud records"},
+		{store.ListSpec{Words: []string{"lote"}, Category: "salud", Urgency: "urgent"}, true, "no word drives: ~570 candidates, counted"},
+		{store.ListSpec{Words: []string{"insul"}, Municipio: "63001"}, false, "a municipio: its 9,600 records are the candidates"},
+		{store.ListSpec{Words: []string{"urgente"}, Near: near.Near, Lat: near.Lat, Lon: near.Lon, RadiusKm: near.RadiusKm}, true, "a radius q driven by its words is counted"},
+	} {
+		spec := c.spec
+		spec.Limit = 20
+		t.Run(fmt.Sprintf("%+v", spec), func(t *testing.T) {
+			want := Reference(recs, &spec)
+			res, err := s.List(ctx, &spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, wantIDs []string
+			for _, r := range res.Records {
+				got = append(got, r.ID)
+			}
+			for _, m := range want[:min(len(want), spec.Limit)] {
+				wantIDs = append(wantIDs, m.ID)
+			}
+			if !slices.Equal(got, wantIDs) {
+				t.Fatalf("first page:\n got %v\nwant %v", head(got), head(wantIDs))
+			}
+			if res.TotalExact != c.exact {
+				t.Fatalf("totalExact %v, want %v (%s); total %d of %d", res.TotalExact, c.exact, c.why, res.Total, len(want))
+			}
+			errRel := math.Abs(float64(res.Total-len(want))) / float64(len(want))
+			t.Logf("total %d, exact %v, true %d: error %.2f%%", res.Total, res.TotalExact, len(want), 100*errRel)
+			if (c.exact && res.Total != len(want)) || errRel > maxTextEstimateError {
+				t.Fatalf("total %d (exact %v), want %d", res.Total, res.TotalExact, len(want))
+			}
+			// The next page's total is said the same way.
+			if res.Next == nil {
+				return
+			}
+			spec.After = res.Next
+			if next, err := s.List(ctx, &spec); err != nil || next.TotalExact != c.exact {
+				t.Fatalf("second page: %+v, %v", next, err)
+			}
+		})
+	}
+}
