@@ -228,19 +228,45 @@ func servePanorama(w http.ResponseWriter, r *http.Request, p *schema.Panorama) {
 // serveStamped serves v with an ETag that ignores its generation time (stamp), so that an unchanged
 // list revalidates with 304 although every answer says when it was generated.
 func serveStamped[T any](w http.ResponseWriter, r *http.Request, v *T, stamp func(*T) *time.Time, contentType, cacheControl string) {
-	at := *stamp(v)
-	*stamp(v) = time.Time{}
-	unstamped, err := json.Marshal(v)
-	*stamp(v) = at
-	var body []byte
-	if err == nil {
-		body, err = json.Marshal(v)
-	}
+	body, err := json.Marshal(v)
 	if err != nil {
 		writeProblem(w, asProblem(err))
 		return
 	}
+	unstamped, ok := unstampedJSON(body, *stamp(v))
+	if !ok { // not found (it always is): encode again without the stamp
+		at := *stamp(v)
+		*stamp(v) = time.Time{}
+		unstamped, err = json.Marshal(v)
+		*stamp(v) = at
+		if err != nil {
+			writeProblem(w, asProblem(err))
+			return
+		}
+	}
 	serveWithETag(w, r, body, webutil.ETag(unstamped), contentType, cacheControl)
+}
+
+// zeroStamp is how encoding/json writes a zero generatedAt.
+var zeroStamp = []byte(`"generatedAt":"0001-01-01T00:00:00Z"`)
+
+// unstampedJSON is body, the encoding of a value stamped `at` in its field generatedAt, as it would be
+// encoded with a zero stamp: the first `"generatedAt":"<at>"` replaced. Inside a JSON string a quote is
+// always escaped, so that text can only be a member; a list's items have no generatedAt, and it comes
+// before them. This saves encoding every answer twice (TestUnstampedJSON).
+func unstampedJSON(body []byte, at time.Time) ([]byte, bool) {
+	enc, err := json.Marshal(at)
+	if err != nil || at.IsZero() {
+		return body, err == nil && bytes.Contains(body, zeroStamp)
+	}
+	member := append([]byte(`"generatedAt":`), enc...)
+	i := bytes.Index(body, member)
+	if i < 0 {
+		return nil, false
+	}
+	out := make([]byte, 0, len(body)-len(member)+len(zeroStamp))
+	out = append(append(append(out, body[:i]...), zeroStamp...), body[i+len(member):]...)
+	return out, true
 }
 
 // listCSV renders a list as CSV: a header row, the HXL hashtag row, then one row per record, by the
