@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/directaid/directaid/internal/loadgen"
+	"github.com/directaid/directaid/internal/pgtest"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -338,7 +339,7 @@ func (r *runner) dbCPU(store string) time.Duration {
 	if store != Postgres || r.o.PostgresDataDir == "" {
 		return 0
 	}
-	return postgresCPU(r.o.PostgresDataDir)
+	return pgtest.ClusterCPU(r.o.PostgresDataDir)
 }
 
 // profileIf saves the Badger server's CPU profile for d when o asks for scenario; the channel says when

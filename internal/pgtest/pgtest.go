@@ -371,3 +371,43 @@ func Main(m *testing.M) int {
 	}
 	return code
 }
+
+// ClusterCPU is the CPU time (user + system) of the PostgreSQL cluster whose data directory is dir: the
+// postmaster, its live children (backends, writers) and the children it has reaped. 0 when unknown.
+func ClusterCPU(dir string) time.Duration {
+	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	if err != nil {
+		return 0
+	}
+	const clkTck = 100 // USER_HZ on Linux
+	var ticks int64
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesized command name: state, ppid, …, utime (11), stime, cutime, cstime.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 15 {
+			continue
+		}
+		self := p == fmt.Sprintf("/proc/%d/stat", pid)
+		if !self && f[1] != strconv.Itoa(pid) {
+			continue
+		}
+		last := 12
+		if self {
+			last = 14 // the reaped children's time too
+		}
+		for _, v := range f[11 : last+1] {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			ticks += n
+		}
+	}
+	return time.Duration(ticks) * time.Second / clkTck
+}
