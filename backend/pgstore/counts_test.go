@@ -143,15 +143,27 @@ func TestCountersFollowWrites(t *testing.T) {
 	}
 	checkCounts(t, db, "after concurrent status changes")
 
-	// Undo migrations 0006 and 0007 and apply them again over the stored records: the backfill counts them.
+	// Undo migrations 0006, 0007 and 0009 and apply them again over the stored records: the backfill
+	// counts them, and publications after it are counted once (by 0009's statement trigger alone).
 	if _, err := db.Pool.Exec(ctx, `DROP TRIGGER directaid_records_count ON directaid_records;
+		DROP TRIGGER directaid_records_count_insert ON directaid_records; DROP FUNCTION directaid_records_count_inserted();
 		DROP FUNCTION directaid_records_count(); DROP FUNCTION directaid_count_add(directaid_records, integer);
-		DROP TABLE directaid_counts; DROP TABLE directaid_words; DELETE FROM directaid_schema_migrations WHERE version IN (6, 7)`); err != nil {
+		DROP TABLE directaid_counts; DROP TABLE directaid_words; DELETE FROM directaid_schema_migrations WHERE version IN (6, 7, 9)`); err != nil {
 		t.Fatal(err)
 	}
 	applied, err := pgstore.Migrate(ctx, db.Pool)
-	if err != nil || !slices.Equal(applied, []int{6, 7}) {
+	if err != nil || !slices.Equal(applied, []int{6, 7, 9}) {
 		t.Fatalf("migrate again: %v %v", applied, err)
 	}
 	checkCounts(t, db, "after the backfill")
+	for i := range 100 {
+		rec := storetest.SynthRecord(rng, time.Date(2026, 4, 1, 0, i, 0, 0, time.UTC), 2000+i)
+		wg.Go(func() {
+			if _, _, err := s.Create(ctx, rec); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	checkCounts(t, db, "after publishing on the migrated-again schema")
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,10 +29,18 @@ type Store struct {
 	Timeout time.Duration
 	// Now is the clock of the updatedAt stamps (tests move it).
 	Now func() time.Time
+
+	// The group commit of Create (create.go).
+	queue        chan *createReq
+	startWriters sync.Once
+	stop         chan struct{}
+	closeOnce    sync.Once
 }
 
 // NewStore returns the store on db. Close does not close db: its owner does.
-func NewStore(db *DB) *Store { return &Store{db: db, Timeout: 10 * time.Second, Now: time.Now} }
+func NewStore(db *DB) *Store {
+	return &Store{db: db, Timeout: 10 * time.Second, Now: time.Now, queue: make(chan *createReq), stop: make(chan struct{})}
+}
 
 // fail marks the errors of an unreachable server as store.ErrUnreachable (503, retry).
 func fail(err error) error {
@@ -105,52 +114,6 @@ func columns(rec *store.Record) (needed *int32, loc *string, expires *time.Time,
 		expires = &e
 	}
 	return needed, loc, expires, strings.ReplaceAll(store.SearchText(rec), "\x00", " ")
-}
-
-func (s *Store) create(ctx context.Context, rec *store.Record) (*store.Record, bool, error) {
-	if err := s.ready(ctx); err != nil {
-		return nil, false, err
-	}
-	stored := *rec
-	if stored.Status == "" {
-		stored.Status = store.StatusOpen
-	}
-	stored.UpdatedAt = time.Time{} // updated_ms is the authority (decode)
-	doc, err := json.Marshal(&stored)
-	if err != nil {
-		return nil, false, err
-	}
-	needed, loc, expires, search := columns(&stored)
-	floor := max(s.Now().UnixMilli(), rec.CreatedAt.UnixMilli(), rec.UpdatedAt.UnixMilli())
-	// One round trip, one implicit transaction: the shared feed lock, then the insert with its stamp.
-	b := &pgx.Batch{}
-	b.Queue(`SELECT pg_advisory_xact_lock_shared($1)`, feedLock)
-	// The word counters (0007) count the tokens of a record inserted now; they are taken before the count
-	// rows (0006's trigger runs at the statement's end), as Update takes them, in token order.
-	ins := b.Queue(`WITH ins AS (INSERT INTO directaid_records (id, source, external_id, created_at, emergency_slug, type,
-		category, urgency, needed_people, loc, search_text, doc, status, expires_at, updated_ms, municipio_code)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12, $13, $14, `+fmt.Sprintf(nextStamp, "$15::bigint")+`, $16)
-		ON CONFLICT (source, external_id) DO NOTHING RETURNING updated_ms),
-		w AS (INSERT INTO directaid_words AS c (status, token, shard, n)
-		SELECT $13, tok, directaid_shard(), 1 FROM ins, unnest($17::text[]) WITH ORDINALITY AS t(tok, i) ORDER BY i
-		ON CONFLICT (status, token, shard) DO UPDATE SET n = c.n + 1)
-		SELECT updated_ms FROM ins`,
-		rec.ID, []byte(rec.Source), []byte(rec.ExternalID), rec.CreatedAt, rec.EmergencySlug, rec.Type, rec.Category,
-		rec.Urgency, needed, loc, search, doc, stored.Status, expires, floor, rec.MunicipioCode, store.TextTokens(store.SearchText(&stored)))
-	var ms int64
-	ins.QueryRow(func(row pgx.Row) error { return row.Scan(&ms) })
-	err = s.db.Pool.SendBatch(ctx, b).Close()
-	if err == nil {
-		stored.UpdatedAt = time.UnixMilli(ms).UTC()
-		return &stored, true, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return nil, false, err
-	}
-	// The pair exists. A new statement sees it even when its transaction committed after ours began.
-	got, err := s.scanOne(s.db.Pool.QueryRow(ctx, `SELECT doc, updated_ms FROM directaid_records WHERE source = $1 AND external_id = $2`,
-		[]byte(rec.Source), []byte(rec.ExternalID)))
-	return got, false, err
 }
 
 // Update implements store.Store: the row is locked (FOR UPDATE) while fn runs, so updates of one record
@@ -603,6 +566,7 @@ func (s *Store) aggregates(ctx context.Context, slugs []string) (map[string]*sto
 // Close implements store.Store: later calls fail with store.ErrClosed.
 func (s *Store) Close() error {
 	s.closed.Store(true)
+	s.closeOnce.Do(func() { close(s.stop) })
 	return nil
 }
 

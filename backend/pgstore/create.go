@@ -1,0 +1,291 @@
+package pgstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/directaid/directaid/backend/store"
+)
+
+// Publications are written by group commit, as in the Badger store: the Creates waiting when a writer
+// is free form one transaction of at most maxBatch records, written by one multi-row INSERT … ON CONFLICT
+// DO NOTHING with its word counters summed per batch (and its count rows per statement, migration 0009),
+// so that a batch costs one round trip, one commit and one WAL flush, and each counter row is updated
+// once per batch instead of once per record. A Create returns once its batch has committed. A lone
+// Create is a batch of one: no waiting for company.
+const (
+	maxBatch = 64
+	// writers is the number of batches in flight: each its own connection (and so its own counter
+	// shard), so that one batch's commit overlaps the next one's statement.
+	writers = 4
+)
+
+// createReq is a Create waiting for its batch: the row is prepared by the caller's goroutine.
+type createReq struct {
+	ctx    context.Context
+	stored store.Record // as it will be stored (status set, updatedAt from the row)
+	doc    []byte
+	floor  int64 // the least updated_ms
+	toks   []string
+	done   chan createRes
+}
+
+type createRes struct {
+	rec     *store.Record
+	created bool
+	err     error
+}
+
+// pairKey is the idempotency pair as a map key.
+type pairKey struct{ source, externalID string }
+
+func (r *createReq) pair() pairKey { return pairKey{r.stored.Source, r.stored.ExternalID} }
+
+func (s *Store) create(ctx context.Context, rec *store.Record) (*store.Record, bool, error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, false, err
+	}
+	r, err := s.newCreateReq(ctx, rec)
+	if err != nil {
+		return nil, false, err
+	}
+	s.startWriters.Do(func() {
+		for range writers {
+			go s.writer()
+		}
+	})
+	select {
+	case s.queue <- r:
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	case <-s.stop:
+		return nil, false, store.ErrClosed
+	}
+	// Once queued, the batch decides (a record may be committed even if ctx ends meanwhile, as before
+	// batching a commit could outlive a timeout): wait for it unless ctx ends first.
+	select {
+	case res := <-r.done:
+		return res.rec, res.created, res.err
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+}
+
+// newCreateReq prepares the row of rec in the caller's goroutine.
+func (s *Store) newCreateReq(ctx context.Context, rec *store.Record) (*createReq, error) {
+	r := &createReq{ctx: ctx, stored: *rec, done: make(chan createRes, 1)}
+	if r.stored.Status == "" {
+		r.stored.Status = store.StatusOpen
+	}
+	r.stored.UpdatedAt = time.Time{} // updated_ms is the authority (decode)
+	var err error
+	if r.doc, err = json.Marshal(&r.stored); err != nil {
+		return nil, err
+	}
+	r.floor = max(s.Now().UnixMilli(), rec.CreatedAt.UnixMilli(), rec.UpdatedAt.UnixMilli())
+	r.toks = store.TextTokens(store.SearchText(&r.stored))
+	return r, nil
+}
+
+// writer commits batches of waiting Creates until the store closes.
+func (s *Store) writer() {
+	batch := make([]*createReq, 0, maxBatch)
+	for {
+		select {
+		case <-s.stop:
+			return
+		case r := <-s.queue:
+			batch = append(batch[:0], r)
+		}
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case r := <-s.queue:
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+// commit writes batch and answers each of its Creates exactly: the first of a pair is created (or finds
+// the stored record), any later Create of the same pair in the batch gets the same stored record, not
+// created.
+func (s *Store) commit(batch []*createReq) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.Timeout)
+	defer cancel()
+	var live, leads []*createReq
+	firstOf := map[pairKey]*createReq{}
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil { // its caller has gone: nothing to write
+			r.done <- createRes{err: err}
+			continue
+		}
+		live = append(live, r)
+		if _, ok := firstOf[r.pair()]; !ok {
+			firstOf[r.pair()] = r
+			leads = append(leads, r)
+		}
+	}
+	if len(leads) == 0 {
+		return
+	}
+	res, err := s.insertBatch(ctx, leads)
+	if err != nil && len(leads) > 1 && !Unavailable(err) {
+		// One bad record (or a deadlock with another node) must not fail the others: each alone.
+		res, err = map[*createReq]createRes{}, nil
+		for _, r := range leads {
+			one, err := s.insertBatch(ctx, []*createReq{r})
+			if err != nil {
+				one = map[*createReq]createRes{r: {err: err}}
+			}
+			res[r] = one[r]
+		}
+	}
+	for _, r := range live {
+		got := res[firstOf[r.pair()]]
+		switch {
+		case err != nil:
+			r.done <- createRes{err: err}
+		case r == firstOf[r.pair()] || got.err != nil:
+			r.done <- got
+		default:
+			r.done <- createRes{rec: copyRecord(got.rec)}
+		}
+	}
+}
+
+// copyRecord is a copy of rec that shares nothing a caller could change.
+func copyRecord(rec *store.Record) *store.Record {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		c := *rec
+		return &c
+	}
+	out := new(store.Record)
+	if json.Unmarshal(b, out) != nil {
+		c := *rec
+		return &c
+	}
+	return out
+}
+
+// insertBatch inserts the records of reqs (distinct pairs) in one implicit transaction, in one round
+// trip: the shared feed lock (see feedLock), then one statement inserting the rows in pair order (so that
+// two batches racing for the same pairs never wait for each other crosswise) and adding the tokens of the
+// rows it inserted to the word counters (0007), summed per (status, token) and in key order, before the
+// count rows (0009's statement trigger runs at the statement's end), as Update takes them. The pairs
+// already stored are then read in a statement of their own, which sees them even when their transaction
+// committed after ours began.
+func (s *Store) insertBatch(ctx context.Context, reqs []*createReq) (map[*createReq]createRes, error) {
+	reqs = slices.Clone(reqs)
+	slices.SortFunc(reqs, func(a, b *createReq) int {
+		if c := bytes.Compare([]byte(a.stored.Source), []byte(b.stored.Source)); c != 0 {
+			return c
+		}
+		return bytes.Compare([]byte(a.stored.ExternalID), []byte(b.stored.ExternalID))
+	})
+	n := len(reqs)
+	var (
+		ids, slugs, types, cats, urgs, searches, statuses, munis = make([]string, n), make([]string, n), make([]string, n),
+			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		sources, extIDs, docs = make([][]byte, n), make([][]byte, n), make([][]byte, n)
+		createdAts            = make([]time.Time, n)
+		neededs               = make([]*int32, n)
+		locs                  = make([]*string, n)
+		expires               = make([]*time.Time, n)
+		floors                = make([]int64, n)
+		tokIDs, toks          []string
+	)
+	byID := make(map[string]*createReq, n)
+	for i, r := range reqs {
+		rec := &r.stored
+		ids[i], sources[i], extIDs[i], createdAts[i] = rec.ID, []byte(rec.Source), []byte(rec.ExternalID), rec.CreatedAt
+		slugs[i], types[i], cats[i], urgs[i], statuses[i], munis[i] = rec.EmergencySlug, rec.Type, rec.Category, rec.Urgency, rec.Status, rec.MunicipioCode
+		neededs[i], locs[i], expires[i], searches[i] = columns(rec)
+		docs[i], floors[i] = r.doc, r.floor
+		for _, t := range r.toks {
+			tokIDs, toks = append(tokIDs, rec.ID), append(toks, t)
+		}
+		byID[rec.ID] = r
+	}
+	out := make(map[*createReq]createRes, n)
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock_shared($1)`, feedLock)
+	b.Queue(`WITH v AS (SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::timestamptz[], $5::text[], $6::text[],
+			$7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::bytea[], $13::text[], $14::timestamptz[], $15::bigint[], $16::text[])
+			WITH ORDINALITY AS v(id, source, external_id, created_at, emergency_slug, type, category, urgency, needed_people, loc,
+			search_text, doc, status, expires_at, floor, municipio_code, i)),
+		ins AS (INSERT INTO directaid_records (id, source, external_id, created_at, emergency_slug, type,
+			category, urgency, needed_people, loc, search_text, doc, status, expires_at, updated_ms, municipio_code)
+			SELECT id, source, external_id, created_at, emergency_slug, type, category, urgency, needed_people, loc::point,
+			search_text, doc, status, expires_at, `+fmt.Sprintf(nextStamp, "floor")+`, municipio_code FROM v ORDER BY i
+			ON CONFLICT (source, external_id) DO NOTHING RETURNING id, status, updated_ms),
+		w AS (INSERT INTO directaid_words AS c (status, token, shard, n)
+			SELECT ins.status, t.tok, directaid_shard(), count(*) FROM ins JOIN unnest($17::text[], $18::text[]) AS t(id, tok) ON t.id = ins.id
+			GROUP BY 1, 2 ORDER BY ins.status COLLATE "C", t.tok
+			ON CONFLICT (status, token, shard) DO UPDATE SET n = c.n + EXCLUDED.n)
+		SELECT id, updated_ms FROM ins`,
+		ids, sources, extIDs, createdAts, slugs, types, cats, urgs, neededs, locs, searches, docs, statuses, expires, floors, munis,
+		tokIDs, toks).Query(func(rows pgx.Rows) error {
+		var id string
+		var ms int64
+		_, err := pgx.ForEachRow(rows, []any{&id, &ms}, func() error {
+			r := byID[id]
+			if r == nil {
+				return fmt.Errorf("pgstore: the insert returned an id it was not given: %q", id)
+			}
+			rec := r.stored
+			rec.UpdatedAt = time.UnixMilli(ms).UTC()
+			out[r] = createRes{rec: &rec, created: true}
+			return nil
+		})
+		return err
+	})
+	if err := s.db.Pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	// The pairs that were already stored.
+	var srcs, exts [][]byte
+	for _, r := range reqs {
+		if _, ok := out[r]; !ok {
+			srcs, exts = append(srcs, []byte(r.stored.Source)), append(exts, []byte(r.stored.ExternalID))
+		}
+	}
+	if len(srcs) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.Pool.Query(ctx, `SELECT source, external_id, doc, updated_ms FROM directaid_records
+		WHERE (source, external_id) IN (SELECT * FROM unnest($1::bytea[], $2::bytea[]))`, srcs, exts)
+	if err != nil {
+		return nil, err
+	}
+	found := map[pairKey]createRes{}
+	var src, ext, doc []byte
+	var ms int64
+	if _, err := pgx.ForEachRow(rows, []any{&src, &ext, &doc, &ms}, func() error {
+		rec, err := decode(doc, ms)
+		found[pairKey{string(src), string(ext)}] = createRes{rec: rec, err: err}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	for _, r := range reqs {
+		if _, ok := out[r]; !ok {
+			got, ok := found[r.pair()]
+			if !ok {
+				got = createRes{err: store.ErrNotFound}
+			}
+			out[r] = got
+		}
+	}
+	return out, nil
+}
