@@ -2,11 +2,14 @@ package badgerstore
 
 import (
 	"context"
+	"expvar"
 	"io/fs"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,6 +33,24 @@ func BenchmarkPublish(b *testing.B) {
 	t0 := time.Date(2026, 8, 11, 14, 0, 0, 0, time.UTC)
 	n := max(b.N, 100_000) // the density of the generator's box; b.N only counts records
 	puts, userBytes, gets := expvarInt("badger_put_num_user"), expvarInt("badger_write_bytes_user"), expvarInt("badger_get_num_user")
+	compacted := expvarSum("badger_write_bytes_compaction")
+	cpu := cpuTime()
+	var peak atomic.Uint64 // the live Go heap after the last GC, sampled every 50 ms
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		for {
+			select {
+			case <-stopSampling:
+				return
+			case <-time.After(50 * time.Millisecond):
+				metrics.Read(live)
+				peak.Store(max(peak.Load(), live[0].Value.Uint64()))
+			}
+		}
+	}()
 	var next atomic.Int64
 	b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0))) // 64 publishing goroutines
 	b.ReportAllocs()
@@ -44,7 +65,14 @@ func BenchmarkPublish(b *testing.B) {
 		}
 	})
 	b.StopTimer()
+	close(stopSampling)
+	<-sampled
+	b.ReportMetric(float64(peak.Load())/(1<<20), "peaklive-MB")
 	nf := float64(b.N)
+	// CPU of the whole process (publishers, writer, Badger's flushes and compactions): less noisy than
+	// wall time on a shared machine, which fsync latency dominates anyway.
+	b.ReportMetric(float64(cpuTime()-cpu)/nf/1e3, "cpu-µs/rec")
+	b.ReportMetric(float64(expvarSum("badger_write_bytes_compaction")-compacted)/nf, "compactB/rec")
 	b.ReportMetric(float64(expvarInt("badger_put_num_user")-puts)/nf, "puts/rec")
 	b.ReportMetric(float64(expvarInt("badger_get_num_user")-gets)/nf, "gets/rec")
 	b.ReportMetric(float64(expvarInt("badger_write_bytes_user")-userBytes)/nf, "userB/rec")
@@ -90,4 +118,25 @@ func BenchmarkPublish(b *testing.B) {
 		return nil
 	})
 	b.ReportMetric(float64(sst)/nf, "sstB/rec")
+}
+
+func expvarSum(name string) int64 {
+	var n int64
+	if m, ok := expvar.Get(name).(*expvar.Map); ok {
+		m.Do(func(kv expvar.KeyValue) {
+			if v, ok := kv.Value.(*expvar.Int); ok {
+				n += v.Value()
+			}
+		})
+	}
+	return n
+}
+
+// cpuTime is the user and system CPU time of the process so far, in ns.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
