@@ -139,15 +139,18 @@ func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult
 				res.TotalExact = false
 				var candidates int
 				if spec.Near {
-					candidates, err = countRadius(txn, spec, f)
+					candidates, _, err = countRadius(txn, spec, f)
 				} else {
 					candidates, err = countByAggregates(txn, spec, f)
 				}
 				est := int(math.Round(float64(res.Total) / float64(max(checked, 1)) * float64(candidates)))
 				res.Total = max(res.Total, est, len(hits))
 			}
+		case spec.Near && spec.After == nil && res.Next == nil:
+			res.Total = len(hits) // the page is the whole list
 		case spec.Near:
-			res.Total, err = countRadius(txn, spec, f)
+			res.Total, res.TotalExact, err = countRadius(txn, spec, f)
+			res.Total = max(res.Total, len(hits))
 		default:
 			res.Total, err = countByAggregates(txn, spec, f)
 		}

@@ -29,6 +29,11 @@ func checkExact(t *testing.T, s *Store, recs []*store.Record, spec store.ListSpe
 		if (exactTotal && !res.TotalExact) || (res.TotalExact && res.Total != len(want)) {
 			t.Fatalf("%s: total %d (exact %v), want %d", name, res.Total, res.TotalExact, len(want))
 		}
+		if page == 0 && spec.Near && len(spec.Words) == 0 {
+			if n, exact := storetest.RadiusTotal(recs, &spec); res.Total != n || res.TotalExact != exact {
+				t.Fatalf("%s: radius total %d (exact %v), want %d (exact %v)", name, res.Total, res.TotalExact, n, exact)
+			}
+		}
 		if spec.Near && len(res.Distances) != len(res.Records) {
 			t.Fatalf("%s: %d distances for %d records", name, len(res.Distances), len(res.Records))
 		}

@@ -86,12 +86,14 @@ func checkCounts(t *testing.T, db *pgstore.DB, when string) {
 	if len(wantWords) == 0 || !maps.Equal(gotWords, wantWords) {
 		t.Fatalf("%s: word counters differ from the records' tokens:\ncounters %v\nrecords  %v", when, gotWords, wantWords)
 	}
+	checkCells(t, db, when)
 }
 
-// TestCountersFollowWrites checks the counters (0006) and the word counters (0007) against the records
+// TestCountersFollowWrites checks the counters (0006), the word counters (0007) and the cell counters
+// (0011) against the records
 // after concurrent publications (64 at a time, so on several shards), an import and concurrent status changes in both directions (the trigger takes the
 // rows of a move in key order; crosswise moves would otherwise deadlock), and that migration 0006's
-// and 0007's backfills count the records stored before them.
+// 0007's and 0011's backfills count the records stored before them.
 func TestCountersFollowWrites(t *testing.T) {
 	ctx := context.Background()
 	db, err := pgstore.Open(pgtest.Shared(t).NewDatabase(t))
@@ -143,7 +145,7 @@ func TestCountersFollowWrites(t *testing.T) {
 	}
 	checkCounts(t, db, "after concurrent status changes")
 
-	// Undo migrations 0006, 0007 and 0009 and apply them again over the stored records: the backfill
+	// Undo migrations 0006, 0007, 0009 and 0011 and apply them again over the stored records: the backfill
 	// counts them, and publications after it are counted once (by 0009's statement trigger alone).
 	if _, err := db.Pool.Exec(ctx, `DROP TRIGGER directaid_records_count ON directaid_records;
 		DROP TRIGGER directaid_records_count_insert ON directaid_records; DROP FUNCTION directaid_records_count_inserted();
@@ -151,8 +153,11 @@ func TestCountersFollowWrites(t *testing.T) {
 		DROP TABLE directaid_counts; DROP TABLE directaid_words; DELETE FROM directaid_schema_migrations WHERE version IN (6, 7, 9)`); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := db.Pool.Exec(ctx, undoCells); err != nil {
+		t.Fatal(err)
+	}
 	applied, err := pgstore.Migrate(ctx, db.Pool)
-	if err != nil || !slices.Equal(applied, []int{6, 7, 9}) {
+	if err != nil || !slices.Equal(applied, []int{6, 7, 9, 11}) {
 		t.Fatalf("migrate again: %v %v", applied, err)
 	}
 	checkCounts(t, db, "after the backfill")

@@ -379,17 +379,11 @@ type candidate struct {
 // listNear answers a radius list. The page walks the GiST index best-first (KNN: nearest in flat degrees
 // first) and measures each candidate with the same haversine as Badger; a record at δ flat degrees from the
 // centre is at least δ·minKmPerDeg km away, so the walk stops once that bound passes the radius or the
-// last distance the page needs. The total counts the circle in SQL (see countNear).
+// last distance the page needs. The total comes from the cell counters (store.RadiusTotal); with q, from
+// wordsTotal.
 func (s *Store) listNear(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (*store.ListResult, error) {
 	cond, args := where(spec)
 	res := &store.ListResult{TotalExact: true}
-	if !spec.NoTotal && len(spec.Words) == 0 { // a q's total comes after the page (wordsTotal)
-		n, err := countNear(ctx, tx, spec, cond, args)
-		if err != nil {
-			return nil, err
-		}
-		res.Total = n
-	}
 	need := spec.Limit + 1
 	// Every point the walk accepts lies in the bounding box, and so does (up to the bulge of a great circle
 	// of at most 2·MaxRadiusKm, far below a degree) the shortest path to it.
@@ -447,8 +441,21 @@ func (s *Store) listNear(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (
 		last := page[len(page)-1]
 		res.Next = &store.Cursor{ID: last.id, Dist: last.dist, HasDist: true}
 	}
-	if spec.NoTotal {
+	var err error
+	switch {
+	case spec.NoTotal:
 		res.Total, res.TotalExact = len(page), spec.After == nil && res.Next == nil
+	case len(spec.Words) > 0:
+		// wordsTotal, after the records
+	case spec.After == nil && res.Next == nil:
+		res.Total = len(page) // the page is the whole list
+	default:
+		// From the cell counters (migration 0011), as Badger decides it.
+		res.Total, res.TotalExact, err = store.RadiusTotal(spec, &pgCells{ctx, tx, spec})
+		res.Total = max(res.Total, len(page))
+	}
+	if err != nil {
+		return nil, err
 	}
 	ids := make([]string, len(page))
 	for i, c := range page {

@@ -35,6 +35,7 @@ var Behaviours = []struct {
 	{"ConcurrentCreatesOfOnePair", testConcurrentCreates},
 	{"ListMatchesReference", testListMatchesReference},
 	{"RadiusNearestFirst", testRadiusNearestFirst},
+	{"RadiusEstimatedTotal", testRadiusEstimatedTotal},
 	{"NoTotal", testNoTotal},
 	{"TextTotalsPastTheBound", testTextTotalsPastTheBound},
 	{"PagingUnderConcurrentInserts", testPagingUnderConcurrentInserts},
@@ -116,6 +117,13 @@ func Seed(t testing.TB, s store.Store, n int, start time.Time, step time.Duratio
 	for i := range recs {
 		recs[i] = SynthRecord(rng, start.Add(time.Duration(i)*step), i)
 	}
+	return createAll(t, s, recs)
+}
+
+// createAll creates recs from 64 goroutines at a time and returns them as stored.
+func createAll(t testing.TB, s store.Store, recs []*store.Record) []*store.Record {
+	t.Helper()
+	n := len(recs)
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	sem := make(chan struct{}, 64)
@@ -236,7 +244,14 @@ func CheckList(t *testing.T, s store.Store, recs []*store.Record, spec store.Lis
 	if first.TotalExact && first.Total != len(want) {
 		t.Errorf("total %d, want %d", first.Total, len(want))
 	}
-	if !first.TotalExact && (!bounded || first.Total == 0) {
+	radius := spec.Near && len(spec.Words) == 0 && !spec.NoTotal && spec.After == nil
+	if radius {
+		// Both stores decide it alike from their cell counters: exact, or the same estimate.
+		if n, exact := RadiusTotal(recs, &spec); first.Total != n || first.TotalExact != exact {
+			t.Errorf("radius total %d (exact %v), want %d (exact %v)", first.Total, first.TotalExact, n, exact)
+		}
+	}
+	if !first.TotalExact && !radius && (!bounded || first.Total == 0) {
 		t.Errorf("total %d inexact without a lowered bound", first.Total)
 	}
 	i := 0

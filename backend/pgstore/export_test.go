@@ -1,0 +1,4 @@
+package pgstore
+
+// CellKey is cellKey, for the tests of package pgstore_test.
+var CellKey = cellKey
