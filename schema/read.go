@@ -64,7 +64,7 @@ type ListQuery struct {
 	Status        string   `json:"status,omitempty" jsonschema:"enum=open,enum=resolved,enum=expired,default=open" jsonschema_description:"Estado de los registros: open (vigentes, por defecto), resolved (resueltos) o expired (vencidos). Con since, sin status llegan todos los estados."`
 	Since         string   `json:"since,omitempty" jsonschema:"format=date-time" jsonschema_description:"Solo registros que cambiaron después de este instante (updatedAt, RFC 3339), del cambio más antiguo al más reciente, de todos los estados: los retirados u ocultos llegan en removed, sin contenido. Es la forma de mantener una copia sincronizada. No se combina con q ni con latitude/longitude."`
 	Limit         int      `json:"limit,omitempty" jsonschema:"minimum=1,maximum=100,default=20" jsonschema_description:"Registros por página (por defecto 20, máximo 100)."`
-	Total         string   `json:"total,omitempty" jsonschema:"enum=exact,enum=none,default=exact" jsonschema_description:"none: no cuenta los registros de las demás páginas, para responder la página sin ese costo (en un radio grande con miles de registros es casi todo el trabajo); total es entonces solo una cota inferior y totalExact es false, salvo que esta sea la única página."`
+	Total         string   `json:"total,omitempty" jsonschema:"enum=exact,enum=none,default=exact" jsonschema_description:"none: no cuenta los registros de las demás páginas, para responder la página sin ese costo; total es entonces solo una cota inferior y totalExact es false, salvo que esta sea la única página."`
 	Cursor        string   `json:"cursor,omitempty" jsonschema:"maxLength=200" jsonschema_description:"nextCursor de la página anterior, con los mismos filtros: recorre todos los registros exactamente una vez aunque lleguen nuevos."`
 }
 
@@ -159,8 +159,8 @@ func typeNotes(s *jsonschema.Schema) {
 // HelpList is the answer of view=list.
 type HelpList struct {
 	GeneratedAt time.Time    `json:"generatedAt"`
-	Total       int          `json:"total" jsonschema:"minimum=0" jsonschema_description:"Registros que cumplen los filtros (en todas las páginas)."`
-	TotalExact  bool         `json:"totalExact" jsonschema_description:"false en búsquedas de texto (q) sobre más de 2000 registros (total es entonces una estimación) y con total=none (total es entonces una cota inferior). Los demás totales, también los de un radio, son exactos."`
+	Total       int          `json:"total" jsonschema:"minimum=0" jsonschema_description:"Registros que cumplen los filtros (en todas las páginas); una estimación si totalExact es false."`
+	TotalExact  bool         `json:"totalExact" jsonschema_description:"false en búsquedas de texto (q) sobre más de 2000 registros (total es entonces una estimación), con total=none (total es entonces una cota inferior) y en un radio donde las celdas geográficas que cruza el borde del círculo tienen más de 1024 registros. Ese total sale de contadores por celda: exacto para las celdas dentro del círculo y, para las del borde, la parte de su área dentro del círculo; queda siempre entre los registros de las celdas interiores y esos más todos los de las celdas del borde, y con la densidad de 1 millón de registros en el Eje Cafetero se aleja del exacto 0,2 % en promedio (2,5 % en el peor caso medido, radios de 1 a 20 km). Los demás totales son exactos, también los de un radio con emergencySlug o municipio."`
 	Returned    int          `json:"returned" jsonschema:"minimum=0" jsonschema_description:"Registros en esta página."`
 	Filters     ListQuery    `json:"filters" jsonschema_description:"Los filtros aplicados, normalizados."`
 	Items       []PublicHelp `json:"items"`
