@@ -23,7 +23,7 @@ const (
 	maxBatch = 64
 	// writers is the number of batches in flight: each its own connection (and so its own counter
 	// shard), so that one batch's commit overlaps the next one's statement.
-	writers = 4
+	writers = 2
 )
 
 // createReq is a Create waiting for its batch: the row is prepared by the caller's goroutine.

@@ -62,7 +62,8 @@ func benchRecord(n int, now time.Time) *store.Record {
 // Store.Create with new pairs on a durable throwaway cluster (fsync on, synchronous_commit on). Besides
 // the wall-clock rate (noisy on a shared machine) it reports deterministic work per record: WAL bytes,
 // commits, statements (pg_stat_statements) and the CPU of PostgreSQL and of this process.
-// PGWRITE_TOP=n prints the n statements of most execution time.
+// PGWRITE_TOP=n prints the n statements of most execution time and the WAL by record type;
+// PGWRITE_SETUP is SQL run before (an experiment: drop an index, change its settings).
 //
 //	go test -run '^$' -bench Create64 -benchtime 4000x ./backend/pgstore/
 func BenchmarkCreate64(b *testing.B) {
@@ -91,6 +92,11 @@ func BenchmarkCreate64(b *testing.B) {
 	}
 	if _, err := db.Pool.Exec(ctx, `CREATE EXTENSION pg_stat_statements; CREATE EXTENSION pg_walinspect`); err != nil {
 		b.Fatal(err)
+	}
+	if setup := os.Getenv("PGWRITE_SETUP"); setup != "" { // an experiment's SQL, e.g. dropping an index to price it
+		if _, err := db.Pool.Exec(ctx, setup); err != nil {
+			b.Fatal(err)
+		}
 	}
 	now := time.Now()
 	recs := make([]*store.Record, b.N)
