@@ -377,9 +377,9 @@ type counterCache struct {
 	aggs  map[string][]byte // key → encoded aggregate
 }
 
-// maxCachedCounters bounds the cache (at 1M records of the bench: ~8k cells, a few hundred words); past
-// it, it starts over empty.
-const maxCachedCounters = 1 << 18
+// maxCachedCounters bounds the cache to a few MB (at 1M records of the bench: ~8k cells and some
+// hundred words; real text has more words); past it, it starts over empty and refills from reads.
+const maxCachedCounters = 1 << 16
 
 // write adds the deltas to the stored counters, and returns what to put into the cache once the
 // transaction has committed.
