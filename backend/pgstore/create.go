@@ -31,7 +31,8 @@ type createReq struct {
 	ctx    context.Context
 	stored store.Record // as it will be stored (status set, updatedAt from the row)
 	doc    []byte
-	floor  int64 // the least updated_ms
+	pdoc   []byte // the personal text, in directaid_personal (0010); nil for none
+	floor  int64  // the least updated_ms
 	toks   []string
 	done   chan createRes
 }
@@ -84,8 +85,12 @@ func (s *Store) newCreateReq(ctx context.Context, rec *store.Record) (*createReq
 		r.stored.Status = store.StatusOpen
 	}
 	r.stored.UpdatedAt = time.Time{} // updated_ms is the authority (decode)
+	pub := r.stored
 	var err error
-	if r.doc, err = json.Marshal(&r.stored); err != nil {
+	if r.pdoc, err = takePersonal(&pub); err != nil {
+		return nil, err
+	}
+	if r.doc, err = json.Marshal(&pub); err != nil {
 		return nil, err
 	}
 	r.floor = max(s.Now().UnixMilli(), rec.CreatedAt.UnixMilli(), rec.UpdatedAt.UnixMilli())
@@ -198,6 +203,7 @@ func (s *Store) insertBatch(ctx context.Context, reqs []*createReq) (map[*create
 		ids, slugs, types, cats, urgs, searches, statuses, munis = make([]string, n), make([]string, n), make([]string, n),
 			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		sources, extIDs, docs = make([][]byte, n), make([][]byte, n), make([][]byte, n)
+		pdocs                 = make([][]byte, n)
 		createdAts            = make([]time.Time, n)
 		neededs               = make([]*int32, n)
 		locs                  = make([]*string, n)
@@ -211,7 +217,7 @@ func (s *Store) insertBatch(ctx context.Context, reqs []*createReq) (map[*create
 		ids[i], sources[i], extIDs[i], createdAts[i] = rec.ID, []byte(rec.Source), []byte(rec.ExternalID), rec.CreatedAt
 		slugs[i], types[i], cats[i], urgs[i], statuses[i], munis[i] = rec.EmergencySlug, rec.Type, rec.Category, rec.Urgency, rec.Status, rec.MunicipioCode
 		neededs[i], locs[i], expires[i], searches[i] = columns(rec)
-		docs[i], floors[i] = r.doc, r.floor
+		docs[i], pdocs[i], floors[i] = r.doc, r.pdoc, r.floor
 		for _, t := range r.toks {
 			tokIDs, toks = append(tokIDs, rec.ID), append(toks, t)
 		}
@@ -232,10 +238,12 @@ func (s *Store) insertBatch(ctx context.Context, reqs []*createReq) (map[*create
 		w AS (INSERT INTO directaid_words AS c (status, token, shard, n)
 			SELECT ins.status, t.tok, directaid_shard(), count(*) FROM ins JOIN unnest($17::text[], $18::text[]) AS t(id, tok) ON t.id = ins.id
 			GROUP BY 1, 2 ORDER BY ins.status COLLATE "C", t.tok
-			ON CONFLICT (status, token, shard) DO UPDATE SET n = c.n + EXCLUDED.n)
+			ON CONFLICT (status, token, shard) DO UPDATE SET n = c.n + EXCLUDED.n),
+		p AS (INSERT INTO directaid_personal (id, doc)
+			SELECT t.id, t.pdoc FROM ins JOIN unnest($1::text[], $19::bytea[]) AS t(id, pdoc) ON t.id = ins.id WHERE t.pdoc IS NOT NULL)
 		SELECT id, updated_ms FROM ins`,
 		ids, sources, extIDs, createdAts, slugs, types, cats, urgs, neededs, locs, searches, docs, statuses, expires, floors, munis,
-		tokIDs, toks).Query(func(rows pgx.Rows) error {
+		tokIDs, toks, pdocs).Query(func(rows pgx.Rows) error {
 		var id string
 		var ms int64
 		_, err := pgx.ForEachRow(rows, []any{&id, &ms}, func() error {
@@ -263,16 +271,16 @@ func (s *Store) insertBatch(ctx context.Context, reqs []*createReq) (map[*create
 	if len(srcs) == 0 {
 		return out, nil
 	}
-	rows, err := s.db.Pool.Query(ctx, `SELECT source, external_id, doc, updated_ms FROM directaid_records
+	rows, err := s.db.Pool.Query(ctx, `SELECT source, external_id, `+recordCols+` FROM directaid_records
 		WHERE (source, external_id) IN (SELECT * FROM unnest($1::bytea[], $2::bytea[]))`, srcs, exts)
 	if err != nil {
 		return nil, err
 	}
 	found := map[pairKey]createRes{}
-	var src, ext, doc []byte
+	var src, ext, doc, pdoc []byte
 	var ms int64
-	if _, err := pgx.ForEachRow(rows, []any{&src, &ext, &doc, &ms}, func() error {
-		rec, err := decode(doc, ms)
+	if _, err := pgx.ForEachRow(rows, []any{&src, &ext, &doc, &ms, &pdoc}, func() error {
+		rec, err := decode(doc, ms, pdoc)
 		found[pairKey{string(src), string(ext)}] = createRes{rec: rec, err: err}
 		return nil
 	}); err != nil {

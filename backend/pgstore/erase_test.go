@@ -1,10 +1,13 @@
 package pgstore_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,5 +113,89 @@ func TestErasure(t *testing.T) {
 	}
 	if err := s.Maintain(ctx); err != nil || rewrites() != 2 {
 		t.Fatalf("a cycle after an erase: %v, %d rewrites, want 2", err, rewrites())
+	}
+}
+
+// TestMigratePersonalOut: records stored before migration 0010 held their personal text in the records
+// table's doc. Applying it moves that text to directaid_personal (reads are unchanged), and rewrites the
+// records table once, so that no old version there holds it: after an erasure and one cycle, which
+// rewrites directaid_personal only, the phone and name are in no table file.
+func TestMigratePersonalOut(t *testing.T) {
+	c := pgtest.Start(t)
+	dsn := c.NewDatabase(t)
+	db, err := pgstore.Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	s := pgstore.NewStore(db)
+	ctx := context.Background()
+	recs := storetest.Seed(t, s, 50, time.Now().Add(-time.Hour), time.Second)
+	digits := fmt.Sprintf("32%08d", time.Now().UnixNano()%1e8)
+	rec := storetest.Record("old", "x")
+	rec.ContactWhatsapp, rec.ContactE164, rec.ContactName, rec.Address = digits[:3]+" "+digits[3:], "+57"+digits, "Eduviges Piedrahíta", "Calle Erasmo 77"
+	stored, _, err := s.Create(ctx, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs = append(recs, stored)
+	// Back to the state before 0010: every doc whole, no personal table.
+	for _, r := range recs {
+		old := *r
+		old.UpdatedAt = time.Time{}
+		doc, err := json.Marshal(&old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Pool.Exec(ctx, `UPDATE directaid_records SET doc = $2 WHERE id = $1`, r.ID, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Pool.Exec(ctx, `DROP TABLE directaid_personal; DELETE FROM directaid_schema_migrations WHERE version = 10`); err != nil {
+		t.Fatal(err)
+	}
+	if applied, err := pgstore.Migrate(ctx, db.Pool); err != nil || !slices.Equal(applied, []int{10}) {
+		t.Fatalf("migrate: %v, %v", applied, err)
+	}
+	for _, r := range recs {
+		got, err := s.Get(ctx, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(got)
+		b, _ := json.Marshal(r)
+		if !bytes.Equal(a, b) {
+			t.Fatalf("after 0010:\n got %s\nwant %s", a, b)
+		}
+	}
+	var inDocs int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM directaid_records WHERE position($1::bytea IN doc) > 0 OR position('Eduviges'::bytea IN doc) > 0`,
+		[]byte(digits)).Scan(&inDocs); err != nil || inDocs != 0 {
+		t.Fatalf("%d docs still hold the personal text (%v)", inDocs, err)
+	}
+	if _, err := s.Update(ctx, rec.ID, func(r *store.Record) error { r.ErasePersonal(); r.Status = store.StatusWithdrawn; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendAudit(ctx, store.AuditEntry{Action: "erase", RecordID: rec.ID, Actor: store.ActorOperator, From: "open", To: "withdrawn"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Maintain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `CHECKPOINT`); err != nil {
+		t.Fatal(err)
+	}
+	found, err := erasescan.Find(filepath.Join(c.Dir, "data"), []byte("+57"+digits), []byte(digits), []byte("Eduviges"), []byte("Calle Erasmo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for _, f := range found {
+		if !strings.Contains(f, string(os.PathSeparator)+"pg_wal"+string(os.PathSeparator)) {
+			tables = append(tables, f)
+		}
+	}
+	if len(tables) > 0 {
+		t.Fatalf("erased data still in the table files:\n%s", strings.Join(tables, "\n"))
 	}
 }

@@ -38,10 +38,12 @@ func (s *Store) Import(ctx context.Context, recs []*store.Record) (ImportResult,
 				return err
 			}
 			// No conflict target: a record whose id or pair is taken is not inserted either way.
-			batch.Queue(`INSERT INTO directaid_records (id, source, external_id, created_at, emergency_slug, type,
+			batch.Queue(`WITH ins AS (INSERT INTO directaid_records (id, source, external_id, created_at, emergency_slug, type,
 				category, urgency, needed_people, loc, search_text, doc, status, expires_at, updated_ms, municipio_code)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12, $13, $14, $15, $16)
-				ON CONFLICT DO NOTHING RETURNING id`, args...)
+				ON CONFLICT DO NOTHING RETURNING id),
+				p AS (INSERT INTO directaid_personal (id, doc) SELECT id, $17 FROM ins WHERE $17::bytea IS NOT NULL)
+				SELECT id FROM ins`, args...)
 		}
 		br := tx.SendBatch(ctx, batch)
 		var taken []*store.Record
@@ -90,32 +92,37 @@ func importRow(rec *store.Record) ([]any, error) {
 	stored := *rec
 	stored.Normalize()
 	ms := stored.UpdatedAt.UnixMilli()
-	stored.UpdatedAt = time.Time{} // updated_ms is the authority (decode)
+	stored.UpdatedAt = time.Time{}     // updated_ms is the authority (decode)
+	pdoc, err := takePersonal(&stored) // in directaid_personal (0010)
+	if err != nil {
+		return nil, err
+	}
 	doc, err := json.Marshal(&stored)
 	if err != nil {
 		return nil, err
 	}
 	needed, loc, expires, search := columns(&stored)
 	return []any{rec.ID, []byte(rec.Source), []byte(rec.ExternalID), rec.CreatedAt, rec.EmergencySlug, rec.Type, rec.Category,
-		rec.Urgency, needed, loc, search, doc, stored.Status, expires, ms, rec.MunicipioCode}, nil
+		rec.Urgency, needed, loc, search, doc, stored.Status, expires, ms, rec.MunicipioCode, pdoc}, nil
 }
 
 // storedSame reports whether rec is stored under its id and pair with the same content.
 func storedSame(ctx context.Context, tx pgx.Tx, rec *store.Record) (bool, error) {
-	rows, err := tx.Query(ctx, `SELECT doc, updated_ms FROM directaid_records WHERE id = $1 OR (source = $2 AND external_id = $3)`,
+	rows, err := tx.Query(ctx, `SELECT `+recordCols+` FROM directaid_records WHERE id = $1 OR (source = $2 AND external_id = $3)`,
 		rec.ID, []byte(rec.Source), []byte(rec.ExternalID))
 	if err != nil {
 		return false, err
 	}
 	type row struct {
-		Doc []byte
-		Ms  int64
+		Doc  []byte
+		Ms   int64
+		Pdoc []byte
 	}
 	found, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
 	if err != nil || len(found) != 1 {
 		return false, err
 	}
-	stored, err := decode(found[0].Doc, found[0].Ms)
+	stored, err := decode(found[0].Doc, found[0].Ms, found[0].Pdoc)
 	if err != nil {
 		return false, err
 	}
@@ -130,15 +137,17 @@ var _ store.Scanner = (*Store)(nil)
 
 // Scan implements store.Scanner, in id order, from one snapshot.
 func (s *Store) Scan(ctx context.Context, fn func(*store.Record) error) error {
-	var doc []byte
+	var doc, pdoc []byte
 	var ms int64
-	return s.scanSnapshot(ctx, `SELECT doc, updated_ms FROM directaid_records ORDER BY id`, []any{&doc, &ms}, func() error {
-		rec, err := decode(doc, ms)
-		if err != nil {
-			return err
-		}
-		return fn(rec)
-	})
+	// A merge join of the two tables in id order, rather than recordCols' lookup per record.
+	return s.scanSnapshot(ctx, `SELECT r.doc, r.updated_ms, p.doc FROM directaid_records r LEFT JOIN directaid_personal p USING (id) ORDER BY id`,
+		[]any{&doc, &ms, &pdoc}, func() error {
+			rec, err := decode(doc, ms, pdoc)
+			if err != nil {
+				return err
+			}
+			return fn(rec)
+		})
 }
 
 // scanSnapshot runs query in one read-only snapshot, scanning each row into dest before calling each.

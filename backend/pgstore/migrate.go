@@ -25,7 +25,8 @@ const migrationLock int64 = 0x64697265637461 // "directa"
 
 // afterMigration are steps in Go that complete a migration in its transaction (what SQL cannot do alike).
 var afterMigration = map[int]func(context.Context, pgx.Tx) error{
-	7: backfillWords, // the tokens are cut as q cuts them, in Go
+	7:  backfillWords, // the tokens are cut as q cuts them, in Go
+	10: movePersonal,  // the docs are the store's JSON
 }
 
 type migration struct {
@@ -112,6 +113,13 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 			return applied, fmt.Errorf("migration %s: %w", m.name, err)
 		}
 		applied = append(applied, m.version)
+	}
+	if slices.Contains(applied, 10) {
+		// The versions of the docs from before 0010 still hold the personal text: write the table anew
+		// once (it is locked meanwhile; later erasures rewrite directaid_personal only).
+		if _, err := conn.Exec(ctx, `VACUUM (FULL, ANALYZE) directaid_records`); err != nil {
+			return applied, fmt.Errorf("rewrite the records after 0010: %w", err)
+		}
 	}
 	return applied, nil
 }

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -134,7 +135,7 @@ func (s *Store) update(ctx context.Context, id string, fn func(*store.Record) er
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, feedLock); err != nil {
 			return err
 		}
-		old, err := s.scanOne(tx.QueryRow(ctx, `SELECT doc, updated_ms FROM directaid_records WHERE id = $1 FOR UPDATE`, id))
+		old, err := s.scanOne(tx.QueryRow(ctx, `SELECT `+recordCols+` FROM directaid_records WHERE id = $1 FOR UPDATE`, id))
 		if err != nil {
 			return err
 		}
@@ -144,8 +145,16 @@ func (s *Store) update(ctx context.Context, id string, fn func(*store.Record) er
 		}
 		floor := max(s.Now().UnixMilli(), rec.UpdatedAt.UnixMilli(), old.UpdatedAt.UnixMilli()+1)
 		rec.UpdatedAt = time.Time{}
-		doc, err := json.Marshal(rec)
+		pub := *rec
+		pdoc, err := takePersonal(&pub)
 		if err != nil {
+			return err
+		}
+		doc, err := json.Marshal(&pub)
+		if err != nil {
+			return err
+		}
+		if err := putPersonalRow(ctx, tx, old, id, pdoc); err != nil {
 			return err
 		}
 		needed, loc, expires, search := columns(rec)
@@ -173,28 +182,48 @@ func (s *Store) update(ctx context.Context, id string, fn func(*store.Record) er
 	return out, nil
 }
 
-// scanOne reads one (doc, updated_ms) row: store.ErrNotFound when there is none.
+// putPersonalRow stores record id's personal doc (nil: none) when it differs from old's: an erasure
+// deletes the row, and leaves no version of it behind in the records table.
+func putPersonalRow(ctx context.Context, tx pgx.Tx, old *store.Record, id string, pdoc []byte) error {
+	was := *old
+	before, err := takePersonal(&was)
+	if err != nil || bytes.Equal(before, pdoc) {
+		return err
+	}
+	if pdoc == nil {
+		_, err = tx.Exec(ctx, `DELETE FROM directaid_personal WHERE id = $1`, id)
+	} else {
+		_, err = tx.Exec(ctx, `INSERT INTO directaid_personal (id, doc) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc`, id, pdoc)
+	}
+	return err
+}
+
+// scanOne reads one row of recordCols: store.ErrNotFound when there is none.
 func (s *Store) scanOne(row pgx.Row) (*store.Record, error) {
-	var doc []byte
+	var doc, pdoc []byte
 	var ms int64
-	err := row.Scan(&doc, &ms)
+	err := row.Scan(&doc, &ms, &pdoc)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, store.ErrNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
-	return decode(doc, ms)
+	return decode(doc, ms, pdoc)
 }
 
 // fmtFloat writes f exactly (shortest round-trip form), so that the point holds the same float64.
 func fmtFloat(f float64) string { return fmt.Sprintf("%v", f) }
 
-// decode reads a stored record: doc, with updatedAt from its column.
-func decode(doc []byte, updatedMs int64) (*store.Record, error) {
+// decode reads a stored record: doc, with updatedAt from its column and the personal text of pdoc (a
+// directaid_personal doc; nil for none).
+func decode(doc []byte, updatedMs int64, pdoc []byte) (*store.Record, error) {
 	rec := new(store.Record)
 	if err := json.Unmarshal(doc, rec); err != nil {
 		return nil, fmt.Errorf("pgstore: stored record does not decode: %w", err)
+	}
+	if err := putPersonal(rec, pdoc); err != nil {
+		return nil, err
 	}
 	rec.UpdatedAt = time.UnixMilli(updatedMs).UTC()
 	rec.Normalize()
@@ -205,7 +234,7 @@ func (s *Store) get(ctx context.Context, id string) (*store.Record, error) {
 	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
-	return s.scanOne(s.db.Pool.QueryRow(ctx, `SELECT doc, updated_ms FROM directaid_records WHERE id = $1`, id))
+	return s.scanOne(s.db.Pool.QueryRow(ctx, `SELECT `+recordCols+` FROM directaid_records WHERE id = $1`, id))
 }
 
 // where builds the filter of spec (not the cursor) with its arguments.
@@ -330,13 +359,13 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 		cond += fmt.Sprintf(" AND id < $%d", len(args))
 	}
 	args = append(args, spec.Limit+1)
-	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT doc, updated_ms FROM directaid_records WHERE %s ORDER BY %s LIMIT $%d`, cond, order, len(args)), args...)
+	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT %s FROM directaid_records WHERE %s ORDER BY %s LIMIT $%d`, recordCols, cond, order, len(args)), args...)
 	if err != nil {
 		return nil, err
 	}
-	var doc []byte
+	var doc, pdoc []byte
 	var ms int64
-	_, err = pgx.ForEachRow(rows, []any{&doc, &ms}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&doc, &ms, &pdoc}, func() error {
 		if len(res.Records) == spec.Limit {
 			last := res.Records[len(res.Records)-1]
 			res.Next = &store.Cursor{ID: last.ID}
@@ -345,7 +374,7 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 			}
 			return nil
 		}
-		rec, err := decode(doc, ms)
+		rec, err := decode(doc, ms, pdoc)
 		if err != nil {
 			return err
 		}
@@ -461,16 +490,16 @@ func (s *Store) listNear(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (
 	for i, c := range page {
 		ids[i] = c.id
 	}
-	rows, err := tx.Query(ctx, `SELECT id, doc, updated_ms FROM directaid_records WHERE id = ANY($1)`, ids)
+	rows, err := tx.Query(ctx, `SELECT id, `+recordCols+` FROM directaid_records WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return nil, err
 	}
 	recs := map[string]*store.Record{}
 	var id string
-	var doc []byte
+	var doc, pdoc []byte
 	var ms int64
-	if _, err := pgx.ForEachRow(rows, []any{&id, &doc, &ms}, func() error {
-		rec, err := decode(doc, ms)
+	if _, err := pgx.ForEachRow(rows, []any{&id, &doc, &ms, &pdoc}, func() error {
+		rec, err := decode(doc, ms, pdoc)
 		recs[id] = rec
 		return err
 	}); err != nil {
