@@ -1,0 +1,111 @@
+package pgstore_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/directaid/directaid/backend/pgstore"
+	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/internal/benchdata"
+	"github.com/directaid/directaid/internal/pgtest"
+	"github.com/directaid/directaid/schema"
+)
+
+// BenchmarkRadiusTotal times the first page of a 5 km radius list with its total over BENCH_PG_RADIUS
+// records (default 100,000) imported uniformly into a box shrunk to the density of 1M over the Eje
+// Cafetero (as badgerstore's BenchmarkUniform*): "cells" is the total from the cell counters
+// (store.RadiusTotal), "circle" the same list within the one emergency every record has, whose total
+// counts the circle as every radius total did before migration 0011, "none" the page alone. It reports the
+// share of estimated totals and their error against the circle's count.
+//
+//	BENCH_PG_RADIUS=100000 go test ./backend/pgstore -run '^$' -bench RadiusTotal -benchtime 200x
+func BenchmarkRadiusTotal(b *testing.B) {
+	n := 100_000
+	if v, err := strconv.Atoi(os.Getenv("BENCH_PG_RADIUS")); err == nil && v > 0 {
+		n = v
+	}
+	db, err := pgstore.Open(pgtest.Shared(b).NewDatabase(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(db.Close)
+	s := pgstore.NewStore(db)
+	ctx := context.Background()
+	scale := math.Sqrt(float64(n) / 1e6)
+	lat0, lon0, dLat, dLon := 4.4, -76.0, 0.8*scale, 0.6*scale
+	start := time.Now().Add(-time.Duration(n) * time.Second)
+	loaded := time.Now()
+	var batch []*store.Record
+	for i := range n {
+		r := rand.New(rand.NewPCG(uint64(i), 11))
+		pick := func(s []string) string { return s[r.IntN(len(s))] }
+		t := start.Add(time.Duration(i) * time.Second)
+		rec := &store.Record{ID: store.NewID(t), CreatedAt: t.UTC().Truncate(time.Millisecond), Status: store.StatusOpen}
+		p := &rec.Publication
+		p.Type, p.Urgency = schema.TypeRequest, pick(schema.Urgencies)
+		if r.IntN(4) == 0 {
+			p.Type, p.Urgency = schema.TypeOffer, ""
+		}
+		p.Source, p.ExternalID, p.EmergencySlug, p.Category = "bench", "r-"+strconv.Itoa(i), "eje-cafetero", pick(benchdata.Categories)
+		p.Title, p.Description = pick(benchdata.Titles), pick(benchdata.Words)
+		p.ContactName, p.ContactWhatsapp, p.ContactE164, p.PublishContact = "Ana Gómez", "+57 300 1234567", "+573001234567", true
+		lat, lon := lat0+r.Float64()*dLat, lon0+r.Float64()*dLon
+		p.Latitude, p.Longitude, p.Address = &lat, &lon, "Calle 1"
+		if batch = append(batch, rec); len(batch) == 5000 || i == n-1 {
+			if _, err := s.Import(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if _, err := db.Pool.Exec(ctx, `ANALYZE`); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%d records imported in %s", n, time.Since(loaded).Round(time.Second))
+	spec := func(i int) store.ListSpec {
+		r := rand.New(rand.NewPCG(uint64(i), 13))
+		return store.ListSpec{Near: true, RadiusKm: 5, Limit: 20,
+			Lat: lat0 + 0.05 + r.Float64()*(dLat-0.1), Lon: lon0 + 0.05 + r.Float64()*(dLon-0.1)}
+	}
+	run := func(b *testing.B, mod func(*store.ListSpec)) {
+		lat := make([]time.Duration, 0, b.N)
+		estimated, errSum := 0, 0.0
+		for i := 0; i < b.N; i++ {
+			sp := spec(i)
+			mod(&sp)
+			t := time.Now()
+			res, err := s.List(ctx, &sp)
+			if err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(t))
+			if !res.TotalExact && !sp.NoTotal {
+				b.StopTimer()
+				estimated++
+				sp.EmergencySlug = "eje-cafetero"
+				exact, err := s.List(ctx, &sp)
+				if err != nil {
+					b.Fatal(err)
+				}
+				errSum += math.Abs(float64(res.Total-exact.Total)) / float64(exact.Total)
+				b.StartTimer()
+			}
+		}
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2])/1e6, "p50-ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100])/1e6, "p99-ms")
+		b.ReportMetric(float64(estimated)/float64(b.N), "estimated/op")
+		if estimated > 0 {
+			b.ReportMetric(100*errSum/float64(estimated), "err-%")
+		}
+	}
+	b.Run("cells", func(b *testing.B) { run(b, func(*store.ListSpec) {}) })
+	b.Run("circle", func(b *testing.B) { run(b, func(sp *store.ListSpec) { sp.EmergencySlug = "eje-cafetero" }) })
+	b.Run("none", func(b *testing.B) { run(b, func(sp *store.ListSpec) { sp.NoTotal = true }) })
+}
