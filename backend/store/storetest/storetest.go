@@ -307,6 +307,14 @@ func testCreateGet(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	sameRecord(t, "Get", got, rec)
+	// Pages hold whole records too, contact included (the PostgreSQL store keeps it in a table of its own).
+	for _, spec := range []store.ListSpec{{Limit: 10}, {Limit: 10, Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 1}} {
+		res, err := s.List(ctx, &spec)
+		if err != nil || len(res.Records) != 1 {
+			t.Fatalf("%+v: %+v, %v", spec, res, err)
+		}
+		sameRecord(t, fmt.Sprintf("page of %+v", spec), res.Records[0], rec)
+	}
 	offer := Record("app", "offer")
 	offer.Type, offer.Urgency, offer.NeededPeople, offer.Latitude, offer.Longitude, offer.Address = schema.TypeOffer, "", nil, nil, nil, ""
 	if _, created, err := s.Create(ctx, offer); err != nil || !created {
