@@ -131,8 +131,8 @@ func TestBenchSmokePostgres(t *testing.T) {
 	if g := m.Migrate; g == nil || g.Records != m.Records || g.Duration <= 0 || g.DiskBytes <= 0 || !strings.Contains(g.Summary, fmt.Sprintf("%d created", m.Records)) {
 		t.Errorf("migrate: %+v", g)
 	}
-	if m.Compared < 10 {
-		t.Errorf("%d first pages compared", m.Compared)
+	if m.Compared < 10 || len(m.Mismatches) > 0 {
+		t.Errorf("%d first pages compared, mismatches: %q", m.Compared, m.Mismatches)
 	}
 	if e := m.PGExport; e == nil || e.Records != m.Records || !e.Chunked {
 		t.Errorf("PostgreSQL export: %+v", e)
