@@ -2,6 +2,7 @@ package backend
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -28,22 +29,54 @@ const (
 )
 
 // exportPager reads the pages of a whole export from the store, in list order (cursor paging, so every
-// record is read exactly once even while new ones arrive).
+// record is read exactly once even while new ones arrive). A goroutine reads page k+1 while the handler
+// writes page k: on two cores reading (mostly decoding records) and writing overlap, and the handler
+// still holds at most two pages.
 type exportPager struct {
-	s    *Service
-	base string
-	spec *store.ListSpec
-	done bool
+	s      *Service
+	base   string
+	spec   *store.ListSpec
+	done   bool
+	pages  chan exportPageRead
+	cancel context.CancelFunc
 }
 
-// export starts a whole export of q; errors are *Problem for bad input. q.Limit must be unset.
-func (s *Service) export(q schema.ListQuery, base string, page int) (*exportPager, error) {
+type exportPageRead struct {
+	items []schema.PublicHelp
+	last  bool
+	err   error
+}
+
+// export starts a whole export of q; errors are *Problem for bad input. q.Limit must be unset. The
+// caller must stop it.
+func (s *Service) export(ctx context.Context, q schema.ListQuery, base string, page int) (*exportPager, error) {
 	spec, errs := s.listSpec(&q)
 	if errs != nil {
 		return nil, invalidParams(errs)
 	}
 	spec.Limit, spec.NoTotal = page, true
-	return &exportPager{s: s, base: base, spec: spec}, nil
+	p := &exportPager{s: s, base: base, spec: spec, pages: make(chan exportPageRead)}
+	ctx, p.cancel = context.WithCancel(ctx)
+	go p.read(ctx)
+	return p, nil
+}
+
+// stop ends the reading goroutine (at once, or after the page it is reading).
+func (p *exportPager) stop() { p.cancel() }
+
+func (p *exportPager) read(ctx context.Context) {
+	defer close(p.pages)
+	for {
+		items, last, err := p.readPage(ctx)
+		select {
+		case p.pages <- exportPageRead{items, last, err}:
+		case <-ctx.Done():
+			return
+		}
+		if last || err != nil {
+			return
+		}
+	}
 }
 
 // next returns the next page (empty once done).
@@ -51,11 +84,24 @@ func (p *exportPager) next(ctx context.Context) ([]schema.PublicHelp, error) {
 	if p.done {
 		return nil, nil
 	}
+	select {
+	case r, ok := <-p.pages:
+		if !ok {
+			return nil, cmp.Or(ctx.Err(), context.Canceled)
+		}
+		p.done = r.last || r.err != nil
+		return r.items, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (p *exportPager) readPage(ctx context.Context) (items []schema.PublicHelp, last bool, err error) {
 	res, err := p.s.store.List(ctx, p.spec)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	items := make([]schema.PublicHelp, 0, len(res.Records))
+	items = make([]schema.PublicHelp, 0, len(res.Records))
 	now := p.s.now()
 	for i, rec := range res.Records {
 		rec = readAt(rec, now)
@@ -70,11 +116,10 @@ func (p *exportPager) next(ctx context.Context) ([]schema.PublicHelp, error) {
 		items = append(items, schema.PublicHelp(publicRecord(p.s, p.base, rec, dist, schema.PublicContact{Name: rec.ContactName, Available: true})))
 	}
 	if res.Next == nil {
-		p.done = true
-	} else {
-		p.spec.After = res.Next
+		return items, true, nil
 	}
-	return items, nil
+	p.spec.After = res.Next
+	return items, false, nil
 }
 
 // exportAllParam checks the «all» parameter of view=list: "true" (only with format=csv or geojson, and
@@ -98,11 +143,12 @@ func exportAllParam(v url.Values, format string) (bool, []schema.FieldError) {
 // the connection is cut (http.ErrAbortHandler) so that the client sees an incomplete body, never a
 // complete-looking partial file.
 func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, q schema.ListQuery, format, base string, page int) {
-	pager, err := h.svc.export(q, base, page)
+	pager, err := h.svc.export(r.Context(), q, base, page)
 	if err != nil {
 		writeProblem(w, withQueryFields(asProblem(err)))
 		return
 	}
+	defer pager.stop()
 	generated := h.svc.now().UTC()
 	items, err := pager.next(r.Context())
 	if err != nil {
