@@ -218,7 +218,9 @@ func (s *Store) listWords(txn *badger.Txn, spec *store.ListSpec, f *filter, plan
 			res.Total = matched
 			if sample.spent {
 				res.TotalExact = false
-				est := int(math.Round(float64(matched) / float64(max(sample.read, 1)) * float64(plan.counts)))
+				// counts sums the tokens' counters, so a record having two of them is in it twice: the
+				// sample's matches per posting, not per record, scale it.
+				est := int(math.Round(float64(matched) / float64(max(sample.postings, 1)) * float64(plan.counts)))
 				res.Total = max(matched, est, len(hits))
 			}
 		}

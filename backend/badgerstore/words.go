@@ -218,9 +218,10 @@ type wordPlan struct {
 	counts    int64    // the sum of their counters: at least the records having any of them
 	empty     bool     // no token contains a run: nothing matches
 	checkText bool
-	// budget, when > 0, stops a scan after reading that many records (spent is then set).
-	budget, read int
-	spent        bool
+	// budget, when > 0, stops a scan after reading that many records (spent is then set); postings
+	// counts the driver's postings of the records read (a record having two of its tokens has two).
+	budget, read, postings int
+	spent                  bool
 }
 
 func planWords(txn *badger.Txn, v *vocabulary, words []string, f *filter, maxTokens int) (*wordPlan, error) {
@@ -315,6 +316,7 @@ func (p *wordPlan) scan(txn *badger.Txn, spec *store.ListSpec, f *filter, from *
 			return nil
 		}
 		if bytes.Equal(bestInv, last) { // the same record under another token
+			p.postings++
 			its[best].Next()
 			continue
 		}
@@ -323,6 +325,7 @@ func (p *wordPlan) scan(txn *badger.Txn, spec *store.ListSpec, f *filter, from *
 			return nil
 		}
 		p.read++
+		p.postings++
 		last = append(last[:0], bestInv...)
 		id := idFromInv(bestInv)
 		if since >= 0 && store.IDMillis(id) <= since {

@@ -79,8 +79,8 @@ func backfillWords(ctx context.Context, tx pgx.Tx) error {
 
 // The bounds of a q total, the Badger store's (badgerstore's maxExactWordWalk, maxTotalTextChecks,
 // maxWordTokens, maxNearCollect), so that both stores estimate in the same cases (storetest's
-// TextTotalsPastTheBound), from the same newest candidates. (Badger divides by the sample's size where
-// sampleTotal divides by the driver's tokens it holds: the same figure when no candidate has two of them.)
+// TextTotalsPastTheBound), from the same newest candidates and by the same arithmetic (matches per
+// posting of the driver's tokens, see sampleTotal).
 const (
 	// maxExactWordWalk: a q total whose candidates (the records having a token that contains the
 	// driving run of letters and digits, from the word counters) are at most this many is counted.
