@@ -25,7 +25,7 @@ func main() {
 	d := flag.Duration("d", 10*time.Second, "measured time per scenario")
 	seeds := flag.Int64("seeds", 10000, "records published before the retry scenario")
 	million := flag.Int64("million", 0, "also publish this many records into a fresh server (1000000 for the real figure)")
-	millionTime := flag.Duration("million-time", 10*time.Minute, "stop publishing the -million records after this long and go on over those published")
+	millionTime := flag.Duration("million-time", 20*time.Minute, "stop publishing the -million records after this long and go on over those published")
 	profile := flag.String("profile", "", `save the Badger server's CPU profile during one scenario: "POST new/64", "ceiling (Caddy respond)/64", "million", ...`)
 	profileOut := flag.String("profile-out", "", "where to write the profile (default ./cpu-<scenario>.pprof)")
 	only := flag.String("only", "", `run only the scenarios whose "name/conns" contains this (and the ceiling), e.g. "POST new/64"`)

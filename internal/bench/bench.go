@@ -30,7 +30,7 @@ type Options struct {
 	// CSV export over them on both stores, then reads while publishing (mixed load) on Badger. The read
 	// scenarios over the Seeds are then left out: these supersede them.
 	Million int64
-	// MillionTime caps the publishing of the Million records (default 10 minutes): past it, the rest of
+	// MillionTime caps the publishing of the Million records (cmd/bench: 20 minutes): past it, the rest of
 	// the long run goes on over the records published so far, and says so.
 	MillionTime time.Duration
 	// Profile names a scenario (e.g. "POST new/64") whose Badger server's CPU profile is saved to ProfilePath.
