@@ -26,16 +26,7 @@ import (
 //
 //	BENCH_PG_RADIUS=100000 go test ./backend/pgstore -run '^$' -bench RadiusTotal -benchtime 200x
 func BenchmarkRadiusTotal(b *testing.B) {
-	n := 100_000
-	if v, err := strconv.Atoi(os.Getenv("BENCH_PG_RADIUS")); err == nil && v > 0 {
-		n = v
-	}
-	db, err := pgstore.Open(pgtest.Shared(b).NewDatabase(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(db.Close)
-	s := pgstore.NewStore(db)
+	db, s, n := benchStore(b, "BENCH_PG_RADIUS")
 	ctx := context.Background()
 	scale := math.Sqrt(float64(n) / 1e6)
 	lat0, lon0, dLat, dLon := 4.4, -76.0, 0.8*scale, 0.6*scale
@@ -108,4 +99,19 @@ func BenchmarkRadiusTotal(b *testing.B) {
 	b.Run("cells", func(b *testing.B) { run(b, func(*store.ListSpec) {}) })
 	b.Run("circle", func(b *testing.B) { run(b, func(sp *store.ListSpec) { sp.EmergencySlug = "eje-cafetero" }) })
 	b.Run("none", func(b *testing.B) { run(b, func(sp *store.ListSpec) { sp.NoTotal = true }) })
+}
+
+// benchStore is a store on a fresh database of the shared cluster, and the number of records a benchmark
+// loads into it: the environment variable env when it is a positive integer, else 100,000.
+func benchStore(b *testing.B, env string) (*pgstore.DB, *pgstore.Store, int) {
+	n := 100_000
+	if v, err := strconv.Atoi(os.Getenv(env)); err == nil && v > 0 {
+		n = v
+	}
+	db, err := pgstore.Open(pgtest.Shared(b).NewDatabase(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(db.Close)
+	return db, pgstore.NewStore(db), n
 }

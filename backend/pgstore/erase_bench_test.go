@@ -4,16 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/directaid/directaid/backend/pgstore"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
-	"github.com/directaid/directaid/internal/pgtest"
 )
 
 // BenchmarkMaintainStall measures what an erasure's maintenance cycle costs readers and writers over
@@ -22,16 +18,7 @@ import (
 //
 //	BENCH_PG_ERASE=100000 go test ./backend/pgstore -run '^$' -bench MaintainStall -benchtime 3x
 func BenchmarkMaintainStall(b *testing.B) {
-	n := 100_000
-	if v, err := strconv.Atoi(os.Getenv("BENCH_PG_ERASE")); err == nil && v > 0 {
-		n = v
-	}
-	db, err := pgstore.Open(pgtest.Shared(b).NewDatabase(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(db.Close)
-	s := pgstore.NewStore(db)
+	_, s, n := benchStore(b, "BENCH_PG_ERASE")
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(7, 7))
 	start := time.Now().Add(-time.Duration(n) * time.Second)

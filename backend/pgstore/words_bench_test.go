@@ -6,17 +6,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/directaid/directaid/backend/pgstore"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/internal/benchdata"
-	"github.com/directaid/directaid/internal/pgtest"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -25,16 +22,7 @@ import (
 //
 //	BENCH_PG_TEXT=200000 go test ./backend/pgstore -run '^$' -bench TextTotals -benchtime 50x
 func BenchmarkTextTotals(b *testing.B) {
-	n := 100_000
-	if v, err := strconv.Atoi(os.Getenv("BENCH_PG_TEXT")); err == nil && v > 0 {
-		n = v
-	}
-	db, err := pgstore.Open(pgtest.Shared(b).NewDatabase(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(db.Close)
-	s := pgstore.NewStore(db)
+	db, s, n := benchStore(b, "BENCH_PG_TEXT")
 	ctx := context.Background()
 	start := time.Now().Add(-time.Duration(n) * time.Second)
 	var batch []*store.Record
