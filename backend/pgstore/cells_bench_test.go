@@ -108,10 +108,17 @@ func benchStore(b *testing.B, env string) (*pgstore.DB, *pgstore.Store, int) {
 	if v, err := strconv.Atoi(os.Getenv(env)); err == nil && v > 0 {
 		n = v
 	}
-	db, err := pgstore.Open(pgtest.Shared(b).NewDatabase(b))
+	db, s := openStore(b, pgtest.Shared(b).NewDatabase(b))
+	return db, s, n
+}
+
+// openStore opens a store on dsn, closed when the test ends.
+func openStore(t testing.TB, dsn string) (*pgstore.DB, *pgstore.Store) {
+	t.Helper()
+	db, err := pgstore.Open(dsn)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	b.Cleanup(db.Close)
-	return db, pgstore.NewStore(db), n
+	t.Cleanup(db.Close)
+	return db, pgstore.NewStore(db)
 }

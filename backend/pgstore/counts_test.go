@@ -96,12 +96,7 @@ func checkCounts(t *testing.T, db *pgstore.DB, when string) {
 // 0007's and 0011's backfills count the records stored before them.
 func TestCountersFollowWrites(t *testing.T) {
 	ctx := context.Background()
-	db, err := pgstore.Open(pgtest.Shared(t).NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	s := pgstore.NewStore(db)
+	db, s := openStore(t, pgtest.Shared(t).NewDatabase(t))
 	recs := storetest.Seed(t, s, 400, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Minute)
 	checkCounts(t, db, "after publishing")
 	// migrate's import, with a record already there (not counted twice).

@@ -14,7 +14,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/directaid/directaid/backend/pgstore"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/internal/benchdata"
 	"github.com/directaid/directaid/internal/pgtest"
@@ -80,12 +79,7 @@ func BenchmarkCreate64(b *testing.B) {
 	if err := c.Restart("fast"); err != nil {
 		b.Fatal(err)
 	}
-	db, err := pgstore.Open(c.NewDatabase(b) + "&pool_max_conns=16")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(db.Close)
-	s := pgstore.NewStore(db)
+	db, s := openStore(b, c.NewDatabase(b)+"&pool_max_conns=16")
 	b.Cleanup(func() { _ = s.Close() })
 	if err := db.Ready(ctx); err != nil {
 		b.Fatal(err)

@@ -25,12 +25,7 @@ import (
 func TestErasure(t *testing.T) {
 	c := pgtest.Start(t)
 	dsn := c.NewDatabase(t)
-	db, err := pgstore.Open(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	s := pgstore.NewStore(db)
+	db, s := openStore(t, dsn)
 	ctx := context.Background()
 	storetest.Seed(t, s, 200, time.Now().Add(-time.Hour), time.Second)
 	digits := fmt.Sprintf("31%08d", time.Now().UnixNano()%1e8)
@@ -123,12 +118,7 @@ func TestErasure(t *testing.T) {
 func TestMigratePersonalOut(t *testing.T) {
 	c := pgtest.Start(t)
 	dsn := c.NewDatabase(t)
-	db, err := pgstore.Open(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	s := pgstore.NewStore(db)
+	db, s := openStore(t, dsn)
 	ctx := context.Background()
 	recs := storetest.Seed(t, s, 50, time.Now().Add(-time.Hour), time.Second)
 	digits := fmt.Sprintf("32%08d", time.Now().UnixNano()%1e8)
