@@ -386,17 +386,23 @@ func scanCell(it *badger.Iterator, cell string, spec *store.ListSpec, f *filter,
 
 // nearestWalk yields the records within the circle that match the filters, nearest first, then newest
 // first (the order of radius lists and their cursors), from after `from`. It walks the geohash cells
-// best-first: one queue holds cells, keyed by a lower bound of their distance (minDistKm), and the
-// records read so far, keyed by their distance. Popping the smallest either yields a record (nothing
-// unread can be nearer) or reads a cell (a cell coarser than the index's is split into those of its
-// 32 cells that hold entries). So a page reads the cells near the centre, not the whole circle; at an equal key a cell is
-// read before a record is yielded, since it may hold a record of that distance that is newer.
+// best-first: one queue holds cells, keyed by a lower bound of their distance (minDistKm), and the cells
+// read so far, each as a run of its records sorted in list order and keyed by the distance of the first
+// one not yet yielded. Popping the smallest either yields a record (nothing unread can be nearer) or
+// reads a cell (a cell coarser than the index's is split into those of its 32 cells that hold entries).
+// So a page reads the cells near the centre, not the whole circle; at an equal key a cell is read before
+// a record is yielded, since it may hold a record of that distance that is newer. A record read costs no
+// allocation of its own: its inverted id is copied into a shared buffer, and only the records yielded
+// become entries.
 func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.Cursor, yield func(*entry) bool) error {
 	gp := geoPrefix(uint8(f.st))
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: gp})
 	defer it.Close()
 	q := &walkQueue{}
-	var slab []entry // records are allocated in chunks, not one by one: a cell holds a hundred or more
+	var (
+		recs []walkRec // the runs of the cells read, back to back
+		invs []byte    // their inverted ids
+	)
 	push := func(cell string) {
 		lat0, lat1, lon0, lon1 := geohashBox(cell)
 		if d := minDistKm(spec.Lat, spec.Lon, lat0, lat1, lon0, lon1); d <= spec.RadiusKm {
@@ -408,9 +414,14 @@ func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.C
 	}
 	for q.len() > 0 {
 		w := q.pop()
-		if w.e != nil {
-			if !yield(w.e) {
+		if w.run != nil {
+			r := &w.run[0]
+			e := &entry{id: idFromInv(r.inv), typ: r.typ, cat: r.cat, urg: r.urg, hasLoc: true, lat: r.lat, lon: r.lon, dist: r.dist}
+			if !yield(e) {
 				return nil
+			}
+			if w.run = w.run[1:]; len(w.run) > 0 {
+				q.push(walkItem{key: w.run[0].dist, run: w.run})
 			}
 			continue
 		}
@@ -424,31 +435,53 @@ func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.C
 			}
 			continue
 		}
+		first := len(recs)
 		err := scanCell(it, w.cell, spec, f, func(g *geoItem) {
-			if !inMunicipio(txn, spec, f, g.inv) {
+			if !inMunicipio(txn, spec, f, g.inv) || !afterInv(from, g.dist, g.inv) {
 				return
 			}
-			if len(slab) == cap(slab) {
-				slab = make([]entry, 0, 128)
-			}
-			slab = append(slab, entry{id: idFromInv(g.inv), typ: g.typ, cat: g.cat, urg: g.urg, hasLoc: true, lat: g.lat, lon: g.lon, dist: g.dist})
-			e := &slab[len(slab)-1]
-			if after(from, e) {
-				q.push(walkItem{key: e.dist, e: e})
-			}
+			invs = append(invs, g.inv...)
+			recs = append(recs, walkRec{inv: invs[len(invs)-len(g.inv) : len(invs) : len(invs)], typ: g.typ, cat: g.cat, urg: g.urg, lat: g.lat, lon: g.lon, dist: g.dist})
 		})
 		if err != nil {
 			return err
+		}
+		if run := recs[first:len(recs):len(recs)]; len(run) > 0 {
+			slices.SortFunc(run, func(a, b walkRec) int {
+				// Nearest first, then newest first: the larger id has the smaller inverted id.
+				return cmp.Or(cmp.Compare(a.dist, b.dist), bytes.Compare(a.inv, b.inv))
+			})
+			q.push(walkItem{key: run[0].dist, run: run})
 		}
 	}
 	return nil
 }
 
-// walkItem is a cell to read (e nil) or a record to yield, in nearestWalk's queue.
+// afterInv is after for a record of the geographic index, known by its distance and inverted id.
+func afterInv(c *store.Cursor, dist float64, inv []byte) bool {
+	if c == nil {
+		return true
+	}
+	if c.HasDist && dist != c.Dist {
+		return dist > c.Dist
+	}
+	return idFromInv(inv) < c.ID
+}
+
+// walkRec is a record read by nearestWalk; inv is its inverted id.
+type walkRec struct {
+	inv           []byte
+	typ, cat, urg uint8
+	lat, lon      float64
+	dist          float64
+}
+
+// walkItem is a cell to read (run nil) or the records of a cell read and not yet yielded, in nearestWalk's
+// queue.
 type walkItem struct {
 	key  float64
 	cell string
-	e    *entry
+	run  []walkRec
 }
 
 // walkQueue is a binary min-heap of walkItems: by key; at an equal key cells first, then records
@@ -462,10 +495,10 @@ func (q *walkQueue) less(i, j int) bool {
 	if a.key != b.key {
 		return a.key < b.key
 	}
-	if (a.e == nil) != (b.e == nil) {
-		return a.e == nil
+	if (a.run == nil) != (b.run == nil) {
+		return a.run == nil
 	}
-	return a.e != nil && a.e.id > b.e.id
+	return a.run != nil && bytes.Compare(a.run[0].inv, b.run[0].inv) < 0
 }
 
 func (q *walkQueue) push(w walkItem) {
