@@ -10,7 +10,7 @@ import (
 	"github.com/directaid/directaid/backend/store"
 )
 
-// The cell counters of migration 0011 (directaid_cells), read by store.RadiusTotal as Badger's.
+// The cell counters of migrations 0011 and 0012 (directaid_cells), read by store.RadiusTotal as Badger's.
 
 // cellKey is a cell's key in directaid_cells: 1 << 5·precision | the geohash's bits.
 func cellKey(cell string) int32 {
@@ -28,7 +28,9 @@ type pgCells struct {
 	spec *store.ListSpec
 }
 
-// CellCounts implements store.CellCounter: one query per level; without a kind filter, one row per cell.
+// CellCounts implements store.CellCounter: one query per level; without a kind, emergency or municipio
+// filter, one row per cell. Matching sums the rows of the spec's kind, emergency and municipio; All is the
+// row of every kind (and every emergency and municipio).
 func (c *pgCells) CellCounts(cells []string) ([]store.CellCount, error) {
 	keys := make([]int32, len(cells))
 	at := make(map[int32]int, len(cells))
@@ -38,7 +40,8 @@ func (c *pgCells) CellCounts(cells []string) ([]store.CellCount, error) {
 	}
 	args := []any{c.spec.StatusOr(), keys}
 	kinds := ""
-	for _, f := range []struct{ col, v string }{{"type", c.spec.Type}, {"category", c.spec.Category}, {"urgency", c.spec.Urgency}} {
+	for _, f := range []struct{ col, v string }{{"type", c.spec.Type}, {"category", c.spec.Category}, {"urgency", c.spec.Urgency},
+		{"emergency_slug", c.spec.EmergencySlug}, {"municipio_code", c.spec.Municipio}} {
 		if f.v != "" {
 			args = append(args, f.v)
 			kinds += fmt.Sprintf(" AND %s = $%d", f.col, len(args))

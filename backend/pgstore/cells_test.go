@@ -15,29 +15,31 @@ import (
 	"github.com/directaid/directaid/internal/pgtest"
 )
 
-// undoCells takes migration 0011 away, so that Migrate applies it (and its backfill) again.
+// undoCells takes migration 0011 away, so that Migrate applies it (and its backfill) again
+// (TestCountersFollowWrites takes 0012 away with 0006).
 const undoCells = `DROP TRIGGER directaid_cells_insert ON directaid_records; DROP TRIGGER directaid_cells_update ON directaid_records;
 	DROP TRIGGER directaid_cells_delete ON directaid_records; DROP FUNCTION directaid_cells_add();
 	DROP FUNCTION directaid_cells_apply(directaid_cell_delta[]); DROP TYPE directaid_cell_delta; DROP FUNCTION directaid_geocode(float8, float8);
 	DROP TABLE directaid_cells; DELETE FROM directaid_schema_migrations WHERE version = 11`
 
-// checkCells compares the cell counters (0011), summed over shards, with the records' cells cut in Go
-// (store.Geohash), as the Badger store counts them.
+// checkCells compares the cell counters (0011, 0012), summed over shards, with the records' cells cut in
+// Go (store.Geohash), as the Badger store counts them.
 func checkCells(t *testing.T, db *pgstore.DB, when string) {
 	t.Helper()
 	ctx := context.Background()
 	want := map[string]int64{}
-	rows, err := db.Pool.Query(ctx, `SELECT status, type, category, urgency, loc[1], loc[0] FROM directaid_records WHERE loc IS NOT NULL`)
+	rows, err := db.Pool.Query(ctx, `SELECT status, type, category, urgency, emergency_slug, municipio_code, loc[1], loc[0]
+		FROM directaid_records WHERE loc IS NOT NULL`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st, typ, cat, urg string
+	var st, typ, cat, urg, slug, muni string
 	var lat, lon float64
-	if _, err := pgx.ForEachRow(rows, []any{&st, &typ, &cat, &urg, &lat, &lon}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&st, &typ, &cat, &urg, &slug, &muni, &lat, &lon}, func() error {
 		gh := store.Geohash(lat, lon, store.GeoPrecision)
 		for p := store.CellCountMin; p <= store.GeoPrecision; p++ {
-			want[fmt.Sprintf("%s/%d/%s/%s/%s", st, pgstore.CellKey(gh[:p]), typ, cat, urg)]++
-			want[fmt.Sprintf("%s/%d///", st, pgstore.CellKey(gh[:p]))]++
+			want[fmt.Sprintf("%s/%d/%s/%s/%s/%s/%s", st, pgstore.CellKey(gh[:p]), typ, cat, urg, slug, muni)]++
+			want[fmt.Sprintf("%s/%d/////", st, pgstore.CellKey(gh[:p]))]++
 		}
 		return nil
 	}); err != nil {
@@ -46,12 +48,13 @@ func checkCells(t *testing.T, db *pgstore.DB, when string) {
 	got := map[string]int64{}
 	var cell int32
 	var n int64
-	rows, err = db.Pool.Query(ctx, `SELECT status, cell, type, category, urgency, sum(n)::bigint FROM directaid_cells GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0`)
+	rows, err = db.Pool.Query(ctx, `SELECT status, cell, type, category, urgency, emergency_slug, municipio_code, sum(n)::bigint
+		FROM directaid_cells GROUP BY 1, 2, 3, 4, 5, 6, 7 HAVING sum(n) <> 0`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pgx.ForEachRow(rows, []any{&st, &cell, &typ, &cat, &urg, &n}, func() error {
-		got[fmt.Sprintf("%s/%d/%s/%s/%s", st, cell, typ, cat, urg)] = n
+	if _, err := pgx.ForEachRow(rows, []any{&st, &cell, &typ, &cat, &urg, &slug, &muni, &n}, func() error {
+		got[fmt.Sprintf("%s/%d/%s/%s/%s/%s/%s", st, cell, typ, cat, urg, slug, muni)] = n
 		return nil
 	}); err != nil {
 		t.Fatal(err)

@@ -18,14 +18,16 @@ import (
 	"github.com/directaid/directaid/internal/pgtest"
 )
 
-// countsByRecords and countsByCounters read the same figures two ways: by counting the records, and from
-// the counters that migration 0006's trigger keeps (summed over shards, zero rows left out).
-const countsByRecords = `SELECT emergency_slug, status, type, category, urgency, count(*),
+// countsByRecords and countsByCounters read the same figures two ways: by counting the records (of every
+// municipio, and of each), and from the counters that migration 0006's and 0012's triggers keep (summed
+// over shards, zero rows left out).
+const countsByRecords = `SELECT emergency_slug, m.code, status, type, category, urgency, count(*),
 	coalesce(sum(needed_people) FILTER (WHERE type = 'request' AND needed_people > 0), 0)
-	FROM directaid_records GROUP BY 1, 2, 3, 4, 5`
+	FROM directaid_records CROSS JOIN LATERAL (VALUES (''), (nullif(municipio_code, ''))) m(code) WHERE m.code IS NOT NULL
+	GROUP BY 1, 2, 3, 4, 5, 6`
 
-const countsByCounters = `SELECT emergency_slug, status, type, category, urgency, sum(n)::bigint, sum(people)::bigint
-	FROM directaid_counts GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0 OR sum(people) <> 0`
+const countsByCounters = `SELECT emergency_slug, municipio_code, status, type, category, urgency, sum(n)::bigint, sum(people)::bigint
+	FROM directaid_counts GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(n) <> 0 OR sum(people) <> 0`
 
 func countRows(t *testing.T, db *pgstore.DB, sql string) map[string][2]int64 {
 	t.Helper()
@@ -36,12 +38,12 @@ func countRows(t *testing.T, db *pgstore.DB, sql string) map[string][2]int64 {
 	defer rows.Close()
 	out := map[string][2]int64{}
 	for rows.Next() {
-		var slug, st, typ, cat, urg string
+		var slug, muni, st, typ, cat, urg string
 		var n, people int64
-		if err := rows.Scan(&slug, &st, &typ, &cat, &urg, &n, &people); err != nil {
+		if err := rows.Scan(&slug, &muni, &st, &typ, &cat, &urg, &n, &people); err != nil {
 			t.Fatal(err)
 		}
-		out[fmt.Sprintf("%s/%s/%s/%s/%s", slug, st, typ, cat, urg)] = [2]int64{n, people}
+		out[fmt.Sprintf("%s/%s/%s/%s/%s/%s", slug, muni, st, typ, cat, urg)] = [2]int64{n, people}
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
@@ -140,19 +142,19 @@ func TestCountersFollowWrites(t *testing.T) {
 	}
 	checkCounts(t, db, "after concurrent status changes")
 
-	// Undo migrations 0006, 0007, 0009 and 0011 and apply them again over the stored records: the backfill
+	// Undo migrations 0006, 0007, 0009, 0011 and 0012 and apply them again over the stored records: the backfill
 	// counts them, and publications after it are counted once (by 0009's statement trigger alone).
 	if _, err := db.Pool.Exec(ctx, `DROP TRIGGER directaid_records_count ON directaid_records;
 		DROP TRIGGER directaid_records_count_insert ON directaid_records; DROP FUNCTION directaid_records_count_inserted();
 		DROP FUNCTION directaid_records_count(); DROP FUNCTION directaid_count_add(directaid_records, integer);
-		DROP TABLE directaid_counts; DROP TABLE directaid_words; DELETE FROM directaid_schema_migrations WHERE version IN (6, 7, 9)`); err != nil {
+		DROP TABLE directaid_counts; DROP TABLE directaid_words; DELETE FROM directaid_schema_migrations WHERE version IN (6, 7, 9, 12)`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Pool.Exec(ctx, undoCells); err != nil {
 		t.Fatal(err)
 	}
 	applied, err := pgstore.Migrate(ctx, db.Pool)
-	if err != nil || !slices.Equal(applied, []int{6, 7, 9, 11}) {
+	if err != nil || !slices.Equal(applied, []int{6, 7, 9, 11, 12}) {
 		t.Fatalf("migrate again: %v %v", applied, err)
 	}
 	checkCounts(t, db, "after the backfill")

@@ -333,8 +333,7 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 	case len(spec.Words) > 0:
 		err = tx.QueryRow(ctx, `SELECT count(*) FROM directaid_records WHERE `+cond, args...).Scan(&res.Total)
 	case countable(spec):
-		// The counters (migration 0006) have the same column names as the records for these filters.
-		err = tx.QueryRow(ctx, `SELECT coalesce(sum(n), 0)::bigint FROM directaid_counts WHERE `+cond, args...).Scan(&res.Total)
+		res.Total, err = countersTotal(ctx, tx, spec, cond, args)
 	default:
 		err = tx.QueryRow(ctx, `SELECT count(*) FROM directaid_records WHERE `+cond, args...).Scan(&res.Total)
 	}
@@ -395,9 +394,20 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 }
 
 // countable reports whether the counters of directaid_counts give spec's total: the filters they are kept
-// by (emergency, status, type, category, urgency), neither words, radius, municipio nor a change feed.
+// by (emergency, status, type, category, urgency, municipio), neither words, radius nor a change feed.
 func countable(spec *store.ListSpec) bool {
-	return len(spec.Words) == 0 && !spec.Near && spec.Municipio == "" && spec.SinceMillis() < 0 && spec.StatusOr() != ""
+	return len(spec.Words) == 0 && !spec.Near && spec.SinceMillis() < 0 && spec.StatusOr() != ""
+}
+
+// countersTotal is the total of a countable spec from directaid_counts, whose columns are named as the
+// records' for these filters (where(spec) gives cond and args): without a municipio, its rows of every
+// municipio (migration 0012).
+func countersTotal(ctx context.Context, tx pgx.Tx, spec *store.ListSpec, cond string, args []any) (n int, err error) {
+	if spec.Municipio == "" {
+		cond += " AND municipio_code = ''"
+	}
+	err = tx.QueryRow(ctx, `SELECT coalesce(sum(n), 0)::bigint FROM directaid_counts WHERE `+cond, args...).Scan(&n)
+	return n, err
 }
 
 type candidate struct {
@@ -569,9 +579,9 @@ func (s *Store) aggregates(ctx context.Context, slugs []string) (map[string]*sto
 	for _, slug := range slugs {
 		out[slug] = &store.Aggregate{Counts: map[[3]string]int{}}
 	}
-	// The counters (migration 0006), summed over their shards.
+	// The counters (migration 0006) of every municipio (0012), summed over their shards.
 	rows, err := s.db.Pool.Query(ctx, `SELECT emergency_slug, status, type, category, urgency, sum(n)::bigint, sum(people)::bigint, max(newest)
-		FROM directaid_counts WHERE emergency_slug = ANY($1) GROUP BY 1, 2, 3, 4, 5`, slugs)
+		FROM directaid_counts WHERE emergency_slug = ANY($1) AND municipio_code = '' GROUP BY 1, 2, 3, 4, 5`, slugs)
 	if err != nil {
 		return nil, err
 	}

@@ -206,7 +206,7 @@ func wordsTotal(ctx context.Context, tx pgx.Tx, spec *store.ListSpec, res *store
 		case spec.Near:
 			return countNear(ctx, tx, &other, ocond, oargs)
 		case countable(&other):
-			err = tx.QueryRow(ctx, `SELECT coalesce(sum(n), 0)::bigint FROM directaid_counts WHERE `+ocond, oargs...).Scan(&n)
+			n, err = countersTotal(ctx, tx, &other, ocond, oargs)
 		default:
 			err = tx.QueryRow(ctx, `SELECT count(*) FROM directaid_records WHERE `+ocond, oargs...).Scan(&n)
 		}
