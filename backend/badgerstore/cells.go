@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"slices"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -13,16 +12,38 @@ import (
 
 // Counters per geohash cell, so that the total of a radius list does not read the whole circle
 // (store.RadiusTotal decides it from them, as PostgreSQL's directaid_cells). Counters exist at several
-// precisions (coarse ones inside a big circle, fine ones near its edge); each is an aggregate (index.go),
-// so it counts by status, type, category and urgency, and an Update moves a record's counts with its
-// entries. They hold every emergency: a radius total with emergencySlug reads the entries.
-var prefixCellCount = []byte("ie\x00") // + geohash of length cellCountMin…geoPrecision → aggregate
+// precisions (coarse ones inside a big circle, fine ones near its edge) and per scope: every record, its
+// emergency, its municipio, both (scopesOf); each is an aggregate (index.go), so it counts by status,
+// type, category and urgency, and an Update moves a record's counts with its entries.
+var prefixCellCount = []byte("ie\x00") // + scope + 0x00 + geohash of length cellCountMin…geoPrecision → aggregate
 
 const cellCountMin = store.CellCountMin
 
-func cellCountKey(cell string) []byte { return append(slices.Clone(prefixCellCount), cell...) }
+// cellCountKey is the key of the counter of cell in scope; a scope's cells are contiguous and ascending.
+func cellCountKey(scope, cell string) []byte {
+	k := make([]byte, 0, len(prefixCellCount)+len(scope)+1+len(cell))
+	k = append(append(append(k, prefixCellCount...), scope...), 0)
+	return append(k, cell...)
+}
 
-// addCells counts rec in the counters of its cells (n = -1 takes it out).
+// scopeOf names what a list counts in: "" every record, a slug, "@" + a municipio code, or both ("@"
+// is in neither a slug nor a code, 0x00 ends a scope in keys).
+func scopeOf(slug, municipio string) string {
+	if municipio == "" {
+		return slug
+	}
+	return slug + "@" + municipio
+}
+
+// scopesOf are the scopes rec counts in.
+func scopesOf(rec *store.Record) []string {
+	if rec.MunicipioCode == "" {
+		return []string{"", rec.EmergencySlug}
+	}
+	return []string{"", rec.EmergencySlug, scopeOf("", rec.MunicipioCode), scopeOf(rec.EmergencySlug, rec.MunicipioCode)}
+}
+
+// addCells counts rec in the counters of its cells in every scope (n = -1 takes it out).
 func (d *aggDelta) addCells(rec *store.Record, n int64) {
 	if rec.Latitude == nil || rec.Longitude == nil {
 		return
@@ -31,11 +52,14 @@ func (d *aggDelta) addCells(rec *store.Record, n int64) {
 		d.cells = map[string]*aggregate{}
 	}
 	gh := geohash(*rec.Latitude, *rec.Longitude, geoPrecision)
-	for p := cellCountMin; p <= geoPrecision; p++ {
-		if d.cells[gh[:p]] == nil {
-			d.cells[gh[:p]] = &aggregate{}
+	for _, scope := range scopesOf(rec) {
+		for p := cellCountMin; p <= geoPrecision; p++ {
+			k := string(cellCountKey(scope, gh[:p]))
+			if d.cells[k] == nil {
+				d.cells[k] = &aggregate{}
+			}
+			d.cells[k].add(rec, n)
 		}
-		d.cells[gh[:p]].add(rec, n)
 	}
 }
 
@@ -51,17 +75,36 @@ type cellCounter struct {
 	f    *filter
 }
 
-// CellCounts implements store.CellCounter: one forward cursor over the counters of a level.
+// CountsByScope implements store.ScopedCellCounter.
+func (*cellCounter) CountsByScope() {}
+
+// CellCounts implements store.CellCounter: one forward cursor over the counters of a level in every
+// scope (All), and one over those of the spec's scope (Matching) when it has one.
 func (c *cellCounter) CellCounts(cells []string) ([]store.CellCount, error) {
 	status := &filter{-1, -1, -1, c.f.st}
-	counters := newCounterCursor(c.txn)
-	defer counters.close()
+	every := newCounterCursor(c.txn)
+	defer every.close()
+	scope := scopeOf(c.spec.EmergencySlug, c.spec.Municipio)
+	var scoped *counterCursor
+	if scope != "" {
+		scoped = newCounterCursor(c.txn)
+		defer scoped.close()
+	}
 	out := make([]store.CellCount, len(cells))
 	for i, cell := range cells {
-		err := counters.get(cellCountKey(cell), func(v []byte) (err error) {
+		err := every.get(cellCountKey("", cell), func(v []byte) (err error) {
 			out[i].Matching, out[i].All, err = countEncoded(v, c.f, status)
 			return err
 		})
+		if err == nil && scoped != nil {
+			out[i].Matching = 0
+			if out[i].All > 0 {
+				err = scoped.get(cellCountKey(scope, cell), func(v []byte) (err error) {
+					out[i].Matching, _, err = countEncoded(v, c.f, status)
+					return err
+				})
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -87,9 +130,9 @@ func (c *cellCounter) CountCells(cells []string) (int, error) {
 	return n, nil
 }
 
-// CountCircle implements store.CellCounter: every entry of the cells covering the circle.
+// CountCircle implements store.CellCounter; a ScopedCellCounter, RadiusTotal never calls it.
 func (c *cellCounter) CountCircle() (int, error) {
-	return c.CountCells(coverCells(c.spec.Lat, c.spec.Lon, c.spec.RadiusKm))
+	return 0, errors.New("badgerstore: the cell counters count by scope")
 }
 
 // counterCursor reads cell counters in ascending key order, which is the order countRadius visits cells

@@ -29,6 +29,7 @@ var (
 	prefixGeo    = []byte("ig\x00") // + status code + geohash(geoPrecision) + inv(id) → summary
 	prefixText   = []byte("ix\x00") // + id → folded title and description, for q
 	prefixAgg    = []byte("ia\x00") // + slug → aggregate of every record of the emergency
+	prefixMuni   = []byte("im\x00") // + scopeOf(slug or "", municipio code) → aggregate of the municipio's records (of the emergency)
 	prefixChange = []byte("ic\x00") // + partition + 0x00 + uint64 BE updatedAt ms + id → status, type, category, urgency codes
 	prefixExpiry = []byte("io\x00") // + uint64 BE expiresAt ms + id → nothing; open records that expire only
 	// prefixHour held hourly aggregates (index version 2); a reindex drops them.
@@ -38,7 +39,7 @@ var (
 )
 
 const (
-	indexVersion = "8" // 8: no postings or counters for function words, change entries without the summary; 7: the expiry index off "ie", the cell counters' prefix it shared in 6; 6: the expiry index; 5: counters per geohash cell; 4: the word index of q; 3: statuses and the change index; 2: geographic index keyed by 6-character geohashes
+	indexVersion = "9" // 9: cell counters per emergency, municipio and both, aggregates per municipio; 8: no postings or counters for function words, change entries without the summary; 7: the expiry index off "ie", the cell counters' prefix it shared in 6; 6: the expiry index; 5: counters per geohash cell; 4: the word index of q; 3: statuses and the change index; 2: geographic index keyed by 6-character geohashes
 	// allPartition is the partition of the time and kind indexes that holds every emergency; slugs are
 	// [a-z0-9-], so it cannot collide with one.
 	allPartition = "*"
@@ -351,9 +352,10 @@ func getAggregate(txn *badger.Txn, key []byte) (*aggregate, error) {
 
 // aggDelta collects the aggregate changes of one transaction, written once per key at its end.
 type aggDelta struct {
-	all   map[string]*aggregate
+	all   map[string]*aggregate // per emergency slug
+	munis map[string]*aggregate // per municipio and per (emergency, municipio), by key
 	words map[string]int64      // records per status and token (words.go)
-	cells map[string]*aggregate // per geohash cell (cells.go)
+	cells map[string]*aggregate // per scope and geohash cell, by key (cells.go)
 }
 
 func (d *aggDelta) add(rec *store.Record, n int64) {
@@ -365,6 +367,18 @@ func (d *aggDelta) add(rec *store.Record, n int64) {
 		d.all[slug] = &aggregate{}
 	}
 	d.all[slug].add(rec, n)
+	if rec.MunicipioCode != "" {
+		if d.munis == nil {
+			d.munis = map[string]*aggregate{}
+		}
+		for _, scope := range []string{scopeOf("", rec.MunicipioCode), scopeOf(slug, rec.MunicipioCode)} {
+			k := string(muniKey(scope))
+			if d.munis[k] == nil {
+				d.munis[k] = &aggregate{}
+			}
+			d.munis[k].add(rec, n)
+		}
+	}
 	d.addWords(rec, n)
 	d.addCells(rec, n)
 }
@@ -387,7 +401,7 @@ func (d *aggDelta) write(txn *badger.Txn, c *counterCache) (commit func(), err e
 	if c.aggs == nil || len(c.aggs)+len(c.words) > maxCachedCounters {
 		c.aggs, c.words = map[string][]byte{}, map[string]int64{}
 	}
-	aggs := make(map[string][]byte, len(d.all)+len(d.cells))
+	aggs := make(map[string][]byte, len(d.all)+len(d.munis)+len(d.cells))
 	put := func(key []byte, a *aggregate) error {
 		old := &aggregate{cells: map[uint16]int64{}}
 		if v, ok := c.aggs[string(key)]; ok {
@@ -411,9 +425,11 @@ func (d *aggDelta) write(txn *badger.Txn, c *counterCache) (commit func(), err e
 			return nil, err
 		}
 	}
-	for cell, a := range d.cells {
-		if err := put(cellCountKey(cell), a); err != nil {
-			return nil, err
+	for _, keyed := range []map[string]*aggregate{d.munis, d.cells} {
+		for k, a := range keyed {
+			if err := put([]byte(k), a); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return func() {
@@ -424,6 +440,9 @@ func (d *aggDelta) write(txn *badger.Txn, c *counterCache) (commit func(), err e
 
 func aggKey(slug string) []byte { return append(slices.Clone(prefixAgg), slug...) }
 
+// muniKey is the key of a municipio's aggregate in scope (scopeOf with a municipio).
+func muniKey(scope string) []byte { return append(slices.Clone(prefixMuni), scope...) }
+
 // indexWriter puts records and their index entries into one write transaction, keeping under Badger's
 // transaction size so that a record is never split from its indexes (a record that does not fit goes
 // into the next transaction whole).
@@ -433,8 +452,9 @@ type indexWriter struct {
 	agg               aggDelta
 }
 
-// Reserve for the aggregate keys written at the end: two keys per record at most.
-const aggReservePerRecord = (2 + geoPrecision - cellCountMin + 1) * 400
+// Reserve for the aggregate keys written at the end, per record at most: its emergency's, its two
+// municipio aggregates, its cell counters in four scopes, and one spare.
+const aggReservePerRecord = (4 + 4*(geoPrecision-cellCountMin+1)) * 400
 
 func newIndexWriter(db *badger.DB) *indexWriter {
 	return &indexWriter{maxSize: db.MaxBatchSize() * 3 / 4, maxCount: db.MaxBatchCount() * 3 / 4}
@@ -510,7 +530,7 @@ func (s *Store) ensureIndexes() error {
 	if err != nil || done {
 		return err
 	}
-	if err := s.db.DropPrefix(prefixTime, prefixKind, prefixGeo, prefixText, prefixAgg, prefixHour, prefixChange, prefixWord, prefixVocab, prefixCellCount, prefixExpiry); err != nil {
+	if err := s.db.DropPrefix(prefixTime, prefixKind, prefixGeo, prefixText, prefixAgg, prefixMuni, prefixHour, prefixChange, prefixWord, prefixVocab, prefixCellCount, prefixExpiry); err != nil {
 		return fmt.Errorf("reindex: %w", err)
 	}
 	var all aggDelta
@@ -580,9 +600,11 @@ func (s *Store) ensureIndexes() error {
 			return fmt.Errorf("reindex: %w", err)
 		}
 	}
-	for cell, a := range all.cells {
-		if err := wb.Set(cellCountKey(cell), a.encode()); err != nil {
-			return fmt.Errorf("reindex: %w", err)
+	for _, keyed := range []map[string]*aggregate{all.munis, all.cells} {
+		for k, a := range keyed {
+			if err := wb.Set([]byte(k), a.encode()); err != nil {
+				return fmt.Errorf("reindex: %w", err)
+			}
 		}
 	}
 	if err := wb.Flush(); err != nil {

@@ -217,12 +217,19 @@ func Verify(dir string) (*store.Verification, error) {
 		if n := countKeys(txn, prefixAgg) + countKeys(txn, prefixHour); n != aggKeys {
 			problem("%d aggregates stored for %d computed from the records", n, aggKeys)
 		}
-		// Cell counters, likewise (a cell whose records are all gone may keep an empty one).
-		for cell, a := range aggs.cells {
-			checkAgg(txn, v, problem, cellCountKey(cell), a, "counter of a geographic cell")
-		}
-		if n := countKeys(txn, prefixCellCount); n < len(aggs.cells) {
-			problem("%d cell counters stored for %d cells with records", n, len(aggs.cells))
+		// Municipio aggregates and cell counters of every scope, likewise (a municipio or cell whose
+		// records are all gone may keep an empty one).
+		for _, c := range []struct {
+			keyed  map[string]*aggregate
+			prefix []byte
+			what   string
+		}{{aggs.munis, prefixMuni, "aggregate of a municipio"}, {aggs.cells, prefixCellCount, "counter of a geographic cell"}} {
+			for k, a := range c.keyed {
+				checkAgg(txn, v, problem, []byte(k), a, c.what)
+			}
+			if n := countKeys(txn, c.prefix); n < len(c.keyed) {
+				problem("%d stored for the %d computed from the records: %s", n, len(c.keyed), c.what)
+			}
 		}
 		// Word counters, likewise (a token whose records are all gone may keep a counter of 0).
 		for tok, want := range aggs.words {

@@ -9,12 +9,13 @@ import (
 )
 
 // TestVerify: a database the store wrote is consistent; one with an index entry lost, an orphan entry
-// and a stale aggregate is not, and the report names each kind without any record content.
+// and a stale aggregate, municipio aggregate and scoped cell counter is not, and the report names each kind without any record content.
 func TestVerify(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, Options{Dir: dir})
 	recs := records("verify", 20)
 	for _, r := range recs {
+		r.MunicipioCode = "63001" // its aggregates and scoped cell counters are checked too
 		if _, _, err := s.Create(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +51,15 @@ func TestVerify(t *testing.T) {
 		if err := txn.Set(append(append([]byte{}, prefixGeo...), "zzzzzz-orphan"...), []byte("x")); err != nil {
 			return err
 		}
-		return txn.Set(aggKey(recs[0].EmergencySlug), (&aggregate{cells: map[uint16]int64{1: 1}}).encode())
+		stale := (&aggregate{cells: map[uint16]int64{1: 1}}).encode()
+		cell := geohash(*recs[0].Latitude, *recs[0].Longitude, geoPrecision)
+		if err := txn.Set(muniKey(scopeOf(recs[0].EmergencySlug, "63001")), stale); err != nil {
+			return err
+		}
+		if err := txn.Set(cellCountKey(scopeOf("", "63001"), cell), stale); err != nil {
+			return err
+		}
+		return txn.Set(aggKey(recs[0].EmergencySlug), stale)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +72,8 @@ func TestVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	report := strings.Join(v.Problems, "\n")
-	for _, want := range []string{"lacks its time index entry", "belong to no record", "aggregate of " + recs[0].EmergencySlug + " differs"} {
+	for _, want := range []string{"lacks its time index entry", "belong to no record", "aggregate of " + recs[0].EmergencySlug + " differs",
+		"aggregate of a municipio differs", "counter of a geographic cell differs"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report does not say %q:\n%s", want, report)
 		}

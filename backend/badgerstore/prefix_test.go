@@ -11,7 +11,7 @@ func TestKeyPrefixesDistinct(t *testing.T) {
 	prefixes := map[string][]byte{
 		"record": prefixRecord, "pair": prefixPair, "time": prefixTime, "kind": prefixKind, "geo": prefixGeo,
 		"text": prefixText, "agg": prefixAgg, "change": prefixChange, "expiry": prefixExpiry, "hour": prefixHour,
-		"word": prefixWord, "vocab": prefixVocab, "cellCount": prefixCellCount, "audit": prefixAudit,
+		"word": prefixWord, "vocab": prefixVocab, "cellCount": prefixCellCount, "municipio": prefixMuni, "audit": prefixAudit,
 		"report": prefixReport, "secret": prefixSecret, "indexVersion": keyIndexVersion, "probe": keyProbe,
 	}
 	for a, pa := range prefixes {

@@ -545,14 +545,15 @@ func inMunicipio(txn *badger.Txn, spec *store.ListSpec, f *filter, inv []byte) b
 	return err == nil
 }
 
-// countByAggregates counts the records matching emergency, status, type, category and urgency from the
-// stored aggregates.
+// countByAggregates counts the records matching emergency, municipio, status, type, category and urgency
+// from the stored aggregates.
 func countByAggregates(txn *badger.Txn, spec *store.ListSpec, f *filter) (int, error) {
 	if spec.Municipio != "" {
-		// No aggregates by municipio: its range of the time index is counted.
-		total := 0
-		err := scanTime(txn, spec, f, nil, func(*entry) bool { total++; return true })
-		return total, err
+		a, err := getAggregate(txn, muniKey(scopeOf(spec.EmergencySlug, spec.Municipio)))
+		if err != nil {
+			return 0, err
+		}
+		return a.count(f), nil
 	}
 	slugs := []string{spec.EmergencySlug}
 	if spec.EmergencySlug == "" {

@@ -69,7 +69,10 @@ func testUpdateTransitions(t *testing.T, s store.Store) {
 		CheckAggregates(t, s, cur)
 		for _, st := range store.Statuses {
 			for _, spec := range []store.ListSpec{{Status: st, Limit: 9}, {Status: st, Limit: 9, Category: "salud", EmergencySlug: "eje-cafetero"},
-				{Status: st, Limit: 9, Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 12}, {Status: st, Limit: 9, Words: []string{"agua"}}} {
+				{Status: st, Limit: 9, Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 12}, {Status: st, Limit: 9, Words: []string{"agua"}},
+				// The counters by municipio and by (emergency, municipio) follow the transitions too.
+				{Status: st, Limit: 9, Municipio: "63001"}, {Status: st, Limit: 9, Municipio: "63130", EmergencySlug: "eje-cafetero"},
+				{Status: st, Limit: 9, Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 12, Municipio: "63001", EmergencySlug: "la-mojana"}} {
 				CheckList(t, s, cur, spec, false)
 			}
 		}
