@@ -75,9 +75,6 @@ type cellCounter struct {
 	f    *filter
 }
 
-// CountsByScope implements store.ScopedCellCounter.
-func (*cellCounter) CountsByScope() {}
-
 // CellCounts implements store.CellCounter: one forward cursor over the counters of a level in every
 // scope (All), and one over those of the spec's scope (Matching) when it has one.
 func (c *cellCounter) CellCounts(cells []string) ([]store.CellCount, error) {
@@ -128,11 +125,6 @@ func (c *cellCounter) CountCells(cells []string) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-// CountCircle implements store.CellCounter; a ScopedCellCounter, RadiusTotal never calls it.
-func (c *cellCounter) CountCircle() (int, error) {
-	return 0, errors.New("badgerstore: the cell counters count by scope")
 }
 
 // counterCursor reads cell counters in ascending key order, which is the order countRadius visits cells

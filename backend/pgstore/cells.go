@@ -98,9 +98,3 @@ func (c *pgCells) CountCells(cells []string) (int, error) {
 	})
 	return n, err
 }
-
-// CountCircle implements store.CellCounter (countNear).
-func (c *pgCells) CountCircle() (int, error) {
-	cond, args := where(c.spec)
-	return countNear(c.ctx, c.tx, c.spec, cond, args)
-}

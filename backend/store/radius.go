@@ -5,11 +5,12 @@ import (
 )
 
 // The total of a radius list, decided from counters per geohash cell that both stores keep alike: per
-// cell of precision CellCountMin…GeoPrecision, the records by status, type, category and urgency, for
-// every record and also per emergency, per municipio and per (emergency, municipio). A cell wholly inside the circle adds its counter; a cell wholly outside adds
-// nothing; the cells the circle's edge crosses are read entry by entry while that is cheap (their
-// entries, summed, at most RadiusEdgeBudget), else each adds the share of its counter that the share of
-// its area inside the circle gives, and the total is an estimate (exact false). The estimate lies within
+// cell of precision CellCountMin…GeoPrecision, the records by status, type, category and urgency, of
+// every emergency and municipio and also per emergency, per municipio and per (emergency, municipio). A
+// cell wholly inside the circle adds its counter; a cell wholly outside adds nothing; the cells the
+// circle's edge crosses are read entry by entry while that is cheap (their entries, summed, at most
+// RadiusEdgeBudget), else each adds the share of its counter that the share of its area inside the circle
+// gives, and the total is an estimate (exact false). The estimate lies within
 // [inside, inside + the edge cells' counters]; at the density of 1M records over the Eje Cafetero, a
 // 1–20 km circle's estimate is off by 0.13% on average, at most 1.6% (TestRadiusEstimateError).
 
@@ -36,25 +37,10 @@ type CellCounter interface {
 	// CountCells counts exactly the records of cells (ascending, any precision up to GeoPrecision) within
 	// the circle that match the spec (words aside).
 	CountCells(cells []string) (int, error)
-	// CountCircle counts exactly the records within the circle that match the spec (words aside), for a
-	// store whose counters are not by emergency and municipio (not a ScopedCellCounter).
-	CountCircle() (int, error)
-}
-
-// ScopedCellCounter is a CellCounter whose CellCounts count by the spec's emergency and municipio too.
-// Until both stores do, RadiusTotal counts the circle of a store that does not; then CountCircle and
-// this interface go.
-type ScopedCellCounter interface {
-	CellCounter
-	CountsByScope()
 }
 
 // RadiusTotal is the total of the radius list spec (its words aside) and whether it is exact.
 func RadiusTotal(spec *ListSpec, c CellCounter) (total int, exact bool, err error) {
-	if _, scoped := c.(ScopedCellCounter); !scoped && (spec.EmergencySlug != "" || spec.Municipio != "") {
-		n, err := c.CountCircle()
-		return n, true, err
-	}
 	type edge struct {
 		cell     string
 		matching int

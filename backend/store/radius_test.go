@@ -52,7 +52,8 @@ func (m *memCells) CountCells(cells []string) (int, error) {
 	return n, nil
 }
 
-func (m *memCells) CountCircle() (int, error) {
+// circle counts every record within the circle: the truth an estimate is measured against.
+func (m *memCells) circle() (int, error) {
 	return m.CountCells(CoverCells(m.spec.Lat, m.spec.Lon, m.spec.RadiusKm))
 }
 
@@ -93,7 +94,7 @@ func TestRadiusEstimateError(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		truth, _ := m.CountCircle()
+		truth, _ := m.circle()
 		if exact {
 			if est != truth {
 				t.Fatalf("%+v: exact total %d, truth %d", spec, est, truth)
@@ -124,7 +125,7 @@ func TestRadiusEstimateError(t *testing.T) {
 		spec := &ListSpec{Near: true, RadiusKm: 1 + rng.Float64()*19, Lat: lat0 + rng.Float64()*dLat, Lon: lon0 + rng.Float64()*dLon}
 		m.spec = spec
 		got, exact, err := RadiusTotal(spec, m)
-		truth, _ := m.CountCircle()
+		truth, _ := m.circle()
 		if err != nil || !exact || got != truth {
 			t.Fatalf("%+v: total %d (exact %v), truth %d, %v", spec, got, exact, truth, err)
 		}

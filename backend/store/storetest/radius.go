@@ -22,7 +22,7 @@ func RadiusTotal(recs []*store.Record, spec *store.ListSpec) (int, bool) {
 	if spec.Limit <= 0 || len(circle) <= spec.Limit {
 		return len(circle), true
 	}
-	c := &refCounter{circle: len(circle)}
+	c := &refCounter{}
 	inCircle := map[string]bool{}
 	for _, m := range circle {
 		inCircle[m.ID] = true
@@ -44,19 +44,14 @@ func RadiusTotal(recs []*store.Record, spec *store.ListSpec) (int, bool) {
 	return max(n, spec.Limit), exact
 }
 
-// refCounter is store.ScopedCellCounter by brute force over the records of a list's status.
-type refCounter struct {
-	recs   []refEntry
-	circle int
-}
+// refCounter is store.CellCounter by brute force over the records of a list's status.
+type refCounter struct{ recs []refEntry }
 
 type refEntry struct {
 	cell     string // at store.GeoPrecision
 	matching bool   // its emergency, municipio, type, category and urgency match
 	inCircle bool   // it is in the list (words aside)
 }
-
-func (c *refCounter) CountsByScope() {}
 
 func (c *refCounter) CellCounts(cells []string) ([]store.CellCount, error) {
 	out := make([]store.CellCount, len(cells))
@@ -84,8 +79,6 @@ func (c *refCounter) CountCells(cells []string) (int, error) {
 	}
 	return n, nil
 }
-
-func (c *refCounter) CountCircle() (int, error) { return c.circle, nil }
 
 // At the density of a million records over the Eje Cafetero, the cells a circle's edge crosses hold more
 // entries than a total reads: the total is estimated from the cell counters, identically on every store

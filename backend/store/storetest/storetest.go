@@ -246,11 +246,8 @@ func CheckList(t *testing.T, s store.Store, recs []*store.Record, spec store.Lis
 	}
 	radius := spec.Near && len(spec.Words) == 0 && !spec.NoTotal && spec.After == nil
 	if radius {
-		// Both stores decide it alike from their cell counters: exact, or the same estimate. While
-		// store.RadiusTotal counts the circle for a store whose counters are not by scope (not a
-		// store.ScopedCellCounter), an emergency's or municipio's exact count passes too.
-		fallback := (spec.EmergencySlug != "" || spec.Municipio != "") && first.TotalExact && first.Total == len(want)
-		if n, exact := RadiusTotal(recs, &spec); (first.Total != n || first.TotalExact != exact) && !fallback {
+		// Both stores decide it alike from their cell counters: exact, or the same estimate.
+		if n, exact := RadiusTotal(recs, &spec); first.Total != n || first.TotalExact != exact {
 			t.Errorf("radius total %d (exact %v), want %d (exact %v)", first.Total, first.TotalExact, n, exact)
 		}
 	}
