@@ -52,15 +52,23 @@ func (d *aggDelta) addCells(rec *store.Record, n int64) {
 		d.cells = map[string]*aggregate{}
 	}
 	gh := geohash(*rec.Latitude, *rec.Longitude, geoPrecision)
+	var buf [64]byte
 	for _, scope := range scopesOf(rec) {
+		k := append(append(append(buf[:0], prefixCellCount...), scope...), 0)
 		for p := cellCountMin; p <= geoPrecision; p++ {
-			k := string(cellCountKey(scope, gh[:p]))
-			if d.cells[k] == nil {
-				d.cells[k] = &aggregate{}
-			}
-			d.cells[k].add(rec, n)
+			addKeyed(d.cells, append(k, gh[:p]...), rec, n)
 		}
 	}
+}
+
+// addKeyed counts rec in m's aggregate of key, which it copies only when the aggregate is new.
+func addKeyed(m map[string]*aggregate, key []byte, rec *store.Record, n int64) {
+	a := m[string(key)]
+	if a == nil {
+		a = &aggregate{}
+		m[string(key)] = a
+	}
+	a.add(rec, n)
 }
 
 // countRadius is the total of a radius list (store.RadiusTotal, words aside) from this snapshot.

@@ -372,11 +372,7 @@ func (d *aggDelta) add(rec *store.Record, n int64) {
 			d.munis = map[string]*aggregate{}
 		}
 		for _, scope := range []string{scopeOf("", rec.MunicipioCode), scopeOf(slug, rec.MunicipioCode)} {
-			k := string(muniKey(scope))
-			if d.munis[k] == nil {
-				d.munis[k] = &aggregate{}
-			}
-			d.munis[k].add(rec, n)
+			addKeyed(d.munis, muniKey(scope), rec, n)
 		}
 	}
 	d.addWords(rec, n)
