@@ -198,52 +198,25 @@ func (s *Store) insertBatch(ctx context.Context, reqs []*createReq) (map[*create
 		}
 		return bytes.Compare([]byte(a.stored.ExternalID), []byte(b.stored.ExternalID))
 	})
-	n := len(reqs)
-	var (
-		ids, slugs, types, cats, urgs, searches, statuses, munis = make([]string, n), make([]string, n), make([]string, n),
-			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		sources, extIDs, docs = make([][]byte, n), make([][]byte, n), make([][]byte, n)
-		pdocs                 = make([][]byte, n)
-		createdAts            = make([]time.Time, n)
-		neededs               = make([]*int32, n)
-		locs                  = make([]*string, n)
-		expires               = make([]*time.Time, n)
-		floors                = make([]int64, n)
-		tokIDs, toks          []string
-	)
-	byID := make(map[string]*createReq, n)
-	for i, r := range reqs {
-		rec := &r.stored
-		ids[i], sources[i], extIDs[i], createdAts[i] = rec.ID, []byte(rec.Source), []byte(rec.ExternalID), rec.CreatedAt
-		slugs[i], types[i], cats[i], urgs[i], statuses[i], munis[i] = rec.EmergencySlug, rec.Type, rec.Category, rec.Urgency, rec.Status, rec.MunicipioCode
-		neededs[i], locs[i], expires[i], searches[i] = columns(rec)
-		docs[i], pdocs[i], floors[i] = r.doc, r.pdoc, r.floor
+	var rr recordRows
+	var tokIDs, toks []string
+	byID := make(map[string]*createReq, len(reqs))
+	for _, r := range reqs {
+		rr.add(&r.stored, r.doc, r.pdoc, r.floor)
 		for _, t := range r.toks {
-			tokIDs, toks = append(tokIDs, rec.ID), append(toks, t)
+			tokIDs, toks = append(tokIDs, r.stored.ID), append(toks, t)
 		}
-		byID[rec.ID] = r
+		byID[r.stored.ID] = r
 	}
-	out := make(map[*createReq]createRes, n)
+	out := make(map[*createReq]createRes, len(reqs))
 	b := &pgx.Batch{}
 	b.Queue(`SELECT pg_advisory_xact_lock_shared($1)`, feedLock)
-	b.Queue(`WITH v AS (SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::timestamptz[], $5::text[], $6::text[],
-			$7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::bytea[], $13::text[], $14::timestamptz[], $15::bigint[], $16::text[])
-			WITH ORDINALITY AS v(id, source, external_id, created_at, emergency_slug, type, category, urgency, needed_people, loc,
-			search_text, doc, status, expires_at, floor, municipio_code, i)),
-		ins AS (INSERT INTO directaid_records (id, source, external_id, created_at, emergency_slug, type,
-			category, urgency, needed_people, loc, search_text, doc, status, expires_at, updated_ms, municipio_code)
-			SELECT id, source, external_id, created_at, emergency_slug, type, category, urgency, needed_people, loc::point,
-			search_text, doc, status, expires_at, `+fmt.Sprintf(nextStamp, "floor")+`, municipio_code FROM v ORDER BY i
-			ON CONFLICT (source, external_id) DO NOTHING RETURNING id, status, updated_ms),
+	b.Queue(`WITH `+insertRows(fmt.Sprintf(nextStamp, "v.stamp"), "(source, external_id)", "id, status, updated_ms")+`,
 		w AS (INSERT INTO directaid_words AS c (status, token, shard, n)
-			SELECT ins.status, t.tok, directaid_shard(), count(*) FROM ins JOIN unnest($17::text[], $18::text[]) AS t(id, tok) ON t.id = ins.id
+			SELECT ins.status, t.tok, directaid_shard(), count(*) FROM ins JOIN unnest($18::text[], $19::text[]) AS t(id, tok) ON t.id = ins.id
 			GROUP BY 1, 2 ORDER BY ins.status COLLATE "C", t.tok
-			ON CONFLICT (status, token, shard) DO UPDATE SET n = c.n + EXCLUDED.n),
-		p AS (INSERT INTO directaid_personal (id, doc)
-			SELECT t.id, t.pdoc FROM ins JOIN unnest($1::text[], $19::bytea[]) AS t(id, pdoc) ON t.id = ins.id WHERE t.pdoc IS NOT NULL)
-		SELECT id, updated_ms FROM ins`,
-		ids, sources, extIDs, createdAts, slugs, types, cats, urgs, neededs, locs, searches, docs, statuses, expires, floors, munis,
-		tokIDs, toks, pdocs).Query(func(rows pgx.Rows) error {
+			ON CONFLICT (status, token, shard) DO UPDATE SET n = c.n + EXCLUDED.n)
+		SELECT id, updated_ms FROM ins`, append(rr.args(), tokIDs, toks)...).Query(func(rows pgx.Rows) error {
 		var id string
 		var ms int64
 		_, err := pgx.ForEachRow(rows, []any{&id, &ms}, func() error {
@@ -296,4 +269,50 @@ func (s *Store) insertBatch(ctx context.Context, reqs []*createReq) (map[*create
 		}
 	}
 	return out, nil
+}
+
+// recordRows are records as the columns of directaid_records, passed as one array per column to one
+// multi-row INSERT (insertRows): $1–$16, and $17 the personal docs.
+type recordRows struct {
+	ids, slugs, types, cats, urgs, searches, statuses, munis []string
+	sources, extIDs, docs, pdocs                             [][]byte
+	createdAts                                               []time.Time
+	neededs                                                  []*int32
+	locs                                                     []*string
+	expires                                                  []*time.Time
+	stamps                                                   []int64
+}
+
+// add appends rec as stored (status set, personal text out of doc), with its doc, its personal doc (nil
+// for none) and stamp (what insertRows makes of it).
+func (r *recordRows) add(rec *store.Record, doc, pdoc []byte, stamp int64) {
+	needed, loc, expires, search := columns(rec)
+	r.ids, r.sources, r.extIDs, r.createdAts = append(r.ids, rec.ID), append(r.sources, []byte(rec.Source)), append(r.extIDs, []byte(rec.ExternalID)), append(r.createdAts, rec.CreatedAt)
+	r.slugs, r.types, r.cats, r.urgs = append(r.slugs, rec.EmergencySlug), append(r.types, rec.Type), append(r.cats, rec.Category), append(r.urgs, rec.Urgency)
+	r.statuses, r.munis = append(r.statuses, rec.Status), append(r.munis, rec.MunicipioCode)
+	r.neededs, r.locs, r.expires, r.searches = append(r.neededs, needed), append(r.locs, loc), append(r.expires, expires), append(r.searches, search)
+	r.docs, r.pdocs, r.stamps = append(r.docs, doc), append(r.pdocs, pdoc), append(r.stamps, stamp)
+}
+
+func (r *recordRows) args() []any {
+	return []any{r.ids, r.sources, r.extIDs, r.createdAts, r.slugs, r.types, r.cats, r.urgs, r.neededs, r.locs, r.searches,
+		r.docs, r.statuses, r.expires, r.stamps, r.munis, r.pdocs}
+}
+
+// insertRows is the SQL of three CTEs over recordRows' arguments: v, the rows; ins, inserting them in
+// order with updated_ms = stamp (SQL over v), ON CONFLICT conflict (a target, or none) DO NOTHING,
+// returning returning; and p,
+// the personal docs of the rows inserted (directaid_personal, 0010).
+func insertRows(stamp, conflict, returning string) string {
+	return `v AS (SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::timestamptz[], $5::text[], $6::text[],
+			$7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::bytea[], $13::text[], $14::timestamptz[], $15::bigint[], $16::text[])
+			WITH ORDINALITY AS v(id, source, external_id, created_at, emergency_slug, type, category, urgency, needed_people, loc,
+			search_text, doc, status, expires_at, stamp, municipio_code, i)),
+		ins AS (INSERT INTO directaid_records (id, source, external_id, created_at, emergency_slug, type,
+			category, urgency, needed_people, loc, search_text, doc, status, expires_at, updated_ms, municipio_code)
+			SELECT id, source, external_id, created_at, emergency_slug, type, category, urgency, needed_people, loc::point,
+			search_text, doc, status, expires_at, ` + stamp + `, municipio_code FROM v ORDER BY i
+			ON CONFLICT ` + conflict + ` DO NOTHING RETURNING ` + returning + `),
+		p AS (INSERT INTO directaid_personal (id, doc)
+			SELECT t.id, t.pdoc FROM ins JOIN unnest($1::text[], $17::bytea[]) AS t(id, pdoc) ON t.id = ins.id WHERE t.pdoc IS NOT NULL)`
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,11 +18,34 @@ type ImportResult = store.ImportResult
 
 // Import stores records exactly as given (id, createdAt and every field), in one transaction, for
 // `directaid migrate`. It can be run again over the same records: what is already stored identically is
-// counted as present, and what differs is reported as a conflict and never overwritten.
+// counted as present, and what differs is reported as a conflict and never overwritten. The records are
+// written by one multi-row INSERT (its statement triggers keep the counters, 0009 and 0011, once per
+// batch) that also adds their tokens to the word counters; the ones already there are then read back in one
+// query.
 func (s *Store) Import(ctx context.Context, recs []*store.Record) (ImportResult, error) {
 	var res ImportResult
 	if err := s.ready(ctx); err != nil {
 		return res, fail(err)
+	}
+	var rr recordRows
+	var tokIDs, toks []string
+	for _, rec := range recs {
+		stored := *rec
+		stored.Normalize()
+		ms := stored.UpdatedAt.UnixMilli() // the change feed's stamp is kept
+		stored.UpdatedAt = time.Time{}     // updated_ms is the authority (decode)
+		for _, tok := range store.TextTokens(store.SearchText(&stored)) {
+			tokIDs, toks = append(tokIDs, rec.ID), append(toks, tok)
+		}
+		pdoc, err := takePersonal(&stored) // in directaid_personal (0010)
+		if err != nil {
+			return res, err
+		}
+		doc, err := json.Marshal(&stored)
+		if err != nil {
+			return res, err
+		}
+		rr.add(&stored, doc, pdoc, ms)
 	}
 	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
 		res = ImportResult{}
@@ -31,51 +53,36 @@ func (s *Store) Import(ctx context.Context, recs []*store.Record) (ImportResult,
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, feedLock); err != nil {
 			return err
 		}
-		batch := &pgx.Batch{}
-		for _, rec := range recs {
-			args, err := importRow(rec)
-			if err != nil {
-				return err
-			}
-			// No conflict target: a record whose id or pair is taken is not inserted either way.
-			batch.Queue(`WITH ins AS (INSERT INTO directaid_records (id, source, external_id, created_at, emergency_slug, type,
-				category, urgency, needed_people, loc, search_text, doc, status, expires_at, updated_ms, municipio_code)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12, $13, $14, $15, $16)
-				ON CONFLICT DO NOTHING RETURNING id),
-				p AS (INSERT INTO directaid_personal (id, doc) SELECT id, $17 FROM ins WHERE $17::bytea IS NOT NULL)
-				SELECT id FROM ins`, args...)
+		// No conflict target: a record whose id or pair is taken is not inserted either way. Imports add
+		// to the word counters' bulkShard (see words.go).
+		rows, err := tx.Query(ctx, `WITH `+insertRows("v.stamp", "", "id, status")+`,
+			w AS (INSERT INTO directaid_words AS c (status, token, shard, n)
+				SELECT ins.status, t.tok, `+bulkShard+`, count(*) FROM ins JOIN unnest($18::text[], $19::text[]) AS t(id, tok) ON t.id = ins.id
+				GROUP BY 1, 2 ORDER BY ins.status COLLATE "C", t.tok
+				ON CONFLICT (status, token, shard) DO UPDATE SET n = c.n + EXCLUDED.n)
+			SELECT id FROM ins`, append(rr.args(), tokIDs, toks)...)
+		if err != nil {
+			return err
 		}
-		br := tx.SendBatch(ctx, batch)
+		created := map[string]bool{}
+		var id string
+		if _, err := pgx.ForEachRow(rows, []any{&id}, func() error { created[id] = true; return nil }); err != nil {
+			return err
+		}
 		var taken []*store.Record
-		words := map[wordKey]int64{}
 		for _, rec := range recs {
-			var id string
-			err := br.QueryRow().Scan(&id)
-			switch {
-			case err == nil:
+			if created[rec.ID] {
 				res.Created++
-				stored := *rec
-				stored.Normalize()
-				addWordDelta(words, &stored, 1)
-			case errors.Is(err, pgx.ErrNoRows):
+			} else {
 				taken = append(taken, rec)
-			default:
-				_ = br.Close()
-				return fmt.Errorf("record %s: %w", rec.ID, err)
 			}
 		}
-		if err := br.Close(); err != nil {
+		same, err := storedSame(ctx, tx, taken)
+		if err != nil {
 			return err
 		}
-		if err := addWords(ctx, tx, words, bulkShard); err != nil {
-			return err
-		}
-		for _, rec := range taken {
-			same, err := storedSame(ctx, tx, rec)
-			if err != nil {
-				return err
-			}
-			if same {
+		for i, rec := range taken {
+			if same[i] {
 				res.Present++
 			} else {
 				res.Conflicts = append(res.Conflicts, rec.ID)
@@ -86,51 +93,51 @@ func (s *Store) Import(ctx context.Context, recs []*store.Record) (ImportResult,
 	return res, fail(err)
 }
 
-// importRow is the row of rec as it is: its status, and its updatedAt as the change feed's stamp, are
-// kept (a record stored before statuses existed reads as open, updated when created).
-func importRow(rec *store.Record) ([]any, error) {
-	stored := *rec
-	stored.Normalize()
-	ms := stored.UpdatedAt.UnixMilli()
-	stored.UpdatedAt = time.Time{}     // updated_ms is the authority (decode)
-	pdoc, err := takePersonal(&stored) // in directaid_personal (0010)
+// storedSame reports, for each of recs, whether it is stored under its id and pair with the same
+// content: the records stored under their ids or pairs are read in one query.
+func storedSame(ctx context.Context, tx pgx.Tx, recs []*store.Record) ([]bool, error) {
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	ids, srcs, exts := make([]string, len(recs)), make([][]byte, len(recs)), make([][]byte, len(recs))
+	for i, rec := range recs {
+		ids[i], srcs[i], exts[i] = rec.ID, []byte(rec.Source), []byte(rec.ExternalID)
+	}
+	rows, err := tx.Query(ctx, `SELECT id, source, external_id, `+recordCols+` FROM directaid_records WHERE id = ANY($1)
+		UNION ALL SELECT id, source, external_id, `+recordCols+` FROM directaid_records
+		WHERE (source, external_id) IN (SELECT * FROM unnest($2::bytea[], $3::bytea[]))`, ids, srcs, exts)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := json.Marshal(&stored)
-	if err != nil {
+	byID := map[string]*store.Record{}
+	byPair := map[pairKey]string{}
+	var id string
+	var src, ext, doc, pdoc []byte
+	var ms int64
+	if _, err := pgx.ForEachRow(rows, []any{&id, &src, &ext, &doc, &ms, &pdoc}, func() error {
+		rec, err := decode(doc, ms, pdoc)
+		byID[id], byPair[pairKey{string(src), string(ext)}] = rec, id
+		return err
+	}); err != nil {
 		return nil, err
 	}
-	needed, loc, expires, search := columns(&stored)
-	return []any{rec.ID, []byte(rec.Source), []byte(rec.ExternalID), rec.CreatedAt, rec.EmergencySlug, rec.Type, rec.Category,
-		rec.Urgency, needed, loc, search, doc, stored.Status, expires, ms, rec.MunicipioCode, pdoc}, nil
-}
-
-// storedSame reports whether rec is stored under its id and pair with the same content.
-func storedSame(ctx context.Context, tx pgx.Tx, rec *store.Record) (bool, error) {
-	rows, err := tx.Query(ctx, `SELECT `+recordCols+` FROM directaid_records WHERE id = $1 OR (source = $2 AND external_id = $3)`,
-		rec.ID, []byte(rec.Source), []byte(rec.ExternalID))
-	if err != nil {
-		return false, err
+	out := make([]bool, len(recs))
+	for i, rec := range recs {
+		stored := byID[rec.ID]
+		// The same when one record holds both its id and its pair, with its content.
+		if stored == nil || byPair[pairKey{rec.Source, rec.ExternalID}] != rec.ID {
+			continue
+		}
+		want := *rec
+		want.Normalize()
+		a, err1 := json.Marshal(stored)
+		b, err2 := json.Marshal(&want)
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, err
+		}
+		out[i] = bytes.Equal(a, b)
 	}
-	type row struct {
-		Doc  []byte
-		Ms   int64
-		Pdoc []byte
-	}
-	found, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
-	if err != nil || len(found) != 1 {
-		return false, err
-	}
-	stored, err := decode(found[0].Doc, found[0].Ms, found[0].Pdoc)
-	if err != nil {
-		return false, err
-	}
-	want := *rec
-	want.Normalize()
-	a, err1 := json.Marshal(stored)
-	b, err2 := json.Marshal(&want)
-	return stored.ID == rec.ID && bytes.Equal(a, b), errors.Join(err1, err2)
+	return out, nil
 }
 
 var _ store.Scanner = (*Store)(nil)
