@@ -39,17 +39,17 @@ func (c *pgCells) CellCounts(cells []string) ([]store.CellCount, error) {
 		at[keys[i]] = i
 	}
 	args := []any{c.spec.StatusOr(), keys}
-	kinds := ""
+	filters := ""
 	for _, f := range []struct{ col, v string }{{"type", c.spec.Type}, {"category", c.spec.Category}, {"urgency", c.spec.Urgency},
 		{"emergency_slug", c.spec.EmergencySlug}, {"municipio_code", c.spec.Municipio}} {
 		if f.v != "" {
 			args = append(args, f.v)
-			kinds += fmt.Sprintf(" AND %s = $%d", f.col, len(args))
+			filters += fmt.Sprintf(" AND %s = $%d", f.col, len(args))
 		}
 	}
 	query := `SELECT cell, sum(n)::bigint, sum(n)::bigint FROM directaid_cells WHERE status = $1 AND cell = ANY($2) AND type = '' GROUP BY cell`
-	if kinds != "" {
-		query = `SELECT cell, coalesce(sum(n) FILTER (WHERE type <> ''` + kinds + `), 0)::bigint, coalesce(sum(n) FILTER (WHERE type = ''), 0)::bigint
+	if filters != "" {
+		query = `SELECT cell, coalesce(sum(n) FILTER (WHERE type <> ''` + filters + `), 0)::bigint, coalesce(sum(n) FILTER (WHERE type = ''), 0)::bigint
 			FROM directaid_cells WHERE status = $1 AND cell = ANY($2) GROUP BY cell`
 	}
 	rows, err := c.tx.Query(c.ctx, query, args...)
