@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -149,7 +150,7 @@ func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, q schema.L
 		return
 	}
 	defer pager.stop()
-	generated := h.svc.now().UTC()
+	start, generated := time.Now(), h.svc.now().UTC()
 	items, err := pager.next(r.Context())
 	if err != nil {
 		writeProblem(w, withQueryFields(asProblem(err)))
@@ -169,37 +170,63 @@ func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, q schema.L
 		return
 	}
 	rc := http.NewResponseController(w)
-	bw := bufio.NewWriterSize(w, 32<<10)
+	cw := &countWriter{w: w}
+	bw := bufio.NewWriterSize(cw, 32<<10)
 	var ew exportWriter
 	if format == schema.FormatCSV {
 		ew = newCSVExport(bw)
 	} else {
 		ew = &geoJSONExport{w: bw, generated: generated}
 	}
-	abort := func() { panic(http.ErrAbortHandler) }
-	if ew.start() != nil {
-		abort()
+	// A cut is logged with how far the export got (the client only sees a cut body), then the
+	// connection is cut.
+	var written int64
+	abort := func(byStore bool, err error) {
+		h.svc.cfg.Observe.exportCut(format, written, cw.n, start, byStore, err)
+		panic(http.ErrAbortHandler)
+	}
+	if err := ew.start(); err != nil {
+		abort(false, err)
 	}
 	for {
 		_ = rc.SetWriteDeadline(time.Now().Add(exportWriteWindow))
 		for i := range items {
-			if ew.item(&items[i]) != nil {
-				abort()
+			if err := ew.item(&items[i]); err != nil {
+				abort(false, err)
 			}
+			written++
 		}
-		if bw.Flush() != nil || rc.Flush() != nil {
-			abort()
+		if err := bw.Flush(); err != nil {
+			abort(false, err)
+		}
+		if err := rc.Flush(); err != nil {
+			abort(false, err)
 		}
 		if pager.done {
 			break
 		}
 		if items, err = pager.next(r.Context()); err != nil {
-			abort()
+			abort(r.Context().Err() == nil, err)
 		}
 	}
-	if ew.end() != nil || bw.Flush() != nil {
-		abort()
+	if err := ew.end(); err != nil {
+		abort(false, err)
 	}
+	if err := bw.Flush(); err != nil {
+		abort(false, err)
+	}
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 type exportWriter interface {

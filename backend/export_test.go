@@ -18,6 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
@@ -284,11 +288,35 @@ func (f *failingWriter) Write(b []byte) (int, error) {
 
 func (f *failingWriter) Flush() { f.gone = true }
 
+// observeExports gives h's service an export log and returns what it receives.
+func observeExports(h *Handler) *observer.ObservedLogs {
+	core, logs := observer.New(zapcore.DebugLevel)
+	h.svc.cfg.Observe = &Observe{Exports: zap.New(core)}
+	return logs
+}
+
+// checkCutLine wants one line of an export cut, at level, whose fields say cause, err and how far it got.
+func checkCutLine(t *testing.T, logs *observer.ObservedLogs, level zapcore.Level, cause, err string, records, bytes int64) {
+	t.Helper()
+	all := logs.All()
+	if len(all) != 1 {
+		t.Fatalf("%d log lines for a cut export, want 1: %v", len(all), all)
+	}
+	e := all[0]
+	f := e.ContextMap()
+	if e.Message != "export cut" || e.Level != level || f["cause"] != cause || f["error"] != err || f["format"] != schema.FormatCSV ||
+		f["records"] != records || f["bytes"] != bytes {
+		t.Fatalf("the line of a cut export: %s %q %v; want %s, cause %s, error %q, %d records, %d bytes", e.Level, e.Message, f, level, cause, err, records, bytes)
+	}
+}
+
 // TestExportStopsWhenClientGoes: a client that goes away mid-export cuts the connection
 // (http.ErrAbortHandler) and the goroutine reading ahead stops: the store is read no further and no
-// goroutine is left behind.
+// goroutine is left behind. The cut is logged (a warning: the client's doing).
 func TestExportStopsWhenClientGoes(t *testing.T) {
 	h, st := exportFixture(t, 300)
+	logs := observeExports(h)
+	var w *failingWriter
 	baseline := runtime.NumGoroutine()
 	func() {
 		defer func() {
@@ -296,9 +324,10 @@ func TestExportStopsWhenClientGoes(t *testing.T) {
 				t.Fatalf("recovered %v, want http.ErrAbortHandler", r)
 			}
 		}()
-		w := &failingWriter{discardFlusher: discardFlusher{hd: http.Header{}}}
+		w = &failingWriter{discardFlusher: discardFlusher{hd: http.Header{}}}
 		h.serveExport(w, httptest.NewRequest("GET", "/", nil), schema.ListQuery{}, schema.FormatCSV, "http://x", 10)
 	}()
+	checkCutLine(t, logs, zapcore.WarnLevel, "client", "client gone", 20, w.n) // the second page's write failed
 	deadline := time.Now().Add(10 * time.Second)
 	for runtime.NumGoroutine() > baseline && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -309,4 +338,35 @@ func TestExportStopsWhenClientGoes(t *testing.T) {
 	if calls := st.calls(); calls > 3 {
 		t.Errorf("%d store pages read for a client gone after the first", calls)
 	}
+}
+
+// failingStore fails every List after the first ok ones.
+type failingStore struct {
+	*countingStore
+	ok int
+}
+
+func (f *failingStore) List(ctx context.Context, spec *store.ListSpec) (*store.ListResult, error) {
+	if f.calls() >= f.ok {
+		return nil, errors.New("store gone")
+	}
+	return f.countingStore.List(ctx, spec)
+}
+
+// TestExportCutByStoreIsLogged: a store failing mid-export cuts the connection, and the cut is logged as
+// an error with the store's error and how far the export got.
+func TestExportCutByStoreIsLogged(t *testing.T) {
+	h, st := exportFixture(t, 300)
+	h.svc.store = &failingStore{countingStore: st, ok: 2}
+	logs := observeExports(h)
+	w := &discardFlusher{hd: http.Header{}}
+	func() {
+		defer func() {
+			if r := recover(); r != http.ErrAbortHandler {
+				t.Fatalf("recovered %v, want http.ErrAbortHandler", r)
+			}
+		}()
+		h.serveExport(w, httptest.NewRequest("GET", "/", nil), schema.ListQuery{}, schema.FormatCSV, "http://x", 10)
+	}()
+	checkCutLine(t, logs, zapcore.ErrorLevel, "store", "store gone", 20, w.n)
 }

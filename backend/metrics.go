@@ -123,6 +123,8 @@ type Observe struct {
 	Metrics *Metrics
 	// Publications receives one line per publication outcome, never personal data (README: Logs).
 	Publications *zap.Logger
+	// Exports receives one line per whole export cut mid-stream (the client sees only a cut body).
+	Exports *zap.Logger
 }
 
 // errorCodes bounds the `code` label: any code not listed (there should be none) counts as "other".
@@ -178,6 +180,20 @@ func (o *Observe) published(channel string, start time.Time, res *schema.Publish
 		level = zap.WarnLevel
 	}
 	o.Publications.Log(level, "publication", fields...)
+}
+
+// exportCut logs a whole export cut after its first byte: by the store (an error level: the client got
+// part of the records), or by the client going away or not taking a page in time.
+func (o *Observe) exportCut(format string, records, bytes int64, start time.Time, byStore bool, err error) {
+	if o == nil || o.Exports == nil {
+		return
+	}
+	level, cause := zap.WarnLevel, "client"
+	if byStore {
+		level, cause = zap.ErrorLevel, "store"
+	}
+	o.Exports.Log(level, "export cut", zap.String("format", format), zap.String("cause", cause), zap.Error(err),
+		zap.Int64("records", records), zap.Int64("bytes", bytes), zap.Duration("duration", time.Since(start)))
 }
 
 // rateLimitZones are the rate_limit zones of the shipped Caddyfiles, the label values of rate_limited_total.
