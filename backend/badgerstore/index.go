@@ -398,17 +398,24 @@ func (d *aggDelta) write(txn *badger.Txn, c *counterCache) (commit func(), err e
 		c.aggs, c.words = map[string][]byte{}, map[string]int64{}
 	}
 	aggs := make(map[string][]byte, len(d.all)+len(d.munis)+len(d.cells))
+	var m merger
 	put := func(key []byte, a *aggregate) error {
-		old := &aggregate{cells: map[uint16]int64{}}
-		if v, ok := c.aggs[string(key)]; ok {
-			if old, err = decodeAggregate(v); err != nil {
+		old, ok := c.aggs[string(key)]
+		if !ok {
+			item, err := txn.Get(key)
+			switch {
+			case err == nil:
+				if old, err = item.ValueCopy(nil); err != nil {
+					return err
+				}
+			case !errors.Is(err, badger.ErrKeyNotFound):
 				return err
 			}
-		} else if old, err = getAggregate(txn, key); err != nil {
+		}
+		v, err := m.merge(old, a)
+		if err != nil {
 			return err
 		}
-		old.merge(a)
-		v := old.encode()
 		aggs[string(key)] = v
 		return txn.Set(key, v)
 	}
@@ -432,6 +439,81 @@ func (d *aggDelta) write(txn *badger.Txn, c *counterCache) (commit func(), err e
 		maps.Copy(c.aggs, aggs)
 		maps.Copy(c.words, words)
 	}, nil
+}
+
+// merger merges a delta into an encoded aggregate as decodeAggregate, merge and encode would, without
+// their map: the stored pairs are sorted by key, so are the delta's (a batch rewrites a record's dozen
+// counters; the map was a fifth of a publish's allocations). Its buffers serve one batch's keys in turn.
+type merger struct {
+	keys []uint16
+	body []byte
+}
+
+func (m *merger) merge(v []byte, d *aggregate) ([]byte, error) {
+	var people, newest int64
+	var n uint64
+	if v != nil {
+		if len(v) == 0 || v[0] != 1 {
+			return nil, errBadAggregate
+		}
+		p, a := binary.Uvarint(v[1:])
+		if a <= 0 {
+			return nil, errBadAggregate
+		}
+		v = v[1+a:]
+		if newest, a = binary.Varint(v); a <= 0 {
+			return nil, errBadAggregate
+		}
+		v = v[a:]
+		if n, a = binary.Uvarint(v); a <= 0 {
+			return nil, errBadAggregate
+		}
+		people, v = int64(p), v[a:]
+	}
+	m.keys = m.keys[:0]
+	for k := range d.cells {
+		m.keys = append(m.keys, k)
+	}
+	slices.Sort(m.keys)
+	body, count := m.body[:0], uint64(0)
+	emit := func(k uint16, c int64) {
+		if c != 0 { // merge drops a cell whose sum is 0
+			body = binary.AppendUvarint(binary.AppendUvarint(body, uint64(k)), uint64(max(c, 0)))
+			count++
+		}
+	}
+	i := 0
+	for range n {
+		k, a := binary.Uvarint(v)
+		if a <= 0 {
+			return nil, errBadAggregate
+		}
+		c, b := binary.Uvarint(v[a:])
+		if b <= 0 {
+			return nil, errBadAggregate
+		}
+		v = v[a+b:]
+		for ; i < len(m.keys) && m.keys[i] < uint16(k); i++ {
+			emit(m.keys[i], d.cells[m.keys[i]])
+		}
+		if i < len(m.keys) && m.keys[i] == uint16(k) {
+			emit(uint16(k), int64(c)+d.cells[m.keys[i]])
+			i++
+		} else if c == 0 { // stored as 0 (clamped), kept as merge keeps it
+			body = binary.AppendUvarint(binary.AppendUvarint(body, k), 0)
+			count++
+		} else {
+			emit(uint16(k), int64(c))
+		}
+	}
+	for ; i < len(m.keys); i++ {
+		emit(m.keys[i], d.cells[m.keys[i]])
+	}
+	m.body = body
+	out := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(body))
+	out = binary.AppendUvarint(append(out, 1), uint64(max(people+d.people, 0)))
+	out = binary.AppendUvarint(binary.AppendVarint(out, max(newest, d.newest)), count)
+	return append(out, body...), nil
 }
 
 func aggKey(slug string) []byte { return append(slices.Clone(prefixAgg), slug...) }

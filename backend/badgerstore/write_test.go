@@ -1,7 +1,9 @@
 package badgerstore
 
 import (
+	"bytes"
 	"context"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -60,5 +62,47 @@ func TestCountersAcrossBatches(t *testing.T) {
 	}
 	if len(v.Problems) > 0 || v.Records["open"]+v.Records["resolved"]+v.Records["withdrawn"] != 1200 {
 		t.Fatalf("after concurrent batches and a restart: %+v", v)
+	}
+}
+
+// TestMergerMatchesDecodeMergeEncode: the write path's merge of a delta into an encoded aggregate gives
+// the bytes decodeAggregate, merge and encode give, for random aggregates and deltas (negative ones,
+// sums of 0, cells clamped at 0, no stored value).
+func TestMergerMatchesDecodeMergeEncode(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	var m merger
+	for range 2000 {
+		random := func(neg bool) *aggregate {
+			a := &aggregate{cells: map[uint16]int64{}, people: rng.Int64N(50), newest: rng.Int64N(1e12)}
+			for range rng.IntN(12) {
+				c := rng.Int64N(5)
+				if neg {
+					c -= 2
+				}
+				a.cells[uint16(rng.IntN(40))] = c
+			}
+			if neg {
+				a.people -= 25
+			}
+			return a
+		}
+		var stored []byte
+		old := &aggregate{cells: map[uint16]int64{}}
+		if rng.IntN(5) > 0 {
+			stored = random(true).encode() // negatives clamp to 0, as a stored value may hold
+			var err error
+			if old, err = decodeAggregate(stored); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d := random(true)
+		got, err := m.merge(stored, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old.merge(d)
+		if want := old.encode(); !bytes.Equal(got, want) {
+			t.Fatalf("merge of %x and %+v: %x, want %x", stored, d, got, want)
+		}
 	}
 }
