@@ -26,18 +26,74 @@ type pgCells struct {
 	ctx  context.Context
 	tx   pgx.Tx
 	spec *store.ListSpec
+	// counts holds the counters of every cell RadiusTotal may ask for, read with the page (prefetch);
+	// nil: each level is read when asked.
+	counts map[int32]store.CellCount
+	// with are statements that do not depend on the total (the page's records, the end of the
+	// transaction), sent in the round trip of CountCells or else by flush.
+	with *pgx.Batch
 }
 
-// CellCounts implements store.CellCounter: one query per level; without a kind, emergency or municipio
-// filter, one row per cell. Matching sums the rows of the spec's kind, emergency and municipio; All is the
-// row of every kind (and every emergency and municipio).
-func (c *pgCells) CellCounts(cells []string) ([]store.CellCount, error) {
+// maxPrefetchCells bounds the cells whose counters prefetch reads before knowing which are needed: all
+// of a 10 km circle's (603), a 20 km circle's (2,325) are read level by level.
+const maxPrefetchCells = 1024
+
+// prefetch queues on b the query of the counters of every cell RadiusTotal may ask for, when they are
+// few, so that they come in the page's round trip.
+func (c *pgCells) prefetch(b *pgx.Batch) {
+	cells := store.CircleCells(c.spec, maxPrefetchCells)
+	if len(cells) == 0 {
+		return
+	}
+	counts := make(map[int32]store.CellCount, len(cells))
 	keys := make([]int32, len(cells))
-	at := make(map[int32]int, len(cells))
 	for i, cell := range cells {
 		keys[i] = cellKey(cell)
-		at[keys[i]] = i
+		counts[keys[i]] = store.CellCount{}
 	}
+	query, args := c.countsQuery(keys)
+	b.Queue(query, args...).Query(func(rows pgx.Rows) error {
+		if err := scanCounts(rows, counts); err != nil {
+			return err
+		}
+		c.counts = counts
+		return nil
+	})
+}
+
+// CellCounts implements store.CellCounter: from the prefetched counters, else one query per level.
+// Matching sums the rows of the spec's kind, emergency and municipio; All is the row of every kind (and
+// every emergency and municipio).
+func (c *pgCells) CellCounts(cells []string) ([]store.CellCount, error) {
+	out := make([]store.CellCount, len(cells))
+	keys := make([]int32, len(cells))
+	fetched := c.counts != nil
+	for i, cell := range cells {
+		keys[i] = cellKey(cell)
+		k, ok := c.counts[keys[i]]
+		out[i], fetched = k, fetched && ok
+	}
+	if fetched {
+		return out, nil
+	}
+	query, args := c.countsQuery(keys)
+	rows, err := c.tx.Query(c.ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	counts := make(map[int32]store.CellCount, len(cells))
+	if err := scanCounts(rows, counts); err != nil {
+		return nil, err
+	}
+	for i, k := range keys {
+		out[i] = counts[k]
+	}
+	return out, nil
+}
+
+// countsQuery is the query of the counters of the cells of keys for the list's filters: without a kind,
+// emergency or municipio filter, one row per cell.
+func (c *pgCells) countsQuery(keys []int32) (string, []any) {
 	args := []any{c.spec.StatusOr(), keys}
 	filters := ""
 	for _, f := range []struct{ col, v string }{{"type", c.spec.Type}, {"category", c.spec.Category}, {"urgency", c.spec.Urgency},
@@ -52,22 +108,38 @@ func (c *pgCells) CellCounts(cells []string) ([]store.CellCount, error) {
 		query = `SELECT cell, coalesce(sum(n) FILTER (WHERE type <> ''` + filters + `), 0)::bigint, coalesce(sum(n) FILTER (WHERE type = ''), 0)::bigint
 			FROM directaid_cells WHERE status = $1 AND cell = ANY($2) GROUP BY cell`
 	}
-	rows, err := c.tx.Query(c.ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]store.CellCount, len(cells))
-	var key int32
-	var matching, all int
-	_, err = pgx.ForEachRow(rows, []any{&key, &matching, &all}, func() error {
-		out[at[key]] = store.CellCount{Matching: matching, All: all}
-		return nil
-	})
-	return out, err
+	return query, args
 }
 
-// CountCells implements store.CellCounter: the records in each cell's box (GiST), each counted in the
-// cell its geohash puts it in (a point on a side is in two boxes) when it is within the radius.
+// scanCounts reads the rows of countsQuery into counts (by cell key).
+func scanCounts(rows pgx.Rows, counts map[int32]store.CellCount) error {
+	var key int32
+	var matching, all int
+	_, err := pgx.ForEachRow(rows, []any{&key, &matching, &all}, func() error {
+		counts[key] = store.CellCount{Matching: matching, All: all}
+		return nil
+	})
+	return err
+}
+
+// send sends b, followed by the statements of with if they are still unsent: one round trip.
+func (c *pgCells) send(b *pgx.Batch) error {
+	if c.with != nil {
+		b.QueuedQueries = append(b.QueuedQueries, c.with.QueuedQueries...)
+		c.with = nil
+	}
+	if len(b.QueuedQueries) == 0 {
+		return nil
+	}
+	return c.tx.SendBatch(c.ctx, b).Close()
+}
+
+// flush sends the statements of with if CountCells has not.
+func (c *pgCells) flush() error { return c.send(&pgx.Batch{}) }
+
+// CountCells implements store.CellCounter, in the round trip of with: the records in each cell's box
+// (GiST), each counted in the cell its geohash puts it in (a point on a side is in two boxes) when it is
+// within the radius.
 func (c *pgCells) CountCells(cells []string) (int, error) {
 	if len(cells) == 0 {
 		return 0, nil
@@ -81,20 +153,21 @@ func (c *pgCells) CountCells(cells []string) (int, error) {
 	flat.Near, flat.Words = false, nil // the cells, not the circle's box
 	cond, args := where(&flat)
 	args = append(args, boxes)
-	rows, err := c.tx.Query(c.ctx, fmt.Sprintf(`SELECT b.i::int, r.loc[1], r.loc[0] FROM unnest($%d::box[]) WITH ORDINALITY AS b(bx, i)
-		CROSS JOIN LATERAL (SELECT loc FROM directaid_records WHERE loc <@ b.bx AND %s) r`, len(args), cond), args...)
-	if err != nil {
-		return 0, err
-	}
 	n := 0
-	var i int
-	var lat, lon float64
-	_, err = pgx.ForEachRow(rows, []any{&i, &lat, &lon}, func() error {
-		cell := cells[i-1]
-		if store.Geohash(lat, lon, len(cell)) == cell && store.HaversineKm(c.spec.Lat, c.spec.Lon, lat, lon) <= c.spec.RadiusKm {
-			n++
-		}
-		return nil
+	b := &pgx.Batch{}
+	b.Queue(fmt.Sprintf(`SELECT b.i::int, r.loc[1], r.loc[0] FROM unnest($%d::box[]) WITH ORDINALITY AS b(bx, i)
+		CROSS JOIN LATERAL (SELECT loc FROM directaid_records WHERE loc <@ b.bx AND %s) r`, len(args), cond), args...).Query(func(rows pgx.Rows) error {
+		var i int
+		var lat, lon float64
+		_, err := pgx.ForEachRow(rows, []any{&i, &lat, &lon}, func() error {
+			cell := cells[i-1]
+			if store.Geohash(lat, lon, len(cell)) == cell && store.HaversineKm(c.spec.Lat, c.spec.Lon, lat, lon) <= c.spec.RadiusKm {
+				n++
+			}
+			return nil
+		})
+		return err
 	})
+	err := c.send(b)
 	return n, err
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +26,9 @@ import (
 // counters of that emergency (migration 0012), "none" the page alone. It reports the share of estimated
 // totals and their error against the circle's count (by brute force over the loaded points).
 //
+// The "-16" runs share b.N lists among 16 goroutines (the pool's 16 connections). BENCH_PG_DSN names a
+// database to use instead of a fresh one, loaded once and kept: 1M records take a quarter of an hour.
+//
 //	BENCH_PG_RADIUS=100000 go test ./backend/pgstore -run '^$' -bench RadiusTotal -benchtime 200x
 func BenchmarkRadiusTotal(b *testing.B) {
 	db, s, n := benchStore(b, "BENCH_PG_RADIUS")
@@ -34,6 +39,13 @@ func BenchmarkRadiusTotal(b *testing.B) {
 	loaded := time.Now()
 	var batch []*store.Record
 	points := make([][2]float64, n)
+	var have int
+	if err := db.Ready(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM directaid_records WHERE source = 'bench'`).Scan(&have); err != nil {
+		b.Fatal(err)
+	}
 	for i := range n {
 		r := rand.New(rand.NewPCG(uint64(i), 11))
 		pick := func(s []string) string { return s[r.IntN(len(s))] }
@@ -50,58 +62,80 @@ func BenchmarkRadiusTotal(b *testing.B) {
 		lat, lon := lat0+r.Float64()*dLat, lon0+r.Float64()*dLon
 		p.Latitude, p.Longitude, p.Address = &lat, &lon, "Calle 1"
 		points[i] = [2]float64{lat, lon}
-		if batch = append(batch, rec); len(batch) == 5000 || i == n-1 {
+		if batch = append(batch, rec); have != n && (len(batch) == 5000 || i == n-1) {
 			if _, err := s.Import(ctx, batch); err != nil {
 				b.Fatal(err)
 			}
 			batch = batch[:0]
 		}
 	}
-	if _, err := db.Pool.Exec(ctx, `ANALYZE`); err != nil {
-		b.Fatal(err)
+	if have != n {
+		if _, err := db.Pool.Exec(ctx, `ANALYZE`); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%d records imported in %s", n, time.Since(loaded).Round(time.Second))
 	}
-	b.Logf("%d records imported in %s", n, time.Since(loaded).Round(time.Second))
 	spec := func(i int) store.ListSpec {
 		r := rand.New(rand.NewPCG(uint64(i), 13))
 		return store.ListSpec{Near: true, RadiusKm: 5, Limit: 20,
 			Lat: lat0 + 0.05 + r.Float64()*(dLat-0.1), Lon: lon0 + 0.05 + r.Float64()*(dLon-0.1)}
 	}
-	run := func(b *testing.B, mod func(*store.ListSpec)) {
-		lat := make([]time.Duration, 0, b.N)
-		estimated, errSum := 0, 0.0
-		for i := 0; i < b.N; i++ {
-			sp := spec(i)
-			mod(&sp)
-			t := time.Now()
-			res, err := s.List(ctx, &sp)
-			if err != nil {
-				b.Fatal(err)
-			}
-			lat = append(lat, time.Since(t))
-			if !res.TotalExact && !sp.NoTotal {
-				b.StopTimer()
-				estimated++
-				exact := 0
-				for _, p := range points {
-					if store.HaversineKm(sp.Lat, sp.Lon, p[0], p[1]) <= sp.RadiusKm {
-						exact++
+	run := func(b *testing.B, clients int, mod func(*store.ListSpec)) {
+		lat := make([]time.Duration, b.N)
+		var estimated atomic.Int64
+		errSum := make([]float64, b.N) // each list's error against the circle's count (0: exact)
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range clients {
+			wg.Go(func() {
+				for i := int(next.Add(1) - 1); i < b.N; i = int(next.Add(1) - 1) {
+					sp := spec(i)
+					mod(&sp)
+					t := time.Now()
+					res, err := s.List(ctx, &sp)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					lat[i] = time.Since(t)
+					if !res.TotalExact && !sp.NoTotal && clients == 1 {
+						b.StopTimer()
+						estimated.Add(1)
+						exact := 0
+						for _, p := range points {
+							if store.HaversineKm(sp.Lat, sp.Lon, p[0], p[1]) <= sp.RadiusKm {
+								exact++
+							}
+						}
+						errSum[i] = math.Abs(float64(res.Total-exact)) / float64(exact)
+						b.StartTimer()
 					}
 				}
-				errSum += math.Abs(float64(res.Total-exact)) / float64(exact)
-				b.StartTimer()
-			}
+			})
 		}
+		wg.Wait()
 		slices.Sort(lat)
 		b.ReportMetric(float64(lat[len(lat)/2])/1e6, "p50-ms")
 		b.ReportMetric(float64(lat[len(lat)*99/100])/1e6, "p99-ms")
-		b.ReportMetric(float64(estimated)/float64(b.N), "estimated/op")
-		if estimated > 0 {
-			b.ReportMetric(100*errSum/float64(estimated), "err-%")
+		if clients == 1 {
+			e := estimated.Load()
+			b.ReportMetric(float64(e)/float64(b.N), "estimated/op")
+			if e > 0 {
+				sum := 0.0
+				for _, v := range errSum {
+					sum += v
+				}
+				b.ReportMetric(100*sum/float64(e), "err-%")
+			}
 		}
 	}
-	b.Run("cells", func(b *testing.B) { run(b, func(*store.ListSpec) {}) })
-	b.Run("emergency", func(b *testing.B) { run(b, func(sp *store.ListSpec) { sp.EmergencySlug = "eje-cafetero" }) })
-	b.Run("none", func(b *testing.B) { run(b, func(sp *store.ListSpec) { sp.NoTotal = true }) })
+	cells, emergency := func(*store.ListSpec) {}, func(sp *store.ListSpec) { sp.EmergencySlug = "eje-cafetero" }
+	none := func(sp *store.ListSpec) { sp.NoTotal = true }
+	b.Run("cells", func(b *testing.B) { run(b, 1, cells) })
+	b.Run("emergency", func(b *testing.B) { run(b, 1, emergency) })
+	b.Run("none", func(b *testing.B) { run(b, 1, none) })
+	b.Run("cells-16", func(b *testing.B) { run(b, 16, cells) })
+	b.Run("none-16", func(b *testing.B) { run(b, 16, none) })
 }
 
 // benchStore is a store on a fresh database of the shared cluster, and the number of records a benchmark
@@ -110,6 +144,10 @@ func benchStore(b *testing.B, env string) (*pgstore.DB, *pgstore.Store, int) {
 	n := 100_000
 	if v, err := strconv.Atoi(os.Getenv(env)); err == nil && v > 0 {
 		n = v
+	}
+	if dsn := os.Getenv("BENCH_PG_DSN"); dsn != "" {
+		db, s := openStore(b, dsn)
+		return db, s, n
 	}
 	db, s := openStore(b, pgtest.Shared(b).NewDatabase(b))
 	return db, s, n

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/directaid/directaid/backend/store"
 )
@@ -297,6 +298,9 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 		return nil, err
 	}
 	defer conn.Release()
+	if spec.Near {
+		return s.listNear(ctx, conn, spec)
+	}
 	locked := false
 	if feed {
 		// Wait for the writes in flight and hold new ones off while the snapshot is taken (see feedLock).
@@ -319,9 +323,6 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 		return nil, err
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if spec.Near {
-		return s.listNear(ctx, tx, spec)
-	}
 	cond, args := where(spec)
 	res := &store.ListResult{TotalExact: true}
 	// The first statement takes the snapshot.
@@ -420,7 +421,11 @@ type candidate struct {
 // centre is at least δ·minKmPerDeg km away, so the walk stops once that bound passes the radius or the
 // last distance the page needs. The total comes from the cell counters (store.RadiusTotal); with q, from
 // wordsTotal.
-func (s *Store) listNear(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (*store.ListResult, error) {
+//
+// Two round trips in the common case, each a pipeline of statements that do not depend on each other:
+// the transaction's start, the walk and the counters of the circle's cells (pgCells.prefetch); then the
+// count of the edge cells if the total needs it, the page's records and the transaction's end.
+func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.ListSpec) (*store.ListResult, error) {
 	cond, args := where(spec)
 	res := &store.ListResult{TotalExact: true}
 	need := spec.Limit + 1
@@ -431,20 +436,14 @@ func (s *Store) listNear(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (
 	centre := fmt.Sprintf("(%v,%v)", spec.Lon, spec.Lat)
 	args = append(args, centre)
 	order := fmt.Sprintf("loc <-> $%d::point", len(args))
-	args = append(args, 0)
-	query := fmt.Sprintf(`SELECT id, loc[1], loc[0], %s FROM directaid_records WHERE %s ORDER BY %s LIMIT $%d`, order, cond, order, len(args))
+	query := fmt.Sprintf(`SELECT id, loc[1], loc[0], %s FROM directaid_records WHERE %s ORDER BY %s LIMIT $%d`, order, cond, order, len(args)+1)
 	var page []candidate
-	for batch := max(4*need, 64); ; batch *= 4 {
-		args[len(args)-1] = batch
-		rows, err := tx.Query(ctx, query, args...)
-		if err != nil {
-			return nil, err
-		}
-		page = page[:0]
-		read, done := 0, false
+	read, done := 0, false
+	walk := func(rows pgx.Rows) error {
+		page, read, done = page[:0], 0, false
 		var id string
 		var lat, lon, flat float64
-		_, err = pgx.ForEachRow(rows, []any{&id, &lat, &lon, &flat}, func() error {
+		_, err := pgx.ForEachRow(rows, []any{&id, &lat, &lon, &flat}, func() error {
 			read++
 			if done {
 				return nil
@@ -468,17 +467,64 @@ func (s *Store) listNear(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (
 			}
 			return nil
 		})
+		return err
+	}
+	// pgx prepares every statement; after five runs PostgreSQL may plan one for any parameters, and the
+	// generic plan of a list (a box, a LIKE pattern) cannot see how selective they are: lists are planned
+	// each time (writes keep their cached plans).
+	first := &pgx.Batch{}
+	first.BeginTx(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	first.Queue(`SET LOCAL plan_cache_mode = force_custom_plan`)
+	batch := max(4*need, 64)
+	first.Queue(query, append(args, batch)...).Query(walk)
+	cells := &pgCells{ctx: ctx, spec: spec, with: &pgx.Batch{}}
+	if !spec.NoTotal && len(spec.Words) == 0 {
+		cells.prefetch(first)
+	}
+	br := conn.SendBatch(ctx, first)
+	tx := br.Tx()
+	defer func() {
+		if conn.Conn().PgConn().TxStatus() != 'I' {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	if err := br.Close(); err != nil {
+		return nil, err
+	}
+	cells.tx = tx
+	for !done && read == batch {
+		batch *= 4
+		rows, err := tx.Query(ctx, query, append(args, batch)...)
 		if err != nil {
 			return nil, err
 		}
-		if done || read < batch {
-			break
+		if err := walk(rows); err != nil {
+			return nil, err
 		}
 	}
 	if len(page) > spec.Limit {
 		page = page[:spec.Limit]
 		last := page[len(page)-1]
 		res.Next = &store.Cursor{ID: last.id, Dist: last.dist, HasDist: true}
+	}
+	ids := make([]string, len(page))
+	for i, c := range page {
+		ids[i] = c.id
+	}
+	recs := make(map[string]*store.Record, len(page))
+	cells.with.Queue(`SELECT id, `+recordCols+` FROM directaid_records WHERE id = ANY($1)`, ids).Query(func(rows pgx.Rows) error {
+		var id string
+		var doc, pdoc []byte
+		var ms int64
+		_, err := pgx.ForEachRow(rows, []any{&id, &doc, &ms, &pdoc}, func() error {
+			rec, err := decode(doc, ms, pdoc)
+			recs[id] = rec
+			return err
+		})
+		return err
+	})
+	if len(spec.Words) == 0 {
+		cells.with.Queue(`ROLLBACK`) // read only: nothing to commit
 	}
 	var err error
 	switch {
@@ -490,29 +536,13 @@ func (s *Store) listNear(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (
 		res.Total = len(page) // the page is the whole list
 	default:
 		// From the cell counters (migration 0011), as Badger decides it.
-		res.Total, res.TotalExact, err = store.RadiusTotal(spec, &pgCells{ctx, tx, spec})
+		res.Total, res.TotalExact, err = store.RadiusTotal(spec, cells)
 		res.Total = max(res.Total, len(page))
 	}
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(page))
-	for i, c := range page {
-		ids[i] = c.id
-	}
-	rows, err := tx.Query(ctx, `SELECT id, `+recordCols+` FROM directaid_records WHERE id = ANY($1)`, ids)
-	if err != nil {
-		return nil, err
-	}
-	recs := map[string]*store.Record{}
-	var id string
-	var doc, pdoc []byte
-	var ms int64
-	if _, err := pgx.ForEachRow(rows, []any{&id, &doc, &ms, &pdoc}, func() error {
-		rec, err := decode(doc, ms, pdoc)
-		recs[id] = rec
-		return err
-	}); err != nil {
+	if err := cells.flush(); err != nil {
 		return nil, err
 	}
 	for _, c := range page {

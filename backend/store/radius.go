@@ -96,6 +96,29 @@ func RadiusTotal(spec *ListSpec, c CellCounter) (total int, exact bool, err erro
 	return inside + int(math.Round(est)), false, nil
 }
 
+// CircleCells returns every cell whose counters RadiusTotal may ask for spec (CellCounts), all levels
+// in one list, so that a store can read them in one go before it knows which it needs; nil when there
+// would be more than max.
+func CircleCells(spec *ListSpec, max int) []string {
+	var all []string
+	for level := CoverCells(spec.Lat, spec.Lon, spec.RadiusKm); len(level) > 0; {
+		if len(level[0]) >= CellCountMin {
+			if all = append(all, level...); len(all) > max {
+				return nil
+			}
+		}
+		if len(level[0]) >= GeoPrecision {
+			break
+		}
+		var next []string
+		for _, cell := range level {
+			next = appendChildren(next, spec, cell)
+		}
+		level = next
+	}
+	return all
+}
+
 // appendChildren appends the cells of cell one precision finer that the circle reaches, in order.
 func appendChildren(out []string, spec *ListSpec, cell string) []string {
 	for i := range len(GeohashAlphabet) {

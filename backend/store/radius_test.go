@@ -131,3 +131,47 @@ func TestRadiusEstimateError(t *testing.T) {
 		}
 	}
 }
+
+// askedCells records the cells RadiusTotal asks counters for.
+type askedCells struct {
+	*memCells
+	asked []string
+}
+
+func (a *askedCells) CellCounts(cells []string) ([]CellCount, error) {
+	a.asked = append(a.asked, cells...)
+	return a.memCells.CellCounts(cells)
+}
+
+// TestCircleCells checks that CircleCells holds every cell RadiusTotal asks for, dense or sparse, from a
+// street to the widest radius, and gives up past its bound.
+func TestCircleCells(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 7))
+	pts := make([][2]float64, 200_000)
+	for i := range pts {
+		pts[i] = [2]float64{4.4 + rng.Float64()*0.8, -76.0 + rng.Float64()*0.6}
+	}
+	for _, m := range []*memCells{newMemCells(pts), newMemCells(pts[:500])} {
+		for range 100 {
+			spec := &ListSpec{Near: true, RadiusKm: 0.2 + rng.Float64()*49.8, Lat: 4.4 + rng.Float64()*0.8, Lon: -76.0 + rng.Float64()*0.6}
+			m.spec = spec
+			a := &askedCells{memCells: m}
+			if _, _, err := RadiusTotal(spec, a); err != nil {
+				t.Fatal(err)
+			}
+			all := CircleCells(spec, math.MaxInt)
+			have := map[string]bool{}
+			for _, c := range all {
+				have[c] = true
+			}
+			for _, c := range a.asked {
+				if !have[c] {
+					t.Fatalf("%+v: RadiusTotal asked for %s, not in CircleCells (%d cells)", spec, c, len(all))
+				}
+			}
+			if len(all) > 1 && CircleCells(spec, len(all)-1) != nil {
+				t.Fatalf("%+v: CircleCells went past its bound", spec)
+			}
+		}
+	}
+}

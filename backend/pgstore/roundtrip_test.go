@@ -1,0 +1,101 @@
+package pgstore
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/internal/pgtest"
+	"github.com/directaid/directaid/schema"
+)
+
+// roundTrips counts the statements sent alone and the pipelines (batches) a pool sends: one round trip
+// each once the statements are prepared.
+type roundTrips struct{ alone, batches, statements atomic.Int64 }
+
+func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	r.alone.Add(1)
+	r.statements.Add(1)
+	return ctx
+}
+func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	r.batches.Add(1)
+	r.statements.Add(int64(d.Batch.Len()))
+	return ctx
+}
+func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+// TestRadiusRoundTrips checks how many round trips a radius list costs, the timing-free measure of its
+// latency: 2 for a page whose total comes from the counters, estimated (the 5 km circle at 1M density),
+// or counted at the edge (a sparse one), 1 more when the walk needs a second batch.
+func TestRadiusRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := poolConfig(pgtest.Shared(t).NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &roundTrips{}
+	cfg.ConnConfig.Tracer = rt
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	s := NewStore(&DB{Pool: pool})
+	// 6,000 records in a 6 km square: the density of 1M over the Eje Cafetero.
+	var recs []*store.Record
+	start := time.Now().Add(-time.Hour)
+	for i := range 6_000 {
+		r := rand.New(rand.NewPCG(uint64(i), 5))
+		ts := start.Add(time.Duration(i) * time.Millisecond)
+		rec := &store.Record{ID: store.NewID(ts), CreatedAt: ts.UTC().Truncate(time.Millisecond), Status: store.StatusOpen}
+		p := &rec.Publication
+		p.Type, p.Urgency, p.Source, p.ExternalID, p.EmergencySlug = schema.TypeRequest, schema.Urgencies[0], "rt", "r-"+strconv.Itoa(i), "eje-cafetero"
+		p.Category, p.Title, p.Description, p.ContactName = "agua", "Agua potable", "Agua para 5 familias", "Ana"
+		lat, lon := 4.5+r.Float64()*0.054, -75.7+r.Float64()*0.054
+		p.Latitude, p.Longitude = &lat, &lon
+		recs = append(recs, rec)
+	}
+	if _, err := s.Import(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	// The walk's first batch (84 rows for a page of 20) does not reach past the 100 records before this.
+	far, err := s.List(ctx, &store.ListSpec{Near: true, Lat: 4.527, Lon: -75.673, RadiusKm: 2.5, Limit: 100, NoTotal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name              string
+		spec              store.ListSpec
+		trips, statements int64
+	}{
+		{"estimated", store.ListSpec{Near: true, Lat: 4.527, Lon: -75.673, RadiusKm: 2.5, Limit: 20}, 2, 6},
+		{"edge counted", store.ListSpec{Near: true, Lat: 4.527, Lon: -75.673, RadiusKm: 0.3, Limit: 20}, 2, 7},
+		{"no total", store.ListSpec{Near: true, Lat: 4.527, Lon: -75.673, RadiusKm: 2.5, Limit: 20, NoTotal: true}, 2, 5},
+		{"a second batch", store.ListSpec{Near: true, Lat: 4.527, Lon: -75.673, RadiusKm: 2.5, Limit: 20, NoTotal: true, After: far.Next}, 3, 6},
+	} {
+		for run := range 2 { // the first run prepares the statements
+			rt.alone.Store(0)
+			rt.batches.Store(0)
+			rt.statements.Store(0)
+			res, err := s.List(ctx, &c.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			trips := rt.alone.Load() + rt.batches.Load()
+			if run == 1 && (trips != c.trips || rt.statements.Load() != c.statements) {
+				t.Errorf("%s (total %d, exact %v): %d round trips (%d statements), want %d (%d)",
+					c.name, res.Total, res.TotalExact, trips, rt.statements.Load(), c.trips, c.statements)
+			}
+		}
+	}
+}
