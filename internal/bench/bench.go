@@ -55,6 +55,9 @@ type Options struct {
 	PostgresDataDir string
 	// PostgresMissing says why PostgreSQL does not run (printed with the table) when Postgres is nil.
 	PostgresMissing string
+	// failStep makes the million run's step so named ("<store> <step>") fail at once (TestBenchSmoke's
+	// error row).
+	failStep string
 }
 
 // Store names, as the table shows them.
@@ -104,6 +107,8 @@ type MillionResult struct {
 	PGExport      *ExportResult // the same export from the PostgreSQL node
 	// Mismatches lists the first pages that the two stores answered differently (ids or exact totals).
 	Mismatches []string
+	// StepErrors are the steps that failed on one store ("[store] step: error"); the run went on.
+	StepErrors []string
 	Compared   int // first pages compared
 	// MixedPublish is the publishing at 64 connections that ran during the mixed-load reads, and
 	// MixedUncovered how long those reads ran after it had stopped (0 when it covered them all).

@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -30,8 +31,9 @@ const exportLimit = 5 * time.Minute
 
 // million publishes o.Million records at 64 connections into a fresh Badger server (in the memory
 // cgroup when asked, after an unconstrained first slice for comparison), copies them into PostgreSQL with
-// `directaid migrate`, runs the read scenarios and a whole CSV export on both stores over the same records,
-// then the mixed load on Badger.
+// `directaid migrate`, then over the same records runs the read scenarios, a whole CSV export and the
+// mixed load on Badger (on the server restarted once, after the migrate), then the reads and the export on
+// PostgreSQL. A step that fails on one store is an error row of the report (step), not the run's end.
 func (r *runner) million() error {
 	o := r.o
 	m := &MillionResult{Records: o.Million, Asked: o.Million, Slice: max(o.Million/10, 1)}
@@ -117,8 +119,11 @@ func (r *runner) million() error {
 		return err
 	}
 
-	var dsn string
-	if o.Postgres != nil {
+	// From here a step that fails on one store is an error row of the report, and the rest goes on:
+	// Badger's reads, export and mixed load are reported whatever PostgreSQL does.
+	dsn := ""
+	if o.Postgres != nil && !r.step(Postgres, "migrate", func() error {
+		var err error
 		if dsn, err = o.Postgres(); err != nil {
 			return err
 		}
@@ -128,6 +133,9 @@ func (r *runner) million() error {
 		}
 		r.progress("  [PostgreSQL] migrate: %s in %s = %.0f records/s (%s)", set, m.Migrate.Duration.Round(100*time.Millisecond),
 			float64(m.Records)/m.Migrate.Duration.Seconds(), m.Migrate.Summary)
+		return nil
+	}) {
+		dsn = ""
 	}
 
 	// The reads run on the server restarted over those records, as after a deploy: measured right
@@ -141,50 +149,68 @@ func (r *runner) million() error {
 	if err != nil {
 		return err
 	}
-	if err := r.reads(srv, Badger, set, ids, nil); err != nil {
-		return err
-	}
+	r.step(Badger, "reads", func() error { return r.reads(srv, Badger, set, ids, nil) })
 	m.ReadPeakRSS = srv.peakRSS()
-	r.progress("[Badger] exporting the %s as one CSV", set)
-	if m.Export, err = exportAll(srv, exportLimit); err != nil {
+	r.export(srv, Badger, set, &m.Export)
+	var pg *server
+	if dsn != "" && r.step(Postgres, "start", func() error {
+		var err error
+		pg, err = startServer(o, r.tmp, nil, dsn)
 		return err
-	}
-	r.printExport(Badger, m.Export)
-
-	if dsn != "" {
-		pg, err := startServer(o, r.tmp, nil, dsn)
-		if err != nil {
-			return err
-		}
+	}) {
 		defer pg.stop()
+		// Compared before the mixed load adds records to Badger.
 		r.checkTotal(pg.Addr, Postgres)
-		if m.Migrate.Records, err = listTotal(pg.Addr); err != nil {
+		r.step(Postgres, "list total", func() error {
+			var err error
+			m.Migrate.Records, err = listTotal(pg.Addr)
 			return err
-		}
+		})
 		r.compare(srv.Addr, pg.Addr, ids)
-		srv.stop() // PostgreSQL's reads get the machine to themselves, as Badger's did
-		if err := r.reads(pg, Postgres, set, ids, nil); err != nil {
-			return err
-		}
-		r.progress("[PostgreSQL] exporting the %s as one CSV", set)
-		if m.PGExport, err = exportAll(pg, exportLimit); err != nil {
-			return err
-		}
-		r.printExport(Postgres, m.PGExport)
-		pg.stop()
-		r.progress("[Badger] restarting over the %s for the mixed load", set)
-		if err := srv.restart(); err != nil {
-			return err
-		}
+		pg.stop() // Badger's mixed load gets the machine to itself
 	}
-	if err := r.mixed(srv, set); err != nil {
-		return err
-	}
+	// The mixed load on the Badger server already running over the records (no restart for it).
+	r.step(Badger, "mixed load", func() error { return r.mixed(srv, set) })
+	srv.stop() // PostgreSQL's reads get the machine to themselves, as Badger's did
 	if cg != nil {
-		srv.stop()
 		m.CgroupMaxUsage, m.CgroupFailcnt, m.OOMKills = cg.stats()
 	}
+	if pg != nil && r.step(Postgres, "restart", pg.restart) {
+		r.step(Postgres, "reads", func() error { return r.reads(pg, Postgres, set, ids, nil) })
+		r.export(pg, Postgres, set, &m.PGExport)
+	}
 	return nil
+}
+
+// export is the step of one whole CSV export from srv on store, its result put in *into.
+func (r *runner) export(srv *server, store, set string, into **ExportResult) {
+	r.step(store, "export", func() error {
+		r.progress("[%s] exporting the %s as one CSV", store, set)
+		e, err := exportAll(srv, exportLimit)
+		if err == nil {
+			*into = e
+			r.printExport(store, e)
+		}
+		return err
+	})
+}
+
+// step runs fn, a step of the million run on store; a failure is noted (an error row of the report)
+// and the run goes on. It reports whether fn succeeded.
+func (r *runner) step(store, name string, fn func() error) bool {
+	var err error
+	if r.o.failStep == store+" "+name {
+		err = errors.New("failed on purpose (Options.failStep)")
+	} else {
+		err = fn()
+	}
+	if err == nil {
+		return true
+	}
+	m := r.rep.Million
+	m.StepErrors = append(m.StepErrors, fmt.Sprintf("[%s] %s: %v", store, name, err))
+	r.progress("  FAILED [%s] %s: %v (the run goes on)", store, name, err)
+	return false
 }
 
 // add records a measurement made outside measure and prints it.

@@ -230,6 +230,9 @@ func (r *Report) printMillion(w io.Writer) {
 	if m.Compared > 0 {
 		fmt.Fprintf(w, "  first pages of %d list queries compared between the stores: %d differ\n", m.Compared, len(m.Mismatches))
 	}
+	for _, e := range m.StepErrors {
+		fmt.Fprintf(w, "  FAILED %s (the run went on without it)\n", e)
+	}
 	for _, x := range []struct {
 		store string
 		e     *ExportResult
@@ -358,6 +361,9 @@ func (r *Report) Targets() []Target {
 	}
 	{
 		res, ok, measured := none("needs -million (BENCH_1M=1)")
+		if m != nil && m.Export == nil {
+			res, ok, measured = none("the export failed (see the failures)")
+		}
 		res2, ok2, measured2 := res, ok, measured
 		if m != nil && m.Export != nil {
 			e := m.Export
@@ -402,6 +408,7 @@ func (r *Report) Failures() []string {
 		return out
 	}
 	out = append(out, m.Mismatches...)
+	out = append(out, m.StepErrors...)
 	for _, x := range []struct {
 		store string
 		e     *ExportResult
