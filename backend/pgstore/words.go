@@ -152,7 +152,7 @@ func (p *wordPlan) onlyToken(spec *store.ListSpec) bool {
 // equal to the only token containing it reads its counter; a radius q driven by its words, or one whose
 // driving run's counters say at most maxExactWordWalk candidates, is counted; past that the total is
 // estimated from the newest maxTotalTextChecks candidates (TotalExact false; see sampleTotal). With no driving word (every status, a municipio, a run in every token, a radius q
-// of too many candidates) the candidates are the records of the other filters: counted when at most
+// of too many candidates) the candidates are the records of the other filters (a circle's from its cell counters): counted when at most
 // maxTotalTextChecks, else estimated from the newest of them.
 func wordsTotal(ctx context.Context, tx pgx.Tx, spec *store.ListSpec, res *store.ListResult) error {
 	res.TotalExact = true
@@ -204,7 +204,9 @@ func wordsTotal(ctx context.Context, tx pgx.Tx, spec *store.ListSpec, res *store
 	candidates := func() (n int, err error) {
 		switch {
 		case spec.Near:
-			return countNear(ctx, tx, &other, ocond, oargs)
+			// From the cell counters, as Badger's (an estimate when the circle's edge is dense): counting
+			// the circle would read every record in it.
+			n, _, err = store.RadiusTotal(&other, &pgCells{ctx: ctx, tx: tx, spec: &other})
 		case countable(&other):
 			n, err = countersTotal(ctx, tx, &other, ocond, oargs)
 		default:

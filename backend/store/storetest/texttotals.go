@@ -105,6 +105,7 @@ func testTextTotalsPastTheBound(t *testing.T, s store.Store) {
 		{store.ListSpec{Words: []string{"lote"}, Category: "salud", Urgency: "urgent"}, true, "no word drives: ~570 candidates, counted"},
 		{store.ListSpec{Words: []string{"insul"}, Municipio: "63001"}, false, "a municipio: its 9,600 records are the candidates"},
 		{store.ListSpec{Words: []string{"urgente"}, Near: near.Near, Lat: near.Lat, Lon: near.Lon, RadiusKm: near.RadiusKm}, true, "a radius q driven by its words is counted"},
+		{store.ListSpec{Words: []string{"lote"}, Near: true, Lat: near.Lat, Lon: near.Lon, RadiusKm: 20}, false, "no word drives a radius q: the circle's records (from the cell counters) are the candidates"},
 	} {
 		spec := c.spec
 		spec.Limit = 20
@@ -131,6 +132,15 @@ func testTextTotalsPastTheBound(t *testing.T, s store.Store) {
 			t.Logf("total %d, exact %v, true %d: error %.2f%%", res.Total, res.TotalExact, len(want), 100*errRel)
 			if (c.exact && res.Total != len(want)) || errRel > maxTextEstimateError {
 				t.Fatalf("total %d (exact %v), want %d", res.Total, res.TotalExact, len(want))
+			}
+			if spec.Near && slices.Equal(spec.Words, []string{"lote"}) {
+				// Every record has «lote»: the estimate is the candidates, which come from the cell counters
+				// (counting the circle instead would give the true count).
+				other := spec
+				other.Words = nil
+				if n, _ := RadiusTotal(recs, &other); res.Total != n {
+					t.Fatalf("total %d, want the cell counters' %d", res.Total, n)
+				}
 			}
 			// The next page's total is said the same way.
 			if res.Next == nil {
