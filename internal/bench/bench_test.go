@@ -63,10 +63,10 @@ func TestBenchSmoke(t *testing.T) {
 	out := checkRun(t, rep, failed)
 	m := rep.Million
 	// ceiling, discovery, 4 × POST new, retry; the long run: 16 reads, 4 mixed reads and their publishing,
-	// the long publishing and (with the cgroup) its unconstrained first slice.
+	// the long publishing and (with the cgroup) its unconstrained first slice and 6 cold reads in it.
 	want := 7 + 16 + 5 + 1
 	if m.CgroupError == "" {
-		want++
+		want += 1 + 6
 	}
 	if n := counts(rep); n[Badger] != want || n[Postgres] != 0 {
 		t.Errorf("measures per store: %v, want %d on Badger", n, want)
@@ -84,6 +84,9 @@ func TestBenchSmoke(t *testing.T) {
 	if m.CgroupError == "" && (m.MemoryLimit != 256<<20 || m.OOMKills != 0 || m.CgroupMaxUsage <= 0 || m.GoMemLimit <= 0 ||
 		m.GoMemLimit >= 256<<20 || m.Unconstrained == nil || m.Unconstrained.Status[201] != 200) {
 		t.Errorf("memory cgroup: %+v", m)
+	}
+	if m.CgroupError == "" && !strings.Contains(out, "GET list q=insulina (2k records, cold cgroup)") {
+		t.Errorf("the report lacks the cold cgroup reads")
 	}
 	if m.DiskBytes <= 0 || m.PeakRSS <= 0 {
 		t.Errorf("long run: disk %d bytes, peak RSS %d bytes", m.DiskBytes, m.PeakRSS)

@@ -163,6 +163,9 @@ func (r *Report) Print(w io.Writer) {
 		for _, x := range r.rows(mixed) {
 			print(x)
 		}
+		for _, x := range r.rows(func(x Measure) bool { return x.Set == set+coldSet }) {
+			print(x)
+		}
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "CPU: cores used on average (2 = both cores of a 2-core machine); server, PostgreSQL and load generator share them.")

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sys/unix"
 
 	"github.com/directaid/directaid/internal/testserver"
 )
@@ -157,14 +158,18 @@ func (s *server) stop() {
 	}
 }
 
-// cpu is the CPU time (user + system) the server has used, from /proc/<pid>/stat.
-func (s *server) cpu() time.Duration {
+// stat is the server's /proc/<pid>/stat fields after the parenthesized command name (field 3 is [0]).
+func (s *server) stat() []string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
 	if err != nil {
-		return 0
+		return nil
 	}
-	// Fields after the parenthesized command name; utime and stime are fields 14 and 15.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+}
+
+// cpu is the CPU time (user + system) the server has used: utime and stime, fields 14 and 15.
+func (s *server) cpu() time.Duration {
+	f := s.stat()
 	if len(f) < 13 {
 		return 0
 	}
@@ -172,6 +177,32 @@ func (s *server) cpu() time.Duration {
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	const clkTck = 100 // USER_HZ on Linux
 	return time.Duration(ut+st) * time.Second / clkTck
+}
+
+// majorFaults is how many page faults of the server read from disk (majflt, field 12).
+func (s *server) majorFaults() int64 {
+	f := s.stat()
+	if len(f) < 10 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[9], 10, 64)
+	return n
+}
+
+// dropPageCache evicts dir's files from the page cache (posix_fadvise DONTNEED), so that the next reader
+// finds them cold and, in a memory cgroup, is charged for what it reads back.
+func dropPageCache(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	})
 }
 
 // status reads fields of /proc/<pid>/status given in kB (VmHWM, RssAnon, ...), in bytes.
