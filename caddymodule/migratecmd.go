@@ -181,6 +181,12 @@ func (m *migration) run(ctx context.Context) error {
 	if err := m.copyAudit(ctx, src, dst); err != nil {
 		return err
 	}
+	// Nodes started on the target plan with these statistics at once, not after autovacuum's analyze.
+	t0 := time.Now()
+	if err := dst.Analyze(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(m.out, "planner statistics refreshed (ANALYZE) in %s\n", time.Since(t0).Round(time.Millisecond))
 	var errs []error
 	if len(m.conflicts) > 0 {
 		show := m.conflicts[:min(len(m.conflicts), 10)]

@@ -176,6 +176,17 @@ func (s *Store) scanSnapshot(ctx context.Context, query string, dest []any, each
 }
 
 // Count is the number of records stored.
+// Analyze refreshes the planner's statistics of every table: after a bulk Import they still describe the
+// tables as they were, and until autovacuum's analyze comes a radius list over 9,000 imported records took
+// 21 ms instead of 5 (its edge cells' box scans planned for an empty table).
+func (s *Store) Analyze(ctx context.Context) error {
+	if err := s.ready(ctx); err != nil {
+		return fail(err)
+	}
+	_, err := s.db.Pool.Exec(ctx, `ANALYZE`)
+	return fail(err)
+}
+
 func (s *Store) Count(ctx context.Context) (int, error) {
 	if err := s.ready(ctx); err != nil {
 		return 0, fail(err)
