@@ -62,14 +62,11 @@ func after(c *store.Cursor, e *entry) bool {
 	return e.id < c.ID
 }
 
-// errSinceCombined is the error of a change feed asked with q or a radius, which it does not support.
-var errSinceCombined = fmt.Errorf("badgerstore: since does not combine with words, near or municipio")
-
 // List implements store.Store. Everything is read from one snapshot, so total and items agree.
 func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult, error) {
 	if spec.SinceMillis() >= 0 {
 		if len(spec.Words) > 0 || spec.Near || spec.Municipio != "" {
-			return nil, errSinceCombined
+			return nil, store.ErrSinceCombined
 		}
 		return s.changes(spec)
 	}

@@ -239,7 +239,10 @@ func (s *Store) get(ctx context.Context, id string) (*store.Record, error) {
 }
 
 // where builds the filter of spec (not the cursor) with its arguments.
-func where(spec *store.ListSpec) (string, []any) {
+func where(spec *store.ListSpec) (string, []any) { return filters(spec, true) }
+
+// filters is where, with or without the change feed's lower bound on updated_ms (see feedTotal).
+func filters(spec *store.ListSpec, since bool) (string, []any) {
 	var conds []string
 	var args []any
 	add := func(cond string, arg any) {
@@ -264,7 +267,7 @@ func where(spec *store.ListSpec) (string, []any) {
 	if spec.Municipio != "" {
 		add("municipio_code = $?", spec.Municipio)
 	}
-	if ms := spec.SinceMillis(); ms >= 0 {
+	if ms := spec.SinceMillis(); ms >= 0 && since {
 		add("updated_ms > $?", ms)
 	}
 	if spec.Near {
@@ -292,7 +295,10 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
-	feed := spec.SinceMillis() >= 0 && !spec.Near
+	feed := spec.SinceMillis() >= 0
+	if feed && (len(spec.Words) > 0 || spec.Near || spec.Municipio != "") {
+		return nil, store.ErrSinceCombined
+	}
 	conn, err := s.db.Pool.Acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -329,14 +335,12 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 	switch {
 	case spec.NoTotal:
 		_, err = tx.Exec(ctx, `SELECT 1`)
-	case len(spec.Words) > 0 && !feed:
-		// Counted after the page (wordsTotal), which takes the snapshot.
 	case len(spec.Words) > 0:
-		err = tx.QueryRow(ctx, `SELECT count(*) FROM directaid_records WHERE `+cond, args...).Scan(&res.Total)
-	case countable(spec):
-		res.Total, err = countersTotal(ctx, tx, spec, cond, args)
+		// Counted after the page (wordsTotal), which takes the snapshot.
+	case feed:
+		res.Total, res.TotalExact, err = feedTotal(ctx, tx, spec, cond, args)
 	default:
-		err = tx.QueryRow(ctx, `SELECT count(*) FROM directaid_records WHERE `+cond, args...).Scan(&res.Total)
+		res.Total, err = countersTotal(ctx, tx, spec, cond, args)
 	}
 	if err != nil {
 		return nil, err
@@ -386,7 +390,7 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 	}
 	if spec.NoTotal {
 		res.Total, res.TotalExact = len(res.Records), spec.After == nil && res.Next == nil
-	} else if len(spec.Words) > 0 && !feed {
+	} else if len(spec.Words) > 0 {
 		if err := wordsTotal(ctx, tx, spec, res); err != nil {
 			return nil, err
 		}
@@ -394,14 +398,9 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 	return res, nil
 }
 
-// countable reports whether the counters of directaid_counts give spec's total: the filters they are kept
-// by (emergency, status, type, category, urgency, municipio), neither words, radius nor a change feed.
-func countable(spec *store.ListSpec) bool {
-	return len(spec.Words) == 0 && !spec.Near && spec.SinceMillis() < 0 && spec.StatusOr() != ""
-}
-
-// countersTotal is the total of a countable spec from directaid_counts, whose columns are named as the
-// records' for these filters (where(spec) gives cond and args): without a municipio, its rows of every
+// countersTotal is the total of a spec with no words, radius nor change feed (or a feed's filters but
+// since) from directaid_counts, kept by emergency, status, type, category, urgency and municipio, whose
+// columns are named as the records' for these filters (where(spec) gives cond and args): without a municipio, its rows of every
 // municipio (migration 0012).
 func countersTotal(ctx context.Context, tx pgx.Tx, spec *store.ListSpec, cond string, args []any) (n int, err error) {
 	if spec.Municipio == "" {
@@ -409,6 +408,35 @@ func countersTotal(ctx context.Context, tx pgx.Tx, spec *store.ListSpec, cond st
 	}
 	err = tx.QueryRow(ctx, `SELECT coalesce(sum(n), 0)::bigint FROM directaid_counts WHERE `+cond, args...).Scan(&n)
 	return n, err
+}
+
+// feedTotal is the total of a change feed (cond and args: where(spec)), as Badger's: its matching
+// changes after since counted up to store.MaxFeedCount; past that, store.FeedTotal decides from the
+// counters and the changes at or before since, counted up to the same bound. Its first statement takes
+// the snapshot.
+func feedTotal(ctx context.Context, tx pgx.Tx, spec *store.ListSpec, cond string, args []any) (n int, exact bool, err error) {
+	var lastAfter, newest int64
+	err = tx.QueryRow(ctx, fmt.Sprintf(`SELECT count(*), coalesce(max(updated_ms), 0) FROM (SELECT updated_ms FROM directaid_records
+		WHERE %s ORDER BY updated_ms, id LIMIT %d) s`, cond, store.MaxFeedCount+1), args...).Scan(&n, &lastAfter)
+	if err != nil || n <= store.MaxFeedCount {
+		return n, true, err
+	}
+	since := spec.SinceMillis()
+	fcond, fargs := filters(spec, false)
+	var before, all int
+	err = tx.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM directaid_records WHERE %s AND updated_ms <= $%d
+		ORDER BY updated_ms, id LIMIT %d) s`, fcond, len(fargs)+1, store.MaxFeedCount+1), append(slices.Clone(fargs), since)...).Scan(&before)
+	if err == nil {
+		all, err = countersTotal(ctx, tx, spec, fcond, fargs)
+	}
+	if err == nil && before > store.MaxFeedCount {
+		err = tx.QueryRow(ctx, `SELECT coalesce(max(updated_ms), 0) FROM directaid_records WHERE `+fcond, fargs...).Scan(&newest)
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	n, exact = store.FeedTotal(all, before, since, lastAfter, newest)
+	return n, exact, nil
 }
 
 type candidate struct {

@@ -121,6 +121,29 @@ func (s *ListSpec) EncodeCursor(c *Cursor) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// ErrSinceCombined is the error of a change feed asked with words, a radius or a municipio, which it does
+// not support (the API refuses them first: «since» no se combina…).
+var ErrSinceCombined = errors.New("since does not combine with words, near or municipio")
+
+// MaxFeedCount bounds the matching changes a change feed's total reads on each side of since.
+const MaxFeedCount = 2000
+
+// FeedTotal decides the total of a change feed whose matching changes after since (Unix ms) are more than
+// MaxFeedCount: n is the matching records of every time (the counters), before those changed at or before
+// since (read up to MaxFeedCount+1), lastAfter the time of the (MaxFeedCount+1)-th matching change after
+// since and newest that of the newest. With at most MaxFeedCount before, the total is n − before, exact.
+// Else it is estimated from the pace of the first changes after since, extrapolated to the newest, and
+// held between the bounds both walks prove (more than MaxFeedCount on each side): the error is at most
+// n − 2·(MaxFeedCount+1), and nothing when changes come at a steady pace.
+func FeedTotal(n, before int, since, lastAfter, newest int64) (total int, exact bool) {
+	if before <= MaxFeedCount {
+		return n - before, true
+	}
+	est := math.Round(float64(MaxFeedCount+1) * float64(newest-since) / float64(max(lastAfter-since, 1)))
+	lo, hi := MaxFeedCount+1, max(n-(MaxFeedCount+1), MaxFeedCount+1)
+	return int(min(max(est, float64(lo)), float64(hi))), false
+}
+
 // Cursor errors.
 var (
 	ErrBadCursor      = errors.New("malformed cursor")

@@ -205,6 +205,15 @@ func testChangeFeed(t *testing.T, s store.Store) {
 			t.Run(fmt.Sprintf("%+v", spec), func(t *testing.T) { CheckList(t, s, cur, spec, false) })
 		}
 	}
+	// What the API refuses with since the stores refuse too, alike.
+	for _, spec := range []store.ListSpec{
+		{Since: since, Words: []string{"agua"}}, {Since: since, Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 5}, {Since: since, Municipio: "63001"},
+	} {
+		spec.Limit = 5
+		if res, err := s.List(ctx, &spec); !errors.Is(err, store.ErrSinceCombined) {
+			t.Fatalf("%+v: %+v, %v; want ErrSinceCombined", spec, res, err)
+		}
+	}
 	// A feed cursor is tied to the feed's filters, and a list's cursor is not a feed's.
 	spec := store.ListSpec{Since: time.UnixMilli(1), Limit: 5}
 	res, err := s.List(ctx, &spec)
