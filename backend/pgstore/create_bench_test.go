@@ -18,6 +18,7 @@ import (
 	"github.com/directaid/directaid/internal/benchdata"
 	"github.com/directaid/directaid/internal/pgtest"
 	"github.com/directaid/directaid/schema"
+	"github.com/directaid/directaid/site/places"
 )
 
 // benchRecord is the n-th publication of make bench's generator (internal/bench's publishBody) as the
@@ -46,6 +47,7 @@ func benchRecord(n int, now time.Time) *store.Record {
 	p.ContactE164 = "+573001234567"
 	lat, lon := 4.4+float64(next(80000))/1e5, -76.0+float64(next(60000))/1e5
 	p.Latitude, p.Longitude, p.Address = &lat, &lon, fmt.Sprintf("Calle %d # %d-%d", 1+next(99), 1+next(99), 1+next(99))
+	p.MunicipioCode = places.Nearest(lat, lon).MunicipioCode() // as schema's place resolution sets it
 	if next(4) == 0 {
 		p.Type, p.CollectionCenterStatus = schema.TypeOffer, "needs_resources"
 	} else {
