@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -25,6 +26,9 @@ import (
 // (store.RadiusTotal), "emergency" the same list within the one emergency every record has, from the
 // counters of that emergency (migration 0012), "none" the page alone. It reports the share of estimated
 // totals and their error against the circle's count (by brute force over the loaded points).
+//
+// It reports the CPU per list of this process and of PostgreSQL (the cluster's processes; with
+// BENCH_PG_DSN, when BENCH_PG_DATA names its data directory), steadier than time on a shared machine.
 //
 // The "-16" runs share b.N lists among 16 goroutines (the pool's 16 connections). BENCH_PG_DSN names a
 // database to use instead of a fresh one, loaded once and kept: 1M records take a quarter of an hour.
@@ -80,7 +84,20 @@ func BenchmarkRadiusTotal(b *testing.B) {
 		return store.ListSpec{Near: true, RadiusKm: 5, Limit: 20,
 			Lat: lat0 + 0.05 + r.Float64()*(dLat-0.1), Lon: lon0 + 0.05 + r.Float64()*(dLon-0.1)}
 	}
+	// The cluster's data directory, for its CPU: BENCH_PG_DATA with BENCH_PG_DSN.
+	data := os.Getenv("BENCH_PG_DATA")
+	if os.Getenv("BENCH_PG_DSN") == "" {
+		data = filepath.Join(pgtest.Shared(b).Dir, "data")
+	}
 	run := func(b *testing.B, clients int, mod func(*store.ListSpec)) {
+		pgCPU0, goCPU0 := pgtest.ClusterCPU(data), processCPU()
+		var brute time.Duration // the CPU of the error's brute-force counts (one client), not the lists'
+		defer func() {
+			if pgCPU := pgtest.ClusterCPU(data) - pgCPU0; pgCPU0 > 0 {
+				b.ReportMetric(float64(pgCPU.Microseconds())/float64(b.N), "pg-cpu-µs/op")
+			}
+			b.ReportMetric(float64((processCPU()-goCPU0-brute).Microseconds())/float64(b.N), "go-cpu-µs/op")
+		}()
 		lat := make([]time.Duration, b.N)
 		var estimated atomic.Int64
 		errSum := make([]float64, b.N) // each list's error against the circle's count (0: exact)
@@ -100,6 +117,7 @@ func BenchmarkRadiusTotal(b *testing.B) {
 					lat[i] = time.Since(t)
 					if !res.TotalExact && !sp.NoTotal && clients == 1 {
 						b.StopTimer()
+						c0 := processCPU()
 						estimated.Add(1)
 						exact := 0
 						for _, p := range points {
@@ -108,6 +126,7 @@ func BenchmarkRadiusTotal(b *testing.B) {
 							}
 						}
 						errSum[i] = math.Abs(float64(res.Total-exact)) / float64(exact)
+						brute += processCPU() - c0
 						b.StartTimer()
 					}
 				}

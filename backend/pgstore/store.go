@@ -500,15 +500,19 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 	// pgx prepares every statement; after five runs PostgreSQL may plan one for any parameters, and the
 	// generic plan of a list (a box, a LIKE pattern) cannot see how selective they are: lists are planned
 	// each time (writes keep their cached plans).
+	// The statements whose plan does not depend on their parameters' values (the counters of a list of
+	// cells, records by id) keep their generic plans: planning the record's personal subquery, over the 64
+	// partitions of directaid_personal (0010), cost more than running it.
 	first := &pgx.Batch{}
 	first.BeginTx(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	cells := &pgCells{ctx: ctx, spec: spec, with: &pgx.Batch{}}
+	if !spec.NoTotal && len(spec.Words) == 0 {
+		first.Queue(`SET LOCAL plan_cache_mode = force_generic_plan`)
+		cells.prefetch(first)
+	}
 	first.Queue(`SET LOCAL plan_cache_mode = force_custom_plan`)
 	batch := max(4*need, 64)
 	first.Queue(query, append(args, batch)...).Query(walk)
-	cells := &pgCells{ctx: ctx, spec: spec, with: &pgx.Batch{}}
-	if !spec.NoTotal && len(spec.Words) == 0 {
-		cells.prefetch(first)
-	}
 	br := conn.SendBatch(ctx, first)
 	tx := br.Tx()
 	defer func() {
@@ -540,6 +544,7 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 		ids[i] = c.id
 	}
 	recs := make(map[string]*store.Record, len(page))
+	cells.with.Queue(`SET LOCAL plan_cache_mode = force_generic_plan`)
 	cells.with.Queue(`SELECT id, `+recordCols+` FROM directaid_records WHERE id = ANY($1)`, ids).Query(func(rows pgx.Rows) error {
 		var id string
 		var doc, pdoc []byte
@@ -553,6 +558,8 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 	})
 	if len(spec.Words) == 0 {
 		cells.with.Queue(`ROLLBACK`) // read only: nothing to commit
+	} else {
+		cells.with.Queue(`SET LOCAL plan_cache_mode = force_custom_plan`) // wordsTotal's patterns
 	}
 	var err error
 	switch {
