@@ -30,6 +30,9 @@ import (
 // It reports the CPU per list of this process and of PostgreSQL (the cluster's processes; with
 // BENCH_PG_DSN, when BENCH_PG_DATA names its data directory), steadier than time on a shared machine.
 //
+// "filtered" is a list of the same database without a radius (emergency, type and category, as make
+// bench's), for the CPU of the plain list's path.
+//
 // The "-16" runs share b.N lists among 16 goroutines (the pool's 16 connections). BENCH_PG_DSN names a
 // database to use instead of a fresh one, loaded once and kept: 1M records take a quarter of an hour.
 //
@@ -150,11 +153,18 @@ func BenchmarkRadiusTotal(b *testing.B) {
 	}
 	cells, emergency := func(*store.ListSpec) {}, func(sp *store.ListSpec) { sp.EmergencySlug = "eje-cafetero" }
 	none := func(sp *store.ListSpec) { sp.NoTotal = true }
+	var nth atomic.Int64
+	filtered := func(sp *store.ListSpec) { // make bench's «emergency+type+category» list, no radius
+		*sp = store.ListSpec{EmergencySlug: "eje-cafetero", Type: schema.TypeRequest, Limit: 20,
+			Category: benchdata.Categories[int(nth.Add(1))%len(benchdata.Categories)]}
+	}
 	b.Run("cells", func(b *testing.B) { run(b, 1, cells) })
 	b.Run("emergency", func(b *testing.B) { run(b, 1, emergency) })
 	b.Run("none", func(b *testing.B) { run(b, 1, none) })
 	b.Run("cells-16", func(b *testing.B) { run(b, 16, cells) })
 	b.Run("none-16", func(b *testing.B) { run(b, 16, none) })
+	b.Run("filtered", func(b *testing.B) { run(b, 1, filtered) })
+	b.Run("filtered-16", func(b *testing.B) { run(b, 16, filtered) })
 }
 
 // benchStore is a store on a fresh database of the shared cluster, and the number of records a benchmark

@@ -307,6 +307,9 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 	if spec.Near {
 		return s.listNear(ctx, conn, spec)
 	}
+	if !feed && len(spec.Words) == 0 {
+		return s.listCounted(ctx, conn, spec)
+	}
 	locked := false
 	if feed {
 		// Wait for the writes in flight and hold new ones off while the snapshot is taken (see feedLock).
@@ -337,10 +340,8 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 		_, err = tx.Exec(ctx, `SELECT 1`)
 	case len(spec.Words) > 0:
 		// Counted after the page (wordsTotal), which takes the snapshot.
-	case feed:
-		res.Total, res.TotalExact, err = feedTotal(ctx, tx, spec, cond, args)
 	default:
-		res.Total, err = countersTotal(ctx, tx, spec, cond, args)
+		res.Total, res.TotalExact, err = feedTotal(ctx, tx, spec, cond, args)
 	}
 	if err != nil {
 		return nil, err
@@ -398,16 +399,97 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 	return res, nil
 }
 
+// listCounted answers a list with no words, radius nor change feed in 2 round trips: the transaction's
+// start, its total from the counters and the page's records (planned for these values) in one pipeline;
+// their personal rows by id (a generic plan: see listNear) and the end in another.
+func (s *Store) listCounted(ctx context.Context, conn *pgxpool.Conn, spec *store.ListSpec) (*store.ListResult, error) {
+	cond, args := where(spec)
+	res := &store.ListResult{TotalExact: true}
+	first := &pgx.Batch{}
+	first.BeginTx(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	first.Queue(`SET LOCAL plan_cache_mode = force_custom_plan`)
+	if !spec.NoTotal {
+		first.Queue(countersQuery(spec, cond), args...).QueryRow(func(row pgx.Row) error { return row.Scan(&res.Total) })
+	}
+	pargs := slices.Clone(args)
+	pcond := cond
+	if spec.After != nil {
+		pargs = append(pargs, spec.After.ID)
+		pcond += fmt.Sprintf(" AND id < $%d", len(pargs))
+	}
+	pargs = append(pargs, spec.Limit+1)
+	var ids []string
+	var docs [][]byte
+	var mss []int64
+	first.Queue(fmt.Sprintf(`SELECT id, doc, updated_ms FROM directaid_records WHERE %s ORDER BY id DESC LIMIT $%d`, pcond, len(pargs)),
+		pargs...).Query(func(rows pgx.Rows) error {
+		var id string
+		var doc []byte
+		var ms int64
+		_, err := pgx.ForEachRow(rows, []any{&id, &doc, &ms}, func() error {
+			ids, docs, mss = append(ids, id), append(docs, slices.Clone(doc)), append(mss, ms)
+			return nil
+		})
+		return err
+	})
+	br := conn.SendBatch(ctx, first)
+	tx := br.Tx()
+	defer func() {
+		if conn.Conn().PgConn().TxStatus() != 'I' {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	if err := br.Close(); err != nil {
+		return nil, err
+	}
+	if len(ids) > spec.Limit {
+		ids, docs, mss = ids[:spec.Limit], docs[:spec.Limit], mss[:spec.Limit]
+		res.Next = &store.Cursor{ID: ids[len(ids)-1]}
+	}
+	personal := make(map[string][]byte, len(ids))
+	second := &pgx.Batch{}
+	second.Queue(`SET LOCAL plan_cache_mode = force_generic_plan`)
+	second.Queue(`SELECT x.id, (SELECT p.doc FROM directaid_personal p WHERE p.id = x.id) FROM unnest($1::text[]) AS x(id)`, ids).Query(func(rows pgx.Rows) error {
+		var id string
+		var pdoc []byte
+		_, err := pgx.ForEachRow(rows, []any{&id, &pdoc}, func() error {
+			personal[id] = slices.Clone(pdoc)
+			return nil
+		})
+		return err
+	})
+	second.Queue(`ROLLBACK`) // read only: nothing to commit
+	if err := tx.SendBatch(ctx, second).Close(); err != nil {
+		return nil, err
+	}
+	for i, id := range ids {
+		rec, err := decode(docs[i], mss[i], personal[id])
+		if err != nil {
+			return nil, err
+		}
+		res.Records = append(res.Records, rec)
+	}
+	if spec.NoTotal {
+		res.Total, res.TotalExact = len(res.Records), spec.After == nil && res.Next == nil
+	}
+	return res, nil
+}
+
 // countersTotal is the total of a spec with no words, radius nor change feed (or a feed's filters but
 // since) from directaid_counts, kept by emergency, status, type, category, urgency and municipio, whose
 // columns are named as the records' for these filters (where(spec) gives cond and args): without a municipio, its rows of every
 // municipio (migration 0012).
 func countersTotal(ctx context.Context, tx pgx.Tx, spec *store.ListSpec, cond string, args []any) (n int, err error) {
+	err = tx.QueryRow(ctx, countersQuery(spec, cond), args...).Scan(&n)
+	return n, err
+}
+
+// countersQuery is countersTotal's statement.
+func countersQuery(spec *store.ListSpec, cond string) string {
 	if spec.Municipio == "" {
 		cond += " AND municipio_code = ''"
 	}
-	err = tx.QueryRow(ctx, `SELECT coalesce(sum(n), 0)::bigint FROM directaid_counts WHERE `+cond, args...).Scan(&n)
-	return n, err
+	return `SELECT coalesce(sum(n), 0)::bigint FROM directaid_counts WHERE ` + cond
 }
 
 // feedTotal is the total of a change feed (cond and args: where(spec)), as Badger's: its matching
