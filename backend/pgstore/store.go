@@ -432,14 +432,9 @@ func (s *Store) listCounted(ctx context.Context, conn *pgxpool.Conn, spec *store
 		})
 		return err
 	})
-	br := conn.SendBatch(ctx, first)
-	tx := br.Tx()
-	defer func() {
-		if conn.Conn().PgConn().TxStatus() != 'I' {
-			_ = tx.Rollback(context.WithoutCancel(ctx))
-		}
-	}()
-	if err := br.Close(); err != nil {
+	tx, end, err := begin(ctx, conn, first)
+	defer end()
+	if err != nil {
 		return nil, err
 	}
 	if len(ids) > spec.Limit {
@@ -473,6 +468,19 @@ func (s *Store) listCounted(ctx context.Context, conn *pgxpool.Conn, spec *store
 		res.Total, res.TotalExact = len(res.Records), spec.After == nil && res.Next == nil
 	}
 	return res, nil
+}
+
+// begin sends b, which starts a transaction (Batch.BeginTx), on conn: the transaction, and what to defer
+// to roll it back unless it ended.
+func begin(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch) (pgx.Tx, func(), error) {
+	br := conn.SendBatch(ctx, b)
+	tx := br.Tx()
+	end := func() {
+		if conn.Conn().PgConn().TxStatus() != 'I' {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}
+	return tx, end, br.Close()
 }
 
 // countersTotal is the total of a spec with no words, radius nor change feed (or a feed's filters but
@@ -595,14 +603,9 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 	first.Queue(`SET LOCAL plan_cache_mode = force_custom_plan`)
 	batch := max(4*need, 64)
 	first.Queue(query, append(args, batch)...).Query(walk)
-	br := conn.SendBatch(ctx, first)
-	tx := br.Tx()
-	defer func() {
-		if conn.Conn().PgConn().TxStatus() != 'I' {
-			_ = tx.Rollback(context.WithoutCancel(ctx))
-		}
-	}()
-	if err := br.Close(); err != nil {
+	tx, end, err := begin(ctx, conn, first)
+	defer end()
+	if err != nil {
 		return nil, err
 	}
 	cells.tx = tx
@@ -643,7 +646,6 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 	} else {
 		cells.with.Queue(`SET LOCAL plan_cache_mode = force_custom_plan`) // wordsTotal's patterns
 	}
-	var err error
 	switch {
 	case spec.NoTotal:
 		res.Total, res.TotalExact = len(page), spec.After == nil && res.Next == nil
