@@ -31,7 +31,7 @@ import (
 // BENCH_PG_DSN, when BENCH_PG_DATA names its data directory), steadier than time on a shared machine.
 //
 // "filtered" is a list of the same database without a radius (emergency, type and category, as make
-// bench's), for the CPU of the plain list's path.
+// bench's), for the CPU of the plain list's path, and "q" make bench's q=insulina.
 //
 // The "-16" runs share b.N lists among 16 goroutines (the pool's 16 connections). BENCH_PG_DSN names a
 // database to use instead of a fresh one, loaded once and kept: 1M records take a quarter of an hour.
@@ -153,6 +153,7 @@ func BenchmarkRadiusTotal(b *testing.B) {
 	}
 	cells, emergency := func(*store.ListSpec) {}, func(sp *store.ListSpec) { sp.EmergencySlug = "eje-cafetero" }
 	none := func(sp *store.ListSpec) { sp.NoTotal = true }
+	q := func(sp *store.ListSpec) { *sp = store.ListSpec{Words: []string{"insulina"}, Limit: 20} } // make bench's q=insulina
 	var nth atomic.Int64
 	filtered := func(sp *store.ListSpec) { // make bench's «emergency+type+category» list, no radius
 		*sp = store.ListSpec{EmergencySlug: "eje-cafetero", Type: schema.TypeRequest, Limit: 20,
@@ -165,6 +166,8 @@ func BenchmarkRadiusTotal(b *testing.B) {
 	b.Run("none-16", func(b *testing.B) { run(b, 16, none) })
 	b.Run("filtered", func(b *testing.B) { run(b, 1, filtered) })
 	b.Run("filtered-16", func(b *testing.B) { run(b, 16, filtered) })
+	b.Run("q", func(b *testing.B) { run(b, 1, q) })
+	b.Run("q-16", func(b *testing.B) { run(b, 16, q) })
 }
 
 // benchStore is a store on a fresh database of the shared cluster, and the number of records a benchmark

@@ -364,29 +364,28 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 		cond += fmt.Sprintf(" AND id < $%d", len(args))
 	}
 	args = append(args, spec.Limit+1)
-	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT %s FROM directaid_records WHERE %s ORDER BY %s LIMIT $%d`, recordCols, cond, order, len(args)), args...)
+	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT id, doc, updated_ms FROM directaid_records WHERE %s ORDER BY %s LIMIT $%d`, cond, order, len(args)), args...)
 	if err != nil {
 		return nil, err
 	}
-	var doc, pdoc []byte
-	var ms int64
-	_, err = pgx.ForEachRow(rows, []any{&doc, &ms, &pdoc}, func() error {
-		if len(res.Records) == spec.Limit {
-			last := res.Records[len(res.Records)-1]
-			res.Next = &store.Cursor{ID: last.ID}
-			if feed {
-				res.Next.Updated = last.UpdatedAt.UnixMilli()
-			}
-			return nil
+	var page pageRows
+	if err := page.scan(rows); err != nil {
+		return nil, err
+	}
+	if n := len(page.ids); n > spec.Limit {
+		page.cut(spec.Limit)
+		res.Next = &store.Cursor{ID: page.ids[spec.Limit-1]}
+		if feed {
+			res.Next.Updated = page.ms[spec.Limit-1]
 		}
-		rec, err := decode(doc, ms, pdoc)
-		if err != nil {
-			return err
-		}
-		res.Records = append(res.Records, rec)
-		return nil
-	})
-	if err != nil {
+	}
+	b := &pgx.Batch{}
+	page.queuePersonal(b)
+	b.Queue(`SET LOCAL plan_cache_mode = force_custom_plan`) // wordsTotal's patterns
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	if res.Records, err = page.records(); err != nil {
 		return nil, err
 	}
 	if spec.NoTotal {
@@ -418,56 +417,84 @@ func (s *Store) listCounted(ctx context.Context, conn *pgxpool.Conn, spec *store
 		pcond += fmt.Sprintf(" AND id < $%d", len(pargs))
 	}
 	pargs = append(pargs, spec.Limit+1)
-	var ids []string
-	var docs [][]byte
-	var mss []int64
+	var page pageRows
 	first.Queue(fmt.Sprintf(`SELECT id, doc, updated_ms FROM directaid_records WHERE %s ORDER BY id DESC LIMIT $%d`, pcond, len(pargs)),
-		pargs...).Query(func(rows pgx.Rows) error {
-		var id string
-		var doc []byte
-		var ms int64
-		_, err := pgx.ForEachRow(rows, []any{&id, &doc, &ms}, func() error {
-			ids, docs, mss = append(ids, id), append(docs, slices.Clone(doc)), append(mss, ms)
-			return nil
-		})
-		return err
-	})
+		pargs...).Query(page.scan)
 	tx, end, err := begin(ctx, conn, first)
 	defer end()
 	if err != nil {
 		return nil, err
 	}
-	if len(ids) > spec.Limit {
-		ids, docs, mss = ids[:spec.Limit], docs[:spec.Limit], mss[:spec.Limit]
-		res.Next = &store.Cursor{ID: ids[len(ids)-1]}
+	if len(page.ids) > spec.Limit {
+		page.cut(spec.Limit)
+		res.Next = &store.Cursor{ID: page.ids[spec.Limit-1]}
 	}
-	personal := make(map[string][]byte, len(ids))
 	second := &pgx.Batch{}
-	second.Queue(`SET LOCAL plan_cache_mode = force_generic_plan`)
-	second.Queue(`SELECT x.id, (SELECT p.doc FROM directaid_personal p WHERE p.id = x.id) FROM unnest($1::text[]) AS x(id)`, ids).Query(func(rows pgx.Rows) error {
-		var id string
-		var pdoc []byte
-		_, err := pgx.ForEachRow(rows, []any{&id, &pdoc}, func() error {
-			personal[id] = slices.Clone(pdoc)
-			return nil
-		})
-		return err
-	})
+	page.queuePersonal(second)
 	second.Queue(`ROLLBACK`) // read only: nothing to commit
 	if err := tx.SendBatch(ctx, second).Close(); err != nil {
 		return nil, err
 	}
-	for i, id := range ids {
-		rec, err := decode(docs[i], mss[i], personal[id])
-		if err != nil {
-			return nil, err
-		}
-		res.Records = append(res.Records, rec)
+	if res.Records, err = page.records(); err != nil {
+		return nil, err
 	}
 	if spec.NoTotal {
 		res.Total, res.TotalExact = len(res.Records), spec.After == nil && res.Next == nil
 	}
 	return res, nil
+}
+
+// pageRows are a page's records as read without their personal rows (id, doc, updated_ms), which
+// queuePersonal reads by id on a generic plan: the personal subquery of recordCols, planned for each
+// list, costs more to plan (64 partitions: 0010) than to run.
+type pageRows struct {
+	ids      []string
+	docs     [][]byte
+	ms       []int64
+	personal map[string][]byte
+}
+
+func (p *pageRows) scan(rows pgx.Rows) error {
+	var id string
+	var doc []byte
+	var ms int64
+	_, err := pgx.ForEachRow(rows, []any{&id, &doc, &ms}, func() error {
+		p.ids, p.docs, p.ms = append(p.ids, id), append(p.docs, slices.Clone(doc)), append(p.ms, ms)
+		return nil
+	})
+	return err
+}
+
+func (p *pageRows) cut(n int) { p.ids, p.docs, p.ms = p.ids[:n], p.docs[:n], p.ms[:n] }
+
+// queuePersonal queues on b the reading of the page's personal rows, leaving plan_cache_mode generic.
+func (p *pageRows) queuePersonal(b *pgx.Batch) {
+	p.personal = make(map[string][]byte, len(p.ids))
+	b.Queue(`SET LOCAL plan_cache_mode = force_generic_plan`)
+	b.Queue(`SELECT x.id, (SELECT p.doc FROM directaid_personal p WHERE p.id = x.id) FROM unnest($1::text[]) AS x(id)`, p.ids).Query(func(rows pgx.Rows) error {
+		var id string
+		var pdoc []byte
+		_, err := pgx.ForEachRow(rows, []any{&id, &pdoc}, func() error {
+			p.personal[id] = slices.Clone(pdoc)
+			return nil
+		})
+		return err
+	})
+}
+
+func (p *pageRows) records() ([]*store.Record, error) {
+	if len(p.ids) == 0 {
+		return nil, nil
+	}
+	recs := make([]*store.Record, len(p.ids))
+	for i, id := range p.ids {
+		rec, err := decode(p.docs[i], p.ms[i], p.personal[id])
+		if err != nil {
+			return nil, err
+		}
+		recs[i] = rec
+	}
+	return recs, nil
 }
 
 // begin sends b, which starts a transaction (Batch.BeginTx), on conn: the transaction, and what to defer
