@@ -160,8 +160,8 @@ func (sn *snapshot) release() {
 	}
 }
 
-// Open opens (or creates) the database in o.Dir.
-func Open(o Options) (*Store, error) {
+// badgerOptions are the options Open gives Badger.
+func badgerOptions(o Options) badger.Options {
 	// Sized for a small server (`make bench` measures it). Badger builds each table in memory, so memory
 	// follows table sizes: 8 MB memtables (a flush holds about three times that) and 1 MB tables at every
 	// level (a compaction runs a dozen table builders at once, and by default table size doubles per
@@ -188,7 +188,12 @@ func Open(o Options) (*Store, error) {
 	if o.Logger == nil {
 		opts = opts.WithLogger(nil)
 	}
-	db, err := badger.Open(opts)
+	return opts
+}
+
+// Open opens (or creates) the database in o.Dir.
+func Open(o Options) (*Store, error) {
+	db, err := badger.Open(badgerOptions(o))
 	if err != nil {
 		return nil, fmt.Errorf("open badger at %s: %w", o.Dir, err)
 	}

@@ -12,8 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
 
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/internal/benchdata"
@@ -28,6 +31,10 @@ import (
 // block-cache misses (blocks read and decompressed again).
 //
 //	BENCH_UNIFORM=250000 go test ./backend/badgerstore -run '^$' -bench 'Uniform' -benchmem -benchtime 200x
+//
+// BENCH_READONLY=1 reads the seeded directory opened read-only: no compaction beside the queries, so
+// that their cost can be counted alone on a busy machine (instructions of Store.List with callgrind;
+// GODEBUG=asyncpreemptoff=1 for valgrind, GOGC=off to leave the GC out).
 
 // uniformBox is the area of the records: the generator's 0.8° × 0.6°, scaled by √(n/1M).
 func uniformBox(n int) (lat0, lon0, dLat, dLon float64) {
@@ -115,6 +122,12 @@ func uniformDB(b *testing.B) (*Store, int) {
 			uniStore, uniErr = Open(Options{Dir: dir})
 		}
 	})
+	if uniErr == nil && os.Getenv("BENCH_READONLY") != "" && !uniStore.db.Opts().ReadOnly {
+		// No compaction nor writer beside the reads: what a query costs, counted alone (callgrind).
+		if uniErr = uniStore.Close(); uniErr == nil {
+			uniStore, uniErr = openReadOnly(filepath.Join(os.TempDir(), fmt.Sprintf("directaid-bench-uniform-%d", uniN)))
+		}
+	}
 	if uniErr != nil {
 		b.Fatal(uniErr)
 	}
@@ -127,6 +140,31 @@ func uniformDB(b *testing.B) (*Store, int) {
 		b.Logf("tables per level: %v", perLevel)
 	}
 	return uniStore, uniN
+}
+
+// openReadOnly opens a store's directory read-only for reads only (List, Get): Badger runs no
+// compaction, and there is no writer.
+func openReadOnly(dir string) (*Store, error) {
+	db, err := badger.Open(badgerOptions(Options{Dir: dir}).WithReadOnly(true))
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: db, maxTextChecks: maxTextChecks, maxTotalTextChecks: maxTotalTextChecks, maxWordTokens: maxWordTokens, now: time.Now}
+	if err := s.loadVocabulary(); err != nil {
+		return nil, err
+	}
+	s.renewSnapshot()
+	return s, nil
+}
+
+// processCPU is the CPU time of the process so far (user and system): on a busy machine, what the
+// queries cost, less the waiting for a core that their wall time includes.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func expvarInt(name string) int64 {
@@ -146,6 +184,7 @@ func runWork(b *testing.B, q func(s *Store, i int) (int, error)) {
 	gets, iters := expvarInt("badger_get_num_user"), expvarInt("badger_iterator_num_user")
 	misses := s.db.BlockCacheMetrics().Misses()
 	total := 0
+	cpu0 := processCPU()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t := time.Now()
@@ -157,12 +196,14 @@ func runWork(b *testing.B, q func(s *Store, i int) (int, error)) {
 		total += n
 	}
 	b.StopTimer()
+	cpu := processCPU() - cpu0
 	slices.Sort(lat)
 	pct := func(p float64) float64 { return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) / 1e6 }
 	nf := float64(b.N)
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(float64(total)/nf, "total/op")
+	b.ReportMetric(float64(cpu.Microseconds())/nf, "cpu-µs/op")
 	b.ReportMetric(float64(expvarInt("badger_get_num_user")-gets)/nf, "gets/op")
 	b.ReportMetric(float64(expvarInt("badger_iterator_num_user")-iters)/nf, "iters/op")
 	b.ReportMetric(float64(s.db.BlockCacheMetrics().Misses()-misses)/nf, "blockmiss/op")
