@@ -72,8 +72,8 @@ func addKeyed(m map[string]*aggregate, key []byte, rec *store.Record, n int64) {
 }
 
 // countRadius is the total of a radius list (store.RadiusTotal, words aside) from this snapshot.
-func countRadius(txn *badger.Txn, spec *store.ListSpec, f *filter) (int, bool, error) {
-	return store.RadiusTotal(spec, &cellCounter{txn, spec, f})
+func countRadius(txn *badger.Txn, spec *store.ListSpec, f *filter, cover *store.Cover) (int, bool, error) {
+	return store.RadiusTotalOf(spec, &cellCounter{txn, spec, f}, cover)
 }
 
 // cellCounter is store.CellCounter over the cell counters and the geographic index of one snapshot.

@@ -16,8 +16,6 @@ func geohashBox(cell string) (lat0, lat1, lon0, lon1 float64) { return store.Geo
 
 func geohashCellSize(precision int) (dLat, dLon float64) { return store.GeohashCellSize(precision) }
 
-func coverCells(lat, lon, radiusKm float64) []string { return store.CoverCells(lat, lon, radiusKm) }
-
 func minDistKm(lat, lon, lat0, lat1, lon0, lon1 float64) float64 {
 	return store.MinDistKm(lat, lon, lat0, lat1, lon0, lon1)
 }

@@ -73,9 +73,18 @@ func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult
 	res := &store.ListResult{TotalExact: true}
 	err := s.db.View(func(txn *badger.Txn) error {
 		f := newFilter(spec)
+		var cover *store.Cover // the circle's cells, for the walk and the total alike
+		circle := func() *store.Cover {
+			if cover == nil {
+				cover = store.NewCover(spec.Lat, spec.Lon, spec.RadiusKm)
+			}
+			return cover
+		}
 		stream := func(from *store.Cursor, yield func(*entry) bool) error { return scanTime(txn, spec, f, from, yield) }
 		if spec.Near {
-			stream = func(from *store.Cursor, yield func(*entry) bool) error { return nearestWalk(txn, spec, f, from, yield) }
+			stream = func(from *store.Cursor, yield func(*entry) bool) error {
+				return nearestWalk(txn, spec, f, circle(), from, yield)
+			}
 		}
 		if len(spec.Words) > 0 && spec.Municipio == "" { // a municipio's range is read whole, its words checked
 			plan, err := planWords(txn, &s.vocab, spec.Words, f, s.maxWordTokens)
@@ -136,7 +145,7 @@ func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult
 				res.TotalExact = false
 				var candidates int
 				if spec.Near {
-					candidates, _, err = countRadius(txn, spec, f)
+					candidates, _, err = countRadius(txn, spec, f, circle())
 				} else {
 					candidates, err = countByAggregates(txn, spec, f)
 				}
@@ -146,7 +155,7 @@ func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult
 		case spec.Near && spec.After == nil && res.Next == nil:
 			res.Total = len(hits) // the page is the whole list
 		case spec.Near:
-			res.Total, res.TotalExact, err = countRadius(txn, spec, f)
+			res.Total, res.TotalExact, err = countRadius(txn, spec, f, circle())
 			res.Total = max(res.Total, len(hits))
 		default:
 			res.Total, err = countByAggregates(txn, spec, f)
@@ -391,7 +400,7 @@ func scanCell(it *badger.Iterator, cell string, spec *store.ListSpec, f *filter,
 // a record is yielded, since it may hold a record of that distance that is newer. A record read costs no
 // allocation of its own: its inverted id is copied into a shared buffer, and only the records yielded
 // become entries.
-func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.Cursor, yield func(*entry) bool) error {
+func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, cover *store.Cover, from *store.Cursor, yield func(*entry) bool) error {
 	gp := geoPrefix(uint8(f.st))
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: gp})
 	defer it.Close()
@@ -406,8 +415,10 @@ func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, from *store.C
 			q.push(walkItem{key: d, cell: cell})
 		}
 	}
-	for _, cell := range coverCells(spec.Lat, spec.Lon, spec.RadiusKm) {
-		push(cell)
+	for _, c := range cover.Cells {
+		if c.MinKm <= spec.RadiusKm { // as push, from the distance the cover has
+			q.push(walkItem{key: c.MinKm, cell: c.Cell})
+		}
 	}
 	for q.len() > 0 {
 		w := q.pop()

@@ -62,6 +62,38 @@ const maxCoverCells = 256
 // outside the circle. The precision is the finest (at most GeoPrecision) that needs no more than
 // maxCoverCells cells.
 func CoverCells(lat, lon, radiusKm float64) []string {
+	g := NewCover(lat, lon, radiusKm)
+	cells := make([]string, len(g.Cells))
+	for i, c := range g.Cells {
+		cells[i] = c.Cell
+	}
+	return cells
+}
+
+// Cover is CoverCells with what a radius query computes of each cell: the least distance to it and the
+// greatest (MinDistKm and MaxDistKm of its box). Every cell is on one grid, so these come from a term
+// per row and per column and a distance per grid corner, not from four great-circle distances and a
+// parsed box per cell (the same figures: TestCoverMatchesCellByCell).
+type Cover struct {
+	Cells []CoverCell
+
+	lat, lon   float64
+	h, w       float64 // a cell's size in degrees
+	r0, c0     int     // the grid's first row and column
+	rows, cols int
+	corners    []float64 // HaversineKm to the grid's corners, (rows+1) × (cols+1); 0 until computed
+}
+
+// CoverCell is a cell of a Cover; row and col are its place in the grid (-1 when its box is not the
+// grid's: a cell past the pole or the antimeridian, whose geohash is the last one's).
+type CoverCell struct {
+	Cell     string
+	MinKm    float64
+	row, col int
+}
+
+// NewCover computes the cover of the circle (see CoverCells).
+func NewCover(lat, lon, radiusKm float64) *Cover {
 	const kmPerDegLat = EarthRadiusKm * math.Pi / 180
 	dLatR := radiusKm/kmPerDegLat*1.01 + 1e-6
 	// The widest longitude of a circle on the sphere (asin(sin r / cos lat)), with a margin; cells of
@@ -70,27 +102,98 @@ func CoverCells(lat, lon, radiusKm float64) []string {
 	dLonR := math.Asin(math.Min(1, math.Sin(radiusKm/EarthRadiusKm)/cosLat))*180/math.Pi*1.01 + 1e-6
 	minLat, maxLat := math.Max(lat-dLatR, -90), math.Min(lat+dLatR, 90)
 	minLon, maxLon := math.Max(lon-dLonR, -180), math.Min(lon+dLonR, 180)
+	g := &Cover{lat: lat, lon: lon}
 	for p := GeoPrecision; p >= 1; p-- {
 		h, w := GeohashCellSize(p)
-		rows := int(math.Floor((maxLat+90)/h) - math.Floor((minLat+90)/h) + 1)
-		cols := int(math.Floor((maxLon+180)/w) - math.Floor((minLon+180)/w) + 1)
+		// h and w are powers of two, so these divisions and the cells' bounds (row × h - 90) are exact:
+		// the bounds are those GeohashBox gives.
+		r0, r1 := math.Floor((minLat+90)/h), math.Floor((maxLat+90)/h)
+		c0, c1 := math.Floor((minLon+180)/w), math.Floor((maxLon+180)/w)
+		rows, cols := int(r1-r0+1), int(c1-c0+1)
 		if rows*cols > maxCoverCells && p > 1 {
 			continue
 		}
-		var cells []string
-		for r := math.Floor((minLat+90)/h) * h; r <= maxLat+90; r += h {
-			for c := math.Floor((minLon+180)/w) * w; c <= maxLon+180; c += w {
-				cLat0, cLon0 := r-90, c-180
-				if MinDistKm(lat, lon, cLat0, cLat0+h, cLon0, cLon0+w) > radiusKm {
+		g.h, g.w, g.r0, g.c0, g.rows, g.cols = h, w, int(r0), int(c0), rows, cols
+		latBits, lonBits := 5*p/2, (5*p+1)/2
+		lonTerm := make([]float64, cols)
+		for j := range cols {
+			cLon0 := float64(g.c0+j)*w - 180
+			lonTerm[j] = minDistLon(lat, lon, cLon0, cLon0+w)
+		}
+		buf := make([]byte, 0, rows*cols*p)
+		for i := range rows {
+			cLat0 := float64(g.r0+i)*h - 90
+			latTerm := minDistLat(lat, cLat0, cLat0+h)
+			for j := range cols {
+				if minDistOf(latTerm, lonTerm[j]) > radiusKm {
 					continue
 				}
-				cells = append(cells, Geohash(math.Min(cLat0+h/2, 90), math.Min(cLon0+w/2, 180), p))
+				// The geohash of the cell's centre (clamped to the pole and the antimeridian, as Geohash
+				// of the centre clamped would give): its row and column bits interleaved, longitude first.
+				row, col := min(g.r0+i, 1<<latBits-1), min(g.c0+j, 1<<lonBits-1)
+				buf = appendGeohashBits(buf, row, col, latBits, lonBits, p)
+				c := CoverCell{MinKm: minDistOf(latTerm, lonTerm[j]), row: i, col: j}
+				if row != g.r0+i || col != g.c0+j {
+					c.row, c.col = -1, -1
+				}
+				g.Cells = append(g.Cells, c)
 			}
 		}
-		slices.Sort(cells)
-		return slices.Compact(cells)
+		all := string(buf) // one allocation for every cell's name
+		for k := range g.Cells {
+			c := &g.Cells[k]
+			c.Cell = all[k*p : (k+1)*p]
+			if c.row < 0 {
+				lat0, lat1, lon0, lon1 := GeohashBox(c.Cell)
+				c.MinKm = MinDistKm(lat, lon, lat0, lat1, lon0, lon1)
+			}
+		}
+		slices.SortFunc(g.Cells, func(a, b CoverCell) int { return strings.Compare(a.Cell, b.Cell) })
+		g.Cells = slices.CompactFunc(g.Cells, func(a, b CoverCell) bool { return a.Cell == b.Cell })
+		return g
 	}
-	return nil
+	return g
+}
+
+// appendGeohashBits appends the geohash of the cell in row and column (of latBits and lonBits bits).
+func appendGeohashBits(b []byte, row, col, latBits, lonBits, precision int) []byte {
+	ch, n := 0, 0
+	for t := range 5 * precision {
+		var bit int
+		if t%2 == 0 {
+			lonBits--
+			bit = col >> lonBits & 1
+		} else {
+			latBits--
+			bit = row >> latBits & 1
+		}
+		ch = ch<<1 | bit
+		if n++; n == 5 {
+			b = append(b, GeohashAlphabet[ch])
+			ch, n = 0, 0
+		}
+	}
+	return b
+}
+
+// MaxKm is MaxDistKm of c's box.
+func (g *Cover) MaxKm(c *CoverCell) float64 {
+	if c.row < 0 {
+		lat0, lat1, lon0, lon1 := GeohashBox(c.Cell)
+		return MaxDistKm(g.lat, g.lon, lat0, lat1, lon0, lon1)
+	}
+	if g.corners == nil {
+		g.corners = make([]float64, (g.rows+1)*(g.cols+1))
+	}
+	d := 0.0
+	for _, k := range [4][2]int{{c.row, c.col}, {c.row, c.col + 1}, {c.row + 1, c.col}, {c.row + 1, c.col + 1}} {
+		at := &g.corners[k[0]*(g.cols+1)+k[1]]
+		if *at == 0 { // a corner at distance 0 is computed again: it costs nothing else
+			*at = HaversineKm(g.lat, g.lon, float64(g.r0+k[0])*g.h-90, float64(g.c0+k[1])*g.w-180)
+		}
+		d = math.Max(d, *at)
+	}
+	return maxDistOf(d)
 }
 
 // GeohashBox is the cell of a geohash: its latitude and longitude bounds in degrees.
@@ -126,25 +229,37 @@ func GeohashBox(cell string) (lat0, lat1, lon0, lon1 float64) {
 // every path to the box crosses. A hair is taken off for rounding, so that the bound is never above a
 // distance computed for a point in the box.
 func MinDistKm(lat, lon, lat0, lat1, lon0, lon1 float64) float64 {
+	return minDistOf(minDistLat(lat, lat0, lat1), minDistLon(lat, lon, lon0, lon1))
+}
+
+// minDistLat is MinDistKm's latitude bound, in radians.
+func minDistLat(lat, lat0, lat1 float64) float64 {
 	const rad = math.Pi / 180
-	d := 0.0
 	if lat < lat0 {
-		d = (lat0 - lat) * rad
+		return (lat0 - lat) * rad
 	} else if lat > lat1 {
-		d = (lat - lat1) * rad
+		return (lat - lat1) * rad
 	}
+	return 0
+}
+
+// minDistLon is MinDistKm's meridian bound, in radians.
+func minDistLon(lat, lon, lon0, lon1 float64) float64 {
+	const rad = math.Pi / 180
 	dLon := 0.0
 	if lon < lon0 {
 		dLon = lon0 - lon
 	} else if lon > lon1 {
 		dLon = lon - lon1
 	}
-	if dLon >= 90 {
+	if dLon >= 90 || dLon <= 0 {
 		// Beyond a quarter turn the meridian bound does not hold as written; Colombia is far smaller.
-		dLon = 0
+		return 0
 	}
-	if dLon > 0 {
-		d = math.Max(d, math.Asin(math.Min(1, math.Cos(lat*rad)*math.Sin(dLon*rad))))
-	}
-	return math.Max(0, d*EarthRadiusKm*(1-1e-9)-1e-9)
+	return math.Asin(math.Min(1, math.Cos(lat*rad)*math.Sin(dLon*rad)))
+}
+
+// minDistOf is MinDistKm from its two bounds.
+func minDistOf(dLat, dLon float64) float64 {
+	return math.Max(0, math.Max(dLat, dLon)*EarthRadiusKm*(1-1e-9)-1e-9)
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -29,5 +30,71 @@ func TestCoverCellsContainCircle(t *testing.T) {
 	}
 	if got := Geohash(4.5339, -75.6811, 5); got != "d2g6f" && len(got) != 5 {
 		t.Fatal(got)
+	}
+}
+
+// coverCellsCellByCell is CoverCells as it was written before Cover: a Geohash and a MinDistKm per cell
+// of the box.
+func coverCellsCellByCell(lat, lon, radiusKm float64) []string {
+	const kmPerDegLat = EarthRadiusKm * math.Pi / 180
+	dLatR := radiusKm/kmPerDegLat*1.01 + 1e-6
+	cosLat := math.Max(math.Cos(lat*math.Pi/180), 0.01)
+	dLonR := math.Asin(math.Min(1, math.Sin(radiusKm/EarthRadiusKm)/cosLat))*180/math.Pi*1.01 + 1e-6
+	minLat, maxLat := math.Max(lat-dLatR, -90), math.Min(lat+dLatR, 90)
+	minLon, maxLon := math.Max(lon-dLonR, -180), math.Min(lon+dLonR, 180)
+	for p := GeoPrecision; p >= 1; p-- {
+		h, w := GeohashCellSize(p)
+		rows := int(math.Floor((maxLat+90)/h) - math.Floor((minLat+90)/h) + 1)
+		cols := int(math.Floor((maxLon+180)/w) - math.Floor((minLon+180)/w) + 1)
+		if rows*cols > maxCoverCells && p > 1 {
+			continue
+		}
+		var cells []string
+		for r := math.Floor((minLat+90)/h) * h; r <= maxLat+90; r += h {
+			for c := math.Floor((minLon+180)/w) * w; c <= maxLon+180; c += w {
+				cLat0, cLon0 := r-90, c-180
+				if MinDistKm(lat, lon, cLat0, cLat0+h, cLon0, cLon0+w) > radiusKm {
+					continue
+				}
+				cells = append(cells, Geohash(math.Min(cLat0+h/2, 90), math.Min(cLon0+w/2, 180), p))
+			}
+		}
+		slices.Sort(cells)
+		return slices.Compact(cells)
+	}
+	return nil
+}
+
+// TestCoverMatchesCellByCell: Cover's cells and distances are, to the bit, those computed cell by cell
+// (the radius walk's order and the totals depend on them), over Colombia and at the poles and the
+// antimeridian, where cells past the edge are clamped.
+func TestCoverMatchesCellByCell(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	points := [][2]float64{{90, 0}, {-90, 0}, {89.999, 179.999}, {-89.99, -179.99}, {0, 180}, {0, -180}, {4.6, -75.85}, {12.5, 179.9999}}
+	for range 400 {
+		points = append(points, [2]float64{-4 + rng.Float64()*17, -79 + rng.Float64()*12})
+	}
+	for range 100 {
+		points = append(points, [2]float64{-90 + rng.Float64()*180, -180 + rng.Float64()*360})
+	}
+	for i, pt := range points {
+		lat, lon := pt[0], pt[1]
+		for _, r := range []float64{0.3, 1, 5, 5 + rng.Float64()*20, 50 + rng.Float64()*150} {
+			want := coverCellsCellByCell(lat, lon, r)
+			g := NewCover(lat, lon, r)
+			if got := CoverCells(lat, lon, r); !slices.Equal(got, want) {
+				t.Fatalf("point %d (%v, %v) r=%v: cells\n%v, want\n%v", i, lat, lon, r, got, want)
+			}
+			for k := range g.Cells {
+				c := &g.Cells[k]
+				lat0, lat1, lon0, lon1 := GeohashBox(c.Cell)
+				if want := MinDistKm(lat, lon, lat0, lat1, lon0, lon1); c.MinKm != want {
+					t.Fatalf("point (%v, %v) r=%v cell %s: MinKm %v, want %v", lat, lon, r, c.Cell, c.MinKm, want)
+				}
+				if got, want := g.MaxKm(c), MaxDistKm(lat, lon, lat0, lat1, lon0, lon1); got != want {
+					t.Fatalf("point (%v, %v) r=%v cell %s: MaxKm %v, want %v", lat, lon, r, c.Cell, got, want)
+				}
+			}
+		}
 	}
 }

@@ -41,15 +41,25 @@ type CellCounter interface {
 
 // RadiusTotal is the total of the radius list spec (its words aside) and whether it is exact.
 func RadiusTotal(spec *ListSpec, c CellCounter) (total int, exact bool, err error) {
+	return RadiusTotalOf(spec, c, NewCover(spec.Lat, spec.Lon, spec.RadiusKm))
+}
+
+// RadiusTotalOf is RadiusTotal given the circle's cover (NewCover), which a radius list has computed for
+// its walk already.
+func RadiusTotalOf(spec *ListSpec, c CellCounter, cover *Cover) (total int, exact bool, err error) {
 	type edge struct {
 		cell     string
 		matching int
 	}
 	var edges []edge
 	inside, cost := 0, 0
+	level := make([]string, len(cover.Cells))
+	for i := range cover.Cells {
+		level[i] = cover.Cells[i].Cell
+	}
 	// Level by level (one precision each), parents before their children, so a store can read each
-	// level's counters in one ordered pass (Badger) or one query (PostgreSQL).
-	for level := CoverCells(spec.Lat, spec.Lon, spec.RadiusKm); len(level) > 0; {
+	// level's counters in one ordered pass (Badger) or one query (PostgreSQL). The first is the cover's.
+	for first := true; len(level) > 0; first = false {
 		var next []string
 		if len(level[0]) < CellCountMin {
 			for _, cell := range level {
@@ -67,9 +77,15 @@ func RadiusTotal(spec *ListSpec, c CellCounter) (total int, exact bool, err erro
 			if k.Matching == 0 {
 				continue
 			}
-			lat0, lat1, lon0, lon1 := GeohashBox(cell)
+			var maxKm float64
+			if first {
+				maxKm = cover.MaxKm(&cover.Cells[i])
+			} else {
+				lat0, lat1, lon0, lon1 := GeohashBox(cell)
+				maxKm = MaxDistKm(spec.Lat, spec.Lon, lat0, lat1, lon0, lon1)
+			}
 			switch {
-			case MaxDistKm(spec.Lat, spec.Lon, lat0, lat1, lon0, lon1) <= spec.RadiusKm:
+			case maxKm <= spec.RadiusKm:
 				inside += k.Matching
 			case len(cell) >= GeoPrecision || k.All <= maxEdgeScan:
 				edges = append(edges, edge{cell, k.Matching})
@@ -139,8 +155,11 @@ func MaxDistKm(lat, lon, lat0, lat1, lon0, lon1 float64) float64 {
 	for _, c := range [4][2]float64{{lat0, lon0}, {lat0, lon1}, {lat1, lon0}, {lat1, lon1}} {
 		d = math.Max(d, HaversineKm(lat, lon, c[0], c[1]))
 	}
-	return d*(1+1e-9) + 1e-9
+	return maxDistOf(d)
 }
+
+// maxDistOf is MaxDistKm from the greatest distance to a corner.
+func maxDistOf(d float64) float64 { return d*(1+1e-9) + 1e-9 }
 
 // insideShare is the share of the box's area within radiusKm of (lat, lon), on a flat projection around
 // the centre (a cell is at most tens of km across; only an estimate uses it): 16 strips across the box's
