@@ -37,9 +37,10 @@ func BenchmarkListRead(b *testing.B) {
 		b.Fatal(err)
 	}
 	for name, query := range map[string]string{
-		"insulina":      "q=insulina",
-		"type+category": "emergencySlug=eje-cafetero&type=request&category=salud",
-		"radius5km":     "latitude=4.6&longitude=-75.85&radiusKm=5&total=none",
+		"insulina":        "q=insulina",
+		"type+category":   "emergencySlug=eje-cafetero&type=request&category=salud",
+		"radius5km":       "latitude=4.6&longitude=-75.85&radiusKm=5&total=none",
+		"radius5km+total": "latitude=4.6&longitude=-75.85&radiusKm=5",
 	} {
 		b.Run(name, func(b *testing.B) {
 			req := httptest.NewRequest("GET", "http://localhost"+schema.HelpPath+"?view=list&"+query, nil)

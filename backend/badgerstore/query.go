@@ -393,8 +393,8 @@ func scanCell(it *badger.Iterator, cell string, spec *store.ListSpec, f *filter,
 // nearestWalk yields the records within the circle that match the filters, nearest first, then newest
 // first (the order of radius lists and their cursors), from after `from`. It walks the geohash cells
 // best-first: one queue holds cells, keyed by a lower bound of their distance (minDistKm), and the cells
-// read so far, each as a run of its records sorted in list order and keyed by the distance of the first
-// one not yet yielded. Popping the smallest either yields a record (nothing unread can be nearer) or
+// read so far, each as a heap of its records in list order (a page takes few of a cell: no full sort),
+// keyed by the distance of the first one not yet yielded. Popping the smallest either yields a record (nothing unread can be nearer) or
 // reads a cell (a cell coarser than the index's is split into those of its 32 cells that hold entries).
 // So a page reads the cells near the centre, not the whole circle; at an equal key a cell is read before
 // a record is yielded, since it may hold a record of that distance that is newer. A record read costs no
@@ -428,7 +428,7 @@ func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, cover *store.
 			if !yield(e) {
 				return nil
 			}
-			if w.run = w.run[1:]; len(w.run) > 0 {
+			if w.run = popRun(w.run); len(w.run) > 0 {
 				q.push(walkItem{key: w.run[0].dist, run: w.run})
 			}
 			continue
@@ -455,10 +455,7 @@ func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, cover *store.
 			return err
 		}
 		if run := recs[first:len(recs):len(recs)]; len(run) > 0 {
-			slices.SortFunc(run, func(a, b walkRec) int {
-				// Nearest first, then newest first: the larger id has the smaller inverted id.
-				return cmp.Or(cmp.Compare(a.dist, b.dist), bytes.Compare(a.inv, b.inv))
-			})
+			heapifyRun(run) // a page takes a few records of a cell: no need to sort them all
 			q.push(walkItem{key: run[0].dist, run: run})
 		}
 	}
@@ -482,6 +479,48 @@ type walkRec struct {
 	typ, cat, urg uint8
 	lat, lon      float64
 	dist          float64
+}
+
+// runLess is the order of a radius list: nearest first, then newest first (the larger id has the
+// smaller inverted id).
+func runLess(a, b *walkRec) bool {
+	if a.dist != b.dist {
+		return a.dist < b.dist
+	}
+	return bytes.Compare(a.inv, b.inv) < 0
+}
+
+// heapifyRun makes the records of a cell a binary min-heap by runLess: run[0] is the next to yield.
+func heapifyRun(run []walkRec) {
+	for i := len(run)/2 - 1; i >= 0; i-- {
+		siftRun(run, i)
+	}
+}
+
+func siftRun(run []walkRec, i int) {
+	for {
+		m := 2*i + 1
+		if m >= len(run) {
+			return
+		}
+		if r := m + 1; r < len(run) && runLess(&run[r], &run[m]) {
+			m = r
+		}
+		if !runLess(&run[m], &run[i]) {
+			return
+		}
+		run[i], run[m] = run[m], run[i]
+		i = m
+	}
+}
+
+// popRun takes run[0] out of the heap.
+func popRun(run []walkRec) []walkRec {
+	n := len(run) - 1
+	run[0] = run[n]
+	run = run[:n]
+	siftRun(run, 0)
+	return run
 }
 
 // walkItem is a cell to read (run nil) or the records of a cell read and not yet yielded, in nearestWalk's

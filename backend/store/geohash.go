@@ -120,60 +120,67 @@ func NewCover(lat, lon, radiusKm float64) *Cover {
 			cLon0 := float64(g.c0+j)*w - 180
 			lonTerm[j] = minDistLon(lat, lon, cLon0, cLon0+w)
 		}
-		buf := make([]byte, 0, rows*cols*p)
+		// The cells found, and their geohashes as numbers (the bits, which sort as the characters do)
+		// with the cell's index in the low 16 bits: sorting plain integers costs little.
+		found := make([]CoverCell, 0, rows*cols)
+		keys := make([]uint64, 0, rows*cols)
 		for i := range rows {
 			cLat0 := float64(g.r0+i)*h - 90
 			latTerm := minDistLat(lat, cLat0, cLat0+h)
 			for j := range cols {
-				if minDistOf(latTerm, lonTerm[j]) > radiusKm {
+				d := minDistOf(latTerm, lonTerm[j])
+				if d > radiusKm {
 					continue
 				}
 				// The geohash of the cell's centre (clamped to the pole and the antimeridian, as Geohash
 				// of the centre clamped would give): its row and column bits interleaved, longitude first.
 				row, col := min(g.r0+i, 1<<latBits-1), min(g.c0+j, 1<<lonBits-1)
-				buf = appendGeohashBits(buf, row, col, latBits, lonBits, p)
-				c := CoverCell{MinKm: minDistOf(latTerm, lonTerm[j]), row: i, col: j}
+				c := CoverCell{MinKm: d, row: i, col: j}
 				if row != g.r0+i || col != g.c0+j {
 					c.row, c.col = -1, -1
 				}
-				g.Cells = append(g.Cells, c)
+				keys = append(keys, interleave(row, col, latBits, lonBits)<<16|uint64(len(found)))
+				found = append(found, c)
+			}
+		}
+		slices.Sort(keys)
+		keys = slices.CompactFunc(keys, func(a, b uint64) bool { return a>>16 == b>>16 })
+		buf := make([]byte, 0, len(keys)*p)
+		for _, k := range keys {
+			for n := p - 1; n >= 0; n-- {
+				buf = append(buf, GeohashAlphabet[k>>(16+5*n)&31])
 			}
 		}
 		all := string(buf) // one allocation for every cell's name
-		for k := range g.Cells {
-			c := &g.Cells[k]
-			c.Cell = all[k*p : (k+1)*p]
+		g.Cells = make([]CoverCell, len(keys))
+		for n, k := range keys {
+			c := &g.Cells[n]
+			*c = found[k&0xffff]
+			c.Cell = all[n*p : (n+1)*p]
 			if c.row < 0 {
 				lat0, lat1, lon0, lon1 := GeohashBox(c.Cell)
 				c.MinKm = MinDistKm(lat, lon, lat0, lat1, lon0, lon1)
 			}
 		}
-		slices.SortFunc(g.Cells, func(a, b CoverCell) int { return strings.Compare(a.Cell, b.Cell) })
-		g.Cells = slices.CompactFunc(g.Cells, func(a, b CoverCell) bool { return a.Cell == b.Cell })
 		return g
 	}
 	return g
 }
 
-// appendGeohashBits appends the geohash of the cell in row and column (of latBits and lonBits bits).
-func appendGeohashBits(b []byte, row, col, latBits, lonBits, precision int) []byte {
-	ch, n := 0, 0
-	for t := range 5 * precision {
-		var bit int
+// interleave is the geohash of the cell in row and column (of latBits and lonBits bits) as a number:
+// the bits of the two, longitude first.
+func interleave(row, col, latBits, lonBits int) uint64 {
+	var code uint64
+	for t := range latBits + lonBits {
 		if t%2 == 0 {
 			lonBits--
-			bit = col >> lonBits & 1
+			code = code<<1 | uint64(col>>lonBits&1)
 		} else {
 			latBits--
-			bit = row >> latBits & 1
-		}
-		ch = ch<<1 | bit
-		if n++; n == 5 {
-			b = append(b, GeohashAlphabet[ch])
-			ch, n = 0, 0
+			code = code<<1 | uint64(row>>latBits&1)
 		}
 	}
-	return b
+	return code
 }
 
 // MaxKm is MaxDistKm of c's box.
