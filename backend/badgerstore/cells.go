@@ -21,9 +21,11 @@ const cellCountMin = store.CellCountMin
 
 // cellCountKey is the key of the counter of cell in scope; a scope's cells are contiguous and ascending.
 func cellCountKey(scope, cell string) []byte {
-	k := make([]byte, 0, len(prefixCellCount)+len(scope)+1+len(cell))
-	k = append(append(append(k, prefixCellCount...), scope...), 0)
-	return append(k, cell...)
+	return appendCellCountKey(make([]byte, 0, len(prefixCellCount)+len(scope)+1+len(cell)), scope, cell)
+}
+
+func appendCellCountKey(b []byte, scope, cell string) []byte {
+	return append(append(append(append(b, prefixCellCount...), scope...), 0), cell...)
 }
 
 // scopeOf names what a list counts in: "" every record, a slug, "@" + a municipio code, or both ("@"
@@ -96,15 +98,18 @@ func (c *cellCounter) CellCounts(cells []string) ([]store.CellCount, error) {
 		defer scoped.close()
 	}
 	out := make([]store.CellCount, len(cells))
+	var key []byte // one buffer for every key: the cursor keeps none
 	for i, cell := range cells {
-		err := every.get(cellCountKey("", cell), func(v []byte) (err error) {
+		key = appendCellCountKey(key[:0], "", cell)
+		err := every.get(key, func(v []byte) (err error) {
 			out[i].Matching, out[i].All, err = countEncoded(v, c.f, status)
 			return err
 		})
 		if err == nil && scoped != nil {
 			out[i].Matching = 0
 			if out[i].All > 0 {
-				err = scoped.get(cellCountKey(scope, cell), func(v []byte) (err error) {
+				key = appendCellCountKey(key[:0], scope, cell)
+				err = scoped.get(key, func(v []byte) (err error) {
 					out[i].Matching, _, err = countEncoded(v, c.f, status)
 					return err
 				})
@@ -153,6 +158,7 @@ func newCounterCursor(txn *badger.Txn) *counterCursor {
 func (c *counterCursor) close() { c.it.Close() }
 
 // get calls fn with the value of key, or with nil when there is none; keys must come in ascending order.
+// It keeps no reference to key.
 func (c *counterCursor) get(key []byte, fn func(v []byte) error) error {
 	it := c.it
 	for steps := 0; c.seeked && it.Valid() && bytes.Compare(it.Item().Key(), key) < 0; steps++ {
