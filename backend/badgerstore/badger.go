@@ -118,6 +118,7 @@ type Store struct {
 	maxWordTokens                     int // tests set it to 0 to check the path without the word index
 
 	counters counterCache // the writer's (index.go)
+	adv      *adviser     // Badger's tables, advised MADV_RANDOM (advise_linux.go); only gcLoop after Open
 }
 
 // snapshot is a read transaction that Create's retry check shares. A check in a transaction of its own
@@ -211,6 +212,8 @@ func Open(o Options) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	s.adv = newAdviser(o.Dir)
+	_, _ = s.adv.advise() // the tables Open mapped; advice is a hint, a failure costs only read-around
 	s.renewSnapshot()
 	s.wg.Add(2)
 	go s.writer()
@@ -557,12 +560,19 @@ func (s *Store) Get(_ context.Context, id string) (rec *store.Record, err error)
 	return rec, err
 }
 
+// adviseEvery is how often the tables that flushes and compactions mapped since are advised.
+const adviseEvery = 10 * time.Second
+
 func (s *Store) gcLoop(every time.Duration) {
 	defer s.wg.Done()
 	t := time.NewTicker(every)
 	defer t.Stop()
+	adv := time.NewTicker(adviseEvery)
+	defer adv.Stop()
 	for {
 		select {
+		case <-adv.C:
+			_, _ = s.adv.advise()
 		case <-t.C:
 			_ = s.Maintain(context.Background()) // a failed erasure rewrite is retried next cycle
 		case <-s.quit:

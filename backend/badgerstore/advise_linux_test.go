@@ -1,0 +1,116 @@
+package badgerstore
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// randomAdvice maps each mapping of a .sst file under dir (by path) to whether the kernel holds it
+// MADV_RANDOM ("rr" in its VmFlags in /proc/self/smaps).
+func randomAdvice(t *testing.T, dir string) map[string][]bool {
+	t.Helper()
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string][]bool{}
+	path := ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		switch {
+		case len(fields) > 0 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":"):
+			path = ""
+			if len(fields) == 6 && strings.HasPrefix(fields[5], real+"/") && strings.HasSuffix(fields[5], ".sst") {
+				path = fields[5]
+			}
+		case path != "" && len(fields) > 0 && fields[0] == "VmFlags:":
+			out[path] = append(out[path], slices.Contains(fields[1:], "rr"))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// The tables a reopened store maps are advised MADV_RANDOM before Open returns: a read right after a
+// restart (the cold cgroup of `make bench`) must not read a whole table around each fault.
+func TestOpenAdvisesTablesRandom(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, Options{Dir: dir})
+	recs := records("adv", 300)
+	createAll(t, s, recs, nil)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, Options{Dir: dir})
+	defer s.Close()
+	maps := randomAdvice(t, dir)
+	if len(maps) == 0 {
+		t.Fatal("no table of the reopened store is mapped: nothing to check")
+	}
+	for path, advised := range maps {
+		if slices.Contains(advised, false) {
+			t.Errorf("%s: mapped without MADV_RANDOM", filepath.Base(path))
+		}
+	}
+	if _, err := s.Get(context.Background(), recs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// advise marks the mappings that appeared since its last call, and only those; files that are not
+// tables, or not under the directory, keep their advice.
+func TestAdviserMarksNewTablesOnly(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	mmap := func(path string) {
+		t.Helper()
+		if err := os.WriteFile(path, make([]byte, 3*os.Getpagesize()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		b, err := unix.Mmap(int(f.Fd()), 0, 3*os.Getpagesize(), unix.PROT_READ, unix.MAP_SHARED)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = unix.Munmap(b) })
+	}
+	mmap(filepath.Join(dir, "000001.sst"))
+	mmap(filepath.Join(dir, "000001.vlog"))
+	mmap(filepath.Join(other, "000001.sst"))
+	a := newAdviser(dir)
+	if n, err := a.advise(); err != nil || n != 1 {
+		t.Fatalf("first call: %d advised (%v), want 1", n, err)
+	}
+	mmap(filepath.Join(dir, "000002.sst"))
+	if n, err := a.advise(); err != nil || n != 1 {
+		t.Fatalf("after a new table: %d advised (%v), want 1 (the new one)", n, err)
+	}
+	for _, d := range []string{dir, other} {
+		for path, advised := range randomAdvice(t, d) {
+			if want := d == dir; slices.Contains(advised, !want) {
+				t.Errorf("%s: MADV_RANDOM %v, want %v", path, advised, want)
+			}
+		}
+	}
+	if got := randomAdvice(t, dir); len(got) != 2 {
+		t.Errorf("tables mapped under the directory: %d, want 2", len(got))
+	}
+}
