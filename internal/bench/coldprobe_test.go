@@ -1,0 +1,168 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/directaid/directaid/internal/loadgen"
+)
+
+// TestColdProbe measures Badger's cold memory-cgroup reads (the 1M run's step 7) in a minute, over one
+// directory published once and reused (skipped unless BENCH_COLD_SRC names it):
+//   - BENCH_COLD_SRC absent: publishes BENCH_COLD_N records (64 connections, no cgroup) with
+//     BENCH_COLD_BIN and keeps the directory there;
+//   - present: restarts BENCH_COLD_BIN over it in a BENCH_COLD_MEM MiB cgroup (256 by default), dropped
+//     from the page cache, and measures the 5 km radius, filtered and q=insulina reads (BENCH_COLD_ONLY
+//     narrows them; BENCH_COLD_D per row, 5s by default) with the major faults and bytes read a request;
+//     BENCH_COLD_EXPORT=1 adds a whole CSV export; BENCH_COLD_PUBLISH=N publishes N more records
+//     (tag BENCH_COLD_TAG) into a copy instead of reading. BENCH_COLD_ENV: the server's extra environment.
+//
+// E.g. (README, "The cold cgroup"): 507k records in 160 MiB behave like the 1M run's 1.4 GB in 256 MiB.
+func TestColdProbe(t *testing.T) {
+	src := os.Getenv("BENCH_COLD_SRC")
+	if src == "" {
+		t.Skip("BENCH_COLD_SRC not set: a measuring harness")
+	}
+	bin := os.Getenv("BENCH_COLD_BIN")
+	n, _ := strconv.ParseInt(os.Getenv("BENCH_COLD_N"), 10, 64)
+	d, _ := time.ParseDuration(os.Getenv("BENCH_COLD_D"))
+	if d == 0 {
+		d = 5 * time.Second
+	}
+	var env []string
+	if e := os.Getenv("BENCH_COLD_ENV"); e != "" {
+		env = strings.Fields(e)
+	}
+	tmp := t.TempDir()
+	o := Options{Bin: bin, ServerEnv: env, Duration: 2 * d, Progress: os.Stderr}
+	r := &runner{o: o, tmp: tmp, rep: &Report{}, began: time.Now()}
+	if _, err := os.Stat(src); err != nil {
+		srv, err := startServer(o, tmp, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := loadgen.Run(loadgen.Config{Addr: srv.Addr, Method: "POST", Path: helpPath, Header: jsonHeader, Conns: 64,
+			Requests: n, Body: publishBody("million"), Expect: []int{201}})
+		srv.stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("published %d at %.0f/s", res.Requests, res.Throughput())
+		if err := os.Rename(srv.DataDir, src); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	var mem int64 = 256 << 20
+	if v := os.Getenv("BENCH_COLD_MEM"); v != "" {
+		mem, _ = strconv.ParseInt(v, 10, 64)
+		mem <<= 20
+	}
+	cg, err := newMemCgroup(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cg.remove()
+	srv, err := startServer(o, tmp, cg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.stop()
+	if err := os.RemoveAll(srv.DataDir); err != nil {
+		t.Fatal(err)
+	}
+	pubN, _ := strconv.ParseInt(os.Getenv("BENCH_COLD_PUBLISH"), 10, 64)
+	if pubN > 0 { // publishing changes the directory: on a copy
+		if out, err := exec.Command("cp", "-a", src, srv.DataDir).CombinedOutput(); err != nil {
+			t.Fatal(err, string(out))
+		}
+	} else {
+		if err := os.Rename(src, srv.DataDir); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = os.Rename(srv.DataDir, src) }()
+	}
+	if err := dropPageCache(srv.DataDir); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	if err := srv.restart(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.stop()
+	fmt.Fprintf(os.Stderr, "started in %s: major faults %d, cgroup cache %d MB\n", time.Since(t0).Round(time.Millisecond), srv.majorFaults(), cgStat(cg, "total_cache")>>20)
+	total, _ := listTotal(srv.Addr)
+	fmt.Fprintf(os.Stderr, "records %d\n", total)
+	log, _ := os.ReadFile(filepath.Join(srv.Dir, "caddy.log"))
+	fmt.Fprintf(os.Stderr, "GOMEMLIMIT %d\n", goMemLimit(srv.out.String()+string(log)))
+	if pubN > 0 {
+		f0, b0 := srv.majorFaults(), readBytes(srv)
+		res, err := loadgen.Run(loadgen.Config{Addr: srv.Addr, Method: "POST", Path: helpPath, Header: jsonHeader, Conns: 64,
+			Requests: pubN, Body: publishBody(os.Getenv("BENCH_COLD_TAG")), Expect: []int{201}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(os.Stderr, "published %d in %s: %.0f req/s, p50 %s p99 %s; major faults %d, read %d MB\n", res.Requests, res.Elapsed.Round(time.Millisecond),
+			res.Throughput(), ms(res.Percentile(0.5)), ms(res.Percentile(0.99)), srv.majorFaults()-f0, (readBytes(srv)-b0)>>20)
+		return
+	}
+	only := os.Getenv("BENCH_COLD_ONLY")
+	for _, sc := range readScenarios([]string{"x"}) {
+		if sc.name != readRadius && sc.name != readFiltered && sc.name != readText {
+			continue
+		}
+		if only != "" && !strings.Contains(sc.name, only) {
+			continue
+		}
+		for _, conns := range []int{1, 16} {
+			f0, b0 := srv.majorFaults(), readBytes(srv)
+			cfg := loadgen.Config{Path: helpPath, Query: sc.query, Conns: conns, Expect: []int{200}}
+			ms, err := r.measure(srv, Badger, sc.name, "cold", d, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := srv.status("RssAnon", "RssFile")
+			fmt.Fprintf(os.Stderr, "  read %.0f KB/req; major faults %d, %.1f/req; RssAnon %d MB RssFile %d MB; cgroup cache %d MB\n",
+				float64(readBytes(srv)-b0)/1024/float64(max(ms.Res.Requests, 1)), srv.majorFaults()-f0, float64(srv.majorFaults()-f0)/float64(max(ms.Res.Requests, 1)), st["RssAnon"]>>20, st["RssFile"]>>20, cgStat(cg, "total_cache")>>20)
+		}
+	}
+	if os.Getenv("BENCH_COLD_EXPORT") != "" {
+		f0, b0 := srv.majorFaults(), readBytes(srv)
+		e, err := exportAll(srv, 5*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(os.Stderr, "export: %d records in %s = %.0f/s; major faults %d, read %d MB\n", e.Records, e.Duration.Round(time.Millisecond),
+			float64(e.Records)/e.Duration.Seconds(), srv.majorFaults()-f0, (readBytes(srv)-b0)>>20)
+	}
+	mu, fc, oom := cg.stats()
+	fmt.Fprintf(os.Stderr, "cgroup max %d MB failcnt %d oom %d\n", mu>>20, fc, oom)
+}
+
+func readBytes(srv *server) int64 {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/io", srv.cmd.Process.Pid))
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "read_bytes: "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return -1
+}
+
+func cgStat(cg *memCgroup, name string) int64 {
+	b, _ := os.ReadFile(filepath.Join(cg.Dir, "memory.stat"))
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return -1
+}
