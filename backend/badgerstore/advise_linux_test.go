@@ -8,8 +8,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/schema"
 )
 
 // randomAdvice maps each mapping of a .sst file under dir (by path) to whether the kernel holds it
@@ -112,5 +116,52 @@ func TestAdviserMarksNewTablesOnly(t *testing.T) {
 	}
 	if got := randomAdvice(t, dir); len(got) != 2 {
 		t.Errorf("tables mapped under the directory: %d, want 2", len(got))
+	}
+}
+
+// A page larger than any client may ask for is a whole export's: its key-ordered reads get read-around
+// back (MADV_NORMAL on every table) until bulkHold after the last such page, then MADV_RANDOM again.
+func TestExportPagesReadAround(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, Options{Dir: dir})
+	createAll(t, s, records("bulk", 300), nil)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, Options{Dir: dir})
+	defer s.Close()
+	advice := func() (random, normal int) {
+		for _, advised := range randomAdvice(t, dir) {
+			for _, rr := range advised {
+				if rr {
+					random++
+				} else {
+					normal++
+				}
+			}
+		}
+		return
+	}
+	list := func(limit int) {
+		t.Helper()
+		res, err := s.List(context.Background(), &store.ListSpec{Limit: limit, NoTotal: true})
+		if err != nil || len(res.Records) != min(limit, 300) {
+			t.Fatalf("list of %d: %v, %d records", limit, err, len(res.Records))
+		}
+	}
+	list(schema.MaxListLimit)
+	if random, normal := advice(); random == 0 || normal != 0 {
+		t.Fatalf("after a client's page: %d tables random, %d normal; want all random", random, normal)
+	}
+	list(schema.MaxListLimit + 100)
+	if random, normal := advice(); random != 0 || normal == 0 {
+		t.Fatalf("during an export: %d tables random, %d normal; want all normal", random, normal)
+	}
+	s.adv.normalUntil.Store(time.Now().UnixNano()) // the hold is over
+	if _, err := s.adv.advise(); err != nil {
+		t.Fatal(err)
+	}
+	if random, normal := advice(); random == 0 || normal != 0 {
+		t.Fatalf("after the hold: %d tables random, %d normal; want all random", random, normal)
 	}
 }

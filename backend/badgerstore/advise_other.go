@@ -8,3 +8,5 @@ type adviser struct{}
 func newAdviser(string) *adviser { return &adviser{} }
 
 func (*adviser) advise() (int, error) { return 0, nil }
+
+func (*adviser) bulk() {}
