@@ -96,7 +96,7 @@ func TestColdProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.stop()
-	fmt.Fprintf(os.Stderr, "started in %s: major faults %d, cgroup cache %d MB\n", time.Since(t0).Round(time.Millisecond), srv.majorFaults(), cgStat(cg, "total_cache")>>20)
+	fmt.Fprintf(os.Stderr, "started in %s: major faults %d, read %d MB, cgroup cache %d MB\n", time.Since(t0).Round(time.Millisecond), srv.majorFaults(), readBytes(srv)>>20, cgStat(cg, "total_cache")>>20)
 	total, _ := listTotal(srv.Addr)
 	fmt.Fprintf(os.Stderr, "records %d\n", total)
 	log, _ := os.ReadFile(filepath.Join(srv.Dir, "caddy.log"))
