@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -163,5 +164,58 @@ func TestExportPagesReadAround(t *testing.T) {
 	}
 	if random, normal := advice(); random == 0 || normal != 0 {
 		t.Fatalf("after the hold: %d tables random, %d normal; want all random", random, normal)
+	}
+}
+
+// preloadTableTails reads each table's last tableTail bytes into the page cache, and nothing around
+// them: a dropped 1 MB table has its tail resident afterwards, its head not.
+func TestPreloadTableTails(t *testing.T) {
+	dir := t.TempDir()
+	const size = 1 << 20
+	path := filepath.Join(dir, "000001.sst")
+	if err := os.WriteFile(path, make([]byte, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		t.Fatal(err)
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	page := os.Getpagesize()
+	resident := func() (head, tail int) {
+		vec := make([]byte, size/page)
+		_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0])))
+		if errno != 0 {
+			t.Fatal(errno)
+		}
+		for i, v := range vec {
+			if v&1 == 0 {
+				continue
+			}
+			if i*page >= size-tableTail {
+				tail++
+			} else {
+				head++
+			}
+		}
+		return
+	}
+	if head, tail := resident(); head+tail > 0 {
+		t.Skipf("the page cache kept %d pages after DONTNEED (a file system without it?)", head+tail)
+	}
+	preloadTableTails(dir)
+	if head, tail := resident(); tail != tableTail/page || head != 0 {
+		t.Errorf("after preloading: %d of %d tail pages resident, %d head pages; want all and none", tail, tableTail/page, head)
 	}
 }
