@@ -121,13 +121,14 @@ func TestColdProbe(t *testing.T) {
 			continue
 		}
 		for _, conns := range []int{1, 16} {
-			f0, b0 := srv.majorFaults(), readBytes(srv)
+			f0, b0, mf0 := srv.majorFaults(), readBytes(srv), minorFaults(srv)
 			cfg := loadgen.Config{Path: helpPath, Query: sc.query, Conns: conns, Expect: []int{200}}
 			ms, err := r.measure(srv, Badger, sc.name, "cold", d, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			st := srv.status("RssAnon", "RssFile")
+			fmt.Fprintf(os.Stderr, "  minor faults %.1f/req\n", float64(minorFaults(srv)-mf0)/float64(max(ms.Res.Requests, 1)))
 			fmt.Fprintf(os.Stderr, "  read %.0f KB/req; major faults %d, %.1f/req; RssAnon %d MB RssFile %d MB; cgroup cache %d MB\n",
 				float64(readBytes(srv)-b0)/1024/float64(max(ms.Res.Requests, 1)), srv.majorFaults()-f0, float64(srv.majorFaults()-f0)/float64(max(ms.Res.Requests, 1)), st["RssAnon"]>>20, st["RssFile"]>>20, cgStat(cg, "total_cache")>>20)
 		}
@@ -143,6 +144,12 @@ func TestColdProbe(t *testing.T) {
 	}
 	mu, fc, oom := cg.stats()
 	fmt.Fprintf(os.Stderr, "cgroup max %d MB failcnt %d oom %d\n", mu>>20, fc, oom)
+}
+
+func minorFaults(srv *server) int64 {
+	f := srv.stat()
+	n, _ := strconv.ParseInt(f[7], 10, 64)
+	return n
 }
 
 func readBytes(srv *server) int64 {
