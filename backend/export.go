@@ -188,8 +188,13 @@ func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, q schema.L
 	if err := ew.start(); err != nil {
 		abort(false, err)
 	}
+	deadlineMoved := true
 	for {
-		_ = rc.SetWriteDeadline(time.Now().Add(exportWriteWindow))
+		// Without a deadline moved, the export is cut at the server's write timeout: say so once.
+		if err := rc.SetWriteDeadline(time.Now().Add(exportWriteWindow)); err != nil && deadlineMoved {
+			deadlineMoved = false
+			h.svc.cfg.Observe.exportDeadlineFixed(format, err)
+		}
 		for i := range items {
 			if err := ew.item(&items[i]); err != nil {
 				abort(false, err)

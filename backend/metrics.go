@@ -196,6 +196,16 @@ func (o *Observe) exportCut(format string, records, bytes int64, start time.Time
 		zap.Int64("records", records), zap.Int64("bytes", bytes), zap.Duration("duration", time.Since(start)))
 }
 
+// exportDeadlineFixed logs a whole export that cannot move its write deadline (the response writer does
+// not reach the connection): the server's write timeout will cut it if it lasts longer.
+func (o *Observe) exportDeadlineFixed(format string, err error) {
+	if o == nil || o.Exports == nil {
+		return
+	}
+	o.Exports.Warn("export write deadline not moved: the server's write timeout will cut a longer export",
+		zap.String("format", format), zap.Error(err))
+}
+
 // rateLimitZones are the rate_limit zones of the shipped Caddyfiles, the label values of rate_limited_total.
 var rateLimitZones = []string{"publish", "detail", "report", "manage"}
 

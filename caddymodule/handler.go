@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -60,8 +61,38 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok {
 		r = r.WithContext(backend.WithClientIP(r.Context(), ip))
 	}
-	h.app.handler.Load().ServeHTTP(w, r)
+	h.app.handler.Load().ServeHTTP(newDeadlineWriter(w, r), r)
 	return nil
+}
+
+// deadlineWriter lets a handler move its response's deadlines past the server's timeouts with
+// http.ResponseController (a whole export outlives them; it moves them page by page). Caddy caps every
+// write at start+`write` and every body read at start+`read_body` (the HardDeadline of its idle-timeout
+// wrappers), whatever a handler sets: without this, SetWriteDeadline succeeds and the response is still
+// cut at `write`.
+type deadlineWriter struct {
+	http.ResponseWriter
+	w *caddyhttp.IdleTimeoutWriter
+	r *caddyhttp.IdleTimeoutReader
+}
+
+func newDeadlineWriter(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
+	ir, iw := caddyhttp.IdleTimeoutsFromContext(r.Context())
+	if ir == nil && iw == nil {
+		return w
+	}
+	return &deadlineWriter{ResponseWriter: w, w: iw, r: ir}
+}
+
+// Unwrap lets http.ResponseController reach the writers below.
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
+
+// SetWriteDeadline moves Caddy's ceiling to deadline (zero: none) and sets it.
+func (d *deadlineWriter) SetWriteDeadline(deadline time.Time) error {
+	if d.w != nil {
+		d.w.Deadline.HardDeadline = deadline
+	}
+	return http.NewResponseController(d.ResponseWriter).SetWriteDeadline(deadline)
 }
 
 // limitZone tells which rate_limit zone refused r (as the shipped Caddyfile's matchers do), and, for the

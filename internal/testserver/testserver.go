@@ -44,7 +44,16 @@ type Options struct {
 	SharedStorage bool
 	// RateLimit adds lines to the rate_limit block (e.g. `distributed { read_interval 250ms }`).
 	RateLimit string
+	// Timeouts replaces the body of the servers' timeouts block (the shipped Caddyfile's by default).
+	Timeouts string
 }
+
+// ShippedTimeouts is the timeouts block of the shipped Caddyfiles.
+const ShippedTimeouts = `
+			read_header 10s
+			read_body 30s
+			write 30s
+			idle 2m`
 
 // TwoEmergencies is the default: two active emergencies, so emergencySlug is required.
 const TwoEmergencies = `
@@ -89,10 +98,7 @@ var caddyfileTmpl = template.Must(template.New("c").Parse(`{
 	}
 	servers {
 		timeouts {
-			read_header 10s
-			read_body 30s
-			write 30s
-			idle 2m
+{{.Timeouts}}
 		}
 	}
 {{.Global}}
@@ -242,11 +248,15 @@ func Caddyfile(o Options, dir, dataDir string, port, adminPort int) string {
 	if o.PublishWindow == "" {
 		o.PublishWindow = "1m"
 	}
+	if o.Timeouts == "" {
+		o.Timeouts = ShippedTimeouts
+	}
 	var b strings.Builder
 	err := caddyfileTmpl.Execute(&b, map[string]any{
 		"AdminPort": adminPort, "Port": port, "Dir": dir, "DataDir": dataDir, "Emergencies": o.Emergencies,
 		"Events": o.PublishEvents, "DetailEvents": o.DetailEvents, "Window": o.PublishWindow, "Global": o.Global, "Site": o.Site, "Database": o.Database,
 		"Postgres": o.Postgres != "", "SharedStorage": o.SharedStorage, "RateLimit": o.RateLimit,
+		"Timeouts": o.Timeouts,
 	})
 	if err != nil {
 		panic(err)

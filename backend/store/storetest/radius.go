@@ -93,7 +93,7 @@ func testRadiusEstimatedTotal(t *testing.T, s store.Store) {
 		lat, lon := 4.515+rng.Float64()*0.03, -75.695+rng.Float64()*0.03
 		recs[i].Latitude, recs[i].Longitude = &lat, &lon
 	}
-	recs = createAll(t, s, recs)
+	recs = CreateAll(t, s, recs)
 	estimated := 0
 	for _, spec := range []store.ListSpec{
 		{Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 1.4, Limit: 20},

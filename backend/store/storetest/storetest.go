@@ -117,11 +117,11 @@ func Seed(t testing.TB, s store.Store, n int, start time.Time, step time.Duratio
 	for i := range recs {
 		recs[i] = SynthRecord(rng, start.Add(time.Duration(i)*step), i)
 	}
-	return createAll(t, s, recs)
+	return CreateAll(t, s, recs)
 }
 
-// createAll creates recs from 64 goroutines at a time and returns them as stored.
-func createAll(t testing.TB, s store.Store, recs []*store.Record) []*store.Record {
+// CreateAll creates recs from 64 goroutines at a time and returns them as stored.
+func CreateAll(t testing.TB, s store.Store, recs []*store.Record) []*store.Record {
 	t.Helper()
 	n := len(recs)
 	var wg sync.WaitGroup
