@@ -93,13 +93,13 @@ func BenchmarkRadiusTotal(b *testing.B) {
 		data = filepath.Join(pgtest.Shared(b).Dir, "data")
 	}
 	run := func(b *testing.B, clients int, mod func(*store.ListSpec)) {
-		pgCPU0, goCPU0 := pgtest.ClusterCPU(data), processCPU()
+		pgCPU0, goCPU0 := pgtest.ClusterCPU(data), pgtest.ProcessCPU()
 		var brute time.Duration // the CPU of the error's brute-force counts (one client), not the lists'
 		defer func() {
 			if pgCPU := pgtest.ClusterCPU(data) - pgCPU0; pgCPU0 > 0 {
 				b.ReportMetric(float64(pgCPU.Microseconds())/float64(b.N), "pg-cpu-µs/op")
 			}
-			b.ReportMetric(float64((processCPU()-goCPU0-brute).Microseconds())/float64(b.N), "go-cpu-µs/op")
+			b.ReportMetric(float64((pgtest.ProcessCPU()-goCPU0-brute).Microseconds())/float64(b.N), "go-cpu-µs/op")
 		}()
 		lat := make([]time.Duration, b.N)
 		var estimated atomic.Int64
@@ -120,7 +120,7 @@ func BenchmarkRadiusTotal(b *testing.B) {
 					lat[i] = time.Since(t)
 					if !res.TotalExact && !sp.NoTotal && clients == 1 {
 						b.StopTimer()
-						c0 := processCPU()
+						c0 := pgtest.ProcessCPU()
 						estimated.Add(1)
 						exact := 0
 						for _, p := range points {
@@ -129,7 +129,7 @@ func BenchmarkRadiusTotal(b *testing.B) {
 							}
 						}
 						errSum[i] = math.Abs(float64(res.Total-exact)) / float64(exact)
-						brute += processCPU() - c0
+						brute += pgtest.ProcessCPU() - c0
 						b.StartTimer()
 					}
 				}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -114,7 +113,7 @@ func BenchmarkCreate64(b *testing.B) {
 		b.Fatal(err)
 	}
 	before := read()
-	pgCPU0, goCPU0 := pgtest.ClusterCPU(filepath.Join(c.Dir, "data")), processCPU()
+	pgCPU0, goCPU0 := pgtest.ClusterCPU(filepath.Join(c.Dir, "data")), pgtest.ProcessCPU()
 	b.ResetTimer()
 	began := time.Now()
 	var next atomic.Int64
@@ -140,7 +139,7 @@ func BenchmarkCreate64(b *testing.B) {
 	if f := failed.Load(); f != nil {
 		b.Fatal(f)
 	}
-	pgCPU, goCPU := pgtest.ClusterCPU(filepath.Join(c.Dir, "data"))-pgCPU0, processCPU()-goCPU0
+	pgCPU, goCPU := pgtest.ClusterCPU(filepath.Join(c.Dir, "data"))-pgCPU0, pgtest.ProcessCPU()-goCPU0
 	after := read()
 	var wal int64
 	if err := db.Pool.QueryRow(ctx, `SELECT ($1::pg_lsn - $2::pg_lsn)::bigint`, after.lsn, before.lsn).Scan(&wal); err != nil {
@@ -191,11 +190,4 @@ func BenchmarkCreate64(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// processCPU is the CPU time (user + system) of this process so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -411,3 +411,10 @@ func ClusterCPU(dir string) time.Duration {
 	}
 	return time.Duration(ticks) * time.Second / clkTck
 }
+
+// ProcessCPU is the CPU time (user + system) of this process so far, to set beside ClusterCPU.
+func ProcessCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
