@@ -56,7 +56,12 @@ func TestExportOutlivesServerTimeouts(t *testing.T) {
 		if err := bs.Close(); err != nil {
 			t.Fatal(err)
 		}
-		checkSlowExport(t, testserver.Start(t, testserver.Options{DataDir: dir, Timeouts: shortTimeouts, Site: "\tlog"}), n)
+		s := testserver.Start(t, testserver.Options{DataDir: dir, Timeouts: shortTimeouts, Site: "\tlog"})
+		checkSlowExport(t, s, n, false)
+		s.Stop()
+		// HTTP/2 (h2c here; TLS in production), where the write deadline is a timer on the stream.
+		checkSlowExport(t, testserver.Start(t, testserver.Options{DataDir: dir, Timeouts: shortTimeouts, Site: "\tlog",
+			Servers: "\t\tprotocols h1 h2c"}), n, true)
 	})
 	t.Run("postgres", func(t *testing.T) {
 		dsn := pgtest.Shared(t).NewDatabase(t)
@@ -67,28 +72,33 @@ func TestExportOutlivesServerTimeouts(t *testing.T) {
 		}
 		defer db.Close()
 		storetest.CreateAll(t, pgstore.NewStore(db), slices.Clone(recs))
-		checkSlowExport(t, s, n)
+		checkSlowExport(t, s, n, false)
 	})
 }
 
-func checkSlowExport(t *testing.T, s *testserver.Server, n int) {
+func checkSlowExport(t *testing.T, s *testserver.Server, n int, h2c bool) {
 	t.Helper()
 	// A small receive buffer, so that the pause really stops the server's writes.
-	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
 		if err == nil {
 			_ = c.(*net.TCPConn).SetReadBuffer(128 << 10)
 		}
 		return c, err
-	}}}
+	}}
+	if h2c {
+		tr.Protocols = new(http.Protocols)
+		tr.Protocols.SetUnencryptedHTTP2(true)
+	}
+	client := &http.Client{Transport: tr}
 	defer client.CloseIdleConnections()
 	resp, err := client.Get(s.URL + schema.HelpPath + "?view=list&format=csv&all=true")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("export: %d", resp.StatusCode)
+	if resp.StatusCode != http.StatusOK || (h2c && resp.ProtoMajor != 2) {
+		t.Fatalf("export: %d over %s", resp.StatusCode, resp.Proto)
 	}
 	var body bytes.Buffer
 	if _, err := io.CopyN(&body, resp.Body, 64<<10); err != nil {

@@ -44,8 +44,9 @@ type Options struct {
 	SharedStorage bool
 	// RateLimit adds lines to the rate_limit block (e.g. `distributed { read_interval 250ms }`).
 	RateLimit string
-	// Timeouts replaces the body of the servers' timeouts block (the shipped Caddyfile's by default).
-	Timeouts string
+	// Timeouts replaces the body of the servers' timeouts block (the shipped Caddyfile's by default);
+	// Servers adds lines to the servers block (e.g. `protocols h1 h2c`).
+	Timeouts, Servers string
 }
 
 // ShippedTimeouts is the timeouts block of the shipped Caddyfiles.
@@ -100,6 +101,7 @@ var caddyfileTmpl = template.Must(template.New("c").Parse(`{
 		timeouts {
 {{.Timeouts}}
 		}
+{{.Servers}}
 	}
 {{.Global}}
 }
@@ -256,7 +258,7 @@ func Caddyfile(o Options, dir, dataDir string, port, adminPort int) string {
 		"AdminPort": adminPort, "Port": port, "Dir": dir, "DataDir": dataDir, "Emergencies": o.Emergencies,
 		"Events": o.PublishEvents, "DetailEvents": o.DetailEvents, "Window": o.PublishWindow, "Global": o.Global, "Site": o.Site, "Database": o.Database,
 		"Postgres": o.Postgres != "", "SharedStorage": o.SharedStorage, "RateLimit": o.RateLimit,
-		"Timeouts": o.Timeouts,
+		"Timeouts": o.Timeouts, "Servers": o.Servers,
 	})
 	if err != nil {
 		panic(err)
