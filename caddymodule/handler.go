@@ -76,6 +76,8 @@ type deadlineWriter struct {
 	r *caddyhttp.IdleTimeoutReader
 }
 
+var _ http.Flusher = (*deadlineWriter)(nil)
+
 func newDeadlineWriter(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
 	ir, iw := caddyhttp.IdleTimeoutsFromContext(r.Context())
 	if ir == nil && iw == nil {
@@ -86,6 +88,9 @@ func newDeadlineWriter(w http.ResponseWriter, r *http.Request) http.ResponseWrit
 
 // Unwrap lets http.ResponseController reach the writers below.
 func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
+
+// Flush keeps the writer an http.Flusher for code that asserts it (mcp-go's streaming checks that way).
+func (d *deadlineWriter) Flush() { _ = http.NewResponseController(d.ResponseWriter).Flush() }
 
 // SetWriteDeadline moves Caddy's ceiling to deadline (zero: none) and sets it.
 func (d *deadlineWriter) SetWriteDeadline(deadline time.Time) error {
