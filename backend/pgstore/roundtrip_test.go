@@ -34,6 +34,28 @@ func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.Tra
 func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
+// importDense imports 6,000 records in a 6 km square (the density of 1M over the Eje Cafetero), created
+// and changed a millisecond apart from start, and returns them in that order.
+func importDense(t *testing.T, s *Store, start time.Time) []*store.Record {
+	t.Helper()
+	var recs []*store.Record
+	for i := range 6_000 {
+		r := rand.New(rand.NewPCG(uint64(i), 5))
+		ts := start.Add(time.Duration(i) * time.Millisecond)
+		rec := &store.Record{ID: store.NewID(ts), CreatedAt: ts.UTC().Truncate(time.Millisecond), Status: store.StatusOpen}
+		p := &rec.Publication
+		p.Type, p.Urgency, p.Source, p.ExternalID, p.EmergencySlug = schema.TypeRequest, schema.Urgencies[0], "rt", "r-"+strconv.Itoa(i), "eje-cafetero"
+		p.Category, p.Title, p.Description, p.ContactName = "agua", "Agua potable", "Agua para 5 familias", "Ana"
+		lat, lon := 4.5+r.Float64()*0.054, -75.7+r.Float64()*0.054
+		p.Latitude, p.Longitude = &lat, &lon
+		recs = append(recs, rec)
+	}
+	if _, err := s.Import(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
 // TestRadiusRoundTrips checks how many round trips a radius list costs, the timing-free measure of its
 // latency: 2 for a page whose total comes from the counters, estimated (the 5 km circle at 1M density),
 // or counted at the edge (a sparse one), 1 more when the walk needs a second batch. The statements
@@ -53,23 +75,7 @@ func TestRadiusRoundTrips(t *testing.T) {
 	}
 	defer pool.Close()
 	s := NewStore(&DB{Pool: pool})
-	// 6,000 records in a 6 km square: the density of 1M over the Eje Cafetero.
-	var recs []*store.Record
-	start := time.Now().Add(-time.Hour)
-	for i := range 6_000 {
-		r := rand.New(rand.NewPCG(uint64(i), 5))
-		ts := start.Add(time.Duration(i) * time.Millisecond)
-		rec := &store.Record{ID: store.NewID(ts), CreatedAt: ts.UTC().Truncate(time.Millisecond), Status: store.StatusOpen}
-		p := &rec.Publication
-		p.Type, p.Urgency, p.Source, p.ExternalID, p.EmergencySlug = schema.TypeRequest, schema.Urgencies[0], "rt", "r-"+strconv.Itoa(i), "eje-cafetero"
-		p.Category, p.Title, p.Description, p.ContactName = "agua", "Agua potable", "Agua para 5 familias", "Ana"
-		lat, lon := 4.5+r.Float64()*0.054, -75.7+r.Float64()*0.054
-		p.Latitude, p.Longitude = &lat, &lon
-		recs = append(recs, rec)
-	}
-	if _, err := s.Import(ctx, recs); err != nil {
-		t.Fatal(err)
-	}
+	importDense(t, s, time.Now().Add(-time.Hour))
 	// The walk's first batch (84 rows for a page of 20) does not reach past the 100 records before this.
 	far, err := s.List(ctx, &store.ListSpec{Near: true, Lat: 4.527, Lon: -75.673, RadiusKm: 2.5, Limit: 100, NoTotal: true})
 	if err != nil {
