@@ -362,6 +362,13 @@ func TestReadDetailPanoramaAndErrors(t *testing.T) {
 			t.Errorf("%s: %d %v, want 400 invalid_parameter naming %v", q, resp.StatusCode, e, wantFields)
 		}
 	}
+	// since with the other filters it does not combine with, as with q.
+	for _, q := range []string{"municipio=63001", "latitude=4.5&longitude=-75.7"} {
+		resp, e := call(t, s, "GET", "/api/public/v1/help?view=list&since=2026-01-01T00:00:00Z&"+q, nil)
+		if resp.StatusCode != 400 || e["code"] != "invalid_parameter" || !slices.Equal(fields(e), []string{"/query/since"}) {
+			t.Errorf("since with %s: %d %v, want 400 invalid_parameter naming /query/since", q, resp.StatusCode, e)
+		}
+	}
 	// A cursor is bound to its filters.
 	a, _ := getList(t, s, "view=list&limit=1")
 	if resp, e := call(t, s, "GET", "/api/public/v1/help?view=list&limit=1&type=offer&cursor="+a.NextCursor, nil); resp.StatusCode != 400 || !slices.Equal(fields(e), []string{"/query/cursor"}) {
