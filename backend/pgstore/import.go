@@ -175,7 +175,6 @@ func (s *Store) scanSnapshot(ctx context.Context, query string, dest []any, each
 	return fail(err)
 }
 
-// Count is the number of records stored.
 // Analyze refreshes the planner's statistics of every table: after a bulk Import they still describe the
 // tables as they were, and until autovacuum's analyze comes a radius list over 9,000 imported records took
 // 21 ms instead of 5 (its edge cells' box scans planned for an empty table).
@@ -187,6 +186,7 @@ func (s *Store) Analyze(ctx context.Context) error {
 	return fail(err)
 }
 
+// Count is the number of records stored.
 func (s *Store) Count(ctx context.Context) (int, error) {
 	if err := s.ready(ctx); err != nil {
 		return 0, fail(err)
