@@ -81,7 +81,8 @@ func TestListCancelledMidPipeline(t *testing.T) {
 	leftover := func() string {
 		var open, locks int
 		if err := ref.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
-			AND state LIKE 'idle in transaction%'), (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory')`).Scan(&open, &locks); err != nil {
+			AND state LIKE 'idle in transaction%'), (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
+			AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))`).Scan(&open, &locks); err != nil {
 			t.Fatal(err)
 		}
 		if open+locks == 0 {

@@ -334,23 +334,27 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	cond, args := where(spec)
 	res := &store.ListResult{TotalExact: true}
-	// The first statement takes the snapshot.
+	// The first statement takes the snapshot. A feed's lock goes in its round trip: writes wait for the
+	// snapshot only, not for the total read after it (up to 4,002 changes, the counters, the newest).
 	switch {
-	case spec.NoTotal:
-		_, err = tx.Exec(ctx, `SELECT 1`)
-	case len(spec.Words) > 0:
-		// Counted after the page (wordsTotal), which takes the snapshot.
-	default:
-		res.Total, res.TotalExact, err = feedTotal(ctx, tx, spec, cond, args)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if locked {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_unlock($1)`, feedLock); err != nil {
+	case feed:
+		b := &pgx.Batch{}
+		b.Queue(`SELECT 1`)
+		b.Queue(`SELECT pg_advisory_unlock($1)`, feedLock)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return nil, err
 		}
 		locked = false
+		if !spec.NoTotal {
+			res.Total, res.TotalExact, err = feedTotal(ctx, tx, spec, cond, args)
+		}
+	case spec.NoTotal:
+		_, err = tx.Exec(ctx, `SELECT 1`)
+	default:
+		// A q list: counted after the page (wordsTotal), which takes the snapshot.
+	}
+	if err != nil {
+		return nil, err
 	}
 	order := "id DESC"
 	if feed {
@@ -529,8 +533,7 @@ func countersQuery(spec *store.ListSpec, cond string) string {
 
 // feedTotal is the total of a change feed (cond and args: where(spec)), as Badger's: its matching
 // changes after since counted up to store.MaxFeedCount; past that, store.FeedTotal decides from the
-// counters and the changes at or before since, counted up to the same bound. Its first statement takes
-// the snapshot.
+// counters and the changes at or before since, counted up to the same bound.
 func feedTotal(ctx context.Context, tx pgx.Tx, spec *store.ListSpec, cond string, args []any) (n int, exact bool, err error) {
 	var lastAfter, newest int64
 	err = tx.QueryRow(ctx, fmt.Sprintf(`SELECT count(*), coalesce(max(updated_ms), 0) FROM (SELECT updated_ms FROM directaid_records
