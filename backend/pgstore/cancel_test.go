@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/internal/pgtest"
@@ -58,18 +57,8 @@ func (c *cancelAt) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndDa
 func TestListCancelledMidPipeline(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Shared(t).NewDatabase(t)
-	cfg, err := poolConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tracer := &cancelAt{}
-	cfg.ConnConfig.Tracer, cfg.MaxConns = tracer, 1
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	s := NewStore(&DB{Pool: pool})
+	s := tracedStore(t, dsn, tracer, 1)
 	start := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	importDense(t, s, start)
 	ref, err := Open(dsn) // an untouched pool: the answers to compare with, and the server's state

@@ -35,6 +35,26 @@ func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.Tra
 func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
+// tracedStore is a store on dsn whose pool traces its statements to tracer, with at most maxConns
+// connections (0: poolConfig's default); the pool closes with the test.
+func tracedStore(t *testing.T, dsn string, tracer pgx.QueryTracer, maxConns int32) *Store {
+	t.Helper()
+	cfg, err := poolConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = tracer
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return NewStore(&DB{Pool: pool})
+}
+
 // importDense imports 6,000 records in a 6 km square (the density of 1M over the Eje Cafetero), created
 // and changed a millisecond apart from start, and returns them in that order.
 func importDense(t *testing.T, s *Store, start time.Time) []*store.Record {
@@ -65,18 +85,8 @@ func importDense(t *testing.T, s *Store, start time.Time) []*store.Record {
 // counters, the records by id).
 func TestRadiusRoundTrips(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := poolConfig(pgtest.Shared(t).NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	rt := &roundTrips{}
-	cfg.ConnConfig.Tracer = rt
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	s := NewStore(&DB{Pool: pool})
+	s := tracedStore(t, pgtest.Shared(t).NewDatabase(t), rt, 0)
 	importDense(t, s, time.Now().Add(-time.Hour))
 	// The walk's first batch (84 rows for a page of 20) does not reach past the 100 records before this.
 	far, err := s.List(ctx, &store.ListSpec{Near: true, Lat: 4.527, Lon: -75.673, RadiusKm: 2.5, Limit: 100, NoTotal: true})
@@ -140,23 +150,13 @@ func (w *lockWatch) TraceQueryStart(ctx context.Context, c *pgx.Conn, d pgx.Trac
 func TestFeedLockOnlyForTheSnapshot(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Shared(t).NewDatabase(t)
-	cfg, err := poolConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	other, err := Open(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer other.Close()
 	w := &lockWatch{other: other.Pool, what: "updated_ms <="}
-	cfg.ConnConfig.Tracer = w
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	s := NewStore(&DB{Pool: pool})
+	s := tracedStore(t, dsn, w, 0)
 	start := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	importDense(t, s, start)
 	// ~5,000 changes after since, ~1,000 before: the total counts those before.
