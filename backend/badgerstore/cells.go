@@ -141,15 +141,17 @@ func (c *cellCounter) CountCells(cells []string) (int, error) {
 }
 
 // counterCursor reads cell counters in ascending key order, which is the order countRadius visits cells
-// in (sorted cover cells, each before its children): a key a few entries ahead is reached by Next, which
-// costs far less than a Get or a Seek through every level of the tree.
+// in (sorted cover cells, each before its children). A Next costs about a fourteenth of a Seek through
+// every level's tables (BenchmarkUniformCellCounts), so the cursor steps to a key at most maxDenseGap
+// keys ahead and seeks one further — how far is known from the cells' names before stepping (denseGap).
 type counterCursor struct {
 	it     *badger.Iterator
 	seeked bool
 }
 
-// maxCounterSteps is how many keys the cursor steps over before it seeks instead.
-const maxCounterSteps = 48
+// maxDenseGap is the most counters that may lie between the cursor and the next key for the cursor to
+// step there rather than seek.
+const maxDenseGap = 12
 
 func newCounterCursor(txn *badger.Txn) *counterCursor {
 	return &counterCursor{it: txn.NewIterator(badger.IteratorOptions{Prefix: prefixCellCount})}
@@ -161,11 +163,12 @@ func (c *counterCursor) close() { c.it.Close() }
 // It keeps no reference to key.
 func (c *counterCursor) get(key []byte, fn func(v []byte) error) error {
 	it := c.it
-	for steps := 0; c.seeked && it.Valid() && bytes.Compare(it.Item().Key(), key) < 0; steps++ {
-		if steps == maxCounterSteps {
+	if c.seeked && it.Valid() {
+		if cur := it.Item().Key(); bytes.Compare(cur, key) < 0 && denseGap(cur, key) > maxDenseGap {
 			c.seeked = false
-			break
 		}
+	}
+	for c.seeked && it.Valid() && bytes.Compare(it.Item().Key(), key) < 0 { // at most maxDenseGap keys
 		it.Next()
 	}
 	if !c.seeked {
@@ -176,6 +179,70 @@ func (c *counterCursor) get(key []byte, fn func(v []byte) error) error {
 		return fn(nil)
 	}
 	return it.Item().Value(fn)
+}
+
+// geohashDigit is the value of each geohash character plus one (0: not one).
+var geohashDigit = func() (d [256]uint8) {
+	for i := range len(store.GeohashAlphabet) {
+		d[store.GeohashAlphabet[i]] = uint8(i + 1)
+	}
+	return d
+}()
+
+// denseGap bounds how many counter keys lie after from up to and including to (from < to, counters of
+// one scope): their distance where every cell of every precision cellCountMin…geoPrecision has a
+// counter. Keys too far apart to say (another scope, a cell outside that range) are a large gap.
+func denseGap(from, to []byte) int {
+	const far = 1 << 30
+	n := len(prefixCellCount)
+	for n < len(from) && n < len(to) && from[n] == to[n] && from[n] != 0 {
+		n++
+	}
+	if n >= len(from) || n >= len(to) || from[n] != 0 || to[n] != 0 { // scopes differ
+		return far
+	}
+	rf, okf := denseRank(from[n+1:])
+	rt, okt := denseRank(to[n+1:])
+	if !okf || !okt {
+		return far
+	}
+	return rt - rf
+}
+
+// denseRank is a cell's position in the preorder of every cell of precisions cellCountMin…geoPrecision.
+func denseRank(cell []byte) (int, bool) {
+	if len(cell) < cellCountMin || len(cell) > geoPrecision {
+		return 0, false
+	}
+	r := 0
+	for i := range cellCountMin - 1 { // the prefix above the counters: whole subtrees before it
+		d := geohashDigit[cell[i]]
+		if d == 0 {
+			return 0, false
+		}
+		r = r*32 + int(d-1)
+	}
+	r *= 32 * denseSubtree(cellCountMin)
+	for i := cellCountMin - 1; i < len(cell); i++ {
+		d := geohashDigit[cell[i]]
+		if d == 0 {
+			return 0, false
+		}
+		if i >= cellCountMin {
+			r++ // the parent comes first
+		}
+		r += int(d-1) * denseSubtree(i+1)
+	}
+	return r, true
+}
+
+// denseSubtree is how many cells of precisions p…geoPrecision a cell of precision p holds, itself included.
+func denseSubtree(p int) int {
+	n := 1
+	for range geoPrecision - p {
+		n = 1 + 32*n
+	}
+	return n
 }
 
 var errBadAggregate = errors.New("bad aggregate")
