@@ -10,7 +10,7 @@ import (
 	"github.com/directaid/directaid/backend/store"
 )
 
-// The cell counters of migrations 0011 and 0012 (directaid_cells), read by store.RadiusTotal as Badger's.
+// The cell counters of migrations 0011, 0012 and 0014 (directaid_cells), read by store.RadiusTotal as Badger's.
 
 // cellKey is a cell's key in directaid_cells: 1 << 5·precision | the geohash's bits.
 func cellKey(cell string) int32 {
@@ -91,24 +91,36 @@ func (c *pgCells) CellCounts(cells []string) ([]store.CellCount, error) {
 	return out, nil
 }
 
-// countsQuery is the query of the counters of the cells of keys for the list's filters: without a kind,
-// emergency or municipio filter, one row per cell.
+// countsQuery is the query of the counters of the cells of keys for the list's filters. The rows of
+// every kind (empty type) are per emergency and municipio (0014): an unscoped list without a kind filter sums
+// them; one scoped to an emergency or municipio filters them for Matching; a kind filter reads the rows
+// of its kind too.
 func (c *pgCells) countsQuery(keys []int32) (string, []any) {
 	args := []any{c.spec.StatusOr(), keys}
-	filters := ""
-	for _, f := range []struct{ col, v string }{{"type", c.spec.Type}, {"category", c.spec.Category}, {"urgency", c.spec.Urgency},
-		{"emergency_slug", c.spec.EmergencySlug}, {"municipio_code", c.spec.Municipio}} {
+	var kind, scope string
+	for _, f := range []struct {
+		col, v string
+		scope  bool
+	}{{"type", c.spec.Type, false}, {"category", c.spec.Category, false}, {"urgency", c.spec.Urgency, false},
+		{"emergency_slug", c.spec.EmergencySlug, true}, {"municipio_code", c.spec.Municipio, true}} {
 		if f.v != "" {
 			args = append(args, f.v)
-			filters += fmt.Sprintf(" AND %s = $%d", f.col, len(args))
+			if f.scope {
+				scope += fmt.Sprintf(" AND %s = $%d", f.col, len(args))
+			} else {
+				kind += fmt.Sprintf(" AND %s = $%d", f.col, len(args))
+			}
 		}
 	}
-	query := `SELECT cell, sum(n)::bigint, sum(n)::bigint FROM directaid_cells WHERE status = $1 AND cell = ANY($2) AND type = '' GROUP BY cell`
-	if filters != "" {
-		query = `SELECT cell, coalesce(sum(n) FILTER (WHERE type <> ''` + filters + `), 0)::bigint, coalesce(sum(n) FILTER (WHERE type = ''), 0)::bigint
-			FROM directaid_cells WHERE status = $1 AND cell = ANY($2) GROUP BY cell`
+	switch {
+	case kind != "":
+		return `SELECT cell, coalesce(sum(n) FILTER (WHERE type <> ''` + kind + scope + `), 0)::bigint, coalesce(sum(n) FILTER (WHERE type = ''), 0)::bigint
+			FROM directaid_cells WHERE status = $1 AND cell = ANY($2) GROUP BY cell`, args
+	case scope != "":
+		return `SELECT cell, coalesce(sum(n) FILTER (WHERE TRUE` + scope + `), 0)::bigint, sum(n)::bigint
+			FROM directaid_cells WHERE status = $1 AND cell = ANY($2) AND type = '' GROUP BY cell`, args
 	}
-	return query, args
+	return `SELECT cell, sum(n)::bigint, sum(n)::bigint FROM directaid_cells WHERE status = $1 AND cell = ANY($2) AND type = '' GROUP BY cell`, args
 }
 
 // scanCounts reads the rows of countsQuery into counts (by cell key).

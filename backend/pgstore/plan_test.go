@@ -1,0 +1,117 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/internal/pgtest"
+)
+
+// batchLog keeps the statements (SQL and arguments) of the last batch a pool sent that holds the radius
+// walk, so that a test can replay them with EXPLAIN in front of the walk.
+type batchLog struct {
+	roundTrips
+	mu        sync.Mutex
+	cur, walk []pgx.QueuedQuery
+}
+
+func (l *batchLog) TraceBatchStart(ctx context.Context, c *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cur = nil
+	for _, q := range d.Batch.QueuedQueries {
+		l.cur = append(l.cur, pgx.QueuedQuery{SQL: q.SQL, Arguments: q.Arguments})
+	}
+	for _, q := range l.cur {
+		if strings.Contains(q.SQL, "ORDER BY loc <->") {
+			l.walk = l.cur
+		}
+	}
+	return l.roundTrips.TraceBatchStart(ctx, c, d)
+}
+
+// walkPlan replays the statements of the last walk's batch in a transaction, with EXPLAIN (ANALYZE) in
+// front of the walk, and returns the walk's plan (the tree under its Limit) as JSON.
+func walkPlan(t *testing.T, s *Store, l *batchLog) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := s.db.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	defer func() { _, _ = conn.Exec(ctx, `ROLLBACK`) }()
+	l.mu.Lock()
+	stmts := l.walk
+	l.mu.Unlock()
+	for _, q := range stmts {
+		if !strings.Contains(q.SQL, "ORDER BY loc <->") {
+			if _, err := conn.Exec(ctx, q.SQL, q.Arguments...); err != nil {
+				t.Fatalf("%s: %v", q.SQL, err)
+			}
+			continue
+		}
+		var plan []map[string]any
+		if err := conn.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+q.SQL, q.Arguments...).Scan(&plan); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(plan[0]["Plan"])
+		return string(b)
+	}
+	t.Fatal("no walk among the statements traced")
+	return ""
+}
+
+// TestScopedWalkIsTheIndex: the radius walk of a list, scoped to an emergency or a municipio or not, is
+// the GiST index's KNN order (no sort of the box's records), before the table's pages are all-visible;
+// after VACUUM, an index-only scan that fetches no heap page. Before migration 0014 and enable_sort off,
+// a scoped walk read and sorted every record of the box (the planner estimates the box at 0.1%).
+func TestScopedWalkIsTheIndex(t *testing.T) {
+	ctx := context.Background()
+	l := &batchLog{}
+	s := tracedStore(t, pgtest.Shared(t).NewDatabase(t), l, 0)
+	if err := s.ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Pool.Exec(ctx, `ALTER TABLE directaid_records SET (autovacuum_enabled = off)`); err != nil {
+		t.Fatal(err)
+	}
+	importDense(t, s, time.Now().Add(-time.Hour))
+	// The western half in a municipio: its walk steps over the other half's entries.
+	if _, err := s.db.Pool.Exec(ctx, `UPDATE directaid_records SET municipio_code = '63001' WHERE loc[0] < -75.673;
+		ANALYZE directaid_records`); err != nil {
+		t.Fatal(err)
+	}
+	specs := map[string]store.ListSpec{
+		"unscoped":  {Near: true, Lat: 4.527, Lon: -75.673, RadiusKm: 2.5, Limit: 20},
+		"emergency": {Near: true, Lat: 4.527, Lon: -75.673, RadiusKm: 2.5, Limit: 20, EmergencySlug: "eje-cafetero"},
+		"municipio": {Near: true, Lat: 4.527, Lon: -75.673, RadiusKm: 2.5, Limit: 20, Municipio: "63001"},
+	}
+	for _, vacuumed := range []bool{false, true} {
+		if vacuumed {
+			if _, err := s.db.Pool.Exec(ctx, `VACUUM directaid_records`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for name, spec := range specs {
+			res, err := s.List(ctx, &spec)
+			if err != nil || len(res.Records) != 20 {
+				t.Fatalf("%s: %d records, %v", name, len(res.Records), err)
+			}
+			plan := walkPlan(t, s, l)
+			knn := strings.Contains(plan, `"Order By":`) && !strings.Contains(plan, `"Node Type":"Sort"`)
+			indexOnly := strings.Contains(plan, `"Node Type":"Index Only Scan"`) && strings.Contains(plan, `"Heap Fetches":0`)
+			if !knn || vacuumed && !indexOnly {
+				t.Errorf("%s (vacuumed %v): the walk is not the index's KNN order%s: %s", name, vacuumed,
+					map[bool]string{true: " read from the index alone", false: ""}[vacuumed], plan)
+			}
+		}
+	}
+}
