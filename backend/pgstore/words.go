@@ -103,13 +103,10 @@ type wordPlan struct {
 	checkText bool  // the candidates are not exactly the matches
 }
 
-// planWords returns the plan of spec's words; nil when none drives (every status, or every run in too
-// many tokens). A run that no token contains gives an empty plan (counts 0): nothing matches.
+// planWords returns the plan of spec's words; nil when none drives (every run in too many tokens). A run
+// that no token contains gives an empty plan (counts 0): nothing matches.
 func planWords(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (*wordPlan, error) {
-	st := spec.StatusOr()
-	if st == "" {
-		return nil, nil
-	}
+	st := spec.StatusOr() // never "" (every status): that is a change feed's, which refuses q
 	var best *wordPlan
 	for _, w := range spec.Words {
 		for _, run := range strings.FieldsFunc(w, notAlnum) {
@@ -144,14 +141,14 @@ func notAlnum(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) 
 // that its counter is the total.
 func (p *wordPlan) onlyToken(spec *store.ListSpec) bool {
 	return !p.checkText && len(p.tokens) == 1 && p.tokens[0] == spec.Words[0] && !spec.Near && spec.EmergencySlug == "" &&
-		spec.Type == "" && spec.Category == "" && spec.Urgency == "" && spec.Municipio == "" && spec.SinceMillis() < 0
+		spec.Type == "" && spec.Category == "" && spec.Urgency == "" && spec.Municipio == ""
 }
 
 // wordsTotal sets res.Total (and TotalExact) of a q list whose page is in res, counting no more than a
 // bounded number of rows, as Badger's listWords: one page from the start is its own total; a one-word q
 // equal to the only token containing it reads its counter; a radius q driven by its words, or one whose
 // driving run's counters say at most maxExactWordWalk candidates, is counted; past that the total is
-// estimated from the newest maxTotalTextChecks candidates (TotalExact false; see sampleTotal). With no driving word (every status, a municipio, a run in every token, a radius q
+// estimated from the newest maxTotalTextChecks candidates (TotalExact false; see sampleTotal). With no driving word (a municipio, a run in every token, a radius q
 // of too many candidates) the candidates are the records of the other filters (a circle's from its cell counters): counted when at most
 // maxTotalTextChecks, else estimated from the newest of them.
 func wordsTotal(ctx context.Context, tx pgx.Tx, spec *store.ListSpec, res *store.ListResult) error {

@@ -125,22 +125,44 @@ func (s *ListSpec) EncodeCursor(c *Cursor) string {
 // not support (the API refuses them first: «since» no se combina…).
 var ErrSinceCombined = errors.New("since does not combine with words, near or municipio")
 
-// MaxFeedCount bounds the matching changes a change feed's total reads on each side of since.
-const MaxFeedCount = 2000
+// The bounds of a change feed's total: each of its walks (store.FeedWalk) counts at most MaxFeedCount+1
+// matching changes and reads at most MaxFeedRead change entries, matching or not, so that a feed filtered
+// to a rare type, category or urgency does not read the whole change index.
+const (
+	MaxFeedCount = 2000
+	MaxFeedRead  = 10000
+)
 
-// FeedTotal decides the total of a change feed whose matching changes after since (Unix ms) are more than
-// MaxFeedCount: n is the matching records of every time (the counters), before those changed at or before
-// since (read up to MaxFeedCount+1), lastAfter the time of the (MaxFeedCount+1)-th matching change after
-// since and newest that of the newest. With at most MaxFeedCount before, the total is n − before, exact.
-// Else it is estimated from the pace of the first changes after since, extrapolated to the newest, and
-// held between the bounds both walks prove (more than MaxFeedCount on each side): the error is at most
-// n − 2·(MaxFeedCount+1), and nothing when changes come at a steady pace.
-func FeedTotal(n, before int, since, lastAfter, newest int64) (total int, exact bool) {
-	if before <= MaxFeedCount {
-		return n - before, true
+// FeedWalk is what one walk of a change feed's total read, entry by entry, in change order (updatedAt,
+// then id) or its reverse: Matches counts the entries that pass the feed's filters. A walk stops after the
+// entry that makes Matches more than its bound (MaxFeedCount, or 0 for the newest match); before reading a
+// (MaxFeedRead+1)-th entry; or at the end of its range, when it read every entry there and Done is set.
+// Last is the change time (Unix ms) of the last entry it read.
+type FeedWalk struct {
+	Matches int
+	Done    bool
+	Last    int64
+}
+
+// FeedTotal decides the total of a change feed from its walks: after, from since on; before, from the
+// oldest change up to since; newest, the Last of the walk from the newest change back to the first match
+// (bound 0: the newest matching change, or an upper bound of its time past MaxFeedRead entries); and n,
+// the matching records of every time (the counters). The stores walk only as far as they need: before
+// when after is not Done, newest when neither is.
+//
+// Exact when a walk is Done: after's matches, or n less before's. Else it is estimated from the pace of
+// the matching changes after since, extrapolated to the newest, and held between the bounds both walks
+// prove: at least after's matches, at most n less before's; so the error is at most n − after.Matches −
+// before.Matches, and nothing when matching changes come at a steady pace up to the newest change.
+func FeedTotal(n int, after, before FeedWalk, since, newest int64) (total int, exact bool) {
+	switch {
+	case after.Done:
+		return after.Matches, true
+	case before.Done:
+		return n - before.Matches, true
 	}
-	est := math.Round(float64(MaxFeedCount+1) * float64(newest-since) / float64(max(lastAfter-since, 1)))
-	lo, hi := MaxFeedCount+1, max(n-(MaxFeedCount+1), MaxFeedCount+1)
+	est := math.Round(float64(after.Matches) * float64(newest-since) / float64(max(after.Last-since, 1)))
+	lo, hi := after.Matches, max(n-before.Matches, after.Matches)
 	return int(min(max(est, float64(lo)), float64(hi))), false
 }
 
