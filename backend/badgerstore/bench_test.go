@@ -187,3 +187,13 @@ func BenchmarkReadText(b *testing.B) {
 		return &store.ListSpec{EmergencySlug: "eje-cafetero", Category: "salud", Words: []string{"medic"}, Limit: 20}
 	})
 }
+
+// Incremental sync of a rare filter (one emergency, category and urgency: ~0.8% of changes), its first
+// page of 20: the total's walks read at most store.MaxFeedRead changes each, matching or not.
+func BenchmarkReadSinceRare(b *testing.B) {
+	t0 := time.Date(2026, 8, 11, 14, 0, 0, 0, time.UTC)
+	runQueries(b, func(i int) *store.ListSpec {
+		return &store.ListSpec{Since: t0.Add(time.Duration(i%(29*24)) * time.Hour).Add(17 * time.Minute), EmergencySlug: "la-mojana",
+			Category: "salud", Urgency: "urgent", Limit: 20}
+	})
+}

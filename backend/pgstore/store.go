@@ -346,7 +346,7 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 		}
 		locked = false
 		if !spec.NoTotal {
-			res.Total, res.TotalExact, err = feedTotal(ctx, tx, spec, cond, args)
+			res.Total, res.TotalExact, err = feedTotal(ctx, tx, spec)
 		}
 	case spec.NoTotal:
 		_, err = tx.Exec(ctx, `SELECT 1`)
@@ -531,32 +531,69 @@ func countersQuery(spec *store.ListSpec, cond string) string {
 	return `SELECT coalesce(sum(n), 0)::bigint FROM directaid_counts WHERE ` + cond
 }
 
-// feedTotal is the total of a change feed (cond and args: where(spec)), as Badger's: its matching
-// changes after since counted up to store.MaxFeedCount; past that, store.FeedTotal decides from the
-// counters and the changes at or before since, counted up to the same bound.
-func feedTotal(ctx context.Context, tx pgx.Tx, spec *store.ListSpec, cond string, args []any) (n int, exact bool, err error) {
-	var lastAfter, newest int64
-	err = tx.QueryRow(ctx, fmt.Sprintf(`SELECT count(*), coalesce(max(updated_ms), 0) FROM (SELECT updated_ms FROM directaid_records
-		WHERE %s ORDER BY updated_ms, id LIMIT %d) s`, cond, store.MaxFeedCount+1), args...).Scan(&n, &lastAfter)
-	if err != nil || n <= store.MaxFeedCount {
-		return n, true, err
-	}
+// feedTotal is the total of a change feed, as Badger's: from bounded walks of its changes (see
+// store.FeedWalk and store.FeedTotal) after since; when those are not all read, at or before since, and
+// the counters; when neither are, back from the newest change to the newest matching one.
+func feedTotal(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (n int, exact bool, err error) {
 	since := spec.SinceMillis()
-	fcond, fargs := filters(spec, false)
-	var before, all int
-	err = tx.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM directaid_records WHERE %s AND updated_ms <= $%d
-		ORDER BY updated_ms, id LIMIT %d) s`, fcond, len(fargs)+1, store.MaxFeedCount+1), append(slices.Clone(fargs), since)...).Scan(&before)
+	after, err := feedWalk(ctx, tx, spec, ">", false, store.MaxFeedCount)
+	if err != nil || after.Done {
+		n, exact = store.FeedTotal(0, after, store.FeedWalk{}, since, 0)
+		return n, exact, err
+	}
+	before, err := feedWalk(ctx, tx, spec, "<=", false, store.MaxFeedCount)
+	var all int
 	if err == nil {
+		fcond, fargs := filters(spec, false)
 		all, err = countersTotal(ctx, tx, spec, fcond, fargs)
 	}
-	if err == nil && before > store.MaxFeedCount {
-		err = tx.QueryRow(ctx, `SELECT coalesce(max(updated_ms), 0) FROM directaid_records WHERE `+fcond, fargs...).Scan(&newest)
+	var newest store.FeedWalk
+	if err == nil && !before.Done && after.Matches > 0 {
+		newest, err = feedWalk(ctx, tx, spec, "", true, 0)
 	}
 	if err != nil {
 		return 0, false, err
 	}
-	n, exact = store.FeedTotal(all, before, since, lastAfter, newest)
+	n, exact = store.FeedTotal(all, after, before, since, newest.Last)
 	return n, exact, nil
+}
+
+// feedWalk is one walk of a change feed's total over the changes of its emergency whose updated_ms is
+// sinceOp (">", "<=", or "": any) since, oldest first or newest first, as Badger's walkFeed: it reads at most store.MaxFeedRead
+// rows (LIMIT, one more to tell whether there are more) and stops after the bound+1-th that passes the
+// feed's other filters (a run condition on the matches before each row: PostgreSQL 15 ends the scan there).
+func feedWalk(ctx context.Context, tx pgx.Tx, spec *store.ListSpec, sinceOp string, newestFirst bool, bound int) (w store.FeedWalk, err error) {
+	var more int
+	q, args := feedWalkQuery(spec, sinceOp, newestFirst, bound)
+	err = tx.QueryRow(ctx, q, args...).Scan(&w.Matches, &w.Last, &more)
+	w.Done = more == 0 && w.Matches <= bound
+	return w, err
+}
+
+// feedWalkQuery is feedWalk's statement: its matches, the last change time read and whether there are more.
+func feedWalkQuery(spec *store.ListSpec, sinceOp string, newestFirst bool, bound int) (string, []any) {
+	other := *spec
+	other.EmergencySlug = ""
+	match, args := filters(&other, false)
+	part := "TRUE"
+	if spec.EmergencySlug != "" {
+		args = append(args, spec.EmergencySlug)
+		part = fmt.Sprintf("emergency_slug = $%d", len(args))
+	}
+	if sinceOp != "" {
+		args = append(args, spec.SinceMillis())
+		part += fmt.Sprintf(" AND updated_ms %s $%d", sinceOp, len(args))
+	}
+	order, last := "updated_ms, id", "max"
+	if newestFirst {
+		order, last = "updated_ms DESC, id DESC", "min"
+	}
+	return fmt.Sprintf(`SELECT count(*) FILTER (WHERE m AND rn <= %[1]d), coalesce(%[2]s(updated_ms) FILTER (WHERE rn <= %[1]d), 0),
+		count(*) FILTER (WHERE rn > %[1]d)
+		FROM (SELECT updated_ms, m, row_number() OVER w AS rn, count(*) FILTER (WHERE m) OVER w AS k
+			FROM (SELECT updated_ms, id, coalesce(%[3]s, false) AS m FROM directaid_records WHERE %[4]s ORDER BY %[5]s LIMIT %[6]d) e
+			WINDOW w AS (ORDER BY %[5]s ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) s
+		WHERE k <= %[7]d`, store.MaxFeedRead, last, match, part, order, store.MaxFeedRead+1, bound), args
 }
 
 type candidate struct {

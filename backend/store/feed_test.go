@@ -1,19 +1,44 @@
 package store
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
 
-// TestFeedTotal checks store.FeedTotal against feeds built change by change: exact with at most
-// MaxFeedCount changes at or before since; else exact at a steady pace, and at any pace within the bounds
-// both walks prove (more than MaxFeedCount changes on each side of since).
+// feedWalk walks times (ascending, Unix ms) as a store walks its change index (see FeedWalk): match
+// says which pass the filters.
+func feedWalk(times []int64, match []bool, bound int, reverse bool) (w FeedWalk) {
+	for i := range times {
+		j := i
+		if reverse {
+			j = len(times) - 1 - i
+		}
+		if i == MaxFeedRead {
+			return w
+		}
+		if w.Last = times[j]; match[j] {
+			if w.Matches++; w.Matches > bound {
+				return w
+			}
+		}
+	}
+	w.Done = true
+	return w
+}
+
+// TestFeedTotal checks store.FeedTotal against feeds built change by change, filtered to a share of
+// them from all to one in a thousand: exact when either walk read its whole side of since; else within
+// the bounds both walks prove, and exact when every change matches at a steady pace.
 func TestFeedTotal(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 2))
 	for range 500 {
-		n := MaxFeedCount + 2 + rng.IntN(20_000)
+		n := 1 + rng.IntN(50_000)
 		steady := rng.IntN(3) == 0
+		share := []float64{1, 1, 0.3, 0.01, 0.001}[rng.IntN(5)]
 		times := make([]int64, n) // ascending, Unix ms
+		match := make([]bool, n)
+		all := 0
 		for i := range times {
 			step := int64(1000)
 			if !steady {
@@ -23,22 +48,38 @@ func TestFeedTotal(t *testing.T) {
 			if i > 0 {
 				times[i] += times[i-1]
 			}
+			if match[i] = rng.Float64() < share; match[i] {
+				all++
+			}
 		}
-		after := MaxFeedCount + 1 + rng.IntN(n-MaxFeedCount-1) // changes after since: more than counted, and one before
-		before := n - after
-		since := times[before-1]
-		total, exact := FeedTotal(n, min(before, MaxFeedCount+1), since, times[before+MaxFeedCount], times[n-1])
+		before := rng.IntN(n) // changes at or before since
+		since := times[0] - 1
+		if before > 0 {
+			since = times[before-1]
+		}
+		want := 0
+		for _, m := range match[before:] {
+			if m {
+				want++
+			}
+		}
+		a, b := feedWalk(times[before:], match[before:], MaxFeedCount, false), feedWalk(times[:before], match[:before], MaxFeedCount, false)
+		newest := feedWalk(times, match, 0, true)
+		total, exact := FeedTotal(all, a, b, since, newest.Last)
+		what := func() string {
+			return fmt.Sprintf("%d changes (%.3f matching), %d before since: total %d (exact %v), want %d", n, share, before, total, exact, want)
+		}
 		switch {
-		case before <= MaxFeedCount:
-			if !exact || total != after {
-				t.Fatalf("%d changes, %d before since: total %d (exact %v), want %d exact", n, before, total, exact, after)
+		case a.Done || b.Done:
+			if !exact || total != want {
+				t.Fatal(what())
 			}
 		case exact:
-			t.Fatalf("%d changes, %d before since: exact, want an estimate", n, before)
-		case steady && total != after:
-			t.Fatalf("%d changes at a steady pace, %d before since: total %d, want %d", n, before, total, after)
-		case total < MaxFeedCount+1 || total > n-(MaxFeedCount+1):
-			t.Fatalf("%d changes, %d before since: total %d outside [%d, %d]", n, before, total, MaxFeedCount+1, n-(MaxFeedCount+1))
+			t.Fatalf("%s: exact, want an estimate", what())
+		case total < a.Matches || total > all-b.Matches:
+			t.Fatalf("%s: outside [%d, %d]", what(), a.Matches, all-b.Matches)
+		case steady && share == 1 && total != want:
+			t.Fatalf("%s: at a steady pace", what())
 		}
 	}
 }

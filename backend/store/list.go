@@ -148,7 +148,7 @@ type FeedWalk struct {
 // oldest change up to since; newest, the Last of the walk from the newest change back to the first match
 // (bound 0: the newest matching change, or an upper bound of its time past MaxFeedRead entries); and n,
 // the matching records of every time (the counters). The stores walk only as far as they need: before
-// when after is not Done, newest when neither is.
+// when after is not Done, newest when neither is and after found a match (else the estimate is 0).
 //
 // Exact when a walk is Done: after's matches, or n less before's. Else it is estimated from the pace of
 // the matching changes after since, extrapolated to the newest, and held between the bounds both walks
