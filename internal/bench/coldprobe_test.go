@@ -21,7 +21,8 @@ import (
 //     from the page cache, and measures the 5 km radius, filtered and q=insulina reads (BENCH_COLD_ONLY
 //     narrows them; BENCH_COLD_D per row, 5s by default) with the major faults and bytes read a request;
 //     BENCH_COLD_EXPORT=1 adds a whole CSV export; BENCH_COLD_PUBLISH=N publishes N more records
-//     (tag BENCH_COLD_TAG) into a copy instead of reading. BENCH_COLD_ENV: the server's extra environment.
+//     (tag BENCH_COLD_TAG) into a copy instead of reading, kept at BENCH_COLD_KEEP if set (the state the
+//     1M run restarts in: just written, compactions pending). BENCH_COLD_ENV: the server's extra environment.
 //
 // E.g. (README, "The cold cgroup"): 507k records in 160 MiB behave like the 1M run's 1.4 GB in 256 MiB.
 func TestColdProbe(t *testing.T) {
@@ -91,6 +92,7 @@ func TestColdProbe(t *testing.T) {
 	if err := dropPageCache(srv.DataDir); err != nil {
 		t.Fatal(err)
 	}
+	tables0 := tableNames(srv.DataDir)
 	t0 := time.Now()
 	if err := srv.restart(); err != nil {
 		t.Fatal(err)
@@ -110,6 +112,14 @@ func TestColdProbe(t *testing.T) {
 		}
 		fmt.Fprintf(os.Stderr, "published %d in %s: %.0f req/s, p50 %s p99 %s; major faults %d, read %d MB\n", res.Requests, res.Elapsed.Round(time.Millisecond),
 			res.Throughput(), ms(res.Percentile(0.5)), ms(res.Percentile(0.99)), srv.majorFaults()-f0, (readBytes(srv)-b0)>>20)
+		if keep := os.Getenv("BENCH_COLD_KEEP"); keep != "" {
+			t1 := time.Now()
+			srv.stop()
+			fmt.Fprintf(os.Stderr, "stopped in %s\n", time.Since(t1).Round(time.Millisecond))
+			if err := os.Rename(srv.DataDir, keep); err != nil {
+				t.Fatal(err)
+			}
+		}
 		return
 	}
 	only := os.Getenv("BENCH_COLD_ONLY")
@@ -144,6 +154,33 @@ func TestColdProbe(t *testing.T) {
 	}
 	mu, fc, oom := cg.stats()
 	fmt.Fprintf(os.Stderr, "cgroup max %d MB failcnt %d oom %d\n", mu>>20, fc, oom)
+	// A restart after a busy run owes Badger's compactions (Close compacts level 0 only): they read
+	// whole tables while the rows above run.
+	gone, added := 0, 0
+	tables := tableNames(srv.DataDir)
+	for name := range tables0 {
+		if !tables[name] {
+			gone++
+		}
+	}
+	for name := range tables {
+		if !tables0[name] {
+			added++
+		}
+	}
+	fmt.Fprintf(os.Stderr, "tables compacted away during the rows %d of %d, written %d\n", gone, len(tables0), added)
+}
+
+// tableNames is the set of Badger tables (.sst) in dir.
+func tableNames(dir string) map[string]bool {
+	names := map[string]bool{}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if filepath.Ext(e.Name()) == ".sst" {
+			names[e.Name()] = true
+		}
+	}
+	return names
 }
 
 func minorFaults(srv *server) int64 {
