@@ -223,3 +223,24 @@ func BenchmarkCreateParallel(b *testing.B) {
 		}
 	})
 }
+
+// A store reopened after writes owes Badger no compaction: Close keeps level 0 (the memtable it flushes
+// lands there) instead of compacting it into the base level, which left the base level over its target
+// and a restart compacting whole tables under its first reads (README, the cold filtered row).
+func TestCloseLeavesNoCompactionOwed(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, Options{Dir: dir})
+	createAll(t, s, records("settle", 300), nil)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, Options{Dir: dir})
+	defer s.Close()
+	levels := s.db.Levels()
+	if len(levels) == 0 || levels[0].NumTables == 0 {
+		t.Fatalf("level 0 is empty after Close: compacted on close (levels %+v)", levels)
+	}
+	if compactionPending(s.db) {
+		t.Fatalf("the reopened store has a level to compact: %+v", levels)
+	}
+}
