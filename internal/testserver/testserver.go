@@ -324,7 +324,7 @@ func (s *Server) WaitReady() {
 	for time.Now().Before(deadline) {
 		select {
 		case <-s.waitDone:
-			s.t.Fatalf("directaid exited during start:\n%s", s.Output())
+			s.t.Fatalf("directaid exited during start (%v):\n%s", s.cmd.ProcessState, s.Output())
 		default:
 		}
 		resp, err := http.Get(s.URL + "/api/public/v1/help")
