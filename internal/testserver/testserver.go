@@ -8,12 +8,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -226,14 +228,28 @@ func Binary(t testing.TB) string {
 	return builtBin
 }
 
-// FreePort returns a loopback port that was free a moment ago.
+// FreePort returns a loopback port that was free a moment ago, below the kernel's ephemeral range: a port
+// from that range (what listening on :0 gives) can be taken by a client's outgoing connection while the
+// server is down — a client connecting to it may even connect to itself — and the restarted server then
+// fails with "address already in use" (TestCrashSafety did, about once in 40 runs).
 func FreePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	lo := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 12000 {
+				lo = n
+			}
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	for range 200 {
+		port := 10000 + rand.IntN(lo-10000)
+		if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+			l.Close()
+			return port
+		}
+	}
+	t.Fatal("no free loopback port below the ephemeral range")
+	return 0
 }
 
 // Caddyfile renders the configuration for o on the given ports and directories.
@@ -324,7 +340,9 @@ func (s *Server) WaitReady() {
 	for time.Now().Before(deadline) {
 		select {
 		case <-s.waitDone:
-			s.t.Fatalf("directaid exited during start (%v):\n%s", s.cmd.ProcessState, s.Output())
+			log := s.Log()
+			log = log[max(0, len(log)-4000):]
+			s.t.Fatalf("directaid exited during start (%v):\n%s\nthe end of caddy.log:\n%s", s.cmd.ProcessState, s.Output(), log)
 		default:
 		}
 		resp, err := http.Get(s.URL + "/api/public/v1/help")
