@@ -55,7 +55,7 @@ func (s *Service) export(ctx context.Context, q schema.ListQuery, base string, p
 	if errs != nil {
 		return nil, invalidParams(errs)
 	}
-	spec.Limit, spec.NoTotal = page, true
+	spec.Limit, spec.NoTotal, spec.Bulk = page, true, true
 	p := &exportPager{s: s, base: base, spec: spec, pages: make(chan exportPageRead)}
 	ctx, p.cancel = context.WithCancel(ctx)
 	go p.read(ctx)

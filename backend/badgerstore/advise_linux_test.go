@@ -143,18 +143,18 @@ func TestExportPagesReadAround(t *testing.T) {
 		}
 		return
 	}
-	list := func(limit int) {
+	list := func(limit int, bulk bool) {
 		t.Helper()
-		res, err := s.List(context.Background(), &store.ListSpec{Limit: limit, NoTotal: true})
+		res, err := s.List(context.Background(), &store.ListSpec{Limit: limit, NoTotal: true, Bulk: bulk})
 		if err != nil || len(res.Records) != min(limit, 300) {
 			t.Fatalf("list of %d: %v, %d records", limit, err, len(res.Records))
 		}
 	}
-	list(schema.MaxListLimit)
+	list(schema.MaxListLimit, false)
 	if random, normal := advice(); random == 0 || normal != 0 {
 		t.Fatalf("after a client's page: %d tables random, %d normal; want all random", random, normal)
 	}
-	list(schema.MaxListLimit + 100)
+	list(schema.MaxListLimit+100, true)
 	if random, normal := advice(); random != 0 || normal == 0 {
 		t.Fatalf("during an export: %d tables random, %d normal; want all normal", random, normal)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/directaid/directaid/backend/store"
-	"github.com/directaid/directaid/schema"
 )
 
 // A q search reads the folded text of the records in the range that the other filters narrow to, newest
@@ -73,8 +72,8 @@ func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult
 		return s.changes(spec)
 	}
 	res := &store.ListResult{TotalExact: true}
-	if spec.Limit > schema.MaxListLimit {
-		s.adv.bulk() // a page no client can ask for: a whole export's (backend/export.go), read in key order
+	if spec.Bulk {
+		s.adv.bulk() // a whole export's page (backend/export.go), read in key order
 	}
 	err := s.db.View(func(txn *badger.Txn) error {
 		f := newFilter(spec)

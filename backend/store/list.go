@@ -35,6 +35,9 @@ type ListSpec struct {
 	// NoTotal: the caller wants only the page. A store may skip counting; Total is then at least the
 	// records of this page, and TotalExact false unless this page is the whole list.
 	NoTotal bool
+	// Bulk: a page of a whole export, which reads the list page after page in key order (a store may
+	// read ahead for it).
+	Bulk bool
 }
 
 // Cursor is a position in a list: after the record ID (and, nearest first, after distance Dist; in a
