@@ -3,6 +3,7 @@ package badgerstore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -217,8 +218,8 @@ func Verify(dir string) (*store.Verification, error) {
 		if n := countKeys(txn, prefixAgg) + countKeys(txn, prefixHour); n != aggKeys {
 			problem("%d aggregates stored for %d computed from the records", n, aggKeys)
 		}
-		// Municipio aggregates and cell counters of every scope, likewise (a municipio or cell whose
-		// records are all gone may keep an empty one).
+		// Municipio aggregates and cell counters of every scope, likewise; a municipio or cell whose
+		// records are all gone may keep an empty one, but not one that still counts records.
 		for _, c := range []struct {
 			keyed  map[string]*aggregate
 			prefix []byte
@@ -227,8 +228,15 @@ func Verify(dir string) (*store.Verification, error) {
 			for k, a := range c.keyed {
 				checkAgg(txn, v, problem, []byte(k), a, c.what)
 			}
-			if n := countKeys(txn, c.prefix); n < len(c.keyed) {
-				problem("%d stored for the %d computed from the records: %s", n, len(c.keyed), c.what)
+			stray, err := strayCounters(txn, c.prefix, func(k []byte) bool { return c.keyed[string(k)] != nil }, func(b []byte) bool {
+				a, err := decodeAggregate(b)
+				return err != nil || a.nonZero()
+			})
+			if err != nil {
+				return err
+			}
+			if stray > 0 {
+				problem("%d stored with records counted, and no record behind them: %s", stray, c.what)
 			}
 		}
 		// Word counters, likewise (a token whose records are all gone may keep a counter of 0).
@@ -238,8 +246,13 @@ func Verify(dir string) (*store.Verification, error) {
 				problem("the counter of a word says %d records, %d have it (%v)", got, want, err)
 			}
 		}
-		if n := countKeys(txn, prefixVocab); n < len(aggs.words) {
-			problem("%d word counters stored for %d words in the records", n, len(aggs.words))
+		stray, err := strayCounters(txn, prefixVocab, func(k []byte) bool { _, ok := aggs.words[string(k[len(prefixVocab):])]; return ok },
+			func(b []byte) bool { n, m := binary.Uvarint(b); return m <= 0 || n != 0 })
+		if err != nil {
+			return err
+		}
+		if stray > 0 {
+			problem("%d word counters stored with records counted, and no record has the word", stray)
 		}
 		return nil
 	})
@@ -256,6 +269,41 @@ func checkAgg(txn *badger.Txn, v *store.Verification, problem func(string, ...an
 	if !bytes.Equal(got.encode(), want.encode()) {
 		problem("%s differs from the records", what)
 	}
+}
+
+// strayCounters counts the counters under prefix that no record calls for (known false) and that still
+// count records (counting true: not zero, or unreadable).
+func strayCounters(txn *badger.Txn, prefix []byte, known, counting func([]byte) bool) (int, error) {
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+	defer it.Close()
+	n := 0
+	for it.Rewind(); it.Valid(); it.Next() {
+		if known(it.Item().Key()) {
+			continue
+		}
+		if err := it.Item().Value(func(b []byte) error {
+			if counting(b) {
+				n++
+			}
+			return nil
+		}); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// nonZero reports whether a counts any record (an aggregate whose records are all gone keeps zeros).
+func (a *aggregate) nonZero() bool {
+	if a.people != 0 {
+		return true
+	}
+	for _, n := range a.cells {
+		if n != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func countKeys(txn *badger.Txn, prefix []byte) int {
