@@ -261,6 +261,9 @@ func (s *Store) failure() error {
 
 // Create implements Store.
 func (s *Store) Create(ctx context.Context, rec *store.Record) (*store.Record, bool, error) {
+	if rec.EmergencySlug == "" { // an Update cannot take it away (store.ErrImmutable)
+		return nil, false, errNoEmergency
+	}
 	if err := s.failure(); err != nil {
 		return nil, false, err
 	}

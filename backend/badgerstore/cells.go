@@ -37,7 +37,12 @@ func scopeOf(slug, municipio string) string {
 	return slug + "@" + municipio
 }
 
-// scopesOf are the scopes rec counts in.
+// errNoEmergency refuses a record without an emergency slug (Create): the service always sets one, and
+// without it scopesOf would count the record twice in scope "" (and indexEntries file it under a
+// partition "" that no list reads).
+var errNoEmergency = errors.New("badgerstore: a record needs an emergency slug")
+
+// scopesOf are the scopes rec counts in; rec has an emergency slug (errNoEmergency).
 func scopesOf(rec *store.Record) []string {
 	if rec.MunicipioCode == "" {
 		return []string{"", rec.EmergencySlug}
