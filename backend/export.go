@@ -169,6 +169,9 @@ func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, q schema.L
 	if r.Method == http.MethodHead {
 		return
 	}
+	if wrap := h.svc.cfg.ExportWriter; wrap != nil {
+		w = wrap(w, r)
+	}
 	rc := http.NewResponseController(w)
 	cw := &countWriter{w: w}
 	bw := bufio.NewWriterSize(cw, 32<<10)

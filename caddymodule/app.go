@@ -243,7 +243,7 @@ func (a *App) startExpiry() {
 
 // build makes the service from the app's configuration and the rate limits in limits.
 func (a *App) build(limits backend.Config) error {
-	limits.PublicURL, limits.Observe = a.PublicURL, a.observe
+	limits.PublicURL, limits.Observe, limits.ExportWriter = a.PublicURL, a.observe, newDeadlineWriter
 	for _, e := range a.Emergencies {
 		be := e.Emergency
 		be.RequestTTL, be.OfferTTL = time.Duration(e.RequestTTL), time.Duration(e.OfferTTL)

@@ -61,42 +61,35 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok {
 		r = r.WithContext(backend.WithClientIP(r.Context(), ip))
 	}
-	h.app.handler.Load().ServeHTTP(newDeadlineWriter(w, r), r)
+	h.app.handler.Load().ServeHTTP(w, r)
 	return nil
 }
 
-// deadlineWriter lets a handler move its response's deadlines past the server's timeouts with
-// http.ResponseController (a whole export outlives them; it moves them page by page). Caddy caps every
-// write at start+`write` and every body read at start+`read_body` (the HardDeadline of its idle-timeout
-// wrappers), whatever a handler sets: without this, SetWriteDeadline succeeds and the response is still
-// cut at `write`.
+// deadlineWriter lets a whole export move its response's write deadline past the server's timeouts with
+// http.ResponseController (it moves it page by page). Caddy caps every write at start+`write` (the
+// HardDeadline of its IdleTimeoutWriter), whatever a handler sets: without this, SetWriteDeadline
+// succeeds and the response is still cut at `write`. Only exports are wrapped (backend.Config.ExportWriter),
+// so other requests allocate nothing for it.
 type deadlineWriter struct {
 	http.ResponseWriter
 	w *caddyhttp.IdleTimeoutWriter
-	r *caddyhttp.IdleTimeoutReader
 }
-
-var _ http.Flusher = (*deadlineWriter)(nil)
 
 func newDeadlineWriter(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
-	ir, iw := caddyhttp.IdleTimeoutsFromContext(r.Context())
-	if ir == nil && iw == nil {
-		return w
+	if _, iw := caddyhttp.IdleTimeoutsFromContext(r.Context()); iw != nil {
+		return &deadlineWriter{ResponseWriter: w, w: iw}
 	}
-	return &deadlineWriter{ResponseWriter: w, w: iw, r: ir}
+	return w
 }
 
-// Unwrap lets http.ResponseController reach the writers below.
+// Unwrap lets http.ResponseController reach the writers below (Flush reaches Caddy's FlushError).
 func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
 
-// Flush keeps the writer an http.Flusher for code that asserts it (mcp-go's streaming checks that way).
-func (d *deadlineWriter) Flush() { _ = http.NewResponseController(d.ResponseWriter).Flush() }
-
-// SetWriteDeadline moves Caddy's ceiling to deadline (zero: none) and sets it.
+// SetWriteDeadline moves Caddy's ceiling to deadline (zero: none) and sets it. IdleTimeoutWriter has no
+// lock: the goroutine writing the response uses it, and that is the one that sets the deadline (the
+// export's handler; its reading goroutine never touches the writer).
 func (d *deadlineWriter) SetWriteDeadline(deadline time.Time) error {
-	if d.w != nil {
-		d.w.Deadline.HardDeadline = deadline
-	}
+	d.w.Deadline.HardDeadline = deadline
 	return http.NewResponseController(d.ResponseWriter).SetWriteDeadline(deadline)
 }
 
