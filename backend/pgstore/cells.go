@@ -32,7 +32,20 @@ type pgCells struct {
 	// with are statements that do not depend on the total (the page's records, the end of the
 	// transaction), sent in the round trip of CountCells or else by flush.
 	with *pgx.Batch
+	// cover is the circle's cells (circle), computed once for prefetch and total.
+	cover *store.Cover
 }
+
+// circle returns the circle's cover, computed on first use.
+func (c *pgCells) circle() *store.Cover {
+	if c.cover == nil {
+		c.cover = store.NewCover(c.spec.Lat, c.spec.Lon, c.spec.RadiusKm)
+	}
+	return c.cover
+}
+
+// total is store.RadiusTotal over these counters, with the cover prefetch computed.
+func (c *pgCells) total() (int, bool, error) { return store.RadiusTotalOf(c.spec, c, c.circle()) }
 
 // maxPrefetchCells bounds the cells whose counters prefetch reads before knowing which are needed: all
 // of a 10 km circle's (603), a 20 km circle's (2,325) are read level by level.
@@ -41,7 +54,7 @@ const maxPrefetchCells = 1024
 // prefetch queues on b the query of the counters of every cell RadiusTotal may ask for, when they are
 // few, so that they come in the page's round trip.
 func (c *pgCells) prefetch(b *pgx.Batch) {
-	cells := store.CircleCells(c.spec, maxPrefetchCells)
+	cells := store.CircleCells(c.spec, c.circle(), maxPrefetchCells)
 	if len(cells) == 0 {
 		return
 	}

@@ -729,7 +729,7 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 		res.Total = len(page) // the page is the whole list
 	default:
 		// From the cell counters (migration 0011), as Badger decides it.
-		res.Total, res.TotalExact, err = store.RadiusTotal(spec, cells)
+		res.Total, res.TotalExact, err = cells.total()
 		res.Total = max(res.Total, len(page))
 	}
 	if err != nil {

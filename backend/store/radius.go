@@ -315,9 +315,8 @@ func (g *grouping) other(prefix string, ch int, sign int32) {
 // CircleCells returns every cell whose counters RadiusTotal may ask for spec (CellCounts), all levels
 // in one list, so that a store can read them in one go before it knows which it needs; nil when there
 // would be more than max. The first level's are known from the circle alone; below, any child of an
-// edge cell that may be split.
-func CircleCells(spec *ListSpec, max int) []string {
-	cover := NewCover(spec.Lat, spec.Lon, spec.RadiusKm)
+// edge cell that may be split. cover is the circle's (NewCover), for RadiusTotalOf's use too.
+func CircleCells(spec *ListSpec, cover *Cover, max int) []string {
 	level := make([]levelCell, len(cover.Cells))
 	for i := range cover.Cells {
 		level[i] = levelCell{cover.Cells[i].Cell, cover.MaxKm(&cover.Cells[i]) <= spec.RadiusKm}

@@ -158,10 +158,11 @@ func TestCircleCells(t *testing.T) {
 			spec := &ListSpec{Near: true, RadiusKm: 0.2 + rng.Float64()*49.8, Lat: 4.4 + rng.Float64()*0.8, Lon: -76.0 + rng.Float64()*0.6}
 			m.spec = spec
 			a := &askedCells{memCells: m}
-			if _, _, err := RadiusTotal(spec, a); err != nil {
+			cover := NewCover(spec.Lat, spec.Lon, spec.RadiusKm)
+			all := CircleCells(spec, cover, math.MaxInt) // first, as a store's prefetch: the cover serves both
+			if _, _, err := RadiusTotalOf(spec, a, cover); err != nil {
 				t.Fatal(err)
 			}
-			all := CircleCells(spec, math.MaxInt)
 			have := map[string]bool{}
 			for _, c := range all {
 				have[c] = true
@@ -171,7 +172,7 @@ func TestCircleCells(t *testing.T) {
 					t.Fatalf("%+v: RadiusTotal asked for %s, not in CircleCells (%d cells)", spec, c, len(all))
 				}
 			}
-			if len(all) > 1 && CircleCells(spec, len(all)-1) != nil {
+			if len(all) > 1 && CircleCells(spec, cover, len(all)-1) != nil {
 				t.Fatalf("%+v: CircleCells went past its bound", spec)
 			}
 		}
