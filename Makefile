@@ -13,9 +13,11 @@ build:
 run: build
 	./$(BIN) run --config Caddyfile.local
 
-## test: lint, a brief run of every fuzz target, then every test (through the built binary on loopback ports)
+## test: lint, a brief run of every fuzz target, then every test (through the built binary on loopback ports),
+## and the test of the reads' shared Badger snapshot under the race detector
 test: build lint fuzz-smoke
 	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -race -run '^TestSnapshotReadsConcurrent$$' ./backend/badgerstore/
 
 ## fuzz-smoke: every Fuzz target of the tree (found in the committed *_test.go files) for FUZZTIME each.
 ## Go 1.26's fuzz coordinator can fail a target with a bare "context deadline exceeded" when -fuzztime ends

@@ -22,7 +22,7 @@ func (s *Store) changes(spec *store.ListSpec) (*store.ListResult, error) {
 		part = allPartition
 	}
 	p := partitionPrefix(prefixChange, part)
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
 		defer it.Close()
 		var ids []string

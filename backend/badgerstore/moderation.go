@@ -38,7 +38,11 @@ func (s *Store) modWrite(fn func(txn *badger.Txn) error) error {
 	}
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
-	return s.db.Update(fn)
+	if err := s.db.Update(fn); err != nil {
+		return err
+	}
+	s.renewSnapshot() // the reads' snapshot (see snapshot)
+	return nil
 }
 
 func reportKey(id, reporter string) []byte {

@@ -75,7 +75,7 @@ func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult
 	if spec.Bulk {
 		s.adv.bulk() // a whole export's page (backend/export.go), read in key order
 	}
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		f := newFilter(spec)
 		var cover *store.Cover // the circle's cells, for the walk and the total alike
 		circle := func() *store.Cover {
@@ -660,7 +660,7 @@ func aggregateSlugs(txn *badger.Txn) ([]string, error) {
 // Aggregates implements store.Store.
 func (s *Store) Aggregates(_ context.Context, slugs []string) (map[string]*store.Aggregate, error) {
 	out := map[string]*store.Aggregate{}
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		for _, slug := range slugs {
 			a, err := getAggregate(txn, aggKey(slug))
 			if err != nil {
