@@ -23,6 +23,10 @@ import (
 //     BENCH_COLD_EXPORT=1 adds a whole CSV export; BENCH_COLD_PUBLISH=N publishes N more records
 //     (tag BENCH_COLD_TAG) into a copy instead of reading, kept at BENCH_COLD_KEEP if set (the state the
 //     1M run restarts in: just written, compactions pending). BENCH_COLD_ENV: the server's extra environment.
+//   - BENCH_COLD_WARM=1 keeps the page cache (set a large BENCH_COLD_MEM: a warm, unconstrained server),
+//     BENCH_COLD_CONNS=16 runs only that many connections, BENCH_COLD_ECHO=1 shows the server's output, and
+//     BENCH_COLD_PROFILE="GET list within 5 km/16=/tmp/r.trace" saves that row's CPU profile (or, for a
+//     path ending in .trace, its runtime trace) from Caddy's admin endpoint.
 //
 // E.g. (README, "The cold cgroup"): 507k records in 160 MiB behave like the 1M run's 1.4 GB in 256 MiB.
 func TestColdProbe(t *testing.T) {
@@ -42,6 +46,12 @@ func TestColdProbe(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	o := Options{Bin: bin, ServerEnv: env, Duration: 2 * d, Progress: os.Stderr}
+	if os.Getenv("BENCH_COLD_ECHO") != "" { // the server's output too
+		o.ServerOutput = os.Stderr
+	}
+	if p := os.Getenv("BENCH_COLD_PROFILE"); p != "" { // scenario=path, e.g. "GET list within 5 km/16=/tmp/r.trace"
+		o.Profile, o.ProfilePath, _ = strings.Cut(p, "=")
+	}
 	r := &runner{o: o, tmp: tmp, rep: &Report{}, began: time.Now()}
 	if _, err := os.Stat(src); err != nil {
 		srv, err := startServer(o, tmp, nil, "")
@@ -89,8 +99,10 @@ func TestColdProbe(t *testing.T) {
 		}
 		defer func() { _ = os.Rename(srv.DataDir, src) }()
 	}
-	if err := dropPageCache(srv.DataDir); err != nil {
-		t.Fatal(err)
+	if os.Getenv("BENCH_COLD_WARM") == "" {
+		if err := dropPageCache(srv.DataDir); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tables0 := tableNames(srv.DataDir)
 	t0 := time.Now()
@@ -130,7 +142,11 @@ func TestColdProbe(t *testing.T) {
 		if only != "" && !strings.Contains(sc.name, only) {
 			continue
 		}
-		for _, conns := range []int{1, 16} {
+		conns := []int{1, 16}
+		if c, _ := strconv.Atoi(os.Getenv("BENCH_COLD_CONNS")); c > 0 {
+			conns = []int{c}
+		}
+		for _, conns := range conns {
 			f0, b0, mf0 := srv.majorFaults(), readBytes(srv), minorFaults(srv)
 			cfg := loadgen.Config{Path: helpPath, Query: sc.query, Conns: conns, Expect: []int{200}}
 			ms, err := r.measure(srv, Badger, sc.name, "cold", d, cfg)

@@ -258,10 +258,14 @@ func (s *server) watchMemory(stop <-chan struct{}) (peakAnon, peakFile func() in
 	return get(&anon), get(&file)
 }
 
-// profile fetches a CPU profile of the running server from Caddy's admin endpoint into path.
+// profile fetches a CPU profile of the running server from Caddy's admin endpoint into path (a runtime
+// trace when path ends in .trace).
 func (s *server) profile(path string, d time.Duration) error {
-	secs := max(int(d/time.Second), 1)
-	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", s.AdminAddr, secs))
+	secs, kind := max(int(d/time.Second), 1), "profile"
+	if strings.HasSuffix(path, ".trace") {
+		kind = "trace"
+	}
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", s.AdminAddr, kind, secs))
 	if err != nil {
 		return err
 	}
