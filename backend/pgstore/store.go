@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -136,7 +137,7 @@ func (s *Store) update(ctx context.Context, id string, fn func(*store.Record) er
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, feedLock); err != nil {
 			return err
 		}
-		old, err := s.scanOne(tx.QueryRow(ctx, `SELECT `+recordCols+` FROM directaid_records WHERE id = $1 FOR UPDATE`, id))
+		old, err := s.scanOne(tx.QueryRow(ctx, `SELECT `+recordColsOf(id)+` FROM directaid_records WHERE id = $1 FOR UPDATE`, id))
 		if err != nil {
 			return err
 		}
@@ -192,9 +193,9 @@ func putPersonalRow(ctx context.Context, tx pgx.Tx, old *store.Record, id string
 		return err
 	}
 	if pdoc == nil {
-		_, err = tx.Exec(ctx, `DELETE FROM directaid_personal WHERE id = $1`, id)
+		_, err = tx.Exec(ctx, `DELETE FROM `+personalTable(id)+` WHERE id = $1`, id)
 	} else {
-		_, err = tx.Exec(ctx, `INSERT INTO directaid_personal (id, doc) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc`, id, pdoc)
+		_, err = tx.Exec(ctx, `INSERT INTO `+personalTable(id)+` (id, doc) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc`, id, pdoc)
 	}
 	return err
 }
@@ -235,7 +236,7 @@ func (s *Store) get(ctx context.Context, id string) (*store.Record, error) {
 	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
-	return s.scanOne(s.db.Pool.QueryRow(ctx, `SELECT `+recordCols+` FROM directaid_records WHERE id = $1`, id))
+	return s.scanOne(s.db.Pool.QueryRow(ctx, `SELECT `+recordColsOf(id)+` FROM directaid_records WHERE id = $1`, id))
 }
 
 // where builds the filter of spec (not the cursor) with its arguments.
@@ -449,8 +450,7 @@ func (s *Store) listCounted(ctx context.Context, conn *pgxpool.Conn, spec *store
 }
 
 // pageRows are a page's records as read without their personal rows (id, doc, updated_ms), which
-// queuePersonal reads by id on a generic plan: the personal subquery of recordCols, planned for each
-// list, costs more to plan (64 partitions: 0010) than to run.
+// queuePersonal reads from their partitions of directaid_personal (see personalTable).
 type pageRows struct {
 	ids      []string
 	docs     [][]byte
@@ -471,11 +471,17 @@ func (p *pageRows) scan(rows pgx.Rows) error {
 
 func (p *pageRows) cut(n int) { p.ids, p.docs, p.ms = p.ids[:n], p.docs[:n], p.ms[:n] }
 
-// queuePersonal queues on b the reading of the page's personal rows, leaving plan_cache_mode generic.
+// queuePersonal queues on b the reading of the page's personal rows, one statement per partition that
+// holds some (a page of 20 spans ~17 of the 64), leaving plan_cache_mode generic.
 func (p *pageRows) queuePersonal(b *pgx.Batch) {
 	p.personal = make(map[string][]byte, len(p.ids))
 	b.Queue(`SET LOCAL plan_cache_mode = force_generic_plan`)
-	b.Queue(`SELECT x.id, (SELECT p.doc FROM directaid_personal p WHERE p.id = x.id) FROM unnest($1::text[]) AS x(id)`, p.ids).Query(func(rows pgx.Rows) error {
+	var parts [personalParts][]string
+	for _, id := range p.ids {
+		k := personalPart(id)
+		parts[k] = append(parts[k], id)
+	}
+	read := func(rows pgx.Rows) error {
 		var id string
 		var pdoc []byte
 		_, err := pgx.ForEachRow(rows, []any{&id, &pdoc}, func() error {
@@ -483,7 +489,12 @@ func (p *pageRows) queuePersonal(b *pgx.Batch) {
 			return nil
 		})
 		return err
-	})
+	}
+	for k, ids := range parts {
+		if len(ids) > 0 {
+			b.Queue(`SELECT id, doc FROM directaid_personal_`+strconv.Itoa(k)+` WHERE id = ANY($1)`, ids).Query(read)
+		}
+	}
 }
 
 func (p *pageRows) records() ([]*store.Record, error) {
@@ -658,8 +669,7 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 	// generic plan of a list (a box, a LIKE pattern) cannot see how selective they are: lists are planned
 	// each time (writes keep their cached plans).
 	// The statements whose plan does not depend on their parameters' values (the counters of a list of
-	// cells, records by id) keep their generic plans: planning the record's personal subquery, over the 64
-	// partitions of directaid_personal (0010), cost more than running it.
+	// cells, records and personal rows by id) keep their generic plans.
 	first := &pgx.Batch{}
 	first.BeginTx(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	cells := &pgCells{ctx: ctx, spec: spec, with: &pgx.Batch{}}
@@ -702,19 +712,10 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 	for i, c := range page {
 		ids[i] = c.id
 	}
-	recs := make(map[string]*store.Record, len(page))
-	cells.with.Queue(`SET LOCAL plan_cache_mode = force_generic_plan`)
-	cells.with.Queue(`SELECT id, `+recordCols+` FROM directaid_records WHERE id = ANY($1)`, ids).Query(func(rows pgx.Rows) error {
-		var id string
-		var doc, pdoc []byte
-		var ms int64
-		_, err := pgx.ForEachRow(rows, []any{&id, &doc, &ms, &pdoc}, func() error {
-			rec, err := decode(doc, ms, pdoc)
-			recs[id] = rec
-			return err
-		})
-		return err
-	})
+	personal := pageRows{ids: ids}
+	personal.queuePersonal(cells.with) // on a generic plan, as the records by id
+	var rows pageRows
+	cells.with.Queue(`SELECT id, doc, updated_ms FROM directaid_records WHERE id = ANY($1)`, ids).Query(rows.scan)
 	if len(spec.Words) == 0 {
 		cells.with.Queue(`ROLLBACK`) // read only: nothing to commit
 	} else {
@@ -738,8 +739,17 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 	if err := cells.flush(); err != nil {
 		return nil, err
 	}
+	rows.personal = personal.personal
+	recs, err := rows.records()
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*store.Record, len(recs))
+	for i, r := range recs {
+		byID[rows.ids[i]] = r
+	}
 	for _, c := range page {
-		res.Records = append(res.Records, recs[c.id])
+		res.Records = append(res.Records, byID[c.id])
 		res.Distances = append(res.Distances, c.dist)
 	}
 	if !spec.NoTotal && len(spec.Words) > 0 {
