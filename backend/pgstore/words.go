@@ -220,8 +220,15 @@ func wordsTotal(ctx context.Context, tx pgx.Tx, spec *store.ListSpec, res *store
 		}
 		candidates = func() (int, error) { return n, nil }
 	}
-	return sampleTotal(ctx, tx, res, fmt.Sprintf(`SELECT %s, '' FROM directaid_records WHERE %s ORDER BY id DESC LIMIT %d`,
-		cond, ocond, maxTotalTextChecks+1), args, nil, candidates)
+	sample := fmt.Sprintf(`SELECT %s, '' FROM directaid_records WHERE %s ORDER BY id DESC LIMIT %d`, cond, ocond, maxTotalTextChecks+1)
+	if spec.Near {
+		// The circle's newest candidates by id from the GiST index alone (it holds status, id, emergency and
+		// municipio: 0014), then their texts by id: sorting the box's records read from the heap read
+		// every one of them (~17,000 in 5 km at 1M density, 290 ms warm).
+		sample = fmt.Sprintf(`SELECT %s, '' FROM directaid_records WHERE id IN (SELECT id FROM directaid_records WHERE %s ORDER BY id DESC LIMIT %d)`,
+			cond, ocond, maxTotalTextChecks+1)
+	}
+	return sampleTotal(ctx, tx, res, sample, args, nil, candidates)
 }
 
 // sampleTotal runs query, which yields whether each of the newest candidates matches and its text (one
