@@ -2,6 +2,7 @@ package badgerstore
 
 import (
 	"context"
+	"encoding/json"
 	"expvar"
 	"fmt"
 	"math"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/internal/benchdata"
@@ -281,4 +283,37 @@ func BenchmarkUniformDetail(b *testing.B) {
 		_, err := s.Get(context.Background(), ids[(i*7919)%len(ids)])
 		return 1, err
 	})
+}
+
+// BenchmarkDecodeRecord: decoding the bench's records as stored (encoding/json), by decodeRecord and by
+// the general decoder it falls back to.
+//
+//	go test ./backend/badgerstore -run '^$' -bench DecodeRecord -benchmem
+func BenchmarkDecodeRecord(b *testing.B) {
+	vals := make([][]byte, 1000)
+	for i := range vals {
+		v, err := json.Marshal(uniformRecord(1_000_000, i, time.UnixMilli(1786000000000+int64(i)*104729)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		vals[i] = v
+	}
+	for name, decode := range map[string]func([]byte) (*store.Record, error){
+		"decodeRecord": decodeRecord,
+		"jsonv2": func(v []byte) (*store.Record, error) {
+			rec := new(store.Record)
+			err := jsonv2.Unmarshal(v, rec)
+			return rec, err
+		},
+	} {
+		b.Run(name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if _, err := decode(vals[i%len(vals)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
 }
