@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/directaid/directaid/internal/webutil"
@@ -226,47 +227,63 @@ func servePanorama(w http.ResponseWriter, r *http.Request, p *schema.Panorama) {
 }
 
 // serveStamped serves v with an ETag that ignores its generation time (stamp), so that an unchanged
-// list revalidates with 304 although every answer says when it was generated.
+// list revalidates with 304 although every answer says when it was generated. The body is encoded into
+// a pooled buffer (ServeHTTP's Write copies it): a list's answer is its largest allocation.
 func serveStamped[T any](w http.ResponseWriter, r *http.Request, v *T, stamp func(*T) *time.Time, contentType, cacheControl string) {
-	body, err := json.Marshal(v)
-	if err != nil {
+	buf := bodyPool.Get().(*bytes.Buffer)
+	defer putBody(buf)
+	buf.Reset()
+	if err := json.NewEncoder(buf).Encode(v); err != nil { // Marshal's bytes, and a newline
 		writeProblem(w, asProblem(err))
 		return
 	}
-	unstamped, ok := unstampedJSON(body, *stamp(v))
+	body := buf.Bytes()[:buf.Len()-1]
+	parts, ok := unstampedJSON(body, *stamp(v))
 	if !ok { // not found (it always is): encode again without the stamp
 		at := *stamp(v)
 		*stamp(v) = time.Time{}
-		unstamped, err = json.Marshal(v)
+		unstamped, err := json.Marshal(v)
 		*stamp(v) = at
 		if err != nil {
 			writeProblem(w, asProblem(err))
 			return
 		}
+		parts = [][]byte{unstamped}
 	}
-	serveWithETag(w, r, body, webutil.ETag(unstamped), contentType, cacheControl)
+	serveWithETag(w, r, body, webutil.ETagOf(parts...), contentType, cacheControl)
+}
+
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putBody returns a buffer to bodyPool unless an unusual answer grew it (a page of 100 is ~75 KB).
+func putBody(b *bytes.Buffer) {
+	if b.Cap() <= 1<<20 {
+		bodyPool.Put(b)
+	}
 }
 
 // zeroStamp is how encoding/json writes a zero generatedAt.
 var zeroStamp = []byte(`"generatedAt":"0001-01-01T00:00:00Z"`)
 
 // unstampedJSON is body, the encoding of a value stamped `at` in its field generatedAt, as it would be
-// encoded with a zero stamp: the first `"generatedAt":"<at>"` replaced. Inside a JSON string a quote is
-// always escaped, so that text can only be a member; a list's items have no generatedAt, and it comes
-// before them. This saves encoding every answer twice (TestUnstampedJSON).
-func unstampedJSON(body []byte, at time.Time) ([]byte, bool) {
-	enc, err := json.Marshal(at)
-	if err != nil || at.IsZero() {
-		return body, err == nil && bytes.Contains(body, zeroStamp)
+// encoded with a zero stamp, in parts to be read in a row: the first `"generatedAt":"<at>"` replaced.
+// Inside a JSON string a quote is always escaped, so that text can only be a member; a list's items have
+// no generatedAt, and it comes before them. This saves encoding every answer twice, and copying it
+// (TestUnstampedJSON).
+func unstampedJSON(body []byte, at time.Time) ([][]byte, bool) {
+	if at.IsZero() {
+		return [][]byte{body}, bytes.Contains(body, zeroStamp)
 	}
-	member := append([]byte(`"generatedAt":`), enc...)
-	i := bytes.Index(body, member)
+	if y := at.Year(); y < 0 || y > 9999 { // encoding/json refuses them
+		return nil, false
+	}
+	var member [64]byte // as encoding/json writes a time: RFC 3339 with nanoseconds, quoted
+	m := append(at.AppendFormat(append(append(member[:0], `"generatedAt":`...), '"'), time.RFC3339Nano), '"')
+	i := bytes.Index(body, m)
 	if i < 0 {
 		return nil, false
 	}
-	out := make([]byte, 0, len(body)-len(member)+len(zeroStamp))
-	out = append(append(append(out, body[:i]...), zeroStamp...), body[i+len(member):]...)
-	return out, true
+	return [][]byte{body[:i], zeroStamp, body[i+len(m):]}, true
 }
 
 // listCSV renders a list as CSV: a header row, the HXL hashtag row, then one row per record, by the

@@ -14,9 +14,16 @@ import (
 
 // ETag is the strong entity tag of body: 96 bits of its SHA-256, far more than two versions of one
 // resource need to differ, in 16 characters.
-func ETag(body []byte) string {
-	sum := sha256.Sum256(body)
-	return `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
+func ETag(body []byte) string { return ETagOf(body) }
+
+// ETagOf is the ETag of the parts' concatenation, without concatenating them.
+func ETagOf(parts ...[]byte) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write(p)
+	}
+	var sum [sha256.Size]byte
+	return `"` + base64.RawURLEncoding.EncodeToString(h.Sum(sum[:0])[:12]) + `"`
 }
 
 // ETagMatches reports whether an If-None-Match header matches etag; If-None-Match compares weakly
