@@ -21,7 +21,8 @@ import (
 // it, so the process's mappings are read again on every call and only the new ones advised.
 //
 // A whole export reads the tables in key order, where read-around is what it needs (4 KB faults halved
-// a cold export's rate): while pages of one are read (bulk), every table is MADV_NORMAL again.
+// a cold export's rate): while pages of one are read (bulk), every table is MADV_NORMAL again, and
+// MADV_RANDOM comes back as soon as the export stops asking (restoreAfter).
 type adviser struct {
 	mu     sync.Mutex
 	dir    []byte           // the database directory, as /proc/self/maps names it, with a trailing slash
@@ -29,11 +30,13 @@ type adviser struct {
 	advice int              // in force: MADV_RANDOM, or MADV_NORMAL during bulk reads
 	// normalUntil (Unix ns) keeps MADV_NORMAL until bulkHold after the last bulk read.
 	normalUntil atomic.Int64
+	armed       atomic.Bool // a restoreAfter timer is pending
 }
 
-// bulkHold is how long after a bulk read the tables stay MADV_NORMAL (the next page of an export comes
-// within milliseconds); the periodic advise call restores MADV_RANDOM after it.
-const bulkHold = 10 * time.Second
+// bulkHold is how long after a bulk read the tables stay MADV_NORMAL: the next page of an export comes
+// within milliseconds. Reads after it must not read whole tables around each fault: in the 256 MiB
+// cgroup the radius rows right after a 1M export read 1–3 MB a request while it lasted.
+const bulkHold = time.Second
 
 type mapping struct{ start, inode uint64 }
 
@@ -55,6 +58,24 @@ func (a *adviser) bulk() {
 		return // already MADV_NORMAL, or about to be
 	}
 	_, _ = a.advise()
+	a.restoreAfter(bulkHold)
+}
+
+// restoreAfter gives every table MADV_RANDOM back once the hold is over, looked at after d and again
+// until then, rather than at the periodic advise call up to adviseEvery later. advise reads normalUntil
+// itself, so a bulk read racing the timer leaves the advice it needs.
+func (a *adviser) restoreAfter(d time.Duration) {
+	if !a.armed.CompareAndSwap(false, true) {
+		return // the pending timer looks at normalUntil when it fires
+	}
+	time.AfterFunc(d, func() {
+		a.armed.Store(false)
+		if left := time.Until(time.Unix(0, a.normalUntil.Load())); left > 0 {
+			a.restoreAfter(left)
+			return
+		}
+		_, _ = a.advise()
+	})
 }
 
 // advise gives the advice in force to the tables mapped since the last call, or to every table when

@@ -120,8 +120,8 @@ func TestAdviserMarksNewTablesOnly(t *testing.T) {
 	}
 }
 
-// A page larger than any client may ask for is a whole export's: its key-ordered reads get read-around
-// back (MADV_NORMAL on every table) until bulkHold after the last such page, then MADV_RANDOM again.
+// A whole export's pages (Bulk) get read-around back for their key-ordered reads (MADV_NORMAL on every
+// table) until bulkHold after the last such page, then MADV_RANDOM again at once.
 func TestExportPagesReadAround(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, Options{Dir: dir})
@@ -158,12 +158,18 @@ func TestExportPagesReadAround(t *testing.T) {
 	if random, normal := advice(); random != 0 || normal == 0 {
 		t.Fatalf("during an export: %d tables random, %d normal; want all normal", random, normal)
 	}
-	s.adv.normalUntil.Store(time.Now().UnixNano()) // the hold is over
-	if _, err := s.adv.advise(); err != nil {
-		t.Fatal(err)
-	}
-	if random, normal := advice(); random == 0 || normal != 0 {
-		t.Fatalf("after the hold: %d tables random, %d normal; want all random", random, normal)
+	// Back to MADV_RANDOM soon after the hold, with no periodic advise call meanwhile (the store's first
+	// comes adviseEvery after Open): reads right after an export must not read whole tables.
+	deadline := time.Now().Add(bulkHold + adviseEvery/2)
+	for {
+		random, normal := advice()
+		if random > 0 && normal == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s after the export's last page: %d tables random, %d normal; want all random", bulkHold+adviseEvery/2, random, normal)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
