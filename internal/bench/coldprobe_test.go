@@ -2,13 +2,17 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
 
 	"github.com/directaid/directaid/internal/loadgen"
 )
@@ -27,6 +31,15 @@ import (
 //     BENCH_COLD_CONNS=16 runs only that many connections, BENCH_COLD_ECHO=1 shows the server's output, and
 //     BENCH_COLD_PROFILE="GET list within 5 km/16=/tmp/r.trace" saves that row's CPU profile (or, for a
 //     path ending in .trace, its runtime trace) from Caddy's admin endpoint.
+//   - BENCH_COLD_MIXED=1: the 1M run's step 6 instead, into a copy: the radius (and filtered) rows while 64
+//     connections publish (tag "mixed"), after the whole export when BENCH_COLD_EXPORT=1, as the 1M run does.
+//     With BENCH_COLD_WARM=1 the copy, just written from outside the cgroup, stays cached and charged
+//     outside it, as after migrate in the 1M run: only what the server writes counts against the cgroup;
+//     BENCH_COLD_SETTLE=1 waits, before the rows, until the compactions the restart owes are done (no
+//     table written or removed for 5 s); BENCH_COLD_FILL=N then publishes N records (tag "fill") before the
+//     rows, which leaves that many records' memtable flushes in level 0 (its compaction comes at 16 tables).
+//
+// Each row prints level 0's tables and the tables compactions wrote and removed meanwhile (the MANIFEST).
 //
 // E.g. (README, "The cold cgroup"): 507k records in 160 MiB behave like the 1M run's 1.4 GB in 256 MiB.
 func TestColdProbe(t *testing.T) {
@@ -89,7 +102,8 @@ func TestColdProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	pubN, _ := strconv.ParseInt(os.Getenv("BENCH_COLD_PUBLISH"), 10, 64)
-	if pubN > 0 { // publishing changes the directory: on a copy
+	mixed := os.Getenv("BENCH_COLD_MIXED") != ""
+	if pubN > 0 || mixed { // publishing changes the directory: on a copy
 		if out, err := exec.Command("cp", "-a", src, srv.DataDir).CombinedOutput(); err != nil {
 			t.Fatal(err, string(out))
 		}
@@ -105,6 +119,7 @@ func TestColdProbe(t *testing.T) {
 		}
 	}
 	tables0 := tableNames(srv.DataDir)
+	fmt.Fprintf(os.Stderr, "before the start: %s\n", levelShape(srv.DataDir))
 	t0 := time.Now()
 	if err := srv.restart(); err != nil {
 		t.Fatal(err)
@@ -134,32 +149,7 @@ func TestColdProbe(t *testing.T) {
 		}
 		return
 	}
-	only := os.Getenv("BENCH_COLD_ONLY")
-	for _, sc := range readScenarios([]string{"x"}) {
-		if sc.name != readRadius && sc.name != readFiltered && sc.name != readText {
-			continue
-		}
-		if only != "" && !strings.Contains(sc.name, only) {
-			continue
-		}
-		conns := []int{1, 16}
-		if c, _ := strconv.Atoi(os.Getenv("BENCH_COLD_CONNS")); c > 0 {
-			conns = []int{c}
-		}
-		for _, conns := range conns {
-			f0, b0, mf0 := srv.majorFaults(), readBytes(srv), minorFaults(srv)
-			cfg := loadgen.Config{Path: helpPath, Query: sc.query, Conns: conns, Expect: []int{200}}
-			ms, err := r.measure(srv, Badger, sc.name, "cold", d, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st := srv.status("RssAnon", "RssFile")
-			fmt.Fprintf(os.Stderr, "  minor faults %.1f/req\n", float64(minorFaults(srv)-mf0)/float64(max(ms.Res.Requests, 1)))
-			fmt.Fprintf(os.Stderr, "  read %.0f KB/req; major faults %d, %.1f/req; RssAnon %d MB RssFile %d MB; cgroup cache %d MB\n",
-				float64(readBytes(srv)-b0)/1024/float64(max(ms.Res.Requests, 1)), srv.majorFaults()-f0, float64(srv.majorFaults()-f0)/float64(max(ms.Res.Requests, 1)), st["RssAnon"]>>20, st["RssFile"]>>20, cgStat(cg, "total_cache")>>20)
-		}
-	}
-	if os.Getenv("BENCH_COLD_EXPORT") != "" {
+	export := func() {
 		f0, b0 := srv.majorFaults(), readBytes(srv)
 		e, err := exportAll(srv, 5*time.Minute)
 		if err != nil {
@@ -168,35 +158,117 @@ func TestColdProbe(t *testing.T) {
 		fmt.Fprintf(os.Stderr, "export: %d records in %s = %.0f/s; major faults %d, read %d MB\n", e.Records, e.Duration.Round(time.Millisecond),
 			float64(e.Records)/e.Duration.Seconds(), srv.majorFaults()-f0, (readBytes(srv)-b0)>>20)
 	}
+	only := os.Getenv("BENCH_COLD_ONLY")
+	rows := func(set string, names ...string) {
+		for _, sc := range readScenarios([]string{"x"}) {
+			if !slices.Contains(names, sc.name) || only != "" && !strings.Contains(sc.name, only) {
+				continue
+			}
+			conns := []int{1, 16}
+			if c, _ := strconv.Atoi(os.Getenv("BENCH_COLD_CONNS")); c > 0 {
+				conns = []int{c}
+			}
+			for _, conns := range conns {
+				f0, b0, mf0, tb0 := srv.majorFaults(), readBytes(srv), minorFaults(srv), tableNames(srv.DataDir)
+				cfg := loadgen.Config{Path: helpPath, Query: sc.query, Conns: conns, Expect: []int{200}}
+				ms, err := r.measure(srv, Badger, sc.name, set, d, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				st := srv.status("RssAnon", "RssFile")
+				gone, added := tableChanges(tb0, tableNames(srv.DataDir))
+				perReq := func(v float64) float64 { return v / float64(max(ms.Res.Requests, 1)) }
+				fmt.Fprintf(os.Stderr, "  server CPU %.2f ms/req; minor faults %.1f/req; %s; tables removed %d, written %d (warm-up included)\n",
+					perReq(float64(ms.ServerCPU)/1e6), perReq(float64(minorFaults(srv)-mf0)), levelShape(srv.DataDir), gone, added)
+				fmt.Fprintf(os.Stderr, "  read %.0f KB/req; major faults %d, %.1f/req; RssAnon %d MB RssFile %d MB; cgroup cache %d MB\n",
+					float64(readBytes(srv)-b0)/1024/float64(max(ms.Res.Requests, 1)), srv.majorFaults()-f0, float64(srv.majorFaults()-f0)/float64(max(ms.Res.Requests, 1)), st["RssAnon"]>>20, st["RssFile"]>>20, cgStat(cg, "total_cache")>>20)
+			}
+		}
+	}
+	if mixed {
+		if os.Getenv("BENCH_COLD_SETTLE") != "" {
+			t1, quiet := time.Now(), time.Now()
+			for prev := tableNames(srv.DataDir); time.Since(quiet) < 5*time.Second && time.Since(t1) < 5*time.Minute; {
+				time.Sleep(500 * time.Millisecond)
+				if now := tableNames(srv.DataDir); !maps.Equal(now, prev) {
+					prev, quiet = now, time.Now()
+				}
+			}
+			fmt.Fprintf(os.Stderr, "settled in %s: %s\n", time.Since(t1).Round(time.Second), levelShape(srv.DataDir))
+		}
+		if fill, _ := strconv.ParseInt(os.Getenv("BENCH_COLD_FILL"), 10, 64); fill > 0 {
+			res, err := loadgen.Run(loadgen.Config{Addr: srv.Addr, Method: "POST", Path: helpPath, Header: jsonHeader, Conns: 64,
+				Requests: fill, Body: publishBody("fill"), Expect: []int{201}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second) // the last memtable's flush
+			fmt.Fprintf(os.Stderr, "filled with %d records at %.0f/s: %s\n", res.Requests, res.Throughput(), levelShape(srv.DataDir))
+		}
+		if os.Getenv("BENCH_COLD_EXPORT") != "" {
+			export()
+		}
+		// As mixed (million.go): the publisher outlasts the rows, which begin after its ramp.
+		ramp, n := max(d/5, 200*time.Millisecond), 4
+		if only != "" {
+			n = 2
+		}
+		pubFor := ramp + time.Duration(n)*(d+d/10) + max(d, 2*time.Second)
+		done := make(chan *loadgen.Result, 1)
+		f0, b0 := srv.majorFaults(), readBytes(srv)
+		go func() {
+			res, err := loadgen.Run(loadgen.Config{Addr: srv.Addr, Method: "POST", Path: helpPath, Header: jsonHeader, Conns: 64,
+				Duration: pubFor, Body: publishBody("mixed"), Expect: []int{201}})
+			if err != nil {
+				t.Error(err)
+			}
+			done <- res
+		}()
+		time.Sleep(ramp)
+		rows("while publishing", readRadius, readFiltered)
+		if res := <-done; res != nil {
+			fmt.Fprintf(os.Stderr, "published %d meanwhile: %.0f req/s, p50 %s p99 %s; major faults %d, read %d MB\n", res.Requests, res.Throughput(),
+				ms(res.Percentile(0.5)), ms(res.Percentile(0.99)), srv.majorFaults()-f0, (readBytes(srv)-b0)>>20)
+		}
+	} else {
+		rows("cold", readRadius, readFiltered, readText)
+		if os.Getenv("BENCH_COLD_EXPORT") != "" {
+			export()
+		}
+	}
 	mu, fc, oom := cg.stats()
 	fmt.Fprintf(os.Stderr, "cgroup max %d MB failcnt %d oom %d\n", mu>>20, fc, oom)
 	// A restart after a busy run owes Badger's compactions (Close compacts level 0 only): they read
 	// whole tables while the rows above run.
-	gone, added := 0, 0
-	tables := tableNames(srv.DataDir)
-	for name := range tables0 {
-		if !tables[name] {
-			gone++
-		}
-	}
-	for name := range tables {
-		if !tables0[name] {
-			added++
-		}
-	}
+	gone, added := tableChanges(tables0, tableNames(srv.DataDir))
 	fmt.Fprintf(os.Stderr, "tables compacted away during the rows %d of %d, written %d\n", gone, len(tables0), added)
 }
 
-// tableNames is the set of Badger tables (.sst) in dir.
-func tableNames(dir string) map[string]bool {
-	names := map[string]bool{}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if filepath.Ext(e.Name()) == ".sst" {
-			names[e.Name()] = true
+// levelShape is how many tables (and MB) each non-empty level of the Badger directory dir holds, from its
+// MANIFEST (read while the server runs: Badger appends whole changes to it).
+func levelShape(dir string) string {
+	f, err := os.Open(filepath.Join(dir, badger.ManifestFilename))
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	m, _, err := badger.ReplayManifestFile(f, 0, badger.DefaultOptions(dir))
+	if err != nil {
+		return "MANIFEST: " + err.Error()
+	}
+	var b strings.Builder
+	for i, l := range m.Levels {
+		var size int64
+		for id := range l.Tables {
+			if fi, err := os.Stat(filepath.Join(dir, fmt.Sprintf("%06d.sst", id))); err == nil {
+				size += fi.Size()
+			}
+		}
+		if len(l.Tables) > 0 {
+			fmt.Fprintf(&b, " L%d %d (%d MB)", i, len(l.Tables), size>>20)
 		}
 	}
-	return names
+	return "levels:" + b.String()
 }
 
 func minorFaults(srv *server) int64 {

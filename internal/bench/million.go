@@ -434,7 +434,13 @@ func (r *runner) mixed(srv *server, set string) error {
 				break
 			}
 			cfg := loadgen.Config{Path: helpPath, Query: sc.query, Conns: conns, Expect: []int{200}}
-			_, readErr = r.measure(srv, Badger, sc.name+", while publishing at 64", set, d, cfg)
+			tables := tableNames(srv.DataDir)
+			if _, readErr = r.measure(srv, Badger, sc.name+", while publishing at 64", set, d, cfg); readErr == nil {
+				// A level-0 compaction (every 16 memtable flushes) and the ones below it rewrite hundreds of
+				// tables; a row they overlap is slower (README, "A second run an hour later").
+				gone, added := tableChanges(tables, tableNames(srv.DataDir))
+				r.progress("  tables compacted away during the row %d, written %d (warm-up included)", gone, added)
+			}
 		}
 	}
 	readsEnd := time.Now()
@@ -451,4 +457,31 @@ func (r *runner) mixed(srv *server, set string) error {
 	}
 	r.add(Measure{Store: Badger, Name: "POST new, during the mixed reads", Set: set, Conns: 64, Res: pub.res, ServerCPU: srv.cpu() - cpu0})
 	return nil
+}
+
+// tableNames is the set of Badger tables (.sst) in dir.
+func tableNames(dir string) map[string]bool {
+	names := map[string]bool{}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if filepath.Ext(e.Name()) == ".sst" {
+			names[e.Name()] = true
+		}
+	}
+	return names
+}
+
+// tableChanges counts the tables of before gone from after, and those of after new.
+func tableChanges(before, after map[string]bool) (gone, added int) {
+	for name := range before {
+		if !after[name] {
+			gone++
+		}
+	}
+	for name := range after {
+		if !before[name] {
+			added++
+		}
+	}
+	return gone, added
 }
