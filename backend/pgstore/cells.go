@@ -180,6 +180,7 @@ func (c *pgCells) CountCells(cells []string) (int, error) {
 	args = append(args, boxes)
 	n := 0
 	b := &pgx.Batch{}
+	b.Queue(`SET LOCAL plan_cache_mode = force_custom_plan`) // the boxes: how many records each holds
 	b.Queue(fmt.Sprintf(`SELECT b.i::int, r.loc[1], r.loc[0] FROM unnest($%d::box[]) WITH ORDINALITY AS b(bx, i)
 		CROSS JOIN LATERAL (SELECT loc FROM directaid_records WHERE loc <@ b.bx AND %s) r`, len(args), cond), args...).Query(func(rows pgx.Rows) error {
 		var i int

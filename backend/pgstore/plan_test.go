@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -37,8 +38,9 @@ func (l *batchLog) TraceBatchStart(ctx context.Context, c *pgx.Conn, d pgx.Trace
 	return l.roundTrips.TraceBatchStart(ctx, c, d)
 }
 
-// walkPlan replays the statements of the last walk's batch in a transaction, with EXPLAIN (ANALYZE) in
-// front of the walk, and returns the walk's plan (the tree under its Limit) as JSON.
+// walkPlan replays the statements of the last walk's batch in a transaction, the walk prepared and run
+// with EXPLAIN (ANALYZE) (so that the plan is the one the settings before it give: generic or custom),
+// and returns the walk's plan (the tree under its Limit) as JSON.
 func walkPlan(t *testing.T, s *Store, l *batchLog) string {
 	t.Helper()
 	ctx := context.Background()
@@ -58,8 +60,26 @@ func walkPlan(t *testing.T, s *Store, l *batchLog) string {
 			}
 			continue
 		}
+		if _, err := conn.Exec(ctx, `PREPARE walk AS `+q.SQL); err != nil {
+			t.Fatal(err)
+		}
+		// EXPLAIN EXECUTE takes no parameters: the values are written out.
+		params := make([]string, len(q.Arguments))
+		for i, a := range q.Arguments {
+			switch v := a.(type) {
+			case string:
+				params[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
+			case float64, int:
+				params[i] = fmt.Sprint(v)
+			default:
+				t.Fatalf("walkPlan: argument %d of the walk is a %T", i+1, a)
+			}
+		}
 		var plan []map[string]any
-		if err := conn.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+q.SQL, q.Arguments...).Scan(&plan); err != nil {
+		if err := conn.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE walk(`+strings.Join(params, ", ")+`)`).Scan(&plan); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, `DEALLOCATE walk`); err != nil {
 			t.Fatal(err)
 		}
 		b, _ := json.Marshal(plan[0]["Plan"])

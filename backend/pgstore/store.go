@@ -620,7 +620,8 @@ type candidate struct {
 //
 // Two round trips in the common case, each a pipeline of statements that do not depend on each other:
 // the transaction's start, the walk and the counters of the circle's cells (pgCells.prefetch); then the
-// count of the edge cells if the total needs it, the page's records and the transaction's end.
+// count of the edge cells if the total needs it, the page's records and the transaction's end (with q
+// and a total, after wordsTotal).
 func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.ListSpec) (*store.ListResult, error) {
 	cond, args := where(spec)
 	res := &store.ListResult{TotalExact: true}
@@ -665,25 +666,26 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 		})
 		return err
 	}
-	// pgx prepares every statement; after five runs PostgreSQL may plan one for any parameters, and the
-	// generic plan of a list (a box, a LIKE pattern) cannot see how selective they are: lists are planned
-	// each time (writes keep their cached plans).
-	// The statements whose plan does not depend on their parameters' values (the counters of a list of
-	// cells, records and personal rows by id) keep their generic plans.
 	first := &pgx.Batch{}
 	first.BeginTx(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	cells := &pgCells{ctx: ctx, spec: spec, with: &pgx.Batch{}}
-	if !spec.NoTotal && len(spec.Words) == 0 {
-		first.Queue(`SET LOCAL plan_cache_mode = force_generic_plan`)
-		cells.prefetch(first)
-	}
-	first.Queue(`SET LOCAL plan_cache_mode = force_custom_plan`)
 	if len(spec.Words) == 0 {
-		// The walk, not a sort of the box: the planner estimates any `loc <@ box` at 0.1% of the rows, and
-		// when the index does not cover the filters (or the table's pages are not yet all-visible) it read
-		// and sorted every record of the box instead (~17k in 5 km at 1M density: 12 ms a list). With q,
-		// the words' index may well be the better start. The statements after it sort nothing.
-		first.Queue(`SET LOCAL enable_sort = off`)
+		// Generic plans, planned once per connection, for the statements whose plan does not depend on
+		// their parameters' values: the counters of a list of cells, the records and personal rows by id,
+		// and the walk (the planner estimates any `loc <@ box` at 0.1% of the rows, whatever the box;
+		// planned per call, it cost ~200 µs at 1M records). The walk, not a sort of the box: when the index
+		// does not cover the filters (or the table's pages are not yet all-visible) the planner read and
+		// sorted every record of the box instead (~17k in 5 km at 1M density: 12 ms a list). The
+		// statements after it sort nothing.
+		first.Queue(`SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_sort', 'off', true)`)
+		if !spec.NoTotal {
+			cells.prefetch(first)
+		}
+	} else {
+		// pgx prepares every statement; after five runs PostgreSQL may plan one for any parameters, and the
+		// generic plan of a list with q (a LIKE pattern) cannot see how selective it is: planned each time.
+		// With q, the words' index may well be the better start than the walk.
+		first.Queue(`SET LOCAL plan_cache_mode = force_custom_plan`)
 	}
 	batch := max(4*need, 64)
 	first.Queue(query, append(args, batch)...).Query(walk)
@@ -716,7 +718,7 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 	personal.queuePersonal(cells.with) // on a generic plan, as the records by id
 	var rows pageRows
 	cells.with.Queue(`SELECT id, doc, updated_ms FROM directaid_records WHERE id = ANY($1)`, ids).Query(rows.scan)
-	if len(spec.Words) == 0 {
+	if len(spec.Words) == 0 || spec.NoTotal {
 		cells.with.Queue(`ROLLBACK`) // read only: nothing to commit
 	} else {
 		cells.with.Queue(`SET LOCAL plan_cache_mode = force_custom_plan`) // wordsTotal's patterns
