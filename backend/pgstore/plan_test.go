@@ -13,6 +13,7 @@ import (
 
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/internal/pgtest"
+	"github.com/directaid/directaid/schema"
 )
 
 // batchLog keeps the statements (SQL and arguments) of the last batch a pool sent that holds the radius
@@ -89,10 +90,11 @@ func walkPlan(t *testing.T, s *Store, l *batchLog) string {
 	return ""
 }
 
-// TestScopedWalkIsTheIndex: the radius walk of a list, scoped to an emergency or a municipio or not, is
-// the GiST index's KNN order (no sort of the box's records), before the table's pages are all-visible;
-// after VACUUM, an index-only scan that fetches no heap page. Before migration 0014 and enable_sort off,
-// a scoped walk read and sorted every record of the box (the planner estimates the box at 0.1%).
+// TestScopedWalkIsTheIndex: the radius walk of a list, scoped to an emergency or a municipio, filtered by
+// kind (migration 0016) or not, is the GiST index's KNN order (no sort of the box's records), before the
+// table's pages are all-visible; after VACUUM, an index-only scan that fetches no heap page. Before
+// migration 0014 and enable_sort off, a scoped walk read and sorted every record of the box (the planner
+// estimates the box at 0.1%).
 func TestScopedWalkIsTheIndex(t *testing.T) {
 	ctx := context.Background()
 	l := &batchLog{}
@@ -113,6 +115,8 @@ func TestScopedWalkIsTheIndex(t *testing.T) {
 		"unscoped":  {Near: true, Lat: 4.527, Lon: -75.673, RadiusKm: 2.5, Limit: 20},
 		"emergency": {Near: true, Lat: 4.527, Lon: -75.673, RadiusKm: 2.5, Limit: 20, EmergencySlug: "eje-cafetero"},
 		"municipio": {Near: true, Lat: 4.527, Lon: -75.673, RadiusKm: 2.5, Limit: 20, Municipio: "63001"},
+		"kind": {Near: true, Lat: 4.527, Lon: -75.673, RadiusKm: 2.5, Limit: 20, Type: schema.TypeRequest, Category: "agua",
+			Urgency: schema.Urgencies[0]},
 	}
 	for _, vacuumed := range []bool{false, true} {
 		if vacuumed {
