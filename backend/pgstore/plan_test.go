@@ -91,7 +91,7 @@ func walkPlan(t *testing.T, s *Store, l *batchLog) string {
 }
 
 // TestScopedWalkIsTheIndex: the radius walk of a list, scoped to an emergency or a municipio, filtered by
-// kind (migration 0016) or not, is the GiST index's KNN order (no sort of the box's records), before the
+// kind (migration 0015) or not, is the GiST index's KNN order (no sort of the box's records), before the
 // table's pages are all-visible; after VACUUM, an index-only scan that fetches no heap page. Before
 // migration 0014 and enable_sort off, a scoped walk read and sorted every record of the box (the planner
 // estimates the box at 0.1%).
