@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/directaid/directaid/internal/loadgen"
 )
 
@@ -242,33 +240,6 @@ func TestColdProbe(t *testing.T) {
 	// whole tables while the rows above run.
 	gone, added := tableChanges(tables0, tableNames(srv.DataDir))
 	fmt.Fprintf(os.Stderr, "tables compacted away during the rows %d of %d, written %d\n", gone, len(tables0), added)
-}
-
-// levelShape is how many tables (and MB) each non-empty level of the Badger directory dir holds, from its
-// MANIFEST (read while the server runs: Badger appends whole changes to it).
-func levelShape(dir string) string {
-	f, err := os.Open(filepath.Join(dir, badger.ManifestFilename))
-	if err != nil {
-		return err.Error()
-	}
-	defer f.Close()
-	m, _, err := badger.ReplayManifestFile(f, 0, badger.DefaultOptions(dir))
-	if err != nil {
-		return "MANIFEST: " + err.Error()
-	}
-	var b strings.Builder
-	for i, l := range m.Levels {
-		var size int64
-		for id := range l.Tables {
-			if fi, err := os.Stat(filepath.Join(dir, fmt.Sprintf("%06d.sst", id))); err == nil {
-				size += fi.Size()
-			}
-		}
-		if len(l.Tables) > 0 {
-			fmt.Fprintf(&b, " L%d %d (%d MB)", i, len(l.Tables), size>>20)
-		}
-	}
-	return "levels:" + b.String()
 }
 
 func minorFaults(srv *server) int64 {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
+
 	"github.com/directaid/directaid/internal/loadgen"
 )
 
@@ -142,7 +144,8 @@ func (r *runner) million() error {
 
 	// The reads run on the server restarted over those records, as after a deploy: measured right
 	// after the bulk load they would time the compactions it left behind.
-	r.progress("[Badger] restarting over the %s", set)
+	// Level 0 as the last Close left it sets what a radius total costs until its next compaction.
+	r.progress("[Badger] restarting over the %s (%s)", set, levelShape(srv.DataDir))
 	if err := srv.restart(); err != nil {
 		return err
 	}
@@ -484,4 +487,31 @@ func tableChanges(before, after map[string]bool) (gone, added int) {
 		}
 	}
 	return gone, added
+}
+
+// levelShape is how many tables (and MB) each non-empty level of the Badger directory dir holds, from its
+// MANIFEST (read while the server runs: Badger appends whole changes to it).
+func levelShape(dir string) string {
+	f, err := os.Open(filepath.Join(dir, badger.ManifestFilename))
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	m, _, err := badger.ReplayManifestFile(f, 0, badger.DefaultOptions(dir))
+	if err != nil {
+		return "MANIFEST: " + err.Error()
+	}
+	var b strings.Builder
+	for i, l := range m.Levels {
+		var size int64
+		for id := range l.Tables {
+			if fi, err := os.Stat(filepath.Join(dir, fmt.Sprintf("%06d.sst", id))); err == nil {
+				size += fi.Size()
+			}
+		}
+		if len(l.Tables) > 0 {
+			fmt.Fprintf(&b, " L%d %d (%d MB)", i, len(l.Tables), size>>20)
+		}
+	}
+	return "levels:" + b.String()
 }
