@@ -65,7 +65,7 @@ func TestDecodeRecordMatchesEncodingJSON(t *testing.T) {
 
 // storedRecords are n varied records as the store writes them (encoding/json): synthetic, the bench's,
 // records with every field and odd text, and one stored before status and updatedAt existed.
-func storedRecords(t *testing.T, n int) [][]byte {
+func storedRecords(t testing.TB, n int) [][]byte {
 	rng := rand.New(rand.NewPCG(5, 8))
 	var recs []*store.Record
 	for i := range n {
@@ -271,4 +271,25 @@ func TestReadRecords(t *testing.T) {
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("a missing id: %v, want store.ErrNotFound", err)
 	}
+}
+
+// FuzzFastRecord: whatever bytes a stored record holds, fastRecord either refuses them (decodeRecord then
+// asks the general decoder) or reads exactly what encoding/json reads. make test runs it for FUZZTIME.
+func FuzzFastRecord(f *testing.F) {
+	for _, v := range storedRecords(f, 30) {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		got, ok := fastRecord(v)
+		if !ok {
+			return
+		}
+		want, err := decodeV1(v)
+		if err != nil {
+			t.Fatalf("fastRecord read what encoding/json refuses (%v): %s", err, v)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("fastRecord differs from encoding/json:\n got %+v\nwant %+v\nfrom %s", got, want, v)
+		}
+	})
 }
