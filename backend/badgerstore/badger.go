@@ -584,13 +584,12 @@ func getTxn(txn *badger.Txn, id string) (*store.Record, error) {
 }
 
 // getByPairSnapshot looks the pair up in the shared snapshot (see snapshot).
-func (s *Store) getByPairSnapshot(source, externalID string) (*store.Record, error) {
-	sn := s.acquireSnapshot()
-	if sn == nil {
-		return nil, store.ErrClosed
-	}
-	defer sn.release()
-	return getByPairTxn(sn.txn, pairKey(source, externalID))
+func (s *Store) getByPairSnapshot(source, externalID string) (rec *store.Record, err error) {
+	err = s.view(func(txn *badger.Txn) error {
+		rec, err = getByPairTxn(txn, pairKey(source, externalID))
+		return err
+	})
+	return rec, err
 }
 
 // Get implements Store.
