@@ -144,3 +144,20 @@ func TestPersonalByPartition(t *testing.T) {
 		t.Errorf("statements through directaid_personal, the parent:\n%s", strings.Join(tr.seen, "\n"))
 	}
 }
+
+// TestPersonalRoutingChecked: Ready's check passes with personalPart and refuses a computation that
+// PostgreSQL does not share (one partition off).
+func TestPersonalRoutingChecked(t *testing.T) {
+	ctx := context.Background()
+	s := tracedStore(t, pgtest.Shared(t).NewDatabase(t), nil, 0)
+	if err := s.ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkPersonalRouting(ctx, s.db.Pool, personalPart); err != nil {
+		t.Fatal(err)
+	}
+	off := func(id string) int { return (personalPart(id) + 1) % personalParts }
+	if err := checkPersonalRouting(ctx, s.db.Pool, off); err == nil || !strings.Contains(err.Error(), "refusing to serve") {
+		t.Fatalf("a partition PostgreSQL does not route to: %v, want a refusal", err)
+	}
+}

@@ -58,6 +58,9 @@ func (d *DB) Ready(ctx context.Context) error {
 	if _, err := Migrate(ctx, d.Pool); err != nil {
 		return err
 	}
+	if err := checkPersonalRouting(ctx, d.Pool, personalPart); err != nil {
+		return err
+	}
 	d.ready.Store(true)
 	return nil
 }
