@@ -136,9 +136,10 @@ func checkPersonalRouting(ctx context.Context, q interface {
 }
 
 // personalTable is the partition of directaid_personal that holds record id's row.
-func personalTable(id string) string {
-	return "directaid_personal_" + strconv.Itoa(personalPart(id))
-}
+func personalTable(id string) string { return personalPartition(personalPart(id)) }
+
+// personalPartition is the name of partition k of directaid_personal (migration 0010).
+func personalPartition(k int) string { return "directaid_personal_" + strconv.Itoa(k) }
 
 // personalPart is the remainder of id's hash partition, as PostgreSQL computes it for one text key of
 // collation C: hash_combine64(0, hashtextextended(id, HASH_PARTITION_SEED)) modulo personalParts.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -492,7 +491,7 @@ func (p *pageRows) queuePersonal(b *pgx.Batch) {
 	}
 	for k, ids := range parts {
 		if len(ids) > 0 {
-			b.Queue(`SELECT id, doc FROM directaid_personal_`+strconv.Itoa(k)+` WHERE id = ANY($1)`, ids).Query(read)
+			b.Queue(`SELECT id, doc FROM `+personalPartition(k)+` WHERE id = ANY($1)`, ids).Query(read)
 		}
 	}
 }
