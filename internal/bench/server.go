@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -44,15 +43,6 @@ type server struct {
 	dsn  string // the PostgreSQL database, when the server runs on one
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // startServer renders the test Caddyfile with the ceiling route and the publish limit effectively off,
 // then starts bin on loopback, on the PostgreSQL database dsn or else a fresh Badger, inside cg when
 // given, and waits until discovery answers.
@@ -65,11 +55,11 @@ func startServer(o Options, parent string, cg *memCgroup, dsn string) (*server, 
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := testserver.LoopbackPort()
 	if err != nil {
 		return nil, err
 	}
-	adminPort, err := freePort()
+	adminPort, err := testserver.LoopbackPort()
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -27,6 +26,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/directaid/directaid/internal/testserver"
 )
 
 // Required reports whether a missing PostgreSQL must fail the tests instead of skipping them.
@@ -156,7 +157,7 @@ func New(bin string, opts Options) (*Cluster, error) {
 	}
 	// A free port can be taken between the probe and the server's bind: try a few.
 	for attempt := 0; ; attempt++ {
-		c.Port, err = freePort()
+		c.Port, err = testserver.LoopbackPort()
 		if err == nil {
 			err = c.startServer()
 		}
@@ -315,15 +316,6 @@ func (c *Cluster) removeDir() {
 	if c.Dir != "" && strings.Contains(filepath.Base(c.Dir), "directaid-pg-") {
 		_ = os.RemoveAll(c.Dir)
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 var shared struct {

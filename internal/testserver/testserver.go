@@ -6,6 +6,7 @@ package testserver
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -228,11 +229,21 @@ func Binary(t testing.TB) string {
 	return builtBin
 }
 
-// FreePort returns a loopback port that was free a moment ago, below the kernel's ephemeral range: a port
-// from that range (what listening on :0 gives) can be taken by a client's outgoing connection while the
-// server is down — a client connecting to it may even connect to itself — and the restarted server then
-// fails with "address already in use" (TestCrashSafety did, about once in 40 runs).
+// FreePort is LoopbackPort for a test, which it fails when there is none.
 func FreePort(t testing.TB) int {
+	port, err := LoopbackPort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// LoopbackPort returns a loopback port that was free a moment ago, below the kernel's ephemeral range: a
+// port from that range (what listening on :0 gives) can be taken by a client's outgoing connection while
+// the server on it is down — a client connecting to it may even connect to itself — and the restarted
+// server then fails with "address already in use" (TestCrashSafety did, about once in 40 runs). The test
+// servers, the bench's servers and pgtest's clusters all restart on their port.
+func LoopbackPort() (int, error) {
 	lo := 32768
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
 		if f := strings.Fields(string(b)); len(f) == 2 {
@@ -245,11 +256,10 @@ func FreePort(t testing.TB) int {
 		port := 10000 + rand.IntN(lo-10000)
 		if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
 			l.Close()
-			return port
+			return port, nil
 		}
 	}
-	t.Fatal("no free loopback port below the ephemeral range")
-	return 0
+	return 0, errors.New("no free loopback port below the ephemeral range")
 }
 
 // Caddyfile renders the configuration for o on the given ports and directories.
