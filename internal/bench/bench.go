@@ -351,7 +351,9 @@ func (r *runner) dbCPU(store string) time.Duration {
 // it is written (at once when there is nothing to do).
 func (o Options) profileIf(srv *server, store, scenario string, d time.Duration) <-chan error {
 	done := make(chan error, 1)
-	if o.Profile == "" || store != Badger || !strings.EqualFold(o.Profile, scenario) {
+	// "GET list within 5 km/16" names Badger's row, "PostgreSQL GET list within 5 km/16" PostgreSQL's.
+	if o.Profile == "" || !strings.EqualFold(o.Profile, scenario) && !strings.EqualFold(o.Profile, store+" "+scenario) ||
+		store != Badger && !strings.EqualFold(o.Profile, store+" "+scenario) {
 		done <- nil
 		return done
 	}

@@ -1,0 +1,60 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/directaid/directaid/internal/loadgen"
+)
+
+// TestPGProbe measures read rows on a node over a PostgreSQL database kept loaded (e.g. the 1M records
+// moved once with directaid migrate), without the 1M run's publishing and copying: a measuring harness.
+//
+//	BENCH_PG_PROBE_DSN=postgres://… BENCH_PG_PROBE_DATA=<its data directory, for PostgreSQL's CPU>
+//	BENCH_COLD_BIN=bin/directaid BENCH_COLD_ONLY="within 5 km" BENCH_COLD_CONNS=16 BENCH_COLD_D=5s
+//	go test ./internal/bench -run TestPGProbe -v
+func TestPGProbe(t *testing.T) {
+	dsn := os.Getenv("BENCH_PG_PROBE_DSN")
+	if dsn == "" {
+		t.Skip("BENCH_PG_PROBE_DSN not set: a measuring harness")
+	}
+	d, _ := time.ParseDuration(os.Getenv("BENCH_COLD_D"))
+	if d == 0 {
+		d = 5 * time.Second
+	}
+	o := Options{Bin: os.Getenv("BENCH_COLD_BIN"), ServerEnv: strings.Fields(os.Getenv("BENCH_COLD_ENV")), Duration: 2 * d,
+		Progress: os.Stderr, PostgresDataDir: os.Getenv("BENCH_PG_PROBE_DATA")}
+	if p := os.Getenv("BENCH_COLD_PROFILE"); p != "" {
+		o.Profile, o.ProfilePath, _ = strings.Cut(p, "=")
+	}
+	tmp := t.TempDir()
+	r := &runner{o: o, tmp: tmp, rep: &Report{}, began: time.Now()}
+	srv, err := startServer(o, tmp, nil, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.stop()
+	only := os.Getenv("BENCH_COLD_ONLY")
+	conns := []int{1, 16}
+	if c, _ := strconv.Atoi(os.Getenv("BENCH_COLD_CONNS")); c > 0 {
+		conns = []int{c}
+	}
+	for _, sc := range readScenarios([]string{"x"}) {
+		if !sc.list || only != "" && !strings.Contains(sc.name, only) {
+			continue
+		}
+		for _, c := range conns {
+			cfg := loadgen.Config{Path: helpPath, Query: sc.query, Conns: c, Expect: []int{200}}
+			ms, err := r.measure(srv, Postgres, sc.name, "1M", d, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := float64(max(ms.Res.Requests, 1))
+			fmt.Fprintf(os.Stderr, "  node %.0f µs/req, PostgreSQL %.0f µs/req\n", float64(ms.ServerCPU.Microseconds())/n, float64(ms.DBCPU.Microseconds())/n)
+		}
+	}
+}
