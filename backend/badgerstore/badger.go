@@ -19,6 +19,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/backend/store/recordjson"
 )
 
 var (
@@ -579,7 +580,7 @@ func getTxn(txn *badger.Txn, id string) (*store.Record, error) {
 		return nil, err
 	}
 	var rec *store.Record
-	err = item.Value(func(v []byte) (err error) { rec, err = decodeRecord(v); return err })
+	err = item.Value(func(v []byte) (err error) { rec, err = recordjson.Decode(v); return err })
 	return rec, err
 }
 

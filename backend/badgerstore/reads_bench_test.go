@@ -2,25 +2,22 @@ package badgerstore
 
 import (
 	"context"
-	"encoding/json"
 	"expvar"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
-	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/backend/store/storetest"
 	"github.com/directaid/directaid/internal/benchdata"
 	"github.com/directaid/directaid/schema"
 )
@@ -37,42 +34,6 @@ import (
 // BENCH_READONLY=1 reads the seeded directory opened read-only: no compaction beside the queries, so
 // that their cost can be counted alone on a busy machine (instructions of Store.List with callgrind;
 // GODEBUG=asyncpreemptoff=1 for valgrind, GOGC=off to leave the GC out).
-
-// uniformBox is the area of the records: the generator's 0.8° × 0.6°, scaled by √(n/1M).
-func uniformBox(n int) (lat0, lon0, dLat, dLon float64) {
-	s := math.Sqrt(float64(n) / 1e6)
-	return 4.4, -76.0, 0.8 * s, 0.6 * s
-}
-
-func uniformRecord(n, i int, t time.Time) *store.Record {
-	r := rand.New(rand.NewPCG(uint64(i), 11))
-	pick := func(s []string) string { return s[r.IntN(len(s))] }
-	rec := &store.Record{ID: store.NewID(t), CreatedAt: t.UTC().Truncate(time.Millisecond), Status: store.StatusOpen}
-	p := &rec.Publication
-	p.Type = schema.TypeRequest
-	if r.IntN(4) == 0 {
-		p.Type = schema.TypeOffer
-	}
-	p.Source, p.ExternalID, p.EmergencySlug = "bench", "million-"+strconv.Itoa(i), "eje-cafetero"
-	p.Title = pick(benchdata.Titles)
-	words := make([]string, 8+r.IntN(30))
-	for j := range words {
-		words[j] = pick(benchdata.Words)
-	}
-	p.Description = strings.Join(words, " ") + "."
-	p.Category = pick(benchdata.Categories)
-	p.ContactName, p.ContactWhatsapp, p.ContactE164, p.PublishContact = "Ana Gómez", "+57 300 1234567", "+573001234567", true
-	p.Address = fmt.Sprintf("Calle %d # %d-%d", 1+r.IntN(99), 1+r.IntN(99), 1+r.IntN(99))
-	lat0, lon0, dLat, dLon := uniformBox(n)
-	lat, lon := lat0+r.Float64()*dLat, lon0+r.Float64()*dLon
-	p.Latitude, p.Longitude = &lat, &lon
-	if p.Type == schema.TypeRequest {
-		p.Urgency = pick(schema.Urgencies)
-		people := 1 + r.IntN(200)
-		p.NeededPeople = &people
-	}
-	return rec
-}
 
 var (
 	uniOnce   sync.Once
@@ -106,7 +67,7 @@ func uniformDB(b *testing.B) (*Store, int) {
 		for w := range workers {
 			wg.Go(func() {
 				for i := w; i < uniN; i += workers {
-					if _, _, err := uniStore.Create(context.Background(), uniformRecord(uniN, i, t0.Add(time.Duration(i)*step))); err != nil {
+					if _, _, err := uniStore.Create(context.Background(), storetest.UniformRecord(uniN, i, t0.Add(time.Duration(i)*step))); err != nil {
 						errs <- err
 						return
 					}
@@ -224,7 +185,7 @@ func listWork(spec func(n, i int) *store.ListSpec) func(*Store, int) (int, error
 // uniformPoint is the i-th query point: inside the box with the generator's margin (0.05°).
 func uniformPoint(n, i int) (lat, lon float64) {
 	r := rand.New(rand.NewPCG(uint64(i), 13))
-	lat0, lon0, dLat, dLon := uniformBox(n)
+	lat0, lon0, dLat, dLon := storetest.UniformBox(n)
 	return lat0 + 0.05 + r.Float64()*(dLat-0.1), lon0 + 0.05 + r.Float64()*(dLon-0.1)
 }
 
@@ -283,37 +244,4 @@ func BenchmarkUniformDetail(b *testing.B) {
 		_, err := s.Get(context.Background(), ids[(i*7919)%len(ids)])
 		return 1, err
 	})
-}
-
-// BenchmarkDecodeRecord: decoding the bench's records as stored (encoding/json), by decodeRecord and by
-// the general decoder it falls back to.
-//
-//	go test ./backend/badgerstore -run '^$' -bench DecodeRecord -benchmem
-func BenchmarkDecodeRecord(b *testing.B) {
-	vals := make([][]byte, 1000)
-	for i := range vals {
-		v, err := json.Marshal(uniformRecord(1_000_000, i, time.UnixMilli(1786000000000+int64(i)*104729)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		vals[i] = v
-	}
-	for name, decode := range map[string]func([]byte) (*store.Record, error){
-		"decodeRecord": decodeRecord,
-		"jsonv2": func(v []byte) (*store.Record, error) {
-			rec := new(store.Record)
-			err := jsonv2.Unmarshal(v, rec)
-			return rec, err
-		},
-	} {
-		b.Run(name, func(b *testing.B) {
-			i := 0
-			for b.Loop() {
-				if _, err := decode(vals[i%len(vals)]); err != nil {
-					b.Fatal(err)
-				}
-				i++
-			}
-		})
-	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/backend/store/storetest"
 	"github.com/directaid/directaid/site/places"
 )
 
@@ -37,7 +38,7 @@ func BenchmarkPublish(b *testing.B) {
 	n := max(b.N, 100_000) // the density of the generator's box; b.N only counts records
 	recs := make([]*store.Record, b.N)
 	for i := range recs {
-		recs[i] = uniformRecord(n, i, t0.Add(time.Duration(i)*time.Second))
+		recs[i] = storetest.UniformRecord(n, i, t0.Add(time.Duration(i)*time.Second))
 		recs[i].MunicipioCode = places.Nearest(*recs[i].Latitude, *recs[i].Longitude).MunicipioCode()
 	}
 	puts, userBytes, gets := expvarInt("badger_put_num_user"), expvarInt("badger_write_bytes_user"), expvarInt("badger_get_num_user")

@@ -11,6 +11,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/backend/store/storetest"
 )
 
 // TestCountersAcrossBatches: the writer keeps the counters it last committed in memory (counterCache)
@@ -27,7 +28,7 @@ func TestCountersAcrossBatches(t *testing.T) {
 		for w := range 16 {
 			wg.Go(func() {
 				for i := from + w; i < from+n; i += 16 {
-					rec, _, err := s.Create(context.Background(), uniformRecord(20_000, i, t0.Add(time.Duration(i)*time.Second)))
+					rec, _, err := s.Create(context.Background(), storetest.UniformRecord(20_000, i, t0.Add(time.Duration(i)*time.Second)))
 					if err != nil {
 						t.Error(err)
 						return

@@ -1,4 +1,7 @@
-package badgerstore
+// Package recordjson reads a record as the stores keep it: the JSON encoding/json wrote of a
+// store.Record (Badger's values; PostgreSQL's docs, the same without the personal fields and updatedAt).
+// Every read decodes records, a page of 20, a whole export of a million: the usual shape is read by hand.
+package recordjson
 
 import (
 	"bytes"
@@ -7,8 +10,25 @@ import (
 	"time"
 	"unicode/utf8"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/directaid/directaid/backend/store"
 )
+
+// Decode reads a stored record, normalized. fastRecord reads the usual shape, and go-json-experiment/json
+// the rest into the same struct (TestDecodeMatchesEncodingJSON) in a fifth of encoding/json's time and
+// allocations.
+func Decode(v []byte) (*store.Record, error) {
+	if rec, ok := fastRecord(v); ok {
+		return rec, nil
+	}
+	rec := new(store.Record)
+	if err := jsonv2.Unmarshal(v, rec); err != nil {
+		return nil, err
+	}
+	rec.Normalize()
+	return rec, nil
+}
 
 // recordBox holds a decoded record and what its pointers point to: one allocation for all of them.
 type recordBox struct {
@@ -20,7 +40,7 @@ type recordBox struct {
 // fastRecord decodes a record as encoding/json writes it (compact, the members of store.Record, strings
 // without escapes) with two allocations: the record with its pointers, and one string that every string
 // member is a slice of. Anything else — an escape, whitespace, an unknown member, null — is !ok, and
-// decodeRecord falls back to the general decoder: the answer is the same either way
+// Decode falls back to the general decoder: the answer is the same either way
 // (TestFastRecordMatchesEncodingJSON), this is only the common case made cheap (a 5 km page decodes 20
 // records, an export every record).
 func fastRecord(v []byte) (*store.Record, bool) {
