@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/backend/store/recordjson"
 )
 
 // personal is the text that store.Record.ErasePersonal clears, kept in directaid_personal (migration
@@ -21,6 +22,24 @@ type personal struct {
 	Whatsapp string `json:"w,omitempty"`
 	E164     string `json:"e,omitempty"`
 	Address  string `json:"a,omitempty"`
+}
+
+// set takes a member of a personal doc for recordjson.Strings; whatever it refuses, encoding/json reads
+// (TestPersonalMatchesEncodingJSON, FuzzPersonal).
+func (p *personal) set(key, val string) bool {
+	switch key {
+	case "n":
+		p.Name = val
+	case "w":
+		p.Whatsapp = val
+	case "e":
+		p.E164 = val
+	case "a":
+		p.Address = val
+	default:
+		return false
+	}
+	return true
 }
 
 // takePersonal moves rec's personal text out of rec, and returns it as stored in directaid_personal: nil
@@ -40,8 +59,11 @@ func putPersonal(rec *store.Record, doc []byte) error {
 		return nil
 	}
 	var p personal
-	if err := json.Unmarshal(doc, &p); err != nil {
-		return fmt.Errorf("pgstore: personal fields of %s do not decode: %w", rec.ID, err)
+	if !recordjson.Strings(doc, p.set) {
+		p = personal{}
+		if err := json.Unmarshal(doc, &p); err != nil {
+			return fmt.Errorf("pgstore: personal fields of %s do not decode: %w", rec.ID, err)
+		}
 	}
 	rec.ContactName, rec.ContactWhatsapp, rec.ContactE164, rec.Address = p.Name, p.Whatsapp, p.E164, p.Address
 	return nil

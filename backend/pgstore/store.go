@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/backend/store/recordjson"
 )
 
 // Store is store.Store on PostgreSQL. Its answers are the Badger store's (storetest checks both): the
@@ -216,18 +217,17 @@ func (s *Store) scanOne(row pgx.Row) (*store.Record, error) {
 // fmtFloat writes f exactly (shortest round-trip form), so that the point holds the same float64.
 func fmtFloat(f float64) string { return fmt.Sprintf("%v", f) }
 
-// decode reads a stored record: doc, with updatedAt from its column and the personal text of pdoc (a
-// directaid_personal doc; nil for none).
+// decode reads a stored record: doc (recordjson, as Badger's records), with updatedAt from its column and
+// the personal text of pdoc (a directaid_personal doc; nil for none).
 func decode(doc []byte, updatedMs int64, pdoc []byte) (*store.Record, error) {
-	rec := new(store.Record)
-	if err := json.Unmarshal(doc, rec); err != nil {
+	rec, err := recordjson.Decode(doc)
+	if err != nil {
 		return nil, fmt.Errorf("pgstore: stored record does not decode: %w", err)
 	}
 	if err := putPersonal(rec, pdoc); err != nil {
 		return nil, err
 	}
-	rec.UpdatedAt = time.UnixMilli(updatedMs).UTC()
-	rec.Normalize()
+	rec.UpdatedAt = time.UnixMilli(updatedMs).UTC() // after Decode's Normalize, which set it to createdAt
 	return rec, nil
 }
 

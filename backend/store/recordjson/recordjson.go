@@ -129,6 +129,36 @@ func fastRecord(v []byte) (*store.Record, bool) {
 	}
 }
 
+// Strings reads a compact JSON object whose members are all strings without escapes (as encoding/json
+// writes a struct of strings that need none), calling set for each member in order, with one allocation
+// that every key and value is a slice of. Anything else, or a member set refuses, is false: the caller
+// then asks a general decoder (set may have been called for the members before).
+func Strings(v []byte, set func(key, val string) bool) bool {
+	if len(v) < 2 || v[0] != '{' || v[len(v)-1] != '}' || !plainText(v) {
+		return false
+	}
+	d := recordDecoder{v: v, text: string(v), i: 1}
+	if d.byte('}') {
+		return d.i == len(v)
+	}
+	for {
+		key := d.str()
+		if !d.ok || !d.byte(':') {
+			return false
+		}
+		val := d.str()
+		if !d.ok || !set(key, val) {
+			return false
+		}
+		if d.byte('}') {
+			return d.i == len(v)
+		}
+		if !d.byte(',') {
+			return false
+		}
+	}
+}
+
 // recordDecoder reads values at i; the first one it cannot read clears ok, and the rest read nothing.
 type recordDecoder struct {
 	v    []byte
