@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/directaid/directaid/backend/store"
@@ -459,7 +460,7 @@ type pageRows struct {
 
 func (p *pageRows) scan(rows pgx.Rows) error {
 	var id string
-	var doc []byte
+	var doc pgtype.DriverBytes // copied once, by the Clone
 	var ms int64
 	_, err := pgx.ForEachRow(rows, []any{&id, &doc, &ms}, func() error {
 		p.ids, p.docs, p.ms = append(p.ids, id), append(p.docs, slices.Clone(doc)), append(p.ms, ms)
@@ -482,7 +483,7 @@ func (p *pageRows) queuePersonal(b *pgx.Batch) {
 	}
 	read := func(rows pgx.Rows) error {
 		var id string
-		var pdoc []byte
+		var pdoc pgtype.DriverBytes // copied once, by the Clone
 		_, err := pgx.ForEachRow(rows, []any{&id, &pdoc}, func() error {
 			p.personal[id] = slices.Clone(pdoc)
 			return nil
@@ -637,7 +638,7 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 	read, done := 0, false
 	walk := func(rows pgx.Rows) error {
 		page, read, done = page[:0], 0, false
-		var id string
+		var id pgtype.DriverBytes // the rows' ids in pgx's buffer: a string is made for the page's only
 		var lat, lon, flat float64
 		_, err := pgx.ForEachRow(rows, []any{&id, &lat, &lon, &flat}, func() error {
 			read++
@@ -650,10 +651,13 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 				return nil
 			}
 			d := store.HaversineKm(spec.Lat, spec.Lon, lat, lon)
-			if d > spec.RadiusKm || !afterCursor(spec.After, d, id) {
+			if d > spec.RadiusKm || len(page) == need && d > page[need-1].dist {
 				return nil
 			}
-			c := candidate{id, d}
+			c := candidate{string(id), d}
+			if !afterCursor(spec.After, d, c.id) {
+				return nil
+			}
 			i, _ := slices.BinarySearchFunc(page, c, nearer)
 			if i < need {
 				if len(page) == need {
