@@ -82,6 +82,9 @@ type Cover struct {
 	r0, c0     int     // the grid's first row and column
 	rows, cols int
 	corners    []float64 // HaversineKm to the grid's corners, (rows+1) × (cols+1); 0 until computed
+	// HaversineKm's terms of the corners: per row of corners its sine and cosines, per column its sine
+	latSin, latCos, lonSin []float64
+	first                  *firstLevel // of RadiusTotalOf, shared with CircleCells
 }
 
 // CoverCell is a cell of a Cover; row and col are its place in the grid (-1 when its box is not the
@@ -168,19 +171,21 @@ func NewCover(lat, lon, radiusKm float64) *Cover {
 }
 
 // interleave is the geohash of the cell in row and column (of latBits and lonBits bits) as a number:
-// the bits of the two, longitude first.
+// the bits of the two, longitude first (so the last bit is the longitude's when lonBits > latBits).
 func interleave(row, col, latBits, lonBits int) uint64 {
-	var code uint64
-	for t := range latBits + lonBits {
-		if t%2 == 0 {
-			lonBits--
-			code = code<<1 | uint64(col>>lonBits&1)
-		} else {
-			latBits--
-			code = code<<1 | uint64(row>>latBits&1)
-		}
+	if lonBits > latBits {
+		return spreadBits(uint64(col)) | spreadBits(uint64(row))<<1
 	}
-	return code
+	return spreadBits(uint64(row)) | spreadBits(uint64(col))<<1
+}
+
+// spreadBits moves bit i of x (below 2^32) to bit 2i.
+func spreadBits(x uint64) uint64 {
+	x = (x | x<<16) & 0x0000ffff0000ffff
+	x = (x | x<<8) & 0x00ff00ff00ff00ff
+	x = (x | x<<4) & 0x0f0f0f0f0f0f0f0f
+	x = (x | x<<2) & 0x3333333333333333
+	return (x | x<<1) & 0x5555555555555555
 }
 
 // MaxKm is MaxDistKm of c's box.
@@ -190,17 +195,34 @@ func (g *Cover) MaxKm(c *CoverCell) float64 {
 		return MaxDistKm(g.lat, g.lon, lat0, lat1, lon0, lon1)
 	}
 	if g.corners == nil {
-		g.corners = make([]float64, (g.rows+1)*(g.cols+1))
+		g.cornerTerms()
 	}
 	d := 0.0
 	for _, k := range [4][2]int{{c.row, c.col}, {c.row, c.col + 1}, {c.row + 1, c.col}, {c.row + 1, c.col + 1}} {
 		at := &g.corners[k[0]*(g.cols+1)+k[1]]
 		if *at == 0 { // a corner at distance 0 is computed again: it costs nothing else
-			*at = HaversineKm(g.lat, g.lon, float64(g.r0+k[0])*g.h-90, float64(g.c0+k[1])*g.w-180)
+			*at = haversineOf(g.latSin[k[0]], g.latCos[k[0]], g.lonSin[k[1]])
 		}
 		d = math.Max(d, *at)
 	}
 	return maxDistOf(d)
+}
+
+// cornerTerms computes HaversineKm's terms of the grid's corners, per row and per column (its sines and
+// cosines), which MaxKm combines per corner.
+func (g *Cover) cornerTerms() {
+	const rad = math.Pi / 180
+	g.corners = make([]float64, (g.rows+1)*(g.cols+1))
+	terms := make([]float64, 2*(g.rows+1)+g.cols+1)
+	g.latSin, g.latCos, g.lonSin = terms[:g.rows+1], terms[g.rows+1:2*(g.rows+1)], terms[2*(g.rows+1):]
+	cosLat := math.Cos(g.lat * rad)
+	for i := range g.rows + 1 {
+		lat := float64(g.r0+i)*g.h - 90
+		g.latSin[i], g.latCos[i] = math.Sin((lat-g.lat)*rad/2), cosLat*math.Cos(lat*rad)
+	}
+	for j := range g.cols + 1 {
+		g.lonSin[j] = math.Sin((float64(g.c0+j)*g.w - 180 - g.lon) * rad / 2)
+	}
 }
 
 // GeohashBox is the cell of a geohash: its latitude and longitude bounds in degrees.

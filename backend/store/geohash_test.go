@@ -98,3 +98,29 @@ func TestCoverMatchesCellByCell(t *testing.T) {
 		}
 	}
 }
+
+// TestInterleaveMatchesBitLoop: interleave's spread bits are the geohash bits taken one at a time,
+// longitude first, at every precision.
+func TestInterleaveMatchesBitLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for p := 1; p <= 12; p++ {
+		latBits, lonBits := 5*p/2, (5*p+1)/2
+		for range 2000 {
+			row, col := rng.IntN(1<<latBits), rng.IntN(1<<lonBits)
+			var want uint64
+			lb, ob := latBits, lonBits
+			for k := range latBits + lonBits {
+				if k%2 == 0 {
+					ob--
+					want = want<<1 | uint64(col>>ob&1)
+				} else {
+					lb--
+					want = want<<1 | uint64(row>>lb&1)
+				}
+			}
+			if got := interleave(row, col, latBits, lonBits); got != want {
+				t.Fatalf("p=%d row %d col %d: %b, want %b", p, row, col, got, want)
+			}
+		}
+	}
+}

@@ -57,50 +57,40 @@ func RadiusTotalOf(spec *ListSpec, c CellCounter, cover *Cover) (total int, exac
 	}
 	var edges []edge
 	inside, cost := 0, 0
-	level := make([]levelCell, len(cover.Cells))
-	for i := range cover.Cells {
-		level[i].cell = cover.Cells[i].Cell
-	}
+	first := cover.firstLevel(spec)
+	level := first.level
 	var g grouping
 	var known []knownCell // the cells of the level before that were split, with their counters
 	// Level by level (one precision each), parents before their children. The first is the cover's.
-	for first := true; len(level) > 0; first = false {
+	for len(level) > 0 {
 		p := len(level[0].cell)
-		if p < CellCountMin {
-			var next []levelCell
-			for _, cell := range level {
-				next = appendChildCells(next, spec, cell.cell)
+		var reads []string
+		var terms []term
+		if first != nil {
+			reads, terms, first = first.reads, first.terms, nil
+		} else {
+			for i := range level {
+				level[i].inside = cellInside(spec, level[i].cell)
 			}
-			level = next
-			continue
+			reads, terms = g.choose(level, known), g.terms
 		}
-		for i := range level {
-			var maxKm float64
-			if first {
-				maxKm = cover.MaxKm(&cover.Cells[i])
-			} else {
-				lat0, lat1, lon0, lon1 := GeohashBox(level[i].cell)
-				maxKm = MaxDistKm(spec.Lat, spec.Lon, lat0, lat1, lon0, lon1)
-			}
-			level[i].inside = maxKm <= spec.RadiusKm
-		}
-		reads := g.choose(level, known)
 		counts, err := c.CellCounts(reads)
 		if err != nil {
 			return 0, false, err
 		}
-		count := func(cell string) CellCount {
-			if i, ok := slices.BinarySearch(reads, cell); ok {
-				return counts[i]
+		count := func(t *term) CellCount {
+			if t.read >= 0 {
+				return counts[t.read]
 			}
-			i, _ := slices.BinarySearchFunc(known, cell, func(k knownCell, cell string) int { return strings.Compare(k.cell, cell) })
+			i, _ := slices.BinarySearchFunc(known, t.cell, func(k knownCell, cell string) int { return strings.Compare(k.cell, cell) })
 			return known[i].count
 		}
-		for _, t := range g.terms {
-			inside += int(t.sign) * count(t.cell).Matching
+		for i := range terms {
+			t := &terms[i]
+			inside += int(t.sign) * count(t).Matching
 			for _, cell := range level[t.lo:t.hi] {
 				if !cell.inside {
-					inside -= int(t.sign) * count(cell.cell).Matching
+					inside -= int(t.sign) * counts[cell.read].Matching
 				}
 			}
 		}
@@ -110,7 +100,7 @@ func RadiusTotalOf(spec *ListSpec, c CellCounter, cover *Cover) (total int, exac
 			if cell.inside {
 				continue
 			}
-			k := count(cell.cell)
+			k := counts[cell.read]
 			switch {
 			case k.Matching == 0:
 			case p >= GeoPrecision || k.All <= maxEdgeScan:
@@ -139,10 +129,48 @@ func RadiusTotalOf(spec *ListSpec, c CellCounter, cover *Cover) (total int, exac
 	return inside + int(math.Round(est)), false, nil
 }
 
-// levelCell is a cell of one level of RadiusTotal: wholly inside the circle, or crossed by its edge.
+// levelCell is a cell of one level of RadiusTotal: wholly inside the circle, or crossed by its edge
+// (then read is where grouping.choose put it among the counters to read).
 type levelCell struct {
 	cell   string
 	inside bool
+	read   int32
+}
+
+// firstLevel is the first level RadiusTotal counts (the cover's cells, or their children when coarser
+// than CellCountMin) and what grouping chose for it: CircleCells and RadiusTotalOf share it.
+type firstLevel struct {
+	level []levelCell
+	terms []term
+	reads []string
+}
+
+// firstLevel returns the first level of spec's total over the cover, computed on first use.
+func (g *Cover) firstLevel(spec *ListSpec) *firstLevel {
+	if g.first != nil {
+		return g.first
+	}
+	level := make([]levelCell, len(g.Cells))
+	for i := range g.Cells {
+		level[i] = levelCell{cell: g.Cells[i].Cell, inside: g.MaxKm(&g.Cells[i]) <= spec.RadiusKm}
+	}
+	for len(level) > 0 && len(level[0].cell) < CellCountMin {
+		var next []levelCell
+		for _, cell := range level {
+			next = appendChildCells(next, spec, cell.cell)
+		}
+		level = next
+		for i := range level {
+			level[i].inside = cellInside(spec, level[i].cell)
+		}
+	}
+	g.first = &firstLevel{level: level}
+	if len(level) > 0 {
+		var gr grouping
+		g.first.reads = gr.choose(level, nil)
+		g.first.terms = gr.terms
+	}
+	return g.first
 }
 
 // knownCell is a cell whose counters were read at the level before.
@@ -156,6 +184,7 @@ type term struct {
 	cell string
 	sign int32
 	name int32 // when cell is not set yet: where its name starts in grouping.names
+	read int32 // where choose put it among the counters to read; -1: a known cell's
 	// A prefix's counter comes with its edge cells', level[lo:hi] (those not inside), the other sign.
 	lo, hi int32
 }
@@ -208,17 +237,21 @@ func (g *grouping) choose(level []levelCell, known []knownCell) []string {
 			t.cell = names[t.name : int(t.name)+g.p]
 		}
 		if g.known && len(t.cell) == g.top {
+			t.read = -1
 			continue
 		}
 		for ; e < len(level) && level[e].cell < t.cell; e++ {
 			if !level[e].inside {
+				level[e].read = int32(len(reads))
 				reads = append(reads, level[e].cell)
 			}
 		}
+		t.read = int32(len(reads))
 		reads = append(reads, t.cell)
 	}
 	for ; e < len(level); e++ {
 		if !level[e].inside {
+			level[e].read = int32(len(reads))
 			reads = append(reads, level[e].cell)
 		}
 	}
@@ -317,28 +350,15 @@ func (g *grouping) other(prefix string, ch int, sign int32) {
 // would be more than max. The first level's are known from the circle alone; below, any child of an
 // edge cell that may be split. cover is the circle's (NewCover), for RadiusTotalOf's use too.
 func CircleCells(spec *ListSpec, cover *Cover, max int) []string {
-	level := make([]levelCell, len(cover.Cells))
-	for i := range cover.Cells {
-		level[i] = levelCell{cover.Cells[i].Cell, cover.MaxKm(&cover.Cells[i]) <= spec.RadiusKm}
-	}
-	for len(level) > 0 && len(level[0].cell) < CellCountMin {
-		var next []levelCell
-		for _, cell := range level {
-			next = appendChildCells(next, spec, cell.cell)
-		}
-		level = next
-		for i := range level {
-			level[i].inside = cellInside(spec, level[i].cell)
-		}
-	}
+	first := cover.firstLevel(spec)
+	level := first.level
 	var split []string
 	for i := range level {
 		if !level[i].inside && len(level[i].cell) < GeoPrecision {
 			split = append(split, level[i].cell)
 		}
 	}
-	var g grouping
-	all := g.choose(level, nil)
+	all := slices.Clip(first.reads) // the cover's, appended to as a copy
 	for len(split) > 0 && len(all) <= max {
 		var next []string
 		for _, cell := range split {

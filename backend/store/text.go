@@ -17,7 +17,13 @@ func HaversineKm(lat1, lon1, lat2, lon2 float64) float64 {
 	const rad = math.Pi / 180
 	dLat := (lat2 - lat1) * rad
 	dLon := (lon2 - lon1) * rad
-	a := math.Sin(dLat/2)*math.Sin(dLat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dLon/2)*math.Sin(dLon/2)
+	return haversineOf(math.Sin(dLat/2), math.Cos(lat1*rad)*math.Cos(lat2*rad), math.Sin(dLon/2))
+}
+
+// haversineOf is HaversineKm from its terms, so that a grid's corners (Cover) compute them once a row
+// and a column and get the same bits; the conversions keep a compiler from fusing differently per caller.
+func haversineOf(sinLat, cosCos, sinLon float64) float64 {
+	a := float64(sinLat*sinLat) + float64(float64(cosCos*sinLon)*sinLon)
 	return 2 * EarthRadiusKm * math.Asin(math.Min(1, math.Sqrt(a)))
 }
 
