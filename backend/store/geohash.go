@@ -50,7 +50,7 @@ func GeohashCellSize(precision int) (dLat, dLon float64) {
 	bits := 5 * precision
 	lonBits := (bits + 1) / 2
 	latBits := bits / 2
-	return 180 / math.Exp2(float64(latBits)), 360 / math.Exp2(float64(lonBits))
+	return 180 / float64(uint64(1)<<latBits), 360 / float64(uint64(1)<<lonBits)
 }
 
 // maxCoverCells bounds the cells a radius query visits (one Seek each); a larger circle uses shorter
@@ -203,7 +203,7 @@ func (g *Cover) MaxKm(c *CoverCell) float64 {
 		if *at == 0 { // a corner at distance 0 is computed again: it costs nothing else
 			*at = haversineOf(g.latSin[k[0]], g.latCos[k[0]], g.lonSin[k[1]])
 		}
-		d = math.Max(d, *at)
+		d = max(d, *at) // the builtin: math.Max is a call on amd64, the same for distances (never NaN)
 	}
 	return maxDistOf(d)
 }
@@ -225,31 +225,43 @@ func (g *Cover) cornerTerms() {
 	}
 }
 
-// GeohashBox is the cell of a geohash: its latitude and longitude bounds in degrees.
+// GeohashBox is the cell of a geohash: its latitude and longitude bounds in degrees. Its row and column
+// are read from the bits; a cell's size is a power of two, so row × height - 90 is exact: the bounds halving
+// the range bit by bit gives.
 func GeohashBox(cell string) (lat0, lat1, lon0, lon1 float64) {
-	lat0, lat1, lon0, lon1 = -90, 90, -180, 180
-	even := true
+	var code uint64
 	for i := 0; i < len(cell); i++ {
-		ch := strings.IndexByte(GeohashAlphabet, cell[i])
-		for b := 4; b >= 0; b-- {
-			bit := ch>>b&1 == 1
-			if even {
-				if mid := (lon0 + lon1) / 2; bit {
-					lon0 = mid
-				} else {
-					lon1 = mid
-				}
-			} else {
-				if mid := (lat0 + lat1) / 2; bit {
-					lat0 = mid
-				} else {
-					lat1 = mid
-				}
-			}
-			even = !even
-		}
+		code = code<<5 | uint64(geohashValue[cell[i]])
 	}
-	return lat0, lat1, lon0, lon1
+	p := len(cell)
+	row, col := compactBits(code), compactBits(code>>1)
+	if (5*p)%2 == 1 { // the last bit is a longitude's
+		row, col = col, row
+	}
+	h, w := GeohashCellSize(p)
+	return float64(row)*h - 90, float64(row+1)*h - 90, float64(col)*w - 180, float64(col+1)*w - 180
+}
+
+// geohashValue is the value of each character of GeohashAlphabet; any other reads as 31 (all bits set,
+// as IndexByte's -1 did).
+var geohashValue = func() (v [256]uint8) {
+	for i := range v {
+		v[i] = 31
+	}
+	for i := range len(GeohashAlphabet) {
+		v[GeohashAlphabet[i]] = uint8(i)
+	}
+	return v
+}()
+
+// compactBits is spreadBits undone: bit 2i of x to bit i.
+func compactBits(x uint64) uint64 {
+	x &= 0x5555555555555555
+	x = (x | x>>1) & 0x3333333333333333
+	x = (x | x>>2) & 0x0f0f0f0f0f0f0f0f
+	x = (x | x>>4) & 0x00ff00ff00ff00ff
+	x = (x | x>>8) & 0x0000ffff0000ffff
+	return (x | x>>16) & 0x00000000ffffffff
 }
 
 // MinDistKm is a lower bound of the distance (as HaversineKm measures it) from (lat, lon) to any
@@ -290,5 +302,5 @@ func minDistLon(lat, lon, lon0, lon1 float64) float64 {
 
 // minDistOf is MinDistKm from its two bounds.
 func minDistOf(dLat, dLon float64) float64 {
-	return math.Max(0, math.Max(dLat, dLon)*EarthRadiusKm*(1-1e-9)-1e-9)
+	return max(0, max(dLat, dLon)*EarthRadiusKm*(1-1e-9)-1e-9)
 }

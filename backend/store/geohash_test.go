@@ -124,3 +124,51 @@ func TestInterleaveMatchesBitLoop(t *testing.T) {
 		}
 	}
 }
+
+// geohashBoxBisect is GeohashBox as it was written before: the range halved bit by bit.
+func geohashBoxBisect(cell string) (lat0, lat1, lon0, lon1 float64) {
+	lat0, lat1, lon0, lon1 = -90, 90, -180, 180
+	even := true
+	for i := 0; i < len(cell); i++ {
+		ch := strings.IndexByte(GeohashAlphabet, cell[i])
+		for b := 4; b >= 0; b-- {
+			bit := ch>>b&1 == 1
+			if even {
+				if mid := (lon0 + lon1) / 2; bit {
+					lon0 = mid
+				} else {
+					lon1 = mid
+				}
+			} else {
+				if mid := (lat0 + lat1) / 2; bit {
+					lat0 = mid
+				} else {
+					lat1 = mid
+				}
+			}
+			even = !even
+		}
+	}
+	return lat0, lat1, lon0, lon1
+}
+
+// TestGeohashBoxMatchesBisection: GeohashBox from the cell's row and column gives, to the bit, the
+// bounds of the bisection, at every precision, at the poles and the antimeridian.
+func TestGeohashBoxMatchesBisection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	cells := []string{"", "0", "z", "zzzzzzzzzzzz", "000000000000", "pbpbpbpbpbpb", "d2g6f", "d2g6fA"}
+	for range 20000 {
+		b := make([]byte, 1+rng.IntN(12))
+		for i := range b {
+			b[i] = GeohashAlphabet[rng.IntN(32)]
+		}
+		cells = append(cells, string(b))
+	}
+	for _, c := range cells {
+		a0, a1, o0, o1 := GeohashBox(c)
+		b0, b1, p0, p1 := geohashBoxBisect(c)
+		if a0 != b0 || a1 != b1 || o0 != p0 || o1 != p1 {
+			t.Fatalf("%q: %v %v %v %v, bisection %v %v %v %v", c, a0, a1, o0, o1, b0, b1, p0, p1)
+		}
+	}
+}
