@@ -200,7 +200,8 @@ type grouping struct {
 	p, top int         // cells group under their prefixes of length top…p-1
 	known  bool        // the prefixes of length top are known cells
 	terms  []term
-	names  []byte // the names of the cells of terms that are not of the level, one string at the end
+	names  []byte   // the names of the cells of terms that are not of the level, one string at the end
+	codes  []uint64 // the level's geohashes as numbers (5 bits a character), whose prefixes group compares
 }
 
 // choose sets the terms of level's inside sum and returns the cells whose counters to read: the edge
@@ -221,6 +222,14 @@ func (g *grouping) choose(level []levelCell, known []knownCell) []string {
 		g.top = g.p
 	}
 	g.names = g.names[:0]
+	g.codes = g.codes[:0]
+	for i := range level {
+		var code uint64
+		for _, ch := range []byte(level[i].cell) {
+			code = code<<5 | uint64(geohashValue[ch])
+		}
+		g.codes = append(g.codes, code)
+	}
 	for i := 0; i < len(level); {
 		j := g.group(i, len(level), g.top)
 		g.emit(i, j, g.top, true, 1)
@@ -260,8 +269,8 @@ func (g *grouping) choose(level []levelCell, known []knownCell) []string {
 
 // group is the end of the cells from lo (before hi) that share lo's prefix of length q.
 func (g *grouping) group(lo, hi, q int) int {
-	j := lo + 1
-	for j < hi && g.level[j].cell[:q] == g.level[lo].cell[:q] {
+	j, shift := lo+1, 5*(g.p-q)
+	for j < hi && g.codes[j]>>shift == g.codes[lo]>>shift {
 		j++
 	}
 	return j
@@ -322,7 +331,7 @@ func (g *grouping) emit(lo, hi, q int, plus bool, sign int32) {
 	next := 0
 	for i := lo; i < hi; {
 		j := g.group(i, hi, q+1)
-		ch := strings.IndexByte(GeohashAlphabet, g.level[i].cell[q])
+		ch := int(g.codes[i] >> (5 * (g.p - q - 1)) & 31)
 		for ; !plus && next < ch; next++ {
 			g.other(prefix, next, sign)
 		}
