@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -14,11 +13,7 @@ import (
 
 // cellKey is a cell's key in directaid_cells: 1 << 5·precision | the geohash's bits.
 func cellKey(cell string) int32 {
-	k := int32(1)
-	for i := range len(cell) {
-		k = k<<5 | int32(strings.IndexByte(store.GeohashAlphabet, cell[i]))
-	}
-	return k
+	return int32(1<<(5*len(cell)) | store.GeohashCode(cell))
 }
 
 // pgCells is store.CellCounter over the counters and records of one radius list's snapshot.

@@ -84,7 +84,7 @@ type Cover struct {
 	corners    []float64 // HaversineKm to the grid's corners, (rows+1) × (cols+1); 0 until computed
 	// HaversineKm's terms of the corners: per row of corners its sine and cosines, per column its sine
 	latSin, latCos, lonSin []float64
-	first                  *firstLevel // of RadiusTotalOf, shared with CircleCells
+	first                  firstLevel // of RadiusTotalOf, shared with CircleCells (level nil until computed)
 }
 
 // CoverCell is a cell of a Cover; row and col are its place in the grid (-1 when its box is not the
@@ -148,10 +148,11 @@ func NewCover(lat, lon, radiusKm float64) *Cover {
 		}
 		slices.Sort(keys)
 		keys = slices.CompactFunc(keys, func(a, b uint64) bool { return a>>16 == b>>16 })
-		buf := make([]byte, 0, len(keys)*p)
-		for _, k := range keys {
-			for n := p - 1; n >= 0; n-- {
-				buf = append(buf, GeohashAlphabet[k>>(16+5*n)&31])
+		buf := make([]byte, len(keys)*p)
+		for n, k := range keys {
+			name := buf[n*p : (n+1)*p]
+			for i := range name {
+				name[i] = GeohashAlphabet[k>>(16+5*(p-1-i))&31]
 			}
 		}
 		all := string(buf) // one allocation for every cell's name
@@ -197,14 +198,15 @@ func (g *Cover) MaxKm(c *CoverCell) float64 {
 	if g.corners == nil {
 		g.cornerTerms()
 	}
-	d := 0.0
-	for _, k := range [4][2]int{{c.row, c.col}, {c.row, c.col + 1}, {c.row + 1, c.col}, {c.row + 1, c.col + 1}} {
-		at := &g.corners[k[0]*(g.cols+1)+k[1]]
+	corner := func(row, col int) float64 {
+		at := &g.corners[row*(g.cols+1)+col]
 		if *at == 0 { // a corner at distance 0 is computed again: it costs nothing else
-			*at = haversineOf(g.latSin[k[0]], g.latCos[k[0]], g.lonSin[k[1]])
+			*at = haversineOf(g.latSin[row], g.latCos[row], g.lonSin[col])
 		}
-		d = max(d, *at) // the builtin: math.Max is a call on amd64, the same for distances (never NaN)
+		return *at
 	}
+	// The builtin max: math.Max is a call on amd64, and the same for distances (never NaN).
+	d := max(0, corner(c.row, c.col), corner(c.row, c.col+1), corner(c.row+1, c.col), corner(c.row+1, c.col+1))
 	return maxDistOf(d)
 }
 
@@ -212,9 +214,9 @@ func (g *Cover) MaxKm(c *CoverCell) float64 {
 // cosines), which MaxKm combines per corner.
 func (g *Cover) cornerTerms() {
 	const rad = math.Pi / 180
-	g.corners = make([]float64, (g.rows+1)*(g.cols+1))
-	terms := make([]float64, 2*(g.rows+1)+g.cols+1)
-	g.latSin, g.latCos, g.lonSin = terms[:g.rows+1], terms[g.rows+1:2*(g.rows+1)], terms[2*(g.rows+1):]
+	n := (g.rows + 1) * (g.cols + 1)
+	all := make([]float64, n+2*(g.rows+1)+g.cols+1) // one allocation
+	g.corners, g.latSin, g.latCos, g.lonSin = all[:n], all[n:n+g.rows+1], all[n+g.rows+1:n+2*(g.rows+1)], all[n+2*(g.rows+1):]
 	cosLat := math.Cos(g.lat * rad)
 	for i := range g.rows + 1 {
 		lat := float64(g.r0+i)*g.h - 90
@@ -229,17 +231,23 @@ func (g *Cover) cornerTerms() {
 // are read from the bits; a cell's size is a power of two, so row × height - 90 is exact: the bounds halving
 // the range bit by bit gives.
 func GeohashBox(cell string) (lat0, lat1, lon0, lon1 float64) {
-	var code uint64
-	for i := 0; i < len(cell); i++ {
-		code = code<<5 | uint64(geohashValue[cell[i]])
-	}
-	p := len(cell)
+	code, p := GeohashCode(cell), len(cell)
 	row, col := compactBits(code), compactBits(code>>1)
 	if (5*p)%2 == 1 { // the last bit is a longitude's
 		row, col = col, row
 	}
 	h, w := GeohashCellSize(p)
 	return float64(row)*h - 90, float64(row+1)*h - 90, float64(col)*w - 180, float64(col+1)*w - 180
+}
+
+// GeohashCode is a geohash (of at most 12 characters) as a number: its bits, 5 a character, which sort
+// as the characters do among geohashes of one length.
+func GeohashCode(cell string) uint64 {
+	var code uint64
+	for i := 0; i < len(cell); i++ {
+		code = code<<5 | uint64(geohashValue[cell[i]])
+	}
+	return code
 }
 
 // geohashValue is the value of each character of GeohashAlphabet; any other reads as 31 (all bits set,

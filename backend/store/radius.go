@@ -147,8 +147,8 @@ type firstLevel struct {
 
 // firstLevel returns the first level of spec's total over the cover, computed on first use.
 func (g *Cover) firstLevel(spec *ListSpec) *firstLevel {
-	if g.first != nil {
-		return g.first
+	if g.first.level != nil {
+		return &g.first
 	}
 	level := make([]levelCell, len(g.Cells))
 	for i := range g.Cells {
@@ -164,13 +164,13 @@ func (g *Cover) firstLevel(spec *ListSpec) *firstLevel {
 			level[i].inside = cellInside(spec, level[i].cell)
 		}
 	}
-	g.first = &firstLevel{level: level}
+	g.first = firstLevel{level: level}
 	if len(level) > 0 {
 		var gr grouping
 		g.first.reads = gr.choose(level, nil)
 		g.first.terms = gr.terms
 	}
-	return g.first
+	return &g.first
 }
 
 // knownCell is a cell whose counters were read at the level before.
@@ -222,13 +222,9 @@ func (g *grouping) choose(level []levelCell, known []knownCell) []string {
 		g.top = g.p
 	}
 	g.names = g.names[:0]
-	g.codes = g.codes[:0]
+	g.codes = slices.Grow(g.codes[:0], len(level))
 	for i := range level {
-		var code uint64
-		for _, ch := range []byte(level[i].cell) {
-			code = code<<5 | uint64(geohashValue[ch])
-		}
-		g.codes = append(g.codes, code)
+		g.codes = append(g.codes, GeohashCode(level[i].cell))
 	}
 	for i := 0; i < len(level); {
 		j := g.group(i, len(level), g.top)
