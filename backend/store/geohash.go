@@ -231,7 +231,11 @@ func (g *Cover) cornerTerms() {
 // are read from the bits; a cell's size is a power of two, so row × height - 90 is exact: the bounds halving
 // the range bit by bit gives.
 func GeohashBox(cell string) (lat0, lat1, lon0, lon1 float64) {
-	code, p := GeohashCode(cell), len(cell)
+	return geohashBoxOf(GeohashCode(cell), len(cell))
+}
+
+// geohashBoxOf is GeohashBox of the geohash of p characters whose bits are code.
+func geohashBoxOf(code uint64, p int) (lat0, lat1, lon0, lon1 float64) {
 	row, col := compactBits(code), compactBits(code>>1)
 	if (5*p)%2 == 1 { // the last bit is a longitude's
 		row, col = col, row

@@ -367,12 +367,17 @@ func CircleCells(spec *ListSpec, cover *Cover, max int) []string {
 	for len(split) > 0 && len(all) <= max {
 		var next []string
 		for _, cell := range split {
+			if len(all)+len(GeohashAlphabet) > max {
+				return nil
+			}
+			names := childNames(cell)
+			code, p := GeohashCode(cell)<<5, len(cell)+1
 			for i := range len(GeohashAlphabet) {
-				child := cell + GeohashAlphabet[i:i+1]
+				child := names[i*p : (i+1)*p]
 				all = append(all, child)
-				lat0, lat1, lon0, lon1 := GeohashBox(child)
-				if len(child) < GeoPrecision && MinDistKm(spec.Lat, spec.Lon, lat0, lat1, lon0, lon1) <= spec.RadiusKm &&
-					!cellInside(spec, child) {
+				lat0, lat1, lon0, lon1 := geohashBoxOf(code|uint64(i), p)
+				if p < GeoPrecision && MinDistKm(spec.Lat, spec.Lon, lat0, lat1, lon0, lon1) <= spec.RadiusKm &&
+					MaxDistKm(spec.Lat, spec.Lon, lat0, lat1, lon0, lon1) > spec.RadiusKm {
 					next = append(next, child)
 				}
 			}
@@ -393,14 +398,29 @@ func cellInside(spec *ListSpec, cell string) bool {
 
 // appendChildCells appends the cells of cell one precision finer that the circle reaches, in order.
 func appendChildCells(out []levelCell, spec *ListSpec, cell string) []levelCell {
+	code, p := GeohashCode(cell)<<5, len(cell)+1
+	var names string // the children's names, made on the first one kept
 	for i := range len(GeohashAlphabet) {
-		child := cell + GeohashAlphabet[i:i+1]
-		lat0, lat1, lon0, lon1 := GeohashBox(child)
+		lat0, lat1, lon0, lon1 := geohashBoxOf(code|uint64(i), p)
 		if MinDistKm(spec.Lat, spec.Lon, lat0, lat1, lon0, lon1) <= spec.RadiusKm {
-			out = append(out, levelCell{cell: child})
+			if names == "" {
+				names = childNames(cell)
+			}
+			out = append(out, levelCell{cell: names[i*p : (i+1)*p]})
 		}
 	}
 	return out
+}
+
+// childNames is the names of cell's 32 children back to back, one allocation for them all.
+func childNames(cell string) string {
+	var b strings.Builder
+	b.Grow(len(GeohashAlphabet) * (len(cell) + 1))
+	for i := range len(GeohashAlphabet) {
+		b.WriteString(cell)
+		b.WriteByte(GeohashAlphabet[i])
+	}
+	return b.String()
 }
 
 // MaxDistKm is an upper bound of the distance (as HaversineKm measures it) from (lat, lon) to any point of
