@@ -130,9 +130,11 @@ func RadiusTotalOf(spec *ListSpec, c CellCounter, cover *Cover) (total int, exac
 }
 
 // levelCell is a cell of one level of RadiusTotal: wholly inside the circle, or crossed by its edge
-// (then read is where grouping.choose put it among the counters to read).
+// (then read is where grouping.choose put it among the counters to read); code is its geohash as a
+// number (GeohashCode), whose prefixes grouping compares.
 type levelCell struct {
 	cell   string
+	code   uint64
 	inside bool
 	read   int32
 }
@@ -200,8 +202,7 @@ type grouping struct {
 	p, top int         // cells group under their prefixes of length top…p-1
 	known  bool        // the prefixes of length top are known cells
 	terms  []term
-	names  []byte   // the names of the cells of terms that are not of the level, one string at the end
-	codes  []uint64 // the level's geohashes as numbers (5 bits a character), whose prefixes group compares
+	names  []byte // the names of the cells of terms that are not of the level, one string at the end
 }
 
 // choose sets the terms of level's inside sum and returns the cells whose counters to read: the edge
@@ -222,9 +223,8 @@ func (g *grouping) choose(level []levelCell, known []knownCell) []string {
 		g.top = g.p
 	}
 	g.names = g.names[:0]
-	g.codes = slices.Grow(g.codes[:0], len(level))
 	for i := range level {
-		g.codes = append(g.codes, GeohashCode(level[i].cell))
+		level[i].code = GeohashCode(level[i].cell)
 	}
 	for i := 0; i < len(level); {
 		j := g.group(i, len(level), g.top)
@@ -266,7 +266,7 @@ func (g *grouping) choose(level []levelCell, known []knownCell) []string {
 // group is the end of the cells from lo (before hi) that share lo's prefix of length q.
 func (g *grouping) group(lo, hi, q int) int {
 	j, shift := lo+1, 5*(g.p-q)
-	for j < hi && g.codes[j]>>shift == g.codes[lo]>>shift {
+	for j < hi && g.level[j].code>>shift == g.level[lo].code>>shift {
 		j++
 	}
 	return j
@@ -327,7 +327,7 @@ func (g *grouping) emit(lo, hi, q int, plus bool, sign int32) {
 	next := 0
 	for i := lo; i < hi; {
 		j := g.group(i, hi, q+1)
-		ch := int(g.codes[i] >> (5 * (g.p - q - 1)) & 31)
+		ch := int(g.level[i].code >> (5 * (g.p - q - 1)) & 31)
 		for ; !plus && next < ch; next++ {
 			g.other(prefix, next, sign)
 		}
