@@ -86,7 +86,7 @@ func batchPlan(t *testing.T, s *Store, l *batchLog, match string) string {
 			}
 		}
 		var plan []map[string]any
-		if err := conn.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE walk(`+strings.Join(params, ", ")+`)`).Scan(&plan); err != nil {
+		if err := conn.QueryRow(ctx, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE walk(`+strings.Join(params, ", ")+`)`).Scan(&plan); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := conn.Exec(ctx, `DEALLOCATE walk`); err != nil {
@@ -146,6 +146,51 @@ func TestScopedWalkIsTheIndex(t *testing.T) {
 					map[bool]string{true: " read from the index alone", false: ""}[vacuumed], plan)
 			}
 		}
+	}
+}
+
+// TestMunicipioWalkOutside: a radius list scoped to a municipio, at a point whose circle holds none of its
+// records, walks the GiST index led by the municipio (migration 0017) and reads a few of its pages (7
+// here, as many as the walk of the eastern municipio's page); on 0015's index on loc alone the walk read
+// every entry of the box and dropped them (here ~4,000 entries, 59 buffers; at 1M ~13,000, README).
+func TestMunicipioWalkOutside(t *testing.T) {
+	ctx := context.Background()
+	l := &batchLog{}
+	s := tracedStore(t, pgtest.Shared(t).NewDatabase(t), l, 0)
+	// The western half in 63001, the eastern in 63130, as published (an index whose entries all changed
+	// their municipio at once would keep them mixed); the circle's box is all in the eastern half.
+	importDenseWith(t, s, time.Now().Add(-time.Hour), func(r *store.Record) {
+		r.MunicipioCode = map[bool]string{true: "63001", false: "63130"}[*r.Longitude < -75.673]
+	})
+	if _, err := s.db.Pool.Exec(ctx, `VACUUM ANALYZE directaid_records`); err != nil {
+		t.Fatal(err)
+	}
+	buffers := func(spec store.ListSpec) (int, string) {
+		t.Helper()
+		res, err := s.List(ctx, &spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{true: 0, false: 20}[spec.Municipio == "63001"]; len(res.Records) != want || spec.Municipio == "63001" && res.Total != 0 {
+			t.Fatalf("%s: %d records, total %d; want %d", spec.Municipio, len(res.Records), res.Total, want)
+		}
+		plan := walkPlan(t, s, l)
+		var p struct {
+			Hit  int `json:"Shared Hit Blocks"`
+			Read int `json:"Shared Read Blocks"`
+		}
+		if err := json.Unmarshal([]byte(plan), &p); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d buffers", spec.Municipio, p.Hit+p.Read)
+		return p.Hit + p.Read, plan
+	}
+	spec := store.ListSpec{Near: true, Lat: 4.527, Lon: -75.6475, RadiusKm: 2.5, Limit: 20, Municipio: "63001"}
+	outside, plan := buffers(spec)
+	spec.Municipio = "63130" // the same box in the municipio it is in: a page of 20
+	inside, _ := buffers(spec)
+	if !strings.Contains(plan, `"Index Name":"directaid_records_loc_municipio"`) || outside > 15 {
+		t.Errorf("the walk outside its municipio read %d buffers (inside it %d): %s", outside, inside, plan)
 	}
 }
 

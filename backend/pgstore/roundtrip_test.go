@@ -59,6 +59,12 @@ func tracedStore(t *testing.T, dsn string, tracer pgx.QueryTracer, maxConns int3
 // and changed a millisecond apart from start, and returns them in that order.
 func importDense(t *testing.T, s *Store, start time.Time) []*store.Record {
 	t.Helper()
+	return importDenseWith(t, s, start, nil)
+}
+
+// importDenseWith is importDense with each record changed by set (if not nil) before the import.
+func importDenseWith(t *testing.T, s *Store, start time.Time, set func(*store.Record)) []*store.Record {
+	t.Helper()
 	var recs []*store.Record
 	for i := range 6_000 {
 		r := rand.New(rand.NewPCG(uint64(i), 5))
@@ -69,6 +75,9 @@ func importDense(t *testing.T, s *Store, start time.Time) []*store.Record {
 		p.Category, p.Title, p.Description, p.ContactName = "agua", "Agua potable", "Agua para 5 familias", "Ana"
 		lat, lon := 4.5+r.Float64()*0.054, -75.7+r.Float64()*0.054
 		p.Latitude, p.Longitude = &lat, &lon
+		if set != nil {
+			set(rec)
+		}
 		recs = append(recs, rec)
 	}
 	if _, err := s.Import(context.Background(), recs); err != nil {

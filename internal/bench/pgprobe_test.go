@@ -17,6 +17,8 @@ import (
 //	BENCH_PG_PROBE_DSN=postgres://… BENCH_PG_PROBE_DATA=<its data directory, for PostgreSQL's CPU>
 //	BENCH_COLD_BIN=bin/directaid BENCH_COLD_ONLY="within 5 km" BENCH_COLD_CONNS=16 BENCH_COLD_D=5s
 //	go test ./internal/bench -run TestPGProbe -v
+//
+// BENCH_PG_PROBE_EXTRA (e.g. "&municipio=66001") is appended to every request's query: a scoped row.
 func TestPGProbe(t *testing.T) {
 	dsn := os.Getenv("BENCH_PG_PROBE_DSN")
 	if dsn == "" {
@@ -43,9 +45,15 @@ func TestPGProbe(t *testing.T) {
 	if c, _ := strconv.Atoi(os.Getenv("BENCH_COLD_CONNS")); c > 0 {
 		conns = []int{c}
 	}
+	extra := os.Getenv("BENCH_PG_PROBE_EXTRA")
 	for _, sc := range readScenarios([]string{"x"}) {
 		if !sc.list || only != "" && !strings.Contains(sc.name, only) {
 			continue
+		}
+		if extra != "" {
+			q := sc.query
+			sc.query = func(n int64, b []byte) []byte { return append(q(n, b), extra...) }
+			sc.name += " " + extra
 		}
 		for _, c := range conns {
 			cfg := loadgen.Config{Path: helpPath, Query: sc.query, Conns: c, Expect: []int{200}}
