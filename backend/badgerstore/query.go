@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -424,8 +425,16 @@ func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, cover *store.
 			q.push(walkItem{key: c.MinKm, cell: c.Cell})
 		}
 	}
+	held := scopeHolds(txn, spec, f)
 	for q.len() > 0 {
 		w := q.pop()
+		if w.run == nil {
+			if ok, err := held(w.cell); err != nil {
+				return err
+			} else if !ok {
+				continue
+			}
+		}
 		if w.run != nil {
 			r := &w.run[0]
 			e := &entry{id: idFromInv(r.inv), typ: r.typ, cat: r.cat, urg: r.urg, hasLoc: true, lat: r.lat, lon: r.lon, dist: r.dist}
@@ -464,6 +473,38 @@ func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, cover *store.
 		}
 	}
 	return nil
+}
+
+// scopeHolds returns whether a cell of the walk may hold records of spec's municipio that match f: a
+// municipio is not in the geographic index (inMunicipio reads each entry's), so a walk in a circle where
+// the municipio has none or few records read the whole circle, a point read per entry (at 1M records,
+// municipio 66001 over 5 km: ~21 ms of CPU a list). Its cell counters (precisions cellCountMin and up)
+// rule out the cells where it has none with one read per cell.
+func scopeHolds(txn *badger.Txn, spec *store.ListSpec, f *filter) func(cell string) (bool, error) {
+	if spec.Municipio == "" {
+		return func(string) (bool, error) { return true, nil }
+	}
+	scope, status := scopeOf(spec.EmergencySlug, spec.Municipio), &filter{-1, -1, -1, f.st}
+	var key []byte
+	return func(cell string) (bool, error) {
+		if len(cell) < cellCountMin {
+			return true, nil
+		}
+		key = appendCellCountKey(key[:0], scope, cell)
+		item, err := txn.Get(key)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		n := 0
+		err = item.Value(func(v []byte) (err error) {
+			n, _, err = countEncoded(v, f, status)
+			return err
+		})
+		return n > 0, err
+	}
 }
 
 // walkBuffers are nearestWalk's queue and runs, kept from one walk to the next: they were a third of

@@ -162,6 +162,7 @@ func TestColdProbe(t *testing.T) {
 			if !slices.Contains(names, sc.name) || only != "" && !strings.Contains(sc.name, only) {
 				continue
 			}
+			sc = probeExtra(sc)
 			conns := []int{1, 16}
 			if c, _ := strconv.Atoi(os.Getenv("BENCH_COLD_CONNS")); c > 0 {
 				conns = []int{c}

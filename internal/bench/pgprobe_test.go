@@ -18,7 +18,8 @@ import (
 //	BENCH_COLD_BIN=bin/directaid BENCH_COLD_ONLY="within 5 km" BENCH_COLD_CONNS=16 BENCH_COLD_D=5s
 //	go test ./internal/bench -run TestPGProbe -v
 //
-// BENCH_PG_PROBE_EXTRA (e.g. "&municipio=66001") is appended to every request's query: a scoped row.
+// BENCH_PROBE_EXTRA (e.g. "&municipio=66001") is appended to every request's query: a scoped row (here
+// and in TestColdProbe).
 func TestPGProbe(t *testing.T) {
 	dsn := os.Getenv("BENCH_PG_PROBE_DSN")
 	if dsn == "" {
@@ -45,16 +46,11 @@ func TestPGProbe(t *testing.T) {
 	if c, _ := strconv.Atoi(os.Getenv("BENCH_COLD_CONNS")); c > 0 {
 		conns = []int{c}
 	}
-	extra := os.Getenv("BENCH_PG_PROBE_EXTRA")
 	for _, sc := range readScenarios([]string{"x"}) {
 		if !sc.list || only != "" && !strings.Contains(sc.name, only) {
 			continue
 		}
-		if extra != "" {
-			q := sc.query
-			sc.query = func(n int64, b []byte) []byte { return append(q(n, b), extra...) }
-			sc.name += " " + extra
-		}
+		sc = probeExtra(sc)
 		for _, c := range conns {
 			cfg := loadgen.Config{Path: helpPath, Query: sc.query, Conns: c, Expect: []int{200}}
 			ms, err := r.measure(srv, Postgres, sc.name, "1M", d, cfg)
@@ -65,4 +61,16 @@ func TestPGProbe(t *testing.T) {
 			fmt.Fprintf(os.Stderr, "  node %.0f µs/req, PostgreSQL %.0f µs/req\n", float64(ms.ServerCPU.Microseconds())/n, float64(ms.DBCPU.Microseconds())/n)
 		}
 	}
+}
+
+// probeExtra appends BENCH_PROBE_EXTRA, if set, to sc's queries and name.
+func probeExtra(sc readScenario) readScenario {
+	extra := os.Getenv("BENCH_PROBE_EXTRA")
+	if extra == "" {
+		return sc
+	}
+	q := sc.query
+	sc.query = func(n int64, b []byte) []byte { return append(q(n, b), extra...) }
+	sc.name += " " + extra
+	return sc
 }
