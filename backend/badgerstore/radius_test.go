@@ -97,12 +97,12 @@ func TestRadiusMatchesBruteForce(t *testing.T) {
 	t.Logf("%d lists compared", checks)
 }
 
-// TestMunicipioWalkSkipsCells: a radius list scoped to a municipio, whose circle holds none of its
-// records, reads none of the circle's entries: the geographic index lacks the municipio, and each entry
-// cost a point read of the municipio's index (at 1M records 5 km of municipio 66001, ~21 ms of CPU);
-// the municipio's cell counters rule the cells out. Allocations count the reads (each point read
-// allocates; Badger's own goroutines add some): ~13,300 a list before, 300-1,000 now, a page of the
-// municipio the circle is in ~2,600.
+// TestMunicipioWalkSkipsCells: a radius list scoped to a municipio reads no entry of the cells where the
+// municipio has no record, and no municipio of the entries of the cells where it has all of them (its cell
+// counters say which): the geographic index lacks the municipio, and each entry cost a point read of the
+// municipio's index (at 1M records 5 km of municipio 66001, ~21 ms of CPU a list). Allocations count the
+// point reads (each allocates): outside the municipio ~13,300 a list before, ~310 now; a page inside it
+// ~2,580 before the whole cells were spared their reads, ~580 now.
 func TestMunicipioWalkSkipsCells(t *testing.T) {
 	s := open(t, Options{Dir: t.TempDir()})
 	defer s.Close()
@@ -127,7 +127,7 @@ func TestMunicipioWalkSkipsCells(t *testing.T) {
 	}
 	outside, inside := allocs("63001", 0), allocs("63130", 20)
 	t.Logf("allocations a list: outside its municipio %.0f, inside %.0f", outside, inside)
-	if outside > inside {
-		t.Errorf("a list outside its municipio allocated %.0f times, one inside it %.0f: it read the circle's entries", outside, inside)
+	if outside > 2000 || inside > 1500 {
+		t.Errorf("a list outside its municipio allocated %.0f times, a page inside it %.0f: point reads of entries", outside, inside)
 	}
 }

@@ -61,7 +61,7 @@ func TestColdProbe(t *testing.T) {
 		o.ServerOutput = os.Stderr
 	}
 	if p := os.Getenv("BENCH_COLD_PROFILE"); p != "" { // scenario=path, e.g. "GET list within 5 km/16=/tmp/r.trace"
-		o.Profile, o.ProfilePath, _ = strings.Cut(p, "=")
+		o.Profile, o.ProfilePath = profileOpt(p)
 	}
 	r := &runner{o: o, tmp: tmp, rep: &Report{}, began: time.Now()}
 	if _, err := os.Stat(src); err != nil {

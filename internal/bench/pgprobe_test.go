@@ -32,7 +32,7 @@ func TestPGProbe(t *testing.T) {
 	o := Options{Bin: os.Getenv("BENCH_COLD_BIN"), ServerEnv: strings.Fields(os.Getenv("BENCH_COLD_ENV")), Duration: 2 * d,
 		Progress: os.Stderr, PostgresDataDir: os.Getenv("BENCH_PG_PROBE_DATA")}
 	if p := os.Getenv("BENCH_COLD_PROFILE"); p != "" {
-		o.Profile, o.ProfilePath, _ = strings.Cut(p, "=")
+		o.Profile, o.ProfilePath = profileOpt(p)
 	}
 	tmp := t.TempDir()
 	r := &runner{o: o, tmp: tmp, rep: &Report{}, began: time.Now()}
@@ -73,4 +73,10 @@ func probeExtra(sc readScenario) readScenario {
 	sc.query = func(n int64, b []byte) []byte { return append(q(n, b), extra...) }
 	sc.name += " " + extra
 	return sc
+}
+
+// profileOpt splits BENCH_COLD_PROFILE's "scenario=path" at its last "=" (a scenario's query may hold one).
+func profileOpt(p string) (scenario, path string) {
+	i := strings.LastIndex(p, "=")
+	return p[:max(i, 0)], p[i+1:]
 }
