@@ -385,7 +385,7 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 		}
 	}
 	b := &pgx.Batch{}
-	page.queuePersonal(b)
+	page.queuePersonal(b, page.ids)
 	b.Queue(`SET LOCAL plan_cache_mode = force_custom_plan`) // wordsTotal's patterns
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return nil, err
@@ -435,7 +435,7 @@ func (s *Store) listCounted(ctx context.Context, conn *pgxpool.Conn, spec *store
 		res.Next = &store.Cursor{ID: page.ids[spec.Limit-1]}
 	}
 	second := &pgx.Batch{}
-	page.queuePersonal(second)
+	page.queuePersonal(second, page.ids)
 	second.Queue(`ROLLBACK`) // read only: nothing to commit
 	if err := tx.SendBatch(ctx, second).Close(); err != nil {
 		return nil, err
@@ -471,13 +471,14 @@ func (p *pageRows) scan(rows pgx.Rows) error {
 
 func (p *pageRows) cut(n int) { p.ids, p.docs, p.ms = p.ids[:n], p.docs[:n], p.ms[:n] }
 
-// queuePersonal queues on b the reading of the page's personal rows, one statement per partition that
-// holds some (a page of 20 spans ~17 of the 64), leaving plan_cache_mode generic.
-func (p *pageRows) queuePersonal(b *pgx.Batch) {
-	p.personal = make(map[string][]byte, len(p.ids))
+// queuePersonal queues on b the reading of the personal rows of the page's records ids (known before
+// their records are read, for a radius page), one statement per partition that holds some (a page of 20
+// spans ~17 of the 64), leaving plan_cache_mode generic.
+func (p *pageRows) queuePersonal(b *pgx.Batch, ids []string) {
+	p.personal = make(map[string][]byte, len(ids))
 	b.Queue(`SET LOCAL plan_cache_mode = force_generic_plan`)
 	var parts [personalParts][]string
-	for _, id := range p.ids {
+	for _, id := range ids {
 		k := personalPart(id)
 		parts[k] = append(parts[k], id)
 	}
@@ -720,9 +721,8 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 	for i, c := range page {
 		ids[i] = c.id
 	}
-	personal := pageRows{ids: ids}
-	personal.queuePersonal(cells.with) // on a generic plan, as the records by id
 	var rows pageRows
+	rows.queuePersonal(cells.with, ids) // on a generic plan, as the records by id
 	cells.with.Queue(`SELECT id, doc, updated_ms FROM directaid_records WHERE id = ANY($1)`, ids).Query(rows.scan)
 	if len(spec.Words) == 0 || spec.NoTotal {
 		cells.with.Queue(`ROLLBACK`) // read only: nothing to commit
@@ -747,7 +747,6 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 	if err := cells.flush(); err != nil {
 		return nil, err
 	}
-	rows.personal = personal.personal
 	recs, err := rows.records()
 	if err != nil {
 		return nil, err
