@@ -45,24 +45,9 @@ func TestColdProbe(t *testing.T) {
 	if src == "" {
 		t.Skip("BENCH_COLD_SRC not set: a measuring harness")
 	}
-	bin := os.Getenv("BENCH_COLD_BIN")
 	n, _ := strconv.ParseInt(os.Getenv("BENCH_COLD_N"), 10, 64)
-	d, _ := time.ParseDuration(os.Getenv("BENCH_COLD_D"))
-	if d == 0 {
-		d = 5 * time.Second
-	}
-	var env []string
-	if e := os.Getenv("BENCH_COLD_ENV"); e != "" {
-		env = strings.Fields(e)
-	}
+	o, d, conns, only := probeOptions()
 	tmp := t.TempDir()
-	o := Options{Bin: bin, ServerEnv: env, Duration: 2 * d, Progress: os.Stderr}
-	if os.Getenv("BENCH_COLD_ECHO") != "" { // the server's output too
-		o.ServerOutput = os.Stderr
-	}
-	if p := os.Getenv("BENCH_COLD_PROFILE"); p != "" { // scenario=path, e.g. "GET list within 5 km/16=/tmp/r.trace"
-		o.Profile, o.ProfilePath = profileOpt(p)
-	}
 	r := &runner{o: o, tmp: tmp, rep: &Report{}, began: time.Now()}
 	if _, err := os.Stat(src); err != nil {
 		srv, err := startServer(o, tmp, nil, "")
@@ -156,17 +141,12 @@ func TestColdProbe(t *testing.T) {
 		fmt.Fprintf(os.Stderr, "export: %d records in %s = %.0f/s; major faults %d, read %d MB\n", e.Records, e.Duration.Round(time.Millisecond),
 			float64(e.Records)/e.Duration.Seconds(), srv.majorFaults()-f0, (readBytes(srv)-b0)>>20)
 	}
-	only := os.Getenv("BENCH_COLD_ONLY")
 	rows := func(set string, names ...string) {
 		for _, sc := range readScenarios([]string{"x"}) {
 			if !slices.Contains(names, sc.name) || only != "" && !strings.Contains(sc.name, only) {
 				continue
 			}
 			sc = probeExtra(sc)
-			conns := []int{1, 16}
-			if c, _ := strconv.Atoi(os.Getenv("BENCH_COLD_CONNS")); c > 0 {
-				conns = []int{c}
-			}
 			for _, conns := range conns {
 				f0, b0, mf0, tb0 := srv.majorFaults(), readBytes(srv), minorFaults(srv), tableNames(srv.DataDir)
 				cfg := loadgen.Config{Path: helpPath, Query: sc.query, Conns: conns, Expect: []int{200}}

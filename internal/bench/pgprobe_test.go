@@ -25,15 +25,8 @@ func TestPGProbe(t *testing.T) {
 	if dsn == "" {
 		t.Skip("BENCH_PG_PROBE_DSN not set: a measuring harness")
 	}
-	d, _ := time.ParseDuration(os.Getenv("BENCH_COLD_D"))
-	if d == 0 {
-		d = 5 * time.Second
-	}
-	o := Options{Bin: os.Getenv("BENCH_COLD_BIN"), ServerEnv: strings.Fields(os.Getenv("BENCH_COLD_ENV")), Duration: 2 * d,
-		Progress: os.Stderr, PostgresDataDir: os.Getenv("BENCH_PG_PROBE_DATA")}
-	if p := os.Getenv("BENCH_COLD_PROFILE"); p != "" {
-		o.Profile, o.ProfilePath = profileOpt(p)
-	}
+	o, d, conns, only := probeOptions()
+	o.PostgresDataDir = os.Getenv("BENCH_PG_PROBE_DATA")
 	tmp := t.TempDir()
 	r := &runner{o: o, tmp: tmp, rep: &Report{}, began: time.Now()}
 	srv, err := startServer(o, tmp, nil, dsn)
@@ -41,11 +34,6 @@ func TestPGProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.stop()
-	only := os.Getenv("BENCH_COLD_ONLY")
-	conns := []int{1, 16}
-	if c, _ := strconv.Atoi(os.Getenv("BENCH_COLD_CONNS")); c > 0 {
-		conns = []int{c}
-	}
 	for _, sc := range readScenarios([]string{"x"}) {
 		if !sc.list || only != "" && !strings.Contains(sc.name, only) {
 			continue
@@ -61,6 +49,30 @@ func TestPGProbe(t *testing.T) {
 			fmt.Fprintf(os.Stderr, "  node %.0f µs/req, PostgreSQL %.0f µs/req\n", float64(ms.ServerCPU.Microseconds())/n, float64(ms.DBCPU.Microseconds())/n)
 		}
 	}
+}
+
+// probeOptions are the settings TestColdProbe and TestPGProbe share: the server's binary (BENCH_COLD_BIN),
+// its environment (BENCH_COLD_ENV, fields), its output shown (BENCH_COLD_ECHO=1), a row's profile
+// (BENCH_COLD_PROFILE, "scenario=path", e.g. "GET list within 5 km/16=/tmp/r.trace"), a row's duration
+// (BENCH_COLD_D, 5 s), its connections (BENCH_COLD_CONNS, else 1 and 16) and the rows run (BENCH_COLD_ONLY,
+// a part of their names).
+func probeOptions() (o Options, d time.Duration, conns []int, only string) {
+	if d, _ = time.ParseDuration(os.Getenv("BENCH_COLD_D")); d == 0 {
+		d = 5 * time.Second
+	}
+	o = Options{Bin: os.Getenv("BENCH_COLD_BIN"), ServerEnv: strings.Fields(os.Getenv("BENCH_COLD_ENV")), Duration: 2 * d,
+		Progress: os.Stderr}
+	if os.Getenv("BENCH_COLD_ECHO") != "" {
+		o.ServerOutput = os.Stderr
+	}
+	if p := os.Getenv("BENCH_COLD_PROFILE"); p != "" {
+		o.Profile, o.ProfilePath = profileOpt(p)
+	}
+	conns = []int{1, 16}
+	if c, _ := strconv.Atoi(os.Getenv("BENCH_COLD_CONNS")); c > 0 {
+		conns = []int{c}
+	}
+	return o, d, conns, os.Getenv("BENCH_COLD_ONLY")
 }
 
 // probeExtra appends BENCH_PROBE_EXTRA, if set, to sc's queries and name.
