@@ -26,10 +26,20 @@ const defaultMaxConns = 16
 
 // DB is a pool on one database whose schema is brought up to date before first use.
 type DB struct {
-	Pool  *pgxpool.Pool
-	mu    sync.Mutex
-	ready atomic.Bool
+	Pool    *pgxpool.Pool
+	mu      sync.Mutex
+	ready   atomic.Bool
+	attempt *readyAttempt // the attempt in progress, if any (under mu)
 }
+
+// readyAttempt is one attempt of Ready's: done is closed when it ends, err set before.
+type readyAttempt struct {
+	done chan struct{}
+	err  error
+}
+
+// migrationTimeout bounds one attempt, so that a connection hung mid-migration is given up and tried again.
+const migrationTimeout = time.Hour
 
 // Open makes a pool on dsn without connecting: a node may start while PostgreSQL is down, answer 503
 // meanwhile, and carry on once it is back. See Connect for the settings.
@@ -45,24 +55,46 @@ func Open(dsn string) (*DB, error) {
 	return &DB{Pool: pool}, nil
 }
 
-// Ready migrates the schema once (Migrate); until that has succeeded, every call tries again.
+// Ready migrates the schema once (Migrate); until that has succeeded, every call after a failed attempt
+// tries again. An attempt does not end with the caller's context: an index built over a million records
+// (0017: 36 s) outlives any request's deadline, and each request cancelling it would roll it back for ever.
+// The callers wait for it, each until its own context ends.
 func (d *DB) Ready(ctx context.Context) error {
 	if d.ready.Load() {
 		return nil
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.ready.Load() {
-		return nil
+	m := d.attempt
+	if m == nil && !d.ready.Load() {
+		m = &readyAttempt{done: make(chan struct{})}
+		d.attempt = m
+		go d.migrate(context.WithoutCancel(ctx), m)
 	}
-	if _, err := Migrate(ctx, d.Pool); err != nil {
-		return err
+	d.mu.Unlock()
+	if m == nil {
+		return nil // ready meanwhile
 	}
-	if err := checkPersonalRouting(ctx, d.Pool, personalPart); err != nil {
-		return err
+	select {
+	case <-m.done:
+		return m.err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	d.ready.Store(true)
-	return nil
+}
+
+// migrate is one attempt of Ready's.
+func (d *DB) migrate(ctx context.Context, m *readyAttempt) {
+	ctx, cancel := context.WithTimeout(ctx, migrationTimeout)
+	defer cancel()
+	_, err := Migrate(ctx, d.Pool)
+	if err == nil {
+		err = checkPersonalRouting(ctx, d.Pool, personalPart)
+	}
+	d.mu.Lock()
+	d.ready.Store(err == nil)
+	d.attempt, m.err = nil, err
+	d.mu.Unlock()
+	close(m.done)
 }
 
 // Close closes the pool.
