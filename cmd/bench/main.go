@@ -32,6 +32,7 @@ func main() {
 	memLimit := flag.String("memory-limit", "", "run the -million server in a cgroup v1 memory cgroup of this size (e.g. 256MiB)")
 	serverLog := flag.String("server-log", "", "append what the servers print to this file")
 	postgres := flag.String("postgres", "auto", "run every scenario on PostgreSQL too (a throwaway cluster, fsync on): auto (when installed), on (fail without it), off")
+	sharedBuffers := flag.String("pg-shared-buffers", quarterOfMemory(), "the PostgreSQL cluster's shared_buffers: a quarter of the machine's memory, as README \"Más de una máquina\" tells operators (empty: PostgreSQL's 128 MB)")
 	var serverEnv []string
 	flag.Func("server-env", "KEY=VALUE added to the servers' environment (repeatable), e.g. GOMEMLIMIT=150MiB", func(v string) error {
 		if !strings.Contains(v, "=") {
@@ -74,7 +75,7 @@ func main() {
 		}
 	}
 	var newDB func() (string, error)
-	var pgData, pgMissing string
+	var pgData, pgMissing, pgConf string
 	switch *postgres {
 	case "off":
 		pgMissing = "-postgres=off (BENCH_PG=0)"
@@ -88,7 +89,7 @@ func main() {
 			pgMissing = err.Error()
 			break
 		}
-		cluster, err := pgtest.New(pgBin, pgtest.Options{Durable: true})
+		cluster, err := pgtest.New(pgBin, pgtest.Options{Durable: true, SharedBuffers: *sharedBuffers})
 		if err != nil && *postgres == "on" {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
@@ -99,6 +100,9 @@ func main() {
 		}
 		defer cluster.Close()
 		newDB, pgData = cluster.CreateDatabase, filepath.Join(cluster.Dir, "data")
+		if *sharedBuffers != "" {
+			pgConf = "shared_buffers " + *sharedBuffers
+		}
 	default:
 		fmt.Fprintln(os.Stderr, "bench: -postgres wants auto, on or off")
 		os.Exit(2)
@@ -106,7 +110,7 @@ func main() {
 	if newDB == nil {
 		fmt.Fprintf(os.Stderr, "bench: PostgreSQL not run (%s): Badger only\n", pgMissing)
 	}
-	rep, err := bench.Run(bench.Options{Postgres: newDB, PostgresDataDir: pgData, PostgresMissing: pgMissing, MemoryLimit: memBytes, ServerOutput: serverOut, ServerEnv: serverEnv, Bin: *bin, Duration: *d, Seeds: *seeds, Million: *million, MillionTime: *millionTime,
+	rep, err := bench.Run(bench.Options{Postgres: newDB, PostgresDataDir: pgData, PostgresMissing: pgMissing, PostgresConf: pgConf, MemoryLimit: memBytes, ServerOutput: serverOut, ServerEnv: serverEnv, Bin: *bin, Duration: *d, Seeds: *seeds, Million: *million, MillionTime: *millionTime,
 		Profile: *profile, ProfilePath: *profileOut, Only: *only, Progress: os.Stderr})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -124,4 +128,25 @@ func main() {
 	if len(rep.Failures()) > 0 {
 		exit = 1
 	}
+}
+
+// quarterOfMemory is a quarter of the machine's memory in PostgreSQL's units ("6144MB"), or "" when
+// /proc/meminfo cannot tell.
+func quarterOfMemory() string {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return ""
+	}
+	var kb int64
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err != nil {
+				return ""
+			}
+		}
+	}
+	if kb < 4<<10 {
+		return ""
+	}
+	return fmt.Sprintf("%dMB", kb/4>>10)
 }

@@ -55,6 +55,9 @@ type Options struct {
 	PostgresDataDir string
 	// PostgresMissing says why PostgreSQL does not run (printed with the table) when Postgres is nil.
 	PostgresMissing string
+	// PostgresConf says how that cluster is set beyond fsync, for the table's heading (e.g.
+	// "shared_buffers 6144MB").
+	PostgresConf string
 	// failStep makes the million run's step so named ("<store> <step>") fail at once (TestBenchSmoke's
 	// error row).
 	failStep string
@@ -128,6 +131,7 @@ type Report struct {
 	Load         string   // /proc/loadavg when the run started
 	Stores       []string // Badger, then Postgres when it ran
 	PostgresNote string   // why PostgreSQL did not run
+	PostgresConf string   // Options.PostgresConf
 	Seeds        int64
 	Duration     time.Duration // of the whole run
 }
@@ -176,7 +180,7 @@ func Run(o Options) (*Report, error) {
 	}
 	defer os.RemoveAll(tmp)
 	began := time.Now()
-	rep := &Report{Stores: []string{Badger}, Seeds: o.Seeds, PostgresNote: o.PostgresMissing}
+	rep := &Report{Stores: []string{Badger}, Seeds: o.Seeds, PostgresNote: o.PostgresMissing, PostgresConf: o.PostgresConf}
 	if o.Postgres != nil {
 		rep.Stores = append(rep.Stores, Postgres)
 	} else if rep.PostgresNote == "" {

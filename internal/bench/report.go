@@ -60,7 +60,11 @@ func (r *Report) readSet() (set string, records int64) {
 // Print writes the table, the notes of the long run and the targets of issues 15 and 16.
 func (r *Report) Print(w io.Writer) {
 	if r.both() {
-		fmt.Fprintln(w, "stores: Badger (a fresh directory) | PostgreSQL (a throwaway cluster on this machine, fsync on, a fresh database")
+		conf := "fsync on"
+		if r.PostgresConf != "" {
+			conf += ", " + r.PostgresConf
+		}
+		fmt.Fprintf(w, "stores: Badger (a fresh directory) | PostgreSQL (a throwaway cluster on this machine, %s, a fresh database\n", conf)
 		fmt.Fprintln(w, "per server; its processes' CPU is the second figure of its CPU column)")
 	} else {
 		fmt.Fprintf(w, "stores: Badger only — PostgreSQL not run: %s\n", r.PostgresNote)

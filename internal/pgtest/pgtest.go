@@ -38,6 +38,9 @@ type Options struct {
 	// Durable keeps fsync on (the default turns it off: tests restart the server cleanly or kill clients,
 	// never the machine). Benchmarks set it to measure what production pays.
 	Durable bool
+	// SharedBuffers, when set (e.g. "6GB"), is the server's shared_buffers, as an operator sizes it
+	// (README "Más de una máquina"); empty keeps PostgreSQL's default of 128 MB, enough for tests.
+	SharedBuffers string
 }
 
 // Cluster is one running PostgreSQL server.
@@ -151,6 +154,9 @@ func New(bin string, opts Options) (*Cluster, error) {
 	}
 	conf := fmt.Sprintf("listen_addresses = '127.0.0.1'\nunix_socket_directories = ''\nfsync = %s\n"+
 		"max_connections = 300\nlog_min_messages = warning\n", fsync)
+	if opts.SharedBuffers != "" {
+		conf += "shared_buffers = '" + opts.SharedBuffers + "'\n"
+	}
 	if err := c.appendConf(conf); err != nil {
 		c.removeDir()
 		return nil, err

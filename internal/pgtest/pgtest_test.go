@@ -46,3 +46,19 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("the second database is not fresh: %d tables named t, %v", n, err)
 	}
 }
+
+// TestSharedBuffers: a cluster started with Options.SharedBuffers runs with it (the bench's, sized as an
+// operator would).
+func TestSharedBuffers(t *testing.T) {
+	c := StartWith(t, Options{SharedBuffers: "200MB"})
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, c.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var v string
+	if err := conn.QueryRow(ctx, `SHOW shared_buffers`).Scan(&v); err != nil || v != "200MB" {
+		t.Fatalf("shared_buffers %q, %v; want 200MB", v, err)
+	}
+}
