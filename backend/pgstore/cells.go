@@ -189,6 +189,7 @@ func (c *pgCells) CountCells(cells []string) (int, error) {
 		})
 		return err
 	})
+	b.Queue(genericPlans) // back for with's statements by id
 	err := c.send(b)
 	return n, err
 }

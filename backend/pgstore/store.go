@@ -385,6 +385,7 @@ func (s *Store) list(ctx context.Context, spec *store.ListSpec) (*store.ListResu
 		}
 	}
 	b := &pgx.Batch{}
+	b.Queue(genericPlans)
 	page.queuePersonal(b, page.ids)
 	b.Queue(`SET LOCAL plan_cache_mode = force_custom_plan`) // wordsTotal's patterns
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
@@ -435,6 +436,7 @@ func (s *Store) listCounted(ctx context.Context, conn *pgxpool.Conn, spec *store
 		res.Next = &store.Cursor{ID: page.ids[spec.Limit-1]}
 	}
 	second := &pgx.Batch{}
+	second.Queue(genericPlans)
 	page.queuePersonal(second, page.ids)
 	second.Queue(`ROLLBACK`) // read only: nothing to commit
 	if err := tx.SendBatch(ctx, second).Close(); err != nil {
@@ -471,12 +473,15 @@ func (p *pageRows) scan(rows pgx.Rows) error {
 
 func (p *pageRows) cut(n int) { p.ids, p.docs, p.ms = p.ids[:n], p.docs[:n], p.ms[:n] }
 
+// genericPlans sets generic plans for the rest of the transaction: the statements by id, planned once
+// per connection (queuePersonal's, whose custom plans would be planned with each page).
+const genericPlans = `SET LOCAL plan_cache_mode = force_generic_plan`
+
 // queuePersonal queues on b the reading of the personal rows of the page's records ids (known before
 // their records are read, for a radius page), one statement per partition that holds some (a page of 20
-// spans ~17 of the 64), leaving plan_cache_mode generic.
+// spans ~17 of the 64). The caller sets generic plans first (genericPlans) unless they are already.
 func (p *pageRows) queuePersonal(b *pgx.Batch, ids []string) {
 	p.personal = make(map[string][]byte, len(ids))
-	b.Queue(`SET LOCAL plan_cache_mode = force_generic_plan`)
 	var parts [personalParts][]string
 	for _, id := range ids {
 		k := personalPart(id)
@@ -611,6 +616,8 @@ func feedWalkQuery(spec *store.ListSpec, sinceOp string, newestFirst bool, bound
 type candidate struct {
 	id   string
 	dist float64
+	doc  []byte // the record's doc and updated_ms, when the walk reads them (walkDocs)
+	ms   int64
 }
 
 // listNear answers a radius list. The page walks the GiST index best-first (KNN: nearest in flat degrees
@@ -622,7 +629,8 @@ type candidate struct {
 // Two round trips in the common case, each a pipeline of statements that do not depend on each other:
 // the transaction's start, the walk and the counters of the circle's cells (pgCells.prefetch); then the
 // count of the edge cells if the total needs it, the page's records and the transaction's end (with q
-// and a total, after wordsTotal).
+// and a total, after wordsTotal). A first page filtered by nothing but its status, open, reads its
+// records' docs in the walk (walkDocs).
 func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.ListSpec) (*store.ListResult, error) {
 	cond, args := where(spec)
 	res := &store.ListResult{TotalExact: true}
@@ -634,14 +642,24 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 	centre := fmt.Sprintf("(%v,%v)", spec.Lon, spec.Lat)
 	args = append(args, centre)
 	order := fmt.Sprintf("loc <-> $%d::point", len(args))
-	query := fmt.Sprintf(`SELECT id, loc[1], loc[0], %s FROM directaid_records WHERE %s ORDER BY %s LIMIT $%d`, order, cond, order, len(args)+1)
+	docs := walkDocs(spec)
+	cols := ""
+	if docs {
+		cols = ", doc, updated_ms"
+	}
+	query := fmt.Sprintf(`SELECT id, loc[1], loc[0], %s%s FROM directaid_records WHERE %s ORDER BY %s LIMIT $%d`, order, cols, cond, order, len(args)+1)
 	var page []candidate
 	read, done := 0, false
 	walk := func(rows pgx.Rows) error {
 		page, read, done = page[:0], 0, false
-		var id pgtype.DriverBytes // the rows' ids in pgx's buffer: a string is made for the page's only
+		var id, doc pgtype.DriverBytes // in pgx's buffer: copied for the page's rows only
 		var lat, lon, flat float64
-		_, err := pgx.ForEachRow(rows, []any{&id, &lat, &lon, &flat}, func() error {
+		var ms int64
+		dest := []any{&id, &lat, &lon, &flat}
+		if docs {
+			dest = append(dest, &doc, &ms)
+		}
+		_, err := pgx.ForEachRow(rows, dest, func() error {
 			read++
 			if done {
 				return nil
@@ -655,7 +673,7 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 			if d > spec.RadiusKm || len(page) == need && d > page[need-1].dist {
 				return nil
 			}
-			c := candidate{string(id), d}
+			c := candidate{id: string(id), dist: d}
 			if !afterCursor(spec.After, d, c.id) {
 				return nil
 			}
@@ -663,6 +681,9 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 			if i < need {
 				if len(page) == need {
 					page = page[:need-1]
+				}
+				if docs {
+					c.doc, c.ms = slices.Clone(doc), ms
 				}
 				page = slices.Insert(page, i, c)
 			}
@@ -695,6 +716,11 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 	// Colombia): twice the page is enough to pass the page's last distance (at the bench's 1M points never
 	// a second batch); each row read beyond it costs PostgreSQL a KNN step.
 	batch := max(2*need, 32)
+	if docs {
+		// Each row read costs a heap fetch: the page and a few more pass its last distance at Colombia's
+		// latitudes (at the bench's 1M points, no second batch in 3,000 lists).
+		batch = need + 8
+	}
 	first.Queue(query, append(args, batch)...).Query(walk)
 	tx, end, err := begin(ctx, conn, first)
 	defer end()
@@ -722,8 +748,17 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 		ids[i] = c.id
 	}
 	var rows pageRows
-	rows.queuePersonal(cells.with, ids) // on a generic plan, as the records by id
-	cells.with.Queue(`SELECT id, doc, updated_ms FROM directaid_records WHERE id = ANY($1)`, ids).Query(rows.scan)
+	if len(spec.Words) > 0 {
+		cells.with.Queue(genericPlans) // as the statements by id without q
+	}
+	rows.queuePersonal(cells.with, ids)
+	if docs {
+		for _, c := range page {
+			rows.ids, rows.docs, rows.ms = append(rows.ids, c.id), append(rows.docs, c.doc), append(rows.ms, c.ms)
+		}
+	} else {
+		cells.with.Queue(`SELECT id, doc, updated_ms FROM directaid_records WHERE id = ANY($1)`, ids).Query(rows.scan)
+	}
 	if len(spec.Words) == 0 || spec.NoTotal {
 		cells.with.Queue(`ROLLBACK`) // read only: nothing to commit
 	} else {
@@ -769,6 +804,17 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 
 const kmPerDegLat = store.EarthRadiusKm * math.Pi / 180
 
+// walkDocs reports whether a radius list's walk reads its records' docs (the KNN scan fetches each row's
+// heap tuple) rather than reading the page's records by id afterwards: for a first page of open records
+// without q, kind nor scope. At 1M records it spares PostgreSQL ~100-170 µs a list (the walk and the
+// records by id read ~118 buffers, the walk with its 29 rows' tuples ~35). A filter the GiST entry
+// answers (a kind, an emergency, a status other than open) would fetch the tuple of every row it drops
+// too, and a later page those of the pages before it: they keep the walk from the index alone.
+func walkDocs(spec *store.ListSpec) bool {
+	return len(spec.Words) == 0 && spec.After == nil && spec.StatusOr() == store.StatusOpen && spec.EmergencySlug == "" &&
+		spec.Municipio == "" && spec.Type == "" && spec.Category == "" && spec.Urgency == ""
+}
+
 // nearer orders radius lists: nearest first, then newest (greatest id) first.
 func nearer(a, b candidate) int {
 	if a.dist != b.dist {
@@ -782,7 +828,7 @@ func nearer(a, b candidate) int {
 
 // afterCursor reports whether a record at distance d with id comes after cursor c in a radius list.
 func afterCursor(c *store.Cursor, d float64, id string) bool {
-	return c == nil || nearer(candidate{id, d}, candidate{c.ID, c.Dist}) > 0
+	return c == nil || nearer(candidate{id: id, dist: d}, candidate{id: c.ID, dist: c.Dist}) > 0
 }
 
 // countNear counts the records of cond within the radius. PostgreSQL measures every candidate of the box
