@@ -92,6 +92,9 @@ func testRadiusEstimatedTotal(t *testing.T, s store.Store) {
 		// 0.03° × 0.03°: ~230 records per km², as 1M over the Eje Cafetero.
 		lat, lon := 4.515+rng.Float64()*0.03, -75.695+rng.Float64()*0.03
 		recs[i].Latitude, recs[i].Longitude = &lat, &lon
+		if i%40 == 0 {
+			recs[i].EmergencySlug = "sequia-guajira" // a small third emergency among the two
+		}
 	}
 	recs = CreateAll(t, s, recs)
 	estimated := 0
@@ -111,6 +114,8 @@ func testRadiusEstimatedTotal(t *testing.T, s store.Store) {
 		{Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 0.3, Limit: 5, EmergencySlug: "la-mojana", Municipio: "63001"},
 		// Paged 2 by 2 near the area's corner: a municipio's few records, by the cursor (PostgreSQL: 0017's index).
 		{Near: true, Lat: 4.517, Lon: -75.693, RadiusKm: 0.4, Limit: 2, Municipio: "63130"},
+		// An emergency's few records among another's, paged 2 by 2 (PostgreSQL: 0018's index; Badger: its counters).
+		{Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 0.6, Limit: 2, EmergencySlug: "sequia-guajira"},
 	} {
 		t.Run(fmt.Sprintf("%+v", spec), func(t *testing.T) {
 			scoped := spec.EmergencySlug != "" || spec.Municipio != ""
