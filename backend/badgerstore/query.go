@@ -426,10 +426,13 @@ func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, cover *store.
 		}
 	}
 	held := scopeHolds(txn, spec, f)
+	// A municipio's counters are read for every cell (its entries cost a point read each); an emergency's
+	// only once a cell held none of its records: a list of an emergency that fills the circle reads none.
+	check := spec.Municipio != ""
 	for q.len() > 0 {
 		w := q.pop()
 		whole := false // every entry of the cell is in spec's municipio
-		if w.run == nil {
+		if w.run == nil && check {
 			ok, all, err := held(w.cell)
 			if err != nil {
 				return err
@@ -473,20 +476,23 @@ func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, cover *store.
 		if run := recs[first:len(recs):len(recs)]; len(run) > 0 {
 			heapifyRun(run) // a page takes a few records of a cell: no need to sort them all
 			q.push(walkItem{key: run[0].dist, run: run})
+		} else if spec.EmergencySlug != "" {
+			check = true
 		}
 	}
 	return nil
 }
 
-// scopeHolds tells, for a cell of the walk, whether it may hold records of spec's municipio that match f
-// (holds), and whether every record of the list's status in it is the municipio's (whole). A municipio
-// is not in the geographic index (inMunicipio reads each entry's), so a walk in a circle where the
-// municipio has none or few records read the whole circle, a point read per entry (at 1M records,
-// municipio 66001 over 5 km: ~21 ms of CPU a list). Its cell counters (precisions cellCountMin and up)
-// rule out the cells where it has none, with one read per cell, and spare the point reads in the cells
-// where it has every record, with one more.
+// scopeHolds tells, for a cell of the walk, whether it may hold records of spec's emergency and municipio
+// that match f (holds), and whether every record of the list's status in it is the municipio's (whole). A
+// municipio is not in the geographic index (inMunicipio reads each entry's), so a walk in a circle where
+// the municipio has none or few records read the whole circle, a point read per entry (at 1M records,
+// municipio 66001 over 5 km: ~21 ms of CPU a list); an emergency is in the entries, but a walk for one
+// with few records in a circle full of another's still read every entry of the circle. The scope's cell
+// counters (precisions cellCountMin and up) rule out the cells where it has none, with one read per cell,
+// and spare the point reads in the cells where the municipio has every record, with one more.
 func scopeHolds(txn *badger.Txn, spec *store.ListSpec, f *filter) func(cell string) (holds, whole bool, err error) {
-	if spec.Municipio == "" {
+	if spec.Municipio == "" && spec.EmergencySlug == "" {
 		return func(string) (bool, bool, error) { return true, true, nil }
 	}
 	scope, status := scopeOf(spec.EmergencySlug, spec.Municipio), &filter{-1, -1, -1, f.st}
@@ -511,8 +517,8 @@ func scopeHolds(txn *badger.Txn, spec *store.ListSpec, f *filter) func(cell stri
 			return true, false, nil
 		}
 		n, mine, err := count(scope, cell, f)
-		if n == 0 || err != nil {
-			return false, false, err
+		if n == 0 || err != nil || spec.Municipio == "" {
+			return n > 0, true, err // without a municipio, no point reads to spare
 		}
 		_, every, err := count("", cell, status)
 		return true, mine == every, err

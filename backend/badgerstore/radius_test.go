@@ -106,28 +106,65 @@ func TestRadiusMatchesBruteForce(t *testing.T) {
 func TestMunicipioWalkSkipsCells(t *testing.T) {
 	s := open(t, Options{Dir: t.TempDir()})
 	defer s.Close()
-	rng := rand.New(rand.NewPCG(17, 1))
+	createDense(t, s, 1, func(_ int, r *store.Record) {
+		r.MunicipioCode = map[bool]string{true: "63001", false: "63130"}[*r.Longitude < -75.69] // a western strip, the rest
+	})
+	spec := store.ListSpec{Near: true, Lat: 4.527, Lon: -75.6475, RadiusKm: 2.5, Limit: 20, Municipio: "63001", NoTotal: true}
+	outside := listAllocs(t, s, spec, 0)
+	spec.Municipio = "63130"
+	inside := listAllocs(t, s, spec, 20)
+	t.Logf("allocations a list: outside its municipio %.0f, inside %.0f", outside, inside)
+	if outside > 2000 || inside > 1500 {
+		t.Errorf("a list outside its municipio allocated %.0f times, a page inside it %.0f: point reads of entries", outside, inside)
+	}
+}
+
+// TestEmergencyWalkSkipsCells: a radius list scoped to an emergency with no records in the circle, which is
+// full of another's, reads none of the circle's entries: the emergency's cell counters rule the cells out,
+// as a municipio's do (TestMunicipioWalkSkipsCells). Allocations count the entries' reads (the iterator's
+// blocks): outside ~840 a list before, ~310 now; a page inside ~520-580.
+func TestEmergencyWalkSkipsCells(t *testing.T) {
+	s := open(t, Options{Dir: t.TempDir()})
+	defer s.Close()
+	createDense(t, s, 2, func(i int, r *store.Record) {
+		r.EmergencySlug = "eje-cafetero"
+		if *r.Longitude < -75.69 && i%25 == 0 { // a few in a western strip
+			r.EmergencySlug = "la-mojana"
+		}
+	})
+	spec := store.ListSpec{Near: true, Lat: 4.527, Lon: -75.6475, RadiusKm: 2.5, Limit: 20, EmergencySlug: "la-mojana", NoTotal: true}
+	outside := listAllocs(t, s, spec, 0)
+	spec.EmergencySlug = "eje-cafetero"
+	inside := listAllocs(t, s, spec, 20)
+	t.Logf("allocations a list: outside its emergency %.0f, inside %.0f", outside, inside)
+	if outside >= inside {
+		t.Errorf("a list outside its emergency allocated %.0f times, a page inside it %.0f: it read the circle's entries", outside, inside)
+	}
+}
+
+// listAllocs returns the allocations of a list of spec, which must give want records.
+func listAllocs(t *testing.T, s *Store, spec store.ListSpec, want int) float64 {
+	t.Helper()
+	return testing.AllocsPerRun(3, func() {
+		res, err := s.List(context.Background(), &spec)
+		if err != nil || len(res.Records) != want {
+			t.Fatalf("%+v: %d records, %v; want %d", spec, len(res.Records), err, want)
+		}
+	})
+}
+
+// createDense creates 6,000 records in a 6 km square (the density of 1M over the Eje Cafetero), the i-th
+// changed by set before.
+func createDense(t *testing.T, s *Store, seed uint64, set func(i int, r *store.Record)) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(17, seed))
 	start := time.Date(2026, 8, 11, 10, 0, 0, 0, time.UTC)
 	recs := make([]*store.Record, 6000)
 	for i := range recs {
 		recs[i] = storetest.SynthRecord(rng, start.Add(time.Duration(i)*time.Second), i)
 		lat, lon := 4.5+rng.Float64()*0.054, -75.7+rng.Float64()*0.054
 		recs[i].Latitude, recs[i].Longitude = &lat, &lon
-		recs[i].MunicipioCode = map[bool]string{true: "63001", false: "63130"}[lon < -75.69] // a western strip, the rest
+		set(i, recs[i])
 	}
 	storetest.CreateAll(t, s, recs)
-	allocs := func(municipio string, want int) float64 {
-		spec := store.ListSpec{Near: true, Lat: 4.527, Lon: -75.6475, RadiusKm: 2.5, Limit: 20, Municipio: municipio, NoTotal: true}
-		return testing.AllocsPerRun(3, func() {
-			res, err := s.List(context.Background(), &spec)
-			if err != nil || len(res.Records) != want {
-				t.Fatalf("%s: %d records, %v; want %d", municipio, len(res.Records), err, want)
-			}
-		})
-	}
-	outside, inside := allocs("63001", 0), allocs("63130", 20)
-	t.Logf("allocations a list: outside its municipio %.0f, inside %.0f", outside, inside)
-	if outside > 2000 || inside > 1500 {
-		t.Errorf("a list outside its municipio allocated %.0f times, a page inside it %.0f: point reads of entries", outside, inside)
-	}
 }
