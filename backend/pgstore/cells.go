@@ -9,7 +9,7 @@ import (
 	"github.com/directaid/directaid/backend/store"
 )
 
-// The cell counters of migrations 0011, 0012 and 0014 (directaid_cells), read by store.RadiusTotal as Badger's.
+// The cell counters of migrations 0011, 0012 and 0014 (directaid_cells, indexed by 0016 and 0018), read by store.RadiusTotal as Badger's.
 
 // cellKey is a cell's key in directaid_cells: 1 << 5·precision | the geohash's bits.
 func cellKey(cell string) int32 {
@@ -122,8 +122,11 @@ func (c *pgCells) countsQuery(keys []int32) (string, []any) {
 	}
 	switch {
 	case kind != "":
-		return `SELECT cell, coalesce(sum(n) FILTER (WHERE type <> ''` + kind + scope + `), 0)::bigint, coalesce(sum(n) FILTER (WHERE type = ''), 0)::bigint
-			FROM directaid_cells WHERE status = $1 AND cell = ANY($2) GROUP BY cell`, args
+		// Each part from its own index alone (0016, 0018), not every row of the cells and its heap page.
+		return `SELECT cell, sum(m)::bigint, sum(a)::bigint FROM (
+			SELECT cell, 0 AS m, n AS a FROM directaid_cells WHERE status = $1 AND cell = ANY($2) AND type = ''
+			UNION ALL SELECT cell, n, 0 FROM directaid_cells WHERE status = $1 AND cell = ANY($2) AND type <> ''` + kind + scope + `) c
+			GROUP BY cell`, args
 	case scope != "":
 		return `SELECT cell, coalesce(sum(n) FILTER (WHERE TRUE` + scope + `), 0)::bigint, sum(n)::bigint
 			FROM directaid_cells WHERE status = $1 AND cell = ANY($2) AND type = '' GROUP BY cell`, args
