@@ -3,19 +3,23 @@ package pgstore
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// The schema is a numbered list of SQL files applied in order, each once, each in its own transaction,
-// recorded in directaid_schema_migrations. (pressly/goose v3.29.0 would do the same, but adding it raises
-// some twenty modules of the binary, x/net and grpc among them, for two small files.)
+// The schema is a numbered list of SQL files applied in order, each once, each in its own transaction
+// (or, marked noTransaction, statement by statement), recorded in directaid_schema_migrations.
+// (pressly/goose v3.29.0 would do the same, but adding it raises some twenty modules of the binary, x/net
+// and grpc among them, for two small files.)
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
@@ -33,7 +37,23 @@ type migration struct {
 	version int
 	name    string
 	sql     string
+	alone   []string // a noTransaction migration's statements; nil: sql runs in one transaction
 }
+
+// noTransaction on a migration's first line runs its statements each alone, outside a transaction, so that
+// it can build an index with CREATE INDEX CONCURRENTLY: a transactional CREATE INDEX holds a ShareLock on
+// its table for the whole build (0017 at 1M records: 36 s), and every node's publications wait for it. Such a
+// migration is recorded after its last statement; one interrupted is run again from its first, so each
+// statement must be one that can be (repeatable).
+const noTransaction = "-- directaid:no-transaction"
+
+// repeatable are the statements a noTransaction migration may hold. A concurrent build that fails or is
+// interrupted leaves an INVALID index, which IF NOT EXISTS would then skip for ever: Migrate drops it first.
+var (
+	repeatable = regexp.MustCompile(`(?is)^(CREATE\s+(UNIQUE\s+)?INDEX\s+CONCURRENTLY\s+IF\s+NOT\s+EXISTS\s+([a-z_][a-z0-9_]*)\s` +
+		`|DROP\s+INDEX\s+CONCURRENTLY\s+IF\s+EXISTS\s|CREATE\s+EXTENSION\s+IF\s+NOT\s+EXISTS\s)`)
+	builtIndex = 3 // repeatable's group of the index a statement builds
+)
 
 func migrations() ([]migration, error) {
 	entries, err := fs.ReadDir(migrationFiles, "migrations")
@@ -51,7 +71,16 @@ func migrations() ([]migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, migration{version: v, name: e.Name(), sql: string(b)})
+		m := migration{version: v, name: e.Name(), sql: string(b)}
+		if strings.HasPrefix(m.sql, noTransaction) {
+			if m.alone, err = statementsAlone(m.sql); err != nil {
+				return nil, fmt.Errorf("migration %q: %w", e.Name(), err)
+			}
+			if afterMigration[v] != nil {
+				return nil, fmt.Errorf("migration %q: a step in Go needs a transaction", e.Name())
+			}
+		}
+		out = append(out, m)
 	}
 	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
 	for i := 1; i < len(out); i++ {
@@ -75,7 +104,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 		return nil, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrationLock); err != nil {
+	if err := lockMigrations(ctx, conn); err != nil {
 		return nil, fmt.Errorf("wait for the migration lock: %w", err)
 	}
 	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS directaid_schema_migrations (
@@ -95,6 +124,13 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 	var applied []int
 	for _, m := range all {
 		if slices.Contains(done, int32(m.version)) {
+			continue
+		}
+		if m.alone != nil {
+			if err := applyAlone(ctx, conn, m); err != nil {
+				return applied, fmt.Errorf("migration %s: %w", m.name, err)
+			}
+			applied = append(applied, m.version)
 			continue
 		}
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
@@ -122,4 +158,97 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 		}
 	}
 	return applied, nil
+}
+
+// lockPoll is how often a node waiting for another's migration tries the lock again.
+const lockPoll = 200 * time.Millisecond
+
+// lockMigrations takes the migration lock, trying it again until it is free rather than waiting in
+// pg_advisory_lock: a session blocked there holds its statement's snapshot, and CREATE INDEX CONCURRENTLY
+// waits for every older snapshot, so the node building would wait for the nodes waiting for it
+// (TestMigrateWaitersDoNotBlockTheBuild). Between tries a waiting node holds none.
+func lockMigrations(ctx context.Context, conn *pgx.Conn) error {
+	for {
+		var got bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, migrationLock).Scan(&got); err != nil {
+			return err
+		}
+		if got {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(lockPoll):
+		}
+	}
+}
+
+// applyAlone runs a noTransaction migration's statements one by one, then records it.
+func applyAlone(ctx context.Context, conn *pgx.Conn, m migration) error {
+	for _, stmt := range m.alone {
+		if idx := repeatable.FindStringSubmatch(stmt)[builtIndex]; idx != "" {
+			// Left INVALID by an interrupted build (still updated by every write, never read): built anew.
+			var invalid bool
+			err := conn.QueryRow(ctx, `SELECT NOT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)`, idx).Scan(&invalid)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+			if invalid {
+				if _, err := conn.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+idx); err != nil {
+					return fmt.Errorf("drop the invalid index %s: %w", idx, err)
+				}
+			}
+		}
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	_, err := conn.Exec(ctx, `INSERT INTO directaid_schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name)
+	return err
+}
+
+// statementsAlone splits a noTransaction migration into its statements, without their comments, and checks
+// that each is repeatable. It knows quoted strings and names, not dollar quoting (no function bodies).
+func statementsAlone(sql string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	for i := 0; i < len(sql); i++ {
+		switch c := sql[i]; {
+		case c == '-' && strings.HasPrefix(sql[i:], "--"):
+			end := strings.IndexByte(sql[i:], '\n')
+			if end < 0 {
+				end = len(sql) - i
+			}
+			i += end - 1
+			cur.WriteByte(' ')
+		case c == '\'' || c == '"':
+			end := strings.IndexByte(sql[i+1:], c)
+			if end < 0 {
+				return nil, fmt.Errorf("unterminated %c", c)
+			}
+			cur.WriteString(sql[i : i+end+2])
+			i += end + 1
+		case c == '$' || c == '/' && strings.HasPrefix(sql[i:], "/*"):
+			return nil, errors.New("no dollar quoting or /* comments in a migration run statement by statement")
+		case c == ';':
+			out = append(out, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	if rest := strings.TrimSpace(cur.String()); rest != "" {
+		out = append(out, rest)
+	}
+	out = slices.DeleteFunc(out, func(s string) bool { return s == "" })
+	for _, stmt := range out {
+		if !repeatable.MatchString(stmt) {
+			return nil, fmt.Errorf("%q cannot be run again after an interruption (allowed: CREATE INDEX CONCURRENTLY IF NOT EXISTS, DROP INDEX CONCURRENTLY IF EXISTS, CREATE EXTENSION IF NOT EXISTS)", stmt)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no statements")
+	}
+	return out, nil
 }

@@ -1,3 +1,4 @@
+-- directaid:no-transaction (each statement alone: the builds do not block writes; see migrate.go)
 -- A radius list scoped to a municipio walked 0015's GiST index on loc, which yields every entry of the
 -- circle's box nearest first and filters the municipio after: at a point outside the municipio, or where it
 -- holds fewer records than the page, the walk read every entry of the box (at 1M records ~16,700 entries,
@@ -7,5 +8,5 @@
 -- pg_trgm in 0002. No WHERE municipio_code <> '': a generic plan (the walk's) cannot prove a parameter
 -- non-empty, and would not use a partial index.
 CREATE EXTENSION IF NOT EXISTS btree_gist;
-CREATE INDEX IF NOT EXISTS directaid_records_loc_municipio ON directaid_records USING gist (municipio_code, loc)
+CREATE INDEX CONCURRENTLY IF NOT EXISTS directaid_records_loc_municipio ON directaid_records USING gist (municipio_code, loc)
 	INCLUDE (status, id, emergency_slug, type, category, urgency);
