@@ -44,7 +44,7 @@ func BenchmarkExportPostgres(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if err := ps.Analyze(context.Background()); err != nil {
+	if err := ps.VacuumAnalyze(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	h, err := NewHandler(NewService(ps, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}, {Slug: "la-mojana", Title: "Inundaciones"}}}))

@@ -181,12 +181,14 @@ func (m *migration) run(ctx context.Context) error {
 	if err := m.copyAudit(ctx, src, dst); err != nil {
 		return err
 	}
-	// Nodes started on the target plan with these statistics at once, not after autovacuum's analyze.
+	// Nodes started on the target plan with these statistics and read index-only at once, not after
+	// autovacuum's analyze and vacuum.
+	fmt.Fprintf(m.out, "VACUUM (ANALYZE): marking the copied pages all-visible for index-only scans and refreshing the planner's statistics (about a second per 100,000 records)…\n")
 	t0 := time.Now()
-	if err := dst.Analyze(ctx); err != nil {
+	if err := dst.VacuumAnalyze(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(m.out, "planner statistics refreshed (ANALYZE) in %s\n", time.Since(t0).Round(time.Millisecond))
+	fmt.Fprintf(m.out, "tables vacuumed and planner statistics refreshed (VACUUM (ANALYZE)) in %s\n", time.Since(t0).Round(time.Millisecond))
 	var errs []error
 	if len(m.conflicts) > 0 {
 		show := m.conflicts[:min(len(m.conflicts), 10)]
