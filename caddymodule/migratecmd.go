@@ -99,6 +99,27 @@ type migration struct {
 	bySlug, byStatus       map[string]int
 }
 
+// connectWait bounds reaching PostgreSQL before migrating (a variable for the tests).
+var connectWait = 30 * time.Second
+
+// describeMigration is a migration step in a line of the log or of migrate's report.
+func describeMigration(ev pgstore.MigrationEvent) string {
+	how := ""
+	if ev.Concurrent {
+		how = " (indexes built concurrently: the other nodes go on publishing)"
+	}
+	switch ev.Kind {
+	case "waiting":
+		return "waiting for another node's schema migration to end"
+	case "applying":
+		return "applying " + ev.Name + how + "…"
+	case "applied":
+		return fmt.Sprintf("%s applied in %s", ev.Name, ev.Took.Round(time.Millisecond))
+	default:
+		return fmt.Sprintf("%s failed after %s: %v", ev.Name, ev.Took.Round(time.Millisecond), ev.Err)
+	}
+}
+
 func (m *migration) run(ctx context.Context) error {
 	if _, err := os.Stat(filepath.Join(m.dir, "MANIFEST")); err != nil {
 		return fmt.Errorf("no Badger database in %s: %w", m.dir, err)
@@ -113,10 +134,22 @@ func (m *migration) run(ctx context.Context) error {
 		return err
 	}
 	defer db.Close()
-	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err = db.Ready(rctx) // connects and brings the schema up to date
+	// Reaching PostgreSQL is bounded; the schema's migrations are not: an index built over millions of
+	// records outlasts any fixed wait, and one cut short would be built again, and cut, on every run.
+	pctx, cancel := context.WithTimeout(ctx, connectWait)
+	err = db.Pool.Ping(pctx)
 	cancel()
 	if err != nil {
+		return fmt.Errorf("%s: %w", target, err)
+	}
+	fmt.Fprintf(m.out, "migrate: badger %s → %s\n", m.dir, target)
+	db.Progress = func(ev pgstore.MigrationEvent) {
+		// The steps that may take long (a concurrent build, begun) or did; not every quick one of a fresh database.
+		if ev.Kind == "applying" && ev.Concurrent || ev.Took >= time.Second || ev.Kind == "waiting" || ev.Kind == "failed" {
+			fmt.Fprintln(m.out, "schema: "+describeMigration(ev))
+		}
+	}
+	if err := db.Ready(ctx); err != nil { // brings the schema up to date
 		return fmt.Errorf("%s: %w", target, err)
 	}
 	dst := pgstore.NewStore(db)
@@ -125,7 +158,6 @@ func (m *migration) run(ctx context.Context) error {
 		return fmt.Errorf("open badger %s (is a server running on it? stop it, or migrate from a restored backup): %w", m.dir, err)
 	}
 	defer src.Close()
-	fmt.Fprintf(m.out, "migrate: badger %s → %s\n", m.dir, target)
 
 	if err := m.checkTarget(ctx, src, dst); err != nil {
 		return err

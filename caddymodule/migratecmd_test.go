@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -203,4 +204,64 @@ func tableDigests(t *testing.T, dsn string) map[string]string {
 		out[table] = d
 	}
 	return out
+}
+
+// TestMigrateWaitsForTheSchema: migrate into a database whose schema another node is migrating waits for
+// it, past the bound on reaching PostgreSQL (an index built over millions of records outlasts any fixed
+// wait, and a build cut short would be built again, and cut, on every run), and says what it waits for.
+func TestMigrateWaitsForTheSchema(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "data")
+	src, err := badgerstore.Open(badgerstore.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Seed(t, src, 20, time.Now().Add(-time.Hour), time.Second)
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	holder, err := pgstore.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	conn, err := holder.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, pgstore.MigrationLock); err != nil {
+		t.Fatal(err)
+	}
+	defer func(w time.Duration) { connectWait = w }(connectWait)
+	connectWait = 200 * time.Millisecond
+
+	var mu sync.Mutex
+	var out bytes.Buffer
+	w := writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return out.Write(p)
+	})
+	done := make(chan error, 1)
+	go func() { done <- (&migration{dir: dir, dsn: dsn, batch: 100, out: w}).run(ctx) }()
+	time.Sleep(4 * connectWait) // the other node's migration outlasts the bound on connecting
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, pgstore.MigrationLock); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		mu.Lock()
+		defer mu.Unlock()
+		for _, want := range []string{"schema: waiting for another node's schema migration to end\n",
+			"schema: applying 0017_loc_municipio.sql (indexes built concurrently: the other nodes go on publishing)…\n",
+			"PostgreSQL now holds 20 records"} {
+			if err != nil || !strings.Contains(out.String(), want) {
+				t.Fatalf("migrate: %v; its report should say %q:\n%s", err, want, out.String())
+			}
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("migrate did not end after the other node's migration")
+	}
 }

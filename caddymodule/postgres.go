@@ -6,6 +6,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/certmagic"
+	"go.uber.org/zap"
 
 	"github.com/directaid/directaid/backend/pgstore"
 )
@@ -36,6 +37,15 @@ func loadPostgres(dsn string) (*pgHandle, error) {
 		db, err := pgstore.Open(dsn)
 		if err != nil {
 			return nil, err
+		}
+		// A node answers 503 while it migrates: its log says why, and how long each step took.
+		log := caddy.Log().Named("directaid.postgres")
+		db.Progress = func(ev pgstore.MigrationEvent) {
+			if ev.Kind == "failed" {
+				log.Error("schema: "+describeMigration(ev)+"; tried again by the next request", zap.Int("version", ev.Version))
+				return
+			}
+			log.Info("schema: "+describeMigration(ev), zap.Int("version", ev.Version))
 		}
 		return &pgHandle{db: db, certs: pgstore.NewCertStorage(db)}, nil
 	})

@@ -24,8 +24,8 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migrationLock is the key of the session advisory lock that serialises migrations across nodes.
-const migrationLock int64 = 0x64697265637461 // "directa"
+// MigrationLock is the key of the session advisory lock that serialises migrations across nodes.
+const MigrationLock int64 = 0x64697265637461 // "directa"
 
 // afterMigration are steps in Go that complete a migration in its transaction (what SQL cannot do alike).
 var afterMigration = map[int]func(context.Context, pgx.Tx) error{
@@ -95,6 +95,26 @@ func migrations() ([]migration, error) {
 // advisory lock, held by a connection of its own: closing that connection releases the lock whatever
 // happens. It returns the versions it applied.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
+	return MigrateWith(ctx, pool, nil)
+}
+
+// MigrationEvent is a step of a migration, for the node's log: a node answers 503 while it migrates, and
+// its operator sees why and for how long.
+type MigrationEvent struct {
+	// Kind is "waiting" (another node holds the migration lock), "applying", "applied" or "failed".
+	Kind       string
+	Version    int
+	Name       string
+	Concurrent bool          // its indexes are built without blocking writes (noTransaction)
+	Took       time.Duration // applied or failed: since applying
+	Err        error         // failed
+}
+
+// MigrateWith is Migrate telling progress (when not nil) each step.
+func MigrateWith(ctx context.Context, pool *pgxpool.Pool, progress func(MigrationEvent)) ([]int, error) {
+	if progress == nil {
+		progress = func(MigrationEvent) {}
+	}
 	all, err := migrations()
 	if err != nil {
 		return nil, err
@@ -104,7 +124,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 		return nil, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if err := lockMigrations(ctx, conn); err != nil {
+	if err := lockMigrations(ctx, conn, func() { progress(MigrationEvent{Kind: "waiting"}) }); err != nil {
 		return nil, fmt.Errorf("wait for the migration lock: %w", err)
 	}
 	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS directaid_schema_migrations (
@@ -126,25 +146,15 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 		if slices.Contains(done, int32(m.version)) {
 			continue
 		}
-		if m.alone != nil {
-			if err := applyAlone(ctx, conn, m); err != nil {
-				return applied, fmt.Errorf("migration %s: %w", m.name, err)
-			}
-			applied = append(applied, m.version)
-			continue
+		ev := MigrationEvent{Kind: "applying", Version: m.version, Name: m.name, Concurrent: m.alone != nil}
+		progress(ev)
+		t0 := time.Now()
+		err := apply(ctx, conn, m)
+		ev.Kind, ev.Took, ev.Err = "applied", time.Since(t0), err
+		if err != nil {
+			ev.Kind = "failed"
 		}
-		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return err
-			}
-			if after := afterMigration[m.version]; after != nil {
-				if err := after(ctx, tx); err != nil {
-					return err
-				}
-			}
-			_, err := tx.Exec(ctx, `INSERT INTO directaid_schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name)
-			return err
-		})
+		progress(ev)
 		if err != nil {
 			return applied, fmt.Errorf("migration %s: %w", m.name, err)
 		}
@@ -160,6 +170,25 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 	return applied, nil
 }
 
+// apply runs one migration and records it: statement by statement (noTransaction), or in one transaction.
+func apply(ctx context.Context, conn *pgx.Conn, m migration) error {
+	if m.alone != nil {
+		return applyAlone(ctx, conn, m)
+	}
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, m.sql); err != nil {
+			return err
+		}
+		if after := afterMigration[m.version]; after != nil {
+			if err := after(ctx, tx); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO directaid_schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name)
+		return err
+	})
+}
+
 // lockPoll is how often a node waiting for another's migration tries the lock again.
 const lockPoll = 200 * time.Millisecond
 
@@ -167,14 +196,17 @@ const lockPoll = 200 * time.Millisecond
 // pg_advisory_lock: a session blocked there holds its statement's snapshot, and CREATE INDEX CONCURRENTLY
 // waits for every older snapshot, so the node building would wait for the nodes waiting for it
 // (TestMigrateWaitersDoNotBlockTheBuild). Between tries a waiting node holds none.
-func lockMigrations(ctx context.Context, conn *pgx.Conn) error {
-	for {
+func lockMigrations(ctx context.Context, conn *pgx.Conn, waiting func()) error {
+	for try := 0; ; try++ {
 		var got bool
-		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, migrationLock).Scan(&got); err != nil {
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, MigrationLock).Scan(&got); err != nil {
 			return err
 		}
 		if got {
 			return nil
+		}
+		if try == 0 {
+			waiting()
 		}
 		select {
 		case <-ctx.Done():

@@ -26,10 +26,12 @@ const defaultMaxConns = 16
 
 // DB is a pool on one database whose schema is brought up to date before first use.
 type DB struct {
-	Pool    *pgxpool.Pool
-	mu      sync.Mutex
-	ready   atomic.Bool
-	attempt *readyAttempt // the attempt in progress, if any (under mu)
+	Pool *pgxpool.Pool
+	// Progress, when set before the first use, hears each step of Ready's migrations (MigrateWith).
+	Progress func(MigrationEvent)
+	mu       sync.Mutex
+	ready    atomic.Bool
+	attempt  *readyAttempt // the attempt in progress, if any (under mu)
 }
 
 // readyAttempt is one attempt of Ready's: done is closed when it ends, err set before.
@@ -86,7 +88,7 @@ func (d *DB) Ready(ctx context.Context) error {
 func (d *DB) migrate(ctx context.Context, m *readyAttempt) {
 	ctx, cancel := context.WithTimeout(ctx, migrationTimeout)
 	defer cancel()
-	_, err := Migrate(ctx, d.Pool)
+	_, err := MigrateWith(ctx, d.Pool, d.Progress)
 	if err == nil {
 		err = checkPersonalRouting(ctx, d.Pool, personalPart)
 	}

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,7 +25,7 @@ func TestReadyOutlivesItsCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_lock($1)`, migrationLock); err != nil {
+	if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_lock($1)`, MigrationLock); err != nil {
 		t.Fatal(err)
 	}
 	db, err := Open(dsn)
@@ -32,12 +33,19 @@ func TestReadyOutlivesItsCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	var mu sync.Mutex
+	var events []MigrationEvent
+	db.Progress = func(ev MigrationEvent) {
+		mu.Lock()
+		events = append(events, ev)
+		mu.Unlock()
+	}
 	short, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	if err := db.Ready(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Ready while another node migrates: %v, want the caller's deadline", err)
 	}
-	if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, migrationLock); err != nil {
+	if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, MigrationLock); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(30 * time.Second); !db.ready.Load(); time.Sleep(20 * time.Millisecond) {
@@ -47,5 +55,22 @@ func TestReadyOutlivesItsCaller(t *testing.T) {
 	}
 	if err := db.Ready(short); err != nil { // ready: no wait, whatever the context
 		t.Fatal(err)
+	}
+	// What the node's log says: it waited, then each migration began and ended, in order.
+	all, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(events) != 1+2*len(all) || events[0].Kind != "waiting" {
+		t.Fatalf("%d events, first %+v; want waiting, then applying and applied for each of %d migrations", len(events), events[0], len(all))
+	}
+	for i, m := range all {
+		a, b := events[1+2*i], events[2+2*i]
+		if a.Kind != "applying" || b.Kind != "applied" || a.Version != m.version || b.Version != m.version || b.Name != m.name ||
+			a.Concurrent != (m.alone != nil) || b.Err != nil {
+			t.Fatalf("migration %s: events %+v, %+v", m.name, a, b)
+		}
 	}
 }
