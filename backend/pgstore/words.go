@@ -184,14 +184,21 @@ func wordsTotal(ctx context.Context, tx pgx.Tx, spec *store.ListSpec, res *store
 			res.Total, err = count()
 		default:
 			// The candidates: the records of the status having a token that contains the run, that is whose
-			// text contains it (a run lies inside one token).
-			cargs := append(slices.Clone(args), spec.StatusOr(), "%"+likeEscape(plan.run)+"%")
+			// text contains it (a run lies inside one token). When the run is the one word, its match is
+			// the candidate's: not tested twice (~10% of the sample's CPU).
+			scond, sargs := cond, args
+			if !plan.checkText {
+				other := *spec
+				other.Words = nil
+				scond, sargs = where(&other)
+			}
+			cargs := append(slices.Clone(sargs), spec.StatusOr(), "%"+likeEscape(plan.run)+"%")
 			text := "''" // the tokens a candidate has are counted when there are several
 			if len(plan.tokens) > 1 {
 				text = "search_text"
 			}
 			err = sampleTotal(ctx, tx, res, fmt.Sprintf(`SELECT %s, %s FROM directaid_records WHERE status = $%d AND search_text LIKE $%d
-				ORDER BY id DESC LIMIT %d`, cond, text, len(cargs)-1, len(cargs), maxTotalTextChecks+1), cargs, plan.tokens, func() (int, error) { return int(plan.counts), nil })
+				ORDER BY id DESC LIMIT %d`, scond, text, len(cargs)-1, len(cargs), maxTotalTextChecks+1), cargs, plan.tokens, func() (int, error) { return int(plan.counts), nil })
 		}
 		return err
 	}
