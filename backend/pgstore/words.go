@@ -245,11 +245,22 @@ func wordsTotal(ctx context.Context, tx pgx.Tx, spec *store.ListSpec, res *store
 // of them is counted by both counters; the matches are their share of the sample times that.
 func sampleTotal(ctx context.Context, tx pgx.Tx, res *store.ListResult, query string, args []any, tokens []string,
 	candidates func() (int, error)) error {
+	read, matched, weight := 0, 0, 0
+	if len(tokens) <= 1 {
+		// Each candidate weighs 1: counted in PostgreSQL, in the order the query yields them, rather than
+		// sending its 2,001 rows to be counted here.
+		err := tx.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FILTER (WHERE m AND i <= %d), count(*)
+			FROM (SELECT m, row_number() OVER () AS i FROM (%s) q(m, t)) w`, maxTotalTextChecks, query), args...).Scan(&matched, &read)
+		if err != nil {
+			return err
+		}
+		weight = min(read, maxTotalTextChecks)
+		return estimate(res, read, matched, weight, candidates)
+	}
 	rows, err := tx.Query(ctx, query, args...)
 	if err != nil {
 		return err
 	}
-	read, matched, weight := 0, 0, 0
 	var m bool
 	var text string
 	if _, err := pgx.ForEachRow(rows, []any{&m, &text}, func() error {
@@ -273,6 +284,12 @@ func sampleTotal(ctx context.Context, tx pgx.Tx, res *store.ListResult, query st
 	}); err != nil {
 		return err
 	}
+	return estimate(res, read, matched, weight, candidates)
+}
+
+// estimate sets res.Total from a sample of read candidates (one more than maxTotalTextChecks at most) of
+// which the newest maxTotalTextChecks weigh weight and hold matched matches (see sampleTotal).
+func estimate(res *store.ListResult, read, matched, weight int, candidates func() (int, error)) error {
 	res.Total = matched
 	if read <= maxTotalTextChecks {
 		return nil
