@@ -70,9 +70,9 @@ func TestMigrateConcurrentStarts(t *testing.T) {
 	}
 }
 
-// before17 is a database at schema 16 with records, as a network upgrading to 0017 (a GiST index built
-// with CREATE INDEX CONCURRENTLY) has it, and a store on it.
-func before17(t *testing.T) (string, *pgstore.Store) {
+// before19 is a database at schema 18 with records, as a network upgrading to 0019 (a GiST index built
+// with CREATE INDEX CONCURRENTLY, two dropped with DROP INDEX CONCURRENTLY) has it, and a store on it.
+func before19(t *testing.T) (string, *pgstore.Store) {
 	t.Helper()
 	ctx := context.Background()
 	dsn := pgtest.Shared(t).NewDatabase(t)
@@ -88,7 +88,10 @@ func before17(t *testing.T) (string, *pgstore.Store) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := db.Pool.Exec(ctx, `DROP INDEX directaid_records_loc_municipio; DELETE FROM directaid_schema_migrations WHERE version = 17`); err != nil {
+	if _, err := db.Pool.Exec(ctx, `DROP INDEX directaid_records_loc_scopes;
+		CREATE INDEX directaid_records_loc_municipio ON directaid_records USING gist (municipio_code, loc);
+		CREATE INDEX directaid_records_loc_emergency ON directaid_records USING gist (loc, emergency_slug);
+		DELETE FROM directaid_schema_migrations WHERE version = 19`); err != nil {
 		t.Fatal(err)
 	}
 	return dsn, s
@@ -165,15 +168,15 @@ func migrating(ctx context.Context, pool *pgxpool.Pool) (wait func() ([]int, err
 	return wait, ended
 }
 
-const buildWaits = `query LIKE '%directaid_records_loc_municipio%' AND wait_event_type = 'Lock'`
+const buildWaits = `query LIKE '%directaid_records_loc_scopes%' AND wait_event_type = 'Lock'`
 
-// TestMigrateBuildsWithoutBlockingWrites: while 0017's index build waits for a publication in progress
+// TestMigrateBuildsWithoutBlockingWrites: while 0019's index build waits for a publication in progress
 // (as it must), another publication completes. A transactional CREATE INDEX queues a ShareLock behind the
 // first, and every write of every node queues behind that: the second publication would wait for the
 // first and then for the whole build (36 s at 1M records).
 func TestMigrateBuildsWithoutBlockingWrites(t *testing.T) {
 	ctx := context.Background()
-	dsn, s := before17(t)
+	dsn, s := before19(t)
 	pool := connect(t, dsn)
 	end := writing(t, dsn)
 	wait, ended := migrating(ctx, connect(t, dsn))
@@ -209,10 +212,10 @@ func TestMigrateBuildsWithoutBlockingWrites(t *testing.T) {
 		t.Fatal("the build did not wait for the publication in progress")
 	}
 	end()
-	if applied, err := wait(); err != nil || !slices.Equal(applied, []int{17}) {
+	if applied, err := wait(); err != nil || !slices.Equal(applied, []int{19}) {
 		t.Fatalf("migrate: %v, %v", applied, err)
 	}
-	checkValid(t, pool, "directaid_records_loc_municipio")
+	checkValid(t, pool, "directaid_records_loc_scopes")
 }
 
 // checkValid fails unless index exists and is valid.
@@ -227,7 +230,7 @@ func checkValid(t *testing.T, pool *pgxpool.Pool, index string) {
 // TestMigrateRepairsAnInterruptedBuild: a concurrent build cancelled mid-way leaves an INVALID index;
 // the next start drops it and builds it again instead of taking it for done (IF NOT EXISTS would).
 func TestMigrateRepairsAnInterruptedBuild(t *testing.T) {
-	dsn, _ := before17(t)
+	dsn, _ := before19(t)
 	pool := connect(t, dsn)
 	end := writing(t, dsn)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -238,24 +241,24 @@ func TestMigrateRepairsAnInterruptedBuild(t *testing.T) {
 		t.Fatal("a cancelled migration succeeded")
 	}
 	var valid bool
-	if err := pool.QueryRow(context.Background(), `SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('directaid_records_loc_municipio')`).Scan(&valid); err != nil || valid {
+	if err := pool.QueryRow(context.Background(), `SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('directaid_records_loc_scopes')`).Scan(&valid); err != nil || valid {
 		t.Fatalf("after a cancelled build: valid %v, %v; want an INVALID index", valid, err)
 	}
 	end()
-	if applied, err := pgstore.Migrate(context.Background(), pool); err != nil || !slices.Equal(applied, []int{17}) {
+	if applied, err := pgstore.Migrate(context.Background(), pool); err != nil || !slices.Equal(applied, []int{19}) {
 		t.Fatalf("migrate again: %v, %v", applied, err)
 	}
-	checkValid(t, pool, "directaid_records_loc_municipio")
+	checkValid(t, pool, "directaid_records_loc_scopes")
 }
 
-// TestMigrateWaitersDoNotBlockTheBuild: two nodes start while a third builds 0017's index concurrently.
+// TestMigrateWaitersDoNotBlockTheBuild: two nodes start while a third builds 0019's index concurrently.
 // Such a build waits for every transaction of the database with an older snapshot; a node blocked in
 // pg_advisory_lock holds one, so the build would wait for the nodes that wait for it (PostgreSQL finds
 // the deadlock and fails one). Waiting nodes try the lock between pauses instead: all three succeed and
-// 0017 is applied once.
+// 0019 is applied once.
 func TestMigrateWaitersDoNotBlockTheBuild(t *testing.T) {
 	ctx := context.Background()
-	dsn, _ := before17(t)
+	dsn, _ := before19(t)
 	pool := connect(t, dsn)
 	end := writing(t, dsn)
 	sep := "?"
@@ -281,8 +284,8 @@ func TestMigrateWaitersDoNotBlockTheBuild(t *testing.T) {
 		}
 		applied = append(applied, a...)
 	}
-	if !slices.Equal(applied, []int{17}) {
-		t.Fatalf("applied %v, want 17 once", applied)
+	if !slices.Equal(applied, []int{19}) {
+		t.Fatalf("applied %v, want 19 once", applied)
 	}
-	checkValid(t, pool, "directaid_records_loc_municipio")
+	checkValid(t, pool, "directaid_records_loc_scopes")
 }

@@ -177,9 +177,9 @@ func walkBuffers(t *testing.T, s *Store, l *batchLog, spec store.ListSpec, want 
 }
 
 // TestMunicipioWalkOutside: a radius list scoped to a municipio, at a point whose circle holds none of its
-// records, walks the GiST index led by the municipio (migration 0017) and reads a few of its pages (7
-// here, as many as the walk of the eastern municipio's page); on 0015's index on loc alone the walk read
-// every entry of the box and dropped them (here ~4,000 entries, 59 buffers; at 1M ~13,000, README).
+// records, walks the GiST index with the municipio among its keys (migration 0019; 0017's was led by it)
+// and skips the subtrees without its records (12 buffers here; 7 on 0017's); on 0015's index on loc alone
+// the walk read every entry of the box and dropped them (here ~4,000 entries, 59 buffers; at 1M ~13,000).
 func TestMunicipioWalkOutside(t *testing.T) {
 	ctx := context.Background()
 	l := &batchLog{}
@@ -196,13 +196,13 @@ func TestMunicipioWalkOutside(t *testing.T) {
 	outside, plan := walkBuffers(t, s, l, spec, 0)
 	spec.Municipio = "63130" // the same box in the municipio it is in: a page of 20
 	inside, _ := walkBuffers(t, s, l, spec, 20)
-	if !strings.Contains(plan, `"Index Name":"directaid_records_loc_municipio"`) || outside > 15 {
+	if !strings.Contains(plan, `"Index Name":"directaid_records_loc_scopes"`) || outside > 15 {
 		t.Errorf("the walk outside its municipio read %d buffers (inside it %d): %s", outside, inside, plan)
 	}
 }
 
 // TestEmergencyWalkOutside: a radius list scoped to an emergency, at a point whose circle holds none of its
-// records, walks the GiST index with the emergency among its keys (migration 0018) and skips the leaf
+// records, walks the GiST index with the emergency among its keys (migration 0018, 0019) and skips the leaf
 // pages without its records; on 0015's index, where the emergency was only included, the walk read every
 // entry of the box and dropped them (here 59 buffers, 3 now; at 1M 13,284 a list on average, README).
 func TestEmergencyWalkOutside(t *testing.T) {
@@ -229,7 +229,7 @@ func TestEmergencyWalkOutside(t *testing.T) {
 	outside, plan := walkBuffers(t, s, l, spec, 0)
 	spec.EmergencySlug = "eje-cafetero" // the same box in the emergency it is in: a page of 20
 	inside, _ := walkBuffers(t, s, l, spec, 20)
-	if !strings.Contains(plan, `"Index Name":"directaid_records_loc_emergency"`) || outside > 15 {
+	if !strings.Contains(plan, `"Index Name":"directaid_records_loc_scopes"`) || outside > 15 {
 		t.Errorf("the walk outside its emergency read %d buffers (inside it %d): %s", outside, inside, plan)
 	}
 }

@@ -112,9 +112,9 @@ func testRadiusEstimatedTotal(t *testing.T, s store.Store) {
 		{Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 0.3, Limit: 10, EmergencySlug: "eje-cafetero"},
 		{Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 0.3, Limit: 10, Municipio: "66001"},
 		{Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 0.3, Limit: 5, EmergencySlug: "la-mojana", Municipio: "63001"},
-		// Paged 2 by 2 near the area's corner: a municipio's few records, by the cursor (PostgreSQL: 0017's index).
+		// Paged 2 by 2 near the area's corner: a municipio's few records, by the cursor (PostgreSQL: 0019's index).
 		{Near: true, Lat: 4.517, Lon: -75.693, RadiusKm: 0.4, Limit: 2, Municipio: "63130"},
-		// An emergency's few records among another's, paged 2 by 2 (PostgreSQL: 0018's index; Badger: its counters).
+		// An emergency's few records among another's, paged 2 by 2 (PostgreSQL: 0019's index; Badger: its counters).
 		{Near: true, Lat: 4.53, Lon: -75.68, RadiusKm: 0.6, Limit: 2, EmergencySlug: "sequia-guajira"},
 	} {
 		t.Run(fmt.Sprintf("%+v", spec), func(t *testing.T) {
