@@ -102,24 +102,6 @@ type migration struct {
 // connectWait bounds reaching PostgreSQL before migrating (a variable for the tests).
 var connectWait = 30 * time.Second
 
-// describeMigration is a migration step in a line of the log or of migrate's report.
-func describeMigration(ev pgstore.MigrationEvent) string {
-	how := ""
-	if ev.Concurrent {
-		how = " (indexes built concurrently: the other nodes go on publishing)"
-	}
-	switch ev.Kind {
-	case "waiting":
-		return "waiting for another node's schema migration to end"
-	case "applying":
-		return "applying " + ev.Name + how + "…"
-	case "applied":
-		return fmt.Sprintf("%s applied in %s", ev.Name, ev.Took.Round(time.Millisecond))
-	default:
-		return fmt.Sprintf("%s failed after %s: %v", ev.Name, ev.Took.Round(time.Millisecond), ev.Err)
-	}
-}
-
 func (m *migration) run(ctx context.Context) error {
 	if _, err := os.Stat(filepath.Join(m.dir, "MANIFEST")); err != nil {
 		return fmt.Errorf("no Badger database in %s: %w", m.dir, err)
@@ -145,8 +127,9 @@ func (m *migration) run(ctx context.Context) error {
 	fmt.Fprintf(m.out, "migrate: badger %s → %s\n", m.dir, target)
 	db.Progress = func(ev pgstore.MigrationEvent) {
 		// The steps that may take long (a concurrent build, begun) or did; not every quick one of a fresh database.
-		if ev.Kind == "applying" && ev.Concurrent || ev.Took >= time.Second || ev.Kind == "waiting" || ev.Kind == "failed" {
-			fmt.Fprintln(m.out, "schema: "+describeMigration(ev))
+		if ev.Kind == pgstore.MigrationApplying && ev.Concurrent || ev.Took >= time.Second ||
+			ev.Kind == pgstore.MigrationWaiting || ev.Kind == pgstore.MigrationFailed {
+			fmt.Fprintln(m.out, "schema: "+ev.String())
 		}
 	}
 	if err := db.Ready(ctx); err != nil { // brings the schema up to date

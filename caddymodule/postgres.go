@@ -41,11 +41,11 @@ func loadPostgres(dsn string) (*pgHandle, error) {
 		// A node answers 503 while it migrates: its log says why, and how long each step took.
 		log := caddy.Log().Named("directaid.postgres")
 		db.Progress = func(ev pgstore.MigrationEvent) {
-			if ev.Kind == "failed" {
-				log.Error("schema: "+describeMigration(ev)+"; tried again by the next request", zap.Int("version", ev.Version))
+			if ev.Kind == pgstore.MigrationFailed {
+				log.Error("schema: "+ev.String()+"; tried again by the next request", zap.Int("version", ev.Version))
 				return
 			}
-			log.Info("schema: "+describeMigration(ev), zap.Int("version", ev.Version))
+			log.Info("schema: "+ev.String(), zap.Int("version", ev.Version))
 		}
 		return &pgHandle{db: db, certs: pgstore.NewCertStorage(db)}, nil
 	})

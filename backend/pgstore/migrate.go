@@ -101,13 +101,39 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 // MigrationEvent is a step of a migration, for the node's log: a node answers 503 while it migrates, and
 // its operator sees why and for how long.
 type MigrationEvent struct {
-	// Kind is "waiting" (another node holds the migration lock), "applying", "applied" or "failed".
-	Kind       string
+	Kind       string // MigrationWaiting, MigrationApplying, MigrationApplied or MigrationFailed
 	Version    int
 	Name       string
 	Concurrent bool          // its indexes are built without blocking writes (noTransaction)
 	Took       time.Duration // applied or failed: since applying
 	Err        error         // failed
+}
+
+// The kinds of MigrationEvent.
+const (
+	MigrationWaiting  = "waiting" // another node holds the migration lock
+	MigrationApplying = "applying"
+	MigrationApplied  = "applied"
+	MigrationFailed   = "failed"
+)
+
+// String is the step in a line of a node's log or of migrate's report.
+func (ev MigrationEvent) String() string {
+	switch ev.Kind {
+	case MigrationWaiting:
+		return "waiting for another node's schema migration to end"
+	case MigrationApplying:
+		how := ""
+		if ev.Concurrent {
+			how = " (indexes built concurrently: the other nodes go on publishing)"
+		}
+		return "applying " + ev.Name + how + "…"
+	case MigrationApplied:
+		return fmt.Sprintf("%s applied in %s", ev.Name, ev.Took.Round(time.Millisecond))
+	case MigrationFailed:
+		return fmt.Sprintf("%s failed after %s: %v", ev.Name, ev.Took.Round(time.Millisecond), ev.Err)
+	}
+	return ev.Kind + " " + ev.Name
 }
 
 // MigrateWith is Migrate telling progress (when not nil) each step.
@@ -124,7 +150,7 @@ func MigrateWith(ctx context.Context, pool *pgxpool.Pool, progress func(Migratio
 		return nil, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if err := lockMigrations(ctx, conn, func() { progress(MigrationEvent{Kind: "waiting"}) }); err != nil {
+	if err := lockMigrations(ctx, conn, func() { progress(MigrationEvent{Kind: MigrationWaiting}) }); err != nil {
 		return nil, fmt.Errorf("wait for the migration lock: %w", err)
 	}
 	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS directaid_schema_migrations (
@@ -146,13 +172,13 @@ func MigrateWith(ctx context.Context, pool *pgxpool.Pool, progress func(Migratio
 		if slices.Contains(done, int32(m.version)) {
 			continue
 		}
-		ev := MigrationEvent{Kind: "applying", Version: m.version, Name: m.name, Concurrent: m.alone != nil}
+		ev := MigrationEvent{Kind: MigrationApplying, Version: m.version, Name: m.name, Concurrent: m.alone != nil}
 		progress(ev)
 		t0 := time.Now()
 		err := apply(ctx, conn, m)
-		ev.Kind, ev.Took, ev.Err = "applied", time.Since(t0), err
+		ev.Kind, ev.Took, ev.Err = MigrationApplied, time.Since(t0), err
 		if err != nil {
-			ev.Kind = "failed"
+			ev.Kind = MigrationFailed
 		}
 		progress(ev)
 		if err != nil {
