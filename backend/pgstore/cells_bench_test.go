@@ -185,7 +185,7 @@ func benchStore(b *testing.B, env string) (*pgstore.DB, *pgstore.Store, int) {
 	return db, s, n
 }
 
-// openStore opens a store on dsn, closed when the test ends.
+// openStore opens a store on dsn, closed (the store, then its pool) when the test ends.
 func openStore(t testing.TB, dsn string) (*pgstore.DB, *pgstore.Store) {
 	t.Helper()
 	db, err := pgstore.Open(dsn)
@@ -193,5 +193,7 @@ func openStore(t testing.TB, dsn string) (*pgstore.DB, *pgstore.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
-	return db, pgstore.NewStore(db)
+	s := pgstore.NewStore(db)
+	t.Cleanup(func() { _ = s.Close() })
+	return db, s
 }

@@ -76,13 +76,7 @@ func before19(t *testing.T) (string, *pgstore.Store) {
 	t.Helper()
 	ctx := context.Background()
 	dsn := pgtest.Shared(t).NewDatabase(t)
-	db, err := pgstore.Open(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	s := pgstore.NewStore(db)
-	t.Cleanup(func() { _ = s.Close() })
+	db, s := openStore(t, dsn)
 	for _, id := range []string{"a", "b", "c"} {
 		if _, _, err := s.Create(ctx, storetest.Record("cic", id)); err != nil {
 			t.Fatal(err)
