@@ -6,7 +6,6 @@ package testserver
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -238,11 +237,16 @@ func FreePort(t testing.TB) int {
 	return port
 }
 
-// LoopbackPort returns a loopback port that was free a moment ago, below the kernel's ephemeral range: a
-// port from that range (what listening on :0 gives) can be taken by a client's outgoing connection while
+// LoopbackPort returns a loopback port that was free a moment ago, below the kernel's ephemeral range, and
+// that no other caller — in this process or another test process — has been given. Below the ephemeral
+// range: a port from it (what listening on :0 gives) can be taken by a client's outgoing connection while
 // the server on it is down — a client connecting to it may even connect to itself — and the restarted
 // server then fails with "address already in use" (TestCrashSafety did, about once in 40 runs). The test
-// servers, the bench's servers and pgtest's clusters all restart on their port.
+// servers, the bench's servers and pgtest's clusters all restart on their port. Given to no one else: Caddy
+// listens with SO_REUSEPORT, so two test servers drawing the same port both start and the kernel spreads
+// connections between them — a request then reaches the other test's server (TestHostileMCP's /mcp got
+// another server's 404 once in CI). Each port handed out is held by an flock on a file named after it
+// until this process exits; another process skips a port whose file it cannot lock.
 func LoopbackPort() (int, error) {
 	lo := 32768
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
@@ -252,14 +256,54 @@ func LoopbackPort() (int, error) {
 			}
 		}
 	}
+	return loopbackPort(10000, lo)
+}
+
+// portLocks holds the reserved ports' lock files open for the life of the process: closing one would
+// release its flock.
+var portLocks struct {
+	sync.Mutex
+	files []*os.File
+}
+
+// PortLockDir is where the reservations' lock files live, shared by every test process of this machine.
+var PortLockDir = filepath.Join(os.TempDir(), "directaid-test-ports")
+
+// loopbackPort draws a port in [lo, hi) that is free and reserved for this process.
+func loopbackPort(lo, hi int) (int, error) {
+	if err := os.MkdirAll(PortLockDir, 0o777); err != nil {
+		return 0, err
+	}
 	for range 200 {
-		port := 10000 + rand.IntN(lo-10000)
+		port := lo + rand.IntN(hi-lo)
+		f, ok := reservePort(port)
+		if !ok {
+			continue
+		}
 		if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
 			l.Close()
+			portLocks.Lock()
+			portLocks.files = append(portLocks.files, f)
+			portLocks.Unlock()
 			return port, nil
 		}
+		f.Close() // in use by something else: released for whoever may need it later
 	}
-	return 0, errors.New("no free loopback port below the ephemeral range")
+	return 0, fmt.Errorf("no free loopback port in [%d, %d)", lo, hi)
+}
+
+// reservePort takes port's lock file, or reports that another holder (this process included: flock
+// belongs to the open file, not the process) has it.
+func reservePort(port int) (*os.File, bool) {
+	f, err := os.OpenFile(filepath.Join(PortLockDir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, false
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, false
+	}
+	return f, true
 }
 
 // Caddyfile renders the configuration for o on the given ports and directories.
