@@ -119,7 +119,7 @@ func (s *Service) publish(ctx context.Context, base string, body []byte, forcedT
 		return nil, false, err
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
-	rec := &store.Record{ID: store.NewID(now), CreatedAt: now, Publication: *pub, Status: store.StatusOpen,
+	rec := &store.Record{ID: store.NewIDNear(now, pub.Latitude, pub.Longitude), CreatedAt: now, Publication: *pub, Status: store.StatusOpen,
 		ExpiresAt: now.Add(s.ttl(pub.EmergencySlug, pub.Type))}
 	stored, created, err := s.store.Create(ctx, rec)
 	if err != nil {

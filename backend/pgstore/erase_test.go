@@ -141,10 +141,11 @@ func TestMigratePersonalOut(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := db.Pool.Exec(ctx, `DROP TABLE directaid_personal; DELETE FROM directaid_schema_migrations WHERE version = 10`); err != nil {
+	if _, err := db.Pool.Exec(ctx, `DROP TABLE directaid_personal; DROP FUNCTION directaid_personal_part(text);
+		DELETE FROM directaid_schema_migrations WHERE version IN (10, 20)`); err != nil {
 		t.Fatal(err)
 	}
-	if applied, err := pgstore.Migrate(ctx, db.Pool); err != nil || !slices.Equal(applied, []int{10}) {
+	if applied, err := pgstore.Migrate(ctx, db.Pool); err != nil || !slices.Equal(applied, []int{10, 20}) {
 		t.Fatalf("migrate: %v, %v", applied, err)
 	}
 	for _, r := range recs {

@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/directaid/directaid/backend/store"
@@ -14,8 +13,8 @@ import (
 // and drops the old file, so Maintain runs it, but only when a withdrawal or an operator's erase happened
 // since the last one, and only on the tables that hold what erasure destroys: directaid_personal (the
 // contact name, phone and address, migration 0010; an erasure deletes the record's row) and
-// directaid_reports (an erase clears the reports' notes); of directaid_personal, only the hash partitions
-// (1/64 each) of the records erased since the last rewrite, which the audit trail names. The records table
+// directaid_reports (an erase clears the reports' notes); of directaid_personal, only the partitions
+// (one per place group, 1/64 each: migration 0020) of the records erased since the last rewrite, which the audit trail names. The records table
 // holds no personal text and is never rewritten here. Reads still wait for each copy (planning a query of
 // directaid_personal locks every partition), but a copy is of one partition's personal rows: at 100k
 // records about 0.2 s against 7.6 s for the records table (BenchmarkMaintainStall). The audit trail tells every node both: erasures are audited, and
@@ -40,8 +39,8 @@ const erasureMargin = time.Minute
 // erasure is the SQL condition of an audit entry (doc) that erased a record's personal fields.
 const erasure = `(doc->>'action' IN ('withdraw', 'erase') OR doc->>'to' = 'withdrawn')`
 
-// personalParts is the number of hash partitions of directaid_personal (migration 0010).
-const personalParts = 64
+// personalParts is the number of partitions of directaid_personal, one per place group (migration 0020).
+const personalParts = store.IDGroups
 
 // MaintainTimeout bounds one rewrite.
 var MaintainTimeout = 30 * time.Minute
@@ -83,16 +82,14 @@ func (s *Store) Maintain(ctx context.Context) error {
 		from = rewritten.Add(-erasureMargin)
 	}
 	var parts []int32
-	err = conn.QueryRow(ctx, `SELECT array(SELECT i FROM generate_series(0, `+fmt.Sprint(personalParts-1)+`) i WHERE EXISTS (
-			SELECT 1 FROM directaid_audit WHERE `+erasure+` AND (doc->>'at')::timestamptz >= $1
-			AND satisfies_hash_partition('directaid_personal'::regclass, `+fmt.Sprint(personalParts)+`, i, (doc->>'recordId')::text COLLATE "C")))`,
-		from).Scan(&parts)
+	err = conn.QueryRow(ctx, `SELECT array(SELECT DISTINCT directaid_personal_part(doc->>'recordId') FROM directaid_audit
+			WHERE `+erasure+` AND (doc->>'at')::timestamptz >= $1 AND doc->>'recordId' IS NOT NULL)`, from).Scan(&parts)
 	if err != nil {
 		return fail(err)
 	}
 	tables := "directaid_reports"
 	for _, i := range parts {
-		tables += fmt.Sprintf(", directaid_personal_%d", i)
+		tables += ", " + personalPartition(int(i))
 	}
 	began := s.Now().UTC()
 	if _, err := conn.Exec(ctx, `VACUUM (FULL, ANALYZE) `+tables); err != nil {

@@ -14,8 +14,9 @@ import (
 	"github.com/directaid/directaid/internal/pgtest"
 )
 
-// TestPersonalPartition: personalTable names the partition PostgreSQL routes each id to, for record ids
-// and for keys of every length up to 40 bytes (lookup3 reads 12-byte blocks and a tail of 0–11).
+// TestPersonalPartition: personalTable names the partition PostgreSQL routes each id to (migration 0020's
+// SQL function against store.IDGroup), for record ids made near points and not, and for keys of every
+// length up to 40 characters of 1 to 4 bytes.
 func TestPersonalPartition(t *testing.T) {
 	ctx := context.Background()
 	s := tracedStore(t, pgtest.Shared(t).NewDatabase(t), nil, 0)
@@ -26,7 +27,12 @@ func TestPersonalPartition(t *testing.T) {
 	var ids []string
 	for i := range 3000 {
 		if i%2 == 0 {
-			ids = append(ids, store.NewID(time.Unix(0, r.Int64N(1<<62))))
+			lat, lon := -4+r.Float64()*17, -79+r.Float64()*12
+			if i%4 == 0 {
+				ids = append(ids, store.NewID(time.Unix(0, r.Int64N(1<<62))))
+			} else {
+				ids = append(ids, store.NewIDNear(time.Unix(0, r.Int64N(1<<62)), &lat, &lon))
+			}
 			continue
 		}
 		var sb strings.Builder

@@ -83,7 +83,7 @@ var titles = []string{"Médico para adultos mayores", "Agua potable", "Carpa y c
 
 // SynthRecord makes a varied record created at t (i makes its externalId unique).
 func SynthRecord(rng *rand.Rand, t time.Time, i int) *store.Record {
-	rec := &store.Record{ID: store.NewID(t), CreatedAt: t.UTC().Truncate(time.Millisecond)}
+	rec := &store.Record{CreatedAt: t.UTC().Truncate(time.Millisecond)}
 	p := &rec.Publication
 	p.Source, p.ExternalID = "test", fmt.Sprintf("r-%d-%d", i, rng.Int())
 	p.EmergencySlug = []string{"eje-cafetero", "la-mojana"}[rng.IntN(2)]
@@ -105,6 +105,7 @@ func SynthRecord(rng *rand.Rand, t time.Time, i int) *store.Record {
 			p.Latitude, p.Longitude = &lat, &lon
 		}
 	}
+	rec.ID = store.NewIDNear(t, p.Latitude, p.Longitude) // as the service makes it
 	return rec
 }
 

@@ -26,7 +26,7 @@ func UniformBox(n int) (lat0, lon0, dLat, dLon float64) {
 func UniformRecord(n, i int, t time.Time) *store.Record {
 	r := rand.New(rand.NewPCG(uint64(i), 11))
 	pick := func(s []string) string { return s[r.IntN(len(s))] }
-	rec := &store.Record{ID: store.NewID(t), CreatedAt: t.UTC().Truncate(time.Millisecond), Status: store.StatusOpen}
+	rec := &store.Record{CreatedAt: t.UTC().Truncate(time.Millisecond), Status: store.StatusOpen}
 	p := &rec.Publication
 	p.Type = schema.TypeRequest
 	if r.IntN(4) == 0 {
@@ -50,5 +50,6 @@ func UniformRecord(n, i int, t time.Time) *store.Record {
 		people := 1 + r.IntN(200)
 		p.NeededPeople = &people
 	}
+	rec.ID = store.NewIDNear(t, p.Latitude, p.Longitude) // as the service makes it
 	return rec
 }
