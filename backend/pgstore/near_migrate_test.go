@@ -68,7 +68,7 @@ func TestMigratePersonalNear(t *testing.T) {
 		t.Fatalf("%d relations of the hashed table left (%v)", left, err)
 	}
 	var dataDir string
-	if _, err := db.Pool.Exec(ctx, `CHECKPOINT`); err != nil { // a dropped table's file is removed at the next
+	if _, err := db.Pool.Exec(ctx, `CHECKPOINT`); err != nil { // a dropped table's file goes at the next checkpoint
 		t.Fatal(err)
 	}
 	if err := db.Pool.QueryRow(ctx, `SHOW data_directory`).Scan(&dataDir); err != nil {
