@@ -13,11 +13,7 @@ const crockford = "0123456789abcdefghjkmnpqrstvwxyz"
 
 // NewID returns a 16-character id that sorts by creation time: 48 bits of Unix milliseconds and 32 random
 // bits, in Crockford's base32 (no i, l, o, u: easy to read aloud or type from a screen).
-func NewID(t time.Time) string {
-	b := idBytes(t.UnixMilli())
-	_, _ = rand.Read(b[6:])
-	return encodeID(b)
-}
+func NewID(t time.Time) string { return NewIDNear(t, nil, nil) }
 
 // IDGroups is the number of place groups an id tells by its last 6 bits (IDGroup).
 const IDGroups = 64
@@ -51,7 +47,12 @@ func PlaceGroup(lat, lon float64) int {
 func IDGroup(id string) int {
 	last, n := utf8.DecodeLastRuneInString(id)
 	prev, _ := utf8.DecodeLastRuneInString(id[:len(id)-n])
-	value := func(r rune) int { return max(strings.IndexRune(crockford, r), 0) }
+	value := func(r rune) int {
+		if r >= utf8.RuneSelf {
+			return 0 // outside the alphabet
+		}
+		return int(crockfordValue[r])
+	}
 	return value(last) | (value(prev)&1)<<5
 }
 
