@@ -18,22 +18,34 @@ import (
 )
 
 // roundTrips counts the statements sent alone and the pipelines (batches) a pool sends: one round trip
-// each once the statements are prepared.
-type roundTrips struct{ alone, batches, statements atomic.Int64 }
+// each once the statements are prepared; and those sent and not yet answered, and the most at once.
+type roundTrips struct{ alone, batches, statements, inFlight, most atomic.Int64 }
+
+func (r *roundTrips) sent() {
+	n := r.inFlight.Add(1)
+	for m := r.most.Load(); n > m && !r.most.CompareAndSwap(m, n); m = r.most.Load() {
+	}
+}
 
 func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	r.alone.Add(1)
 	r.statements.Add(1)
+	r.sent()
 	return ctx
 }
-func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {
+	r.inFlight.Add(-1)
+}
 func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
 	r.batches.Add(1)
 	r.statements.Add(int64(d.Batch.Len()))
+	r.sent()
 	return ctx
 }
 func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {
+	r.inFlight.Add(-1)
+}
 
 // tracedStore is a store on dsn whose pool traces its statements to tracer, with at most maxConns
 // connections (0: poolConfig's default); the pool closes with the test.

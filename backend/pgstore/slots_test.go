@@ -4,36 +4,12 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/internal/pgtest"
 )
-
-// inFlight counts the statements and pipelines (batches) sent to PostgreSQL and not yet answered, and
-// the most at once.
-type inFlight struct{ now, most atomic.Int32 }
-
-func (f *inFlight) start(ctx context.Context) context.Context {
-	n := f.now.Add(1)
-	for m := f.most.Load(); n > m && !f.most.CompareAndSwap(m, n); m = f.most.Load() {
-	}
-	return ctx
-}
-
-func (f *inFlight) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	return f.start(ctx)
-}
-func (f *inFlight) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) { f.now.Add(-1) }
-func (f *inFlight) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	return f.start(ctx)
-}
-func (f *inFlight) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (f *inFlight) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     { f.now.Add(-1) }
 
 // TestListSlots: no more lists than listSlots run in PostgreSQL at once, whatever the pool allows; the
 // others wait in the node, until their deadline at most.
@@ -42,7 +18,7 @@ func TestListSlots(t *testing.T) {
 		t.Fatalf("listSlots(16) = %d, want %d", got, want)
 	}
 	ctx := context.Background()
-	f := &inFlight{}
+	f := &roundTrips{}
 	s := tracedStore(t, pgtest.Shared(t).NewDatabase(t), f, 32)
 	if err := s.ready(ctx); err != nil {
 		t.Fatal(err)
@@ -78,7 +54,7 @@ func TestListSlots(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if m := f.most.Load(); m > int32(slots) || m < 2 {
+	if m := f.most.Load(); m > int64(slots) || m < 2 {
 		t.Fatalf("%d statements at once, with %d slots", m, slots)
 	}
 }
