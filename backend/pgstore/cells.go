@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -53,12 +54,11 @@ func (c *pgCells) prefetch(b *pgx.Batch) {
 	if len(cells) == 0 {
 		return
 	}
-	counts := make(map[int32]store.CellCount, len(cells))
 	keys := make([]int32, len(cells))
 	for i, cell := range cells {
 		keys[i] = cellKey(cell)
-		counts[keys[i]] = store.CellCount{}
 	}
+	counts := zeroCounts(keys)
 	query, args := c.countsQuery(keys)
 	b.Queue(query, args...).Query(func(rows pgx.Rows) error {
 		if err := scanCounts(rows, counts); err != nil {
@@ -89,7 +89,7 @@ func (c *pgCells) CellCounts(cells []string) ([]store.CellCount, error) {
 	if err != nil {
 		return nil, err
 	}
-	counts := make(map[int32]store.CellCount, len(cells))
+	counts := zeroCounts(keys)
 	if err := scanCounts(rows, counts); err != nil {
 		return nil, err
 	}
@@ -99,12 +99,15 @@ func (c *pgCells) CellCounts(cells []string) ([]store.CellCount, error) {
 	return out, nil
 }
 
-// countsQuery is the query of the counters of the cells of keys for the list's filters. The rows of
-// every kind (empty type) are per emergency and municipio (0014): an unscoped list without a kind filter sums
-// them; one scoped to an emergency or municipio filters them for Matching; a kind filter reads the rows
-// of its kind too.
+// countsQuery is the query of the counters of the cells of keys for the list's filters, a row per
+// counter row (scanCounts sums them by cell). The rows of every kind (empty type) are per emergency and
+// municipio (0014): an unscoped list without a kind filter sums them; one scoped to an emergency or
+// municipio filters them for Matching; a kind filter reads the rows of its kind too.
+//
+// Without a kind filter the cells are read as ranges of keys (cellRanges), one index descent each, not
+// one per cell: a 5 km circle's 103 counters at 1M records, 310 buffers → 42.
 func (c *pgCells) countsQuery(keys []int32) (string, []any) {
-	args := []any{c.spec.StatusOr(), keys}
+	args := []any{c.spec.StatusOr()}
 	var kind, scope string
 	for _, f := range []struct {
 		col, v string
@@ -120,26 +123,62 @@ func (c *pgCells) countsQuery(keys []int32) (string, []any) {
 			}
 		}
 	}
-	switch {
-	case kind != "":
-		// Each part from its own index alone (0016, 0018), not every row of the cells and its heap page.
-		return `SELECT cell, sum(m)::bigint, sum(a)::bigint FROM (
-			SELECT cell, 0 AS m, n AS a FROM directaid_cells WHERE status = $1 AND cell = ANY($2) AND type = ''
-			UNION ALL SELECT cell, n, 0 FROM directaid_cells WHERE status = $1 AND cell = ANY($2) AND type <> ''` + kind + scope + `) c
-			GROUP BY cell`, args
-	case scope != "":
-		return `SELECT cell, coalesce(sum(n) FILTER (WHERE TRUE` + scope + `), 0)::bigint, sum(n)::bigint
-			FROM directaid_cells WHERE status = $1 AND cell = ANY($2) AND type = '' GROUP BY cell`, args
+	if kind != "" {
+		// Each part from its own index alone (0016, 0018), not every row of the cells and its heap page;
+		// the kind's rows by cell (a range would read every kind's).
+		args = append(args, keys)
+		n := len(args)
+		return fmt.Sprintf(`SELECT cell, 0, n FROM directaid_cells WHERE status = $1 AND cell = ANY($%d) AND type = ''
+			UNION ALL SELECT cell, n, 0 FROM directaid_cells WHERE status = $1 AND cell = ANY($%d) AND type <> ''`, n, n) + kind + scope, args
 	}
-	return `SELECT cell, sum(n)::bigint, sum(n)::bigint FROM directaid_cells WHERE status = $1 AND cell = ANY($2) AND type = '' GROUP BY cell`, args
+	lo, hi := cellRanges(keys)
+	args = append(args, lo, hi)
+	matching := "n"
+	if scope != "" {
+		matching = "CASE WHEN TRUE" + scope + " THEN n ELSE 0 END"
+	}
+	return fmt.Sprintf(`SELECT c.cell, c.m, c.n FROM unnest($%d::int[], $%d::int[]) r(lo, hi)
+		CROSS JOIN LATERAL (SELECT cell, %s AS m, n FROM directaid_cells WHERE status = $1 AND cell BETWEEN r.lo AND r.hi AND type = '') c`,
+		len(args)-1, len(args), matching), args
 }
 
-// scanCounts reads the rows of countsQuery into counts (by cell key).
+// cellGap is how far apart two cells' keys of precision GeoPrecision may be and still be read in one
+// range: the cells between (at most cellGap-1, their rows read for nothing) cost less than a descent of
+// the index (~3 buffers). Coarser cells' counters are sharded (0011): only adjacent ones share a range.
+const cellGap = 8
+
+// cellRanges returns the bounds of the fewest ranges of keys that hold keys, merging neighbours (cellGap).
+func cellRanges(keys []int32) (lo, hi []int32) {
+	sorted := slices.Sorted(slices.Values(keys))
+	fine := int32(1) << (5 * store.GeoPrecision)
+	for i, k := range sorted {
+		if i > 0 && k <= hi[len(hi)-1]+1 || i > 0 && k&^(fine-1) == fine && hi[len(hi)-1]&^(fine-1) == fine && k-hi[len(hi)-1] <= cellGap {
+			hi[len(hi)-1] = k
+			continue
+		}
+		lo, hi = append(lo, k), append(hi, k)
+	}
+	return lo, hi
+}
+
+// zeroCounts is a map holding a zero count for each of keys: scanCounts adds to those only.
+func zeroCounts(keys []int32) map[int32]store.CellCount {
+	counts := make(map[int32]store.CellCount, len(keys))
+	for _, k := range keys {
+		counts[k] = store.CellCount{}
+	}
+	return counts
+}
+
+// scanCounts adds the rows of countsQuery to the counts of their cells, skipping cells not in counts (a
+// range's cells between those asked for).
 func scanCounts(rows pgx.Rows, counts map[int32]store.CellCount) error {
 	var key int32
 	var matching, all int
 	_, err := pgx.ForEachRow(rows, []any{&key, &matching, &all}, func() error {
-		counts[key] = store.CellCount{Matching: matching, All: all}
+		if k, ok := counts[key]; ok {
+			counts[key] = store.CellCount{Matching: k.Matching + matching, All: k.All + all}
+		}
 		return nil
 	})
 	return err
