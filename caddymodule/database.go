@@ -2,6 +2,8 @@ package caddymodule
 
 import (
 	"io"
+	"os"
+	"runtime/debug"
 
 	"go.uber.org/zap"
 
@@ -20,6 +22,9 @@ func (a *App) openDatabase() (store.Store, error) {
 			return nil, err
 		}
 		st := pgstore.NewStore(h.db)
+		if p, ok := setGCPercent(true); ok {
+			a.logger.Info("garbage collector target for a node over PostgreSQL (GOGC unset)", zap.Int("gogc", p))
+		}
 		// The erasure rewrite, on Badger's period (every node runs it; one rewrite serves all).
 		log := a.logger.Named("store")
 		st.MaintainEvery(badgerstore.DefaultMaintenanceInterval, func(err error) {
@@ -27,6 +32,7 @@ func (a *App) openDatabase() (store.Store, error) {
 		})
 		return &pgStore{Store: st, dsn: a.dsn}, nil
 	}
+	setGCPercent(false)
 	log := a.logger.Named("store")
 	return badgerstore.Open(badgerstore.Options{Dir: a.dir, Logger: badgerLogger{a.logger.Named("badger").Sugar()},
 		MinFreeBytes: a.Database.MinFreeSpace, Observer: metrics,
@@ -38,6 +44,28 @@ func (a *App) openDatabase() (store.Store, error) {
 				log.Info("disk space is back: publications accepted again")
 			}
 		}})
+}
+
+// postgresGCPercent is the garbage collector's target (GOGC) on a node over PostgreSQL, unless the
+// environment sets GOGC. Such a node keeps no records: its live heap is ~10 MB, and at Go's default of
+// 100 it collected 27 times a second serving 1,800 radius lists a second at 1M records, its collector
+// taking cores PostgreSQL shares; at 200, 2,084-2,120 lists a second instead of 1,747-1,787 (README).
+// The heap may then grow to three times the live one (~10 MB more here); a GOMEMLIMIT (Caddy sets one
+// from a cgroup's limit) still bounds it. A node over Badger keeps Go's default: its caches are its heap.
+const postgresGCPercent = 200
+
+// setGCPercent sets the collector's target for the database in use (a reload may change it) and reports
+// it, unless GOGC is set.
+func setGCPercent(postgres bool) (int, bool) {
+	if _, set := os.LookupEnv("GOGC"); set {
+		return 0, false
+	}
+	p := 100
+	if postgres {
+		p = postgresGCPercent
+	}
+	debug.SetGCPercent(p)
+	return p, true
 }
 
 // restoreDatabase loads a backup taken from GET /directaid/backup into the empty database directory dir.
