@@ -738,9 +738,10 @@ func (s *Store) listNear(ctx context.Context, conn *pgxpool.Conn, spec *store.Li
 	// a second batch); each row read beyond it costs PostgreSQL a KNN step.
 	batch := max(2*need, 32)
 	if docs {
-		// Each row read costs a heap fetch: the page and a few more pass its last distance at Colombia's
-		// latitudes (at the bench's 1M points, no second batch in 3,000 lists).
-		batch = need + 8
+		// Each row read costs a heap fetch (~4 µs at 1M records, half the walk's cost): the page and one
+		// or two more pass its last distance at Colombia's latitudes (3,000 centres over the bench's 1M
+		// points: 22 rows read 2,599 times, 23 374 times, 24 27 times); one more for a margin.
+		batch = need + 4
 	}
 	first.Queue(query, append(args, batch)...).Query(walk)
 	tx, end, err := begin(ctx, conn, first)
@@ -828,7 +829,7 @@ const kmPerDegLat = store.EarthRadiusKm * math.Pi / 180
 // walkDocs reports whether a radius list's walk reads its records' docs (the KNN scan fetches each row's
 // heap tuple) rather than reading the page's records by id afterwards: for a first page of open records
 // without q, kind nor scope. At 1M records it spares PostgreSQL ~100-170 µs a list (the walk and the
-// records by id read ~118 buffers, the walk with its 29 rows' tuples ~35). A filter the GiST entry
+// records by id read ~118 buffers, the walk with its 29 rows' tuples ~35, when it read 29). A filter the GiST entry
 // answers (a kind, an emergency, a status other than open) would fetch the tuple of every row it drops
 // too, and a later page those of the pages before it: they keep the walk from the index alone.
 func walkDocs(spec *store.ListSpec) bool {
