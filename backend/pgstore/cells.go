@@ -149,12 +149,17 @@ const cellGap = 8
 
 // cellRanges returns the bounds of the fewest ranges of keys that hold keys, merging neighbours (cellGap).
 func cellRanges(keys []int32) (lo, hi []int32) {
-	sorted := slices.Sorted(slices.Values(keys))
-	fine := int32(1) << (5 * store.GeoPrecision)
-	for i, k := range sorted {
-		if i > 0 && k <= hi[len(hi)-1]+1 || i > 0 && k&^(fine-1) == fine && hi[len(hi)-1]&^(fine-1) == fine && k-hi[len(hi)-1] <= cellGap {
-			hi[len(hi)-1] = k
-			continue
+	fine := int32(1) << (5 * store.GeoPrecision) // the least key of precision GeoPrecision, the finest and largest
+	for _, k := range slices.Sorted(slices.Values(keys)) {
+		if n := len(hi); n > 0 {
+			gap := int32(1)
+			if hi[n-1] >= fine {
+				gap = cellGap
+			}
+			if k-hi[n-1] <= gap {
+				hi[n-1] = k
+				continue
+			}
 		}
 		lo, hi = append(lo, k), append(hi, k)
 	}
