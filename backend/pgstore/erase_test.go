@@ -1,7 +1,6 @@
 package pgstore_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -148,17 +147,7 @@ func TestMigratePersonalOut(t *testing.T) {
 	if applied, err := pgstore.Migrate(ctx, db.Pool); err != nil || !slices.Equal(applied, []int{10, 20}) {
 		t.Fatalf("migrate: %v, %v", applied, err)
 	}
-	for _, r := range recs {
-		got, err := s.Get(ctx, r.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, _ := json.Marshal(got)
-		b, _ := json.Marshal(r)
-		if !bytes.Equal(a, b) {
-			t.Fatalf("after 0010:\n got %s\nwant %s", a, b)
-		}
-	}
+	readsBack(t, s, recs, "after 0010")
 	var inDocs int
 	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM directaid_records WHERE position($1::bytea IN doc) > 0 OR position('Eduviges'::bytea IN doc) > 0`,
 		[]byte(digits)).Scan(&inDocs); err != nil || inDocs != 0 {

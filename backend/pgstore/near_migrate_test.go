@@ -79,22 +79,12 @@ func TestMigratePersonalNear(t *testing.T) {
 			t.Errorf("%s is still on disk", f)
 		}
 	}
-	for _, r := range recs {
-		got, err := s.Get(ctx, r.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a, b := mustJSON(got), mustJSON(r); !bytes.Equal(a, b) {
-			t.Fatalf("after 0020:\n got %s\nwant %s", a, b)
-		}
-	}
+	readsBack(t, s, recs, "after 0020")
 	after, err := s.List(ctx, &spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, b := mustJSON(after), mustJSON(before); !bytes.Equal(a, b) {
-		t.Fatalf("a radius page after 0020:\n got %s\nwant %s", a, b)
-	}
+	sameJSON(t, "a radius page after 0020", after, before)
 	parts := map[int]bool{}
 	for _, r := range after.Records {
 		parts[store.IDGroup(r.ID)] = true
@@ -104,10 +94,24 @@ func TestMigratePersonalNear(t *testing.T) {
 	}
 }
 
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
+// readsBack fails t unless every record of recs reads back from s as it is (after a migration, what).
+func readsBack(t *testing.T, s *pgstore.Store, recs []*store.Record, what string) {
+	t.Helper()
+	for _, r := range recs {
+		got, err := s.Get(context.Background(), r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameJSON(t, what, got, r)
 	}
-	return b
+}
+
+// sameJSON fails t unless got and want encode alike.
+func sameJSON(t *testing.T, what string, got, want any) {
+	t.Helper()
+	a, errA := json.Marshal(got)
+	b, errB := json.Marshal(want)
+	if errA != nil || errB != nil || !bytes.Equal(a, b) {
+		t.Fatalf("%s:\n got %s\nwant %s (%v, %v)", what, a, b, errA, errB)
+	}
 }
