@@ -5,30 +5,50 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
 
 const crockford = "0123456789abcdefghjkmnpqrstvwxyz"
 
-// NewID returns a 16-character id that sorts by creation time: 48 bits of Unix milliseconds and 32 random
-// bits, in Crockford's base32 (no i, l, o, u: easy to read aloud or type from a screen).
+// NewID returns a 16-character id that sorts by creation time: 48 bits of Unix milliseconds and 32 bits
+// that tell ids of one millisecond apart, in Crockford's base32 (no i, l, o, u: easy to read aloud or type
+// from a screen). The 32 bits are this process's id sequence (idSeq), so two ids made by one process differ
+// whatever their time; ids made by two nodes in one millisecond differ unless their sequences meet. A
+// store still never overwrites a record with another's id (Store.Create): uniqueness holds by construction.
 func NewID(t time.Time) string { return NewIDNear(t, nil, nil) }
 
 // IDGroups is the number of place groups an id tells by its last 6 bits (IDGroup).
 const IDGroups = 64
 
-// NewIDNear is NewID whose last 6 of the 32 random bits are instead the group of the 5 km cell holding
-// (lat, lon) (PlaceGroup), when there is a point: records published near each other share it, so a store
-// can keep their data together — pgstore keeps the personal rows in a partition per group, and a radius
-// page's 20 records, read from ~17 of 64 partitions with random ids, come from one or two. 26 random bits
-// a millisecond and cell keep ids apart.
+// IDSource makes the id of a record created at t, near (lat, lon) when both are set: NewIDNear, unless a
+// test injects another (a store calls it for a Create whose id another record holds).
+type IDSource func(t time.Time, lat, lon *float64) string
+
+// idSeq is this process's id sequence: it starts at random, so that two nodes (or a restart within a
+// millisecond) seldom meet, and steps by one per id.
+var idSeq = func() *atomic.Uint32 {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	var s atomic.Uint32
+	s.Store(binary.BigEndian.Uint32(b[:]))
+	return &s
+}()
+
+// NewIDNear is NewID whose last 6 bits are instead the group of the 5 km cell holding (lat, lon)
+// (PlaceGroup), when there is a point: records published near each other share it, so a store can keep
+// their data together — pgstore keeps the personal rows in a partition per group, and a radius page's 20
+// records, read from ~17 of 64 partitions with random ids, come from one or two. The 26 bits before the
+// group are the sequence's low bits: a process makes 2^26 ids before two of one millisecond and cell could
+// meet. Without a point, all 32 bits are the sequence (and the group is its low bits).
 func NewIDNear(t time.Time, lat, lon *float64) string {
 	b := idBytes(t.UnixMilli())
-	_, _ = rand.Read(b[6:])
+	n := idSeq.Add(1)
 	if lat != nil && lon != nil {
-		b[9] = b[9]&^(IDGroups-1) | byte(PlaceGroup(*lat, *lon))
+		n = n<<6 | uint32(PlaceGroup(*lat, *lon))
 	}
+	binary.BigEndian.PutUint32(b[6:], n)
 	return encodeID(b)
 }
 

@@ -63,3 +63,23 @@ func TestIDGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestIDsOfOneMillisecondAndCell: ids made by one process in one millisecond for one cell never repeat
+// (the sequence, not chance, tells them apart), and they sort in the order they were made.
+func TestIDsOfOneMillisecondAndCell(t *testing.T) {
+	at := time.UnixMilli(1_790_000_000_000)
+	lat, lon := 4.5303, -75.6806
+	seen := make(map[string]bool, 200_000)
+	for i := range 200_000 {
+		id := NewIDNear(at, &lat, &lon)
+		if seen[id] {
+			t.Fatalf("id %s made twice (the %d-th)", id, i)
+		}
+		seen[id] = true
+		if id2 := NewID(at); seen[id2] {
+			t.Fatalf("id %s without a point made twice", id2)
+		} else {
+			seen[id2] = true
+		}
+	}
+}
