@@ -64,6 +64,8 @@ type Options struct {
 	Observer store.Observer
 	// Now is the clock of the updatedAt stamps (tests move it); nil means time.Now.
 	Now func() time.Time
+	// IDs makes the fresh id of a Create whose id another record holds; nil means store.NewIDNear.
+	IDs store.IDSource
 }
 
 // maxBatch bounds a group commit; a larger backlog simply forms the next batch.
@@ -116,6 +118,7 @@ type Store struct {
 	// lastStamp is the greatest UpdatedAt (Unix ms) written; only the writer touches it after Open.
 	lastStamp int64
 	now       func() time.Time
+	ids       store.IDSource
 
 	maxTextChecks, maxTotalTextChecks int
 	maxWordTokens                     int // tests set it to 0 to check the path without the word index
@@ -244,6 +247,9 @@ func Open(o Options) (*Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	if s.ids = o.IDs; s.ids == nil {
+		s.ids = store.NewIDNear
+	}
 	if err := cmp.Or(s.ensureIndexes(), s.loadVocabulary()); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -324,12 +330,47 @@ func (s *Store) Create(ctx context.Context, rec *store.Record) (*store.Record, b
 		rec.Status = store.StatusOpen
 	}
 	rec.UpdatedAt = time.Time{} // the writer stamps it
-	val, err := json.Marshal(rec)
+	entries, err := createEntries(rec)
 	if err != nil {
 		return nil, false, err
 	}
-	entries := append([]kv{{pairKey(rec.Source, rec.ExternalID), []byte(rec.ID)}, {recordKey(rec.ID), val}}, indexEntries(rec)...)
 	return s.submit(ctx, &createReq{rec: rec, entries: entries, done: make(chan createRes, 1)})
+}
+
+// createEntries are the keys and values of a new record without UpdatedAt: its pair key first, then the
+// record, then its index entries.
+func createEntries(rec *store.Record) ([]kv, error) {
+	val, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	return append([]kv{{pairKey(rec.Source, rec.ExternalID), []byte(rec.ID)}, {recordKey(rec.ID), val}}, indexEntries(rec)...), nil
+}
+
+// maxIDTries bounds how many ids a Create tries: an id source that keeps giving taken ids is a bug, and
+// the Create fails rather than loop.
+const maxIDTries = 64
+
+// freeID gives rec (not yet stamped) an id no record of txn holds — its own unless taken, else fresh ones
+// from the id source — and returns its entries (entries when its id was free). The check reads txn,
+// which sees the writes of its own batch too, so two Creates of one batch never share an id either.
+func (s *Store) freeID(txn *badger.Txn, rec *store.Record, entries []kv) ([]kv, error) {
+	for try := 0; ; try++ {
+		_, err := txn.Get(recordKey(rec.ID))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			if try == 0 {
+				return entries, nil
+			}
+			return createEntries(rec)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if try == maxIDTries {
+			return nil, fmt.Errorf("badgerstore: %d ids in a row were taken (last %s)", maxIDTries, rec.ID)
+		}
+		rec.ID = s.ids(rec.CreatedAt, rec.Latitude, rec.Longitude)
+	}
 }
 
 // Update implements Store.
@@ -504,12 +545,19 @@ func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 		if !errors.Is(err, store.ErrNotFound) {
 			return n, err
 		}
+		// Never an overwrite: a record whose id another holds gets a fresh one here.
 		rec := *r.rec
+		entries, err := s.freeID(txn, &rec, r.entries)
+		if err != nil {
+			res[i] = createRes{err: err}
+			n++
+			continue
+		}
 		stamp(&rec, rec.CreatedAt)
-		// The caller encoded the record without UpdatedAt: add it as the last member.
-		val := r.entries[1].v
+		// The record was encoded without UpdatedAt: add it as the last member.
+		val := entries[1].v
 		val = append(append(val[:len(val)-1:len(val)-1], `,"updatedAt":"`...), rec.UpdatedAt.Format(time.RFC3339Nano)+`"}`...)
-		entries := append(slices.Clone(r.entries), changeEntries(&rec)...)
+		entries = append(slices.Clone(entries), changeEntries(&rec)...)
 		entries[1].v = val
 		ok, err := w.put(txn, &rec, entries)
 		if err != nil {
@@ -518,7 +566,7 @@ func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 		if !ok {
 			break // commit what fits; the rest goes in the next transaction
 		}
-		r.rec.UpdatedAt = rec.UpdatedAt
+		r.rec.ID, r.rec.UpdatedAt = rec.ID, rec.UpdatedAt
 		res[i] = createRes{stored: r.rec, created: true}
 		n++
 	}

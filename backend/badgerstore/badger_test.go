@@ -21,7 +21,9 @@ import (
 // temp dir.
 
 func TestStore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return open(t, Options{Dir: t.TempDir()}) })
+	storetest.Run(t, func(t *testing.T, ids store.IDSource) store.Store {
+		return open(t, Options{Dir: t.TempDir(), IDs: ids})
+	})
 }
 
 func open(t testing.TB, o Options) *Store {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -183,14 +184,65 @@ func copyRecord(rec *store.Record) *store.Record {
 	return out
 }
 
-// insertBatch inserts the records of reqs (distinct pairs) in one implicit transaction, in one round
+// maxIDTries bounds how many ids a Create tries: an id source that keeps giving taken ids is a bug, and
+// the Create fails rather than loop.
+const maxIDTries = 64
+
+// insertBatch inserts the records of reqs (distinct pairs), never over another record: a record whose id
+// another holds (in the database or earlier in reqs) is inserted again with a fresh id from the id source.
+func (s *Store) insertBatch(ctx context.Context, reqs []*createReq) (map[*createReq]createRes, error) {
+	out := make(map[*createReq]createRes, len(reqs))
+	for try := 0; len(reqs) > 0; try++ {
+		if try == maxIDTries {
+			for _, r := range reqs {
+				out[r] = createRes{err: fmt.Errorf("pgstore: %d ids in a row were taken (last %s)", maxIDTries, r.stored.ID)}
+			}
+			break
+		}
+		got, taken, err := s.insertOnce(ctx, reqs)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(out, got)
+		for _, r := range taken {
+			if err := r.setID(s.newID(r)); err != nil {
+				return nil, err
+			}
+		}
+		reqs = taken
+	}
+	return out, nil
+}
+
+// newID is a fresh id for r from the store's id source.
+func (s *Store) newID(r *createReq) string {
+	ids := s.IDs
+	if ids == nil {
+		ids = store.NewIDNear
+	}
+	return ids(r.stored.CreatedAt, r.stored.Latitude, r.stored.Longitude)
+}
+
+// setID gives r the id id, and its doc with it.
+func (r *createReq) setID(id string) (err error) {
+	r.stored.ID = id
+	pub := r.stored
+	if _, err = takePersonal(&pub); err != nil {
+		return err
+	}
+	r.doc, err = json.Marshal(&pub)
+	return err
+}
+
+// insertOnce inserts the records of reqs (distinct pairs) in one implicit transaction, in one round
 // trip: the shared feed lock (see feedLock), then one statement inserting the rows in pair order (so that
 // two batches racing for the same pairs never wait for each other crosswise) and adding the tokens of the
 // rows it inserted to the word counters (0007), summed per (status, token) and in key order, before the
 // count rows (0009's statement trigger runs at the statement's end), as Update takes them. The pairs
 // already stored are then read in a statement of their own, which sees them even when their transaction
-// committed after ours began.
-func (s *Store) insertBatch(ctx context.Context, reqs []*createReq) (map[*createReq]createRes, error) {
+// committed after ours began. A row that conflicts on its id instead (its pair is not stored) is not
+// inserted: it is returned in taken. Two of reqs never share an id: the later gets a fresh one first.
+func (s *Store) insertOnce(ctx context.Context, reqs []*createReq) (out map[*createReq]createRes, taken []*createReq, err error) {
 	reqs = slices.Clone(reqs)
 	slices.SortFunc(reqs, func(a, b *createReq) int {
 		if c := bytes.Compare([]byte(a.stored.Source), []byte(b.stored.Source)); c != 0 {
@@ -202,16 +254,25 @@ func (s *Store) insertBatch(ctx context.Context, reqs []*createReq) (map[*create
 	var tokIDs, toks []string
 	byID := make(map[string]*createReq, len(reqs))
 	for _, r := range reqs {
+		for try := 0; byID[r.stored.ID] != nil; try++ {
+			if try == maxIDTries {
+				return nil, nil, fmt.Errorf("pgstore: %d ids in a row were taken (last %s)", maxIDTries, r.stored.ID)
+			}
+			if err := r.setID(s.newID(r)); err != nil {
+				return nil, nil, err
+			}
+		}
 		rr.add(&r.stored, r.doc, r.pdoc, r.floor)
 		for _, t := range r.toks {
 			tokIDs, toks = append(tokIDs, r.stored.ID), append(toks, t)
 		}
 		byID[r.stored.ID] = r
 	}
-	out := make(map[*createReq]createRes, len(reqs))
+	out = make(map[*createReq]createRes, len(reqs))
 	b := &pgx.Batch{}
 	b.Queue(`SELECT pg_advisory_xact_lock_shared($1)`, feedLock)
-	b.Queue(`WITH `+insertRows(fmt.Sprintf(nextStamp, "v.stamp"), "(source, external_id)", "id, status, updated_ms")+`,
+	// ON CONFLICT without a target: a taken pair and a taken id both leave the row out, never overwrite.
+	b.Queue(`WITH `+insertRows(fmt.Sprintf(nextStamp, "v.stamp"), "", "id, status, updated_ms")+`,
 		w AS (INSERT INTO directaid_words AS c (status, token, shard, n)
 			SELECT ins.status, t.tok, directaid_shard(), count(*) FROM ins JOIN unnest($18::text[], $19::text[]) AS t(id, tok) ON t.id = ins.id
 			GROUP BY 1, 2 ORDER BY ins.status COLLATE "C", t.tok
@@ -232,7 +293,7 @@ func (s *Store) insertBatch(ctx context.Context, reqs []*createReq) (map[*create
 		return err
 	})
 	if err := s.db.Pool.SendBatch(ctx, b).Close(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The pairs that were already stored.
 	var srcs, exts [][]byte
@@ -242,12 +303,12 @@ func (s *Store) insertBatch(ctx context.Context, reqs []*createReq) (map[*create
 		}
 	}
 	if len(srcs) == 0 {
-		return out, nil
+		return out, nil, nil
 	}
 	rows, err := s.db.Pool.Query(ctx, `SELECT source, external_id, `+recordCols+` FROM directaid_records
 		WHERE (source, external_id) IN (SELECT * FROM unnest($1::bytea[], $2::bytea[]))`, srcs, exts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	found := map[pairKey]createRes{}
 	var src, ext, doc, pdoc []byte
@@ -257,18 +318,18 @@ func (s *Store) insertBatch(ctx context.Context, reqs []*createReq) (map[*create
 		found[pairKey{string(src), string(ext)}] = createRes{rec: rec, err: err}
 		return nil
 	}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, r := range reqs {
 		if _, ok := out[r]; !ok {
-			got, ok := found[r.pair()]
-			if !ok {
-				got = createRes{err: store.ErrNotFound}
+			if got, ok := found[r.pair()]; ok {
+				out[r] = got
+			} else {
+				taken = append(taken, r) // not inserted, pair not stored: its id is another record's
 			}
-			out[r] = got
 		}
 	}
-	return out, nil
+	return out, taken, nil
 }
 
 // recordRows are records as the columns of directaid_records, passed as one array per column to one

@@ -34,6 +34,8 @@ type Store struct {
 	Timeout time.Duration
 	// Now is the clock of the updatedAt stamps (tests move it).
 	Now func() time.Time
+	// IDs makes the fresh id of a Create whose id another record holds; nil means store.NewIDNear.
+	IDs store.IDSource
 
 	// lists are the slots of the lists in PostgreSQL at once (listSlots); the others wait in the node.
 	lists chan struct{}

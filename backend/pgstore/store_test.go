@@ -13,13 +13,15 @@ import (
 // TestStore runs the behaviour table every store runs (the Badger store too), each behaviour on a fresh
 // database of one shared cluster.
 func TestStore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
+	storetest.Run(t, func(t *testing.T, ids store.IDSource) store.Store {
 		db, err := pgstore.Open(pgtest.Shared(t).NewDatabase(t))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(db.Close)
-		return pgstore.NewStore(db)
+		s := pgstore.NewStore(db)
+		s.IDs = ids
+		return s
 	})
 }
 

@@ -21,8 +21,9 @@ import (
 	"github.com/directaid/directaid/schema"
 )
 
-// Open returns a new, empty store for one test; Run closes it (a second Close must be harmless).
-type Open func(t *testing.T) store.Store
+// Open returns a new, empty store for one test, whose Creates take fresh ids from ids when theirs is taken
+// (nil: the store's default, store.NewIDNear); Run closes it (a second Close must be harmless).
+type Open func(t *testing.T, ids store.IDSource) store.Store
 
 // Behaviours is the table: one entry per behaviour of the store.Store contract. To extend the interface,
 // add its behaviours here; every store then runs them.
@@ -60,10 +61,13 @@ var Behaviours = []struct {
 func Run(t *testing.T, open Open) {
 	for _, b := range Behaviours {
 		t.Run(b.Name, func(t *testing.T) {
-			s := open(t)
+			s := open(t, nil)
 			t.Cleanup(func() { _ = s.Close() })
 			b.Test(t, s)
 		})
+	}
+	for _, b := range OpenBehaviours {
+		t.Run(b.Name, func(t *testing.T) { b.Test(t, open) })
 	}
 }
 
