@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,9 +20,11 @@ import (
 	"github.com/directaid/directaid/schema"
 )
 
-// A publisher's capability is a keyed MAC of the record's id under a server secret kept in the database
-// (store.Secret): nothing per record is stored, every node computes the same token, and no read can give
-// it away because no read has it. It is compared in constant time.
+// A publisher's capability is a keyed MAC of the record's id and its (source, externalId) pair under a
+// server secret kept in the database (store.Secret): nothing per record is stored, every node computes
+// the same token, and no read can give it away because no read has it. It binds the pair too, so that a
+// token acts only on the publication it was given for, even were two publications ever to share an id.
+// It is compared in constant time.
 
 // manageSecretName names the secret of the manage tokens in the store.
 const manageSecretName = "manage-token"
@@ -51,8 +54,27 @@ func (s *Service) manageKey(ctx context.Context) ([]byte, error) {
 	return s.secrets.manage, nil
 }
 
-// manageToken is the manage token of record id.
-func (s *Service) manageToken(ctx context.Context, id string) (string, error) {
+// manageToken is the manage token of rec: a MAC of its id and its pair (length-prefixed, as the stores
+// key it, so that no two pairs read alike).
+func (s *Service) manageToken(ctx context.Context, rec *store.Record) (string, error) {
+	key, err := s.manageKey(ctx)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, key)
+	b := append([]byte("manage/2\x00"), rec.ID...)
+	b = binary.AppendUvarint(append(b, 0), uint64(len(rec.Source)))
+	m.Write(append(append(b, rec.Source...), rec.ExternalID...))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)), nil
+}
+
+// legacyTokensBefore: records created before it were given tokens that are a MAC of the id alone; their
+// publishers keep them (legacyManageToken), while every record created since gets and takes only
+// manageToken's.
+var legacyTokensBefore = time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+
+// legacyManageToken is the token of id as records created before legacyTokensBefore were given it.
+func (s *Service) legacyManageToken(ctx context.Context, id string) (string, error) {
 	key, err := s.manageKey(ctx)
 	if err != nil {
 		return "", err
@@ -62,13 +84,27 @@ func (s *Service) manageToken(ctx context.Context, id string) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)), nil
 }
 
-// checkManageToken reports whether token is id's, in constant time.
+// checkManageToken reports whether token is the manage token of record id, in constant time; an unknown
+// id is a wrong token.
 func (s *Service) checkManageToken(ctx context.Context, id, token string) (bool, error) {
-	want, err := s.manageToken(ctx, id)
+	rec, err := s.store.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		rec = &store.Record{ID: id} // a MAC all the same: an unknown id costs what a known one does
+	} else if err != nil {
+		return false, err
+	}
+	want, err := s.manageToken(ctx, rec)
 	if err != nil {
 		return false, err
 	}
-	return subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1, nil
+	ok := subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1 && rec.Source != ""
+	if !ok && rec.Source != "" && rec.CreatedAt.Before(legacyTokensBefore) {
+		if want, err = s.legacyManageToken(ctx, id); err != nil {
+			return false, err
+		}
+		ok = subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1
+	}
+	return ok && token != "", nil
 }
 
 // ttl is how long a new or renewed open record of typ in emergency slug stays open.

@@ -62,13 +62,15 @@ type Service struct {
 	cfg    Config
 	active []Emergency
 	now    func() time.Time
+	// ids makes a new record's id (store.NewIDNear; tests force collisions with another).
+	ids store.IDSource
 	// secrets caches the store's secrets (manage.go); a pointer, so that Service stays copyable.
 	secrets *secrets
 }
 
 // NewService returns a service over store with cfg.
 func NewService(st store.Store, cfg Config) *Service {
-	s := &Service{store: st, cfg: cfg, now: time.Now, secrets: &secrets{}}
+	s := &Service{store: st, cfg: cfg, now: time.Now, ids: store.NewIDNear, secrets: &secrets{}}
 	for _, e := range cfg.Emergencies {
 		if !e.Inactive {
 			s.active = append(s.active, e)
@@ -119,7 +121,7 @@ func (s *Service) publish(ctx context.Context, base string, body []byte, forcedT
 		return nil, false, err
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
-	rec := &store.Record{ID: store.NewIDNear(now, pub.Latitude, pub.Longitude), CreatedAt: now, Publication: *pub, Status: store.StatusOpen,
+	rec := &store.Record{ID: s.ids(now, pub.Latitude, pub.Longitude), CreatedAt: now, Publication: *pub, Status: store.StatusOpen,
 		ExpiresAt: now.Add(s.ttl(pub.EmergencySlug, pub.Type))}
 	stored, created, err := s.store.Create(ctx, rec)
 	if err != nil {
@@ -142,7 +144,7 @@ func (s *Service) publish(ctx context.Context, base string, body []byte, forcedT
 	}
 	if same {
 		// Only the publisher (the first answer, or a retry of exactly its content) gets the token.
-		if res.ManageToken, err = s.manageToken(ctx, stored.ID); err != nil {
+		if res.ManageToken, err = s.manageToken(ctx, stored); err != nil {
 			return nil, false, err
 		}
 		res.ManageURL = schema.ManageURL(base, stored.ID, res.ManageToken)
