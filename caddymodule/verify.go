@@ -44,6 +44,11 @@ func printVerification(report io.Writer, what, dir string) error {
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", what, err)
 	}
+	return printFound(report, what, v)
+}
+
+// printFound prints what a verification of what found; the error says whether it is consistent.
+func printFound(report io.Writer, what string, v *store.Verification) error {
 	total := 0
 	for _, n := range v.Records {
 		total += n
@@ -66,5 +71,5 @@ func printVerification(report io.Writer, what, dir string) error {
 	for _, p := range v.Problems {
 		fmt.Fprintln(report, "MISMATCH:", p)
 	}
-	return errors.New("the database is not consistent: see the mismatches above")
+	return errors.New("the database is not consistent: see the mismatches above; 'directaid verify --database <dir> --repair', with the server stopped, mends it")
 }

@@ -145,22 +145,37 @@ func (g *diskGuard) check(force bool) error {
 	return err
 }
 
-// Verify checks the database in dir, which nothing else may have open: it counts the records by status
-// and checks every index entry and aggregate against the records, in both directions (each record has
-// exactly the entries it should, and there is no entry without its record). It never repairs anything.
+// Verify checks the database in dir, which nothing else may have open (Store.Verify checks an open one).
+// It never repairs anything (Repair does).
 func Verify(dir string) (*store.Verification, error) {
 	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil).WithReadOnly(true))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
 	defer db.Close()
+	return verifyDB(db)
+}
+
+// Verify checks the open store as Verify checks a closed database, in one read transaction: what it
+// reads is one moment of the database, while publishing goes on.
+func (s *Store) Verify(context.Context) (*store.Verification, error) {
+	if s.db.IsClosed() {
+		return nil, store.ErrClosed
+	}
+	return verifyDB(s.db)
+}
+
+// verifyDB counts the records of db by status and checks every index entry and aggregate against the
+// records, in both directions (each record has exactly the entries it should, and there is no entry
+// without its record), and that no two publications share an id (sharedIDs).
+func verifyDB(db *badger.DB) (*store.Verification, error) {
 	v := &store.Verification{Records: map[string]int{}}
 	problem := func(format string, a ...any) {
 		if len(v.Problems) < 200 {
 			v.Problems = append(v.Problems, fmt.Sprintf(format, a...))
 		}
 	}
-	err = db.View(func(txn *badger.Txn) error {
+	err := db.View(func(txn *badger.Txn) error {
 		var expected, missing int // index and pair entries the records call for, and those not found
 		var aggs aggDelta
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixRecord, PrefetchValues: true, PrefetchSize: 64})
@@ -201,6 +216,14 @@ func Verify(dir string) (*store.Verification, error) {
 			}
 		}
 		it.Close()
+		shared, err := sharedIDs(txn)
+		if err != nil {
+			return err
+		}
+		for _, sh := range shared {
+			v.SharedIDs++
+			problem("id %s: %d publication(s) of another pair point to it, but its record is one publication: they shared the id and one overwrote the other (directaid verify --repair)", sh.id, sh.pairs)
+		}
 		// Entries without a record: every entry found above is one of these keys, so any surplus is an orphan.
 		found := 0
 		for _, p := range [][]byte{prefixPair, prefixTime, prefixKind, prefixGeo, prefixText, prefixChange, prefixWord, prefixExpiry} {

@@ -36,7 +36,13 @@ type DiskUser interface {
 	DiskUsage() (parts map[string]int64, free int64, err error)
 }
 
-// Verification is what a Verifier found in a database.
+// Verifier is a store that can check itself while it serves: its records against their index entries
+// and counters, and that no two publications share an id.
+type Verifier interface {
+	Verify(ctx context.Context) (*Verification, error)
+}
+
+// Verification is what a store's verification found in a database.
 type Verification struct {
 	// Records counts the records by status.
 	Records map[string]int
@@ -44,4 +50,7 @@ type Verification struct {
 	Checked int
 	// Problems lists each mismatch (at most a few hundred); empty means the database is consistent.
 	Problems []string
+	// SharedIDs counts the ids that more than one publication was stored under (the record of all but
+	// one was overwritten): a repair gives each its own again where an earlier version is left.
+	SharedIDs int
 }
