@@ -3,9 +3,12 @@ package backend
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -186,6 +189,11 @@ func (s *Service) discovery(base string, tools []schema.MCPTool) *schema.Discove
 func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	w.Header().Set("Cache-Control", "no-store")
+	if p := postParams(r, schema.DryRunArg); p != nil {
+		h.svc.cfg.Observe.published(ChannelAPI, start, nil, false, p)
+		writeProblem(w, p)
+		return
+	}
 	body, p := readJSONBody(w, r)
 	if p != nil {
 		h.svc.cfg.Observe.published(ChannelAPI, start, nil, false, p)
@@ -220,6 +228,32 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Location", res.PublicURL)
 	}
 	writeJSON(w, status, res)
+}
+
+// postParams refuses any query parameter of a POST but allowed (and "_", which GETs ignore too): a
+// misspelled or assumed flag (dryrun, dry_run, dryRun where there is none) must not let a call that acts
+// for real go through as if it had been understood.
+func postParams(r *http.Request, allowed ...string) *Problem {
+	var errs []schema.FieldError
+	q := r.URL.Query()
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		if name == "_" || slices.Contains(allowed, name) {
+			continue
+		}
+		msg := fmt.Sprintf("el parámetro «%s» no existe en esta petición, que no se ejecutó", name)
+		if len(allowed) == 0 {
+			msg = fmt.Sprintf("el parámetro «%s» no existe: esta petición no admite parámetros, y no se ejecutó", name)
+		}
+		fold := strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(name))
+		if i := slices.IndexFunc(allowed, func(a string) bool { return strings.ToLower(a) == fold }); i >= 0 {
+			msg += fmt.Sprintf(" (¿quiso decir «%s»?)", allowed[i])
+		}
+		errs = append(errs, paramError(name, msg, allowed...))
+	}
+	if len(errs) > 0 {
+		return withQueryFields(invalidParams(errs))
+	}
+	return nil
 }
 
 // dryRunParam reads ?dryRun=true|false; any other value (or a repeated one) is refused rather than

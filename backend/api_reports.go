@@ -32,6 +32,10 @@ func (h *Handler) serveReports(w http.ResponseWriter, r *http.Request, id string
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	if p := postParams(r); p != nil {
+		writeProblem(w, p)
+		return
+	}
 	body, p := readJSONBody(w, r)
 	if p != nil {
 		writeProblem(w, p)

@@ -7,7 +7,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -233,6 +232,9 @@ func (s *Service) Act(ctx context.Context, base, id, token, action string) (*sch
 	return res, nil
 }
 
+// checkAction validates the body of POST …/{id}/actions against its JSON Schema.
+var checkAction = schema.ArgsValidator(&schema.ActionRequest{})
+
 // bearerToken is the token of "Authorization: Bearer <token>", "" when there is none.
 func bearerToken(r *http.Request) string {
 	scheme, tok, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
@@ -264,18 +266,18 @@ func (h *Handler) serveRecordAPI(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	if p := postParams(r); p != nil {
+		writeProblem(w, p)
+		return
+	}
 	body, p := readJSONBody(w, r)
 	if p != nil {
 		writeProblem(w, p)
 		return
 	}
 	var req schema.ActionRequest
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil || dec.More() {
-		writeProblem(w, badRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody,
-			Error:   `El cuerpo debe ser {"action": "resolve" | "reopen" | "withdraw" | "renew"}.`,
-			Details: []schema.FieldError{{Field: "/action", Message: "«action» es obligatorio: resolve, reopen, withdraw o renew", Allowed: schema.Actions}}}))
+	if p := decodeBody(body, checkAction, &req); p != nil {
+		writeProblem(w, p)
 		return
 	}
 	res, err := h.svc.Act(r.Context(), h.svc.baseURL(r), id, token, strings.TrimSpace(req.Action))

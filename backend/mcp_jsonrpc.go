@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/directaid/directaid/schema"
 )
 
 // JSON-RPC 2.0 validity on /mcp. mcp-go reads a message with encoding/json into loose structs: an id of
@@ -54,6 +56,15 @@ func checkMessage(body []byte) (refusal *rpcRefusal, response bool, method strin
 		if i := slices.IndexFunc(rpcMembers, func(n string) bool { return strings.EqualFold(n, k) }); i >= 0 && rpcMembers[i] != k {
 			return invalid(echo, fmt.Sprintf("el miembro «%s» no existe: los nombres de JSON-RPC distinguen mayúsculas (%s)", k, rpcMembers[i])), false, ""
 		}
+	}
+	// A repeated member («publishContact» false, then true) is refused, not read as whichever copy
+	// mcp-go's parser keeps; in a tool's arguments it is the call's params that are wrong.
+	if field := schema.RepeatedMember(body); field != "" {
+		msg := fmt.Sprintf("el miembro %s está repetido: envíe cada uno una sola vez", field)
+		if strings.HasPrefix(field, "/params/") {
+			return &rpcRefusal{status: http.StatusOK, code: mcp.INVALID_PARAMS, id: echo, msg: "Parámetros inválidos: " + msg + "."}, false, ""
+		}
+		return invalid(echo, msg), false, ""
 	}
 	if m["jsonrpc"] != "2.0" {
 		return invalid(echo, `«jsonrpc» es obligatorio y debe ser el texto "2.0"`), false, ""

@@ -37,6 +37,7 @@ type Metrics struct {
 	mcpCalls     *prometheus.CounterVec
 	reads        *prometheus.HistogramVec
 	rateLimited  *prometheus.CounterVec
+	reports      *prometheus.CounterVec
 
 	// Store-side series, fed by the store through StoreObserver.
 	commitBatch    prometheus.Histogram
@@ -62,6 +63,11 @@ func NewMetrics() *Metrics {
 	for _, r := range []string{"rewrote", "nothing", "error"} {
 		m.gcRuns.WithLabelValues(r)
 	}
+	for _, reason := range schema.ReportReasons {
+		for _, o := range schema.ReportOutcomes {
+			m.reports.WithLabelValues(reason, o)
+		}
+	}
 	return m
 }
 
@@ -85,6 +91,10 @@ func newMetrics() *Metrics {
 			Name: "directaid_rate_limited_total",
 			Help: "Answers 429 by rate_limit zone (publish, detail).",
 		}, []string{"zone"}),
+		reports: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "directaid_reports_total",
+			Help: "Community reports by reason and outcome (hid_phone, hid_record, queued: held back by the abuse limits, counted).",
+		}, []string{"reason", "outcome"}),
 		commitBatch: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "directaid_store_commit_batch_size",
 			Help:    "Publications per group commit (one synced transaction).",
@@ -109,7 +119,7 @@ func newMetrics() *Metrics {
 
 // Register adds the series to reg (Caddy's registry of the config being loaded).
 func (m *Metrics) Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.publications, m.mcpCalls, m.reads, m.rateLimited,
+	for _, c := range []prometheus.Collector{m.publications, m.mcpCalls, m.reads, m.rateLimited, m.reports,
 		m.commitBatch, m.commitDuration, m.gcRuns, m.gcDuration} {
 		if err := reg.Register(c); err != nil {
 			return err
@@ -237,6 +247,14 @@ func (o *Observe) publishedRateLimited(channel string) {
 		o.Publications.Debug("publication", zap.String("channel", channel), zap.String("outcome", OutcomeRefused),
 			zap.Int("status", 429), zap.String("code", "rate_limited"))
 	}
+}
+
+// reported counts one community report by its reason (one of schema.ReportReasons) and outcome.
+func (o *Observe) reported(reason, outcome string) {
+	if o == nil || o.Metrics == nil {
+		return
+	}
+	o.Metrics.reports.WithLabelValues(reason, outcome).Inc()
 }
 
 // mcpCall counts one MCP tool call.

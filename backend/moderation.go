@@ -72,22 +72,33 @@ func (s *Service) reporterKey(ctx context.Context, m store.Moderation, addr stri
 
 // decodeReport validates a report's JSON body: 400 invalid_json or invalid_body with every violation.
 func decodeReport(body []byte) (*schema.ReportInput, *Problem) {
-	if !json.Valid(body) {
-		return nil, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidJSON, Error: "El cuerpo no es JSON válido."}}
+	var in schema.ReportInput
+	if p := decodeBody(body, checkReport, &in); p != nil {
+		return nil, p
 	}
-	if errs := checkReport(body); len(errs) > 0 {
+	in.Note = strings.TrimSpace(in.Note)
+	return &in, nil
+}
+
+// decodeBody reads a JSON body that is not a publication (an action, a report) into v by the rules a
+// publication's follows: schema.CheckJSON (no repeated member, …), then check, the JSON Schema of v
+// (exact-case names, no unknown member, types and values: every violation at once, each named by its
+// pointer). A refusal is 400 invalid_json or invalid_body.
+func decodeBody(body []byte, check func([]byte) []schema.FieldError, v any) *Problem {
+	if eb := schema.CheckJSON(body); eb != nil {
+		return badRequest(eb)
+	}
+	if errs := check(body); len(errs) > 0 {
 		msg := "Datos inválidos: revise details."
 		if len(errs) == 1 {
 			msg = "Datos inválidos: " + errs[0].Message + "."
 		}
-		return nil, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidBody, Error: msg, Details: errs}}
+		return badRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: msg, Details: errs})
 	}
-	var in schema.ReportInput
-	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidJSON, Error: "El cuerpo no es JSON válido."}}
+	if err := json.Unmarshal(body, v); err != nil { // cannot fail on what the schema accepted
+		return badRequest(&schema.ErrorBody{Code: schema.CodeInvalidJSON, Error: "El cuerpo no es JSON válido."})
 	}
-	in.Note = strings.TrimSpace(in.Note)
-	return &in, nil
+	return nil
 }
 
 // report files a community report of record id from the client at addr. It hides the phone at once
@@ -119,6 +130,11 @@ func (s *Service) report(ctx context.Context, id string, in *schema.ReportInput,
 	if err != nil {
 		return nil, err
 	}
+	// Whether an operator already reviewed a report of this reporter, before this one replaces it.
+	reviewedBefore, err := reportedBefore(ctx, m, id, who)
+	if err != nil {
+		return nil, err
+	}
 	n, err := m.AddReport(ctx, store.Report{RecordID: id, Reporter: who, Reason: in.Reason, Note: in.Note})
 	if err != nil {
 		return nil, err
@@ -130,23 +146,40 @@ func (s *Service) report(ctx context.Context, id string, in *schema.ReportInput,
 	if hideAfter <= 0 {
 		hideAfter = defaultHideAfterReports
 	}
+	// What this report would hide by itself, then what the bounds let it (abuse.go).
+	wantPhone := in.Reason == store.ReasonNotMyNumber && !rec.ContactHidden && rec.ContactE164 != ""
+	wantRecord := n >= hideAfter && rec.Status != store.StatusHidden
+	wouldHide := wantPhone || wantRecord
+	wantPhone = wantPhone && !reviewedBefore // a phone an operator restored is not hidden again by the same reporter
+	var okPhone, okRecord bool
+	release := func(bool, bool) {}
+	if wantPhone || wantRecord {
+		total, err := s.emergencyRecords(ctx, rec.EmergencySlug)
+		if err != nil {
+			return nil, err
+		}
+		okPhone, okRecord, release = s.hides.reserve(s.now(), who, rec.EmergencySlug, total, wantPhone, wantRecord)
+	}
 	var from string
 	var hid, hidPhone bool
-	_, err = s.store.Update(ctx, id, func(r *store.Record) error {
-		from, hid, hidPhone = r.Status, false, false
-		if in.Reason == store.ReasonNotMyNumber && !r.ContactHidden && r.ContactE164 != "" {
-			r.ContactHidden, hidPhone = true, true
+	if okPhone || okRecord {
+		_, err = s.store.Update(ctx, id, func(r *store.Record) error {
+			from, hid, hidPhone = r.Status, false, false
+			if okPhone && !r.ContactHidden && r.ContactE164 != "" {
+				r.ContactHidden, hidPhone = true, true
+			}
+			if okRecord && r.Status != store.StatusHidden && r.Status != store.StatusWithdrawn {
+				r.Status, hid = store.StatusHidden, true
+			}
+			if !hid && !hidPhone {
+				return errNoChange
+			}
+			return nil
+		})
+		release(okPhone && !hidPhone, okRecord && !hid)
+		if err != nil && !errors.Is(err, errNoChange) {
+			return nil, err
 		}
-		if n >= hideAfter && r.Status != store.StatusHidden && r.Status != store.StatusWithdrawn {
-			r.Status, hid = store.StatusHidden, true
-		}
-		if !hid && !hidPhone {
-			return errNoChange
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errNoChange) {
-		return nil, err
 	}
 	if hidPhone {
 		if err := s.Audit(ctx, ActionHidePhone, id, store.ActorCommunity, "", "", in.Reason); err != nil {
@@ -158,11 +191,43 @@ func (s *Service) report(ctx context.Context, id string, in *schema.ReportInput,
 			return nil, err
 		}
 	}
-	msg := "Gracias: el reporte quedó registrado y lo revisará quien opera el servicio."
-	if in.Reason == store.ReasonNotMyNumber {
-		msg = "Gracias: el teléfono de esta publicación ya no se muestra. Quien opera el servicio revisará el reporte."
+	res := &schema.ReportResult{OK: true, ID: id, Reason: in.Reason, Outcome: schema.ReportCounted,
+		Message: "Gracias: el reporte quedó registrado y lo revisará quien opera el servicio."}
+	switch {
+	case hid:
+		res.Outcome, res.Message = schema.ReportHidRecord, "Gracias: varias personas reportaron esta publicación y ya no se muestra mientras quien opera el servicio la revisa."
+	case hidPhone:
+		res.Outcome, res.Message = schema.ReportHidPhone, "Gracias: el teléfono de esta publicación ya no se muestra. Quien opera el servicio revisará el reporte."
+	case wouldHide:
+		res.Outcome, res.Message = schema.ReportQueued, "Gracias: el reporte quedó registrado. Por ahora no se oculta nada automáticamente (hubo muchos reportes recientes): lo decidirá quien opera el servicio, en cuanto lo revise."
 	}
-	return &schema.ReportResult{OK: true, ID: id, Reason: in.Reason, Message: msg}, nil
+	s.cfg.Observe.reported(in.Reason, res.Outcome)
+	return res, nil
+}
+
+// reportedBefore says whether reporter has a reviewed report of record id: an operator looked at it and
+// kept (or restored) the record as it is.
+func reportedBefore(ctx context.Context, m store.Moderation, id, reporter string) (bool, error) {
+	reps, err := m.Reports(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(reps, func(r store.Report) bool { return r.Reporter == reporter && r.Reviewed }), nil
+}
+
+// emergencyRecords is how many records emergency slug holds, of every status.
+func (s *Service) emergencyRecords(ctx context.Context, slug string) (int, error) {
+	aggs, err := s.store.Aggregates(ctx, []string{slug})
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	if a := aggs[slug]; a != nil {
+		for _, n := range a.Statuses {
+			total += n
+		}
+	}
+	return total, nil
 }
 
 // QueueItem is a record of the moderation queue with its reports (the operator sees the phone: it is

@@ -64,13 +64,15 @@ type Service struct {
 	now    func() time.Time
 	// ids makes a new record's id (store.NewIDNear; tests force collisions with another).
 	ids store.IDSource
+	// hides bounds what community reports hide by themselves (abuse.go); shared by copies of the Service.
+	hides *hideBudget
 	// secrets caches the store's secrets (manage.go); a pointer, so that Service stays copyable.
 	secrets *secrets
 }
 
 // NewService returns a service over store with cfg.
 func NewService(st store.Store, cfg Config) *Service {
-	s := &Service{store: st, cfg: cfg, now: time.Now, ids: store.NewIDNear, secrets: &secrets{}}
+	s := &Service{store: st, cfg: cfg, now: time.Now, ids: store.NewIDNear, hides: newHideBudget(), secrets: &secrets{}}
 	for _, e := range cfg.Emergencies {
 		if !e.Inactive {
 			s.active = append(s.active, e)

@@ -152,18 +152,7 @@ func applyDefaults(p *Publication) *Publication {
 // general validates body with the JSON Schema validator. It returns the error body, or when the body is
 // valid the normalized members with the E.164 phone under contactE164.
 func (d Decoder) general(body []byte, forcedType string) (map[string]any, *ErrorBody) {
-	if !utf8.Valid(body) {
-		var field string
-		if err := checkStructure(body); err != nil {
-			field = err.field
-		}
-		return nil, InvalidUTF8(field)
-	}
-	if err := checkStructure(body); err != nil {
-		eb := invalidJSON(err.msg + ".")
-		if err.detail != "" {
-			eb.Details = []FieldError{{Field: err.field, Message: err.detail}}
-		}
+	if eb := CheckJSON(body); eb != nil {
 		return nil, eb
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
@@ -265,6 +254,46 @@ func (d Decoder) general(body []byte, forcedType string) (map[string]any, *Error
 
 func hasDetail(d []FieldError, field string) bool {
 	return slices.ContainsFunc(d, func(f FieldError) bool { return f.Field == field })
+}
+
+// CheckJSON applies to body the structural rules of every JSON body the service reads, publications'
+// included: valid UTF-8, one JSON value, no repeated member, no escaped lone surrogate, numbers within
+// range, nesting bounded. It returns nil, or the refusal (invalid_json) naming the member at fault, so
+// that no other reader of the same bytes (a gateway, a log) can see something else than we do.
+func CheckJSON(body []byte) *ErrorBody {
+	err := checkStructure(body)
+	if !utf8.Valid(body) {
+		var field string
+		if err != nil {
+			field = err.field
+		}
+		return InvalidUTF8(field)
+	}
+	if err == nil {
+		return nil
+	}
+	eb := invalidJSON(err.msg + ".")
+	if err.detail != "" {
+		eb.Details = []FieldError{{Field: err.field, Message: err.detail}}
+	}
+	return eb
+}
+
+// RepeatedMember returns the JSON pointer of the first member that body repeats within one object
+// ("" when none does, or body is no JSON): the one rule of CheckJSON that an MCP message must meet before
+// any parser reads it, since the parser keeps one copy and the tool would never see the other. Invalid
+// UTF-8 and lone surrogates are let through here: the tools refuse them by name.
+func RepeatedMember(body []byte) string {
+	dec := jsontext.NewDecoder(bytes.NewReader(body), jsontext.AllowInvalidUTF8(true))
+	for {
+		if _, err := dec.ReadToken(); err != nil {
+			var se *jsontext.SyntacticError
+			if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) {
+				return string(se.JSONPointer)
+			}
+			return ""
+		}
+	}
 }
 
 // structError is a body that is not one acceptable JSON value; field and detail name the member at fault

@@ -102,8 +102,11 @@ var OperationExamples = map[string]OperationExample{
 	"reportHelp": {
 		Request: []Example{{Name: "fraude", Summary: "Reportar una publicación que pide dinero", Status: "202",
 			Value: ReportInput{Reason: "fraud", Note: "Piden una consignación antes de entregar la ayuda."}}},
-		Responses: map[string][]Example{"202": {{Name: "registrado", Value: ReportResult{OK: true, ID: exampleID, Reason: "fraud",
-			Message: "Gracias: el reporte quedó registrado y lo revisará el equipo de moderación."}}}},
+		Responses: map[string][]Example{"202": {{Name: "registrado", Value: ReportResult{OK: true, ID: exampleID, Reason: "fraud", Outcome: ReportCounted,
+			Message: "Gracias: el reporte quedó registrado y lo revisará quien opera el servicio."}},
+			{Name: "en-cola", Summary: "Un reporte que habría ocultado un teléfono, retenido por los límites contra el abuso", Value: ReportResult{OK: true, ID: exampleID,
+				Reason: "not_my_number", Outcome: ReportQueued,
+				Message: "Gracias: el reporte quedó registrado. Por ahora no se oculta nada automáticamente (hubo muchos reportes recientes): lo decidirá quien opera el servicio, en cuanto lo revise."}}}},
 	},
 	"actOnHelp": {
 		Request: []Example{{Name: "resolver", Summary: "Marcar como resuelta (sin Authorization: Bearer <manageToken> responde 403)", Status: "403",

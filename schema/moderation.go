@@ -50,11 +50,29 @@ type ReportResult struct {
 	OK      bool   `json:"ok"`
 	ID      string `json:"id" jsonschema_description:"Id del registro reportado."`
 	Reason  string `json:"reason"`
+	// Outcome is what the report did by itself (ReportOutcomes).
+	Outcome string `json:"outcome" jsonschema_description:"Lo que hizo el reporte por sí solo. hid_phone: el teléfono dejó de mostrarse. hid_record: la publicación dejó de mostrarse (varias personas la reportaron). queued: habría ocultado algo, pero los límites contra el abuso (cada dirección oculta pocos teléfonos por hora; una emergencia con muchos ocultamientos recientes pausa los automáticos) lo dejaron en la cola de moderación. counted: quedó registrado para la moderación, sin efecto inmediato."`
 	Message string `json:"message" jsonschema_description:"Qué pasa ahora, en español."`
 }
 
-// JSONSchemaExtend makes ok the constant true.
+// The outcomes of a report (ReportResult.Outcome).
+const (
+	ReportHidPhone  = "hid_phone"
+	ReportHidRecord = "hid_record"
+	ReportQueued    = "queued"
+	ReportCounted   = "counted"
+)
+
+// ReportOutcomes lists every outcome of a report.
+var ReportOutcomes = []string{ReportHidPhone, ReportHidRecord, ReportQueued, ReportCounted}
+
+// JSONSchemaExtend makes ok the constant true and outcome one of ReportOutcomes.
 func (ReportResult) JSONSchemaExtend(s *jsonschema.Schema) {
+	if p, ok := s.Properties.Get("outcome"); ok {
+		for _, o := range ReportOutcomes {
+			p.Enum = append(p.Enum, o)
+		}
+	}
 	if p, ok := s.Properties.Get("ok"); ok {
 		p.Const = true
 	}

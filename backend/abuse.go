@@ -1,0 +1,100 @@
+package backend
+
+import (
+	"sync"
+	"time"
+)
+
+// What community reports may hide without a moderator. "Someone else's number" disappears at once for the
+// real victim, and three reporters hide a record, but a few addresses must not blank the network: each
+// reporter hides at most reporterHidesPerHour phones by itself, and each emergency is a circuit breaker —
+// once more than a small share of its phones (or records) were hidden automatically within the last hour,
+// automatic hiding pauses there and new reports wait in the moderation queue. Every report is recorded
+// either way. The windows are this node's (a restart or another node starts its own).
+const (
+	// reporterHidesPerHour is how many phones one reporter (keyed hash of its address) hides by itself.
+	reporterHidesPerHour = 2
+	// breakerWindow is the period over which automatic hides are counted.
+	breakerWindow = time.Hour
+)
+
+// breakerLimit is how many automatic hides of one kind an emergency of total records takes in a window
+// before its breaker opens: a share of its records, and at least floor.
+func breakerLimit(total, per, floor int) int { return max(floor, total/per) }
+
+// Phones: 2% of the emergency's records, at least 5. Records: 0.5%, at least 3 (three reporters hide one).
+func phoneBreakerLimit(total int) int  { return breakerLimit(total, 50, 5) }
+func recordBreakerLimit(total int) int { return breakerLimit(total, 200, 3) }
+
+// hideBudget keeps the automatic hides of the last window: per reporter, and per emergency phones and records.
+type hideBudget struct {
+	mu       sync.Mutex
+	reporter map[string][]time.Time
+	phones   map[string][]time.Time
+	records  map[string][]time.Time
+}
+
+func newHideBudget() *hideBudget {
+	return &hideBudget{reporter: map[string][]time.Time{}, phones: map[string][]time.Time{}, records: map[string][]time.Time{}}
+}
+
+// recent drops the times of m[k] older than the window and returns how many are left.
+func recent(m map[string][]time.Time, k string, now time.Time) int {
+	ts := m[k]
+	i := 0
+	for i < len(ts) && now.Sub(ts[i]) >= breakerWindow {
+		i++
+	}
+	if i == len(ts) {
+		delete(m, k)
+		return 0
+	}
+	m[k] = ts[i:]
+	return len(ts) - i
+}
+
+// reserve takes what a report may hide now: phone (a phone hide by reporter in slug) and record (a record
+// hide in slug), each only when asked for and within its budget. total is the emergency's record count.
+// release gives back what the report then did not hide.
+func (b *hideBudget) reserve(now time.Time, reporter, slug string, total int, phone, record bool) (gotPhone, gotRecord bool, release func(phone, record bool)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if phone && recent(b.reporter, reporter, now) < reporterHidesPerHour && recent(b.phones, slug, now) < phoneBreakerLimit(total) {
+		b.reporter[reporter] = append(b.reporter[reporter], now)
+		b.phones[slug] = append(b.phones[slug], now)
+		gotPhone = true
+	}
+	if record && recent(b.records, slug, now) < recordBreakerLimit(total) {
+		b.records[slug] = append(b.records[slug], now)
+		gotRecord = true
+	}
+	return gotPhone, gotRecord, func(phone, record bool) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if phone {
+			b.reporter[reporter] = dropOne(b.reporter[reporter], now)
+			b.phones[slug] = dropOne(b.phones[slug], now)
+		}
+		if record {
+			b.records[slug] = dropOne(b.records[slug], now)
+		}
+	}
+}
+
+// dropOne removes one occurrence of t from ts.
+func dropOne(ts []time.Time, t time.Time) []time.Time {
+	for i := len(ts) - 1; i >= 0; i-- {
+		if ts[i].Equal(t) {
+			return append(ts[:i:i], ts[i+1:]...)
+		}
+	}
+	return ts
+}
+
+// Breakers says, per emergency slug, whether automatic hiding of phones and of records is paused now
+// (for the status page and the metrics); total gives an emergency's record count.
+func (b *hideBudget) open(now time.Time, slug string, total int) (phones, records bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return recent(b.phones, slug, now) >= phoneBreakerLimit(total), recent(b.records, slug, now) >= recordBreakerLimit(total)
+}

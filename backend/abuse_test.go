@@ -1,0 +1,116 @@
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/backend/store/storetest"
+	"github.com/directaid/directaid/schema"
+)
+
+// TestReportsCannotBlankTheNetwork: five addresses report every record of an emergency of 400, phone and
+// spam alike, over ten minutes: at most 10 phones and 3 records are hidden without a moderator, every
+// report is recorded, the rest wait in the queue and say so (outcome queued). A person reporting their
+// own number elsewhere still hides it at once, once the hour has passed; an address whose report an
+// operator reviewed does not hide that phone again.
+func TestReportsCannotBlankTheNetwork(t *testing.T) {
+	clk := &fakeClock{at: time.Now().UTC()}
+	s := newExpiryServer(t, clk)
+	ctx := context.Background()
+	var ids []string
+	for i := range 400 {
+		rec := storetest.Record("app", fmt.Sprintf("r-%d", i))
+		stored, _, err := s.st.Create(ctx, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, stored.ID)
+	}
+	report := func(addr, id, reason string) schema.ReportResult {
+		t.Helper()
+		r := httptest.NewRequest("POST", "http://ayuda.test"+schema.HelpPath+"/"+id+schema.ReportsSuffix, strings.NewReader(`{"reason":"`+reason+`"}`))
+		r.Header.Set("Content-Type", "application/json")
+		r.RemoteAddr = addr + ":40000"
+		w := httptest.NewRecorder()
+		s.h.ServeHTTP(w, r)
+		var res schema.ReportResult
+		if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil || w.Code != http.StatusAccepted {
+			if w.Code == http.StatusGone { // hidden meanwhile: a report of it is refused, as for anyone
+				return schema.ReportResult{Outcome: "gone"}
+			}
+			t.Fatalf("report %s by %s: %d %s", id, addr, w.Code, w.Body.String())
+		}
+		return res
+	}
+	outcomes := map[string]int{}
+	start := clk.now()
+	for i, id := range ids {
+		clk.set(start.Add(time.Duration(i) * 1500 * time.Millisecond)) // 400 records over 10 minutes
+		for a := 2; a <= 6; a++ {
+			addr := fmt.Sprintf("127.0.0.%d", a)
+			outcomes[report(addr, id, store.ReasonNotMyNumber).Outcome]++
+			outcomes[report(addr, id, "spam").Outcome]++
+		}
+	}
+	phones, records := 0, 0
+	for _, id := range ids {
+		rec, err := s.st.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.ContactHidden {
+			phones++
+		}
+		if rec.Status == store.StatusHidden {
+			records++
+		}
+	}
+	t.Logf("hidden: %d phones, %d records; outcomes %v", phones, records, outcomes)
+	if phones > 10 || records > 3 || phones == 0 || records == 0 {
+		t.Fatalf("five addresses hid %d phones and %d records automatically: want 1…10 and 1…3", phones, records)
+	}
+	if outcomes[schema.ReportQueued] == 0 || outcomes[schema.ReportHidPhone] != phones || outcomes[schema.ReportHidRecord] != records {
+		t.Fatalf("outcomes %v do not tell what happened (%d phones, %d records hidden)", outcomes, phones, records)
+	}
+	m, err := s.svc.moderation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded := 0
+	for _, id := range ids {
+		reps, err := m.Reports(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recorded += len(reps)
+	}
+	// A reporter counts once per record (its later report replaces its earlier one): 5 per record at
+	// least, except where a record was hidden before every address had reported it.
+	if recorded < 5*(len(ids)-records) {
+		t.Fatalf("%d reports recorded for %d records", recorded, len(ids))
+	}
+	// An hour on, the breaker has closed: the real owner of a number hides it at once.
+	clk.set(clk.now().Add(2 * time.Hour))
+	fresh, _, err := s.st.Create(ctx, storetest.Record("app", "victim"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := fresh.ID
+	if res := report("127.0.0.99", victim, store.ReasonNotMyNumber); res.Outcome != schema.ReportHidPhone {
+		t.Fatalf("the owner of a number, after the hour: %+v", res)
+	}
+	// The operator restores it; the same address cannot hide it again by itself.
+	if _, err := s.svc.Moderate(ctx, victim, ActionRestore, ""); err != nil {
+		t.Fatal(err)
+	}
+	if res := report("127.0.0.99", victim, store.ReasonNotMyNumber); res.Outcome != schema.ReportQueued {
+		t.Fatalf("a report against a restored phone, by the same address: %+v", res)
+	}
+}
