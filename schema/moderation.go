@@ -47,9 +47,9 @@ type ReportArgs struct {
 
 // ReportResult is the answer to a report (202).
 type ReportResult struct {
-	OK      bool   `json:"ok"`
-	ID      string `json:"id" jsonschema_description:"Id del registro reportado."`
-	Reason  string `json:"reason"`
+	OK     bool   `json:"ok"`
+	ID     string `json:"id" jsonschema_description:"Id del registro reportado."`
+	Reason string `json:"reason"`
 	// Outcome is what the report did by itself (ReportOutcomes).
 	Outcome string `json:"outcome" jsonschema_description:"Lo que hizo el reporte por sí solo. hid_phone: el teléfono dejó de mostrarse. hid_record: la publicación dejó de mostrarse (varias personas la reportaron). queued: habría ocultado algo, pero los límites contra el abuso (cada dirección oculta pocos teléfonos por hora; una emergencia con muchos ocultamientos recientes pausa los automáticos) lo dejaron en la cola de moderación. counted: quedó registrado para la moderación, sin efecto inmediato."`
 	Message string `json:"message" jsonschema_description:"Qué pasa ahora, en español."`
