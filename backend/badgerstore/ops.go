@@ -21,13 +21,10 @@ import (
 	"github.com/directaid/directaid/backend/store"
 )
 
-// What the operator's side needs of the Badger store: a write probe, a guard against a full disk, disk
+// What the operator's side needs of the Badger store: the write probe, a guard against a full disk, disk
 // figures and the verification of a restored backup (store/ops.go says what each is for).
 
-var (
-	_ store.Prober   = (*Store)(nil)
-	_ store.DiskUser = (*Store)(nil)
-)
+var _ store.DiskUser = (*Store)(nil)
 
 // keyProbe is what Probe commits: a meta key, never a record, overwritten by every probe.
 var keyProbe = []byte("m\x00probe")
@@ -35,8 +32,13 @@ var keyProbe = []byte("m\x00probe")
 // DefaultMinFreeBytes is the free space below which the store refuses writes (Options.MinFreeBytes).
 const DefaultMinFreeBytes = 256 << 20
 
-// Probe implements store.Prober: it commits the time to keyProbe with a synced write, like a publication.
+// Probe implements store.Store: it commits the time to keyProbe with a synced write, like a publication.
 func (s *Store) Probe(ctx context.Context) error {
+	select {
+	case <-s.quit:
+		return store.ErrClosed
+	default:
+	}
 	if err := s.guard.check(true); err != nil {
 		return err
 	}
@@ -46,9 +48,13 @@ func (s *Store) Probe(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.db.Update(func(txn *badger.Txn) error {
+	err := s.db.Update(func(txn *badger.Txn) error {
 		return txn.Set(keyProbe, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
 	})
+	if errors.Is(err, badger.ErrDBClosed) { // Close ran between the check above and the commit
+		return store.ErrClosed
+	}
+	return err
 }
 
 // DiskUsage implements store.DiskUser: the bytes the files of the database take on disk (blocks really
