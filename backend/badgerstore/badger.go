@@ -233,6 +233,9 @@ func badgerOptions(o Options) badger.Options {
 
 // Open opens (or creates) the database in o.Dir.
 func Open(o Options) (*Store, error) {
+	if err := removeEmptyMemtables(o.Dir, o.Logger); err != nil {
+		return nil, fmt.Errorf("open badger at %s: %w", o.Dir, err)
+	}
 	preloadTableTails(o.Dir) // Open reads every table's index: 64 KB each, not read-around (advise_linux.go)
 	db, err := badger.Open(badgerOptions(o))
 	if err != nil {
