@@ -123,6 +123,11 @@ func TestDiskFull(t *testing.T) {
 	if code, _ := health(t, s, "/directaid/health/live"); code != 200 {
 		t.Errorf("live on a full disk: %d", code)
 	}
+	// Refusals are counted, not logged one by one.
+	_, fams := scrape(t, s)
+	if v, _ := value(fams, "directaid_store_writes_refused_total", nil); v < 21 {
+		t.Errorf("directaid_store_writes_refused_total = %v after at least 21 refused publications", v)
+	}
 
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
@@ -146,4 +151,22 @@ func TestDiskFull(t *testing.T) {
 	if n := strings.Count(log, "publications accepted again"); n != 1 {
 		t.Errorf("%d log lines say publishing resumed, want 1", n)
 	}
+	if n := countLines(log, `"level":"warn"`, `"code":"unavailable"`); n != 0 {
+		t.Errorf("%d WARN lines for refused publications; want none (they are counted, and logged at DEBUG)", n)
+	}
+}
+
+// countLines counts the lines of log that hold every one of parts.
+func countLines(log string, parts ...string) int {
+	n := 0
+	for line := range strings.Lines(log) {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
 }

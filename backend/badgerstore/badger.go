@@ -55,7 +55,8 @@ type Options struct {
 	// total (see List); 0 means 5000 and 2000. Tests lower them.
 	MaxTextChecks, MaxTotalTextChecks int
 	// MinFreeBytes is the free space of the disk below which writes are refused with store.ErrUnavailable
-	// until space returns (ops.go, diskGuard); 0 means DefaultMinFreeBytes, negative never refuses.
+	// until space is back to it plus 10% (ops.go, diskGuard); 0 means DefaultMinFreeBytes, negative never
+	// refuses.
 	MinFreeBytes int64
 	// WriteState is told when the store starts refusing writes for want of space (with the reason) and
 	// when it accepts them again (nil): once per change, not per write.
@@ -64,6 +65,9 @@ type Options struct {
 	Observer store.Observer
 	// Now is the clock of the updatedAt stamps (tests move it); nil means time.Now.
 	Now func() time.Time
+
+	// freeSpace reads the free bytes of the disk of a directory (tests fake a full disk); nil: freeBytes.
+	freeSpace func(dir string) (int64, error)
 }
 
 // maxBatch bounds a group commit; a larger backlog simply forms the next batch.
@@ -243,7 +247,7 @@ func Open(o Options) (*Store, error) {
 	}
 	s := &Store{db: db, reqs: make(chan *createReq, maxBatch), quit: make(chan struct{}), stopped: make(chan struct{}),
 		maxTextChecks: cmp.Or(o.MaxTextChecks, maxTextChecks), maxTotalTextChecks: cmp.Or(o.MaxTotalTextChecks, maxTotalTextChecks), maxWordTokens: maxWordTokens,
-		dir: o.Dir, guard: newDiskGuard(o.Dir, cmp.Or(o.MinFreeBytes, DefaultMinFreeBytes), o.WriteState), obs: o.Observer, now: o.Now}
+		dir: o.Dir, guard: newDiskGuard(o.Dir, cmp.Or(o.MinFreeBytes, DefaultMinFreeBytes), o.freeSpace, o.WriteState), obs: o.Observer, now: o.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -258,6 +262,9 @@ func Open(o Options) (*Store, error) {
 	s.adv = newAdviser(o.Dir)
 	_, _ = s.adv.advise() // the tables Open mapped; advice is a hint, a failure costs only read-around
 	s.renewSnapshot()
+	// A start on a disk short of space says so now (WriteState), not at the first write: the node serves
+	// reads, and readiness says why it takes no writes.
+	_ = s.guard.check(true)
 	s.wg.Add(2)
 	go s.writer()
 	gc := o.GCInterval
@@ -293,6 +300,14 @@ func Restore(dir string, r io.Reader) error {
 	return db.Close()
 }
 
+// refused counts a write that the disk guard refused (store.Observer) and returns the guard's reason.
+func (s *Store) refused(err error) error {
+	if s.obs != nil {
+		s.obs.ObserveWriteRefused()
+	}
+	return err
+}
+
 func (s *Store) failure() error {
 	s.failMu.Lock()
 	defer s.failMu.Unlock()
@@ -312,7 +327,7 @@ func (s *Store) Create(ctx context.Context, rec *store.Record) (*store.Record, b
 		if existing, gerr := s.getByPairSnapshot(rec.Source, rec.ExternalID); gerr == nil {
 			return existing, false, nil
 		}
-		return nil, false, err
+		return nil, false, s.refused(err)
 	}
 	// Retries are common (flaky mobile networks): answer them from a read, without the writer.
 	if existing, err := s.getByPairSnapshot(rec.Source, rec.ExternalID); err == nil {
@@ -341,7 +356,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 		return nil, err
 	}
 	if err := s.guard.check(false); err != nil {
-		return nil, err
+		return nil, s.refused(err)
 	}
 	erased := false
 	track := func(r *store.Record) error {

@@ -96,14 +96,18 @@ func freeBytes(dir string) (int64, error) {
 	return int64(st.Bavail) * st.Bsize, nil
 }
 
-// diskGuard refuses writes while the disk holding the database has less than min bytes free. Badger
-// writes through memory-mapped files: on a full disk a write into a mapped page kills the process
-// (SIGBUS) instead of returning an error, so the store must stop before the disk is full, with room left
-// for the memtable, its flush and compactions in flight. It looks at the disk at most once a second
-// (a second of publishing at full speed writes a few MB), and says when it starts and stops refusing.
+// diskGuard refuses writes while the disk holding the database is short of free space. Badger writes
+// through memory-mapped files: on a full disk a write into a mapped page kills the process (SIGBUS)
+// instead of returning an error, so the store must stop before the disk is full, with room left for the
+// memtable, its flush and compactions in flight. It refuses once the free space falls under min, and
+// accepts writes again only once it is back to resume (min + 10%): without that margin, a disk hovering
+// at the limit (compactions freeing and taking space) turned refusals on and off every few seconds. It
+// looks at the disk at most once a second (a second of publishing at full speed writes a few MB), and
+// says when it starts and stops refusing (changed), never per refused write.
 type diskGuard struct {
 	dir     string
 	min     int64 // ≤ 0: never refuse
+	free    func(dir string) (int64, error)
 	mu      sync.Mutex
 	state   atomic.Pointer[guardState]
 	changed func(refusing error) // called on each change, from one goroutine at a time
@@ -116,11 +120,18 @@ type guardState struct {
 
 const guardInterval = time.Second
 
-func newDiskGuard(dir string, min int64, changed func(error)) *diskGuard {
-	g := &diskGuard{dir: dir, min: min, changed: changed}
+// newDiskGuard returns the guard of dir; free reads the disk's free bytes (nil: freeBytes).
+func newDiskGuard(dir string, min int64, free func(string) (int64, error), changed func(error)) *diskGuard {
+	if free == nil {
+		free = freeBytes
+	}
+	g := &diskGuard{dir: dir, min: min, free: free, changed: changed}
 	g.state.Store(&guardState{})
 	return g
 }
+
+// resume is the free space at which a refusing guard accepts writes again.
+func (g *diskGuard) resume() int64 { return g.min + g.min/10 }
 
 // check returns a store.ErrUnavailable while the disk is short of space; force looks at the disk now.
 func (g *diskGuard) check(force bool) error {
@@ -139,10 +150,14 @@ func (g *diskGuard) check(force bool) error {
 	}
 	defer g.mu.Unlock()
 	st = g.state.Load()
+	free, ferr := g.free(g.dir)
 	var err error
-	if free, ferr := freeBytes(g.dir); ferr == nil && free < g.min {
-		err = fmt.Errorf("%w: the disk of %s has %d MiB free, less than the %d MiB the database keeps in reserve (min_free_space)",
-			store.ErrUnavailable, g.dir, free>>20, g.min>>20)
+	switch {
+	case ferr != nil:
+		err = st.err // the disk cannot be read now: what it last said stands
+	case free < g.min || (st.err != nil && free < g.resume()):
+		err = fmt.Errorf("%w: the disk of %s has %d MiB free; writes stop under the %d MiB the database keeps in reserve (min_free_space) and resume at %d MiB free",
+			store.ErrUnavailable, g.dir, free>>20, g.min>>20, g.resume()>>20)
 	}
 	g.state.Store(&guardState{err: err, at: time.Now()})
 	if (err == nil) != (st.err == nil) && g.changed != nil {

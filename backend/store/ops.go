@@ -20,6 +20,9 @@ type Observer interface {
 	ObserveCommit(batch int, d time.Duration)
 	// ObserveGC is one garbage collection; result is "rewrote", "nothing" or "error".
 	ObserveGC(result string, d time.Duration)
+	// ObserveWriteRefused is one write (a publication, an update, a report…) refused because the store's
+	// disk is short of space (ErrUnavailable): counted here, since the store logs only when refusals start and stop.
+	ObserveWriteRefused()
 }
 
 // DiskUser is a store that keeps files on a local disk.
