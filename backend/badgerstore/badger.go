@@ -55,8 +55,9 @@ type Options struct {
 	// total (see List); 0 means 5000 and 2000. Tests lower them.
 	MaxTextChecks, MaxTotalTextChecks int
 	// MinFreeBytes is the free space of the disk below which writes are refused with store.ErrUnavailable
-	// until space is back to it plus 10% (ops.go, diskGuard); 0 means DefaultMinFreeBytes, negative never
-	// refuses.
+	// until space is back to it plus 10% (ops.go, diskGuard); 0 means DefaultMinFreeBytes. Open also
+	// refuses, with ErrNoSpaceToOpen, a disk with less free space than opening takes (space.go). Negative:
+	// neither check.
 	MinFreeBytes int64
 	// WriteState is told when the store starts refusing writes for want of space (with the reason) and
 	// when it accepts them again (nil): once per change, not per write.
@@ -240,8 +241,14 @@ func Open(o Options) (*Store, error) {
 	if err := removeEmptyMemtables(o.Dir, o.Logger); err != nil {
 		return nil, fmt.Errorf("open badger at %s: %w", o.Dir, err)
 	}
+	opts := badgerOptions(o)
+	if o.MinFreeBytes >= 0 {
+		if err := checkOpenSpace(o.Dir, openSpace(opts), o.freeSpace); err != nil {
+			return nil, err
+		}
+	}
 	preloadTableTails(o.Dir) // Open reads every table's index: 64 KB each, not read-around (advise_linux.go)
-	db, err := badger.Open(badgerOptions(o))
+	db, err := badger.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("open badger at %s: %w", o.Dir, err)
 	}

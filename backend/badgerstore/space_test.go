@@ -3,6 +3,8 @@ package badgerstore
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -127,7 +129,7 @@ func TestStartShortOfSpace(t *testing.T) {
 	}
 
 	disk := &fakeDisk{}
-	disk.free.Store(min - 1)
+	disk.free.Store(openSpace(badgerOptions(Options{})) + 1) // room to open, not to write
 	tr := &transitions{}
 	obs := &refusalCounter{}
 	s = open(t, Options{Dir: dir, MinFreeBytes: min, WriteState: tr.note, Observer: obs, freeSpace: disk.read})
@@ -173,4 +175,25 @@ func TestStartShortOfSpace(t *testing.T) {
 	if got := tr.list(); len(got) != 2 || got[1] != nil {
 		t.Fatalf("WriteState: %v; want one refusal, then one resumption", got)
 	}
+}
+
+// TestOpenRefusesAFullDisk: on a disk with less free space than opening takes, Open refuses with the
+// figures before Badger touches the directory (where a write into a new memtable would kill the process);
+// with min_free_space off it does not look.
+func TestOpenRefusesAFullDisk(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new")
+	disk := &fakeDisk{}
+	disk.free.Store(20 << 20)
+	_, err := Open(Options{Dir: dir, freeSpace: disk.read})
+	if !errors.Is(err, ErrNoSpaceToOpen) || !strings.Contains(err.Error(), "has 20 MiB free") || !strings.Contains(err.Error(), "needs 64 MiB") {
+		t.Fatalf("Open on a full disk: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("Open on a full disk touched %s: %v", dir, err)
+	}
+	s, err := Open(Options{Dir: dir, MinFreeBytes: -1, freeSpace: disk.read})
+	if err != nil {
+		t.Fatalf("Open with min_free_space off: %v", err)
+	}
+	_ = s.Close()
 }
