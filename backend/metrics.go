@@ -44,6 +44,7 @@ type Metrics struct {
 	commitDuration prometheus.Histogram
 	gcRuns         *prometheus.CounterVec
 	gcDuration     prometheus.Histogram
+	writesRefused  prometheus.Counter
 
 	minutes minuteRing
 }
@@ -114,13 +115,17 @@ func newMetrics() *Metrics {
 			Help:    "Duration of a garbage collection of the store.",
 			Buckets: []float64{.01, .1, .5, 1, 5, 10, 30, 60, 300},
 		}),
+		writesRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "directaid_store_writes_refused_total",
+			Help: "Writes (publications, updates, reports) the store refused because its disk was short of space (min_free_space); each answered 503 with Retry-After.",
+		}),
 	}
 }
 
 // Register adds the series to reg (Caddy's registry of the config being loaded).
 func (m *Metrics) Register(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.publications, m.mcpCalls, m.reads, m.rateLimited, m.reports,
-		m.commitBatch, m.commitDuration, m.gcRuns, m.gcDuration} {
+		m.commitBatch, m.commitDuration, m.gcRuns, m.gcDuration, m.writesRefused} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
@@ -186,7 +191,12 @@ func (o *Observe) published(channel string, start time.Time, res *schema.Publish
 	}
 	fields = append(fields, zap.Duration("duration", time.Since(start)))
 	level := zap.InfoLevel
-	if p != nil && p.Status >= 500 {
+	switch {
+	case p != nil && p.loggedOnce:
+		// The store logs when such refusals start and stop; one line per request would flood the log
+		// (416,456 WARN lines in 40 s on a full disk, onto that disk). They are counted all the same.
+		level = zap.DebugLevel
+	case p != nil && p.Status >= 500:
 		level = zap.WarnLevel
 	}
 	o.Publications.Log(level, "publication", fields...)
@@ -293,6 +303,14 @@ func (m *Metrics) ObserveGC(result string, d time.Duration) {
 	}
 	m.gcRuns.WithLabelValues(result).Inc()
 	m.gcDuration.Observe(d.Seconds())
+}
+
+// ObserveWriteRefused counts one write the store refused for want of disk space.
+func (m *Metrics) ObserveWriteRefused() {
+	if m == nil {
+		return
+	}
+	m.writesRefused.Inc()
 }
 
 // PublicationsPerMinute returns, oldest first, the publications of each of the last n minutes up to now

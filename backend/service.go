@@ -106,6 +106,9 @@ type Problem struct {
 	Body   schema.ErrorBody
 	// RetryAfter, in seconds, is sent as Retry-After when positive.
 	RetryAfter int
+	// loggedOnce: its cause is logged where it starts and stops (the store's write state), so the
+	// publication log takes it at DEBUG, not a WARN line per request.
+	loggedOnce bool
 }
 
 func (p *Problem) Error() string { return p.Body.Code + ": " + p.Body.Error }
@@ -242,7 +245,7 @@ func asProblem(err error) *Problem {
 	}
 	if errors.Is(err, store.ErrUnavailable) {
 		// The store refuses writes for now (the disk is nearly full): reads go on, and it recovers by itself.
-		return &Problem{Status: http.StatusServiceUnavailable, RetryAfter: 60, Body: schema.ErrorBody{Code: "unavailable",
+		return &Problem{Status: http.StatusServiceUnavailable, RetryAfter: 60, loggedOnce: true, Body: schema.ErrorBody{Code: "unavailable",
 			Error: "El servicio no puede guardar publicaciones en este momento; las consultas siguen funcionando. Reintente en unos minutos con el mismo externalId (no se duplicará)."}}
 	}
 	if errors.Is(err, store.ErrUnreachable) {

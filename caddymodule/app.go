@@ -182,7 +182,13 @@ func (a *App) Provision(ctx caddy.Context) error {
 }
 
 // Start opens (or shares, across a reload) the store and builds the service.
-func (a *App) Start() error { return a.open() }
+func (a *App) Start() error {
+	err := a.open()
+	if err != nil {
+		a.refuseStart(err) // a database that cannot open for want of disk space ends the process
+	}
+	return err
+}
 
 func (a *App) open() error {
 	a.openOnce.Do(func() { a.openErr = a.doOpen() })

@@ -1,10 +1,12 @@
 package caddymodule
 
 import (
+	"errors"
 	"io"
 	"os"
 	"runtime/debug"
 
+	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
 	"github.com/directaid/directaid/backend/badgerstore"
@@ -44,6 +46,24 @@ func (a *App) openDatabase() (store.Store, error) {
 				log.Info("disk space is back: publications accepted again")
 			}
 		}})
+}
+
+// ExitNoSpace is the exit status of `directaid run` when the disk of its Badger database has too little
+// free space to open it (badgerstore.ErrNoSpaceToOpen). The systemd unit names it in
+// RestartPreventExitStatus: restarting every few seconds would only refuse again (before this check,
+// each start died of SIGBUS in Badger's open: a crash loop). An operator frees space, then starts it.
+const ExitNoSpace = 73 // EX_CANTCREAT of sysexits.h: the database's files cannot be created
+
+// refuseStart ends the process with ExitNoSpace, after one log line with the reason, when err says that
+// the database cannot open for want of disk space and this is the process's first config. A reload that
+// cannot open a new database only fails: the running config serves on.
+func (a *App) refuseStart(err error) {
+	if !errors.Is(err, badgerstore.ErrNoSpaceToOpen) || caddy.ActiveContext().Context != nil {
+		return
+	}
+	a.logger.Error("not starting: the database's disk is full", zap.Error(err), zap.Int("exit_status", ExitNoSpace))
+	_ = a.logger.Sync()
+	os.Exit(ExitNoSpace)
 }
 
 // postgresGCPercent is the garbage collector's target (GOGC) on a node over PostgreSQL, unless the

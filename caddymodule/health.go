@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-
-	"github.com/directaid/directaid/backend/store"
 )
 
 func init() { caddy.RegisterModule(healthAPI{}) }
@@ -54,8 +52,8 @@ func liveHandler(w http.ResponseWriter, r *http.Request) error {
 	return writeHealth(w, http.StatusOK, Health{Status: "alive"})
 }
 
-// readyHandler commits a probe through the store (store.Prober): not a record, but the same synced write
-// a publication needs, so that ready means a publication now would be stored.
+// readyHandler commits a probe through the store (Store.Probe, which every store has): not a record, but
+// the same synced write a publication needs, so that ready means a publication now would be stored.
 func readyHandler(w http.ResponseWriter, r *http.Request) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: errors.New("use GET")}
@@ -64,14 +62,10 @@ func readyHandler(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return writeHealth(w, http.StatusServiceUnavailable, Health{Status: "not_ready", Reason: "the store does not open: " + err.Error()})
 	}
-	p, ok := app.store.(store.Prober)
-	if !ok {
-		return writeHealth(w, http.StatusServiceUnavailable, Health{Status: "not_ready", Reason: "this store cannot be probed"})
-	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
 	began := time.Now()
-	if err := p.Probe(ctx); err != nil {
+	if err := app.store.Probe(ctx); err != nil {
 		return writeHealth(w, http.StatusServiceUnavailable, Health{Status: "not_ready", Reason: err.Error()})
 	}
 	return writeHealth(w, http.StatusOK, Health{Status: "ready", ProbeMs: float64(time.Since(began).Microseconds()) / 1000})

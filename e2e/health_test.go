@@ -123,6 +123,11 @@ func TestDiskFull(t *testing.T) {
 	if code, _ := health(t, s, "/directaid/health/live"); code != 200 {
 		t.Errorf("live on a full disk: %d", code)
 	}
+	// Refusals are counted, not logged one by one.
+	_, fams := scrape(t, s)
+	if v, _ := value(fams, "directaid_store_writes_refused_total", nil); v < 21 {
+		t.Errorf("directaid_store_writes_refused_total = %v after at least 21 refused publications", v)
+	}
 
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
@@ -145,5 +150,153 @@ func TestDiskFull(t *testing.T) {
 	}
 	if n := strings.Count(log, "publications accepted again"); n != 1 {
 		t.Errorf("%d log lines say publishing resumed, want 1", n)
+	}
+	if n := countLines(log, `"level":"warn"`, `"code":"unavailable"`); n != 0 {
+		t.Errorf("%d WARN lines for refused publications; want none (they are counted, and logged at DEBUG)", n)
+	}
+}
+
+// countLines counts the lines of log that hold every one of parts.
+func countLines(log string, parts ...string) int {
+	n := 0
+	for line := range strings.Lines(log) {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
+}
+
+// fill writes a file into dir until the disk has at most leave bytes free (0: until it is full), and
+// returns its path.
+func fill(t *testing.T, dir string, leave int64) string {
+	t.Helper()
+	path := filepath.Join(dir, "filler")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := make([]byte, 1<<20)
+	for freeSpace(t, dir) > leave {
+		n := min(int64(len(chunk)), max(freeSpace(t, dir)-leave, 4096))
+		if _, err := f.Write(chunk[:n]); err != nil {
+			break // the disk is full
+		}
+	}
+	return path
+}
+
+// runToExit runs the server's binary on its Caddyfile, as systemd would start it, and returns its exit
+// status and output once it exits, failing the test if it still runs after 30 s.
+func runToExit(t *testing.T, s *testserver.Server) (int, string) {
+	t.Helper()
+	cmd := exec.Command(testserver.Binary(t), "run", "--config", s.CaddyfilePath())
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(s.Dir, "xdg-data"), "XDG_CONFIG_HOME="+filepath.Join(s.Dir, "xdg-config"), "HOME="+s.Dir)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("directaid still runs after 30 s on a full disk:\n%s", out.String())
+	}
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		t.Fatalf("directaid died of %v on a full disk:\n%s", ws.Signal(), out.String())
+	}
+	return cmd.ProcessState.ExitCode(), out.String()
+}
+
+// TestStartOnAFullDisk restarts a node whose disk filled while it was down (a tmpfs at 100% crashed it
+// with SIGBUS in Badger's open, in a loop under Restart=on-failure). On a full disk it refuses to start,
+// with one log line that says why and an exit status the systemd unit does not restart on. With room to
+// open but less than min_free_space, it starts: reads answer, publications get 503, readiness says why,
+// one log line; once space is back it publishes again by itself.
+func TestStartOnAFullDisk(t *testing.T) {
+	mnt := mountTmpfs(t, "160m")
+	s := testserver.Start(t, testserver.Options{DataDir: filepath.Join(mnt, "data"), Database: "\t\t\tmin_free_space 80MiB"})
+	first := validRequest()
+	resp, out := publish(t, s, first)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("publish: %d %v", resp.StatusCode, out)
+	}
+	id := out["id"].(string)
+	s.Stop()
+
+	// One page left: Badger's lock file takes it, and its new memtable's first page finds none (SIGBUS in
+	// badger.(*DB).openMemTable, as on the node of the issue).
+	filler := fill(t, mnt, 4096)
+	code, output := runToExit(t, s)
+	log := s.Log()
+	unit, err := os.ReadFile(filepath.Join("..", "dist", "systemd", "directaid.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 73 || !strings.Contains(string(unit), "\nRestartPreventExitStatus=73\n") {
+		t.Errorf("exit status %d on a full disk; want 73, the unit's RestartPreventExitStatus:\n%s", code, output)
+	}
+	if n := countLines(log, "not starting: the database's disk is full", "opening the database needs 64 MiB"); n != 1 {
+		t.Errorf("%d log lines say why it does not start, want 1; the end of the log:\n%s", n, log[max(0, len(log)-3000):])
+	}
+	for _, bad := range []string{"SIGBUS", "panic", "fatal error"} {
+		if strings.Contains(output+log, bad) {
+			t.Errorf("%q on a full disk:\n%s", bad, output)
+		}
+	}
+
+	// Room to open Badger (64 MiB), not to take writes (80 MiB): it starts and says why it refuses writes.
+	st, err := os.Stat(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filler, st.Size()-(72<<20-freeSpace(t, mnt))); err != nil {
+		t.Fatal(err)
+	}
+	s.Launch()
+	if code, body := health(t, s, "/directaid/health/ready"); code != http.StatusServiceUnavailable || body["status"] != "not_ready" ||
+		!strings.Contains(body["reason"].(string), "min_free_space") {
+		t.Errorf("ready, started short of space: %d %v", code, body)
+	}
+	if r, o := call(t, s, "GET", "/api/public/v1/help?view=detail&id="+id, nil); r.StatusCode != http.StatusOK || o["id"] != id {
+		t.Errorf("a read, started short of space: %d %v", r.StatusCode, o)
+	}
+	if r, o := publish(t, s, validRequest()); r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Errorf("a publication, started short of space: %d %v", r.StatusCode, o)
+	}
+	if r, o := publish(t, s, first); r.StatusCode != http.StatusOK || o["id"] != id {
+		t.Errorf("a retry of a stored record, started short of space: %d %v", r.StatusCode, o)
+	}
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if resp, out = publish(t, s, validRequest()); resp.StatusCode != http.StatusServiceUnavailable {
+			break
+		}
+	}
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("publishing once space is back: %d %v", resp.StatusCode, out)
+	}
+	if code, body := health(t, s, "/directaid/health/ready"); code != http.StatusOK {
+		t.Errorf("ready once space is back: %d %v", code, body)
+	}
+	s.Stop()
+	log = s.Log()
+	for _, msg := range []string{"publications refused until disk space returns", "publications accepted again"} {
+		if n := strings.Count(log, msg); n != 1 {
+			t.Errorf("%d log lines say %q, want 1", n, msg)
+		}
 	}
 }

@@ -171,6 +171,7 @@ func TestMetrics(t *testing.T) {
 		{"directaid_store_commit_duration_seconds", nil, 1},
 		{"directaid_store_size_bytes", map[string]string{"part": "wal"}, 1},
 		{"directaid_store_disk_free_bytes", nil, 1},
+		{"directaid_store_writes_refused_total", nil, 0}, // present from the start (TestDiskFull counts refusals)
 		{"caddy_http_requests_total", nil, 1},
 	} {
 		if v, ok := value(fams, c.name, c.labels); !ok || v < c.min {

@@ -379,3 +379,38 @@ func TestPostgresDistributedRateLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestPostgresReady: readiness on PostgreSQL commits a probe there. A node over a running server is ready;
+// once the server is down, that node and one started while it is down answer 503 with the reason (the
+// database is unreachable) at once, not after a hang; once it is back, both are ready again by themselves.
+func TestPostgresReady(t *testing.T) {
+	cluster := pgtest.Start(t) // its own: this test stops it
+	dsn := cluster.NewDatabase(t)
+	up := testserver.Start(t, testserver.Options{Postgres: dsn})
+	if code, body := health(t, up, "/directaid/health/ready"); code != http.StatusOK || body["status"] != "ready" {
+		t.Fatalf("ready on PostgreSQL: %d %v", code, body)
+	}
+	if err := cluster.Stop("fast"); err != nil {
+		t.Fatal(err)
+	}
+	down := testserver.Start(t, testserver.Options{Postgres: dsn})
+	for i, s := range []*testserver.Server{up, down} {
+		began := time.Now()
+		code, body := health(t, s, "/directaid/health/ready")
+		reason, _ := body["reason"].(string)
+		if code != http.StatusServiceUnavailable || body["status"] != "not_ready" || !strings.Contains(reason, "database unreachable") {
+			t.Errorf("node %d, PostgreSQL down: %d %v", i, code, body)
+		}
+		if d := time.Since(began); d > 8*time.Second {
+			t.Errorf("node %d, PostgreSQL down: readiness answered after %v", i, d)
+		}
+	}
+	if err := cluster.StartAgain(); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range []*testserver.Server{up, down} {
+		if code, body := health(t, s, "/directaid/health/ready"); code != http.StatusOK || body["status"] != "ready" {
+			t.Errorf("node %d, PostgreSQL back: %d %v", i, code, body)
+		}
+	}
+}

@@ -55,7 +55,9 @@ type Options struct {
 	// total (see List); 0 means 5000 and 2000. Tests lower them.
 	MaxTextChecks, MaxTotalTextChecks int
 	// MinFreeBytes is the free space of the disk below which writes are refused with store.ErrUnavailable
-	// until space returns (ops.go, diskGuard); 0 means DefaultMinFreeBytes, negative never refuses.
+	// until space is back to it plus 10% (ops.go, diskGuard); 0 means DefaultMinFreeBytes. Open also
+	// refuses, with ErrNoSpaceToOpen, a disk with less free space than opening takes (space.go). Negative:
+	// neither check.
 	MinFreeBytes int64
 	// WriteState is told when the store starts refusing writes for want of space (with the reason) and
 	// when it accepts them again (nil): once per change, not per write.
@@ -66,6 +68,9 @@ type Options struct {
 	Now func() time.Time
 	// IDs makes the fresh id of a Create whose id another record holds; nil means store.NewIDNear.
 	IDs store.IDSource
+
+	// freeSpace reads the free bytes of the disk of a directory (tests fake a full disk); nil: freeBytes.
+	freeSpace func(dir string) (int64, error)
 }
 
 // maxBatch bounds a group commit; a larger backlog simply forms the next batch.
@@ -236,14 +241,23 @@ func badgerOptions(o Options) badger.Options {
 
 // Open opens (or creates) the database in o.Dir.
 func Open(o Options) (*Store, error) {
+	if err := removeEmptyMemtables(o.Dir, o.Logger); err != nil {
+		return nil, fmt.Errorf("open badger at %s: %w", o.Dir, err)
+	}
+	opts := badgerOptions(o)
+	if o.MinFreeBytes >= 0 {
+		if err := checkOpenSpace(o.Dir, openSpace(opts), o.freeSpace); err != nil {
+			return nil, err
+		}
+	}
 	preloadTableTails(o.Dir) // Open reads every table's index: 64 KB each, not read-around (advise_linux.go)
-	db, err := badger.Open(badgerOptions(o))
+	db, err := badger.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("open badger at %s: %w", o.Dir, err)
 	}
 	s := &Store{db: db, reqs: make(chan *createReq, maxBatch), quit: make(chan struct{}), stopped: make(chan struct{}),
 		maxTextChecks: cmp.Or(o.MaxTextChecks, maxTextChecks), maxTotalTextChecks: cmp.Or(o.MaxTotalTextChecks, maxTotalTextChecks), maxWordTokens: maxWordTokens,
-		dir: o.Dir, guard: newDiskGuard(o.Dir, cmp.Or(o.MinFreeBytes, DefaultMinFreeBytes), o.WriteState), obs: o.Observer, now: o.Now}
+		dir: o.Dir, guard: newDiskGuard(o.Dir, cmp.Or(o.MinFreeBytes, DefaultMinFreeBytes), o.freeSpace, o.WriteState), obs: o.Observer, now: o.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -261,6 +275,9 @@ func Open(o Options) (*Store, error) {
 	s.adv = newAdviser(o.Dir)
 	_, _ = s.adv.advise() // the tables Open mapped; advice is a hint, a failure costs only read-around
 	s.renewSnapshot()
+	// A start on a disk short of space says so now (WriteState), not at the first write: the node serves
+	// reads, and readiness says why it takes no writes.
+	_ = s.guard.check(true)
 	s.wg.Add(2)
 	go s.writer()
 	gc := o.GCInterval
@@ -296,6 +313,14 @@ func Restore(dir string, r io.Reader) error {
 	return db.Close()
 }
 
+// refused counts a write that the disk guard refused (store.Observer) and returns the guard's reason.
+func (s *Store) refused(err error) error {
+	if s.obs != nil {
+		s.obs.ObserveWriteRefused()
+	}
+	return err
+}
+
 func (s *Store) failure() error {
 	s.failMu.Lock()
 	defer s.failMu.Unlock()
@@ -315,7 +340,7 @@ func (s *Store) Create(ctx context.Context, rec *store.Record) (*store.Record, b
 		if existing, gerr := s.getByPairSnapshot(rec.Source, rec.ExternalID); gerr == nil {
 			return existing, false, nil
 		}
-		return nil, false, err
+		return nil, false, s.refused(err)
 	}
 	// Retries are common (flaky mobile networks): answer them from a read, without the writer.
 	if existing, err := s.getByPairSnapshot(rec.Source, rec.ExternalID); err == nil {
@@ -379,7 +404,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 		return nil, err
 	}
 	if err := s.guard.check(false); err != nil {
-		return nil, err
+		return nil, s.refused(err)
 	}
 	erased := false
 	track := func(r *store.Record) error {

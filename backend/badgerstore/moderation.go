@@ -29,7 +29,7 @@ func (s *Store) modWrite(fn func(txn *badger.Txn) error) error {
 		return err
 	}
 	if err := s.guard.check(false); err != nil {
-		return err
+		return s.refused(err)
 	}
 	select {
 	case <-s.quit:

@@ -21,13 +21,10 @@ import (
 	"github.com/directaid/directaid/backend/store"
 )
 
-// What the operator's side needs of the Badger store: a write probe, a guard against a full disk, disk
+// What the operator's side needs of the Badger store: the write probe, a guard against a full disk, disk
 // figures and the verification of a restored backup (store/ops.go says what each is for).
 
-var (
-	_ store.Prober   = (*Store)(nil)
-	_ store.DiskUser = (*Store)(nil)
-)
+var _ store.DiskUser = (*Store)(nil)
 
 // keyProbe is what Probe commits: a meta key, never a record, overwritten by every probe.
 var keyProbe = []byte("m\x00probe")
@@ -35,8 +32,13 @@ var keyProbe = []byte("m\x00probe")
 // DefaultMinFreeBytes is the free space below which the store refuses writes (Options.MinFreeBytes).
 const DefaultMinFreeBytes = 256 << 20
 
-// Probe implements store.Prober: it commits the time to keyProbe with a synced write, like a publication.
+// Probe implements store.Store: it commits the time to keyProbe with a synced write, like a publication.
 func (s *Store) Probe(ctx context.Context) error {
+	select {
+	case <-s.quit:
+		return store.ErrClosed
+	default:
+	}
 	if err := s.guard.check(true); err != nil {
 		return err
 	}
@@ -46,9 +48,13 @@ func (s *Store) Probe(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.db.Update(func(txn *badger.Txn) error {
+	err := s.db.Update(func(txn *badger.Txn) error {
 		return txn.Set(keyProbe, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
 	})
+	if errors.Is(err, badger.ErrDBClosed) { // Close ran between the check above and the commit
+		return store.ErrClosed
+	}
+	return err
 }
 
 // DiskUsage implements store.DiskUser: the bytes the files of the database take on disk (blocks really
@@ -90,14 +96,18 @@ func freeBytes(dir string) (int64, error) {
 	return int64(st.Bavail) * st.Bsize, nil
 }
 
-// diskGuard refuses writes while the disk holding the database has less than min bytes free. Badger
-// writes through memory-mapped files: on a full disk a write into a mapped page kills the process
-// (SIGBUS) instead of returning an error, so the store must stop before the disk is full, with room left
-// for the memtable, its flush and compactions in flight. It looks at the disk at most once a second
-// (a second of publishing at full speed writes a few MB), and says when it starts and stops refusing.
+// diskGuard refuses writes while the disk holding the database is short of free space. Badger writes
+// through memory-mapped files: on a full disk a write into a mapped page kills the process (SIGBUS)
+// instead of returning an error, so the store must stop before the disk is full, with room left for the
+// memtable, its flush and compactions in flight. It refuses once the free space falls under min, and
+// accepts writes again only once it is back to resume (min + 10%): without that margin, a disk hovering
+// at the limit (compactions freeing and taking space) turned refusals on and off every few seconds. It
+// looks at the disk at most once a second (a second of publishing at full speed writes a few MB), and
+// says when it starts and stops refusing (changed), never per refused write.
 type diskGuard struct {
 	dir     string
 	min     int64 // ≤ 0: never refuse
+	free    func(dir string) (int64, error)
 	mu      sync.Mutex
 	state   atomic.Pointer[guardState]
 	changed func(refusing error) // called on each change, from one goroutine at a time
@@ -110,11 +120,18 @@ type guardState struct {
 
 const guardInterval = time.Second
 
-func newDiskGuard(dir string, min int64, changed func(error)) *diskGuard {
-	g := &diskGuard{dir: dir, min: min, changed: changed}
+// newDiskGuard returns the guard of dir; free reads the disk's free bytes (nil: freeBytes).
+func newDiskGuard(dir string, min int64, free func(string) (int64, error), changed func(error)) *diskGuard {
+	if free == nil {
+		free = freeBytes
+	}
+	g := &diskGuard{dir: dir, min: min, free: free, changed: changed}
 	g.state.Store(&guardState{})
 	return g
 }
+
+// resume is the free space at which a refusing guard accepts writes again.
+func (g *diskGuard) resume() int64 { return g.min + g.min/10 }
 
 // check returns a store.ErrUnavailable while the disk is short of space; force looks at the disk now.
 func (g *diskGuard) check(force bool) error {
@@ -133,10 +150,14 @@ func (g *diskGuard) check(force bool) error {
 	}
 	defer g.mu.Unlock()
 	st = g.state.Load()
+	free, ferr := g.free(g.dir)
 	var err error
-	if free, ferr := freeBytes(g.dir); ferr == nil && free < g.min {
-		err = fmt.Errorf("%w: the disk of %s has %d MiB free, less than the %d MiB the database keeps in reserve (min_free_space)",
-			store.ErrUnavailable, g.dir, free>>20, g.min>>20)
+	switch {
+	case ferr != nil:
+		err = st.err // the disk cannot be read now: what it last said stands
+	case free < g.min || (st.err != nil && free < g.resume()):
+		err = fmt.Errorf("%w: the disk of %s has %d MiB free; writes stop under the %d MiB the database keeps in reserve (min_free_space) and resume at %d MiB free",
+			store.ErrUnavailable, g.dir, free>>20, g.min>>20, g.resume()>>20)
 	}
 	g.state.Store(&guardState{err: err, at: time.Now()})
 	if (err == nil) != (st.err == nil) && g.changed != nil {

@@ -136,6 +136,17 @@ func (s *Store) Audit(ctx context.Context, after int64, limit int) ([]store.Audi
 	return out, err
 }
 
+// Probe implements store.Store: an upsert of the one row of directaid_probe (migration 0021), committed
+// like a publication (synchronous_commit on), so that it fails whenever a publication would: the server
+// is unreachable, read-only (a standby after a failover) or out of disk, or the schema is not migrated yet.
+func (s *Store) Probe(ctx context.Context) error {
+	return s.call(ctx, func(ctx context.Context) error {
+		_, err := s.db.Pool.Exec(ctx, `INSERT INTO directaid_probe (at) VALUES (clock_timestamp())
+			ON CONFLICT (one) DO UPDATE SET at = EXCLUDED.at`)
+		return err
+	})
+}
+
 // Secret implements store.Moderation: the first node to ask makes it, every other reads that one.
 func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 	fresh := make([]byte, 32)

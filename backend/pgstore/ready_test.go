@@ -3,10 +3,12 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/internal/pgtest"
 )
 
@@ -72,5 +74,54 @@ func TestReadyOutlivesItsCaller(t *testing.T) {
 			a.Concurrent != (m.alone != nil) || b.Err != nil {
 			t.Fatalf("migration %s: events %+v, %+v", m.name, a, b)
 		}
+	}
+}
+
+// TestProbeWrites: a probe is a committed write (the one row of directaid_probe, moved forward by each
+// probe), so a server that takes reads but refuses writes (a standby after a failover, here a session
+// that is read-only) is not ready, and a server that is down is unreachable, not ready either.
+func TestProbeWrites(t *testing.T) {
+	cluster := pgtest.Start(t)
+	dsn := cluster.NewDatabase(t)
+	db, err := Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := NewStore(db)
+	ctx := context.Background()
+	var first, second time.Time
+	for _, at := range []*time.Time{&first, &second} {
+		if err := s.Probe(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Pool.QueryRow(ctx, `SELECT at FROM directaid_probe`).Scan(at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !second.After(first) {
+		t.Fatalf("the second probe wrote %v, the first %v", second, first)
+	}
+
+	ro, err := Open(dsn + "&default_transaction_read_only=on") // pgtest DSNs have a query
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if err := NewStore(ro).Probe(ctx); err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Fatalf("Probe on a read-only session: %v, want PostgreSQL's refusal", err)
+	}
+
+	if err := cluster.Stop("fast"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Probe(ctx); !errors.Is(err, store.ErrUnreachable) {
+		t.Fatalf("Probe with the server down: %v, want store.ErrUnreachable", err)
+	}
+	if err := cluster.StartAgain(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Probe(ctx); err != nil {
+		t.Fatalf("Probe once the server is back: %v", err)
 	}
 }

@@ -6,21 +6,14 @@ import (
 	"time"
 )
 
-// What an operator needs of a store besides records: health, figures, proof that a backup restores.
-// Each is an optional interface that the Caddy app looks up once; a store that lacks one simply has no
-// such route or series.
+// What an operator needs of a store besides records: figures, proof that a backup restores. Each is an
+// optional interface that the Caddy app looks up once; a store that lacks one simply has no such route or
+// series. Health is not optional: Probe is part of Store, so a store that cannot be probed does not compile.
 
 // ErrUnavailable wraps the reason a store refuses writes for now (the disk is nearly full, say). It is not
 // a failure of the request: the client retries later (503 with Retry-After), and the store accepts
 // writes again by itself once the cause is gone.
 var ErrUnavailable = errors.New("the store cannot write now")
-
-// Prober is a store that can prove it accepts writes.
-type Prober interface {
-	// Probe commits something that is not a record to stable storage, as a publication would be; a nil
-	// error means a publication now would be stored.
-	Probe(ctx context.Context) error
-}
 
 // Observer receives a store's operational figures (directaid's metrics implement it).
 type Observer interface {
@@ -28,6 +21,9 @@ type Observer interface {
 	ObserveCommit(batch int, d time.Duration)
 	// ObserveGC is one garbage collection; result is "rewrote", "nothing" or "error".
 	ObserveGC(result string, d time.Duration)
+	// ObserveWriteRefused is one write (a publication, an update, a report…) refused because the store's
+	// disk is short of space (ErrUnavailable): counted here, since the store logs only when refusals start and stop.
+	ObserveWriteRefused()
 }
 
 // DiskUser is a store that keeps files on a local disk.

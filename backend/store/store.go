@@ -1,5 +1,5 @@
 // Package store is the seam between the service and the databases: the records, the one Store interface
-// every database implements (badgerstore today), and the store-neutral parts of queries (specs, cursors,
+// every database implements (badgerstore, pgstore), and the store-neutral parts of queries (specs, cursors,
 // aggregates, ids, text folding). It imports no database; storetest holds the behaviour every Store must show.
 package store
 
@@ -105,6 +105,10 @@ type Store interface {
 	// Secret returns the named 32-byte secret, created at random on first use and the same ever after for
 	// every node of the store (the key of the publishers' manage tokens, say). It lives in the database.
 	Secret(ctx context.Context, name string) ([]byte, error)
+	// Probe commits something that is not a record to stable storage, as a publication would be (a synced
+	// write, a real round trip to the database): a nil error means a publication now would be stored. It is
+	// what readiness asks (GET /directaid/health/ready); after Close it fails with ErrClosed.
+	Probe(ctx context.Context) error
 	// Close stops the store: a Create in flight or after it fails with ErrClosed, never hangs; a second Close is a no-op.
 	Close() error
 }

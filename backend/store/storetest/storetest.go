@@ -54,6 +54,7 @@ var Behaviours = []struct {
 	{"TransferSecrets", testTransferSecrets},
 	{"TransferReports", testTransferReports},
 	{"TransferAudit", testTransferAudit},
+	{"Probe", testProbe},
 	{"Close", testClose},
 }
 
@@ -647,6 +648,43 @@ func testAggregates(t *testing.T, s store.Store) {
 		t.Fatal(created, err)
 	}
 	CheckAggregates(t, s, recs)
+}
+
+// Probe: it succeeds, again and under concurrency, before and after records are written, leaves no record
+// behind (nothing counted, nothing listed), and fails with ErrClosed once the store is closed.
+func testProbe(t *testing.T, s store.Store) {
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if err := s.Probe(ctx); err != nil {
+				t.Errorf("Probe: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	aggs, err := s.Aggregates(ctx, []string{"eje-cafetero"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := aggs["eje-cafetero"]; a == nil || len(a.Statuses) != 0 || !a.Newest.IsZero() {
+		t.Fatalf("probes counted as records: %+v", a)
+	}
+	if _, _, err := s.Create(ctx, Record("app", "after-probe")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Probe(ctx); err != nil {
+		t.Fatalf("Probe after a write: %v", err)
+	}
+	res, err := s.List(ctx, &store.ListSpec{EmergencySlug: "eje-cafetero", Limit: 10})
+	if err != nil || res.Total != 1 || len(res.Records) != 1 {
+		t.Fatalf("a probe listed as a record: %+v %v", res, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Probe(ctx); !errors.Is(err, store.ErrClosed) {
+		t.Fatalf("Probe after Close: %v, want ErrClosed", err)
+	}
 }
 
 func testClose(t *testing.T, s store.Store) {
