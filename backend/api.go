@@ -337,34 +337,47 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 	writeJSON(w, p.Status, &p.Body)
 }
 
-// RateLimitedFor is the answer to r over its rate limit: reads of a record with its phone number (the
-// detail view and the record's page) have their own.
-func RateLimitedFor(r *http.Request) *Problem {
-	if r.Method != http.MethodPost && (r.URL.Query().Get("view") == "detail" || strings.HasPrefix(r.URL.Path, schema.RecordPathPrefix)) {
-		return RateLimitedDetail()
+// The rate_limit zones of the shipped Caddyfiles: what each meters, and its 429.
+const (
+	ZonePublish = "publish" // POST help, the site's publishing forms, the MCP publishing tools
+	ZoneDetail  = "detail"  // reads that show a phone: view=detail, /ayudas/{id}, MCP ver_ayuda
+	ZoneReport  = "report"  // reports: POST …/{id}/reports, /reportar, MCP reportar_publicacion
+	ZoneManage  = "manage"  // publishers' actions: POST …/{id}/actions, /gestionar, MCP actualizar_publicacion
+)
+
+// RateLimitZones lists every zone (the label values of directaid_rate_limited_total).
+var RateLimitZones = []string{ZonePublish, ZoneDetail, ZoneReport, ZoneManage}
+
+// ZoneOf is the zone an HTTP request of the API or the site spends (MCP's is MCPUse.Zone, from its body),
+// as the shipped Caddyfiles' matchers decide it.
+func ZoneOf(r *http.Request) string {
+	switch {
+	case r.Method != http.MethodPost:
+		return ZoneDetail
+	case strings.HasSuffix(r.URL.Path, schema.ReportsSuffix) || r.URL.Path == schema.ReportFormPath:
+		return ZoneReport
+	case strings.HasSuffix(r.URL.Path, schema.ActionsSuffix) || r.URL.Path == schema.ManagePath:
+		return ZoneManage
 	}
-	if strings.HasSuffix(r.URL.Path, schema.ReportsSuffix) || r.URL.Path == schema.ReportFormPath {
-		return &Problem{Status: http.StatusTooManyRequests, Body: schema.ErrorBody{Code: "rate_limited",
-			Error: "Límite temporal de reportes alcanzado: espere los segundos que indica Retry-After."}}
-	}
-	if strings.HasSuffix(r.URL.Path, schema.ActionsSuffix) || r.URL.Path == schema.ManagePath {
-		return &Problem{Status: http.StatusTooManyRequests, Body: schema.ErrorBody{Code: "rate_limited",
-			Error: "Límite temporal de acciones sobre publicaciones alcanzado: espere los segundos que indica Retry-After y reintente (repetir una acción no la aplica dos veces)."}}
-	}
-	return rateLimited()
+	return ZonePublish
 }
 
-// RateLimitedDetail is the answer to a read of records with their phone numbers over its limit.
-func RateLimitedDetail() *Problem {
-	return &Problem{Status: http.StatusTooManyRequests, Body: schema.ErrorBody{Code: "rate_limited",
-		Error: "Límite temporal de consultas de registros con teléfono alcanzado: espere los segundos que indica Retry-After."}}
+// RateLimitedIn is the answer to a request over the limit of zone (Retry-After is set by the limiter).
+func RateLimitedIn(zone string) *Problem {
+	msg := "Límite temporal de publicaciones alcanzado: espere los segundos que indica Retry-After y reintente con el mismo externalId."
+	switch zone {
+	case ZoneDetail:
+		msg = "Límite temporal de consultas de registros con teléfono alcanzado: espere los segundos que indica Retry-After."
+	case ZoneReport:
+		msg = "Límite temporal de reportes alcanzado: espere los segundos que indica Retry-After."
+	case ZoneManage:
+		msg = "Límite temporal de acciones sobre publicaciones alcanzado: espere los segundos que indica Retry-After y reintente (repetir una acción no la aplica dos veces)."
+	}
+	return &Problem{Status: http.StatusTooManyRequests, Body: schema.ErrorBody{Code: "rate_limited", Error: msg}}
 }
 
-// rateLimited is the answer to a request over the publishing limit (Retry-After is set by the limiter).
-func rateLimited() *Problem {
-	return &Problem{Status: http.StatusTooManyRequests, Body: schema.ErrorBody{Code: "rate_limited",
-		Error: "Límite temporal de publicaciones alcanzado: espere los segundos que indica Retry-After y reintente con el mismo externalId."}}
-}
+// rateLimited is the answer to a request over the publishing limit.
+func rateLimited() *Problem { return RateLimitedIn(ZonePublish) }
 
 // serveCacheable writes body with a strong ETag and answers If-None-Match with 304.
 func serveCacheable(w http.ResponseWriter, r *http.Request, body []byte, contentType, cacheControl string) {

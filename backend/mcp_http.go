@@ -198,10 +198,15 @@ const (
 	MCPFree    MCPUse = iota // spends no budget: initialize, tools/list, a read-only tool without contact data
 	MCPPublish               // may publish: metered with POST help (zone publish)
 	MCPContact               // reads a record's phone number: metered with view=detail (zone detail)
+	MCPReport                // reports a record: metered with POST …/reports (zone report)
+	MCPManage                // a publisher's action: metered with POST …/actions (zone manage)
 )
 
-// contactTools are the read-only tools that answer with a phone number.
-var contactTools = map[string]bool{ToolViewHelp: true}
+// Zone is the rate_limit zone a call of this use spends, "" for none.
+func (u MCPUse) Zone() string {
+	return [...]string{MCPFree: "", MCPPublish: ZonePublish, MCPContact: ZoneDetail, MCPReport: ZoneReport, MCPManage: ZoneManage}[u]
+}
+
 
 // MCPUseOf tells what an MCP POST body may do, so that the Caddyfile's rate-limit zones meter MCP as they
 // meter the HTTP API (caddymodule's matchers ask before the limiter runs).

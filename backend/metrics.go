@@ -58,7 +58,7 @@ func NewMetrics() *Metrics {
 			m.publications.WithLabelValues(ch, o, "")
 		}
 	}
-	for _, z := range rateLimitZones {
+	for _, z := range RateLimitZones {
 		m.rateLimited.WithLabelValues(z)
 	}
 	for _, r := range []string{"rewrote", "nothing", "error"} {
@@ -226,10 +226,7 @@ func (o *Observe) exportDeadlineFixed(format string, err error) {
 		zap.String("format", format), zap.Error(err))
 }
 
-// rateLimitZones are the rate_limit zones of the shipped Caddyfiles, the label values of rate_limited_total.
-var rateLimitZones = []string{"publish", "detail", "report", "manage"}
-
-// RateLimited counts a 429 of zone (one of rateLimitZones); a publication over the limit is also a refused
+// RateLimited counts a 429 of zone (one of RateLimitZones); a publication over the limit is also a refused
 // publication of its channel.
 func (o *Observe) RateLimited(zone, publishChannel string) {
 	if o == nil {
@@ -237,7 +234,7 @@ func (o *Observe) RateLimited(zone, publishChannel string) {
 	}
 	if o.Metrics != nil {
 		z := "detail"
-		if slices.Contains(rateLimitZones, zone) {
+		if slices.Contains(RateLimitZones, zone) {
 			z = zone
 		}
 		o.Metrics.rateLimited.WithLabelValues(z).Inc()

@@ -37,14 +37,18 @@ func toolDocs(tools []server.ServerTool) []schema.MCPTool {
 	return out
 }
 
-// toolUse is what a call of t may do, as far as the rate limits care: only a tool annotated read-only
-// (the annotation is the one source of that fact) is free of the publishing limit.
+// toolUses are the tools whose calls spend another budget than publishing's: what they do, as the HTTP
+// API's reads of a phone, reports and actions.
+var toolUses = map[string]MCPUse{ToolViewHelp: MCPContact, ToolReport: MCPReport, ToolManage: MCPManage}
+
+// toolUse is what a call of t may do, as far as the rate limits care: a tool of toolUses spends its zone;
+// any other spends the publish budget unless it is annotated read-only (the one source of that fact).
 func toolUse(t *mcp.Tool) MCPUse {
-	switch {
+	switch u, ok := toolUses[t.Name]; {
+	case ok:
+		return u
 	case t.Annotations.ReadOnlyHint == nil || !*t.Annotations.ReadOnlyHint:
 		return MCPPublish
-	case contactTools[t.Name]:
-		return MCPContact
 	}
 	return MCPFree
 }

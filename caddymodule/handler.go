@@ -3,7 +3,6 @@ package caddymodule
 import (
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -97,20 +96,20 @@ func (d *deadlineWriter) SetWriteDeadline(deadline time.Time) error {
 // publish zone, through which channel r was publishing.
 func limitZone(r *http.Request) (zone, channel string) {
 	switch {
-	case r.URL.Path == schema.MCPPath && mcpUse(r) == backend.MCPContact:
-		return "detail", ""
 	case r.URL.Path == schema.MCPPath:
-		return "publish", backend.ChannelMCP
-	case r.Method != http.MethodPost:
-		return "detail", ""
-	case strings.HasSuffix(r.URL.Path, schema.ReportsSuffix) || r.URL.Path == schema.ReportFormPath:
-		return "report", ""
-	case strings.HasSuffix(r.URL.Path, schema.ActionsSuffix) || r.URL.Path == schema.ManagePath:
-		return "manage", ""
+		zone, channel = mcpUse(r).Zone(), backend.ChannelMCP
+		if zone == "" { // refused by a zone that meters every MCP call: the operator's own
+			zone = backend.ZonePublish
+		}
 	case r.URL.Path == schema.HelpPath:
-		return "publish", backend.ChannelAPI
+		zone, channel = backend.ZoneOf(r), backend.ChannelAPI
+	default:
+		zone, channel = backend.ZoneOf(r), backend.ChannelForm
 	}
-	return "publish", backend.ChannelForm
+	if zone != backend.ZonePublish {
+		channel = ""
+	}
+	return zone, channel
 }
 
 // problemFor renders an error that another handler returned (we are in handle_errors).
@@ -121,10 +120,8 @@ func problemFor(err error, r *http.Request) *backend.Problem {
 		status = he.StatusCode
 	}
 	if status == http.StatusTooManyRequests {
-		if mcpUse(r) == backend.MCPContact {
-			return backend.RateLimitedDetail()
-		}
-		return backend.RateLimitedFor(r)
+		zone, _ := limitZone(r)
+		return backend.RateLimitedIn(zone)
 	}
 	p := &backend.Problem{Status: status, Body: schema.ErrorBody{Code: "internal_error", Error: "Error interno."}}
 	if status < 500 {

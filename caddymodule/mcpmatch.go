@@ -16,6 +16,8 @@ import (
 func init() {
 	caddy.RegisterModule(new(MatchMCPPublish))
 	caddy.RegisterModule(new(MatchMCPContact))
+	caddy.RegisterModule(new(MatchMCPReport))
+	caddy.RegisterModule(new(MatchMCPManage))
 }
 
 // MatchMCPPublish is `http.matchers.directaid_mcp_publish`: it matches an MCP POST that may publish (a
@@ -34,6 +36,28 @@ type MatchMCPPublish struct{ mcpMatcher }
 // MatchMCPContact is `http.matchers.directaid_mcp_contact`: it matches an MCP tools/call of a tool that
 // answers with a phone number (ver_ayuda), so that the zone that meters view=detail meters it too.
 type MatchMCPContact struct{ mcpMatcher }
+
+// MatchMCPReport is `http.matchers.directaid_mcp_report`: it matches an MCP tools/call of
+// reportar_publicacion, so that the zone that meters POST …/reports meters it too.
+type MatchMCPReport struct{ mcpMatcher }
+
+// MatchMCPManage is `http.matchers.directaid_mcp_manage`: it matches an MCP tools/call of
+// actualizar_publicacion, so that the zone that meters POST …/actions meters it too.
+type MatchMCPManage struct{ mcpMatcher }
+
+// CaddyModule returns the Caddy module information.
+func (*MatchMCPReport) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "http.matchers.directaid_mcp_report", New: func() caddy.Module {
+		return &MatchMCPReport{mcpMatcher{name: "directaid_mcp_report", use: backend.MCPReport}}
+	}}
+}
+
+// CaddyModule returns the Caddy module information.
+func (*MatchMCPManage) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "http.matchers.directaid_mcp_manage", New: func() caddy.Module {
+		return &MatchMCPManage{mcpMatcher{name: "directaid_mcp_manage", use: backend.MCPManage}}
+	}}
+}
 
 // CaddyModule returns the Caddy module information.
 func (*MatchMCPPublish) CaddyModule() caddy.ModuleInfo {
@@ -121,4 +145,10 @@ var (
 	_ caddy.Provisioner                 = (*MatchMCPContact)(nil)
 	_ caddyhttp.RequestMatcherWithError = (*MatchMCPContact)(nil)
 	_ caddyfile.Unmarshaler             = (*MatchMCPContact)(nil)
+	_ caddy.Provisioner                 = (*MatchMCPReport)(nil)
+	_ caddyhttp.RequestMatcherWithError = (*MatchMCPReport)(nil)
+	_ caddyfile.Unmarshaler             = (*MatchMCPReport)(nil)
+	_ caddy.Provisioner                 = (*MatchMCPManage)(nil)
+	_ caddyhttp.RequestMatcherWithError = (*MatchMCPManage)(nil)
+	_ caddyfile.Unmarshaler             = (*MatchMCPManage)(nil)
 )

@@ -277,3 +277,39 @@ func TestMCPContactLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPToolsSpendTheirZones: reportar_publicacion spends the report budget and actualizar_publicacion
+// the manage budget, each shared with its HTTP twin (…/reports, …/actions), not the publishing budget.
+func TestMCPToolsSpendTheirZones(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{PublishEvents: 3})
+	_, body := publish(t, s, validRequest())
+	id, token := body["id"].(string), body["manageToken"].(string)
+	cs := sdkSession(t, s, "")
+	for range 2 {
+		if res := callTool(t, cs, backend.ToolReport, map[string]any{"id": id, "reason": "spam"}); res.IsError {
+			t.Fatalf("reportar_publicacion: %s", toolText(res))
+		}
+		if res := callTool(t, cs, backend.ToolManage, map[string]any{"id": id, "manageToken": token, "action": "renew"}); res.IsError {
+			t.Fatalf("actualizar_publicacion: %s", toolText(res))
+		}
+	}
+	// The publishing budget (one spent by the API) is whole but for that one.
+	published(t, callTool(t, cs, backend.ToolPublishOffer, mcpArgs(validOffer())))
+	published(t, callTool(t, cs, backend.ToolPublishOffer, mcpArgs(validOffer())))
+	// The third of each kind fits; the fourth, over either surface, does not.
+	if resp, raw := s.Do("POST", "/api/public/v1/help/"+id+"/reports", []byte(`{"reason":"spam"}`), "Content-Type", "application/json"); resp.StatusCode != 202 {
+		t.Fatalf("third report, over the API: %d %s", resp.StatusCode, raw)
+	}
+	if resp, raw := s.Do("POST", "/api/public/v1/help/"+id+"/actions", []byte(`{"action":"renew"}`), "Content-Type", "application/json", "Authorization", "Bearer "+token); resp.StatusCode != 200 {
+		t.Fatalf("third action, over the API: %d %s", resp.StatusCode, raw)
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{{backend.ToolReport, map[string]any{"id": id, "reason": "spam"}}, {backend.ToolManage, map[string]any{"id": id, "manageToken": token, "action": "renew"}}} {
+		_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
+		if err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
+			t.Fatalf("fourth %s: %v", c.tool, err)
+		}
+	}
+}

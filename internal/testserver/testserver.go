@@ -149,17 +149,27 @@ http://:{{.Port}} {
 				method POST
 				path /api/public/v1/help/*/reports /reportar
 			}
+			match {
+				method POST
+				path /mcp
+				directaid_mcp_report
+			}
 			key {client_ip}
 			events {{.Events}}
 			window {{.Window}}
 		}
-		# Publisher actions with the manage token (POST /api/public/v1/help/{id}/actions and the site's
-		# /gestionar form): 30 per minute per client IP. A publisher acts a few times in a record's life;
-		# the limit keeps one address from flooding the store and the audit trail with updates.
+		# Publisher actions with the manage token (POST /api/public/v1/help/{id}/actions, the site's
+		# /gestionar form and MCP actualizar_publicacion): 30 per minute per client IP. A publisher acts a few
+		# times in a record's life; the limit keeps one address from flooding the store and the audit trail.
 		zone manage {
 			match {
 				method POST
 				path /api/public/v1/help/*/actions /gestionar
+			}
+			match {
+				method POST
+				path /mcp
+				directaid_mcp_manage
 			}
 			key {client_ip}
 			events {{.Events}}
