@@ -207,7 +207,6 @@ func (u MCPUse) Zone() string {
 	return [...]string{MCPFree: "", MCPPublish: ZonePublish, MCPContact: ZoneDetail, MCPReport: ZoneReport, MCPManage: ZoneManage}[u]
 }
 
-
 // MCPUseOf tells what an MCP POST body may do, so that the Caddyfile's rate-limit zones meter MCP as they
 // meter the HTTP API (caddymodule's matchers ask before the limiter runs).
 func (h *Handler) MCPUseOf(body []byte) MCPUse {
