@@ -114,7 +114,7 @@ func (p *exportPager) readPage(ctx context.Context) (items []schema.PublicHelp, 
 			d := math.Round(res.Distances[i]*1000) / 1000
 			dist = &d
 		}
-		items = append(items, schema.PublicHelp(publicRecord(p.s, p.base, rec, dist, schema.PublicContact{Name: rec.ContactName, Available: true})))
+		items = append(items, schema.PublicHelp(publicRecord(p.s, p.base, rec, dist, schema.PublicContact{Name: rec.ContactName, Available: contactShown(rec)})))
 	}
 	if res.Next == nil {
 		return items, true, nil

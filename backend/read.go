@@ -172,7 +172,7 @@ func (s *Service) listHelp(ctx context.Context, base string, q schema.ListQuery)
 			d := math.Round(res.Distances[i]*1000) / 1000
 			dist = &d
 		}
-		out.Items = append(out.Items, schema.PublicHelp(publicRecord(s, base, rec, dist, schema.PublicContact{Name: rec.ContactName, Available: true})))
+		out.Items = append(out.Items, schema.PublicHelp(publicRecord(s, base, rec, dist, schema.PublicContact{Name: rec.ContactName, Available: contactShown(rec)})))
 	}
 	if res.Next != nil {
 		out.NextCursor = spec.EncodeCursor(res.Next)
@@ -237,14 +237,20 @@ func (s *Service) helpDetail(ctx context.Context, base, id string) (*schema.Publ
 	if !listed(rec.Status) {
 		return nil, goneRecord(rec.Status)
 	}
-	contact := schema.DetailContact{Name: rec.ContactName, Available: true, Whatsapp: rec.ContactE164,
-		WhatsappURL: "https://wa.me/" + strings.TrimPrefix(rec.ContactE164, "+")}
-	if rec.ContactHidden || rec.ContactE164 == "" || rec.Status == store.StatusExpired {
-		// moderation.go: not_my_number; expiry.go: an expired record shows no phone until renewed.
-		contact = schema.DetailContact{Name: rec.ContactName}
+	contact := schema.DetailContact{Name: rec.ContactName}
+	if contactShown(rec) {
+		contact = schema.DetailContact{Name: rec.ContactName, Available: true, Whatsapp: rec.ContactE164,
+			WhatsappURL: "https://wa.me/" + strings.TrimPrefix(rec.ContactE164, "+")}
 	}
 	d := schema.PublicHelpDetail(publicRecord(s, base, rec, nil, contact))
 	return &d, nil
+}
+
+// contactShown says whether rec (as readAt reads it) shows its phone where a phone is shown: not when
+// someone reported the number as theirs (moderation.go), nor once expired until renewed (expiry.go). Every
+// view's contact.available is this, so a list never promises a phone its detail does not give.
+func contactShown(rec *store.Record) bool {
+	return !rec.ContactHidden && rec.ContactE164 != "" && rec.Status != store.StatusExpired
 }
 
 // panorama answers view=panorama and consultar_panorama: the active emergencies (or the one asked for,

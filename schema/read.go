@@ -99,14 +99,7 @@ type PublicLocation struct {
 // exists. It has no field for the phone, so a list cannot leak one.
 type PublicContact struct {
 	Name      string `json:"name"`
-	Available bool   `json:"available" jsonschema_description:"Siempre true: el teléfono se consulta en el detalle del registro (view=detail) o en su página."`
-}
-
-// JSONSchemaExtend fixes available to true.
-func (PublicContact) JSONSchemaExtend(s *jsonschema.Schema) {
-	if p, ok := s.Properties.Get("available"); ok {
-		p.Const = true
-	}
+	Available bool   `json:"available" jsonschema_description:"true cuando el detalle del registro (view=detail) o su página muestran su teléfono; false cuando está oculto (alguien reportó que el número es suyo) o la publicación venció."`
 }
 
 // DetailContact is the contact of one record read on its own (view=detail, the record page).
