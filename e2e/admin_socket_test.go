@@ -22,9 +22,9 @@ import (
 	"github.com/directaid/directaid/internal/testserver"
 )
 
-// The admin endpoint of the shipped Caddyfiles, run as shipped (rewritten only where they must be to run
-// here): another local user cannot open the admin socket. It needs root: to run commands as the user nobody,
-// and to give the server its own /run.
+// The admin endpoint and the logs of the shipped Caddyfiles, run as shipped (rewritten only where they must
+// be to run here): another local user cannot open the admin socket, and no client address reaches a log line
+// above DEBUG. Both need root: to run commands as the user nobody, and to give the server its own /run.
 
 // needRoot skips t unless the test runs as root (DIRECTAID_REQUIRE_ROOT=1, set by CI, makes it fail instead).
 func needRoot(t *testing.T) {
@@ -397,4 +397,93 @@ func checkAdminSocket(t *testing.T, s *shippedServer, sock string, defaultArgs [
 	case <-time.After(15 * time.Second):
 		t.Errorf("the server did not stop on `directaid stop --config Caddyfile`")
 	}
+}
+
+// TestRateLimitLogsNoClientIP runs Caddyfile.local (whose `log` option is the same as the other shipped
+// Caddyfiles') into 429s of the publish and detail limits from a distinctive loopback address, and looks for
+// that address in every line of the log above DEBUG. Then, as a check of the test, the same without the
+// `exclude` of caddy-ratelimit's logger: there the address shows.
+func TestRateLimitLogsNoClientIP(t *testing.T) {
+	const ip = "127.66.77.88"
+	var logBlock string
+	for _, f := range []string{"Caddyfile", "Caddyfile.local", "dist/Caddyfile.postgres"} {
+		s, err := readFile(filepath.Join("..", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := strings.Index(s, "\n\tlog {\n")
+		j := strings.Index(s[max(i, 0):], "\n\t}\n")
+		if i < 0 || j < 0 || !strings.Contains(s[i:i+j], "exclude http.handlers.rate_limit") {
+			t.Fatalf("%s has no global log option that excludes http.handlers.rate_limit", f)
+		}
+		if block := s[i : i+j]; logBlock == "" {
+			logBlock = block
+		} else if block != logBlock {
+			t.Errorf("%s's log option differs from Caddyfile's:\n%s", f, block)
+		}
+	}
+	for _, shipped := range []bool{true, false} {
+		port := testserver.FreePort(t)
+		dir := t.TempDir()
+		pairs := []string{"http://:8080 {", fmt.Sprintf("http://:%d {", port)}
+		if !shipped {
+			pairs = append(pairs, "\t\texclude http.handlers.rate_limit\n", "")
+		}
+		cf := rewriteShipped(t, "Caddyfile.local", pairs...)
+		if err := os.Mkdir(filepath.Join(dir, "data"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		s := startShippedFile(t, dir, cf, port, false)
+		c := fromAddr(ip)
+		limited := map[string]int{}
+		// The detail limit (30 a minute), then, when the log is the shipped one, the publish limit (60).
+		for range 35 {
+			if resp, err := c.Get(s.url + "/api/public/v1/help?view=detail&id=0000000000000000"); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusTooManyRequests {
+					limited["detail"]++
+				}
+			}
+		}
+		for range 65 * btoi(shipped) {
+			resp, err := c.Post(s.url+"/api/public/v1/help", "application/json", bytes.NewReader(mustJSON(t, validRequest())))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusTooManyRequests {
+				limited["publish"]++
+			}
+		}
+		s.stop() // flush
+		if limited["detail"] < 5 || (shipped && limited["publish"] < 5) {
+			t.Fatalf("too few 429s to prove anything: %v", limited)
+		}
+		var above []string
+		for line := range strings.SplitSeq(s.out.String(), "\n") {
+			if !strings.Contains(line, ip) {
+				continue
+			}
+			var entry struct{ Level string }
+			if json.Unmarshal([]byte(line), &entry) != nil || entry.Level != "debug" {
+				above = append(above, line)
+			}
+		}
+		t.Logf("exclude %v: 429s %v; lines above DEBUG with %s: %d", shipped, limited, ip, len(above))
+		switch {
+		case shipped && len(above) > 0:
+			t.Errorf("the shipped log has %d lines above DEBUG with the client's address %s (%v 429s), e.g.:\n%s", len(above), ip, limited, above[0])
+		case !shipped && len(above) == 0:
+			t.Errorf("without the exclude, no log line has the client's address: the test proves nothing\n%.3000s", s.out)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
