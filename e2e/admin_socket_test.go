@@ -24,7 +24,8 @@ import (
 
 // The admin endpoint and the logs of the shipped Caddyfiles, run as shipped (rewritten only where they must
 // be to run here): another local user cannot open the admin socket, and no client address reaches a log line
-// above DEBUG. Both need root: to run commands as the user nobody, and to give the server its own /run.
+// above DEBUG. The admin socket's test needs root: to run commands as the user nobody, and to give the
+// server its own /run.
 
 // needRoot skips t unless the test runs as root (DIRECTAID_REQUIRE_ROOT=1, set by CI, makes it fail instead).
 func needRoot(t *testing.T) {
