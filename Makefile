@@ -9,8 +9,10 @@ export DIRECTAID_BIN := $(CURDIR)/$(BIN)
 build:
 	$(GO) build -o $(BIN) ./cmd/directaid
 
-## run: build and serve http://localhost:8080 with Caddyfile.local (data in ./data)
+## run: build and serve http://localhost:8080 with Caddyfile.local (data and the admin socket in ./data, which
+## must exist before Caddy binds the socket: Caddy starts the admin endpoint before the database creates it)
 run: build
+	mkdir -p -m 0700 data
 	./$(BIN) run --config Caddyfile.local
 
 ## test: lint, a brief run of every fuzz target, then every test (through the built binary on loopback ports),

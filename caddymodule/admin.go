@@ -17,7 +17,8 @@ func init() {
 		Name:  "restore",
 		Usage: "--database <dir> --input <backup file> | --verify <backup file>",
 		Short: "Restores a directaid backup into an empty database directory, or proves that it restores",
-		Long: `Loads a backup taken with 'curl localhost:2019/directaid/backup > directaid.bak' into
+		Long: `Loads a backup taken with 'directaid backup' (or 'curl --unix-socket /run/directaid/admin.sock
+http://localhost/directaid/backup > directaid.bak') into
 --database, which must be empty (or absent) and not in use. Then point the Caddyfile's
 'database badger' at it and start the server.
 
@@ -34,7 +35,8 @@ same checks on the restored directory and keeps it.`,
 	})
 }
 
-// adminAPI adds the operator's routes to Caddy's admin endpoint (localhost:2019 by default):
+// adminAPI adds the operator's routes to Caddy's admin endpoint (the shipped Caddyfiles put it on a unix
+// socket only the service's user and root can open; DefaultAdminSocket):
 // GET /directaid/backup streams a full, consistent backup of the database while it serves.
 // GET /directaid/status is a read-only HTML page of the key figures (status.go).
 type adminAPI struct{}

@@ -18,16 +18,18 @@ import (
 func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "backup",
-		Usage: "--dir <directory> [--keep <n>] [--admin <address>]",
+		Usage: "--dir <directory> [--keep <n>] [--admin <address> | --config <Caddyfile>]",
 		Short: "Takes a backup of the running server into a directory and keeps the newest n",
 		Long: `Fetches a consistent backup from the running server's admin endpoint (GET /directaid/backup),
 writes it to <dir>/directaid-<UTC time, to the millisecond>.bak (complete or not at all), checks it as
 'directaid restore --verify' does, and then deletes the oldest backups of <dir> beyond --keep.
-Nothing is deleted when the new backup fails. The systemd timer directaid-backup.timer runs this daily.`,
+Nothing is deleted when the new backup fails. The systemd timer directaid-backup.timer runs this daily.
+The admin endpoint is --admin, else the admin address of the --config file, else $CADDY_ADMIN, else
+the shipped one, ` + DefaultAdminSocket + `.`,
 		CobraFunc: func(cmd *cobra.Command) {
 			cmd.Flags().String("dir", "", "Directory of the backups")
 			cmd.Flags().Int("keep", 7, "How many backups to keep (the newest)")
-			cmd.Flags().String("admin", caddy.DefaultAdminListen, "Address of Caddy's admin endpoint")
+			addAdminFlags(cmd)
 			cmd.RunE = caddycmd.WrapCommandFuncForCobra(backupCmd)
 		},
 	})
@@ -36,9 +38,13 @@ Nothing is deleted when the new backup fails. The systemd timer directaid-backup
 const backupPrefix, backupSuffix = "directaid-", ".bak"
 
 func backupCmd(fl caddycmd.Flags) (int, error) {
-	dir, keep, admin := fl.String("dir"), fl.Int("keep"), fl.String("admin")
+	dir, keep := fl.String("dir"), fl.Int("keep")
 	if dir == "" || keep < 1 {
-		return caddy.ExitCodeFailedStartup, errors.New("usage: directaid backup --dir <directory> [--keep n≥1] [--admin address]")
+		return caddy.ExitCodeFailedStartup, errors.New("usage: directaid backup --dir <directory> [--keep n≥1] [--admin address | --config Caddyfile]")
+	}
+	admin, err := adminAddress(fl)
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
 	}
 	path, n, err := takeBackup(admin, dir, time.Now())
 	if err != nil {

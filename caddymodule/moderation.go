@@ -21,7 +21,8 @@ import (
 	"github.com/directaid/directaid/backend/store"
 )
 
-// The operator's moderation on Caddy's admin endpoint (local only by default):
+// The operator's moderation on Caddy's admin endpoint (the shipped Caddyfiles put it on a unix socket
+// that only the service's user and root can open):
 //
 //	GET  /directaid/moderation/queue            records with unreviewed reports, and hidden ones, with their reports
 //	POST /directaid/moderation/hide     {"id"}  hide until reviewed
@@ -37,9 +38,10 @@ const moderationPrefix = "/directaid/moderation/"
 func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "moderate",
-		Usage: "queue | hide <id> | restore <id> | erase <id> | status <id> <status> | audit [--after n] [--limit n] | maintain  [--admin <address>]",
+		Usage: "queue | hide <id> | restore <id> | erase <id> | status <id> <status> | audit [--after n] [--limit n] | maintain  [--admin <address> | --config <Caddyfile>]",
 		Short: "Moderates records through the running server's admin endpoint",
-		Long: `Calls the running server's admin endpoint (localhost:2019 by default):
+		Long: `Calls the running server's admin endpoint: --admin, else the admin address of the --config file,
+else $CADDY_ADMIN, else the shipped one, ` + DefaultAdminSocket + `:
   queue                  the records with unreviewed community reports and the hidden ones, with their reports
   hide <id>              hides a record until it is reviewed
   restore <id>           shows it again (status open, phone shown), marking its reports reviewed
@@ -51,7 +53,7 @@ func init() {
                          files at once rather than within the cycle's period (Badger; no-op on PostgreSQL)
 Every action is written to the audit trail as done by the operator. Output is JSON.`,
 		CobraFunc: func(cmd *cobra.Command) {
-			cmd.Flags().String("admin", caddy.DefaultAdminListen, "Address of Caddy's admin endpoint")
+			addAdminFlags(cmd)
 			cmd.Flags().Int("after", 0, "audit: entries after this seq")
 			cmd.Flags().Int("limit", 100, "audit: at most this many entries")
 			cmd.RunE = caddycmd.WrapCommandFuncForCobra(moderateCmd)
@@ -60,7 +62,6 @@ Every action is written to the audit trail as done by the operator. Output is JS
 }
 
 func moderateCmd(fl caddycmd.Flags) (int, error) {
-	admin := fl.String("admin")
 	args := fl.Args()
 	usage := errors.New("usage: directaid moderate queue | hide <id> | restore <id> | erase <id> | status <id> <status> | audit [--after n] [--limit n] | maintain")
 	if len(args) == 0 {
@@ -83,6 +84,10 @@ func moderateCmd(fl caddycmd.Flags) (int, error) {
 		body, _ = json.Marshal(map[string]string{"id": args[1], "status": args[2]})
 	default:
 		return caddy.ExitCodeFailedStartup, usage
+	}
+	admin, err := adminAddress(fl)
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
 	}
 	hdr := http.Header{}
 	if body != nil {
