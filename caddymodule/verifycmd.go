@@ -20,7 +20,7 @@ func init() {
 	caddy.RegisterModule(verifyAPI{})
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "verify",
-		Usage: "[--admin <address>] | --database <dir> [--repair]",
+		Usage: "[--admin <address> | --config <Caddyfile>] | --database <dir> [--repair]",
 		Short: "Checks a database: its records against their index entries and counters, and that no two share an id",
 		Long: `Without --database, asks the running server (its admin endpoint, GET /directaid/verify) to check its
 database in one read snapshot while it serves. With --database, checks a Badger database directory that
@@ -35,7 +35,7 @@ rebuilt from the records, and the database is checked again.`,
 		CobraFunc: func(cmd *cobra.Command) {
 			cmd.Flags().String("database", "", "Badger database directory that nothing has open")
 			cmd.Flags().Bool("repair", false, "Mend what is inconsistent (with --database)")
-			cmd.Flags().String("admin", caddy.DefaultAdminListen, "Address of Caddy's admin endpoint")
+			addAdminFlags(cmd)
 			cmd.RunE = caddycmd.WrapCommandFuncForCobra(verifyCmd)
 		},
 	})
@@ -55,7 +55,10 @@ func verifyCmd(fl caddycmd.Flags) (int, error) {
 	case dir != "":
 		err = printVerification(os.Stdout, dir, dir)
 	default:
-		err = verifyLive(fl.String("admin"), os.Stdout)
+		var admin string
+		if admin, err = adminAddress(fl); err == nil {
+			err = verifyLive(admin, os.Stdout)
+		}
 	}
 	if err != nil {
 		return caddy.ExitCodeFailedStartup, err
