@@ -392,43 +392,74 @@ func (r *minuteRing) last(now time.Time, n int) []MinuteCount {
 	return out
 }
 
-// RecordsCollector reports directaid_records, the records by emergency, type and status, at each scrape
-// from the store's per-emergency aggregates (a few keys per emergency, not a scan). svc returns the
-// service of the running config. Until records have a lifecycle every record is `open`.
+// RecordsCollector reports, at each scrape, from the store's per-emergency aggregates (a few keys per
+// emergency, not a scan): directaid_records, the open records by emergency and type;
+// directaid_records_by_status, the records of every status by emergency; and
+// directaid_report_breaker_open, whether automatic hiding by reports is paused (abuse.go) by emergency
+// and kind (phone, record). svc returns the service of the running config.
 func RecordsCollector(svc func() *Service) prometheus.Collector {
 	return &recordsCollector{svc: svc}
 }
 
-var recordsDesc = prometheus.NewDesc("directaid_records",
-	"Records in the store by emergency (the configured ones), type and status.", []string{"emergency", "type", "status"}, nil)
+var (
+	recordsDesc = prometheus.NewDesc("directaid_records",
+		"Open records in the store by emergency (the configured ones), type and status (open).", []string{"emergency", "type", "status"}, nil)
+	statusDesc = prometheus.NewDesc("directaid_records_by_status",
+		"Records in the store by emergency (the configured ones) and status (open, resolved, withdrawn, expired, hidden).", []string{"emergency", "status"}, nil)
+	breakerDesc = prometheus.NewDesc("directaid_report_breaker_open",
+		"1 while automatic hiding by community reports is paused in an emergency (too many recent automatic hides), by kind (phone, record).", []string{"emergency", "kind"}, nil)
+)
 
 type recordsCollector struct{ svc func() *Service }
 
-func (c *recordsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- recordsDesc }
+func (c *recordsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- recordsDesc
+	ch <- statusDesc
+	ch <- breakerDesc
+}
 
 func (c *recordsCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.svc()
 	if s == nil {
 		return
 	}
-	counts, err := s.RecordCounts(context.Background())
+	figs, err := s.EmergencyFigures(context.Background())
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(recordsDesc, err)
+		for _, d := range []*prometheus.Desc{recordsDesc, statusDesc, breakerDesc} {
+			ch <- prometheus.NewInvalidMetric(d, err)
+		}
 		return
 	}
-	for _, rc := range counts {
-		ch <- prometheus.MustNewConstMetric(recordsDesc, prometheus.GaugeValue, float64(rc.Count), rc.Emergency, rc.Type, rc.Status)
+	gauge := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	for _, f := range figs {
+		for _, t := range []string{schema.TypeRequest, schema.TypeOffer} {
+			ch <- prometheus.MustNewConstMetric(recordsDesc, prometheus.GaugeValue, float64(f.Open[t]), f.Emergency, t, store.StatusOpen)
+		}
+		for _, st := range store.Statuses {
+			ch <- prometheus.MustNewConstMetric(statusDesc, prometheus.GaugeValue, float64(f.Statuses[st]), f.Emergency, st)
+		}
+		ch <- prometheus.MustNewConstMetric(breakerDesc, prometheus.GaugeValue, gauge(f.PhonesPaused), f.Emergency, "phone")
+		ch <- prometheus.MustNewConstMetric(breakerDesc, prometheus.GaugeValue, gauge(f.RecordsPaused), f.Emergency, "record")
 	}
 }
 
-// RecordCount is the number of records of one emergency, type and status.
-type RecordCount struct {
-	Emergency, Type, Status string
-	Count                   int
+// EmergencyFigures are one emergency's records and the state of its report breakers.
+type EmergencyFigures struct {
+	Emergency string
+	// Open counts the open records by type; Statuses every record by status (store.Statuses, all present).
+	Open, Statuses map[string]int
+	// PhonesPaused and RecordsPaused: automatic hiding by reports is paused (abuse.go).
+	PhonesPaused, RecordsPaused bool
 }
 
-// RecordCounts counts the records of every configured emergency (active or not) by type and status.
-func (s *Service) RecordCounts(ctx context.Context) ([]RecordCount, error) {
+// EmergencyFigures are the figures of every configured emergency (active or not), from the store's
+// per-emergency aggregates (a few keys per emergency, not a scan).
+func (s *Service) EmergencyFigures(ctx context.Context) ([]EmergencyFigures, error) {
 	slugs := make([]string, len(s.cfg.Emergencies))
 	for i, e := range s.cfg.Emergencies {
 		slugs[i] = e.Slug
@@ -437,17 +468,25 @@ func (s *Service) RecordCounts(ctx context.Context) ([]RecordCount, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []RecordCount
+	now := s.now()
+	out := make([]EmergencyFigures, 0, len(slugs))
 	for _, slug := range slugs {
-		byType := map[string]int{schema.TypeRequest: 0, schema.TypeOffer: 0}
+		f := EmergencyFigures{Emergency: slug, Open: map[string]int{schema.TypeRequest: 0, schema.TypeOffer: 0}, Statuses: map[string]int{}}
+		total := 0
+		for _, st := range store.Statuses {
+			f.Statuses[st] = 0
+		}
 		if a := aggs[slug]; a != nil {
 			for k, n := range a.Counts {
-				byType[k[0]] += n
+				f.Open[k[0]] += n
+			}
+			for st, n := range a.Statuses {
+				f.Statuses[st] += n
+				total += n
 			}
 		}
-		for _, t := range []string{schema.TypeRequest, schema.TypeOffer} {
-			out = append(out, RecordCount{Emergency: slug, Type: t, Status: "open", Count: byType[t]})
-		}
+		f.PhonesPaused, f.RecordsPaused = s.hides.open(now, slug, total)
+		out = append(out, f)
 	}
 	return out, nil
 }

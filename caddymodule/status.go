@@ -10,6 +10,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/backend/store"
 )
 
 // statusPage is the operator's page for those without Grafana: the same key figures as /metrics, read-only,
@@ -32,8 +33,10 @@ var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{
 <table><tr><th>Código</th><th>Cantidad</th></tr>
 {{- range .Refusals}}<tr><td>{{.Code}}</td><td>{{.N}}</td></tr>{{else}}<tr><td colspan="2">Ninguno</td></tr>{{end}}</table>
 <h2>Registros por estado</h2>
-<table><tr><th>Emergencia</th><th>Tipo</th><th>Estado</th><th>Cantidad</th></tr>
-{{- range .Records}}<tr><td>{{.Emergency}}</td><td>{{.Type}}</td><td>{{.Status}}</td><td>{{.Count}}</td></tr>{{end}}</table>
+<table><tr><th>Emergencia</th><th>Solicitudes abiertas</th><th>Ofrecimientos abiertos</th>{{range .Statuses}}<th>{{.}}</th>{{end}}<th>Ocultamiento automático por reportes</th></tr>
+{{- range .Records}}<tr><td>{{.Emergency}}</td><td>{{index .Open "request"}}</td><td>{{index .Open "offer"}}</td>
+{{- $f := .}}{{range $.Statuses}}<td>{{index $f.Statuses .}}</td>{{end}}
+<td>{{if or .PhonesPaused .RecordsPaused}}<strong>en pausa</strong>:{{if .PhonesPaused}} teléfonos{{end}}{{if .RecordsPaused}} publicaciones{{end}} (demasiados en la última hora; los reportes esperan en la cola){{else}}activo{{end}}</td></tr>{{end}}</table>
 <h2>Disco</h2>
 {{- if .Disk}}<table><tr><th>Parte</th><th>Bytes</th></tr>
 {{- range .Disk}}<tr><td>{{.Code}}</td><td>{{.N}}</td></tr>{{end}}
@@ -65,9 +68,10 @@ func statusHandler(w http.ResponseWriter, r *http.Request) error {
 		Height                             int
 		Total, Created, Duplicate, Refused int
 		Refusals, Disk                     []statusCount
-		Records                            any
+		Records                            []backend.EmergencyFigures
+		Statuses                           []string
 		Free                               int64
-	}{Height: height}
+	}{Height: height, Statuses: store.Statuses}
 	mins := metrics.PublicationsPerMinute(time.Now(), 60)
 	top := 1
 	for _, m := range mins {
@@ -87,7 +91,7 @@ func statusHandler(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	data.Refusals = sortedCounts(byCode)
-	records, err := app.svc.RecordCounts(r.Context())
+	records, err := app.svc.EmergencyFigures(r.Context())
 	if err != nil {
 		return caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: err}
 	}

@@ -31,8 +31,9 @@ func TestStatusPage(t *testing.T) {
 	for _, want := range []string{
 		"Total en la hora: 3 (creadas 2, duplicadas 0, rechazadas 1)",
 		"<td>consent_required</td><td>1</td>",
-		"<td>eje-cafetero</td><td>request</td><td>open</td><td>1</td>",
-		"<td>eje-cafetero</td><td>offer</td><td>open</td><td>1</td>",
+		// Open requests, open offers, then each status (open first), then the report breakers.
+		"<td>eje-cafetero</td><td>1</td><td>1</td><td>2</td>",
+		"<td>activo</td>",
 		"<td>wal</td>", "<td>libre</td>",
 	} {
 		if !strings.Contains(page, want) {
