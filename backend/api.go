@@ -376,9 +376,6 @@ func RateLimitedIn(zone string) *Problem {
 	return &Problem{Status: http.StatusTooManyRequests, Body: schema.ErrorBody{Code: "rate_limited", Error: msg}}
 }
 
-// rateLimited is the answer to a request over the publishing limit.
-func rateLimited() *Problem { return RateLimitedIn(ZonePublish) }
-
 // serveCacheable writes body with a strong ETag and answers If-None-Match with 304.
 func serveCacheable(w http.ResponseWriter, r *http.Request, body []byte, contentType, cacheControl string) {
 	serveWithETag(w, r, body, webutil.ETag(body), contentType, cacheControl)
