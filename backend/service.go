@@ -51,6 +51,9 @@ type Config struct {
 	Observe *Observe
 	// HideAfterReports is how many distinct reporters hide a record (0: defaultHideAfterReports).
 	HideAfterReports int
+	// OperatorContact tells people how to reach whoever runs the site (the party responsible for their
+	// data, as Ley 1581 asks): shown in every page's footer and on /privacidad; empty shows none.
+	OperatorContact string
 	// ExportWriter, if set, wraps the writer of a whole export, which moves its write deadline page by page
 	// (http.ResponseController): the host's way to let that deadline pass its own write timeout.
 	ExportWriter func(http.ResponseWriter, *http.Request) http.ResponseWriter

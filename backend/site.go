@@ -20,6 +20,7 @@ func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 	return site.New(site.Options{
 		Emergencies:     func() []schema.EmergencyInfo { return svc.activeEmergencies("") },
 		PublicURL:       svc.cfg.PublicURL,
+		Contact:         svc.cfg.OperatorContact,
 		Tools:           tools,
 		RateLimitEvents: svc.cfg.RateLimitEvents,
 		RateLimitWindow: svc.cfg.RateLimitWindow,

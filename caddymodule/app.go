@@ -54,6 +54,9 @@ type App struct {
 	Emergencies []Emergency `json:"emergencies,omitempty"`
 	// HideAfterReports is how many distinct reporters hide a record until an operator reviews it (0: 3).
 	HideAfterReports int `json:"hide_after_reports,omitempty"`
+	// OperatorContact is how people reach the operator (an e-mail, a phone): every page's footer and
+	// /privacidad show it.
+	OperatorContact string `json:"operator_contact,omitempty"`
 
 	dir      string
 	dsn      string // the PostgreSQL DSN, placeholders replaced
@@ -255,7 +258,7 @@ func (a *App) build(limits backend.Config) error {
 		be.RequestTTL, be.OfferTTL = time.Duration(e.RequestTTL), time.Duration(e.OfferTTL)
 		limits.Emergencies = append(limits.Emergencies, be)
 	}
-	limits.HideAfterReports = a.HideAfterReports
+	limits.HideAfterReports, limits.OperatorContact = a.HideAfterReports, a.OperatorContact
 	a.svc = backend.NewService(a.store, limits)
 	a.current.Store(a.svc)
 	h, err := backend.NewHandler(a.svc)

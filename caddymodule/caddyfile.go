@@ -2,6 +2,9 @@ package caddymodule
 
 import (
 	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -26,6 +29,7 @@ func init() {
 //	    }
 //	    public_url <url>
 //	    hide_after_reports <n>           # distinct reporters that hide a record; default 3
+//	    operator_contact <text>          # how people reach the operator: every page's footer, /privacidad
 //	    emergency <slug> {
 //	        title    <text>
 //	        summary  <text>
@@ -105,6 +109,13 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("hide_after_reports %q must be a whole number from 1 to 1000", n)
 			}
 			a.HideAfterReports = v
+		case "operator_contact":
+			if !d.Args(&a.OperatorContact) || d.NextArg() || strings.TrimSpace(a.OperatorContact) == "" {
+				return d.Err(`usage: operator_contact "<how people reach you: an e-mail, a phone>"`)
+			}
+			if utf8.RuneCountInString(a.OperatorContact) > 200 || strings.ContainsFunc(a.OperatorContact, unicode.IsControl) {
+				return d.Err("operator_contact must be one line of at most 200 characters")
+			}
 		case "emergency":
 			e, err := parseEmergency(d, a.Emergencies)
 			if err != nil {
@@ -112,7 +123,7 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			a.Emergencies = append(a.Emergencies, e)
 		default:
-			return d.Errf("unknown directaid option %q (known: database, public_url, emergency, hide_after_reports)", d.Val())
+			return d.Errf("unknown directaid option %q (known: database, public_url, emergency, hide_after_reports, operator_contact)", d.Val())
 		}
 	}
 	if err := a.Validate(); err != nil {

@@ -224,6 +224,7 @@ type layoutData struct {
 	CSS, JS       string
 	SiteJS        string // the script of every page
 	PlacesJS      string
+	Contact       string // how to reach the operator (Options.Contact), in the footer
 }
 
 // servePage serves a page, its twin, the 404 page, or a form's POST.
@@ -353,7 +354,7 @@ func (h *handler) htmlPage(d *doc, pg page, v *view, form *formView) ([]byte, er
 	if i := bytes.Index(d.html, heading); i >= 0 && pg.filter != nil {
 		before, after = d.html[:i+len(heading)], d.html[i+len(heading):]
 	}
-	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, Filter: pg.filter, Manage: pg.mv, Report: pg.report, ManageJS: h.manageJS, CSS: h.css, JS: h.js, SiteJS: h.siteJS, PlacesJS: h.placesJS,
+	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, Filter: pg.filter, Manage: pg.mv, Report: pg.report, ManageJS: h.manageJS, CSS: h.css, JS: h.js, SiteJS: h.siteJS, PlacesJS: h.placesJS, Contact: h.o.Contact,
 		Before: htmltemplate.HTML(before), After: htmltemplate.HTML(after)} // goldmark escaped both; raw HTML is off
 	if pg.Path != "" {
 		ld.Canonical, ld.Twin = v.base+pg.Path, twinPath(pg.Path)
