@@ -4,10 +4,15 @@ BIN       := bin/directaid
 BENCH_MEMORY ?= 256MiB
 export DIRECTAID_BIN := $(CURDIR)/$(BIN)
 
-.PHONY: build run test unit lint fmt bench bench-smoke soak vulncheck conformance fuzz-smoke clean
+.PHONY: help build run test check lint fmt bench bench-smoke soak vulncheck conformance fuzz-smoke clean
 
+## help: list the targets with what each does
+help:
+	@sed -n 's/^## //p' $(MAKEFILE_LIST)
+
+## build: the binary in bin/directaid, built as xcaddy.sh builds it (-trimpath, no symbol table)
 build:
-	$(GO) build -o $(BIN) ./cmd/directaid
+	$(GO) build -trimpath -ldflags='-s -w' -o $(BIN) ./cmd/directaid
 
 ## run: build and serve http://localhost:8080 with Caddyfile.local (data and the admin socket in ./data, which
 ## must exist before Caddy binds the socket: Caddy starts the admin endpoint before the database creates it)
@@ -16,10 +21,23 @@ run: build
 	./$(BIN) run --config Caddyfile.local
 
 ## test: lint, a brief run of every fuzz target, then every test (through the built binary on loopback ports),
-## and the test of the reads' shared Badger snapshot under the race detector
-test: build lint fuzz-smoke
-	$(GO) test -count=1 -timeout 20m ./...
-	$(GO) test -count=1 -race -run '^TestSnapshotReadsConcurrent$$' ./backend/badgerstore/
+## and the test of the reads' shared Badger snapshot under the race detector; each phase says when it
+## starts and how long it took
+test: build
+	@$(call phase,lint,$(MAKE) --no-print-directory lint)
+	@$(call phase,fuzz-smoke,$(MAKE) --no-print-directory fuzz-smoke)
+	@$(call phase,tests,$(GO) test -count=1 -timeout 20m ./...)
+	@$(call phase,race,$(GO) test -count=1 -race -run '^TestSnapshotReadsConcurrent$$' ./backend/badgerstore/)
+
+## check: the fast inner loop (a few minutes): the in-process tests of the contract, the service, the site
+## and the stores' shared behaviour on Badger, under the race detector; no binary, no PostgreSQL
+check:
+	$(GO) vet ./...
+	$(GO) test -count=1 -race -short ./schema/... ./site/... ./backend/ ./backend/store/... ./internal/webutil/
+
+# phase runs a command as a named phase of a target: when it starts, and how long it took.
+phase = start=$$(date +%s); echo "== $(1): start $$(date -u +%H:%M:%S)"; $(2); rc=$$?; \
+	echo "== $(1): $$(( $$(date +%s) - start ))s (exit $$rc)"; exit $$rc
 
 ## fuzz-smoke: every Fuzz target of the tree (found in the committed *_test.go files) for FUZZTIME each.
 ## Go 1.26's fuzz coordinator can fail a target with a bare "context deadline exceeded" when -fuzztime ends
