@@ -114,3 +114,52 @@ func TestReportsCannotBlankTheNetwork(t *testing.T) {
 		t.Fatalf("a report against a restored phone, by the same address: %+v", res)
 	}
 }
+
+// TestRestoreByReporter: the queue tells reporters apart (a hash, never an address), and restoring by one
+// reporter's hash brings back what it hid, and nothing another reporter hid.
+func TestRestoreByReporter(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	ctx := context.Background()
+	var ids []string
+	for i := range 3 {
+		rec, _, err := s.st.Create(ctx, storetest.Record("app", fmt.Sprintf("r-%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, rec.ID)
+	}
+	for i, addr := range []string{"127.0.0.7", "127.0.0.7", "127.0.0.8"} {
+		r := httptest.NewRequest("POST", "http://ayuda.test"+schema.HelpPath+"/"+ids[i]+schema.ReportsSuffix, strings.NewReader(`{"reason":"not_my_number"}`))
+		r.Header.Set("Content-Type", "application/json")
+		r.RemoteAddr = addr + ":40000"
+		w := httptest.NewRecorder()
+		s.h.ServeHTTP(w, r)
+		if w.Code != http.StatusAccepted || !strings.Contains(w.Body.String(), schema.ReportHidPhone) {
+			t.Fatalf("report %d: %d %s", i, w.Code, w.Body.String())
+		}
+	}
+	q, err := s.svc.ModerationQueue(ctx)
+	if err != nil || len(q) != 3 {
+		t.Fatalf("queue: %v %v", q, err)
+	}
+	hash := map[string]string{}
+	for _, it := range q {
+		if len(it.Reports) != 1 || it.Reports[0].Reporter == "" || strings.Contains(it.Reports[0].Reporter, "127.0.0") {
+			t.Fatalf("queue item %s: reports %+v", it.Record.ID, it.Reports)
+		}
+		hash[it.Record.ID] = it.Reports[0].Reporter
+	}
+	if hash[ids[0]] != hash[ids[1]] || hash[ids[0]] == hash[ids[2]] {
+		t.Fatalf("reporter hashes do not tell the two addresses apart: %v", hash)
+	}
+	restored, err := s.svc.RestoreByReporter(ctx, hash[ids[0]])
+	if err != nil || len(restored) != 2 {
+		t.Fatalf("restore by reporter: %v %v", restored, err)
+	}
+	for i, id := range ids {
+		rec, err := s.st.Get(ctx, id)
+		if err != nil || rec.ContactHidden != (i == 2) {
+			t.Fatalf("record %d after the restore: hidden phone %v, %v", i, rec.ContactHidden, err)
+		}
+	}
+}

@@ -276,12 +276,38 @@ func (s *Service) ModerationQueue(ctx context.Context) ([]QueueItem, error) {
 		if reps == nil {
 			reps = []store.Report{} // [] on every store, not null on some
 		}
-		for i := range reps {
-			reps[i].Reporter = "" // the hash tells reporters apart for counting only
-		}
+		// Each report keeps its reporter: a keyed hash of the address (never the address), so that an
+		// operator can single out one reporter's reports and undo them (RestoreByReporter).
 		items = append(items, QueueItem{Record: rec, Reports: reps})
 	}
 	return items, nil
+}
+
+// RestoreByReporter restores (as Moderate's restore) every record in the moderation queue that is hidden,
+// or whose phone is hidden, and that reporter (a hash of the queue) reported without review: the way back
+// from one address's campaign of reports. It returns the ids it restored.
+func (s *Service) RestoreByReporter(ctx context.Context, reporter string) ([]string, error) {
+	if reporter == "" {
+		return nil, store.ErrNotFound
+	}
+	items, err := s.ModerationQueue(ctx)
+	if err != nil {
+		return nil, err
+	}
+	restored := []string{}
+	for _, it := range items {
+		if it.Record.Status != store.StatusHidden && !it.Record.ContactHidden {
+			continue
+		}
+		if !slices.ContainsFunc(it.Reports, func(r store.Report) bool { return r.Reporter == reporter && !r.Reviewed }) {
+			continue
+		}
+		if _, err := s.Moderate(ctx, it.Record.ID, ActionRestore, ""); err != nil {
+			return restored, err
+		}
+		restored = append(restored, it.Record.ID)
+	}
+	return restored, nil
 }
 
 // ErrBadStatus is returned by Moderate for a status that does not exist.

@@ -29,6 +29,8 @@ import (
 //	POST /directaid/moderation/restore  {"id"}  back to open, phone shown again, reports reviewed
 //	POST /directaid/moderation/erase    {"id"}  remove every personal field; the record stays as a tombstone
 //	POST /directaid/moderation/status   {"id", "status"}  set any status
+//	POST /directaid/moderation/restore_reporter {"reporter"}  restore every hidden record (or phone) that
+//	                                             reporter (its hash in the queue) reported
 //	GET  /directaid/moderation/audit?after=&limit=  the audit trail, oldest first
 //	POST /directaid/moderation/maintain         run the store's maintenance cycle now (erasure rewrite)
 //
@@ -38,13 +40,15 @@ const moderationPrefix = "/directaid/moderation/"
 func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "moderate",
-		Usage: "queue | hide <id> | restore <id> | erase <id> | status <id> <status> | audit [--after n] [--limit n] | maintain  [--admin <address> | --config <Caddyfile>]",
+		Usage: "queue | hide <id> | restore <id> | restore-reporter <hash> | erase <id> | status <id> <status> | audit [--after n] [--limit n] | maintain  [--admin <address> | --config <Caddyfile>]",
 		Short: "Moderates records through the running server's admin endpoint",
 		Long: `Calls the running server's admin endpoint: --admin, else the admin address of the --config file,
 else $CADDY_ADMIN, else the shipped one, ` + DefaultAdminSocket + `:
   queue                  the records with unreviewed community reports and the hidden ones, with their reports
   hide <id>              hides a record until it is reviewed
   restore <id>           shows it again (status open, phone shown), marking its reports reviewed
+  restore-reporter <hash>  restores every hidden record, or hidden phone, that one reporter reported (the
+                         reporter's hash is in the queue's reports): the way back from one address's campaign
   erase <id>             removes its contact name, phone and exact place for good; the record stays as a
                          withdrawn tombstone (its bytes leave the database files at the next maintenance cycle)
   status <id> <status>   sets any status (open, resolved, withdrawn, expired, hidden)
@@ -63,7 +67,7 @@ Every action is written to the audit trail as done by the operator. Output is JS
 
 func moderateCmd(fl caddycmd.Flags) (int, error) {
 	args := fl.Args()
-	usage := errors.New("usage: directaid moderate queue | hide <id> | restore <id> | erase <id> | status <id> <status> | audit [--after n] [--limit n] | maintain")
+	usage := errors.New("usage: directaid moderate queue | hide <id> | restore <id> | restore-reporter <hash> | erase <id> | status <id> <status> | audit [--after n] [--limit n] | maintain")
 	if len(args) == 0 {
 		return caddy.ExitCodeFailedStartup, usage
 	}
@@ -79,6 +83,9 @@ func moderateCmd(fl caddycmd.Flags) (int, error) {
 	case (verb == "hide" || verb == "restore" || verb == "erase") && len(args) == 2:
 		method, uri = http.MethodPost, moderationPrefix+verb
 		body, _ = json.Marshal(map[string]string{"id": args[1]})
+	case verb == "restore-reporter" && len(args) == 2:
+		method, uri = http.MethodPost, moderationPrefix+"restore_reporter"
+		body, _ = json.Marshal(map[string]string{"reporter": args[1]})
 	case verb == "status" && len(args) == 3:
 		method, uri = http.MethodPost, moderationPrefix+"status"
 		body, _ = json.Marshal(map[string]string{"id": args[1], "status": args[2]})
@@ -160,6 +167,17 @@ func moderationHandler(w http.ResponseWriter, r *http.Request) error {
 			action = backend.ActionSetStatus
 		}
 		out, err = svc.Moderate(ctx, store.NormalizeID(in.ID), action, in.Status)
+	case "restore_reporter":
+		if r.Method != http.MethodPost {
+			return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: errors.New("use POST")}
+		}
+		var in struct{ Reporter string }
+		if err := json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&in); err != nil || in.Reporter == "" {
+			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: errors.New(`body: {"reporter": "<the reporter's hash, from the queue>"}`)}
+		}
+		var ids []string
+		ids, err = svc.RestoreByReporter(ctx, in.Reporter)
+		out = map[string][]string{"restored": ids}
 	default:
 		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("unknown moderation route %q", url.PathEscape(action))}
 	}
