@@ -518,5 +518,7 @@ func (c *diskCollector) Collect(ch chan<- prometheus.Metric) {
 	for part, n := range parts {
 		ch <- prometheus.MustNewConstMetric(sizeDesc, prometheus.GaugeValue, float64(n), part)
 	}
-	ch <- prometheus.MustNewConstMetric(freeDesc, prometheus.GaugeValue, float64(free))
+	if free >= 0 { // a store on another machine (PostgreSQL) cannot see its disk's free space
+		ch <- prometheus.MustNewConstMetric(freeDesc, prometheus.GaugeValue, float64(free))
+	}
 }

@@ -24,6 +24,7 @@ func (a *App) openDatabase() (store.Store, error) {
 			return nil, err
 		}
 		st := pgstore.NewStore(h.db)
+		st.Observer = metrics
 		if p, ok := setGCPercent(true); ok {
 			a.logger.Info("garbage collector target for a node over PostgreSQL (GOGC unset)", zap.Int("gogc", p))
 		}

@@ -40,7 +40,7 @@ var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{
 <h2>Disco</h2>
 {{- if .Disk}}<table><tr><th>Parte</th><th>Bytes</th></tr>
 {{- range .Disk}}<tr><td>{{.Code}}</td><td>{{.N}}</td></tr>{{end}}
-<tr><td>libre</td><td>{{.Free}}</td></tr></table>{{else}}<p>Esta base de datos no informa su disco.</p>{{end}}
+{{if ge .Free 0}}<tr><td>libre</td><td>{{.Free}}</td></tr>{{end}}</table>{{else}}<p>Esta base de datos no informa su disco.</p>{{end}}
 </body></html>
 `))
 

@@ -144,7 +144,11 @@ func (s *Store) commit(batch []*createReq) {
 	if len(leads) == 0 {
 		return
 	}
+	began := time.Now()
 	res, err := s.insertBatch(ctx, leads)
+	if err == nil && s.Observer != nil {
+		s.Observer.ObserveCommit(len(leads), time.Since(began))
+	}
 	if err != nil && len(leads) > 1 && !Unavailable(err) {
 		// One bad record (or a deadlock with another node) must not fail the others: each alone.
 		res, err = map[*createReq]createRes{}, nil

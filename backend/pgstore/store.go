@@ -36,6 +36,8 @@ type Store struct {
 	Now func() time.Time
 	// IDs makes the fresh id of a Create whose id another record holds; nil means store.NewIDNear.
 	IDs store.IDSource
+	// Observer receives each group commit's size and duration, as Badger's does; nil discards them.
+	Observer store.Observer
 
 	// lists are the slots of the lists in PostgreSQL at once (listSlots); the others wait in the node.
 	lists chan struct{}
@@ -927,3 +929,21 @@ func (s *Store) Close() error {
 }
 
 var _ store.Store = (*Store)(nil)
+
+// DiskUsage implements store.DiskUser: the bytes of directaid's tables on the database server, by part
+// (table: the rows; index; toast: large values), for the same series as Badger's files. The free space of
+// the server's disk is not visible from a node: free is -1.
+func (s *Store) DiskUsage() (map[string]int64, int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.Timeout)
+	defer cancel()
+	var table, index, toast int64
+	err := s.db.Pool.QueryRow(ctx, `SELECT coalesce(sum(pg_relation_size(c.oid)), 0)::bigint,
+			coalesce(sum(pg_indexes_size(c.oid)), 0)::bigint,
+			coalesce(sum(CASE WHEN c.reltoastrelid <> 0 THEN pg_total_relation_size(c.reltoastrelid) ELSE 0 END), 0)::bigint
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind = 'r' AND n.nspname = current_schema() AND c.relname LIKE 'directaid\_%'`).Scan(&table, &index, &toast)
+	if err != nil {
+		return nil, -1, fail(err)
+	}
+	return map[string]int64{"table": table, "index": index, "toast": toast}, -1, nil
+}

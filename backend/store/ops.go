@@ -26,7 +26,7 @@ type Observer interface {
 	ObserveWriteRefused()
 }
 
-// DiskUser is a store that keeps files on a local disk.
+// DiskUser is a store that can tell how many bytes it takes, and the free space of its disk when it sees it.
 type DiskUser interface {
 	// DiskUsage reports the store's bytes on disk by part, and the free bytes of the disk that holds it.
 	DiskUsage() (parts map[string]int64, free int64, err error)
