@@ -1,0 +1,292 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/directaid/directaid/internal/loadgen"
+)
+
+// backupReadRate is how fast the slow backup client of issue 28 reads, in bytes per second.
+const backupReadRate = 1000000
+
+// Names of the backup scenario's rows.
+const (
+	backupWithout = "POST new, no backup"
+	backupDuring  = "POST new, during a backup read at 1 MB/s"
+)
+
+// BackupResult is issue 28's scenario on Badger: publishing at 16 connections without a backup, then the
+// same while a client takes a backup reading it at 1 MB/s; then one backup read as fast as possible, and
+// `directaid restore --verify` of it.
+type BackupResult struct {
+	Set             string
+	Without, During *loadgen.Result
+	// What the slow client read, and whether the backup was still streaming when the publishing ended
+	// (else the publishing outlasted it, and its last part ran without a backup).
+	SlowBytes     int64
+	SlowStreaming bool
+	// The server's anonymous resident set (heap) before the slow backup and its sampled peak during it.
+	AnonBefore, AnonPeak int64
+	// The backup read as fast as possible: its size and time, the server's anonymous RSS peak meanwhile.
+	FullBytes    int64
+	FullDuration time.Duration
+	FullAnonPeak int64
+	// `directaid restore --verify` of that backup: its time, and its first lines or error.
+	VerifyDuration time.Duration
+	Verify         string
+	VerifyErr      string
+}
+
+// backupRun publishes o.Backup records into a fresh Badger server, then runs the backup scenario over
+// them (BENCH_FLAGS='-backup 200000': issue 28's figures without the whole million run).
+func (r *runner) backupRun() error {
+	o := r.o
+	srv, err := startServer(o, r.tmp, nil, "")
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	r.progress("[Badger] publishing %d records for the backup scenario (64 connections)", o.Backup)
+	res, err := loadgen.Run(loadgen.Config{Addr: srv.Addr, Method: "POST", Path: helpPath, Header: jsonHeader, Conns: 64,
+		Requests: o.Backup, Duration: o.MillionTime, Body: publishBody("backup"), Expect: []int{201}})
+	if err != nil {
+		return err
+	}
+	if res.Errors > 0 {
+		return fmt.Errorf("publishing: %d errors, first: %s", res.Errors, res.FirstError)
+	}
+	r.progress("  %d records in %s (%.0f req/s)", res.Status[201], res.Elapsed.Round(time.Second), res.Throughput())
+	return r.backupLoad(srv, count(res.Status[201])+" records")
+}
+
+// backupLoad is the backup scenario on the Badger server srv over set.
+func (r *runner) backupLoad(srv *server, set string) error {
+	o := r.o
+	b := &BackupResult{Set: set}
+	r.rep.Backup = b
+	d := o.Duration
+	publish := func(name, tag string) (*loadgen.Result, error) {
+		// A warm-up of its own bodies, then the measured run.
+		if _, err := loadgen.Run(loadgen.Config{Addr: srv.Addr, Method: "POST", Path: helpPath, Header: jsonHeader, Conns: 16,
+			Duration: max(d/10, 100*time.Millisecond), Requests: o.MaxRequests, Body: publishBody(tag + "-warm"), Expect: []int{201}}); err != nil {
+			return nil, err
+		}
+		cpu0 := srv.cpu()
+		res, err := loadgen.Run(loadgen.Config{Addr: srv.Addr, Method: "POST", Path: helpPath, Header: jsonHeader, Conns: 16,
+			Duration: d, Requests: o.MaxRequests, Body: publishBody(tag), Expect: []int{201}})
+		if err != nil {
+			return nil, err
+		}
+		r.add(Measure{Store: Badger, Name: name, Set: set, Conns: 16, Res: res, ServerCPU: srv.cpu() - cpu0})
+		r.progress("  max %s ms", ms(res.Percentile(1)))
+		return res, nil
+	}
+	r.progress("[Badger] backup scenario over the %s: publishing at 16 connections without a backup", set)
+	var err error
+	if b.Without, err = publish(backupWithout, "nobackup"); err != nil {
+		return err
+	}
+
+	r.progress("[Badger] publishing at 16 connections while a client takes a backup reading it at 1 MB/s")
+	b.AnonBefore = srv.status("RssAnon")["RssAnon"]
+	stopWatch := make(chan struct{})
+	peakAnon, _ := srv.watchMemory(stopWatch)
+	slow := startBackupClient(srv.AdminAddr, backupReadRate)
+	select {
+	case <-slow.began:
+	case <-slow.done:
+		close(stopWatch)
+		return fmt.Errorf("slow backup client: %v", slow.err)
+	case <-time.After(time.Minute):
+		slow.cancel()
+		close(stopWatch)
+		return errors.New("slow backup client: no byte of the backup within a minute")
+	}
+	b.During, err = publish(backupDuring, "duringbackup")
+	select {
+	case <-slow.done:
+	default:
+		b.SlowStreaming = true
+	}
+	slow.cancel()
+	<-slow.done
+	close(stopWatch)
+	b.AnonPeak, b.SlowBytes = peakAnon(), slow.read.Load()
+	if err != nil {
+		return err
+	}
+	if slow.err != nil {
+		return fmt.Errorf("slow backup client: %w", slow.err)
+	}
+	r.progress("  the slow client read %.1f MB; the backup still streaming when the publishing ended: %v; server anonymous RSS %.1f → peak %.1f MB",
+		mb(b.SlowBytes), b.SlowStreaming, mb(b.AnonBefore), mb(b.AnonPeak))
+
+	r.progress("[Badger] one backup read as fast as possible, then `directaid restore --verify` of it")
+	file := filepath.Join(srv.Dir, "full.bak")
+	defer os.Remove(file)
+	stopWatch = make(chan struct{})
+	peakAnon, _ = srv.watchMemory(stopWatch)
+	t0 := time.Now()
+	b.FullBytes, err = fetchBackup(srv.AdminAddr, file)
+	b.FullDuration = time.Since(t0)
+	close(stopWatch)
+	b.FullAnonPeak = peakAnon()
+	if err != nil {
+		return err
+	}
+	t0 = time.Now()
+	out, err := exec.Command(o.Bin, "restore", "--verify", file).CombinedOutput()
+	b.VerifyDuration = time.Since(t0)
+	b.Verify = strings.TrimSpace(string(out))
+	if err != nil {
+		b.VerifyErr = err.Error()
+	}
+	r.progress("  %.1f MB in %s, server anonymous RSS peak %.1f MB; restore --verify in %s: %s", mb(b.FullBytes),
+		b.FullDuration.Round(10*time.Millisecond), mb(b.FullAnonPeak), b.VerifyDuration.Round(100*time.Millisecond), b.Verify)
+	return nil
+}
+
+// backupClient takes a backup from the admin endpoint, reading it at a fixed rate, until cancelled.
+type backupClient struct {
+	read   atomic.Int64
+	began  chan struct{} // closed at the first bytes: the backup's snapshot is taken
+	done   chan struct{}
+	err    error // other than its cancellation (set before done closes)
+	cancel context.CancelFunc
+}
+
+func startBackupClient(admin string, rate int64) *backupClient {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &backupClient{began: make(chan struct{}), done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(c.done)
+		req, err := http.NewRequestWithContext(ctx, "GET", "http://"+admin+"/directaid/backup", nil)
+		if err != nil {
+			c.err = err
+			return
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			c.err = err
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 {
+			c.err = fmt.Errorf("backup: %s", resp.Status)
+			return
+		}
+		buf := make([]byte, 16<<10)
+		t0 := time.Now()
+		for began := false; ; {
+			n, err := resp.Body.Read(buf)
+			c.read.Add(int64(n))
+			if n > 0 && !began {
+				began = true
+				close(c.began)
+			}
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				if ctx.Err() == nil {
+					c.err = err
+				}
+				return
+			}
+			// Read no faster than rate: wait until the bytes read so far are due.
+			due := time.Duration(float64(c.read.Load()) / float64(rate) * float64(time.Second))
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(due - time.Since(t0)):
+			}
+		}
+	}()
+	return c
+}
+
+// fetchBackup writes a whole backup from the admin endpoint into path and returns its size.
+func fetchBackup(admin, path string) (int64, error) {
+	resp, err := http.Get("http://" + admin + "/directaid/backup")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return 0, fmt.Errorf("backup: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(f, resp.Body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
+}
+
+// printBackup is the note under the table on the backup scenario.
+func (r *Report) printBackup(w io.Writer) {
+	b := r.Backup
+	if b == nil || b.Without == nil || b.During == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nbackup while publishing (Badger, %s; issue 28): publishing at 16 connections\n", b.Set)
+	for _, x := range []struct {
+		name string
+		res  *loadgen.Result
+	}{{"without a backup", b.Without}, {"during a backup read at 1 MB/s", b.During}} {
+		fmt.Fprintf(w, "  %-31s %6.0f req/s, p50 %s ms, p99 %s ms, max %s ms, errors %d\n", x.name, x.res.Throughput(),
+			ms(x.res.Percentile(0.5)), ms(x.res.Percentile(0.99)), ms(x.res.Percentile(1)), x.res.Errors)
+	}
+	streaming := "still streaming when the publishing ended"
+	if !b.SlowStreaming {
+		streaming = "ENDED before the publishing did: the last part ran without a backup"
+	}
+	fmt.Fprintf(w, "  the slow client read %.1f MB, the backup %s; server anonymous RSS %.1f MB before, peak %.1f MB during\n",
+		mb(b.SlowBytes), streaming, mb(b.AnonBefore), mb(b.AnonPeak))
+	if b.FullBytes > 0 {
+		fmt.Fprintf(w, "  a backup read as fast as possible: %.1f MB in %s (%.0f MB/s), server anonymous RSS peak %.1f MB\n", mb(b.FullBytes),
+			b.FullDuration.Round(10*time.Millisecond), mb(b.FullBytes)/max(b.FullDuration.Seconds(), 1e-9), mb(b.FullAnonPeak))
+		status := "passed"
+		if b.VerifyErr != "" {
+			status = "FAILED (" + b.VerifyErr + ")"
+		}
+		fmt.Fprintf(w, "  `directaid restore --verify` of it %s in %s:\n", status, b.VerifyDuration.Round(100*time.Millisecond))
+		for _, line := range strings.Split(b.Verify, "\n") {
+			fmt.Fprintln(w, "    "+line)
+		}
+	}
+}
+
+// backupTargets are issue 28's targets: during the backup, p99 at most twice and the maximum at most one
+// second more than without it, with no error.
+func (r *Report) backupTargets(add func(issue int, what, result string, ok, measured bool)) {
+	b := r.Backup
+	if b == nil || b.Without == nil || b.During == nil {
+		add(28, "publishing p99 during a backup read at 1 MB/s ≤ 2× without, 0 errors", "needs -backup or -million", false, false)
+		add(28, "publishing max during a backup read at 1 MB/s ≤ without + 1 s", "needs -backup or -million", false, false)
+		return
+	}
+	scale := ""
+	if !strings.HasPrefix(b.Set, "1M ") {
+		scale = " [at " + b.Set + ", not 1M]"
+	}
+	p0, p1 := b.Without.Percentile(0.99), b.During.Percentile(0.99)
+	add(28, "publishing p99 during a backup read at 1 MB/s ≤ 2× without, 0 errors",
+		fmt.Sprintf("%s vs %s ms, %d errors%s", ms(p1), ms(p0), b.During.Errors, scale), p1 <= 2*p0 && b.During.Errors == 0, true)
+	m0, m1 := b.Without.Percentile(1), b.During.Percentile(1)
+	add(28, "publishing max during a backup read at 1 MB/s ≤ without + 1 s",
+		fmt.Sprintf("%s vs %s ms%s", ms(m1), ms(m0), scale), m1 <= m0+time.Second, true)
+}
