@@ -177,7 +177,7 @@ func (r *runner) million() error {
 	// The mixed load on the Badger server already running over the records (no restart for it).
 	r.step(Badger, "mixed load", func() error { return r.mixed(srv, set) })
 	// Publishing while a slow client takes a backup, on the same server (issue 28).
-	r.step(Badger, "backup", func() error { return r.backupLoad(srv, set) })
+	r.step(Badger, "backup", func() error { return r.backupLoad(srv, set, false) })
 	srv.stop() // PostgreSQL's reads get the machine to themselves, as Badger's did
 	if cg != nil {
 		r.step(Badger, "cold cgroup reads", func() error { return r.coldReads(srv, set, ids) })
