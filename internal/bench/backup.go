@@ -87,8 +87,15 @@ func (r *runner) backupLoad(srv *server, set string, verify bool) error {
 		return loadgen.Config{Addr: srv.Addr, Method: "POST", Path: helpPath, Header: jsonHeader, Conns: 16,
 			Duration: d, Requests: o.MaxRequests, Body: publishBody(tag), Expect: []int{201}}
 	}
-	// publish warms up with bodies of its own, runs before (nil: nothing), then measures for d.
+	// publish waits until the server is idle (the compactions of what was published before done, so that
+	// the two runs start alike), warms up with bodies of its own, runs before (nil: nothing), then
+	// measures for d.
 	publish := func(name, tag string, before func() error) (*loadgen.Result, error) {
+		if waited, idle := srv.waitIdle(time.Minute); idle {
+			r.progress("  the server idle after %s", waited.Round(time.Second))
+		} else {
+			r.progress("  the server still busy after %s: measuring anyway", waited.Round(time.Second))
+		}
 		if _, err := loadgen.Run(cfg(tag+"-warm", max(d/10, 100*time.Millisecond))); err != nil {
 			return nil, err
 		}
@@ -188,6 +195,20 @@ func (r *runner) backupLoad(srv *server, set string, verify bool) error {
 	}
 	r.progress("  restore --verify in %s: %s", b.VerifyDuration.Round(100*time.Millisecond), b.Verify)
 	return nil
+}
+
+// waitIdle waits, at most limit, until the server uses under a tenth of a core over a second; it says how
+// long it waited and whether the server went idle.
+func (s *server) waitIdle(limit time.Duration) (time.Duration, bool) {
+	t0 := time.Now()
+	for time.Since(t0) < limit {
+		c0 := s.cpu()
+		time.Sleep(time.Second)
+		if s.cpu()-c0 < 100*time.Millisecond {
+			return time.Since(t0), true
+		}
+	}
+	return time.Since(t0), false
 }
 
 // backupClient takes a backup from the admin endpoint, reading it at a fixed rate, until cancelled.
