@@ -302,7 +302,10 @@ func (b *backupReader) frame() (kind byte, payload []byte, err error) {
 	}
 	buf := make([]byte, frameHead+int(size)+4)
 	copy(buf, head)
-	if err := b.full(buf[frameHead:]); err != nil {
+	if err := b.full(buf[frameHead:]); errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return 0, nil, fmt.Errorf("the backup is truncated, or frame %d's length damaged: it ends at byte %d, inside frame %d (which begins at byte %d and has %d bytes)",
+			n, b.off, n, start, len(buf))
+	} else if err != nil {
 		return 0, nil, b.cut(n, start, err)
 	}
 	body, sum := buf[:len(buf)-4], binary.BigEndian.Uint32(buf[len(buf)-4:])

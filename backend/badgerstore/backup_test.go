@@ -162,6 +162,19 @@ func TestBackupDoesNotStopWriters(t *testing.T) {
 			t.Fatalf("record %s created after the backup began is in it: %v", rec.ID, err)
 		}
 	}
+	// The restored database takes writes over the restored versions.
+	if _, created, err := r.Create(ctx, during[0]); err != nil || !created {
+		t.Fatalf("create in the restored database: %v", err)
+	}
+	if _, err := r.Update(ctx, before[0].ID, func(rec *store.Record) error { rec.Status = store.StatusResolved; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.Get(ctx, before[0].ID); err != nil || got.Status != store.StatusResolved {
+		t.Fatalf("an update in the restored database: %+v, %v", got, err)
+	}
+	if _, err := r.Get(ctx, during[0].ID); err != nil {
+		t.Fatalf("a create in the restored database: %v", err)
+	}
 }
 
 // TestBackupChecksums: a backup restores with its checksums verified; any changed byte (one digit of a
@@ -236,6 +249,9 @@ func TestBackupChecksums(t *testing.T) {
 	without := append(bytes.Clone(backup[:starts[1]]), backup[starts[2]:]...)
 	fails("frame 2 taken out", without, "the trailer counts")
 	fails("bytes added", append(bytes.Clone(backup), 0), "follow the trailer")
+	longer := bytes.Clone(backup)
+	longer[starts[1]+frameHead-1]++ // frame 2's length
+	fails("frame 2's length changed", longer, "frame 2 (bytes "+strconv.Itoa(starts[1])+" to ", "checksum mismatch")
 	flipped := bytes.Clone(backup)
 	flipped[trailer+frameHead+30] ^= 1 // the trailer's SHA-256
 	fails("trailer changed", flipped, "frame ", "the trailer", "checksum mismatch")
