@@ -22,6 +22,10 @@ http://localhost/directaid/backup > directaid.bak') into
 --database, which must be empty (or absent) and not in use. Then point the Caddyfile's
 'database badger' at it and start the server.
 
+A backup carries checksums of its content: restoring checks them, and a changed byte, a cut or an
+addition fails with where it is (frame, bytes, keys), leaving --database as it was. A backup written
+before backups had checksums (Badger's own format) still restores; it says that it has none.
+
 With --verify (and no --database) it restores into a temporary directory, opens it, counts the
 records by status and checks every index entry and aggregate against the records, prints a summary,
 deletes the directory, and exits non-zero on any mismatch. With --verify and --database it does the
@@ -37,7 +41,8 @@ same checks on the restored directory and keeps it.`,
 
 // adminAPI adds the operator's routes to Caddy's admin endpoint (the shipped Caddyfiles put it on a unix
 // socket only the service's user and root can open; DefaultAdminSocket):
-// GET /directaid/backup streams a full, consistent backup of the database while it serves.
+// GET /directaid/backup streams a full, consistent backup of the database (one snapshot, checksummed)
+// while it serves.
 // GET /directaid/status is a read-only HTML page of the key figures (status.go).
 type adminAPI struct{}
 
@@ -105,10 +110,11 @@ func restoreCmd(fl caddycmd.Flags) (int, error) {
 		return caddy.ExitCodeFailedStartup, err
 	}
 	defer f.Close()
-	if err := restoreDatabase(dir, f); err != nil {
-		return caddy.ExitCodeFailedStartup, err
+	checked, err := restoreDatabase(dir, f)
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, fmt.Errorf("restore %s: %w", in, err)
 	}
-	fmt.Printf("restored %s into %s\n", in, dir)
+	fmt.Printf("restored %s into %s\n%s: %s\n", in, dir, in, checked)
 	if verify {
 		if err := printVerification(os.Stdout, dir, dir); err != nil {
 			return caddy.ExitCodeFailedStartup, err

@@ -89,8 +89,12 @@ func setGCPercent(postgres bool) (int, bool) {
 	return p, true
 }
 
-// restoreDatabase loads a backup taken from GET /directaid/backup into the empty database directory dir.
-func restoreDatabase(dir string, backup io.Reader) error { return badgerstore.Restore(dir, backup) }
+// restoreDatabase loads a backup taken from GET /directaid/backup into the empty database directory dir,
+// checking its checksums, and returns the line that says what they proved.
+func restoreDatabase(dir string, backup io.Reader) (string, error) {
+	info, err := badgerstore.Restore(dir, backup)
+	return info.Summary(), err
+}
 
 // badgerLogger sends Badger's messages to Caddy's log. Badger never logs record contents.
 type badgerLogger struct{ s *zap.SugaredLogger }

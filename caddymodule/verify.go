@@ -17,9 +17,9 @@ func init() { verifyBackupFile = verifyBackup }
 // verifyDatabase checks a database directory that nothing has open (store.Verification).
 func verifyDatabase(dir string) (*store.Verification, error) { return badgerstore.Verify(dir) }
 
-// verifyBackup restores the backup at path into a temporary directory, checks it (every record
-// counted by status, every index entry and aggregate against the records), prints a summary to report,
-// removes the directory, and returns an error on any mismatch.
+// verifyBackup restores the backup at path into a temporary directory (checking its checksums), checks
+// it (every record counted by status, every index entry and aggregate against the records), prints a
+// summary to report, removes the directory, and returns an error on any mismatch.
 func verifyBackup(path string, report io.Writer) error {
 	tmp, err := os.MkdirTemp("", "directaid-verify-")
 	if err != nil {
@@ -32,9 +32,11 @@ func verifyBackup(path string, report io.Writer) error {
 	}
 	defer f.Close()
 	dir := filepath.Join(tmp, "db")
-	if err := restoreDatabase(dir, f); err != nil {
+	checked, err := restoreDatabase(dir, f)
+	if err != nil {
 		return fmt.Errorf("restore %s: %w", path, err)
 	}
+	fmt.Fprintf(report, "%s: %s\n", path, checked)
 	return printVerification(report, path, dir)
 }
 

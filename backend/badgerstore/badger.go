@@ -9,8 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -107,10 +105,10 @@ type Store struct {
 	wg      sync.WaitGroup
 	failMu  sync.Mutex
 	failErr error
-	// commitMu is held by each batch's commit and by Backup for its whole stream: Badger's stream reads
-	// each key range in a transaction of its own, so a batch committed mid-stream could reach the backup
-	// with its record but without its index entries.
+	// commitMu is held by each batch's commit, modWrite and the erasure rewrite: one write at a time.
+	// A backup takes no lock a writer takes: it reads one snapshot (backup.go).
 	commitMu sync.Mutex
+	backups  backupState
 	snap     atomic.Pointer[snapshot] // renewed after every write (renewSnapshot)
 	snapMu   sync.Mutex               // orders renewals: a later write's snapshot never gives way to an earlier one
 	snapDone bool                     // Close dropped the snapshot: renewals stop (under snapMu)
@@ -286,31 +284,6 @@ func Open(o Options) (*Store, error) {
 	}
 	go s.gcLoop(gc)
 	return s, nil
-}
-
-// Backup implements store.Backupper: a full, consistent backup in Badger's backup format, taken while
-// the store serves (publications wait for it: see commitMu). Restore reads it.
-func (s *Store) Backup(w io.Writer) error {
-	s.commitMu.Lock()
-	defer s.commitMu.Unlock()
-	_, err := s.db.Backup(w, 0)
-	return err
-}
-
-// Restore loads a backup made by Backup into dir, which must be empty (or absent) and not in use.
-func Restore(dir string, r io.Reader) error {
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return fmt.Errorf("%s is not empty: restore into a new directory", dir)
-	}
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
-	if err != nil {
-		return err
-	}
-	if err := db.Load(r, 256); err != nil {
-		_ = db.Close()
-		return fmt.Errorf("load backup: %w", err)
-	}
-	return db.Close()
 }
 
 // refused counts a write that the disk guard refused (store.Observer) and returns the guard's reason.
@@ -705,6 +678,7 @@ func (s *Store) Close() error {
 	}
 	close(s.quit)
 	s.wg.Wait()
+	s.backups.reading.Lock() // for good: the backups' reads of Badger end, later ones find it closed
 	s.dropSnapshot()
 	settleCompactions(s.db, closeSettleMax)
 	return s.db.Close()

@@ -72,6 +72,15 @@ func (s *Store) rewrite() error {
 	// The old snapshot's read timestamp is that of the erasure itself: while it is open, compaction
 	// must keep the version before it. The new one reads at the bounds' commit.
 	s.renewSnapshot()
+	// A backup that reads below the bounds' commit holds the erased versions the same way: the rewrite
+	// waits for the next cycle (a backup begun from here on reads above it).
+	if sn := s.acquireSnapshot(); sn != nil {
+		waits := s.backupBefore(sn.txn.ReadTs())
+		sn.release()
+		if waits {
+			return errErasureWaits
+		}
+	}
 	if err := s.db.DropPrefix(keyEraseDrop); err != nil {
 		return fmt.Errorf("erasure: flush: %w", err)
 	}

@@ -22,8 +22,8 @@ var (
 	prefixSecret = []byte("ms\x00") // + name → 32 random bytes
 )
 
-// modWrite runs fn in a read-write transaction between group commits (commitMu), so that a backup stays
-// one consistent snapshot and the maintenance rewrite blocks it too. SyncWrites makes it durable.
+// modWrite runs fn in a read-write transaction between group commits (commitMu), so that writes stay
+// one at a time and the maintenance rewrite blocks it too. SyncWrites makes it durable.
 func (s *Store) modWrite(fn func(txn *badger.Txn) error) error {
 	if err := s.failure(); err != nil {
 		return err

@@ -25,6 +25,7 @@ func main() {
 	d := flag.Duration("d", 10*time.Second, "measured time per scenario")
 	seeds := flag.Int64("seeds", 10000, "records published before the retry scenario")
 	million := flag.Int64("million", 0, "also publish this many records into a fresh server (1000000 for the real figure)")
+	backup := flag.Int64("backup", 0, "without -million: publish this many records into a fresh server and run the backup scenario over them (the million run has it)")
 	millionTime := flag.Duration("million-time", 20*time.Minute, "stop publishing the -million records after this long and go on over those published")
 	profile := flag.String("profile", "", `save the Badger server's CPU profile during one scenario: "POST new/64", "ceiling (Caddy respond)/64", "million", ...`)
 	profileOut := flag.String("profile-out", "", "where to write the profile (default ./cpu-<scenario>.pprof)")
@@ -110,7 +111,7 @@ func main() {
 	if newDB == nil {
 		fmt.Fprintf(os.Stderr, "bench: PostgreSQL not run (%s): Badger only\n", pgMissing)
 	}
-	rep, err := bench.Run(bench.Options{Postgres: newDB, PostgresDataDir: pgData, PostgresMissing: pgMissing, PostgresConf: pgConf, MemoryLimit: memBytes, ServerOutput: serverOut, ServerEnv: serverEnv, Bin: *bin, Duration: *d, Seeds: *seeds, Million: *million, MillionTime: *millionTime,
+	rep, err := bench.Run(bench.Options{Postgres: newDB, PostgresDataDir: pgData, PostgresMissing: pgMissing, PostgresConf: pgConf, MemoryLimit: memBytes, ServerOutput: serverOut, ServerEnv: serverEnv, Bin: *bin, Duration: *d, Seeds: *seeds, Million: *million, Backup: *backup, MillionTime: *millionTime,
 		Profile: *profile, ProfilePath: *profileOut, Only: *only, Progress: os.Stderr})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -30,6 +30,10 @@ type Options struct {
 	// CSV export over them on both stores, then reads while publishing (mixed load) on Badger. The read
 	// scenarios over the Seeds are then left out: these supersede them.
 	Million int64
+	// Backup, when > 0 and Million is 0, publishes that many records into a fresh Badger server and runs
+	// the backup scenario over them (issue 28; the million run has it too): publishing at 16 connections
+	// without a backup, then during one whose client reads at 1 MB/s, then one whole backup verified.
+	Backup int64
 	// MillionTime caps the publishing of the Million records (cmd/bench: 20 minutes): past it, the rest of
 	// the long run goes on over the records published so far, and says so.
 	MillionTime time.Duration
@@ -134,6 +138,8 @@ type Report struct {
 	PostgresConf string   // Options.PostgresConf
 	Seeds        int64
 	Duration     time.Duration // of the whole run
+
+	Backup *BackupResult // the backup scenario (-backup, or within the million run)
 }
 
 const helpPath = schema.HelpPath
@@ -199,6 +205,10 @@ func Run(o Options) (*Report, error) {
 	if o.Million > 0 {
 		if err := r.million(); err != nil {
 			return rep, err
+		}
+	} else if o.Backup > 0 {
+		if err := r.backupRun(); err != nil {
+			return rep, fmt.Errorf("backup scenario: %w", err)
 		}
 	}
 	return rep, nil

@@ -50,8 +50,9 @@ func counts(rep *Report) map[string]int {
 
 // TestBenchSmoke runs the whole benchmark on Badger with tiny counts (`make bench-smoke`, and part of
 // `make test`) so that the harness cannot rot: the fresh-server scenarios, then the long run in the memory
-// cgroup with its unconstrained first slice, the reads over it, the export and the mixed load; then the
-// reads over the seeds that a run without the long part makes.
+// cgroup with its unconstrained first slice, the reads over it, the export, the mixed load and the backup
+// scenario; then the reads over the seeds that a run without the long part makes, and the backup scenario
+// on its own (-backup).
 func TestBenchSmoke(t *testing.T) {
 	rep, err := Run(Options{Bin: testserver.Binary(t), Duration: 300 * time.Millisecond, Seeds: 200, Million: 2000,
 		TempDir: t.TempDir(), MemoryLimit: 256 << 20, PostgresMissing: "not asked", failStep: "Badger export"})
@@ -63,8 +64,9 @@ func TestBenchSmoke(t *testing.T) {
 	out := checkRun(t, rep, failed)
 	m := rep.Million
 	// ceiling, discovery, 4 × POST new, retry; the long run: 16 reads, 4 mixed reads and their publishing,
-	// the long publishing and (with the cgroup) its unconstrained first slice and 6 cold reads in it.
-	want := 7 + 16 + 5 + 1
+	// the long publishing, publishing without and during a backup, and (with the cgroup) its unconstrained
+	// first slice and 6 cold reads in it.
+	want := 7 + 16 + 5 + 1 + 2
 	if m.CgroupError == "" {
 		want += 1 + 6
 	}
@@ -80,6 +82,7 @@ func TestBenchSmoke(t *testing.T) {
 	if p := m.MixedPublish; p == nil || p.Status[201] == 0 {
 		t.Errorf("mixed load: no publishing: %+v", p)
 	}
+	checkBackup(t, rep, "2k records", false)
 	// The cgroup run where the machine allows it (cgroup v1 memory, writable); else it says why not.
 	if m.CgroupError == "" && (m.MemoryLimit != 256<<20 || m.OOMKills != 0 || m.CgroupMaxUsage <= 0 || m.GoMemLimit <= 0 ||
 		m.GoMemLimit >= 256<<20 || m.Unconstrained == nil || m.Unconstrained.Status[201] != 200) {
@@ -93,14 +96,15 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	for _, want := range []string{"ceiling", "GET discovery", "POST new", "POST retry", "first 200", "VmHWM",
 		"GET list within 5 km (2k records)", "GET list within 5 km, while publishing at 64 (2k records)", "FAILED " + failed,
+		"POST new, during a backup read at 1 MB/s (2k records)", "backup while publishing (Badger, 2k records; issue 28)", "#28",
 		"PostgreSQL not run: not asked", "#16", "Badger ≥ 1.0× PostgreSQL", "[not measured]"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report lacks %q", want)
 		}
 	}
-	// Judged: the latencies (6) and the cgroup (2, where there is one); not the export (it failed) nor
-	// the nine comparisons with PostgreSQL. Whether they are met is speed, not asserted.
-	judged := 6
+	// Judged: the latencies (6), the backup scenario (2) and the cgroup (2, where there is one); not the
+	// export (it failed) nor the nine comparisons with PostgreSQL. Whether they are met is speed, not asserted.
+	judged := 6 + 2
 	if m.CgroupError == "" {
 		judged += 2
 	}
@@ -108,15 +112,35 @@ func TestBenchSmoke(t *testing.T) {
 		t.Errorf("%d targets judged, want %d", n, judged)
 	}
 
-	// Without the long part, the reads run over the seeds.
-	rep, err = Run(Options{Bin: testserver.Binary(t), Duration: 200 * time.Millisecond, Seeds: 300,
+	// Without the long part, the reads run over the seeds; and -backup runs the backup scenario alone.
+	rep, err = Run(Options{Bin: testserver.Binary(t), Duration: 200 * time.Millisecond, Seeds: 300, Backup: 500,
 		TempDir: t.TempDir(), Only: "within 5 km"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out = checkRun(t, rep)
-	if n := counts(rep); n[Badger] != 5 || !strings.Contains(out, "GET list within 5 km, total=none (300 records)") {
+	if n := counts(rep); n[Badger] != 5+2 || !strings.Contains(out, "GET list within 5 km, total=none (300 records)") {
 		t.Errorf("reads over the seeds: %v", n)
+	}
+	checkBackup(t, rep, "500 records", true)
+}
+
+// checkBackup checks that the backup scenario ran over set: both publishing rows, the slow client read
+// something while the publishing did not wait for it, and (when verified) the whole backup verified.
+func checkBackup(t *testing.T, rep *Report, set string, verified bool) {
+	t.Helper()
+	b := rep.Backup
+	if b == nil || b.Set != set || b.Without == nil || b.During == nil || b.SlowBytes <= 0 || b.SlowCapped || b.FullBytes <= 0 || b.AnonPeak <= 0 {
+		t.Fatalf("backup scenario: %+v", b)
+	}
+	if !verified {
+		if b.Verify != "" || b.VerifyErr != "" {
+			t.Errorf("the million run verified the backup: %s %s", b.Verify, b.VerifyErr)
+		}
+		return
+	}
+	if b.VerifyErr != "" || !strings.Contains(b.Verify, "checksums verified") || !strings.Contains(b.Verify, "consistent") {
+		t.Errorf("the whole backup does not verify: %s\n%s", b.VerifyErr, b.Verify)
 	}
 }
 
@@ -133,9 +157,9 @@ func TestBenchSmokePostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := checkRun(t, rep)
-	// Badger: ceiling, POST new/64, the long publishing, 16 reads, 4 mixed reads and their publishing.
-	// PostgreSQL: POST new/64 and the 16 reads.
-	if n := counts(rep); n[Badger] != 2+1+16+5 || n[Postgres] != 1+16 {
+	// Badger: ceiling, POST new/64, the long publishing, 16 reads, 4 mixed reads and their publishing,
+	// publishing without and during a backup. PostgreSQL: POST new/64 and the 16 reads.
+	if n := counts(rep); n[Badger] != 2+1+16+5+2 || n[Postgres] != 1+16 {
 		t.Errorf("measures per store: %v", n)
 	}
 	m := rep.Million
@@ -164,12 +188,12 @@ func TestBenchSmokePostgres(t *testing.T) {
 			t.Errorf("the report lacks %q", want)
 		}
 	}
-	if n := measuredTargets(rep); n != 19-2 { // all but the cgroup's two
-		t.Errorf("%d targets judged, want 17", n)
+	if n := measuredTargets(rep); n != 21-2 { // all but the cgroup's two
+		t.Errorf("%d targets judged, want 19", n)
 	}
 }
 
-// measuredTargets counts the targets judged from the run, checking that there are 19 in all.
+// measuredTargets counts the targets judged from the run, checking that there are 21 in all.
 func measuredTargets(rep *Report) int {
 	targets, n := rep.Targets(), 0
 	for _, x := range targets {
@@ -177,7 +201,7 @@ func measuredTargets(rep *Report) int {
 			n++
 		}
 	}
-	if len(targets) != 19 {
+	if len(targets) != 21 {
 		return -len(targets)
 	}
 	return n

@@ -35,7 +35,8 @@ const exportLimit = 5 * time.Minute
 // cgroup when asked, after an unconstrained first slice for comparison), copies them into PostgreSQL with
 // `directaid migrate`, then over the same records runs the read scenarios, a whole CSV export and the
 // mixed load on Badger (on the server restarted once, after the migrate), then the reads and the export on
-// PostgreSQL (its node started before the mixed load, for the comparison, and idle during it). A step that fails on one store is an error row of the report (step), not the run's end.
+// PostgreSQL (its node started before the mixed load, for the comparison, and idle during it); after
+// the mixed load, the backup scenario (backup.go) on Badger. A step that fails on one store is an error row of the report (step), not the run's end.
 func (r *runner) million() error {
 	o := r.o
 	m := &MillionResult{Records: o.Million, Asked: o.Million, Slice: max(o.Million/10, 1)}
@@ -175,6 +176,8 @@ func (r *runner) million() error {
 	}
 	// The mixed load on the Badger server already running over the records (no restart for it).
 	r.step(Badger, "mixed load", func() error { return r.mixed(srv, set) })
+	// Publishing while a slow client takes a backup, on the same server (issue 28).
+	r.step(Badger, "backup", func() error { return r.backupLoad(srv, set, false) })
 	srv.stop() // PostgreSQL's reads get the machine to themselves, as Badger's did
 	if cg != nil {
 		r.step(Badger, "cold cgroup reads", func() error { return r.coldReads(srv, set, ids) })

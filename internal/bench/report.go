@@ -149,10 +149,11 @@ func (r *Report) Print(w io.Writer) {
 			special(fmt.Sprintf("directaid migrate, records/s (%s records, %.1f s)", count(m.Records), g.Duration.Seconds()), "—",
 				map[string]float64{Postgres: float64(m.Records) / g.Duration.Seconds()})
 		}
+		backup := func(x Measure) bool { return x.Set == set && (x.Name == backupWithout || x.Name == backupDuring) }
 		mixed := func(x Measure) bool {
-			return x.Set == set && (strings.Contains(x.Name, ", while publishing") || strings.HasPrefix(x.Name, "POST new, during"))
+			return x.Set == set && !backup(x) && (strings.Contains(x.Name, ", while publishing") || strings.HasPrefix(x.Name, "POST new, during"))
 		}
-		for _, x := range r.rows(func(x Measure) bool { return x.Set == set && !mixed(x) }) {
+		for _, x := range r.rows(func(x Measure) bool { return x.Set == set && !mixed(x) && !backup(x) }) {
 			print(x)
 		}
 		rates := map[string]float64{}
@@ -167,6 +168,9 @@ func (r *Report) Print(w io.Writer) {
 		for _, x := range r.rows(mixed) {
 			print(x)
 		}
+		for _, x := range r.rows(backup) {
+			print(x)
+		}
 		for _, x := range r.rows(func(x Measure) bool { return x.Set == set+coldSet }) {
 			print(x)
 		}
@@ -176,6 +180,7 @@ func (r *Report) Print(w io.Writer) {
 	if m != nil && m.Res != nil {
 		r.printMillion(w)
 	}
+	r.printBackup(w)
 	r.printTargets(w)
 	if f := r.Failures(); len(f) > 0 {
 		fmt.Fprintf(w, "\nFAILURES (%d):\n", len(f))
@@ -283,7 +288,8 @@ type Target struct {
 	Status string // met, missed, or not measured
 }
 
-// Targets judges the targets of issues 15 (PostgreSQL) and 16 (reads at 1M in 256 MB) from the run.
+// Targets judges the targets of issues 15 (PostgreSQL), 16 (reads at 1M in 256 MB) and 28 (publishing
+// during a backup) from the run.
 func (r *Report) Targets() []Target {
 	var out []Target
 	set, records := r.readSet()
@@ -382,6 +388,7 @@ func (r *Report) Targets() []Target {
 		add(16, "CSV export of every record in one request ≤ 15 s", res, ok, measured)
 		add(16, "server RSS growth during that export ≤ 50 MB", res2, ok2, measured2)
 	}
+	r.backupTargets(add)
 	return out
 }
 
@@ -393,7 +400,7 @@ func memLabel(m *MillionResult) string {
 }
 
 func (r *Report) printTargets(w io.Writer) {
-	fmt.Fprintln(w, "\nTargets of issues 15 and 16 (this machine; ratios from this one run):")
+	fmt.Fprintln(w, "\nTargets of issues 15, 16 and 28 (this machine; ratios from this one run):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, t := range r.Targets() {
 		fmt.Fprintf(tw, "  [%s]\t#%d\t%s\t%s\n", t.Status, t.Issue, t.What, t.Result)
@@ -402,13 +409,17 @@ func (r *Report) printTargets(w io.Writer) {
 }
 
 // Failures are what makes a run wrong rather than slow: a scenario that answered errors or nothing,
-// stores that answered differently, an export that did not deliver every record, an OOM kill.
+// stores that answered differently, an export that did not deliver every record, an OOM kill, a backup
+// that does not verify.
 func (r *Report) Failures() []string {
 	var out []string
 	for _, m := range r.Measures {
 		if m.Res.Errors > 0 || m.Res.Requests == 0 {
 			out = append(out, fmt.Sprintf("[%s] %s/%d: %d errors in %d answers (first: %s)", m.Store, m.Label(), m.Conns, m.Res.Errors, m.Res.Requests, m.Res.FirstError))
 		}
+	}
+	if b := r.Backup; b != nil && b.VerifyErr != "" {
+		out = append(out, fmt.Sprintf("[Badger] backup of the %s: restore --verify: %s", b.Set, b.VerifyErr))
 	}
 	m := r.Million
 	if m == nil {
