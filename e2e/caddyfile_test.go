@@ -76,10 +76,11 @@ func TestCaddyfileErrorsNameTheLine(t *testing.T) {
 	}
 }
 
-// TestREADMEShowsTheShippedCaddyfile: the production Caddyfile in the README is the shipped one, word for
-// word, so that an operator who copies it gets what the tests validate.
-func TestREADMEShowsTheShippedCaddyfile(t *testing.T) {
-	readme, err := readFile(filepath.Join("..", "README.md"))
+// TestOperatingDocShowsTheShippedCaddyfile: the production Caddyfile in docs/operating.md (its first
+// caddyfile block) is the shipped one, word for word, so that an operator who copies it gets what the
+// tests validate.
+func TestOperatingDocShowsTheShippedCaddyfile(t *testing.T) {
+	doc, err := readFile(filepath.Join("..", "docs", "operating.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,9 +88,9 @@ func TestREADMEShowsTheShippedCaddyfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, block, ok := strings.Cut(readme, "```caddyfile\n")
+	_, block, ok := strings.Cut(doc, "```caddyfile\n")
 	if block, _, _ = strings.Cut(block, "```"); !ok || block != shipped {
-		t.Errorf("README.md's caddyfile block differs from Caddyfile; paste the file in:\n%s", block)
+		t.Errorf("docs/operating.md's first caddyfile block differs from Caddyfile; paste the file in:\n%s", block)
 	}
 }
 
