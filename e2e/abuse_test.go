@@ -178,8 +178,10 @@ func TestMCPLimitCannotBeDodged(t *testing.T) {
 		}
 	}
 	s.Stop()
-	if n := countRecords(t, s.DataDir); n != events {
-		t.Fatalf("%d records published over MCP with a limit of %d (more: a message dodged the limiter)", n, events)
+	// Tricks that repeat a member are refused once the limiter has counted them (it reads the last copy,
+	// as mcp-go would have), so fewer than events may be stored; more never.
+	if n := countRecords(t, s.DataDir); n > events {
+		t.Fatalf("%d records published over MCP with a limit of %d (a message dodged the limiter)", n, events)
 	}
 }
 
