@@ -18,7 +18,10 @@ import (
 // health reads a health route of the admin endpoint.
 func health(t *testing.T, s *testserver.Server, path string) (int, map[string]any) {
 	t.Helper()
-	resp, err := http.Get(s.AdminURL + path)
+	// A connection of its own: a kept-alive one to an earlier test's server on the same port would
+	// answer EOF.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 30 * time.Second}
+	resp, err := client.Get(s.AdminURL + path)
 	if err != nil {
 		t.Fatal(err)
 	}
