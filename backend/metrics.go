@@ -38,6 +38,7 @@ type Metrics struct {
 	reads        *prometheus.HistogramVec
 	rateLimited  *prometheus.CounterVec
 	reports      *prometheus.CounterVec
+	moderations  *prometheus.CounterVec
 
 	// Store-side series, fed by the store through StoreObserver.
 	commitBatch    prometheus.Histogram
@@ -63,6 +64,9 @@ func NewMetrics() *Metrics {
 	}
 	for _, r := range []string{"rewrote", "nothing", "error"} {
 		m.gcRuns.WithLabelValues(r)
+	}
+	for _, a := range moderationActions {
+		m.moderations.WithLabelValues(a)
 	}
 	for _, reason := range schema.ReportReasons {
 		for _, o := range schema.ReportOutcomes {
@@ -96,6 +100,10 @@ func newMetrics() *Metrics {
 			Name: "directaid_reports_total",
 			Help: "Community reports by reason and outcome (hid_phone, hid_record, queued: held back by the abuse limits, counted).",
 		}, []string{"reason", "outcome"}),
+		moderations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "directaid_moderation_actions_total",
+			Help: "Operators' moderation actions by kind (hide, restore, erase, set_status).",
+		}, []string{"action"}),
 		commitBatch: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "directaid_store_commit_batch_size",
 			Help:    "Publications per group commit (one synced transaction).",
@@ -124,7 +132,7 @@ func newMetrics() *Metrics {
 
 // Register adds the series to reg (Caddy's registry of the config being loaded).
 func (m *Metrics) Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.publications, m.mcpCalls, m.reads, m.rateLimited, m.reports,
+	for _, c := range []prometheus.Collector{m.publications, m.mcpCalls, m.reads, m.rateLimited, m.reports, m.moderations,
 		m.commitBatch, m.commitDuration, m.gcRuns, m.gcDuration, m.writesRefused} {
 		if err := reg.Register(c); err != nil {
 			return err
@@ -254,6 +262,17 @@ func (o *Observe) publishedRateLimited(channel string) {
 		o.Publications.Debug("publication", zap.String("channel", channel), zap.String("outcome", OutcomeRefused),
 			zap.Int("status", 429), zap.String("code", "rate_limited"))
 	}
+}
+
+// moderationActions are the label values of directaid_moderation_actions_total: Moderate's actions.
+var moderationActions = []string{ActionHide, ActionRestore, ActionErase, ActionSetStatus}
+
+// moderated counts one moderation action (one of moderationActions).
+func (o *Observe) moderated(action string) {
+	if o == nil || o.Metrics == nil || !slices.Contains(moderationActions, action) {
+		return
+	}
+	o.Metrics.moderations.WithLabelValues(action).Inc()
 }
 
 // reported counts one community report by its reason (one of schema.ReportReasons) and outcome.

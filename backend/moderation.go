@@ -362,6 +362,7 @@ func (s *Service) Moderate(ctx context.Context, id, action, status string) (*sto
 	if err := s.Audit(ctx, action, id, store.ActorOperator, from, rec.Status, ""); err != nil {
 		return nil, err
 	}
+	s.cfg.Observe.moderated(action)
 	return rec, nil
 }
 

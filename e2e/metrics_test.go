@@ -173,6 +173,7 @@ func TestMetrics(t *testing.T) {
 		{"directaid_records_by_status", map[string]string{"emergency": "eje-cafetero", "status": "hidden"}, 0},
 		{"directaid_report_breaker_open", map[string]string{"emergency": "eje-cafetero", "kind": "phone"}, 0},
 		{"directaid_reports_total", map[string]string{"reason": "not_my_number", "outcome": "hid_phone"}, 0},
+		{"directaid_moderation_actions_total", map[string]string{"action": "restore"}, 0},
 		{"directaid_store_commit_batch_size", nil, 1},
 		{"directaid_store_commit_duration_seconds", nil, 1},
 		{"directaid_store_size_bytes", map[string]string{"part": "wal"}, 1},
