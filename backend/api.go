@@ -240,9 +240,9 @@ func postParams(r *http.Request, allowed ...string) *Problem {
 		if name == "_" || slices.Contains(allowed, name) {
 			continue
 		}
-		msg := fmt.Sprintf("el parámetro «%s» no existe en esta petición, que no se ejecutó", name)
+		msg := fmt.Sprintf("el parámetro «%s» no existe en esta petición, que no se ejecutó", schema.Clip(name))
 		if len(allowed) == 0 {
-			msg = fmt.Sprintf("el parámetro «%s» no existe: esta petición no admite parámetros, y no se ejecutó", name)
+			msg = fmt.Sprintf("el parámetro «%s» no existe: esta petición no admite parámetros, y no se ejecutó", schema.Clip(name))
 		}
 		fold := strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(name))
 		if i := slices.IndexFunc(allowed, func(a string) bool { return strings.ToLower(a) == fold }); i >= 0 {

@@ -224,7 +224,7 @@ func (s *Service) selectEmergency(pub *schema.Publication) *Problem {
 				return nil
 			}
 		}
-		msg := fmt.Sprintf("«emergencySlug» %q no es una emergencia activa; emergencias activas: %s", pub.EmergencySlug, list)
+		msg := fmt.Sprintf("«emergencySlug» %s no es una emergencia activa; emergencias activas: %s", schema.Quote(pub.EmergencySlug), list)
 		return badRequest(&schema.ErrorBody{Code: schema.CodeUnknownEmergency, Error: "Emergencia desconocida o inactiva: " + msg + ".",
 			Details: []schema.FieldError{{Field: "/emergencySlug", Message: msg, Allowed: slugs}}})
 	case len(s.active) == 1:

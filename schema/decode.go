@@ -340,7 +340,7 @@ func syntaxError(body []byte, err error) *structError {
 	field, name := string(se.JSONPointer), fieldName(slices.Collect(se.JSONPointer.Tokens()))
 	switch rest := body[min(se.ByteOffset, int64(len(body))):]; {
 	case errors.Is(se.Err, jsontext.ErrDuplicateName):
-		return &structError{msg: fmt.Sprintf("la clave %q está repetida", se.JSONPointer.LastToken()), field: field,
+		return &structError{msg: fmt.Sprintf("la clave %s está repetida", Quote(se.JSONPointer.LastToken())), field: field,
 			detail: name + " está repetido"}
 	case !utf8.Valid(body):
 		return &structError{msg: "no es UTF-8 válido", field: field}
@@ -373,6 +373,9 @@ func boundedExponent(n string) bool {
 	e, err := strconv.Atoi(n[i+1:])
 	return err == nil && e >= -maxExponent && e <= maxExponent
 }
+
+// Pointer is the JSON pointer (RFC 6901) of the member at tokens: Pointer("query", "a/b") is /query/a~1b.
+func Pointer(tokens ...string) string { return pointer(tokens) }
 
 func pointer(loc []string) string {
 	if len(loc) == 0 {
@@ -494,10 +497,7 @@ func ratString(r *big.Rat) string {
 func display(v any) string {
 	switch v := v.(type) {
 	case string:
-		if utf8.RuneCountInString(v) > 40 {
-			v = string([]rune(v)[:40]) + "…"
-		}
-		return fmt.Sprintf("%q", v)
+		return Quote(v)
 	case nil:
 		return "null"
 	case json.Number:

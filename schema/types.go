@@ -123,7 +123,7 @@ type Publication struct {
 
 // FieldError names one violated constraint: a JSON pointer into the body and a Spanish message.
 type FieldError struct {
-	Field   string   `json:"field" jsonschema_description:"Puntero JSON (RFC 6901) al campo, p. ej. /latitude."`
+	Field   string   `json:"field" jsonschema_description:"Puntero JSON (RFC 6901) al campo: del cuerpo (/latitude), de la consulta (/query/limit) o de la ruta (/path/id)."`
 	Message string   `json:"message" jsonschema_description:"Qué está mal, en español."`
 	Allowed []string `json:"allowed,omitempty" jsonschema_description:"Valores permitidos, cuando aplica."`
 }

@@ -1,0 +1,74 @@
+package backend
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/directaid/directaid/schema"
+)
+
+type errorBody struct {
+	Error   string `json:"error"`
+	Code    string `json:"code"`
+	Details []struct {
+		Field, Message string
+	} `json:"details"`
+}
+
+func decodeError(t *testing.T, body string) errorBody {
+	t.Helper()
+	var e errorBody
+	if err := json.Unmarshal([]byte(body), &e); err != nil {
+		t.Fatalf("not an error body: %s", body)
+	}
+	return e
+}
+
+// TestPathParameterPointer: an error about the {id} of …/{id}/reports names it with a JSON pointer, as
+// the Error schema promises of every field: /path/id (query parameters are /query/<name>).
+func TestPathParameterPointer(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	code, body := s.do("POST", schema.HelpPath+"/abc"+schema.ReportsSuffix, []byte(`{"reason":"spam"}`))
+	e := decodeError(t, body)
+	if code != http.StatusBadRequest || e.Code != schema.CodeInvalidParameter || len(e.Details) != 1 || e.Details[0].Field != "/path/id" {
+		t.Errorf("reports with id abc: %d %s, want 400 invalid_parameter naming /path/id", code, body)
+	}
+	// A query parameter's name is one pointer token: a / in it is escaped.
+	code, body = s.do("GET", schema.HelpPath+"?view=list&a/b~c=1", nil)
+	if e := decodeError(t, body); code != http.StatusBadRequest || len(e.Details) != 1 || e.Details[0].Field != "/query/a~1b~0c" {
+		t.Errorf("unknown parameter a/b~c: %d %s, want it named /query/a~1b~0c", code, body)
+	}
+}
+
+// TestErrorsClipInput: an error quotes a client's input back at most 40 characters, not 3,000.
+func TestErrorsClipInput(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	long := strings.Repeat("a", 3000)
+	for name, req := range map[string][2]string{
+		"detail id":          {"GET", schema.HelpPath + "?view=detail&id=" + long},
+		"list emergencySlug": {"GET", schema.HelpPath + "?view=list&emergencySlug=" + long},
+		"list municipio":     {"GET", schema.HelpPath + "?view=list&municipio=" + long},
+		"list since":         {"GET", schema.HelpPath + "?view=list&since=" + long},
+		"list latitude":      {"GET", schema.HelpPath + "?view=list&latitude=" + long + "&longitude=1"},
+		"view":               {"GET", schema.HelpPath + "?view=" + long},
+		"unknown parameter":  {"GET", schema.HelpPath + "?view=list&" + long + "=1"},
+		"publish parameter":  {"POST", schema.HelpPath + "?" + long + "=1"},
+		"reports id":         {"POST", schema.HelpPath + "/" + long + schema.ReportsSuffix},
+	} {
+		body := `{"reason":"spam"}`
+		code, got := s.do(req[0], req[1], []byte(body))
+		e := decodeError(t, got)
+		if code != http.StatusBadRequest || len(e.Details) == 0 {
+			t.Errorf("%s: %d %.300s", name, code, got)
+			continue
+		}
+		for _, msg := range []string{e.Error, e.Details[0].Message} {
+			if strings.Contains(msg, strings.Repeat("a", 41)) || !strings.Contains(msg, strings.Repeat("a", 40)+"…") {
+				t.Errorf("%s: the message does not quote 40 characters and …: %.300s", name, msg)
+			}
+		}
+	}
+}
