@@ -334,6 +334,9 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 	if p.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))
 	}
+	if p.Challenge != "" {
+		w.Header().Set("WWW-Authenticate", p.Challenge)
+	}
 	writeJSON(w, p.Status, &p.Body)
 }
 

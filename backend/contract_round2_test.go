@@ -3,6 +3,7 @@ package backend
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -70,5 +71,60 @@ func TestErrorsClipInput(t *testing.T) {
 				t.Errorf("%s: the message does not quote 40 characters and …: %.300s", name, msg)
 			}
 		}
+	}
+}
+
+// TestActionsNeedBearer: POST …/{id}/actions without a Bearer token is 401 with WWW-Authenticate: Bearer
+// (the OpenAPI security scheme), one body whether the id exists or not; a wrong token and an unknown id
+// stay one byte-identical 403, without the challenge.
+func TestActionsNeedBearer(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	rec := s.publish(map[string]any{"type": "offer", "source": "app", "externalId": "a", "emergencySlug": "eje-cafetero",
+		"title": "Transporte", "category": "transporte", "contactName": "Luis", "contactWhatsapp": "3109876543", "publishContact": true})
+	post := func(id string, header ...string) (*http.Response, string) {
+		r := httptest.NewRequest("POST", "http://ayuda.test"+schema.ActionsPath(id), strings.NewReader(`{"action":"resolve"}`))
+		r.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(header); i += 2 {
+			r.Header.Set(header[i], header[i+1])
+		}
+		w := httptest.NewRecorder()
+		s.h.ServeHTTP(w, r)
+		return w.Result(), w.Body.String()
+	}
+	var first string
+	for _, c := range []struct {
+		id     string
+		header []string
+	}{
+		{rec.ID, nil}, {"06fz0000000000zz", nil}, {"nope", nil},
+		{rec.ID, []string{"Authorization", "Basic " + rec.ManageToken}}, {rec.ID, []string{"Authorization", "Bearer "}},
+	} {
+		resp, body := post(c.id, c.header...)
+		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != "Bearer" {
+			t.Errorf("%s %v: %d WWW-Authenticate %q %s", c.id, c.header, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
+		}
+		if e := decodeError(t, body); e.Code != schema.CodeUnauthorized || len(e.Details) != 1 || e.Details[0].Field != "/header/Authorization" {
+			t.Errorf("%s %v: %s", c.id, c.header, body)
+		}
+		if first == "" {
+			first = body
+		} else if body != first {
+			t.Errorf("401 bodies differ: %s vs %s", body, first)
+		}
+	}
+	first = ""
+	for _, id := range []string{rec.ID, "06fz0000000000zz", "nope"} {
+		resp, body := post(id, "Authorization", "Bearer wrong")
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get("WWW-Authenticate") != "" || !strings.Contains(body, `"code":"forbidden"`) {
+			t.Errorf("%s, wrong token: %d %v %s", id, resp.StatusCode, resp.Header, body)
+		}
+		if first == "" {
+			first = body
+		} else if body != first {
+			t.Errorf("403 bodies differ: %s vs %s", body, first)
+		}
+	}
+	if code, res := s.act(rec.ID, rec.ManageToken, "resolve"); code != http.StatusOK || !res.Changed {
+		t.Errorf("the right token: %d %+v", code, res)
 	}
 }

@@ -106,6 +106,8 @@ type Problem struct {
 	Body   schema.ErrorBody
 	// RetryAfter, in seconds, is sent as Retry-After when positive.
 	RetryAfter int
+	// Challenge is sent as WWW-Authenticate when set (a 401).
+	Challenge string
 	// loggedOnce: its cause is logged where it starts and stops (the store's write state), so the
 	// publication log takes it at DEBUG, not a WARN line per request.
 	loggedOnce bool

@@ -19,6 +19,7 @@ var openAPIHeaders = map[string]any{
 	"Access-Control-Allow-Headers":  map[string]any{"description": "CORS: cabeceras permitidas.", "schema": map[string]any{"type": "string"}},
 	"Access-Control-Max-Age":        map[string]any{"description": "CORS: segundos que el navegador guarda la respuesta previa.", "schema": map[string]any{"type": "string"}},
 	"Allow":                         map[string]any{"description": "Métodos que admite la ruta.", "schema": map[string]any{"type": "string"}},
+	"WWW-Authenticate":              map[string]any{"description": "El esquema de autenticación que pide la ruta.", "schema": map[string]any{"type": "string", "const": ManageTokenScheme}},
 }
 
 // everyAnswer are the headers that every answer carries (backend.SetCommonHeaders).
@@ -246,7 +247,8 @@ func actionsPath() map[string]any {
 		"responses": map[string]any{
 			"200": map[string]any{"description": "Hecho (o ya estaba hecho: changed false).", "headers": hdrs("Cache-Control"), "content": jsonBody(ref("ActionResult"))},
 			"400": errResp("Acción desconocida o cuerpo inválido (invalid_body, invalid_json; invalid_request si llegan varias cabeceras Content-Type)."),
-			"403": errResp("Falta el código, no es válido o es de otro registro (forbidden). La respuesta es la misma exista o no el registro."),
+			"401": errResp("Falta la cabecera Authorization: Bearer <manageToken>, o no lleva un código (unauthorized, con details en /header/Authorization). La respuesta es la misma exista o no el registro.", "WWW-Authenticate"),
+			"403": errResp("El código no es válido o es de otro registro (forbidden). La respuesta es la misma exista o no el registro."),
 			"409": errResp("El estado del registro no admite la acción (invalid_transition): por ejemplo reabrir uno retirado."),
 			"413": errResp("Cuerpo de más de 64 KiB (body_too_large)."),
 			"415": errResp("Content-Type distinto de application/json (unsupported_media_type)."),
