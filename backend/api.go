@@ -205,7 +205,7 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p)
 		return
 	case dry:
-		res, err := h.svc.dryRun(body, "")
+		res, err := h.svc.dryRun(r.Context(), h.svc.baseURL(r), body, "")
 		if err != nil {
 			writeProblem(w, asProblem(err))
 			return

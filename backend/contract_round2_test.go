@@ -2,12 +2,14 @@ package backend
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -126,5 +128,78 @@ func TestActionsNeedBearer(t *testing.T) {
 	}
 	if code, res := s.act(rec.ID, rec.ManageToken, "resolve"); code != http.StatusOK || !res.Changed {
 		t.Errorf("the right token: %d %+v", code, res)
+	}
+}
+
+// TestDryRunTellsDuplicates: ?dryRun=true (and the MCP tools' dryRun) with a (source, externalId) already
+// stored says what the real call would: a duplicate, whether the content matches, the stored id; a new
+// pair is no duplicate. Nothing is stored either way.
+func TestDryRunTellsDuplicates(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	offer := map[string]any{"type": "offer", "source": "app", "externalId": "a", "emergencySlug": "eje-cafetero",
+		"title": "Transporte", "category": "transporte", "contactName": "Luis", "contactWhatsapp": "3109876543", "publishContact": true}
+	rec := s.publish(offer)
+	dry := func(pub map[string]any) schema.DryRunResult {
+		t.Helper()
+		b, _ := json.Marshal(pub)
+		code, body := s.do("POST", schema.HelpPath+"?dryRun=true", b)
+		var res schema.DryRunResult
+		if err := json.Unmarshal([]byte(body), &res); err != nil || code != http.StatusOK || !res.DryRun {
+			t.Fatalf("dry run: %d %s", code, body)
+		}
+		return res
+	}
+	with := func(k string, v any) map[string]any {
+		out := map[string]any{}
+		for key, val := range offer {
+			out[key] = val
+		}
+		out[k] = v
+		return out
+	}
+	if res := dry(offer); !res.Duplicate || res.ContentMatches == nil || !*res.ContentMatches || res.ID != rec.ID ||
+		res.Status != "open" || res.PublicURL != rec.PublicURL {
+		t.Errorf("the same publication: %+v", res)
+	}
+	if res := dry(with("title", "Otro título")); !res.Duplicate || res.ContentMatches == nil || *res.ContentMatches || res.ID != rec.ID {
+		t.Errorf("other content, same pair: %+v", res)
+	}
+	if res := dry(with("externalId", "b")); res.Duplicate || res.ContentMatches != nil || res.ID != "" || res.PublicURL != "" {
+		t.Errorf("a new pair: %+v", res)
+	}
+	// The real calls agree.
+	b, _ := json.Marshal(with("title", "Otro título"))
+	if code, body := s.do("POST", schema.HelpPath, b); code != http.StatusOK || !strings.Contains(body, `"contentMatches":false`) {
+		t.Errorf("the real retry: %d %s", code, body)
+	}
+	// A withdrawn record: a duplicate whose content no longer matches (its contact was erased).
+	if code, _ := s.act(rec.ID, rec.ManageToken, "withdraw"); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	if res := dry(offer); !res.Duplicate || *res.ContentMatches || res.Status != "withdrawn" {
+		t.Errorf("after withdraw: %+v", res)
+	}
+	// MCP: the same through the publishing tool's dryRun.
+	args := map[string]any{"dryRun": true}
+	for k, v := range with("title", "Otro título") {
+		if k != "type" {
+			args[k] = v
+		}
+	}
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": ToolPublishOffer, "arguments": args}})
+	_, body := s.mcpPost("2025-06-18", string(msg))
+	var res struct {
+		Result struct {
+			StructuredContent schema.DryRunResult `json:"structuredContent"`
+			Content           []struct{ Text string }
+		}
+	}
+	_ = json.Unmarshal([]byte(body), &res)
+	if sc := res.Result.StructuredContent; !sc.DryRun || !sc.Duplicate || sc.ID != rec.ID || sc.ContentMatches == nil || *sc.ContentMatches ||
+		len(res.Result.Content) == 0 || !strings.Contains(res.Result.Content[0].Text, rec.ID) {
+		t.Errorf("MCP dryRun of a stored pair: %s", body)
+	}
+	if got, err := s.st.Lookup(t.Context(), "app", "b"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a dry run stored the pair (app, b): %v %v", got, err)
 	}
 }

@@ -172,13 +172,26 @@ func (s *Service) validate(body []byte, forcedType string) (*schema.Publication,
 	return pub, nil
 }
 
-// dryRun validates body exactly as publish does, and stores nothing: the answer to dryRun=true.
-func (s *Service) dryRun(body []byte, forcedType string) (*schema.DryRunResult, error) {
+// dryRun validates body exactly as publish does, and stores nothing: the answer to dryRun=true. A pair
+// already stored is told as publish would tell it: a duplicate, whether the content matches, its id.
+func (s *Service) dryRun(ctx context.Context, base string, body []byte, forcedType string) (*schema.DryRunResult, error) {
 	pub, err := s.validate(body, forcedType)
 	if err != nil {
 		return nil, err
 	}
-	return &schema.DryRunResult{OK: true, DryRun: true, Record: *pub}, nil
+	res := &schema.DryRunResult{OK: true, DryRun: true, Record: *pub}
+	stored, err := s.store.Lookup(ctx, pub.Source, pub.ExternalID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return res, nil
+	case err != nil:
+		return nil, err
+	}
+	stored = readAt(stored, s.now())
+	same := samePublication(&stored.Publication, pub)
+	res.Duplicate, res.ContentMatches, res.ID, res.Status = true, &same, stored.ID, stored.Status
+	res.PublicURL = base + schema.RecordPath(stored.ID)
+	return res, nil
 }
 
 func samePublication(a, b *schema.Publication) bool {
