@@ -203,3 +203,19 @@ func TestDryRunTellsDuplicates(t *testing.T) {
 		t.Errorf("a dry run stored the pair (app, b): %v %v", got, err)
 	}
 }
+
+// TestPlaceCodeEmptyRefused: placeCode "" (or " ") is refused naming /placeCode, as its pattern says: a
+// code is no free text, whose empty value would count as absent.
+func TestPlaceCodeEmptyRefused(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	for _, pc := range []any{"", " "} {
+		b, _ := json.Marshal(map[string]any{"type": "offer", "source": "app", "externalId": "pc", "emergencySlug": "eje-cafetero",
+			"title": "Transporte", "category": "transporte", "contactName": "Luis", "contactWhatsapp": "3109876543", "publishContact": true, "placeCode": pc})
+		for _, path := range []string{schema.HelpPath + "?dryRun=true", schema.HelpPath} {
+			code, body := s.do("POST", path, b)
+			if e := decodeError(t, body); code != http.StatusBadRequest || len(e.Details) != 1 || e.Details[0].Field != "/placeCode" {
+				t.Errorf("%s placeCode %q: %d %s", path, pc, code, body)
+			}
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	invjs "github.com/invopop/jsonschema"
 	"github.com/nyaruka/phonenumbers"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -39,7 +41,21 @@ const (
 type compiled struct {
 	schema *jsonschema.Schema
 	order  []string        // property order, for stable details
-	texts  map[string]bool // free-text properties: empty after trimming counts as absent
+	texts  map[string]bool // free-text properties: empty after trimming counts as absent (freeText)
+}
+
+// freeText reports whether p is a free text, whose value empty after trimming counts as absent: a string
+// that is not a choice (enum, const) nor a code whose pattern refuses the empty text (placeCode: "" is
+// no code, and is refused). A required string is one too, so that empty it is missing, not malformed.
+func freeText(p *invjs.Schema, required bool) bool {
+	if p.Type != "string" || p.Enum != nil || p.Const != nil {
+		return false
+	}
+	if required || p.Pattern == "" {
+		return true
+	}
+	re, err := regexp.Compile(p.Pattern)
+	return err != nil || re.MatchString("")
 }
 
 var validators = sync.OnceValue(func() map[string]*compiled {
@@ -59,7 +75,7 @@ var validators = sync.OnceValue(func() map[string]*compiled {
 		}
 		texts := map[string]bool{}
 		for k, p := range s.Properties.FromOldest() {
-			texts[k] = p.Type == "string" && p.Enum == nil && p.Const == nil
+			texts[k] = freeText(p, slices.Contains(s.Required, k))
 		}
 		out[typ] = &compiled{schema: sch, order: slices.Collect(s.Properties.KeysFromOldest()), texts: texts}
 	}
@@ -461,6 +477,10 @@ func collect(ve *jsonschema.ValidationError, out []FieldError) []FieldError {
 		}
 		if k.Want == PhonePattern {
 			add(badPhone.Message)
+			break
+		}
+		if k.Got == "" { // a code (placeCode) is no free text: empty, it is not taken as absent
+			add(fmt.Sprintf("%s está vacío: envíe un valor con el formato esperado (%s), u omita el campo", name, k.Want))
 			break
 		}
 		add(fmt.Sprintf("%s no tiene el formato esperado (%s)", name, k.Want))
