@@ -204,6 +204,66 @@ func TestDryRunTellsDuplicates(t *testing.T) {
 	}
 }
 
+// TestOpenAPIRoundTwo: the served document declares the path id as the server checks it (the query id's
+// pattern), lists no operation that only answers 405 (its prose says what 405 does), and links a
+// publication's 201 to the actions and reports on the new record.
+func TestOpenAPIRoundTwo(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	_, raw := s.do("GET", schema.OpenAPIPath, nil)
+	type param struct {
+		Name, In string
+		Schema   map[string]any
+	}
+	var doc struct {
+		Info  struct{ Description string }
+		Paths map[string]map[string]struct {
+			OperationID string  `json:"operationId"`
+			Parameters  []param `json:"parameters"`
+			Responses   map[string]struct {
+				Links map[string]struct {
+					OperationID string            `json:"operationId"`
+					Parameters  map[string]string `json:"parameters"`
+				} `json:"links"`
+			} `json:"responses"`
+		}
+	}
+	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var queryID map[string]any
+	for _, p := range doc.Paths[schema.HelpPath]["get"].Parameters {
+		if p.Name == "id" && p.In == "query" {
+			queryID = p.Schema
+		}
+	}
+	if queryID["pattern"] == nil {
+		t.Fatalf("the query id has no pattern: %v", queryID)
+	}
+	for _, path := range []string{schema.HelpPath + "/{id}" + schema.ActionsSuffix, schema.HelpPath + "/{id}" + schema.ReportsSuffix} {
+		for method, op := range doc.Paths[path] {
+			if len(op.Parameters) != 1 || op.Parameters[0].In != "path" || op.Parameters[0].Schema["pattern"] != queryID["pattern"] {
+				t.Errorf("%s %s: path id %+v, want the pattern %v", method, path, op.Parameters, queryID["pattern"])
+			}
+		}
+	}
+	for path, item := range doc.Paths {
+		for method, op := range item {
+			if _, only405 := op.Responses["405"]; only405 && len(op.Responses) == 1 {
+				t.Errorf("%s %s (%s) only answers 405", method, path, op.OperationID)
+			}
+		}
+	}
+	if !strings.Contains(doc.Info.Description, "405") || !strings.Contains(doc.Info.Description, "Allow") {
+		t.Errorf("info.description does not say what 405 does: %s", doc.Info.Description)
+	}
+	links := doc.Paths[schema.HelpPath]["post"].Responses["201"].Links
+	for _, op := range []string{"actOnHelp", "reportHelp"} {
+		if l, ok := links[op]; !ok || l.OperationID != op || l.Parameters["id"] != "$response.body#/id" {
+			t.Errorf("publish 201 link %s: %+v", op, links)
+		}
+	}
+}
+
 // TestPlaceCodeEmptyRefused: placeCode "" (or " ") is refused naming /placeCode, as its pattern says: a
 // code is no free text, whose empty value would count as absent.
 func TestPlaceCodeEmptyRefused(t *testing.T) {

@@ -107,9 +107,11 @@ func reportsPathItem() map[string]any {
 	}
 }
 
-// withIDParam declares the {id} of a templated path on op (every operation of such a path must).
+// withIDParam declares the {id} of a templated path on op (every operation of such a path must), with
+// the schema of the query's id (HelpQuery): the same 16-character pattern the server requires.
 func withIDParam(op map[string]any) map[string]any {
-	op["parameters"] = []any{map[string]any{"name": "id", "in": "path", "required": true, "description": "Id del registro (16 caracteres).",
-		"schema": map[string]any{"type": "string", "minLength": 1}}}
+	id, _ := reflectSchema(&HelpQuery{}).Properties.Get("id")
+	op["parameters"] = []any{map[string]any{"name": "id", "in": "path", "required": true, "description": "Id del registro (16 caracteres; no distingue mayúsculas).",
+		"schema": map[string]any{"type": "string", "pattern": id.Pattern}}}
 	return op
 }
