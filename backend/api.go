@@ -323,6 +323,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		status, b = http.StatusInternalServerError, []byte(`{"error":"Error interno.","code":"internal_error"}`)
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
@@ -374,7 +375,8 @@ func serveCacheable(w http.ResponseWriter, r *http.Request, body []byte, content
 	serveWithETag(w, r, body, webutil.ETag(body), contentType, cacheControl)
 }
 
-// serveWithETag writes body with the given ETag and answers If-None-Match with 304.
+// serveWithETag writes body with the given ETag and answers If-None-Match with 304. HEAD gets the
+// headers GET would get, Content-Length included (net/http counts a GET's short body, not a HEAD's).
 func serveWithETag(w http.ResponseWriter, r *http.Request, body []byte, etag, contentType, cacheControl string) {
 	hd := w.Header()
 	hd.Set("ETag", etag)
@@ -384,6 +386,7 @@ func serveWithETag(w http.ResponseWriter, r *http.Request, body []byte, etag, co
 		return
 	}
 	hd.Set("Content-Type", contentType)
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)

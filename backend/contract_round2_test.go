@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -276,6 +277,29 @@ func TestPlaceCodeEmptyRefused(t *testing.T) {
 			if e := decodeError(t, body); code != http.StatusBadRequest || len(e.Details) != 1 || e.Details[0].Field != "/placeCode" {
 				t.Errorf("%s placeCode %q: %d %s", path, pc, code, body)
 			}
+		}
+	}
+}
+
+// TestHeadContentLength: HEAD answers the headers GET does, Content-Length included, on the API's reads,
+// the OpenAPI document, the site's pages and an error.
+func TestHeadContentLength(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	rec := s.publish(map[string]any{"type": "offer", "source": "app", "externalId": "a", "emergencySlug": "eje-cafetero",
+		"title": "Transporte", "category": "transporte", "contactName": "Luis", "contactWhatsapp": "3109876543", "publishContact": true})
+	do := func(method, path string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		s.h.ServeHTTP(w, httptest.NewRequest(method, "http://ayuda.test"+path, nil))
+		return w
+	}
+	for _, path := range []string{schema.HelpPath, schema.HelpPath + "?view=list", schema.HelpPath + "?view=list&format=csv",
+		schema.HelpPath + "?view=list&format=geojson", schema.HelpPath + "?view=panorama", schema.HelpPath + "?view=detail&id=" + rec.ID,
+		schema.OpenAPIPath, "/", schema.RecordPath(rec.ID), schema.RecordPath(rec.ID) + ".md", schema.HelpPath + "?view=nada"} {
+		get, head := do("GET", path), do("HEAD", path)
+		want := strconv.Itoa(get.Body.Len())
+		if get.Code != head.Code || head.Header().Get("Content-Length") != want || get.Header().Get("Content-Length") != want {
+			t.Errorf("%s: GET %d Content-Length %q (body %s), HEAD %d Content-Length %q", path, get.Code, get.Header().Get("Content-Length"), want,
+				head.Code, head.Header().Get("Content-Length"))
 		}
 	}
 }
