@@ -205,7 +205,7 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p)
 		return
 	case dry:
-		res, err := h.svc.dryRun(body, "")
+		res, err := h.svc.dryRun(r.Context(), h.svc.baseURL(r), body, "")
 		if err != nil {
 			writeProblem(w, asProblem(err))
 			return
@@ -240,9 +240,9 @@ func postParams(r *http.Request, allowed ...string) *Problem {
 		if name == "_" || slices.Contains(allowed, name) {
 			continue
 		}
-		msg := fmt.Sprintf("el parámetro «%s» no existe en esta petición, que no se ejecutó", name)
+		msg := fmt.Sprintf("el parámetro «%s» no existe en esta petición, que no se ejecutó", schema.Clip(name))
 		if len(allowed) == 0 {
-			msg = fmt.Sprintf("el parámetro «%s» no existe: esta petición no admite parámetros, y no se ejecutó", name)
+			msg = fmt.Sprintf("el parámetro «%s» no existe: esta petición no admite parámetros, y no se ejecutó", schema.Clip(name))
 		}
 		fold := strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(name))
 		if i := slices.IndexFunc(allowed, func(a string) bool { return strings.ToLower(a) == fold }); i >= 0 {
@@ -323,6 +323,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		status, b = http.StatusInternalServerError, []byte(`{"error":"Error interno.","code":"internal_error"}`)
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
@@ -333,6 +334,9 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 	w.Header().Set("Cache-Control", "no-store")
 	if p.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))
+	}
+	if p.Challenge != "" {
+		w.Header().Set("WWW-Authenticate", p.Challenge)
 	}
 	writeJSON(w, p.Status, &p.Body)
 }
@@ -381,7 +385,8 @@ func serveCacheable(w http.ResponseWriter, r *http.Request, body []byte, content
 	serveWithETag(w, r, body, webutil.ETag(body), contentType, cacheControl)
 }
 
-// serveWithETag writes body with the given ETag and answers If-None-Match with 304.
+// serveWithETag writes body with the given ETag and answers If-None-Match with 304. HEAD gets the
+// headers GET would get, Content-Length included (net/http counts a GET's short body, not a HEAD's).
 func serveWithETag(w http.ResponseWriter, r *http.Request, body []byte, etag, contentType, cacheControl string) {
 	hd := w.Header()
 	hd.Set("ETag", etag)
@@ -391,6 +396,7 @@ func serveWithETag(w http.ResponseWriter, r *http.Request, body []byte, etag, co
 		return
 	}
 	hd.Set("Content-Type", contentType)
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)

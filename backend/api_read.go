@@ -43,12 +43,20 @@ var paramAliases = map[string]string{
 }
 
 // queryField is how details name a query parameter: a JSON pointer into {"query": {...}}.
-func queryField(name string) string { return "/query/" + name }
+func queryField(name string) string { return schema.Pointer("query", name) }
 
-func withQueryFields(p *Problem) *Problem {
+// withQueryFields turns the bare parameter names of p's details (the service's) into query pointers.
+func withQueryFields(p *Problem) *Problem { return withFields(p, queryField) }
+
+// withPathFields names the path parameters of p's details (the record id of …/{id}/reports): /path/id.
+func withPathFields(p *Problem) *Problem {
+	return withFields(p, func(name string) string { return schema.Pointer("path", name) })
+}
+
+func withFields(p *Problem, field func(string) string) *Problem {
 	for i, d := range p.Body.Details {
 		if d.Field != "" && !strings.HasPrefix(d.Field, "/") {
-			p.Body.Details[i].Field = queryField(d.Field)
+			p.Body.Details[i].Field = field(d.Field)
 		}
 	}
 	return p
@@ -62,7 +70,7 @@ func (h *Handler) serveRead(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		views := []string{schema.ViewList, schema.ViewDetail, schema.ViewPanorama}
 		writeProblem(w, withQueryFields(invalidParams([]schema.FieldError{paramError("view",
-			fmt.Sprintf("«view» no admite %q; valores permitidos: %s (sin view: descubrimiento)", view, strings.Join(views, ", ")), views...)})))
+			fmt.Sprintf("«view» no admite %s; valores permitidos: %s (sin view: descubrimiento)", schema.Quote(view), strings.Join(views, ", ")), views...)})))
 		return
 	}
 	if errs := checkParams(q, view, allowed); len(errs) > 0 {
@@ -118,13 +126,13 @@ func checkParams(q url.Values, view string, allowed []string) []schema.FieldErro
 		switch {
 		case name == "_":
 		case !slices.Contains(allowed, name) && view == "":
-			msg := fmt.Sprintf("el parámetro «%s» no existe", name)
+			msg := fmt.Sprintf("el parámetro «%s» no existe", schema.Clip(name))
 			if views := viewsTaking(name); len(views) > 0 {
-				msg = fmt.Sprintf("el parámetro «%s» solo se usa con %s; sin view la respuesta es el documento de descubrimiento, que no admite parámetros", name, strings.Join(views, " o "))
+				msg = fmt.Sprintf("el parámetro «%s» solo se usa con %s; sin view la respuesta es el documento de descubrimiento, que no admite parámetros", schema.Clip(name), strings.Join(views, " o "))
 			}
 			errs = append(errs, paramError(name, msg))
 		case !slices.Contains(allowed, name):
-			msg := fmt.Sprintf("el parámetro «%s» no existe con view=%s", name, view)
+			msg := fmt.Sprintf("el parámetro «%s» no existe con view=%s", schema.Clip(name), view)
 			if a, ok := paramAliases[name]; ok && slices.Contains(allowed, a) {
 				msg += fmt.Sprintf(" (¿quiso decir «%s»?)", a)
 			} else if a, ok := paramAliases[strings.ToLower(name)]; ok && slices.Contains(allowed, a) {
@@ -132,7 +140,7 @@ func checkParams(q url.Values, view string, allowed []string) []schema.FieldErro
 			}
 			errs = append(errs, paramError(name, msg, allowed...))
 		case len(q[name]) > 1:
-			errs = append(errs, paramError(name, fmt.Sprintf("el parámetro «%s» está repetido: envíelo una sola vez", name)))
+			errs = append(errs, paramError(name, fmt.Sprintf("el parámetro «%s» está repetido: envíelo una sola vez", schema.Clip(name))))
 		}
 	}
 	return errs
@@ -160,7 +168,7 @@ func parseListQuery(v url.Values) (schema.ListQuery, []schema.FieldError) {
 		}
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			errs = append(errs, paramError(name, fmt.Sprintf("«%s» debe ser un número con punto decimal, p. ej. 4.5339 (se recibió %q)", name, s)))
+			errs = append(errs, paramError(name, fmt.Sprintf("«%s» debe ser un número con punto decimal, p. ej. 4.5339 (se recibió %s)", name, schema.Quote(s))))
 			return nil
 		}
 		return &f
@@ -186,7 +194,7 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request, v url.Values
 	formats := []string{schema.FormatJSON, schema.FormatCSV, schema.FormatGeoJSON}
 	q, errs := parseListQuery(v)
 	if format != "" && !slices.Contains(formats, format) {
-		errs = append(errs, paramError("format", fmt.Sprintf("«format» no admite %q; valores permitidos: %s", format, strings.Join(formats, ", ")), formats...))
+		errs = append(errs, paramError("format", fmt.Sprintf("«format» no admite %s; valores permitidos: %s", schema.Quote(format), strings.Join(formats, ", ")), formats...))
 	}
 	all, allErrs := exportAllParam(v, format)
 	if errs = append(errs, allErrs...); len(errs) > 0 {

@@ -48,7 +48,7 @@ func (h *Handler) serveReports(w http.ResponseWriter, r *http.Request, id string
 	}
 	res, err := h.svc.report(r.Context(), id, in, clientIP(r))
 	if err != nil {
-		writeProblem(w, asProblem(err))
+		writeProblem(w, withPathFields(asProblem(err)))
 		return
 	}
 	writeJSON(w, http.StatusAccepted, res)

@@ -131,7 +131,7 @@ func exportAllParam(v url.Values, format string) (bool, []schema.FieldError) {
 	case all == "":
 		return false, nil
 	case all != "true":
-		return false, []schema.FieldError{paramError("all", fmt.Sprintf("«all» solo admite true (se recibió %q)", all), "true")}
+		return false, []schema.FieldError{paramError("all", fmt.Sprintf("«all» solo admite true (se recibió %s)", schema.Quote(all)), "true")}
 	case format != schema.FormatCSV && format != schema.FormatGeoJSON:
 		return false, []schema.FieldError{paramError("all", "«all» solo se usa con format=csv o format=geojson: la lista JSON se recorre por páginas con nextCursor")}
 	case v.Has("limit"):

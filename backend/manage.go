@@ -125,7 +125,15 @@ func (s *Service) ttl(slug, typ string) time.Duration {
 	return DefaultRequestTTL
 }
 
-// forbidden is the one answer to a missing, wrong or other record's token, whether or not the id exists.
+// unauthorized is the answer to an actions request with no Bearer token at all (RFC 6750: 401 with the
+// challenge), whether or not the id exists.
+func unauthorized() *Problem {
+	return &Problem{Status: http.StatusUnauthorized, Challenge: schema.ManageTokenScheme, Body: schema.ErrorBody{Code: schema.CodeUnauthorized,
+		Error:   "Falta el código para gestionar esta publicación: envíelo en la cabecera Authorization: Bearer <manageToken>, el que recibió al publicarla.",
+		Details: []schema.FieldError{{Field: schema.Pointer("header", "Authorization"), Message: "falta «Authorization: Bearer <manageToken>»"}}}}
+}
+
+// forbidden is the one answer to a wrong or other record's token, whether or not the id exists.
 func forbidden() *Problem {
 	return &Problem{Status: http.StatusForbidden, Body: schema.ErrorBody{Code: schema.CodeForbidden,
 		Error: "El código para gestionar esta publicación no es válido. Use el enlace o el código que recibió al publicarla."}}
@@ -257,7 +265,12 @@ func (h *Handler) serveRecordAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	token := bearerToken(r)
-	// The token is checked before anything else, so that every refusal of a stranger is the same.
+	// The token is checked before anything else, so that every refusal of a stranger is the same: 401
+	// without one, 403 with a wrong one, whether or not the id exists.
+	if token == "" {
+		writeProblem(w, unauthorized())
+		return
+	}
 	if ok, err := h.svc.checkManageToken(r.Context(), id, token); err != nil || !ok || token == "" {
 		if err != nil {
 			writeProblem(w, asProblem(err))

@@ -188,12 +188,20 @@ func publishTool(svc *Service, name, typ, title, what string) server.ServerTool 
 			return problemResult(name, p), nil
 		}
 		if dry {
-			res, err := svc.dryRun(args, typ)
+			res, err := svc.dryRun(ctx, mcpBase(ctx), args, typ)
 			if err != nil {
 				return problemResult(name, asProblem(err)), nil
 			}
-			out := mcp.NewToolResultStructured(res, "Validación sin publicar (dryRun): los datos son válidos y no se guardó nada. "+
-				"Para publicar de verdad, vuelva a llamar a "+name+" con los mismos datos y sin dryRun, solo si la persona lo autorizó.")
+			text := "Validación sin publicar (dryRun): los datos son válidos y no se guardó nada. " +
+				"Para publicar de verdad, vuelva a llamar a " + name + " con los mismos datos y sin dryRun, solo si la persona lo autorizó."
+			if res.Duplicate {
+				text = fmt.Sprintf("Validación sin publicar (dryRun): los datos son válidos, pero ya hay un registro con este source y externalId (id %s, %s): "+
+					"publicar no crearía otro y respondería con ese registro.", res.ID, res.PublicURL)
+				if !*res.ContentMatches {
+					text += " Los datos enviados difieren de los guardados y el cambio NO se aplicaría; para publicar otro registro use un externalId nuevo."
+				}
+			}
+			out := mcp.NewToolResultStructured(res, text)
 			out.Content = append(out.Content, mcp.NewTextContent(string(mustJSON(res))))
 			return out, nil
 		}

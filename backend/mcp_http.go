@@ -108,11 +108,15 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusBadRequest, "No se pudo leer el cuerpo de la petición.")
 		return
 	}
-	// One message per POST (batches left MCP in 2025-06-18). Refusing them here, before any parsing,
+	// One message per POST (batches left MCP in 2025-06-18). Refusing them here, before decoding,
 	// keeps a batch of thousands of calls from running, and keeps "one POST = at most one publication",
-	// which the rate limit counts on.
+	// which the rate limit counts on. Text that is not JSON at all (a cut «[[[…») is a parse error first.
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
-		writeRPCErrorCode(w, http.StatusBadRequest, mcp.INVALID_REQUEST, "No se admiten lotes JSON-RPC: envíe un mensaje por petición.")
+		if !json.Valid(body) {
+			writeRefusal(w, &rpcRefusal{code: mcp.PARSE_ERROR, msg: msgNotJSON})
+			return
+		}
+		writeRefusal(w, &rpcRefusal{code: mcp.INVALID_REQUEST, msg: "No se admiten lotes JSON-RPC: envíe un mensaje por petición."})
 		return
 	}
 	refusal, response, method := checkMessage(body)
@@ -124,10 +128,16 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted) // a response to nothing this stateless server asked: accepted, ignored
 		return
 	}
+	// mcp-go reads the id into a float64: an integer above 2^53 would come back changed. The answer
+	// carries the id exactly as it came (checkMessage refused ids in another case or repeated).
+	var envelope struct {
+		ID json.RawMessage `json:"id"`
+	}
+	_ = json.Unmarshal(body, &envelope)
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	b := &bufferedResponse{header: http.Header{}}
 	e.rpc.ServeHTTP(b, r)
-	b.send(w, method, e.toolNames)
+	b.send(w, method, e.toolNames, envelope.ID)
 }
 
 // rebinding reports a request that a DNS-rebinding attack could have sent: it came over a loopback

@@ -22,9 +22,28 @@ import (
 
 // rpcRefusal is a message refused before mcp-go: a JSON-RPC error with the id when it can be read.
 type rpcRefusal struct {
-	status, code int
-	id           any // string, json.Number (an integer) or nil
-	msg          string
+	code int
+	id   any // string, json.Number (an integer: its digits, exactly) or nil
+	msg  string
+}
+
+// msgNotJSON is the message of -32700.
+const msgNotJSON = "El mensaje no es JSON válido."
+
+// rpcStatus is the one HTTP status of each JSON-RPC error code, whoever refuses (checkMessage or
+// mcp-go) and whatever the protocol version: the table protocol 2026-07-28 prescribes, which mcp-go
+// applies to that version only. A message that is not valid JSON-RPC or has invalid params is 400, an
+// unknown method 404; the rest (a server error) keep 200. Transport refusals (403, 405, 413, 415)
+// are written with their own status and the server-error code -32000.
+func rpcStatus(code int) int {
+	switch code {
+	case mcp.PARSE_ERROR, mcp.INVALID_REQUEST, mcp.INVALID_PARAMS, mcp.HEADER_MISMATCH,
+		mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, mcp.UNSUPPORTED_PROTOCOL_VERSION:
+		return http.StatusBadRequest
+	case mcp.METHOD_NOT_FOUND:
+		return http.StatusNotFound
+	}
+	return http.StatusOK
 }
 
 // rpcMembers are the members of a JSON-RPC 2.0 message; mcp-go matches names case-insensitively, so a
@@ -40,7 +59,7 @@ func checkMessage(body []byte) (refusal *rpcRefusal, response bool, method strin
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil || dec.Decode(new(any)) != io.EOF {
-		return &rpcRefusal{status: http.StatusBadRequest, code: mcp.PARSE_ERROR, msg: "El mensaje no es JSON válido."}, false, ""
+		return &rpcRefusal{code: mcp.PARSE_ERROR, msg: msgNotJSON}, false, ""
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -62,7 +81,7 @@ func checkMessage(body []byte) (refusal *rpcRefusal, response bool, method strin
 	if field := schema.RepeatedMember(body); field != "" {
 		msg := fmt.Sprintf("el miembro %s está repetido: envíe cada uno una sola vez", field)
 		if strings.HasPrefix(field, "/params/") {
-			return &rpcRefusal{status: http.StatusOK, code: mcp.INVALID_PARAMS, id: echo, msg: "Parámetros inválidos: " + msg + "."}, false, ""
+			return &rpcRefusal{code: mcp.INVALID_PARAMS, id: echo, msg: "Parámetros inválidos: " + msg + "."}, false, ""
 		}
 		return invalid(echo, msg), false, ""
 	}
@@ -103,7 +122,7 @@ func checkMessage(body []byte) (refusal *rpcRefusal, response bool, method strin
 	}
 	if name == string(mcp.MethodToolsCall) && hasID {
 		bad := func(msg string) *rpcRefusal {
-			return &rpcRefusal{status: http.StatusOK, code: mcp.INVALID_PARAMS, id: echo, msg: "Parámetros inválidos para tools/call: " + msg + "."}
+			return &rpcRefusal{code: mcp.INVALID_PARAMS, id: echo, msg: "Parámetros inválidos para tools/call: " + msg + "."}
 		}
 		if n, ok := p["name"].(string); !ok || n == "" {
 			return bad("«params/name» es obligatorio y debe ser el nombre de una herramienta (un texto)"), false, ""
@@ -116,7 +135,7 @@ func checkMessage(body []byte) (refusal *rpcRefusal, response bool, method strin
 }
 
 func invalid(id any, msg string) *rpcRefusal {
-	return &rpcRefusal{status: http.StatusBadRequest, code: mcp.INVALID_REQUEST, id: id, msg: "Mensaje JSON-RPC inválido: " + msg + "."}
+	return &rpcRefusal{code: mcp.INVALID_REQUEST, id: id, msg: "Mensaje JSON-RPC inválido: " + msg + "."}
 }
 
 // validID: MCP ids are texts or integers, never null.
@@ -158,7 +177,7 @@ func jsonKind(v any) string {
 
 func writeRefusal(w http.ResponseWriter, r *rpcRefusal) {
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, r.status, map[string]any{"jsonrpc": "2.0", "id": r.id, "error": map[string]any{"code": r.code, "message": r.msg}})
+	writeJSON(w, rpcStatus(r.code), map[string]any{"jsonrpc": "2.0", "id": r.id, "error": map[string]any{"code": r.code, "message": r.msg}})
 }
 
 // bufferedResponse holds mcp-go's answer (one JSON body: streaming is disabled) so that its errors can be
@@ -177,8 +196,9 @@ func (b *bufferedResponse) WriteHeader(status int) {
 	}
 }
 
-// send writes the buffered answer to w, with a JSON-RPC error's message in Spanish.
-func (b *bufferedResponse) send(w http.ResponseWriter, method string, tools []string) {
+// send writes the buffered answer to w, with a JSON-RPC error's message in Spanish and its code's
+// status, and the request's id as it came (id: its JSON text; empty for none).
+func (b *bufferedResponse) send(w http.ResponseWriter, method string, tools []string, id json.RawMessage) {
 	if b.status == 0 {
 		b.status = http.StatusOK
 	}
@@ -186,10 +206,17 @@ func (b *bufferedResponse) send(w http.ResponseWriter, method string, tools []st
 	ct := b.header.Get("Content-Type")
 	switch {
 	case strings.HasPrefix(ct, "application/json"):
-		body = spanishRPCError(body, method, tools)
+		var code int
+		if body, code = spanishRPCError(body, method, tools); code != 0 {
+			b.status = rpcStatus(code)
+		}
+		if len(id) > 0 {
+			body = withID(body, id)
+		}
 	case b.status >= 400:
 		// mcp-go's plain-text refusals (a session it cannot find, a body it cannot read).
 		b.header.Set("Content-Type", "application/json")
+		b.status = rpcStatus(mcp.INVALID_REQUEST)
 		body, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": mcp.INVALID_REQUEST,
 			"message": "Mensaje JSON-RPC no admitido por este servidor sin sesiones."}})
 	}
@@ -207,9 +234,39 @@ var goField = regexp.MustCompile(`cannot unmarshal (\w+) into Go struct field [\
 
 var goTypes = map[string]string{"string": "un texto", "number": "un número", "bool": "un booleano", "array": "una lista", "object": "un objeto"}
 
+// withID returns the JSON-RPC message body with the value of its top-level "id" replaced by id, the
+// request's own bytes: mcp-go re-encodes the id it read as a float64 (9007199254740993 would come back
+// as 9007199254740992). A body without a top-level id is returned as it is.
+func withID(body []byte, id json.RawMessage) []byte {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return body
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return body
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return body
+		}
+		if key == "id" {
+			end := int(dec.InputOffset())
+			start := end - len(v)
+			if start < 0 || !bytes.Equal(body[start:end], v) {
+				return body
+			}
+			return slices.Concat(body[:start], id, body[end:])
+		}
+	}
+	return body
+}
+
 // spanishRPCError rewrites the message of a JSON-RPC error from mcp-go (always English, sometimes Go's)
-// by its code; the code, id and data stay. Any other body is returned as it is.
-func spanishRPCError(body []byte, method string, tools []string) []byte {
+// by its code, and returns the code (0 for a body that is no error); the code, id and data stay. Any
+// other body is returned as it is.
+func spanishRPCError(body []byte, method string, tools []string) ([]byte, int) {
 	var msg struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -220,17 +277,17 @@ func spanishRPCError(body []byte, method string, tools []string) []byte {
 		} `json:"error"`
 	}
 	if json.Unmarshal(body, &msg) != nil || msg.Error == nil {
-		return body
+		return body, 0
 	}
 	e := msg.Error
 	switch e.Code {
 	case mcp.PARSE_ERROR:
-		e.Message = "El mensaje no es JSON válido."
+		e.Message = msgNotJSON
 	case mcp.INVALID_REQUEST, mcp.INVALID_PARAMS:
 		e.Message = spanishParams(e.Message, method, tools, &e.Code)
 	case mcp.METHOD_NOT_FOUND:
 		e.Message = fmt.Sprintf("El método JSON-RPC «%s» no existe en este servidor. Métodos: initialize, ping, tools/list, tools/call; "+
-			"con el protocolo 2026-07-28 también server/discover.", method)
+			"con el protocolo 2026-07-28 también server/discover.", schema.Clip(method))
 	case mcp.INTERNAL_ERROR:
 		e.Message = "Error interno del servidor MCP. Vuelva a intentarlo."
 	case mcp.REQUEST_INTERRUPTED:
@@ -248,9 +305,9 @@ func spanishRPCError(body []byte, method string, tools []string) []byte {
 	}
 	out, err := json.Marshal(msg)
 	if err != nil {
-		return body
+		return body, e.Code
 	}
-	return append(out, '\n')
+	return append(out, '\n'), e.Code
 }
 
 // spanishParams explains malformed params: an unknown tool by name, a member of the wrong type by its
@@ -259,9 +316,17 @@ func spanishParams(english, method string, tools []string, code *int) string {
 	if strings.HasPrefix(english, "tool '") {
 		name := strings.TrimPrefix(english, "tool '")
 		name = name[:max(strings.Index(name, "' not found"), 0)]
-		return fmt.Sprintf("La herramienta «%s» no existe. Herramientas: %s.", name, strings.Join(tools, ", "))
+		return fmt.Sprintf("La herramienta «%s» no existe. Herramientas: %s.", schema.Clip(name), strings.Join(tools, ", "))
+	}
+	if *code == mcp.INVALID_PARAMS {
+		if reason := paramsReason(english); reason != "" {
+			return fmt.Sprintf("Parámetros inválidos para %s: %s.", method, reason)
+		}
 	}
 	if !strings.HasPrefix(english, "unparsable ") {
+		if *code == mcp.INVALID_PARAMS {
+			return fmt.Sprintf("Parámetros inválidos para %s: no tienen la forma que pide la especificación MCP para este método.", method)
+		}
 		return fmt.Sprintf("Petición JSON-RPC inválida para «%s».", method)
 	}
 	*code = mcp.INVALID_PARAMS
@@ -284,4 +349,28 @@ func spanishParams(english, method string, tools []string, code *int) string {
 		msg = fmt.Sprintf("Parámetros inválidos para %s: «%s» debe ser %s (se recibió %s)", method, strings.ReplaceAll(path, ".", "/"), want, goTypes[m[1]])
 	}
 	return msg + "."
+}
+
+// paramsReason says in Spanish why mcp-go refused a request's params (-32602), from its English text;
+// "" when the text is not one it is known to write.
+func paramsReason(english string) string {
+	const meta = "missing or invalid _meta field "
+	switch {
+	case strings.HasPrefix(english, "illegal base64 data"):
+		// listByPagination: a cursor is base64 of the last name of the previous page.
+		return "«params/cursor» no es un cursor de esta lista: use tal cual el nextCursor de la respuesta anterior, u omítalo para la primera página"
+	case strings.HasPrefix(english, meta):
+		key := strings.TrimPrefix(english, meta)
+		var what string
+		switch key {
+		case mcp.MetaKeyProtocolVersion:
+			what = "la versión del protocolo (la misma de la cabecera " + mcp.HeaderProtocolVersion + ")"
+		case mcp.MetaKeyClientCapabilities:
+			what = "un objeto con las capacidades del cliente ({} si no declara ninguna)"
+		default:
+			key, what = schema.Clip(key), "un valor válido"
+		}
+		return fmt.Sprintf("con el protocolo %s, «params/_meta» debe llevar «%s» con %s", mcp.ProtocolVersion20260728, key, what)
+	}
+	return ""
 }

@@ -106,7 +106,7 @@ func decodeBody(body []byte, check func([]byte) []schema.FieldError, v any) *Pro
 func (s *Service) report(ctx context.Context, id string, in *schema.ReportInput, addr string) (*schema.ReportResult, error) {
 	id = store.NormalizeID(id)
 	if !store.ValidID(id) {
-		return nil, invalidParams([]schema.FieldError{paramError("id", fmt.Sprintf("«id» %q no tiene la forma de un id (16 caracteres, p. ej. 01k2x3y4z5a6b7c8)", id))})
+		return nil, invalidParams([]schema.FieldError{paramError("id", badIDMessage(id))})
 	}
 	if !slices.Contains(schema.ReportReasons, in.Reason) {
 		return nil, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Datos inválidos: motivo desconocido.",

@@ -58,7 +58,7 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 	enum := func(name string, v *string, allowed []string) {
 		*v = strings.TrimSpace(*v)
 		if *v != "" && !slices.Contains(allowed, *v) {
-			errs = append(errs, paramError(name, fmt.Sprintf("«%s» no admite %q; valores permitidos: %s", name, *v, strings.Join(allowed, ", ")), allowed...))
+			errs = append(errs, paramError(name, fmt.Sprintf("«%s» no admite %s; valores permitidos: %s", name, schema.Quote(*v), strings.Join(allowed, ", ")), allowed...))
 		}
 	}
 	enum("emergencySlug", &q.EmergencySlug, s.knownSlugs())
@@ -73,13 +73,13 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 		case 1:
 			q.Municipio, spec.Municipio = ms[0].Code, ms[0].Code
 		case 0:
-			errs = append(errs, paramError("municipio", fmt.Sprintf("«municipio» %q no es el código DIVIPOLA (5 dígitos) ni el nombre de ningún municipio", q.Municipio)))
+			errs = append(errs, paramError("municipio", fmt.Sprintf("«municipio» %s no es el código DIVIPOLA (5 dígitos) ni el nombre de ningún municipio", schema.Quote(q.Municipio))))
 		default:
 			var names []string
 			for _, m := range ms {
 				names = append(names, m.Code+" "+places.Label(m))
 			}
-			errs = append(errs, paramError("municipio", fmt.Sprintf("«municipio» %q nombra varios municipios: dé su código (%s) o añada el departamento", q.Municipio, strings.Join(names, ", "))))
+			errs = append(errs, paramError("municipio", fmt.Sprintf("«municipio» %s nombra varios municipios: dé su código (%s) o añada el departamento", schema.Quote(q.Municipio), strings.Join(names, ", "))))
 		}
 	}
 	q.Q = strings.TrimSpace(q.Q)
@@ -116,7 +116,7 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 	if q.Since = strings.TrimSpace(q.Since); q.Since != "" {
 		t, err := time.Parse(time.RFC3339Nano, q.Since)
 		if err != nil {
-			errs = append(errs, paramError("since", fmt.Sprintf("«since» debe ser una fecha y hora RFC 3339, p. ej. 2026-08-11T14:30:00Z (se recibió %q)", q.Since)))
+			errs = append(errs, paramError("since", fmt.Sprintf("«since» debe ser una fecha y hora RFC 3339, p. ej. 2026-08-11T14:30:00Z (se recibió %s)", schema.Quote(q.Since))))
 		}
 		spec.Since = t
 		if spec.Near || len(spec.Words) > 0 || spec.Municipio != "" {
@@ -210,6 +210,11 @@ func goneRecord(st string) *Problem {
 	return &Problem{Status: http.StatusGone, Body: schema.ErrorBody{Code: schema.CodeGone, Error: msg}}
 }
 
+// badIDMessage tells that id (as given, at most 40 characters of it) is not a record id.
+func badIDMessage(id string) string {
+	return fmt.Sprintf("«id» %s no tiene la forma de un id (16 caracteres, p. ej. 01k2x3y4z5a6b7c8)", schema.Quote(id))
+}
+
 // unknownRecord is the problem of a detail read of an id that does not exist.
 func unknownRecord(id string) *Problem {
 	return &Problem{Status: http.StatusNotFound, Body: schema.ErrorBody{Code: "not_found",
@@ -224,7 +229,7 @@ func (s *Service) helpDetail(ctx context.Context, base, id string) (*schema.Publ
 	case id == "":
 		return nil, invalidParams([]schema.FieldError{paramError("id", "«id» es obligatorio con view=detail")})
 	case !store.ValidID(id):
-		return nil, invalidParams([]schema.FieldError{paramError("id", fmt.Sprintf("«id» %q no tiene la forma de un id (16 caracteres, p. ej. 01k2x3y4z5a6b7c8)", id))})
+		return nil, invalidParams([]schema.FieldError{paramError("id", badIDMessage(id))})
 	}
 	rec, err := s.store.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -265,7 +270,7 @@ func (s *Service) panorama(ctx context.Context, base, slug string) (*schema.Pano
 	if slug != "" && len(ems) == 0 {
 		known := s.knownSlugs()
 		return nil, invalidParams([]schema.FieldError{paramError("emergencySlug",
-			fmt.Sprintf("«emergencySlug» no admite %q; valores permitidos: %s", slug, strings.Join(known, ", ")), known...)})
+			fmt.Sprintf("«emergencySlug» no admite %s; valores permitidos: %s", schema.Quote(slug), strings.Join(known, ", ")), known...)})
 	}
 	slugs := make([]string, len(ems))
 	for i, e := range ems {

@@ -109,6 +109,8 @@ type Problem struct {
 	Body   schema.ErrorBody
 	// RetryAfter, in seconds, is sent as Retry-After when positive.
 	RetryAfter int
+	// Challenge is sent as WWW-Authenticate when set (a 401).
+	Challenge string
 	// loggedOnce: its cause is logged where it starts and stops (the store's write state), so the
 	// publication log takes it at DEBUG, not a WARN line per request.
 	loggedOnce bool
@@ -173,13 +175,26 @@ func (s *Service) validate(body []byte, forcedType string) (*schema.Publication,
 	return pub, nil
 }
 
-// dryRun validates body exactly as publish does, and stores nothing: the answer to dryRun=true.
-func (s *Service) dryRun(body []byte, forcedType string) (*schema.DryRunResult, error) {
+// dryRun validates body exactly as publish does, and stores nothing: the answer to dryRun=true. A pair
+// already stored is told as publish would tell it: a duplicate, whether the content matches, its id.
+func (s *Service) dryRun(ctx context.Context, base string, body []byte, forcedType string) (*schema.DryRunResult, error) {
 	pub, err := s.validate(body, forcedType)
 	if err != nil {
 		return nil, err
 	}
-	return &schema.DryRunResult{OK: true, DryRun: true, Record: *pub}, nil
+	res := &schema.DryRunResult{OK: true, DryRun: true, Record: *pub}
+	stored, err := s.store.Lookup(ctx, pub.Source, pub.ExternalID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return res, nil
+	case err != nil:
+		return nil, err
+	}
+	stored = readAt(stored, s.now())
+	same := samePublication(&stored.Publication, pub)
+	res.Duplicate, res.ContentMatches, res.ID, res.Status = true, &same, stored.ID, stored.Status
+	res.PublicURL = base + schema.RecordPath(stored.ID)
+	return res, nil
 }
 
 func samePublication(a, b *schema.Publication) bool {
@@ -227,7 +242,7 @@ func (s *Service) selectEmergency(pub *schema.Publication) *Problem {
 				return nil
 			}
 		}
-		msg := fmt.Sprintf("«emergencySlug» %q no es una emergencia activa; emergencias activas: %s", pub.EmergencySlug, list)
+		msg := fmt.Sprintf("«emergencySlug» %s no es una emergencia activa; emergencias activas: %s", schema.Quote(pub.EmergencySlug), list)
 		return badRequest(&schema.ErrorBody{Code: schema.CodeUnknownEmergency, Error: "Emergencia desconocida o inactiva: " + msg + ".",
 			Details: []schema.FieldError{{Field: "/emergencySlug", Message: msg, Allowed: slugs}}})
 	case len(s.active) == 1:

@@ -2,8 +2,8 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,13 +23,19 @@ func act(t *testing.T, s *testserver.Server, id, token, action string) (*http.Re
 		h = append(h, "Authorization", "Bearer "+token)
 	}
 	body := []byte(fmt.Sprintf(`{"action":%q}`, action))
-	resp, out := call(t, s, "POST", schema.ActionsPath(id), body, h...)
-	raw, _ := io.ReadAll(resp.Body)
+	path := schema.ActionsPath(id)
+	resp, raw := s.Do("POST", path, body, h...)
+	s.CheckOpenAPI(s.NewRequest("POST", path, body, h...), resp, raw)
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: answer is not JSON: %v\n%s", path, err, raw)
+	}
 	return resp, out, raw
 }
 
 // TestManageActions: the token of a publication, every transition and every forbidden one, identical
-// 403s for strangers, a withdrawal that erases the contact and that a retry never undoes.
+// 401s without a token and identical 403s for a wrong one, a withdrawal that erases the contact and
+// that a retry never undoes.
 func TestManageActions(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	body := validRequest()
@@ -49,12 +55,28 @@ func TestManageActions(t *testing.T) {
 	_, second := publish(t, s, validOffer())
 	otherToken := second["manageToken"].(string)
 
-	// Strangers: missing, wrong, other record's token, for this id and for an unknown one: one body.
+	// Strangers: no token is a 401 with the Bearer challenge; a wrong or other record's token a 403; each
+	// one body, for this id and for an unknown one.
 	var first []byte
-	for _, c := range []struct{ id, token string }{{id, ""}, {id, "x"}, {id, otherToken}, {id, token + "x"},
-		{"06fz0000000000zz", token}, {"nope", ""}, {second["id"].(string), token}} {
+	for _, c := range []struct{ id, token string }{{id, ""}, {"06fz0000000000zz", ""}, {"nope", ""}} {
 		resp, _, raw := act(t, s, c.id, c.token, "withdraw")
-		if resp.StatusCode != 403 {
+		if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") != "Bearer" {
+			t.Fatalf("%+v: %d WWW-Authenticate %q %s", c, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), raw)
+		}
+		if first == nil {
+			first = raw
+		} else if !bytes.Equal(raw, first) {
+			t.Fatalf("401 bodies differ: %s vs %s", raw, first)
+		}
+	}
+	if !strings.Contains(string(first), `"code":"unauthorized"`) {
+		t.Fatalf("401 body: %s", first)
+	}
+	first = nil
+	for _, c := range []struct{ id, token string }{{id, "x"}, {id, otherToken}, {id, token + "x"},
+		{"06fz0000000000zz", token}, {"nope", "x"}, {second["id"].(string), token}} {
+		resp, _, raw := act(t, s, c.id, c.token, "withdraw")
+		if resp.StatusCode != 403 || resp.Header.Get("WWW-Authenticate") != "" {
 			t.Fatalf("%+v: %d %s", c, resp.StatusCode, raw)
 		}
 		if first == nil {

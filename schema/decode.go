@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	invjs "github.com/invopop/jsonschema"
 	"github.com/nyaruka/phonenumbers"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -39,7 +41,21 @@ const (
 type compiled struct {
 	schema *jsonschema.Schema
 	order  []string        // property order, for stable details
-	texts  map[string]bool // free-text properties: empty after trimming counts as absent
+	texts  map[string]bool // free-text properties: empty after trimming counts as absent (freeText)
+}
+
+// freeText reports whether p is a free text, whose value empty after trimming counts as absent: a string
+// that is not a choice (enum, const) nor a code whose pattern refuses the empty text (placeCode: "" is
+// no code, and is refused). A required string is one too, so that empty it is missing, not malformed.
+func freeText(p *invjs.Schema, required bool) bool {
+	if p.Type != "string" || p.Enum != nil || p.Const != nil {
+		return false
+	}
+	if required || p.Pattern == "" {
+		return true
+	}
+	re, err := regexp.Compile(p.Pattern)
+	return err != nil || re.MatchString("")
 }
 
 var validators = sync.OnceValue(func() map[string]*compiled {
@@ -59,7 +75,7 @@ var validators = sync.OnceValue(func() map[string]*compiled {
 		}
 		texts := map[string]bool{}
 		for k, p := range s.Properties.FromOldest() {
-			texts[k] = p.Type == "string" && p.Enum == nil && p.Const == nil
+			texts[k] = freeText(p, slices.Contains(s.Required, k))
 		}
 		out[typ] = &compiled{schema: sch, order: slices.Collect(s.Properties.KeysFromOldest()), texts: texts}
 	}
@@ -340,7 +356,7 @@ func syntaxError(body []byte, err error) *structError {
 	field, name := string(se.JSONPointer), fieldName(slices.Collect(se.JSONPointer.Tokens()))
 	switch rest := body[min(se.ByteOffset, int64(len(body))):]; {
 	case errors.Is(se.Err, jsontext.ErrDuplicateName):
-		return &structError{msg: fmt.Sprintf("la clave %q está repetida", se.JSONPointer.LastToken()), field: field,
+		return &structError{msg: fmt.Sprintf("la clave %s está repetida", Quote(se.JSONPointer.LastToken())), field: field,
 			detail: name + " está repetido"}
 	case !utf8.Valid(body):
 		return &structError{msg: "no es UTF-8 válido", field: field}
@@ -373,6 +389,9 @@ func boundedExponent(n string) bool {
 	e, err := strconv.Atoi(n[i+1:])
 	return err == nil && e >= -maxExponent && e <= maxExponent
 }
+
+// Pointer is the JSON pointer (RFC 6901) of the member at tokens: Pointer("query", "a/b") is /query/a~1b.
+func Pointer(tokens ...string) string { return pointer(tokens) }
 
 func pointer(loc []string) string {
 	if len(loc) == 0 {
@@ -460,6 +479,10 @@ func collect(ve *jsonschema.ValidationError, out []FieldError) []FieldError {
 			add(badPhone.Message)
 			break
 		}
+		if k.Got == "" { // a code (placeCode) is no free text: empty, it is not taken as absent
+			add(fmt.Sprintf("%s está vacío: envíe un valor con el formato esperado (%s), u omita el campo", name, k.Want))
+			break
+		}
 		add(fmt.Sprintf("%s no tiene el formato esperado (%s)", name, k.Want))
 	default:
 		add(fmt.Sprintf("%s no es válido", name))
@@ -494,10 +517,7 @@ func ratString(r *big.Rat) string {
 func display(v any) string {
 	switch v := v.(type) {
 	case string:
-		if utf8.RuneCountInString(v) > 40 {
-			v = string([]rune(v)[:40]) + "…"
-		}
-		return fmt.Sprintf("%q", v)
+		return Quote(v)
 	case nil:
 		return "null"
 	case json.Number:

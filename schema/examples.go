@@ -75,6 +75,8 @@ func exampleDiscovery() Discovery {
 var ErrorExamples = map[string]ErrorBody{
 	"400": {Code: CodeInvalidBody, Error: "Datos inválidos: «latitude» debe ser menor o igual que 13.6.",
 		Details: []FieldError{{Field: "/latitude", Message: "«latitude» debe ser menor o igual que 13.6"}}},
+	"401": {Code: CodeUnauthorized, Error: "Falta el código para gestionar esta publicación: envíelo en la cabecera Authorization: Bearer <manageToken>, el que recibió al publicarla.",
+		Details: []FieldError{{Field: "/header/Authorization", Message: "falta «Authorization: Bearer <manageToken>»"}}},
 	"403": {Code: CodeForbidden, Error: "El código para gestionar esta publicación no es válido. Use el enlace o el código que recibió al publicarla."},
 	"409": {Code: CodeInvalidTransition, Error: "La publicación está retirada: no admite la acción reopen."},
 	"404": {Code: "not_found", Error: "No existe ningún registro con id \"" + exampleID + "\"."},
@@ -109,7 +111,7 @@ var OperationExamples = map[string]OperationExample{
 				Message: "Gracias: el reporte quedó registrado. Por ahora no se oculta nada automáticamente (hubo muchos reportes recientes): lo decidirá quien opera el servicio, en cuanto lo revise."}}}},
 	},
 	"actOnHelp": {
-		Request: []Example{{Name: "resolver", Summary: "Marcar como resuelta (sin Authorization: Bearer <manageToken> responde 403)", Status: "403",
+		Request: []Example{{Name: "resolver", Summary: "Marcar como resuelta (sin Authorization: Bearer <manageToken> responde 401)", Status: "401",
 			Value: ActionRequest{Action: ActionResolve}}},
 		Responses: map[string][]Example{"200": {{Name: "resuelta", Value: ActionResult{OK: true, ID: exampleID, Action: ActionResolve, Changed: true,
 			Status: "resolved", UpdatedAt: exampleTime, PublicURL: "https://ayuda.example.org" + RecordPathPrefix + exampleID}}}},

@@ -19,6 +19,7 @@ const (
 
 // The codes of the publisher's actions.
 const (
+	CodeUnauthorized      = "unauthorized" // 401: no Authorization: Bearer at all
 	CodeForbidden         = "forbidden"
 	CodeInvalidTransition = "invalid_transition"
 )

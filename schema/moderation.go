@@ -94,7 +94,7 @@ func reportsPathItem() map[string]any {
 			"requestBody": map[string]any{"required": true, "content": jsonBody(ref("ReportInput"))},
 			"responses": map[string]any{
 				"202": map[string]any{"description": "Reporte registrado.", "headers": hdrs("Cache-Control"), "content": jsonBody(ref("ReportResult"))},
-				"400": errResp("Datos inválidos (invalid_body con details por campo, invalid_json; invalid_parameter si el id no tiene la forma de un id)."),
+				"400": errResp("Datos inválidos (invalid_body con details por campo, invalid_json; invalid_parameter, con details en /path/id, si el id no tiene la forma de un id)."),
 				"404": errResp("No existe ese registro (not_found)."),
 				"410": errResp("El registro fue retirado o ya está oculto (gone)."),
 				"413": errResp("Cuerpo de más de 64 KiB (body_too_large)."),
@@ -107,9 +107,11 @@ func reportsPathItem() map[string]any {
 	}
 }
 
-// withIDParam declares the {id} of a templated path on op (every operation of such a path must).
+// withIDParam declares the {id} of a templated path on op (every operation of such a path must), with
+// the schema of the query's id (HelpQuery): the same 16-character pattern the server requires.
 func withIDParam(op map[string]any) map[string]any {
-	op["parameters"] = []any{map[string]any{"name": "id", "in": "path", "required": true, "description": "Id del registro (16 caracteres).",
-		"schema": map[string]any{"type": "string", "minLength": 1}}}
+	id, _ := reflectSchema(&HelpQuery{}).Properties.Get("id")
+	op["parameters"] = []any{map[string]any{"name": "id", "in": "path", "required": true, "description": "Id del registro (16 caracteres; no distingue mayúsculas).",
+		"schema": map[string]any{"type": "string", "pattern": id.Pattern}}}
 	return op
 }

@@ -19,6 +19,7 @@ var openAPIHeaders = map[string]any{
 	"Access-Control-Allow-Headers":  map[string]any{"description": "CORS: cabeceras permitidas.", "schema": map[string]any{"type": "string"}},
 	"Access-Control-Max-Age":        map[string]any{"description": "CORS: segundos que el navegador guarda la respuesta previa.", "schema": map[string]any{"type": "string"}},
 	"Allow":                         map[string]any{"description": "Métodos que admite la ruta.", "schema": map[string]any{"type": "string"}},
+	"WWW-Authenticate":              map[string]any{"description": "El esquema de autenticación que pide la ruta.", "schema": map[string]any{"type": "string", "const": ManageTokenScheme}},
 }
 
 // everyAnswer are the headers that every answer carries (backend.SetCommonHeaders).
@@ -41,13 +42,6 @@ func jsonBody(schemaRef map[string]any) map[string]any {
 // errResp is an error answer: never cached.
 func errResp(desc string, extraHeaders ...string) map[string]any {
 	return map[string]any{"description": desc, "headers": hdrs(slices.Concat(extraHeaders, []string{"Cache-Control"})...), "content": jsonBody(ref("Error"))}
-}
-
-// notAllowed is a method a path refuses with 405 and the methods it takes.
-func notAllowed(operationID string) map[string]any {
-	return map[string]any{"operationId": operationID, "tags": []string{"api"}, "summary": "Método no permitido: 405",
-		"description": "Esta ruta solo admite los métodos de la cabecera Allow.",
-		"responses":   map[string]any{"405": errResp("Método no permitido (method_not_allowed).", "Allow")}}
 }
 
 // headOf is GET's twin for HEAD: the same status codes and headers, no body.
@@ -81,14 +75,6 @@ const MCPMethods = "POST, OPTIONS"
 // mcpMethodsHeader documents a header of /mcp whose value is always MCPMethods.
 func mcpMethodsHeader(desc string) map[string]any {
 	return map[string]any{"description": desc, "schema": map[string]any{"type": "string", "const": MCPMethods}}
-}
-
-// mcpNotAllowed is a method /mcp refuses, as a server with neither stream nor sessions does.
-func mcpNotAllowed(operationID, summary, description string) map[string]any {
-	resp := rpcErr("Método no permitido.")
-	resp["headers"].(map[string]any)["Allow"] = mcpMethodsHeader("Métodos que admite /mcp.")
-	return map[string]any{"operationId": operationID, "tags": []string{"mcp"}, "summary": summary, "description": description,
-		"responses": map[string]any{"405": resp}}
 }
 
 // mcpPreflight is /mcp's CORS preflight: the methods it allows are the ones it serves.
@@ -136,7 +122,8 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 	}
 	schemas["JSONRPCResponse"], schemas["JSONRPCError"] = jsonRPCSchemas()
 	publishResponses := map[string]any{
-		"201": map[string]any{"description": "Publicado: el registro se creó y está guardado en disco.", "headers": hdrs("Location", "Cache-Control"), "content": jsonBody(ref("PublishResult"))},
+		"201": map[string]any{"description": "Publicado: el registro se creó y está guardado en disco.", "headers": hdrs("Location", "Cache-Control"), "content": jsonBody(ref("PublishResult")),
+			"links": publishLinks()},
 		"200": map[string]any{"description": "Reintento idempotente: el par (source, externalId) ya existía; no se creó nada. contentMatches=false avisa de que el contenido enviado difiere del guardado. Con dryRun=true: la publicación es válida y esto es lo que se guardaría (DryRunResult); no se guardó nada.",
 			"headers": hdrs("Cache-Control"), "content": jsonBody(map[string]any{"oneOf": []any{ref("PublishResult"), ref("DryRunResult")}})},
 		"400": errResp("Datos inválidos (invalid_body, invalid_json, consent_required, emergency_required, unknown_emergency, no_active_emergency; invalid_request si llegan varias cabeceras Content-Type). details nombra cada campo con un puntero JSON. Sin public_url configurada, un encabezado Host que no es un nombre de host responde invalid_request."),
@@ -158,11 +145,13 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 		"openapi":           "3.1.0",
 		"jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
 		"info": map[string]any{
-			"title":       "directaid: red pública de ayuda directa",
-			"version":     APIVersion,
-			"summary":     "Publicar solicitudes y ofrecimientos de ayuda durante una emergencia.",
-			"description": "API pública, sin autenticación e idempotente. El par (source, externalId) identifica un registro: reintentar no crea duplicados. El teléfono de contacto se publica, por eso publishContact debe ser true. Todas las respuestas llevan la cabecera API-Version y CORS abierto (Access-Control-Allow-Origin: *).",
-			"license":     map[string]any{"name": "Apache-2.0", "identifier": "Apache-2.0"},
+			"title":   "directaid: red pública de ayuda directa",
+			"version": APIVersion,
+			"summary": "Publicar solicitudes y ofrecimientos de ayuda durante una emergencia.",
+			"description": "API pública, sin autenticación e idempotente. El par (source, externalId) identifica un registro: reintentar no crea duplicados. El teléfono de contacto se publica, por eso publishContact debe ser true. Todas las respuestas llevan la cabecera API-Version y CORS abierto (Access-Control-Allow-Origin: *).\n\n" +
+				"Un método que una ruta no admite (los que no están en este documento: PUT, PATCH o DELETE en " + HelpPath + ", POST en " + OpenAPIPath + "…) responde 405 con la cabecera Allow, los métodos que sí admite, y el cuerpo Error con code method_not_allowed. " +
+				"En " + MCPPath + ", GET (no hay flujo SSE iniciado por el servidor, como permite la especificación MCP), DELETE (no hay sesiones que cerrar), HEAD, PUT y PATCH responden 405 con Allow: " + MCPMethods + " y un error JSON-RPC (-32000).",
+			"license": map[string]any{"name": "Apache-2.0", "identifier": "Apache-2.0"},
 		},
 		"servers": []any{map[string]any{"url": serverURL}},
 		// No authentication: an empty requirement list says so explicitly.
@@ -188,9 +177,6 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 					"responses": publishResponses,
 				},
 				"options": preflight("preflightHelp"),
-				"put":     notAllowed("putHelp"),
-				"patch":   notAllowed("patchHelp"),
-				"delete":  notAllowed("deleteHelp"),
 			},
 			HelpPath + "/{id}" + ReportsSuffix: reportsPathItem(), // moderation.go
 			HelpPath + "/{id}" + ActionsSuffix: actionsPath(),
@@ -198,7 +184,6 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 				"get":     getOpenAPI,
 				"head":    headOf(getOpenAPI, "headOpenAPI"),
 				"options": preflight("preflightOpenAPI"),
-				"post":    notAllowed("postOpenAPI"),
 			},
 			MCPPath: map[string]any{
 				"post": map[string]any{
@@ -211,18 +196,16 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 						"type": "object", "required": []string{"jsonrpc"}, "properties": map[string]any{"jsonrpc": map[string]any{"const": "2.0"}, "method": map[string]any{"type": "string"}},
 					}}}},
 					"responses": map[string]any{
-						"200": map[string]any{"description": "Respuesta JSON-RPC (resultado o error). Los errores del protocolo conservan su código JSON-RPC y su mensaje está en español: -32601 método desconocido, -32602 parámetros inválidos (p. ej. una herramienta que no existe).", "headers": hdrs("Cache-Control"), "content": jsonBody(ref("JSONRPCResponse"))},
+						"200": map[string]any{"description": "Respuesta JSON-RPC: el resultado (los argumentos inválidos de una herramienta son un resultado con isError true, que explica cada campo), o un error interno (-32603). Cada código de error JSON-RPC tiene un solo estado HTTP, con cualquier versión del protocolo: 400 para -32700, -32600, -32602, -32020, -32021 y -32022; 404 para -32601; 200 para los demás. El id de la respuesta es el de la petición, tal cual (también enteros de más de 2^53). Los mensajes de error están en español y dicen la causa.", "headers": hdrs("Cache-Control"), "content": jsonBody(ref("JSONRPCResponse"))},
 						"202": map[string]any{"description": "Notificación o respuesta JSON-RPC válida aceptada; sin cuerpo (este servidor sin estado no envía peticiones, así que una respuesta se ignora).", "headers": hdrs("Cache-Control")},
-						"400": rpcErr("Mensaje inválido: JSON mal formado (-32700); JSON que no es una petición, una notificación ni una respuesta JSON-RPC 2.0 válida, p. ej. un id null, un objeto o con decimales, o un method que no es un texto (-32600, con id null cuando no se puede leer); lote JSON-RPC; varias cabeceras Content-Type; versión de protocolo no admitida o cabeceras que no concuerdan con el cuerpo (2026-07-28); o, sin public_url configurada, un encabezado Host que no es un nombre de host."),
+						"400": rpcErr("Mensaje inválido: JSON mal formado (-32700); JSON que no es una petición, una notificación ni una respuesta JSON-RPC 2.0 válida, p. ej. un id null, un objeto o con decimales, o un method que no es un texto (-32600, con id null cuando no se puede leer); lote JSON-RPC (-32600); parámetros inválidos (-32602: p. ej. una herramienta que no existe, un cursor que no es de tools/list, o sin los _meta que pide 2026-07-28); varias cabeceras Content-Type; versión de protocolo no admitida o cabeceras que no concuerdan con el cuerpo (2026-07-28, -32020 a -32022); o, sin public_url configurada, un encabezado Host que no es un nombre de host."),
 						"403": rpcErr("Host u Origin ajeno en un servidor local (protección contra DNS rebinding)."),
-						"404": rpcErr("Método JSON-RPC desconocido (protocolo 2026-07-28)."),
+						"404": rpcErr("Método JSON-RPC desconocido (-32601), con cualquier versión del protocolo."),
 						"413": rpcErr("Mensaje de más de 128 KiB."),
 						"415": rpcErr("Content-Type distinto de application/json."),
 						"429": errResp("Límite temporal alcanzado (rate_limited): solo en tools/call de las herramientas de publicación (límite de publicación) y de ver_ayuda (límite de view=detail). Reintente tras Retry-After segundos, con el mismo externalId si publicaba.", "Retry-After"),
 					},
 				},
-				"get":     mcpNotAllowed("mcpStream", "No hay flujo SSE: 405", "El servidor no ofrece un flujo de eventos iniciado por el servidor; según la especificación MCP responde 405 con Allow: "+MCPMethods+". Igual HEAD, PUT y PATCH."),
-				"delete":  mcpNotAllowed("mcpDelete", "Sin sesiones: 405", "No hay sesiones que cerrar; responde 405 con Allow: "+MCPMethods+"."),
 				"options": mcpPreflight(),
 			},
 		},
@@ -233,6 +216,17 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 	}
 	addExamples(doc["paths"].(map[string]any)) // examples.go
 	return json.MarshalIndent(doc, "", "  ")
+}
+
+// publishLinks lead from a publication's 201 to what can be done with the record next, by its id.
+func publishLinks() map[string]any {
+	id := map[string]any{"id": "$response.body#/id"}
+	return map[string]any{
+		"actOnHelp": map[string]any{"operationId": "actOnHelp", "parameters": id,
+			"description": "Resolver, reabrir, renovar o retirar el registro creado, con el manageToken de esta misma respuesta en Authorization: Bearer."},
+		"reportHelp": map[string]any{"operationId": "reportHelp", "parameters": id,
+			"description": "Reportar el registro creado (spam, fraude, un número sin permiso…)."},
+	}
 }
 
 // actionsPath documents the publisher's actions on a record (manage.go).
@@ -246,7 +240,8 @@ func actionsPath() map[string]any {
 		"responses": map[string]any{
 			"200": map[string]any{"description": "Hecho (o ya estaba hecho: changed false).", "headers": hdrs("Cache-Control"), "content": jsonBody(ref("ActionResult"))},
 			"400": errResp("Acción desconocida o cuerpo inválido (invalid_body, invalid_json; invalid_request si llegan varias cabeceras Content-Type)."),
-			"403": errResp("Falta el código, no es válido o es de otro registro (forbidden). La respuesta es la misma exista o no el registro."),
+			"401": errResp("Falta la cabecera Authorization: Bearer <manageToken>, o no lleva un código (unauthorized, con details en /header/Authorization). La respuesta es la misma exista o no el registro.", "WWW-Authenticate"),
+			"403": errResp("El código no es válido o es de otro registro (forbidden). La respuesta es la misma exista o no el registro."),
 			"409": errResp("El estado del registro no admite la acción (invalid_transition): por ejemplo reabrir uno retirado."),
 			"413": errResp("Cuerpo de más de 64 KiB (body_too_large)."),
 			"415": errResp("Content-Type distinto de application/json (unsupported_media_type)."),

@@ -27,7 +27,7 @@ func locationFaults(p *Publication, lookup bool) []FieldError {
 	if lookup {
 		if pl, ok := places.Lookup(p.PlaceCode); !ok || pl.Kind() == places.Departamento {
 			out = append(out, FieldError{Field: "/placeCode", Message: fmt.Sprintf(
-				"«placeCode» %q no es el código DIVIPOLA de ningún municipio ni centro poblado (la lista está en /lugares.tsv)", p.PlaceCode)})
+				"«placeCode» %s no es el código DIVIPOLA de ningún municipio ni centro poblado (la lista está en /lugares.tsv)", Quote(p.PlaceCode))})
 		}
 	}
 	if p.LocationPrecision != "" && !hasLat && !hasLon {

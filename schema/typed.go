@@ -201,7 +201,7 @@ var typedChecks = sync.OnceValue(func() *typedCheckSet {
 			switch p.kind {
 			case "string":
 				ts.strings = append(ts.strings, typedField{idx, p})
-				if p.enum == nil && p.constant == nil {
+				if c.texts[name] {
 					out.texts[name] = true
 				}
 			case "boolean":

@@ -123,7 +123,7 @@ type Publication struct {
 
 // FieldError names one violated constraint: a JSON pointer into the body and a Spanish message.
 type FieldError struct {
-	Field   string   `json:"field" jsonschema_description:"Puntero JSON (RFC 6901) al campo, p. ej. /latitude."`
+	Field   string   `json:"field" jsonschema_description:"Puntero JSON (RFC 6901) al campo: del cuerpo (/latitude), de la consulta (/query/limit), de la ruta (/path/id) o de una cabecera (/header/Authorization)."`
 	Message string   `json:"message" jsonschema_description:"Qué está mal, en español."`
 	Allowed []string `json:"allowed,omitempty" jsonschema_description:"Valores permitidos, cuando aplica."`
 }
@@ -131,7 +131,7 @@ type FieldError struct {
 // ErrorBody is the body of every error response.
 type ErrorBody struct {
 	Error   string       `json:"error" jsonschema_description:"Mensaje en español."`
-	Code    string       `json:"code" jsonschema:"enum=invalid_body,enum=invalid_json,enum=invalid_parameter,enum=consent_required,enum=emergency_required,enum=unknown_emergency,enum=unknown_place,enum=no_active_emergency,enum=unsupported_media_type,enum=body_too_large,enum=method_not_allowed,enum=invalid_request,enum=rate_limited,enum=not_found,enum=gone,enum=forbidden,enum=invalid_transition,enum=internal_error,enum=unavailable" jsonschema_description:"Código estable en inglés."`
+	Code    string       `json:"code" jsonschema:"enum=invalid_body,enum=invalid_json,enum=invalid_parameter,enum=consent_required,enum=emergency_required,enum=unknown_emergency,enum=unknown_place,enum=no_active_emergency,enum=unsupported_media_type,enum=body_too_large,enum=method_not_allowed,enum=invalid_request,enum=rate_limited,enum=not_found,enum=gone,enum=unauthorized,enum=forbidden,enum=invalid_transition,enum=internal_error,enum=unavailable" jsonschema_description:"Código estable en inglés."`
 	Details []FieldError `json:"details,omitempty" jsonschema:"maxItems=20" jsonschema_description:"Cada restricción violada, hasta 20 (las demás se cuentan en detailsOmitted)."`
 	// DetailsOmitted bounds the answer to any request: a URL with thousands of unknown parameters must not
 	// get an answer many times its size.

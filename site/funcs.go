@@ -109,7 +109,7 @@ var errorCodes = map[string]struct {
 	meaning string
 }{
 	"invalid_body":           {400, "Uno o varios campos no cumplen las reglas. `details` nombra cada uno con un puntero JSON (por ejemplo `/latitude`) y un mensaje."},
-	"invalid_parameter":      {400, "Un parámetro de consulta es desconocido, está repetido o no es válido; `details` lo nombra como `/query/<nombre>`."},
+	"invalid_parameter":      {400, "Un parámetro de consulta es desconocido, está repetido o no es válido, o el `id` de la ruta no tiene la forma de un id; `details` lo nombra como `/query/<nombre>` o `/path/id`."},
 	"invalid_json":           {400, "El cuerpo no es JSON válido: error de sintaxis, texto que no es UTF-8 o una clave repetida."},
 	"consent_required":       {400, "`publishContact` falta o no es el booleano `true`."},
 	"emergency_required":     {400, "Hay varias emergencias activas y falta `emergencySlug`; `details` lista las válidas."},
@@ -123,7 +123,8 @@ var errorCodes = map[string]struct {
 	"rate_limited":           {429, "Se alcanzó el límite temporal. Espere los segundos de `Retry-After` y reintente con el mismo `externalId`."},
 	"not_found":              {404, "La ruta no existe."},
 	"gone":                   {410, "El registro fue retirado (por quien lo publicó o por el operador) o está oculto mientras se revisa: ya no se muestra. Un espejo lo quita (llega como `removed` en `since`)."},
-	"forbidden":              {403, "Las acciones del publicador (`POST /api/public/v1/help/{id}/actions`) llevan el `manageToken` de la publicación en `Authorization: Bearer`; falta, no es válido o es de otro registro. La respuesta es la misma exista o no el registro."},
+	"unauthorized":           {401, "Las acciones del publicador (`POST /api/public/v1/help/{id}/actions`) llevan el `manageToken` de la publicación en `Authorization: Bearer`, y falta. Responde con `WWW-Authenticate: Bearer`; la respuesta es la misma exista o no el registro."},
+	"forbidden":              {403, "El `manageToken` de una acción del publicador no es válido o es de otro registro. La respuesta es la misma exista o no el registro."},
 	"invalid_transition":     {409, "El estado del registro no admite esa acción (por ejemplo, reabrir uno retirado o renovar uno resuelto)."},
 	"internal_error":         {500, "Error del servidor. Reintente con el mismo `externalId`: no se duplicará."},
 	"unavailable":            {503, "El servicio no está disponible por un momento. Reintente con el mismo `externalId`: no se duplicará."},

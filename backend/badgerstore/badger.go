@@ -639,6 +639,11 @@ func (s *Store) getByPairSnapshot(source, externalID string) (rec *store.Record,
 	return rec, err
 }
 
+// Lookup implements Store.
+func (s *Store) Lookup(_ context.Context, source, externalID string) (*store.Record, error) {
+	return s.getByPairSnapshot(source, externalID)
+}
+
 // Get implements Store.
 func (s *Store) Get(_ context.Context, id string) (rec *store.Record, err error) {
 	err = s.view(func(txn *badger.Txn) error {

@@ -89,6 +89,18 @@ func (s *Store) Get(ctx context.Context, id string) (*store.Record, error) {
 	return rec, fail(err)
 }
 
+// Lookup implements store.Store, through the pair's unique index.
+func (s *Store) Lookup(ctx context.Context, source, externalID string) (*store.Record, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	if err := s.ready(ctx); err != nil {
+		return nil, fail(err)
+	}
+	rec, err := s.scanOne(s.db.Pool.QueryRow(ctx, `SELECT `+recordCols+` FROM directaid_records WHERE source = $1 AND external_id = $2`,
+		[]byte(source), []byte(externalID)))
+	return rec, fail(err)
+}
+
 // List implements store.Store: count and page are read in one snapshot.
 func (s *Store) List(ctx context.Context, spec *store.ListSpec) (*store.ListResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)

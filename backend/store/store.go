@@ -95,6 +95,9 @@ type Store interface {
 	Update(ctx context.Context, id string, fn func(*Record) error) (*Record, error)
 	// Get returns the record with the given id (Normalized), or ErrNotFound.
 	Get(ctx context.Context, id string) (*Record, error)
+	// Lookup returns the record stored under (source, externalID), or ErrNotFound: the record a Create of
+	// that pair would answer with, without writing (a publication's dry run).
+	Lookup(ctx context.Context, source, externalID string) (*Record, error)
 	// List answers one page of spec (see ListSpec and ListResult for order, paging and totals), from one snapshot.
 	List(ctx context.Context, spec *ListSpec) (*ListResult, error)
 	// Expiring returns the ids of up to limit open records whose ExpiresAt is not after at, soonest first,

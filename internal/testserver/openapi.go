@@ -2,9 +2,11 @@ package testserver
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -14,8 +16,15 @@ import (
 
 // Validator checks answers against one OpenAPI document with pb33f/libopenapi-validator.
 type Validator struct {
-	mu sync.Mutex
-	v  validatorpkg.Validator
+	mu    sync.Mutex
+	v     validatorpkg.Validator
+	paths []declaredPath
+}
+
+// declaredPath is a path of the document (its template as a pattern) and the methods it declares.
+type declaredPath struct {
+	re      *regexp.Regexp
+	methods map[string]bool
 }
 
 // NewValidator builds a Validator from an OpenAPI document (for tests that serve the handler in process).
@@ -28,7 +37,61 @@ func NewValidator(spec []byte) (*Validator, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("build validator: %v", errs)
 	}
-	return &Validator{v: v}, nil
+	var raw struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(spec, &raw); err != nil {
+		return nil, fmt.Errorf("parse OpenAPI paths: %w", err)
+	}
+	val := &Validator{v: v}
+	for tmpl, item := range raw.Paths {
+		segs := strings.Split(tmpl, "/")
+		for i, seg := range segs {
+			if strings.HasPrefix(seg, "{") {
+				segs[i] = "[^/]+"
+			} else {
+				segs[i] = regexp.QuoteMeta(seg)
+			}
+		}
+		dp := declaredPath{re: regexp.MustCompile("^" + strings.Join(segs, "/") + "$"), methods: map[string]bool{}}
+		for m := range item {
+			dp.methods[strings.ToUpper(m)] = true
+		}
+		val.paths = append(val.paths, dp)
+	}
+	return val, nil
+}
+
+// undeclared405 reports a 405 to a method the document does not list for a path it has: the document
+// says that in prose (info.description), not as an operation. It checks what the prose promises: an
+// Allow header naming only declared methods, and an Error (code method_not_allowed) or JSON-RPC error.
+func (val *Validator) undeclared405(req *http.Request, resp *http.Response, body []byte) (bool, error) {
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		return false, nil
+	}
+	for _, p := range val.paths {
+		if !p.re.MatchString(req.URL.Path) || p.methods[req.Method] {
+			continue
+		}
+		allow := resp.Header.Get("Allow")
+		for _, m := range strings.Split(allow, ",") {
+			if m = strings.TrimSpace(m); !p.methods[m] {
+				return true, fmt.Errorf("405 Allow %q names %q, which the document does not declare", allow, m)
+			}
+		}
+		if req.Method == http.MethodHead {
+			return true, nil
+		}
+		var e struct {
+			Code  string          `json:"code"`
+			Error json.RawMessage `json:"error"` // a text in an Error, an object in a JSON-RPC error
+		}
+		if json.Unmarshal(body, &e) != nil || (e.Code != "method_not_allowed" && !bytes.HasPrefix(e.Error, []byte("{"))) {
+			return true, fmt.Errorf("405 body is neither an Error method_not_allowed nor a JSON-RPC error: %s", body)
+		}
+		return true, nil
+	}
+	return false, nil
 }
 
 // CheckOpenAPI validates a request/response pair (the response body already read into body) against the
@@ -64,6 +127,9 @@ func (s *Server) checkOpenAPI(req *http.Request, resp *http.Response, body []byt
 
 // Check validates a request/response pair, the response body already read into body.
 func (val *Validator) Check(req *http.Request, resp *http.Response, body []byte) error {
+	if ok, err := val.undeclared405(req, resp, body); ok {
+		return err
+	}
 	val.mu.Lock()
 	defer val.mu.Unlock()
 	resp.Body = io.NopCloser(bytes.NewReader(body))

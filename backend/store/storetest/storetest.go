@@ -362,8 +362,23 @@ func testPairIdempotency(t *testing.T, s store.Store) {
 		ids[stored.ID] = true
 	}
 	for _, p := range pairs {
-		if _, created, err := s.Create(ctx, Record(p[0], p[1])); err != nil || created {
+		stored, created, err := s.Create(ctx, Record(p[0], p[1]))
+		if err != nil || created {
 			t.Fatalf("retry of pair %q: created %v, %v", p, created, err)
+		}
+		// Lookup finds what Create answers, pair for pair.
+		if got, err := s.Lookup(ctx, p[0], p[1]); err != nil || got.ID != stored.ID {
+			t.Fatalf("Lookup of pair %q: %v, %v; want %s", p, got, err, stored.ID)
+		}
+	}
+	got, err := s.Lookup(ctx, "app", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRecord(t, "Lookup answers the first record", got, first)
+	for _, p := range [][2]string{{"app", "y"}, {"a", "b"}, {"a|b|c", ""}, {"", "app"}} {
+		if _, err := s.Lookup(ctx, p[0], p[1]); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("Lookup of the unknown pair %q: %v", p, err)
 		}
 	}
 }
