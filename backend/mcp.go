@@ -267,9 +267,15 @@ func publishedResult(res *schema.PublishResult, created bool, typ string) *mcp.C
 
 // problemResult explains a refused publication so that the model can fix its call from the text alone:
 // every field and what is wrong with it, then what to do (ask the person when only they can answer).
+// toolErrorText is a refusal's message as a tool result says it: a tool result has no `details` member,
+// its problems follow as a list below the message, so the message points there.
+func toolErrorText(msg string) string {
+	return strings.Replace(msg, "revise details", "revise la lista de abajo", 1)
+}
+
 func problemResult(tool string, p *Problem) *mcp.CallToolResult {
 	var b strings.Builder
-	fmt.Fprintf(&b, "No se publicó. %s\n", p.Body.Error)
+	fmt.Fprintf(&b, "No se publicó. %s\n", toolErrorText(p.Body.Error))
 	if len(p.Body.Details) > 0 {
 		b.WriteString("Campos con problemas:\n")
 		for _, d := range p.Body.Details {

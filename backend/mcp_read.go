@@ -147,7 +147,7 @@ func decodeArgs(tool string, req mcp.CallToolRequest, v any, check func([]byte) 
 func readProblem(tool string, err error) *mcp.CallToolResult {
 	p := asProblem(err)
 	var b strings.Builder
-	b.WriteString(p.Body.Error)
+	b.WriteString(toolErrorText(p.Body.Error))
 	for _, d := range p.Body.Details {
 		fmt.Fprintf(&b, "\n- %s: %s.", d.Field, d.Message)
 	}

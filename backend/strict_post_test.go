@@ -82,3 +82,14 @@ func TestPOSTsRefuseWhatTheyDoNotKnow(t *testing.T) {
 		t.Fatalf("records stored: %d, %v", len(res.Records), err)
 	}
 }
+
+// TestToolErrorsPointToTheirList: a tool result has no details member, so a refusal with several
+// problems points to the list under its message, not to "details".
+func TestToolErrorsPointToTheirList(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	_, body := s.do("POST", schema.MCPPath, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"buscar_ayudas","arguments":{"latitude":4.5,"emergencySlug":"nope","municipio":"zzz"}}}`),
+		"Accept", "application/json, text/event-stream", "MCP-Protocol-Version", "2025-06-18")
+	if !strings.Contains(body, `"isError":true`) || strings.Contains(body, "revise details") || !strings.Contains(body, "lista de abajo") {
+		t.Fatalf("a tool error with several problems: %s", body)
+	}
+}
