@@ -107,10 +107,10 @@ func TestMigrateKeepsRecordLives(t *testing.T) {
 		t.Fatalf("a second run changed what the node shows:\n%+v\nwas\n%+v", again, after)
 	}
 
-	// The Badger node's tokens act on PostgreSQL; wrong ones still get 403.
-	for _, wrong := range []string{"", pubs[4].token, pubs[0].token + "x"} {
-		if resp, _, raw := act(t, p, pubs[0].id, wrong, "reopen"); resp.StatusCode != 403 {
-			t.Fatalf("token %q for record 0: %d %s", wrong, resp.StatusCode, raw)
+	// The Badger node's tokens act on PostgreSQL; wrong ones still get 403, none 401.
+	for wrong, status := range map[string]int{"": 401, pubs[4].token: 403, pubs[0].token + "x": 403} {
+		if resp, _, raw := act(t, p, pubs[0].id, wrong, "reopen"); resp.StatusCode != status {
+			t.Fatalf("token %q for record 0: %d %s, want %d", wrong, resp.StatusCode, raw, status)
 		}
 	}
 	mustAct(p, pubs[0], "reopen", true)
