@@ -59,6 +59,7 @@ func recent(m map[string][]time.Time, k string, now time.Time) int {
 func (b *hideBudget) reserve(now time.Time, reporter, slug string, total int, phone, record bool) (gotPhone, gotRecord bool, release func(phone, record bool)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.prune(now)
 	if phone && recent(b.reporter, reporter, now) < reporterHidesPerHour && recent(b.phones, slug, now) < phoneBreakerLimit(total) {
 		b.reporter[reporter] = append(b.reporter[reporter], now)
 		b.phones[slug] = append(b.phones[slug], now)
@@ -77,6 +78,22 @@ func (b *hideBudget) reserve(now time.Time, reporter, slug string, total int, ph
 		}
 		if record {
 			b.records[slug] = dropOne(b.records[slug], now)
+		}
+	}
+}
+
+// pruneAt is how many reporters the budget keeps before it drops those whose window has passed: a
+// reporter that hid a phone once and never came back would otherwise stay for the life of the process.
+const pruneAt = 1024
+
+// prune drops every key whose times have all left the window, once the reporters are many.
+func (b *hideBudget) prune(now time.Time) {
+	if len(b.reporter) < pruneAt {
+		return
+	}
+	for _, m := range []map[string][]time.Time{b.reporter, b.phones, b.records} {
+		for k := range m {
+			recent(m, k, now)
 		}
 	}
 }
