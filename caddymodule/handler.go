@@ -60,6 +60,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok {
 		r = r.WithContext(backend.WithClientIP(r.Context(), ip))
 	}
+	// The user that an authentication handler before us (basic_auth in the Caddyfile) authenticated: the
+	// site's /moderacion refuses a request without one.
+	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+		if user, _ := repl.GetString("http.auth.user.id"); user != "" {
+			r = r.WithContext(backend.WithModerator(r.Context(), user))
+		}
+	}
 	h.app.handler.Load().ServeHTTP(w, r)
 	return nil
 }
