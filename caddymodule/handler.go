@@ -133,8 +133,11 @@ func problemFor(err error, r *http.Request) *backend.Problem {
 	p := &backend.Problem{Status: status, Body: schema.ErrorBody{Code: "internal_error", Error: "Error interno."}}
 	if status < 500 {
 		p.Body = schema.ErrorBody{Code: "invalid_request", Error: http.StatusText(status)}
-		if status == http.StatusNotFound {
+		switch status {
+		case http.StatusNotFound:
 			p.Body = schema.ErrorBody{Code: "not_found", Error: "No existe ese recurso."}
+		case http.StatusUnauthorized: // basic_auth in front of /moderacion
+			p.Body.Error = "Se necesitan el usuario y la contraseña de moderación."
 		}
 	}
 	return p

@@ -228,7 +228,7 @@ func (h *handler) moderate(w http.ResponseWriter, r *http.Request, v *view, m *M
 // modMessage is the message of the redirect after an action (its query): what was done, or why not.
 func modMessage(q url.Values) (done, fail string) {
 	id := q.Get("id")
-	if len(id) > 32 || strings.ContainsFunc(id, func(c rune) bool { return !('0' <= c && c <= '9' || 'a' <= c && c <= 'z') }) {
+	if !validModID(id) {
 		id = ""
 	}
 	if q.Get("error") == "no_existe" {
@@ -260,6 +260,11 @@ func modMessage(q url.Values) (done, fail string) {
 		return "Listo: se restauraron " + strconv.Itoa(n) + " publicaciones que habían ocultado los reportes de " + rep + ".", ""
 	}
 	return "", ""
+}
+
+// validModID tells whether id may be a record's id, to be shown back on the page.
+func validModID(id string) bool {
+	return len(id) <= 32 && !strings.ContainsFunc(id, func(c rune) bool { return !('0' <= c && c <= '9' || 'a' <= c && c <= 'z') })
 }
 
 // fill builds the page's view of the queue; confirm is the id whose erasure the page asks to confirm.
@@ -294,6 +299,9 @@ func (mv *moderationView) fill(items []ModerationItem, confirm string) {
 		if confirm != "" && mv.Items[i].ID == confirm {
 			mv.Confirm = &mv.Items[i]
 		}
+	}
+	if mv.Confirm == nil && confirm != "" && validModID(confirm) { // a record no longer in the queue
+		mv.Confirm = &modItem{ID: confirm}
 	}
 	for _, g := range byReporter {
 		if g.Hash != "" {
