@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -11,10 +12,12 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
+	"github.com/directaid/directaid/site"
 )
 
 // Community reports, the operator's moderation and the audit trail (issue 13, items 5 and 6).
@@ -51,12 +54,32 @@ func (s *Service) moderation() (store.Moderation, error) {
 // Audit appends an action on a record to the audit trail: what (action), which record, which kind of
 // actor (store.ActorPublisher, ActorCommunity, ActorOperator, ActorSystem), the status before and after
 // when it changed, and for a report its reason. Never personal data. Publisher actions call it too.
+// An operator's action names the moderator that ctx carries (WithModerator), if any.
 func (s *Service) Audit(ctx context.Context, action, id, actor, from, to, reason string) error {
 	m, err := s.moderation()
 	if err != nil {
 		return err
 	}
-	return m.AppendAudit(ctx, store.AuditEntry{Action: action, RecordID: id, Actor: actor, From: from, To: to, Reason: reason})
+	e := store.AuditEntry{Action: action, RecordID: id, Actor: actor, From: from, To: to, Reason: reason}
+	if actor == store.ActorOperator {
+		e.By = Moderator(ctx)
+	}
+	return m.AppendAudit(ctx, e)
+}
+
+type moderatorKey struct{}
+
+// WithModerator records the name of the moderator that the server authenticated for a request (Caddy's
+// {http.auth.user.id}, set by basic_auth or any authentication handler): the site's /moderacion is
+// served only to a request that has one, and the audit trail names them.
+func WithModerator(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, moderatorKey{}, name)
+}
+
+// Moderator is the name WithModerator recorded, or "".
+func Moderator(ctx context.Context) string {
+	name, _ := ctx.Value(moderatorKey{}).(string)
+	return name
 }
 
 // reporterKey is the keyed hash that tells reporters apart.
@@ -373,4 +396,65 @@ func (s *Service) AuditTrail(ctx context.Context, after int64, limit int) ([]sto
 		return nil, err
 	}
 	return m.Audit(ctx, after, limit)
+}
+
+// moderationFormSecret names the secret under which the site's /moderacion signs its forms (CSRF).
+const moderationFormSecret = "moderation-form"
+
+// siteModeration is what the site's /moderacion needs: the queue, Moderate and RestoreByReporter, for
+// the moderator that the server authenticated (WithModerator), who the audit trail then names.
+func (s *Service) siteModeration() *site.Moderation {
+	var mu sync.Mutex
+	var key []byte
+	notFound := func(err error) error {
+		if errors.Is(err, store.ErrNotFound) {
+			return site.ErrNotFound
+		}
+		return err
+	}
+	return &site.Moderation{
+		Moderator: func(r *http.Request) string { return Moderator(r.Context()) },
+		Queue: func(ctx context.Context) ([]site.ModerationItem, error) {
+			q, err := s.ModerationQueue(ctx)
+			if err != nil {
+				return nil, err
+			}
+			items := make([]site.ModerationItem, 0, len(q))
+			for _, it := range q {
+				r := it.Record
+				mi := site.ModerationItem{ID: r.ID, Type: r.Type, EmergencySlug: r.EmergencySlug, Status: r.Status, Title: r.Title,
+					Description: r.Description, ContactName: r.ContactName, Phone: cmp.Or(r.ContactE164, r.ContactWhatsapp),
+					ContactHidden: r.ContactHidden, CreatedAt: r.CreatedAt}
+				for _, rp := range it.Reports {
+					mi.Reports = append(mi.Reports, site.ModerationReport{Reason: rp.Reason, Note: rp.Note, Reporter: rp.Reporter, At: rp.At, Reviewed: rp.Reviewed})
+				}
+				items = append(items, mi)
+			}
+			return items, nil
+		},
+		Act: func(ctx context.Context, id, action, status string) error {
+			id = store.NormalizeID(id)
+			if !store.ValidID(id) {
+				return site.ErrNotFound
+			}
+			_, err := s.Moderate(ctx, id, action, status)
+			return notFound(err)
+		},
+		RestoreReporter: func(ctx context.Context, reporter string) (int, error) {
+			ids, err := s.RestoreByReporter(ctx, reporter)
+			return len(ids), notFound(err)
+		},
+		Key: func(ctx context.Context) ([]byte, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if key == nil {
+				k, err := s.store.Secret(ctx, moderationFormSecret)
+				if err != nil {
+					return nil, err
+				}
+				key = k
+			}
+			return key, nil
+		},
+	}
 }

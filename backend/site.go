@@ -60,6 +60,7 @@ func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 			}
 			return siteAnswer(http.StatusAccepted, res, err)
 		},
+		Moderation: svc.siteModeration(),
 		Publish: func(ctx context.Context, body []byte) (int, []byte) {
 			start := time.Now()
 			base, _ := ctx.Value(baseURLKey{}).(string)

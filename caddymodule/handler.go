@@ -60,6 +60,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok {
 		r = r.WithContext(backend.WithClientIP(r.Context(), ip))
 	}
+	// The user that an authentication handler before us (basic_auth in the Caddyfile) authenticated: the
+	// site's /moderacion refuses a request without one.
+	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+		if user, _ := repl.GetString("http.auth.user.id"); user != "" {
+			r = r.WithContext(backend.WithModerator(r.Context(), user))
+		}
+	}
 	h.app.handler.Load().ServeHTTP(w, r)
 	return nil
 }
@@ -126,8 +133,11 @@ func problemFor(err error, r *http.Request) *backend.Problem {
 	p := &backend.Problem{Status: status, Body: schema.ErrorBody{Code: "internal_error", Error: "Error interno."}}
 	if status < 500 {
 		p.Body = schema.ErrorBody{Code: "invalid_request", Error: http.StatusText(status)}
-		if status == http.StatusNotFound {
+		switch status {
+		case http.StatusNotFound:
 			p.Body = schema.ErrorBody{Code: "not_found", Error: "No existe ese recurso."}
+		case http.StatusUnauthorized: // basic_auth in front of /moderacion
+			p.Body.Error = "Se necesitan el usuario y la contraseña de moderación."
 		}
 	}
 	return p

@@ -51,6 +51,11 @@ func (h *handler) serveError(w http.ResponseWriter, r *http.Request, status int)
 		return
 	}
 	v := newView(h, base)
+	if status == http.StatusUnauthorized {
+		// Only /moderacion asks for credentials (Caddy's basic_auth, or ours when no user was set).
+		w.Header().Set("WWW-Authenticate", `Basic realm="moderacion", charset="UTF-8"`)
+		w.Header().Set("X-Robots-Tag", "noindex, nofollow")
+	}
 	e := errorInfo{Status: status, Phones: strings.HasPrefix(r.URL.Path, schema.RecordPathPrefix)}
 	switch r.URL.Path {
 	case schema.ReportFormPath:

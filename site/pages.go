@@ -31,11 +31,12 @@ type page struct {
 	manage bool       // the publisher's manage page
 	mv     *manageView
 	report *reportView // a record's «Reportar» form, or the outcome of its POST
+	mod    *moderationView
 }
 
 // dynamic tells whether the page shows data read from the store, which the render cache must not keep.
 func (p page) dynamic() bool {
-	return p.record != nil || p.list != nil || p.err != nil || p.report != nil
+	return p.record != nil || p.list != nil || p.err != nil || p.report != nil || p.mod != nil
 }
 
 // staticPages are the pages that do not depend on the configuration, in sitemap order (the emergency
@@ -220,6 +221,7 @@ type layoutData struct {
 	Filter        *filterView
 	Manage        *manageView
 	Report        *reportView // the «Reportar» form, at the end of the page
+	Moderation    *moderationView
 	ManageJS      string
 	CSS, JS       string
 	SiteJS        string // the script of every page
@@ -241,6 +243,10 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 	asMarkdown := twin || wantsMarkdown(r)
 	if p == reportPath && !twin {
 		h.serveReport(w, r, v)
+		return
+	}
+	if p == moderationPath && !twin {
+		h.serveModeration(w, r, v)
 		return
 	}
 	pg, found := v.lookup(p)
@@ -354,7 +360,7 @@ func (h *handler) htmlPage(d *doc, pg page, v *view, form *formView) ([]byte, er
 	if i := bytes.Index(d.html, heading); i >= 0 && pg.filter != nil {
 		before, after = d.html[:i+len(heading)], d.html[i+len(heading):]
 	}
-	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, Filter: pg.filter, Manage: pg.mv, Report: pg.report, ManageJS: h.manageJS, CSS: h.css, JS: h.js, SiteJS: h.siteJS, PlacesJS: h.placesJS, Contact: h.o.Contact,
+	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, Filter: pg.filter, Manage: pg.mv, Report: pg.report, Moderation: pg.mod, ManageJS: h.manageJS, CSS: h.css, JS: h.js, SiteJS: h.siteJS, PlacesJS: h.placesJS, Contact: h.o.Contact,
 		Before: htmltemplate.HTML(before), After: htmltemplate.HTML(after)} // goldmark escaped both; raw HTML is off
 	if pg.Path != "" {
 		ld.Canonical, ld.Twin = v.base+pg.Path, twinPath(pg.Path)

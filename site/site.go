@@ -49,6 +49,8 @@ type Options struct {
 	// returns that endpoint's HTTP status and JSON body. It serves the «Reportar» form of the record
 	// pages (POST /reportar). Nil disables that POST.
 	Report func(r *http.Request, id string, body []byte) (status int, resp []byte)
+	// Moderation serves the volunteers' moderation page, /moderacion, to authenticated users only; nil: 404.
+	Moderation *Moderation
 	// Contact, optional, tells people how to reach the operator (e.g. to ask for a removal); the privacy
 	// page shows it as written.
 	Contact string

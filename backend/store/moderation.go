@@ -45,6 +45,9 @@ type AuditEntry struct {
 	To   string `json:"to,omitempty"`
 	// Reason is a report's reason.
 	Reason string `json:"reason,omitempty"`
+	// By is the name of the moderator who acted, as the server authenticated them (the site's
+	// /moderacion behind Caddy's basic_auth); empty for the admin endpoint and every other actor.
+	By string `json:"by,omitempty"`
 }
 
 // Moderation is what the community reports, the operator's queue and the audit trail need of a store.
