@@ -10,7 +10,7 @@ import (
 	"github.com/directaid/directaid/backend/store"
 )
 
-// Expiry (issue 13, item 4). An open record whose expiresAt has passed is expired: readers see it so at
+// Expiry. An open record whose expiresAt has passed is expired: readers see it so at
 // once (readAt), and the sweep (ExpireDue, run every ExpiryPeriod by RunExpiry) marks it through
 // Store.Update, so that its updatedAt moves, mirrors learn it through `since`, it leaves the open indexes
 // and lists, and the audit trail says so with actor "system". An expired record shows no phone anywhere;

@@ -226,7 +226,7 @@ func (s *Service) Act(ctx context.Context, base, id, token, action string) (*sch
 	case err != nil:
 		return nil, err
 	}
-	if changed { // the audit trail holds publisher actions too (issue 13 item 6)
+	if changed { // the audit trail holds publisher actions too
 		if err := s.Audit(ctx, action, id, store.ActorPublisher, from, rec.Status, ""); err != nil {
 			return nil, err
 		}

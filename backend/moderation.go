@@ -20,7 +20,7 @@ import (
 	"github.com/directaid/directaid/site"
 )
 
-// Community reports, the operator's moderation and the audit trail (issue 13, items 5 and 6).
+// Community reports, the operator's moderation and the audit trail.
 //
 // A reporter is told apart by HMAC-SHA256 of its address under the server secret "reporters" (kept in
 // the database, store.Moderation.Secret): nobody can tell an address from the hash without the secret, and

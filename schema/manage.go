@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The publisher's capability (issue 13): each publication's 201 carries a manage token; the publisher
+// The publisher's capability: each publication's 201 carries a manage token; the publisher
 // sends it in the Authorization header (Bearer) to act on the record. No account, no registration.
 const (
 	// ManagePath is the site's page where a publisher acts on a record with its manage link.

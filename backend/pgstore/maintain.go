@@ -7,7 +7,7 @@ import (
 	"github.com/directaid/directaid/backend/store"
 )
 
-// Erasure on PostgreSQL (issue 13 item 7). A delete or an update leaves the old row version in the
+// Erasure on PostgreSQL. A delete or an update leaves the old row version in the
 // table's file until a vacuum, and a plain VACUUM only marks its space free: the bytes stay in the page
 // until something else is written over them (TestErasure saw them there). VACUUM FULL writes a table anew
 // and drops the old file, so Maintain runs it, but only when a withdrawal or an operator's erase happened
