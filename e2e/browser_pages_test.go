@@ -155,15 +155,7 @@ func TestBrowserEveryPage(t *testing.T) {
 						t.Errorf("content %v CSS px wide in a %v px window (scrolls sideways)", w[0], w[1])
 					}
 					p.screenshot(t, name)
-					// axe runs in the page's DOM as it is; scripts come back only for it (the page's own
-					// deferred scripts do not run again).
-					setScripts(t, p.ctx, true)
-					run(p.ctx, t, "load axe", chromedp.Evaluate[chromedp.Void](axe))
-					found := run(p.ctx, t, "axe", chromedp.Evaluate[[]string](`axe.run(document, {resultTypes: ['violations']}).then(r =>
-						r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical').map(v =>
-							v.impact + ' ' + v.id + ': ' + v.help + ' — ' + v.nodes.slice(0, 3).map(n => n.target.join(' ') + ' ' + n.failureSummary).join(' | ')))`,
-						chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
-					for _, v := range found {
+					for _, v := range axeViolations(t, p.ctx, axe) {
 						t.Errorf("axe: %s", v)
 					}
 				})
@@ -176,6 +168,19 @@ func TestBrowserEveryPage(t *testing.T) {
 			t.Errorf("browser console: %s", m)
 		}
 	}
+}
+
+// axeViolations runs axe (the source installAxe returned) in the page's DOM as it is and returns its
+// serious and critical violations. Scripts come back only for it (the page's own deferred scripts do not
+// run again).
+func axeViolations(t *testing.T, ctx context.Context, axe string) []string {
+	t.Helper()
+	setScripts(t, ctx, true)
+	run(ctx, t, "load axe", chromedp.Evaluate[chromedp.Void](axe))
+	return run(ctx, t, "axe", chromedp.Evaluate[[]string](`axe.run(document, {resultTypes: ['violations']}).then(r =>
+		r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical').map(v =>
+			v.impact + ' ' + v.id + ': ' + v.help + ' — ' + v.nodes.slice(0, 3).map(n => n.target.join(' ') + ' ' + n.failureSummary).join(' | ')))`,
+		chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
 }
 
 func setScripts(t *testing.T, ctx context.Context, on bool) {

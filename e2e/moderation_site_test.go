@@ -239,13 +239,7 @@ func TestBrowserModeration(t *testing.T) {
 			t.Errorf("%s: content %v CSS px wide in a %v px window (scrolls sideways)", name, w[0], w[1])
 		}
 		p.screenshot(t, name)
-		setScripts(t, p.ctx, true)
-		run(p.ctx, t, "load axe", chromedp.Evaluate[chromedp.Void](axe))
-		found := run(p.ctx, t, "axe", chromedp.Evaluate[[]string](`axe.run(document, {resultTypes: ['violations']}).then(r =>
-			r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical').map(v =>
-				v.impact + ' ' + v.id + ': ' + v.help + ' — ' + v.nodes.slice(0, 3).map(n => n.target.join(' ') + ' ' + n.failureSummary).join(' | ')))`,
-			chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
-		for _, v := range found {
+		for _, v := range axeViolations(t, p.ctx, axe) {
 			t.Errorf("%s: axe: %s", name, v)
 		}
 	}
