@@ -34,6 +34,25 @@ func health(t *testing.T, s *testserver.Server, path string) (int, map[string]an
 	return resp.StatusCode, body
 }
 
+// publishOnceSpaceIsBack removes filler and publishes until the store takes writes again (10 s at most):
+// the publication must be created.
+func publishOnceSpaceIsBack(t *testing.T, s *testserver.Server, filler string) {
+	t.Helper()
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	var resp *http.Response
+	var out map[string]any
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if resp, out = publish(t, s, validRequest()); resp.StatusCode != http.StatusServiceUnavailable {
+			break
+		}
+	}
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("publishing once space is back: %d %v", resp.StatusCode, out)
+	}
+}
+
 // mountTmpfs mounts a small tmpfs for the test, or skips the test where mounting is not allowed (a
 // container without CAP_SYS_ADMIN).
 func mountTmpfs(t *testing.T, size string) string {
@@ -132,17 +151,7 @@ func TestDiskFull(t *testing.T) {
 		t.Errorf("directaid_store_writes_refused_total = %v after at least 21 refused publications", v)
 	}
 
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if resp, out = publish(t, s, validRequest()); resp.StatusCode != http.StatusServiceUnavailable {
-			break
-		}
-	}
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("publishing once space is back: %d %v", resp.StatusCode, out)
-	}
+	publishOnceSpaceIsBack(t, s, filler)
 	if code, body := health(t, s, "/directaid/health/ready"); code != 200 {
 		t.Errorf("ready once space is back: %d %v", code, body)
 	}
@@ -281,17 +290,7 @@ func TestStartOnAFullDisk(t *testing.T) {
 		t.Errorf("a retry of a stored record, started short of space: %d %v", r.StatusCode, o)
 	}
 
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if resp, out = publish(t, s, validRequest()); resp.StatusCode != http.StatusServiceUnavailable {
-			break
-		}
-	}
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("publishing once space is back: %d %v", resp.StatusCode, out)
-	}
+	publishOnceSpaceIsBack(t, s, filler)
 	if code, body := health(t, s, "/directaid/health/ready"); code != http.StatusOK {
 		t.Errorf("ready once space is back: %d %v", code, body)
 	}
