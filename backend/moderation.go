@@ -153,10 +153,14 @@ func (s *Service) report(ctx context.Context, id string, in *schema.ReportInput,
 	if err != nil {
 		return nil, err
 	}
-	// Whether an operator already reviewed a report of this reporter, before this one replaces it.
-	reviewedBefore, err := reportedBefore(ctx, m, id, who)
-	if err != nil {
-		return nil, err
+	// Whether the report would hide the phone by itself and, only then, whether an operator already
+	// reviewed a report of this reporter (read before this one replaces it).
+	wantPhone := in.Reason == store.ReasonNotMyNumber && !rec.ContactHidden && rec.ContactE164 != ""
+	reviewedBefore := false
+	if wantPhone {
+		if reviewedBefore, err = reportedBefore(ctx, m, id, who); err != nil {
+			return nil, err
+		}
 	}
 	n, err := m.AddReport(ctx, store.Report{RecordID: id, Reporter: who, Reason: in.Reason, Note: in.Note})
 	if err != nil {
@@ -170,7 +174,6 @@ func (s *Service) report(ctx context.Context, id string, in *schema.ReportInput,
 		hideAfter = defaultHideAfterReports
 	}
 	// What this report would hide by itself, then what the bounds let it (abuse.go).
-	wantPhone := in.Reason == store.ReasonNotMyNumber && !rec.ContactHidden && rec.ContactE164 != ""
 	wantRecord := n >= hideAfter && rec.Status != store.StatusHidden
 	wouldHide := wantPhone || wantRecord
 	wantPhone = wantPhone && !reviewedBefore // a phone an operator restored is not hidden again by the same reporter
