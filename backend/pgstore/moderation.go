@@ -140,11 +140,18 @@ func (s *Store) Audit(ctx context.Context, after int64, limit int) ([]store.Audi
 // like a publication (synchronous_commit on), so that it fails whenever a publication would: the server
 // is unreachable, read-only (a standby after a failover) or out of disk, or the schema is not migrated yet.
 func (s *Store) Probe(ctx context.Context) error {
-	return s.call(ctx, func(ctx context.Context) error {
+	probe := func(ctx context.Context) error {
 		_, err := s.db.Pool.Exec(ctx, `INSERT INTO directaid_probe (at) VALUES (clock_timestamp())
 			ON CONFLICT (one) DO UPDATE SET at = EXCLUDED.at`)
 		return err
-	})
+	}
+	err := s.call(ctx, probe)
+	if errors.Is(err, store.ErrUnreachable) && ctx.Err() == nil {
+		// A pooled connection that a restart of the server closed fails once (pgx then drops it); the
+		// upsert is idempotent, so a second try on a live connection tells whether the server is back.
+		err = s.call(ctx, probe)
+	}
+	return err
 }
 
 // Secret implements store.Moderation: the first node to ask makes it, every other reads that one.
