@@ -7,6 +7,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -47,7 +48,11 @@ func TestBrowserOffline(t *testing.T) {
 	}))
 	defer proxy.Close()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	// A record in the Eje Cafetero, whose page the person opens before losing the signal.
+	_, rec := publish(t, s, with(validRequest(), "title", "Insulina en Armenia"))
+	recordPath := "/ayudas/" + rec["id"].(string)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	p := &phone{ctx: startPhone(ctx, t), s: s, artifacts: artifacts}
 	p.watchConsole(t)
@@ -63,13 +68,25 @@ func TestBrowserOffline(t *testing.T) {
 	// The worker installs (keeping its pages and assets), activates and takes this page.
 	run(p.ctx, t, "service worker in control", chromedp.Poll[bool](`navigator.serviceWorker.controller !== null`,
 		chromedp.WithPollingTimeout(20*time.Second)))
-	kept := run(p.ctx, t, "kept pages", chromedp.Evaluate[[]string](`caches.keys().then(ks => caches.open(ks[0]))
+	kept := run(p.ctx, t, "kept pages", chromedp.Evaluate[[]string](`caches.keys().then(ks => caches.open(ks.find(k => k !== 'directaid-visitas')))
 		.then(c => c.keys()).then(rs => rs.map(r => new URL(r.url).pathname))`, chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
 	for _, want := range []string{"/", "/pedir", "/ofrecer", "/emergencias/eje-cafetero"} {
 		if !slices.Contains(kept, want) {
 			t.Errorf("the service worker did not keep %s (kept %v)", want, kept)
 		}
 	}
+	for _, k := range kept {
+		if strings.HasSuffix(k, ".tsv") {
+			t.Errorf("the service worker fetched the place list %s before the place picker was used", k)
+		}
+	}
+	// Online, the person opens the requests of the Eje Cafetero and a record: both stay on the phone.
+	open("/emergencias/eje-cafetero?type=request")
+	open(recordPath)
+	run(p.ctx, t, "visited pages kept", chromedp.Poll[bool](`caches.open('directaid-visitas').then(c => c.keys())
+		.then(ks => ks.map(k => new URL(k.url)).filter(u => u.search === '?type=request' || u.pathname === '`+recordPath+`').length === 2)`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	open("/pedir")
 
 	// The service worker is a target of its own: its fetches are cut there.
 	targets, err := chromedp.Targets(p.ctx)
@@ -83,6 +100,11 @@ func TestBrowserOffline(t *testing.T) {
 			defer cancel()
 			if _, err := chromedp.Call(swCtx, network.Enable, network.EnableParams{}); err != nil {
 				t.Fatalf("attach to the service worker: %v", err)
+			}
+			// The worker's fetches go to the network, as they do once the browser's HTTP cache is stale (a
+			// page is fresh there for a minute at most): offline, the pages then come from the worker's copies.
+			if _, err := chromedp.Call(swCtx, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true}); err != nil {
+				t.Fatalf("the service worker's HTTP cache: %v", err)
 			}
 			tabs = append(tabs, swCtx)
 		}
@@ -113,7 +135,33 @@ func TestBrowserOffline(t *testing.T) {
 		t.Error("navigator.onLine is still true under offline emulation")
 	}
 	p.screenshot(t, "offline-pedir")
+	savedNote := func(page string) {
+		t.Helper()
+		note := run(p.ctx, t, "saved note", chromedp.Evaluate[string](`(document.querySelector('main .guardada') || {}).textContent || ''`))
+		if !regexp.MustCompile(`^Sin señal al abrirla: esta es la copia de esta página guardada en este teléfono a las [0-9]{2}:[0-9]{2}\.`).MatchString(note) {
+			t.Errorf("%s offline: the note of a kept copy is %q", page, note)
+		}
+	}
 	open("/emergencias/inundaciones-la-mojana")
+	savedNote("/emergencias/inundaciones-la-mojana")
+	// The filtered list is its own filtered copy, not the last list seen; a filter never opened is not kept.
+	open("/emergencias/eje-cafetero?type=request")
+	savedNote("the filtered list")
+	if got := run(p.ctx, t, "type filter", chromedp.Value(chromedp.ID("filtro-type"))); got != "request" {
+		t.Errorf("offline, /emergencias/eje-cafetero?type=request shows the list filtered by %q", got)
+	}
+	p.screenshot(t, "offline-filtrada")
+	open("/emergencias/eje-cafetero?type=offer")
+	if h1 := run(p.ctx, t, "offline h1", chromedp.Text(chromedp.CSS("main h1"))); h1 != "Sin conexión" {
+		t.Errorf("a filter never opened, offline: %q, want «Sin conexión»", h1)
+	}
+	// The record opened online reads offline, its number included.
+	open(recordPath)
+	if h1 := run(p.ctx, t, "record h1", chromedp.Text(chromedp.CSS("main h1"))); h1 != "Insulina en Armenia" {
+		t.Errorf("the record opened online, offline: %q", h1)
+	}
+	savedNote("the record")
+	p.screenshot(t, "offline-registro")
 	open("/integraciones") // not kept: the worker's page for that
 	if h1 := run(p.ctx, t, "offline h1", chromedp.Text(chromedp.CSS("main h1"))); h1 != "Sin conexión" {
 		t.Errorf("a page not kept, offline: %q, want «Sin conexión»", h1)
@@ -130,7 +178,7 @@ func TestBrowserOffline(t *testing.T) {
 	if n := seen.Load() - before; n != 0 {
 		t.Errorf("%d requests reached the server while the phone was offline (the service worker is not offline?)", n)
 	}
-	if n := p.list(t, "type=request").Total; n != 0 {
+	if n := p.list(t, "type=request&emergencySlug=inundaciones-la-mojana").Total; n != 0 {
 		t.Fatalf("%d requests stored while offline", n)
 	}
 
@@ -151,9 +199,30 @@ func TestBrowserOffline(t *testing.T) {
 	if !run(p.ctx, t, "saved message gone", chromedp.Evaluate[bool](`document.getElementById('resultado-guardada').hidden`)) {
 		t.Error("the saved message still shows after the publication")
 	}
+	// Its manage link shows, and stays on the phone until the person says they saved it.
+	manage := run(p.ctx, t, "manage link", chromedp.Evaluate[[]any](`[!document.getElementById('resultado-gestion').hidden,
+		document.getElementById('resultado-gestionar').href]`))
+	manageURL, _ := manage[1].(string)
+	if shown, _ := manage[0].(bool); !shown || !strings.Contains(manageURL, "/gestionar#id=") {
+		t.Errorf("after an offline publication the manage link shows %v: %q", manage[0], manageURL)
+	}
 	p.screenshot(t, "offline-publicada")
 	id := p.recordID(t)
-	list := p.list(t, "type=request")
+	run(p.ctx, t, "manage link kept", chromedp.Poll[bool](`(localStorage.getItem('directaid:enlaces-gestion') || '').indexOf('`+id+`') >= 0`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	open("/")
+	if got := run(p.ctx, t, "home's manage link", chromedp.Evaluate[string](`(document.querySelector('#enlaces-gestion a') || {}).href || ''`)); got != manageURL || got == "" {
+		t.Errorf("the home page shows the manage link %q, want %q", got, manageURL)
+	}
+	if text := run(p.ctx, t, "home's notice", chromedp.Text(chromedp.ID("enlaces-gestion"))); !strings.Contains(text, "«Agua potable sin señal»") {
+		t.Errorf("the home page's notice does not name the publication: %q", text)
+	}
+	p.screenshot(t, "offline-enlace-inicio")
+	p.do(t, "saved it", chromedp.Click(chromedp.CSS("#enlaces-gestion button"), chromedp.NodeVisible))
+	if left := run(p.ctx, t, "links left", chromedp.Evaluate[[]any](`[!!document.getElementById('enlaces-gestion'), localStorage.getItem('directaid:enlaces-gestion')]`)); left[0] != false || left[1] != "[]" {
+		t.Errorf("after «Ya lo guardé»: notice shown %v, stored %v", left[0], left[1])
+	}
+	list := p.list(t, "type=request&emergencySlug=inundaciones-la-mojana")
 	if list.Total != 1 || len(list.Items) != 1 || list.Items[0].ID != id {
 		t.Fatalf("after the signal returned: total %d, items %+v; want exactly the record %s", list.Total, list.Items, id)
 	}
@@ -166,10 +235,13 @@ func TestBrowserOffline(t *testing.T) {
 	if resp.StatusCode != 200 || out["duplicate"] != true {
 		t.Errorf("the record was not stored under the externalId %q of the saved fill: %d %v", ext, resp.StatusCode, out)
 	}
-	// Nothing waits any more: a new page sends nothing again.
+	// Nothing waits any more: a new page sends nothing again, and shows no manage link.
 	open("/")
+	if run(p.ctx, t, "no notice", chromedp.Evaluate[bool](`!!document.getElementById('enlaces-gestion')`)) {
+		t.Error("the manage link shows again after «Ya lo guardé»")
+	}
 	time.Sleep(time.Second)
-	if n := p.list(t, "type=request").Total; n != 1 {
+	if n := p.list(t, "type=request&emergencySlug=inundaciones-la-mojana").Total; n != 1 {
 		t.Errorf("after another page load: %d requests, want 1", n)
 	}
 	for _, m := range p.consoleErrors() {

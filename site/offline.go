@@ -70,7 +70,7 @@ const maxVisited = 50
 
 // savedNote is what a page served from the phone's copy says first; {hora} is when the copy was kept
 // (HH:MM, and the day when it was not today).
-const savedNote = "Sin señal: esta es la copia de esta página guardada en este teléfono a las {hora}. Puede haber cambiado desde entonces."
+const savedNote = "Sin señal al abrirla: esta es la copia de esta página guardada en este teléfono a las {hora}. Puede haber cambiado desde entonces."
 
 // currentAssets name each asset's current URL by its name without the hash (site.css: /assets/site.1a2b3c4d5e.css),
 // so that a page kept by an earlier version of the site finds today's stylesheet and scripts offline.

@@ -10,8 +10,13 @@
   if (!box || !status || !window.L || !window.fetch || !window.JSON) return;
   var CELL = 56, MAXZOOM = 18;
   var words = JSON.parse(box.getAttribute('data-etiquetas'));
+  // phrase is a text of the status line for n (its data-…-1 variant, if any, for one).
+  function phrase(key, n) {
+    var one = n === 1 && status.getAttribute('data-' + key + '-1');
+    return (one || status.getAttribute('data-' + key)).replace('{n}', n);
+  }
   function say(key, n, more) {
-    status.textContent = status.getAttribute('data-' + key).replace('{n}', n) + (more ? ' ' + more : '');
+    status.textContent = phrase(key, n) + (more ? ' ' + more : '');
   }
   function text(tag, s, cls) {
     var el = document.createElement(tag);
@@ -44,12 +49,12 @@
   function show() { if (summary) summary(); }
 
   // One line of a record: its title linking to its page, then what it is.
-  function entry(p, tag) {
+  function entry(p, tag, place) {
     var el = document.createElement(tag), a = text('a', p.title);
     a.href = '/ayudas/' + encodeURIComponent(p.id);
     el.appendChild(a);
     var what = [words[p.type], words[p.category], words[p.urgency]].filter(Boolean).join(' · ');
-    if (p.place) what += ' — ' + p.place;
+    if (place && p.place) what += ' — ' + p.place;
     el.appendChild(text('span', ' ' + what, 'mapa-que'));
     return el;
   }
@@ -58,7 +63,7 @@
       title: (words[p.type] || '') + ': ' + p.title, keyboard: true, riseOnHover: true });
     m.bindPopup(function () {
       var el = document.createElement('div');
-      el.appendChild(entry(p, 'p'));
+      el.appendChild(entry(p, 'p', true));
       return el;
     });
     return m;
@@ -73,17 +78,19 @@
     var together = map.project(bounds.getNorthWest(), MAXZOOM).distanceTo(map.project(bounds.getSouthEast(), MAXZOOM)) < CELL;
     if (together || z >= MAXZOOM) {
       m.bindPopup(function () {
-        var el = document.createElement('div'), ul = document.createElement('ul');
-        el.appendChild(text('p', box.getAttribute('data-en-punto').replace('{n}', n)));
-        items.slice(0, 10).forEach(function (p) { ul.appendChild(entry(p, 'li')); });
-        el.appendChild(ul);
+        // Where the records share a place, it is said once, first; then the list around it, and the records.
+        var el = document.createElement('div'), ul = document.createElement('ul'), place = items[0].place;
+        var same = place && items.every(function (p) { return p.place === place; });
+        el.appendChild(text('p', box.getAttribute(same ? 'data-en-lugar' : 'data-en-punto').replace('{n}', n).replace('{lugar}', place)));
         var c = bounds.getCenter(), u = new URL(box.getAttribute('data-lista'), location.href);
         u.searchParams.set('latitude', c.lat.toFixed(5));
         u.searchParams.set('longitude', c.lng.toFixed(5));
         u.searchParams.set('radiusKm', '1');
         var all = text('a', box.getAttribute('data-todas'));
         all.href = u.pathname + u.search;
-        el.appendChild(all);
+        el.appendChild(text('p', '')).appendChild(all);
+        items.slice(0, 10).forEach(function (p) { ul.appendChild(entry(p, 'li', !same)); });
+        el.appendChild(ul);
         return el;
       }, { maxHeight: 280 });
     } else {
@@ -137,14 +144,14 @@
   read(box.getAttribute('data-datos'), pages).then(function (more) {
     summary = function () {
       var extra = [];
-      if (missing) extra.push(status.getAttribute('data-sin-coordenadas').replace('{n}', missing));
+      if (missing) extra.push(phrase('sin-coordenadas', missing));
       if (note) extra.push(note);
       if (!points.length) return say('ninguna', 0, extra.join(' '));
       say(more ? 'limite' : 'listo', total, extra.join(' '));
     };
     summary();
     if (points.length) {
-      map.fitBounds(L.latLngBounds(points.map(function (p) { return p.ll; })), { padding: [30, 30], maxZoom: 13 });
+      map.fitBounds(L.latLngBounds(points.map(function (p) { return p.ll; })), { padding: [40, 40], maxZoom: 13 });
     }
     draw();
   }).catch(function () {
