@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -121,9 +122,13 @@ type mapView struct {
 	Labels             string // JSON: the words for the records' type, category and urgency
 }
 
-// mapLabels are enumLabels as JSON, for mapa.js.
+// mapLabels are the words of enumLabels a map's popups use (types, categories, urgencies), as JSON.
 var mapLabels = func() string {
-	b, err := json.Marshal(enumLabels)
+	words := map[string]string{}
+	for _, k := range slices.Concat([]string{schema.TypeRequest, schema.TypeOffer}, schema.Categories, schema.Urgencies) {
+		words[k] = enumLabels[k]
+	}
+	b, err := json.Marshal(words)
 	if err != nil {
 		panic(err)
 	}

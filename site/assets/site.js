@@ -1,7 +1,8 @@
 // On every page: install the service worker (the pages a person needs first then open with no signal),
 // and send what the outbox holds, now, when the signal returns, and when the service worker's Background
 // Sync did. Each settled publication is announced as the 'directaid:enviada' event: the form of its page
-// shows it (and cancels the event); any other page says it in its #bandeja notice.
+// shows it (and cancels the event); any other page says it in its #bandeja notice. The manage link of a
+// publication sent this way is kept on the phone until the person says they saved it (see collect).
 (function () {
   'use strict';
   var sw = navigator.serviceWorker;
