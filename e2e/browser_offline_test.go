@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -31,7 +32,9 @@ import (
 // worker controls it: the test sets it on both targets).
 func TestBrowserOffline(t *testing.T) {
 	artifacts := needBrowser(t)
-	s := testserver.Start(t, testserver.Options{})
+	tiles := newTileServer(t) // the map's tiles, on loopback
+	s := testserver.Start(t, testserver.Options{Emergencies: fmt.Sprintf(`map_tiles "%s/{z}/{x}/{y}.png" "© Mapas de prueba"`, tiles.URL) +
+		testserver.TwoEmergencies})
 	target, _ := url.Parse(s.URL)
 	var seen atomic.Int64
 	rp := httputil.NewSingleHostReverseProxy(target)
@@ -83,8 +86,12 @@ func TestBrowserOffline(t *testing.T) {
 	// Online, the person opens the requests of the Eje Cafetero and a record: both stay on the phone.
 	open("/emergencias/eje-cafetero?type=request")
 	open(recordPath)
+	open("/emergencias/eje-cafetero/mapa")
+	run(p.ctx, t, "the map", chromedp.Poll[bool](`document.getElementById('mapa-estado').textContent.indexOf('El mapa muestra') === 0`,
+		chromedp.WithPollingTimeout(20*time.Second)))
 	run(p.ctx, t, "visited pages kept", chromedp.Poll[bool](`caches.open('directaid-visitas').then(c => c.keys())
-		.then(ks => ks.map(k => new URL(k.url)).filter(u => u.search === '?type=request' || u.pathname === '`+recordPath+`').length === 2)`,
+		.then(ks => ks.map(k => new URL(k.url)).filter(u => u.search === '?type=request' || u.pathname === '`+recordPath+`' ||
+			u.pathname === '/emergencias/eje-cafetero/mapa').length === 3)`,
 		chromedp.WithPollingTimeout(10*time.Second)))
 	open("/pedir")
 
@@ -111,6 +118,10 @@ func TestBrowserOffline(t *testing.T) {
 	}
 	if len(tabs) != 2 {
 		t.Fatalf("%d service workers, want 1", len(tabs)-1)
+	}
+	// The page's own requests that the worker leaves alone (the map's GeoJSON) go to the network too.
+	if _, err := chromedp.Call(p.ctx, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true}); err != nil {
+		t.Fatal(err)
 	}
 	setOffline := func(off bool) {
 		t.Helper()
@@ -162,6 +173,16 @@ func TestBrowserOffline(t *testing.T) {
 	}
 	savedNote("the record")
 	p.screenshot(t, "offline-registro")
+	// The map opened online: its list, and the reason for no map.
+	open("/emergencias/eje-cafetero/mapa")
+	savedNote("the map")
+	run(p.ctx, t, "no map offline", chromedp.Poll[bool](`document.getElementById('mapa').hidden &&
+		document.getElementById('mapa-estado').textContent.indexOf('No se pudieron traer los puntos del mapa') === 0`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	if n := run(p.ctx, t, "map's list", chromedp.Evaluate[int](`document.querySelectorAll('main h3 a[href*="/ayudas/"]').length`)); n != 1 {
+		t.Errorf("the map offline lists %d records, want 1", n)
+	}
+	p.screenshot(t, "offline-mapa")
 	open("/integraciones") // not kept: the worker's page for that
 	if h1 := run(p.ctx, t, "offline h1", chromedp.Text(chromedp.CSS("main h1"))); h1 != "Sin conexión" {
 		t.Errorf("a page not kept, offline: %q, want «Sin conexión»", h1)

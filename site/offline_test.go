@@ -82,3 +82,39 @@ func TestServiceWorker(t *testing.T) {
 		}
 	}
 }
+
+// TestServiceWorkerVisits: the worker is told which pages to keep when opened (records, emergency pages
+// with their filters, maps) and how many, each asset's current URL by its name (for pages kept by an
+// earlier version), and the note a kept copy starts with, with the place of its time.
+func TestServiceWorkerVisits(t *testing.T) {
+	h, err := New(Options{Emergencies: emergencies(eje)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body := sitetest.Get(t, sitetest.HandlerClient(h), testBase+serviceWorkerPath)
+	m := regexp.MustCompile(`^self\.DIRECTAID = (\{.*\});\n`).FindSubmatch(body)
+	var cfg struct {
+		Visit   []string
+		Visited int
+		Assets  map[string]string
+		Saved   string
+	}
+	if m == nil || json.Unmarshal(m[1], &cfg) != nil {
+		t.Fatalf("the service worker's configuration:\n%.300s", body)
+	}
+	site := h.(*handler)
+	if !slices.Equal(cfg.Visit, []string{"/ayudas/", "/emergencias/"}) || cfg.Visited != 50 {
+		t.Errorf("pages kept when opened: %v, the last %d", cfg.Visit, cfg.Visited)
+	}
+	for name, want := range map[string]string{"site.css": site.css, "form.js": site.js, "lugares.tsv": site.placesURL, "mapa.js": site.mapJS} {
+		if cfg.Assets[name] != want {
+			t.Errorf("the asset named %s is %q, want %q", name, cfg.Assets[name], want)
+		}
+	}
+	if len(cfg.Assets) != len(site.assets) {
+		t.Errorf("%d assets named, of %d", len(cfg.Assets), len(site.assets))
+	}
+	if !strings.Contains(cfg.Saved, "guardada en este teléfono a las {hora}") {
+		t.Errorf("the note of a kept copy: %q", cfg.Saved)
+	}
+}
