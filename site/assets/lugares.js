@@ -78,7 +78,19 @@
     hits.sort(function (a, b) { return a.r - b.r || (a.p.k < b.p.k ? -1 : a.p.k > b.p.k ? 1 : 0); });
     return hits.slice(0, 12).map(function (h) { return h.p; });
   }
+  // With no signal and no list, the picker cannot answer: it says so (a step would post the form into
+  // no signal).
+  function offline() {
+    if (loaded || navigator.onLine !== false) return false;
+    out.textContent = '';
+    var p = document.createElement('p');
+    p.textContent = box.getAttribute('data-sin-senal');
+    out.appendChild(p);
+    out.hidden = false;
+    return true;
+  }
   function showResults() {
+    if (offline()) return;
     out.textContent = '';
     if (!fold(q.value)) { out.hidden = true; return; }
     var found = search(q.value);
@@ -156,6 +168,7 @@
     b.addEventListener('click', function (ev) {
       ev.preventDefault();
       if (loaded && named[i] === 'lugar-elegir') { choose(b.value); return; }
+      if (offline()) return;
       [dep, mun, cen, q].forEach(function (el) { el.name = el === mun ? 'lugar-municipio' : el.id.slice(2); });
       code.name = '';
       var step = document.createElement('input');
