@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/url"
 	"slices"
 	"strings"
@@ -89,10 +90,20 @@ func (h *handler) addMap() error {
 		return fmt.Errorf("site: %w", err)
 	}
 	h.mapCSP = mapCSP(h.tiles)
-	var err error
-	if h.mapJS, err = h.addAsset("mapa.js", "leaflet/leaflet.js", "mapa.js"); err != nil {
-		return err
+	// Leaflet's licence (BSD 2-Clause) goes with every copy: at the head of the script that carries it.
+	var js []byte
+	for _, f := range []string{"leaflet/LICENSE", "leaflet/leaflet.js", "mapa.js"} {
+		b, err := files.ReadFile("assets/" + f)
+		if err != nil {
+			return err
+		}
+		if f == "leaflet/LICENSE" {
+			b = []byte("/* Leaflet " + strings.ReplaceAll(string(b), "*/", "* /") + "*/\n")
+		}
+		js = append(js, b...)
 	}
+	h.mapJS = h.addBytes("mapa.js", js, mime.TypeByExtension(".js"))
+	var err error
 	if h.mapCSS, err = h.addAsset("mapa.css", "leaflet/leaflet.css", "mapa.css"); err != nil {
 		return err
 	}

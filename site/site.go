@@ -111,16 +111,17 @@ type handler struct {
 	build    string           // hash of everything embedded: part of the service worker's version
 	// placesJS and placesURL are the URL paths of the «¿Dónde?» script and of the place list it reads.
 	placesJS, placesURL string
+	forms               map[string]*formSpec
+	filter              *filterSpec
+	cache               renderCache
+
 	// The maps (mapa.go): their tiles, script and stylesheet (Leaflet's with ours), and the
 	// Content-Security-Policy of their pages.
 	tiles                 MapTiles
 	mapJS, mapCSS, mapCSP string
 	// onUse are the assets the service worker keeps when a page first uses them, not at install: the
 	// map's and the place list, the bulk of the site's bytes.
-	onUse  map[string]bool
-	forms  map[string]*formSpec
-	filter *filterSpec
-	cache  renderCache
+	onUse map[string]bool
 }
 
 // New builds the site handler.
