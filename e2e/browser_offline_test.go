@@ -274,6 +274,21 @@ func TestBrowserOffline(t *testing.T) {
 	if n := p.list(t, "type=request&emergencySlug=inundaciones-la-mojana").Total; n != 1 {
 		t.Errorf("after another page load: %d requests, want 1", n)
 	}
+
+	// A publication the service worker sent with no page open (Background Sync) left its manage link in
+	// IndexedDB: the next page moves it to localStorage, and the home page shows it.
+	run(p.ctx, t, "sent by the worker", chromedp.Evaluate[chromedp.Void](`directaidOutbox.put({externalId: 'enviada-sin-pagina', action: '/pedir',
+		sent: {id: 'x', title: 'Carpas para la vereda', publicUrl: location.origin + '/ayudas/x', manageUrl: location.origin + '/gestionar#id=x&token=t'}})`,
+		chromedp.EvalAwaitPromise))
+	open("/")
+	if got := run(p.ctx, t, "manage link of the worker's send", chromedp.Evaluate[string](`(document.querySelector('#enlaces-gestion a') || {}).href || ''`)); got != proxy.URL+"/gestionar#id=x&token=t" {
+		t.Errorf("the home page shows %q for a publication the worker sent", got)
+	}
+	left := run(p.ctx, t, "moved", chromedp.Evaluate[[]any](`directaidOutbox.all().then(items => [items.length, localStorage.getItem('directaid:enlaces-gestion')])`,
+		chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
+	if n, _ := left[0].(float64); n != 0 || !strings.Contains(fmt.Sprint(left[1]), "Carpas para la vereda") {
+		t.Errorf("after the page load: %v items in IndexedDB, localStorage %v", left[0], left[1])
+	}
 	for _, m := range p.consoleErrors() {
 		t.Errorf("browser console: %s", m)
 	}

@@ -69,6 +69,15 @@ func TestMapPage(t *testing.T) {
 		t.Error("the map's list does not apply its filter")
 	}
 
+	for _, a := range []string{site.mapJS, site.mapCSS} {
+		if res, b := sitetest.Get(t, c, testBase+a); res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != assetCache || len(b) < 10000 {
+			t.Errorf("GET %s: %d, Cache-Control %q, %d bytes", a, res.StatusCode, res.Header.Get("Cache-Control"), len(b))
+		}
+	}
+	if _, js := sitetest.Get(t, c, testBase+site.mapJS); !strings.HasPrefix(string(js), "/* Leaflet BSD 2-Clause License") {
+		t.Errorf("the map's script does not start with Leaflet's licence: %.80q", js)
+	}
+
 	res, body = sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero?type=offer")
 	if strings.Contains(res.Header.Get("Content-Security-Policy"), "tiles.example.org") {
 		t.Error("the list's page lets images come from the tile server")
