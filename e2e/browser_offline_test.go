@@ -30,6 +30,12 @@ import (
 // that, while offline, no request of the page or of the worker got out of the browser (emulation on the
 // page's target alone does not cover a service worker's fetches, nor the page's own requests once a
 // worker controls it: the test sets it on both targets).
+//
+// Before losing the signal the person opens a filtered list, a record and the map: offline each reads as
+// the copy of its own URL with «guardada … a las HH:MM» (a filter never opened answers «Sin conexión»),
+// the map says why it has none; the place picker, whose list was never fetched, says it needs the signal.
+// The publication sent when the signal returns shows its manage link, which stays on the phone until «Ya
+// lo guardé», as does one the worker sent with no page open; the worker keeps the last 50 pages opened.
 func TestBrowserOffline(t *testing.T) {
 	artifacts := needBrowser(t)
 	tiles := newTileServer(t) // the map's tiles, on loopback
@@ -288,6 +294,16 @@ func TestBrowserOffline(t *testing.T) {
 		chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
 	if n, _ := left[0].(float64); n != 0 || !strings.Contains(fmt.Sprint(left[1]), "Carpas para la vereda") {
 		t.Errorf("after the page load: %v items in IndexedDB, localStorage %v", left[0], left[1])
+	}
+
+	// The pages kept when opened are the last 50: 51 more lists push out every earlier one.
+	for i := range 51 {
+		p.do(t, "open a list", chromedp.Navigate(fmt.Sprintf("%s/emergencias/eje-cafetero?q=n%d", proxy.URL, i)), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	}
+	visits := `caches.open('directaid-visitas').then(c => c.keys()).then(ks => ks.map(k => new URL(k.url).search))`
+	run(p.ctx, t, "the last 50", chromedp.Poll[bool](visits+`.then(s => s.length === 50 && s[49] === '?q=n50')`, chromedp.WithPollingTimeout(10*time.Second)))
+	if kept := run(p.ctx, t, "kept", chromedp.Evaluate[[]string](visits, chromedp.EvalAwaitPromise, chromedp.EvalAsValue)); kept[0] != "?q=n1" {
+		t.Errorf("the pages kept when opened start with %q, want ?q=n1 (the 50 newest)", kept[0])
 	}
 	for _, m := range p.consoleErrors() {
 		t.Errorf("browser console: %s", m)
