@@ -32,7 +32,8 @@
   box.hidden = false;
   var map = L.map(box, { maxZoom: MAXZOOM, zoomSnap: 1 }).setView([4.6, -74.1], 5);
   map.attributionControl.setPrefix('<a href="https://leafletjs.com">Leaflet</a>');
-  var loaded = 0, failed = 0;
+  var points = [], layer = L.layerGroup(), note = '', summary = null, loaded = 0, failed = 0;
+  function show() { if (summary) summary(); }
   L.tileLayer(box.getAttribute('data-teselas'), { maxZoom: MAXZOOM, attribution: escapeHTML(box.getAttribute('data-atribucion')) })
     .on('tileload', function () { loaded++; })
     .on('tileerror', function () { failed++; })
@@ -44,9 +45,7 @@
       show();
     })
     .addTo(map);
-
-  var points = [], layer = L.layerGroup().addTo(map), note = '', summary = null;
-  function show() { if (summary) summary(); }
+  layer.addTo(map);
 
   // One line of a record: its title linking to its page, then what it is.
   function entry(p, tag, place) {
