@@ -16,6 +16,7 @@ import (
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/internal/webutil"
 	"github.com/directaid/directaid/schema"
+	"github.com/directaid/directaid/site"
 )
 
 // Emergency is one emergency as the operator declares it.
@@ -54,6 +55,8 @@ type Config struct {
 	// OperatorContact tells people how to reach whoever runs the site (the party responsible for their
 	// data, as Ley 1581 asks): shown in every page's footer and on /privacidad; empty shows none.
 	OperatorContact string
+	// MapTiles is the background of the site's maps (zero: site.DefaultMapTiles, OpenStreetMap's).
+	MapTiles site.MapTiles
 	// ExportWriter, if set, wraps the writer of a whole export, which moves its write deadline page by page
 	// (http.ResponseController): the host's way to let that deadline pass its own write timeout.
 	ExportWriter func(http.ResponseWriter, *http.Request) http.ResponseWriter

@@ -21,6 +21,7 @@ func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 		Emergencies:     func() []schema.EmergencyInfo { return svc.activeEmergencies("") },
 		PublicURL:       svc.cfg.PublicURL,
 		Contact:         svc.cfg.OperatorContact,
+		MapTiles:        svc.cfg.MapTiles,
 		Tools:           tools,
 		RateLimitEvents: svc.cfg.RateLimitEvents,
 		RateLimitWindow: svc.cfg.RateLimitWindow,

@@ -19,6 +19,7 @@ import (
 
 	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/site"
 )
 
 func init() {
@@ -57,6 +58,9 @@ type App struct {
 	// OperatorContact is how people reach the operator (an e-mail, a phone): every page's footer and
 	// /privacidad show it.
 	OperatorContact string `json:"operator_contact,omitempty"`
+	// MapTiles is the background of the site's maps: an XYZ tile URL template and its attribution (unset:
+	// OpenStreetMap's).
+	MapTiles *site.MapTiles `json:"map_tiles,omitempty"`
 
 	dir      string
 	dsn      string // the PostgreSQL DSN, placeholders replaced
@@ -100,6 +104,11 @@ func (a *App) Validate() error {
 	}
 	if a.Database.Postgres != "" && (a.Database.Badger != "" || a.Database.MinFreeSpace != 0) {
 		return fmt.Errorf("directaid: database postgres takes neither badger nor min_free_space (those are of database badger)")
+	}
+	if a.MapTiles != nil {
+		if err := site.CheckMapTiles(*a.MapTiles); err != nil {
+			return fmt.Errorf("directaid: %w", err)
+		}
 	}
 	seen := map[string]bool{}
 	for _, e := range a.Emergencies {
@@ -259,6 +268,9 @@ func (a *App) build(limits backend.Config) error {
 		limits.Emergencies = append(limits.Emergencies, be)
 	}
 	limits.HideAfterReports, limits.OperatorContact = a.HideAfterReports, a.OperatorContact
+	if a.MapTiles != nil {
+		limits.MapTiles = *a.MapTiles
+	}
 	a.svc = backend.NewService(a.store, limits)
 	a.current.Store(a.svc)
 	h, err := backend.NewHandler(a.svc)

@@ -12,6 +12,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
+
+	"github.com/directaid/directaid/site"
 )
 
 func init() {
@@ -30,6 +32,7 @@ func init() {
 //	    public_url <url>
 //	    hide_after_reports <n>           # distinct reporters that hide a record; default 3
 //	    operator_contact <text>          # how people reach the operator: every page's footer, /privacidad
+//	    map_tiles <url> <attribution>    # the maps' background: an XYZ tile URL template and its attribution
 //	    emergency <slug> {
 //	        title    <text>
 //	        summary  <text>
@@ -116,6 +119,15 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if utf8.RuneCountInString(a.OperatorContact) > 200 || strings.ContainsFunc(a.OperatorContact, unicode.IsControl) {
 				return d.Err("operator_contact must be one line of at most 200 characters")
 			}
+		case "map_tiles":
+			var t site.MapTiles
+			if !d.Args(&t.URL, &t.Attribution) || d.NextArg() {
+				return d.Err(`usage: map_tiles "<https://tiles.example.org/{z}/{x}/{y}.png>" "<attribution, e.g. © OpenStreetMap>"`)
+			}
+			if err := site.CheckMapTiles(t); err != nil {
+				return d.WrapErr(err)
+			}
+			a.MapTiles = &t
 		case "emergency":
 			e, err := parseEmergency(d, a.Emergencies)
 			if err != nil {
@@ -123,7 +135,7 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			a.Emergencies = append(a.Emergencies, e)
 		default:
-			return d.Errf("unknown directaid option %q (known: database, public_url, emergency, hide_after_reports, operator_contact)", d.Val())
+			return d.Errf("unknown directaid option %q (known: database, public_url, emergency, hide_after_reports, operator_contact, map_tiles)", d.Val())
 		}
 	}
 	if err := a.Validate(); err != nil {

@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -28,9 +30,17 @@ import (
 // that, while offline, no request of the page or of the worker got out of the browser (emulation on the
 // page's target alone does not cover a service worker's fetches, nor the page's own requests once a
 // worker controls it: the test sets it on both targets).
+//
+// Before losing the signal the person opens a filtered list, a record and the map: offline each reads as
+// the copy of its own URL with «guardada … a las HH:MM» (a filter never opened answers «Sin conexión»),
+// the map says why it has none; the place picker, whose list was never fetched, says it needs the signal.
+// The publication sent when the signal returns shows its manage link, which stays on the phone until «Ya
+// lo guardé», as does one the worker sent with no page open; the worker keeps the last 50 pages opened.
 func TestBrowserOffline(t *testing.T) {
 	artifacts := needBrowser(t)
-	s := testserver.Start(t, testserver.Options{})
+	tiles := newTileServer(t) // the map's tiles, on loopback
+	s := testserver.Start(t, testserver.Options{Emergencies: fmt.Sprintf(`map_tiles "%s/{z}/{x}/{y}.png" "© Mapas de prueba"`, tiles.URL) +
+		testserver.TwoEmergencies})
 	target, _ := url.Parse(s.URL)
 	var seen atomic.Int64
 	rp := httputil.NewSingleHostReverseProxy(target)
@@ -47,7 +57,11 @@ func TestBrowserOffline(t *testing.T) {
 	}))
 	defer proxy.Close()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	// A record in the Eje Cafetero, whose page the person opens before losing the signal.
+	_, rec := publish(t, s, with(validRequest(), "title", "Insulina en Armenia"))
+	recordPath := "/ayudas/" + rec["id"].(string)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	p := &phone{ctx: startPhone(ctx, t), s: s, artifacts: artifacts}
 	p.watchConsole(t)
@@ -63,13 +77,29 @@ func TestBrowserOffline(t *testing.T) {
 	// The worker installs (keeping its pages and assets), activates and takes this page.
 	run(p.ctx, t, "service worker in control", chromedp.Poll[bool](`navigator.serviceWorker.controller !== null`,
 		chromedp.WithPollingTimeout(20*time.Second)))
-	kept := run(p.ctx, t, "kept pages", chromedp.Evaluate[[]string](`caches.keys().then(ks => caches.open(ks[0]))
+	kept := run(p.ctx, t, "kept pages", chromedp.Evaluate[[]string](`caches.keys().then(ks => caches.open(ks.find(k => k !== 'directaid-visitas')))
 		.then(c => c.keys()).then(rs => rs.map(r => new URL(r.url).pathname))`, chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
 	for _, want := range []string{"/", "/pedir", "/ofrecer", "/emergencias/eje-cafetero"} {
 		if !slices.Contains(kept, want) {
 			t.Errorf("the service worker did not keep %s (kept %v)", want, kept)
 		}
 	}
+	for _, k := range kept {
+		if strings.HasSuffix(k, ".tsv") {
+			t.Errorf("the service worker fetched the place list %s before the place picker was used", k)
+		}
+	}
+	// Online, the person opens the requests of the Eje Cafetero and a record: both stay on the phone.
+	open("/emergencias/eje-cafetero?type=request")
+	open(recordPath)
+	open("/emergencias/eje-cafetero/mapa")
+	run(p.ctx, t, "the map", chromedp.Poll[bool](`document.getElementById('mapa-estado').textContent.indexOf('El mapa muestra') === 0`,
+		chromedp.WithPollingTimeout(20*time.Second)))
+	run(p.ctx, t, "visited pages kept", chromedp.Poll[bool](`caches.open('directaid-visitas').then(c => c.keys())
+		.then(ks => ks.map(k => new URL(k.url)).filter(u => u.search === '?type=request' || u.pathname === '`+recordPath+`' ||
+			u.pathname === '/emergencias/eje-cafetero/mapa').length === 3)`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	open("/pedir")
 
 	// The service worker is a target of its own: its fetches are cut there.
 	targets, err := chromedp.Targets(p.ctx)
@@ -84,11 +114,20 @@ func TestBrowserOffline(t *testing.T) {
 			if _, err := chromedp.Call(swCtx, network.Enable, network.EnableParams{}); err != nil {
 				t.Fatalf("attach to the service worker: %v", err)
 			}
+			// The worker's fetches go to the network, as they do once the browser's HTTP cache is stale (a
+			// page is fresh there for a minute at most): offline, the pages then come from the worker's copies.
+			if _, err := chromedp.Call(swCtx, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true}); err != nil {
+				t.Fatalf("the service worker's HTTP cache: %v", err)
+			}
 			tabs = append(tabs, swCtx)
 		}
 	}
 	if len(tabs) != 2 {
 		t.Fatalf("%d service workers, want 1", len(tabs)-1)
+	}
+	// The page's own requests that the worker leaves alone (the map's GeoJSON) go to the network too.
+	if _, err := chromedp.Call(p.ctx, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true}); err != nil {
+		t.Fatal(err)
 	}
 	setOffline := func(off bool) {
 		t.Helper()
@@ -113,12 +152,57 @@ func TestBrowserOffline(t *testing.T) {
 		t.Error("navigator.onLine is still true under offline emulation")
 	}
 	p.screenshot(t, "offline-pedir")
+	savedNote := func(page string) {
+		t.Helper()
+		note := run(p.ctx, t, "saved note", chromedp.Evaluate[string](`(document.querySelector('main .guardada') || {}).textContent || ''`))
+		if !regexp.MustCompile(`^Sin señal al abrirla: esta es la copia de esta página guardada en este teléfono a las [0-9]{2}:[0-9]{2}\.`).MatchString(note) {
+			t.Errorf("%s offline: the note of a kept copy is %q", page, note)
+		}
+	}
 	open("/emergencias/inundaciones-la-mojana")
+	savedNote("/emergencias/inundaciones-la-mojana")
+	// The filtered list is its own filtered copy, not the last list seen; a filter never opened is not kept.
+	open("/emergencias/eje-cafetero?type=request")
+	savedNote("the filtered list")
+	if got := run(p.ctx, t, "type filter", chromedp.Value(chromedp.ID("filtro-type"))); got != "request" {
+		t.Errorf("offline, /emergencias/eje-cafetero?type=request shows the list filtered by %q", got)
+	}
+	p.screenshot(t, "offline-filtrada")
+	open("/emergencias/eje-cafetero?type=offer")
+	if h1 := run(p.ctx, t, "offline h1", chromedp.Text(chromedp.CSS("main h1"))); h1 != "Sin conexión" {
+		t.Errorf("a filter never opened, offline: %q, want «Sin conexión»", h1)
+	}
+	// The record opened online reads offline, its number included.
+	open(recordPath)
+	if h1 := run(p.ctx, t, "record h1", chromedp.Text(chromedp.CSS("main h1"))); h1 != "Insulina en Armenia" {
+		t.Errorf("the record opened online, offline: %q", h1)
+	}
+	savedNote("the record")
+	p.screenshot(t, "offline-registro")
+	// The map opened online: its list, and the reason for no map.
+	open("/emergencias/eje-cafetero/mapa")
+	savedNote("the map")
+	run(p.ctx, t, "no map offline", chromedp.Poll[bool](`document.getElementById('mapa').hidden &&
+		document.getElementById('mapa-estado').textContent.indexOf('No se pudieron traer los puntos del mapa') === 0`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	if n := run(p.ctx, t, "map's list", chromedp.Evaluate[int](`document.querySelectorAll('main h3 a[href*="/ayudas/"]').length`)); n != 1 {
+		t.Errorf("the map offline lists %d records, want 1", n)
+	}
+	p.screenshot(t, "offline-mapa")
 	open("/integraciones") // not kept: the worker's page for that
 	if h1 := run(p.ctx, t, "offline h1", chromedp.Text(chromedp.CSS("main h1"))); h1 != "Sin conexión" {
 		t.Errorf("a page not kept, offline: %q, want «Sin conexión»", h1)
 	}
 	open("/pedir")
+	// The place list comes on the picker's first use, which was never with signal: the picker says so.
+	// (Enter as the page's script receives it: DevTools' key events also type a character, which submits.)
+	p.do(t, "search a place offline", chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), "armenia"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('f-lugar-buscar').dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true, cancelable: true}))`))
+	if got := p.text(t, "lugar-resultados"); !strings.HasPrefix(got, "Sin señal, y la lista de lugares todavía no está en este teléfono") {
+		t.Errorf("the place picker offline without its list: %q", got)
+	}
+	p.screenshot(t, "offline-lugar")
+	p.do(t, "clear the search", chromedp.Evaluate[chromedp.Void](`document.getElementById('f-lugar-buscar').value = ''`))
 	ext := p.externalID(t)
 	p.fill(t, withValues(request, "f-title", "Agua potable sin señal"))
 	p.check(t, "f-publishContact")
@@ -130,7 +214,7 @@ func TestBrowserOffline(t *testing.T) {
 	if n := seen.Load() - before; n != 0 {
 		t.Errorf("%d requests reached the server while the phone was offline (the service worker is not offline?)", n)
 	}
-	if n := p.list(t, "type=request").Total; n != 0 {
+	if n := p.list(t, "type=request&emergencySlug=inundaciones-la-mojana").Total; n != 0 {
 		t.Fatalf("%d requests stored while offline", n)
 	}
 
@@ -151,9 +235,30 @@ func TestBrowserOffline(t *testing.T) {
 	if !run(p.ctx, t, "saved message gone", chromedp.Evaluate[bool](`document.getElementById('resultado-guardada').hidden`)) {
 		t.Error("the saved message still shows after the publication")
 	}
+	// Its manage link shows, and stays on the phone until the person says they saved it.
+	manage := run(p.ctx, t, "manage link", chromedp.Evaluate[[]any](`[!document.getElementById('resultado-gestion').hidden,
+		document.getElementById('resultado-gestionar').href]`))
+	manageURL, _ := manage[1].(string)
+	if shown, _ := manage[0].(bool); !shown || !strings.Contains(manageURL, "/gestionar#id=") {
+		t.Errorf("after an offline publication the manage link shows %v: %q", manage[0], manageURL)
+	}
 	p.screenshot(t, "offline-publicada")
 	id := p.recordID(t)
-	list := p.list(t, "type=request")
+	run(p.ctx, t, "manage link kept", chromedp.Poll[bool](`(localStorage.getItem('directaid:enlaces-gestion') || '').indexOf('`+id+`') >= 0`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	open("/")
+	if got := run(p.ctx, t, "home's manage link", chromedp.Evaluate[string](`(document.querySelector('#enlaces-gestion a') || {}).href || ''`)); got != manageURL || got == "" {
+		t.Errorf("the home page shows the manage link %q, want %q", got, manageURL)
+	}
+	if text := run(p.ctx, t, "home's notice", chromedp.Text(chromedp.ID("enlaces-gestion"))); !strings.Contains(text, "«Agua potable sin señal»") {
+		t.Errorf("the home page's notice does not name the publication: %q", text)
+	}
+	p.screenshot(t, "offline-enlace-inicio")
+	p.do(t, "saved it", chromedp.Click(chromedp.CSS("#enlaces-gestion button"), chromedp.NodeVisible))
+	if left := run(p.ctx, t, "links left", chromedp.Evaluate[[]any](`[!!document.getElementById('enlaces-gestion'), localStorage.getItem('directaid:enlaces-gestion')]`)); left[0] != false || left[1] != "[]" {
+		t.Errorf("after «Ya lo guardé»: notice shown %v, stored %v", left[0], left[1])
+	}
+	list := p.list(t, "type=request&emergencySlug=inundaciones-la-mojana")
 	if list.Total != 1 || len(list.Items) != 1 || list.Items[0].ID != id {
 		t.Fatalf("after the signal returned: total %d, items %+v; want exactly the record %s", list.Total, list.Items, id)
 	}
@@ -166,11 +271,39 @@ func TestBrowserOffline(t *testing.T) {
 	if resp.StatusCode != 200 || out["duplicate"] != true {
 		t.Errorf("the record was not stored under the externalId %q of the saved fill: %d %v", ext, resp.StatusCode, out)
 	}
-	// Nothing waits any more: a new page sends nothing again.
+	// Nothing waits any more: a new page sends nothing again, and shows no manage link.
 	open("/")
+	if run(p.ctx, t, "no notice", chromedp.Evaluate[bool](`!!document.getElementById('enlaces-gestion')`)) {
+		t.Error("the manage link shows again after «Ya lo guardé»")
+	}
 	time.Sleep(time.Second)
-	if n := p.list(t, "type=request").Total; n != 1 {
+	if n := p.list(t, "type=request&emergencySlug=inundaciones-la-mojana").Total; n != 1 {
 		t.Errorf("after another page load: %d requests, want 1", n)
+	}
+
+	// A publication the service worker sent with no page open (Background Sync) left its manage link in
+	// IndexedDB: the next page moves it to localStorage, and the home page shows it.
+	run(p.ctx, t, "sent by the worker", chromedp.Evaluate[chromedp.Void](`directaidOutbox.put({externalId: 'enviada-sin-pagina', action: '/pedir',
+		sent: {id: 'x', title: 'Carpas para la vereda', publicUrl: location.origin + '/ayudas/x', manageUrl: location.origin + '/gestionar#id=x&token=t'}})`,
+		chromedp.EvalAwaitPromise))
+	open("/")
+	if got := run(p.ctx, t, "manage link of the worker's send", chromedp.Evaluate[string](`(document.querySelector('#enlaces-gestion a') || {}).href || ''`)); got != proxy.URL+"/gestionar#id=x&token=t" {
+		t.Errorf("the home page shows %q for a publication the worker sent", got)
+	}
+	left := run(p.ctx, t, "moved", chromedp.Evaluate[[]any](`directaidOutbox.all().then(items => [items.length, localStorage.getItem('directaid:enlaces-gestion')])`,
+		chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
+	if n, _ := left[0].(float64); n != 0 || !strings.Contains(fmt.Sprint(left[1]), "Carpas para la vereda") {
+		t.Errorf("after the page load: %v items in IndexedDB, localStorage %v", left[0], left[1])
+	}
+
+	// The pages kept when opened are the last 50: 51 more lists push out every earlier one.
+	for i := range 51 {
+		p.do(t, "open a list", chromedp.Navigate(fmt.Sprintf("%s/emergencias/eje-cafetero?q=n%d", proxy.URL, i)), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	}
+	visits := `caches.open('directaid-visitas').then(c => c.keys()).then(ks => ks.map(k => new URL(k.url).search))`
+	run(p.ctx, t, "the last 50", chromedp.Poll[bool](visits+`.then(s => s.length === 50 && s[49] === '?q=n50')`, chromedp.WithPollingTimeout(10*time.Second)))
+	if kept := run(p.ctx, t, "kept", chromedp.Evaluate[[]string](visits, chromedp.EvalAwaitPromise, chromedp.EvalAsValue)); kept[0] != "?q=n1" {
+		t.Errorf("the pages kept when opened start with %q, want ?q=n1 (the 50 newest)", kept[0])
 	}
 	for _, m := range p.consoleErrors() {
 		t.Errorf("browser console: %s", m)

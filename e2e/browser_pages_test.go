@@ -60,7 +60,7 @@ func TestBrowserEveryPage(t *testing.T) {
 	zw := gzip.NewWriter(&gz)
 	_, _ = zw.Write([]byte(places.TSV()))
 	_ = zw.Close()
-	t.Logf("place list: %d places, %d bytes (%d gzipped), kept once by the service worker",
+	t.Logf("place list: %d places, %d bytes (%d gzipped), fetched when the place picker is first used, then kept by the service worker",
 		strings.Count(places.TSV(), "\n"), len(places.TSV()), gz.Len())
 
 	// Each record page read spends the detail limit: 4 reads of the record's page and 2 of gestionar.js

@@ -11,8 +11,8 @@ import (
 	"github.com/directaid/directaid/internal/testserver"
 )
 
-// TestBrowserPlacePicker: with JavaScript, «¿Dónde?» answers on the phone as the person types, from the
-// place list alone (no request while typing), a result fills departamento, municipio and centro poblado,
+// TestBrowserPlacePicker: with JavaScript, «¿Dónde?» fetches the place list when first touched (not with
+// the page), then answers on the phone as the person types, from the list alone (no request while typing), a result fills departamento, municipio and centro poblado,
 // the selects cascade, and the request published without coordinates has the place's point, marked
 // approximate.
 func TestBrowserPlacePicker(t *testing.T) {
@@ -29,6 +29,11 @@ func TestBrowserPlacePicker(t *testing.T) {
 			t.Errorf("browser console: %s", m)
 		}
 	}()
+	// The list comes when the picker is first touched, not with the page.
+	if run(p.ctx, t, "list fetched", chromedp.Evaluate[bool](`performance.getEntriesByType('resource').some(e => e.name.indexOf('.tsv') >= 0)`)) {
+		t.Error("/pedir fetched the place list before the picker was used")
+	}
+	p.do(t, "touch the picker", chromedp.Click(chromedp.ID("f-lugar-buscar"), chromedp.NodeVisible))
 	run(p.ctx, t, "place list loaded", chromedp.Poll[bool](`document.getElementById('lugar').classList.contains('al-instante')`,
 		chromedp.WithPollingTimeout(15*time.Second)))
 	if run(p.ctx, t, "steps hidden", chromedp.Evaluate[int](`Array.from(document.querySelectorAll('#lugar .paso')).filter(b => b.offsetParent).length`)) != 0 {

@@ -17,7 +17,7 @@ func TestSiteThroughBinary(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	known, hostile, offers := seedSite(t, s)
 	res := sitetest.Check(t, http.DefaultClient, s.URL)
-	if want := 8 + len(known) + 1 + len(offers); len(res.Pages) != want { // home, 2 emergencies, 5 pages, records
+	if want := 10 + len(known) + 1 + len(offers); len(res.Pages) != want { // home, 2 emergencies and their maps, 5 pages, records
 		t.Fatalf("sitemap lists %d pages, want %d: %v", len(res.Pages), want, res.Pages)
 	}
 	if !slices.Contains(res.Pages, s.URL+"/ayudas/"+hostile) || !slices.Contains(res.Outside, "https://wa.me/573005550009") {

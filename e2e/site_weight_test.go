@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/directaid/directaid/internal/testserver"
@@ -13,27 +17,95 @@ import (
 // `encode zstd gzip` answers from above.
 const maxPageWeight = 50 << 10
 
+// maxInstallWeight bounds, gzipped as the shipped Caddyfile's `encode zstd gzip` sends them, what the
+// service worker downloads at install on a first visit (the pages it keeps and their assets), and
+// maxMapWeight the map page with its assets (Leaflet's), which a person opens only when they ask for it.
+const (
+	maxInstallWeight = 40 << 10
+	maxMapWeight     = 80 << 10
+)
+
 // TestSitePageWeight: the home page, /pedir and an emergency's page (with records) each transfer less
-// than maxPageWeight, their assets included.
+// than maxPageWeight, their assets included; the service worker's install and the map page stay within
+// their bounds, and the place list is not part of the install. It prints each weight.
 func TestSitePageWeight(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	for range 20 {
 		publish(t, s, validRequest())
 	}
-	assets := regexp.MustCompile(`(?:href|src)="(/assets/[^"]+)"`)
-	for _, page := range []string{"/", "/pedir", "/emergencias/eje-cafetero"} {
-		resp, body := s.Do("GET", page, nil, "Accept-Encoding", "gzip")
+	get := func(p string) []byte {
+		t.Helper()
+		resp, body := s.Do("GET", p, nil, "Accept-Encoding", "gzip")
 		if resp.StatusCode != 200 {
-			t.Fatalf("%s: %d", page, resp.StatusCode)
+			t.Fatalf("%s: %d", p, resp.StatusCode)
 		}
-		total := len(body)
+		return body
+	}
+	gz := func(b []byte) int {
+		var buf bytes.Buffer
+		w := gzip.NewWriter(&buf)
+		_, _ = w.Write(b)
+		_ = w.Close()
+		return buf.Len()
+	}
+	assets := regexp.MustCompile(`(?:href|src)="(/assets/[^"]+)"`)
+	weigh := func(page string) (raw, zipped int) {
+		body := get(page)
+		raw, zipped = len(body), gz(body)
 		for _, m := range assets.FindAllStringSubmatch(string(body), -1) {
-			_, a := s.Do("GET", m[1], nil, "Accept-Encoding", "gzip")
-			total += len(a)
+			a := get(m[1])
+			raw, zipped = raw+len(a), zipped+gz(a)
 		}
-		t.Logf("%s: %d bytes transferred (page %d, %s)", page, total, len(body), resp.Header.Get("Content-Encoding"))
-		if total >= maxPageWeight {
+		t.Logf("%s: %d bytes transferred, %d gzipped (page %d)", page, raw, zipped, len(body))
+		return raw, zipped
+	}
+	for _, page := range []string{"/", "/pedir", "/emergencias/eje-cafetero"} {
+		if total, _ := weigh(page); total >= maxPageWeight {
 			t.Errorf("%s transfers %d bytes, want under %d", page, total, maxPageWeight)
+		}
+	}
+	if _, zipped := weigh("/emergencias/eje-cafetero/mapa"); zipped >= maxMapWeight {
+		t.Errorf("the map page transfers %d bytes gzipped, want under %d", zipped, maxMapWeight)
+	}
+
+	// The service worker's first visit: /sw.js, then every URL it keeps at install. The assets it
+	// leaves for their first use are weighed apart: keeping them at install was the earlier way.
+	sw := get("/sw.js")
+	m := regexp.MustCompile(`^self\.DIRECTAID = (\{.*\});\n`).FindSubmatch(sw)
+	if m == nil {
+		t.Fatalf("/sw.js does not start with its configuration:\n%.300s", sw)
+	}
+	var cfg struct {
+		URLs   []string          `json:"urls"`
+		Assets map[string]string `json:"assets"`
+	}
+	if err := json.Unmarshal(m[1], &cfg); err != nil {
+		t.Fatal(err)
+	}
+	raw, zipped := len(sw), gz(sw)
+	for _, u := range cfg.URLs {
+		b := get(u)
+		raw, zipped = raw+len(b), zipped+gz(b)
+	}
+	t.Logf("service worker install: %d URLs, %d bytes, %d gzipped", len(cfg.URLs), raw, zipped)
+	if zipped >= maxInstallWeight {
+		t.Errorf("the service worker's install downloads %d bytes gzipped, want under %d", zipped, maxInstallWeight)
+	}
+	var later []string
+	for name, u := range cfg.Assets {
+		if !slices.Contains(cfg.URLs, u) {
+			later = append(later, name)
+		}
+	}
+	slices.Sort(later)
+	if !slices.Contains(later, "lugares.tsv") {
+		t.Errorf("the service worker keeps the place list at install (first use only: %v)", later)
+	}
+	for _, name := range later {
+		b := get(cfg.Assets[name])
+		t.Logf("on first use, not at install: %s, %d bytes, %d gzipped", name, len(b), gz(b))
+		if name == "lugares.tsv" {
+			t.Logf("service worker install with the place list, as it was: %d bytes, %d gzipped", raw+len(b), zipped+gz(b))
 		}
 	}
 }

@@ -40,8 +40,8 @@ func embeddedHash() (string, error) {
 }
 
 // offlineURLs are the paths the service worker keeps at install, data-driven: the pages a person needs
-// first (home, each active emergency's page, the forms) and every asset the site serves (stylesheet,
-// scripts and, through the same asset table, the place list).
+// first (home, each active emergency's page, the forms) and the assets those pages use (stylesheet and
+// scripts). The assets of onUse (the place list, the map's) are kept when a page first asks for them.
 func (v *view) offlineURLs() []string {
 	urls := []string{homePage.Path}
 	for _, e := range v.ems {
@@ -54,10 +54,32 @@ func (v *view) offlineURLs() []string {
 	}
 	assets := make([]string, 0, len(v.h.assets))
 	for p := range v.h.assets {
-		assets = append(assets, p)
+		if !v.h.onUse[p] {
+			assets = append(assets, p)
+		}
 	}
 	slices.Sort(assets)
 	return append(urls, assets...)
+}
+
+// visitPrefixes start the paths of the pages the service worker keeps when a person opens them (a
+// record's page, an emergency's filtered list or map), by their full URL, the last maxVisited of them.
+var visitPrefixes = []string{schema.RecordPathPrefix, schema.EmergencyPathPrefix}
+
+const maxVisited = 50
+
+// savedNote is what a page served from the phone's copy says first; {hora} is when the copy was kept
+// (HH:MM, and the day when it was not today).
+const savedNote = "Sin señal al abrirla: esta es la copia de esta página guardada en este teléfono a las {hora}. Puede haber cambiado desde entonces."
+
+// currentAssets name each asset's current URL by its name without the hash (site.css: /assets/site.1a2b3c4d5e.css),
+// so that a page kept by an earlier version of the site finds today's stylesheet and scripts offline.
+func (v *view) currentAssets() map[string]string {
+	out := map[string]string{}
+	for p, a := range v.h.assets {
+		out[a.name] = p
+	}
+	return out
 }
 
 // serviceWorker is the script at serviceWorkerPath: its configuration, the outbox and assets/sw.js. Its
@@ -73,10 +95,14 @@ func (v *view) serviceWorker() ([]byte, error) {
 		return nil, err
 	}
 	cfg := struct {
-		Version string   `json:"version"`
-		URLs    []string `json:"urls"`
-		Offline string   `json:"offline"`
-	}{URLs: v.offlineURLs(), Offline: string(offline)}
+		Version string            `json:"version"`
+		URLs    []string          `json:"urls"`
+		Visit   []string          `json:"visit"`
+		Visited int               `json:"visited"`
+		Assets  map[string]string `json:"assets"`
+		Saved   string            `json:"saved"`
+		Offline string            `json:"offline"`
+	}{URLs: v.offlineURLs(), Visit: visitPrefixes, Visited: maxVisited, Assets: v.currentAssets(), Saved: savedNote, Offline: string(offline)}
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ func swConfig(t *testing.T, body []byte) (version string, urls []string, offline
 
 // TestServiceWorker: /sw.js is served from the root (so its scope is the whole site) as JavaScript that
 // the Content-Security-Policy allows, revalidated on every check; it keeps the home page, the forms,
-// every active emergency's page and every asset, each of which answers 200; its version changes with
+// every active emergency's page and every asset but the place list and the map's, each of which answers 200; its version changes with
 // what it keeps; every page loads the script that installs it.
 func TestServiceWorker(t *testing.T) {
 	h, err := New(Options{Emergencies: emergencies(eje, mojana)})
@@ -54,9 +54,11 @@ func TestServiceWorker(t *testing.T) {
 			t.Errorf("the service worker does not keep %s (keeps %v)", want, urls)
 		}
 	}
+	// Every asset at install, but the place list and the map's, which wait for their first use.
 	for p := range site.assets {
-		if !slices.Contains(urls, p) {
-			t.Errorf("the service worker does not keep the asset %s", p)
+		onUse := p == site.placesURL || p == site.mapJS || p == site.mapCSS
+		if slices.Contains(urls, p) == onUse {
+			t.Errorf("the service worker keeps the asset %s at install: %v, want %v", p, !onUse, onUse)
 		}
 	}
 	for _, u := range urls {
@@ -78,5 +80,41 @@ func TestServiceWorker(t *testing.T) {
 		if _, page := sitetest.Get(t, c, testBase+p); !strings.Contains(string(page), `<script src="`+site.siteJS+`" defer></script>`) {
 			t.Errorf("%s does not load the script that installs the service worker", p)
 		}
+	}
+}
+
+// TestServiceWorkerVisits: the worker is told which pages to keep when opened (records, emergency pages
+// with their filters, maps) and how many, each asset's current URL by its name (for pages kept by an
+// earlier version), and the note a kept copy starts with, with the place of its time.
+func TestServiceWorkerVisits(t *testing.T) {
+	h, err := New(Options{Emergencies: emergencies(eje)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body := sitetest.Get(t, sitetest.HandlerClient(h), testBase+serviceWorkerPath)
+	m := regexp.MustCompile(`^self\.DIRECTAID = (\{.*\});\n`).FindSubmatch(body)
+	var cfg struct {
+		Visit   []string
+		Visited int
+		Assets  map[string]string
+		Saved   string
+	}
+	if m == nil || json.Unmarshal(m[1], &cfg) != nil {
+		t.Fatalf("the service worker's configuration:\n%.300s", body)
+	}
+	site := h.(*handler)
+	if !slices.Equal(cfg.Visit, []string{"/ayudas/", "/emergencias/"}) || cfg.Visited != 50 {
+		t.Errorf("pages kept when opened: %v, the last %d", cfg.Visit, cfg.Visited)
+	}
+	for name, want := range map[string]string{"site.css": site.css, "form.js": site.js, "lugares.tsv": site.placesURL, "mapa.js": site.mapJS} {
+		if cfg.Assets[name] != want {
+			t.Errorf("the asset named %s is %q, want %q", name, cfg.Assets[name], want)
+		}
+	}
+	if len(cfg.Assets) != len(site.assets) {
+		t.Errorf("%d assets named, of %d", len(cfg.Assets), len(site.assets))
+	}
+	if !strings.Contains(cfg.Saved, "guardada en este teléfono a las {hora}") {
+		t.Errorf("the note of a kept copy: %q", cfg.Saved)
 	}
 }

@@ -32,6 +32,8 @@ type page struct {
 	mv     *manageView
 	report *reportView // a record's «Reportar» form, or the outcome of its POST
 	mod    *moderationView
+	onMap  bool     // the map of the emergency's records (mapa.go)
+	mapv   *mapView // its data, once its list is read
 }
 
 // dynamic tells whether the page shows data read from the store, which the render cache must not keep.
@@ -135,6 +137,7 @@ func (v *view) pages() []page {
 	out := []page{homePage}
 	for i := range v.ems {
 		out = append(out, page{Path: schema.EmergencyPath(v.ems[i].Slug), tmpl: "emergencia.md", emergency: &v.ems[i]})
+		out = append(out, page{Path: mapPath(v.ems[i].Slug), tmpl: "emergencia.md", emergency: &v.ems[i], onMap: true})
 	}
 	return append(out, staticPages...)
 }
@@ -169,6 +172,8 @@ type pageData struct {
 	List        *listView   // on an emergency's page, when the site can read records
 	Error       *errorInfo  // on an error page
 	Report      *reportView // on a record's page and on the outcome of its «Reportar» form
+	// OnMap is true on an emergency's map: the same page as its list, titled as a map.
+	OnMap bool
 	// ForApps is true in the Markdown twin, false in the HTML page: the page's URL, the examples and
 	// the identifiers for apps are in the twin only.
 	ForApps bool
@@ -189,6 +194,7 @@ func (v *view) markdown(p page, forApps bool) ([]byte, error) {
 	if p.Path != "" {
 		d.URL = v.base + p.Path
 	}
+	d.OnMap = p.onMap
 	if p.emergency != nil {
 		d.ExampleSlug = p.emergency.Slug
 	} else if len(v.ems) > 0 {
@@ -226,6 +232,9 @@ type layoutData struct {
 	CSS, JS       string
 	SiteJS        string // the script of every page
 	PlacesJS      string
+	// Map is the map of an emergency's records, with its script and stylesheet (Leaflet's included).
+	Map           *mapView
+	MapJS, MapCSS string
 	Contact       string // how to reach the operator (Options.Contact), in the footer
 }
 
@@ -267,6 +276,9 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 		if status, cache, err = v.load(r, &pg); err != nil {
 			h.serverError(w, r, err)
 			return
+		}
+		if pg.onMap {
+			w.Header().Set("Content-Security-Policy", h.mapCSP)
 		}
 	}
 	if pg.form == "" || (asMarkdown && r.Method != http.MethodPost) {
@@ -345,6 +357,7 @@ func (v *view) load(r *http.Request, pg *page) (int, string, error) {
 		var status int
 		var err error
 		pg.list, pg.filter, status, err = v.list(r.Context(), pg.emergency, r.URL.Query())
+		v.mapLinks(pg)
 		return status, listCache, err
 	}
 	return http.StatusOK, pageCache, nil
@@ -362,6 +375,9 @@ func (h *handler) htmlPage(d *doc, pg page, v *view, form *formView) ([]byte, er
 	}
 	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, Filter: pg.filter, Manage: pg.mv, Report: pg.report, Moderation: pg.mod, ManageJS: h.manageJS, CSS: h.css, JS: h.js, SiteJS: h.siteJS, PlacesJS: h.placesJS, Contact: h.o.Contact,
 		Before: htmltemplate.HTML(before), After: htmltemplate.HTML(after)} // goldmark escaped both; raw HTML is off
+	if pg.mapv != nil {
+		ld.Map, ld.MapJS, ld.MapCSS = pg.mapv, h.mapJS, h.mapCSS
+	}
 	if pg.Path != "" {
 		ld.Canonical, ld.Twin = v.base+pg.Path, twinPath(pg.Path)
 	}

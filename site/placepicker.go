@@ -24,10 +24,12 @@ const (
 )
 
 // pickerMessages are what a person reads about the place.
-var pickerMessages = struct{ Missing, Unknown, NoResults string }{
+var pickerMessages = struct{ Missing, Unknown, NoResults, Offline string }{
 	Missing:   "Diga dónde: elija el departamento y el municipio, o escriba la latitud y la longitud.",
 	Unknown:   "Ese lugar no está en la lista de municipios y centros poblados: elíjalo de nuevo.",
 	NoResults: "No se encontró ningún municipio ni centro poblado con ese nombre. Revise la escritura o elija el departamento y el municipio.",
+	// With JavaScript and no signal, before the place list ever came to the phone (it comes on first use).
+	Offline: "Sin señal, y la lista de lugares todavía no está en este teléfono (se guarda la primera vez que se usa con señal): escriba la latitud y la longitud, o inténtelo de nuevo cuando vuelva la señal.",
 }
 
 // placePicker is what the form template sees of the picker.
@@ -108,3 +110,4 @@ func newPlacePicker(vals url.Values, required bool, listURL string) *placePicker
 // NoResultsText and MissingText give the template the picker's messages.
 func (*placePicker) NoResultsText() string { return pickerMessages.NoResults }
 func (*placePicker) MissingText() string   { return pickerMessages.Missing }
+func (*placePicker) OfflineText() string   { return pickerMessages.Offline }

@@ -281,6 +281,8 @@ type listView struct {
 	// Absolute URLs: the next page, the first page (on a later one), the page without filters, and
 	// the same list from the API.
 	Next, First, Reset, API string
+	// MapURL is the same list on the emergency's map; on the map, ListURL is the list without it.
+	MapURL, ListURL string
 }
 
 // list reads the records an emergency's page shows for the request's query parameters, and builds

@@ -54,6 +54,8 @@ type Options struct {
 	// Contact, optional, tells people how to reach the operator (e.g. to ask for a removal); the privacy
 	// page shows it as written.
 	Contact string
+	// MapTiles is the background of the emergencies' maps; zero means DefaultMapTiles.
+	MapTiles MapTiles
 	// OnError, optional, receives internal errors (a page that failed to render) for logging.
 	OnError func(r *http.Request, err error)
 
@@ -91,6 +93,7 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 var files embed.FS
 
 type asset struct {
+	name        string // its name without the hash: site.css
 	body        []byte
 	contentType string
 }
@@ -111,6 +114,14 @@ type handler struct {
 	forms               map[string]*formSpec
 	filter              *filterSpec
 	cache               renderCache
+
+	// The maps (mapa.go): their tiles, script and stylesheet (Leaflet's with ours), and the
+	// Content-Security-Policy of their pages.
+	tiles                 MapTiles
+	mapJS, mapCSS, mapCSP string
+	// onUse are the assets the service worker keeps when a page first uses them, not at install: the
+	// map's and the place list, the bulk of the site's bytes.
+	onUse map[string]bool
 }
 
 // New builds the site handler.
@@ -125,7 +136,7 @@ func New(o Options) (http.Handler, error) {
 	if o.Emergencies == nil {
 		o.Emergencies = func() []schema.EmergencyInfo { return nil }
 	}
-	h := &handler{o: o, md: newMarkdown(), assets: map[string]asset{}, forms: map[string]*formSpec{}}
+	h := &handler{o: o, md: newMarkdown(), assets: map[string]asset{}, forms: map[string]*formSpec{}, onUse: map[string]bool{}}
 	var err error
 	if h.css, err = h.addAsset("site.css"); err != nil {
 		return nil, err
@@ -146,6 +157,10 @@ func New(o Options) (http.Handler, error) {
 		return nil, err
 	}
 	h.placesURL = h.addBytes("lugares.tsv", []byte(places.TSV()), placesType)
+	h.onUse[h.placesURL] = true
+	if err = h.addMap(); err != nil {
+		return nil, err
+	}
 	h.pages, err = texttemplate.New("").Funcs(markdownFuncs).ParseFS(files, "content/*.md", "content/*.txt")
 	if err != nil {
 		return nil, err
@@ -187,7 +202,7 @@ func (h *handler) addBytes(name string, body []byte, contentType string) string 
 	sum := sha256.Sum256(body)
 	ext := path.Ext(name)
 	p := "/assets/" + strings.TrimSuffix(name, ext) + "." + hex.EncodeToString(sum[:5]) + ext
-	h.assets[p] = asset{body: body, contentType: contentType}
+	h.assets[p] = asset{name: name, body: body, contentType: contentType}
 	return p
 }
 

@@ -132,7 +132,7 @@ func TestRecordsCrawl(t *testing.T) {
 	s.add(mojana.Slug, schema.TypeRequest, "En La Mojana")
 	c := newSite(t, s.options(eje, mojana))
 	res := sitetest.Check(t, c, testBase)
-	if want := 8 + 27; len(res.Pages) != want {
+	if want := 10 + 27; len(res.Pages) != want {
 		t.Errorf("sitemap lists %d pages, want %d", len(res.Pages), want)
 	}
 	if n := len(res.Outside); n != 27+1 { // the records share their coordinates, so their map link

@@ -45,7 +45,7 @@ func TestCrawl(t *testing.T) {
 			res := sitetest.Check(t, c, testBase)
 			wantPages := []string{testBase + "/", testBase + "/gestionar", testBase + "/integraciones", testBase + "/ofrecer", testBase + "/pedir", testBase + "/privacidad"}
 			for _, e := range ems {
-				wantPages = append(wantPages, testBase+"/emergencias/"+e.Slug)
+				wantPages = append(wantPages, testBase+"/emergencias/"+e.Slug, testBase+"/emergencias/"+e.Slug+"/mapa")
 			}
 			slices.Sort(wantPages)
 			if got := slices.Sorted(slices.Values(res.Pages)); !slices.Equal(got, wantPages) {

@@ -88,7 +88,7 @@ func Cases() []Case {
 	}
 	for _, p := range []struct{ name, path string }{
 		{"home", "/"}, {"pedir", "/pedir"}, {"ofrecer", "/ofrecer"}, {"emergency", "/emergencias/eje-cafetero"},
-		{"emergency-other", "/emergencias/inundaciones-la-mojana"}, {"record", "/ayudas/{ID1}"}, {"record-offer", "/ayudas/{ID2}"},
+		{"emergency-other", "/emergencias/inundaciones-la-mojana"}, {"map", "/emergencias/eje-cafetero/mapa"}, {"record", "/ayudas/{ID1}"}, {"record-offer", "/ayudas/{ID2}"},
 		{"integraciones", "/integraciones"}, {"privacidad", "/privacidad"},
 	} {
 		md := p.path + ".md"

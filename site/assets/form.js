@@ -100,7 +100,7 @@
     shown[item.externalId] = true;
     // Published: by this send or by an earlier one of the same saved fill (the page's and the service
     // worker's may cross), so a duplicate answer is news of its publication too.
-    if (!item.rejected) return showResult({ publicUrl: data.publicUrl, duplicate: false });
+    if (!item.rejected) return showResult({ publicUrl: data.publicUrl, manageUrl: data.manageUrl, duplicate: false });
     var body = JSON.parse(item.body);
     Array.prototype.forEach.call(form.elements, function (el) {
       if (!el.name || !(el.name in body)) return;

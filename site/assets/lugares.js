@@ -1,6 +1,6 @@
-// «¿Dónde?» on the phone: DANE's list of municipios and centros poblados (fetched once from a
-// content-hashed URL, then from the browser's cache) fills the municipio and centro poblado choices and
-// answers the name search as it is typed, with no network service. Without this script the same picker
+// «¿Dónde?» on the phone: DANE's list of municipios and centros poblados (fetched from a content-hashed
+// URL when the picker is first used, then from the service worker's or the browser's cache) fills the
+// municipio and centro poblado choices and answers the name search as it is typed, with no network service. Without this script the same picker
 // works with submit steps. The API gets placeCode; the picker's own fields are never sent.
 (function () {
   'use strict';
@@ -78,7 +78,19 @@
     hits.sort(function (a, b) { return a.r - b.r || (a.p.k < b.p.k ? -1 : a.p.k > b.p.k ? 1 : 0); });
     return hits.slice(0, 12).map(function (h) { return h.p; });
   }
+  // With no signal and no list, the picker cannot answer: it says so (a step would post the form into
+  // no signal).
+  function offline() {
+    if (loaded || navigator.onLine !== false) return false;
+    out.textContent = '';
+    var p = document.createElement('p');
+    p.textContent = box.getAttribute('data-sin-senal');
+    out.appendChild(p);
+    out.hidden = false;
+    return true;
+  }
   function showResults() {
+    if (offline()) return;
     out.textContent = '';
     if (!fold(q.value)) { out.hidden = true; return; }
     var found = search(q.value);
@@ -111,40 +123,52 @@
     if (ev.key === 'Enter') { ev.preventDefault(); showResults(); } // search, do not publish
   });
   update();
-  fetch(box.getAttribute('data-lugares')).then(function (res) {
-    if (!res.ok) throw new Error(res.status);
-    return res.text();
-  }).then(function (tsv) {
-    tsv.split('\n').forEach(function (line) {
-      var f = line.split('\t');
-      if (f.length < 4) return;
-      var p = { c: f[0], n: f[1], k: fold(f[1]) };
-      all.push(p);
-      byCode[p.c] = p;
-    });
-    loaded = true;
-    Array.prototype.forEach.call(steps, function (b) { b.hidden = true; });
-    box.classList.add('al-instante');
-    dep.addEventListener('change', function () {
-      fill(mun, dep.value ? children(dep.value, 5) : null, dep.value ? 'Elija el municipio' : 'Elija primero el departamento');
-      fill(cen, null, 'Elija primero el municipio');
-      update();
-    });
-    mun.addEventListener('change', function () {
-      fill(cen, mun.value ? children(mun.value, 8) : null, mun.value ? 'La cabecera municipal, o no sé' : 'Elija primero el municipio');
-      update();
-    });
-    cen.addEventListener('change', update);
-    q.addEventListener('input', showResults);
-    if (code.value) choose(code.value);
-    if (q.value) showResults();
-  }).catch(function () { /* no list yet: the steps go to the server (below) */ });
+  // The list (most of the site's bytes) comes when the picker is first used, or at once when the page
+  // already holds a choice or a search.
+  var asked = false;
+  function load() {
+    if (asked) return;
+    asked = true;
+    fetch(box.getAttribute('data-lugares')).then(function (res) {
+      if (!res.ok) throw new Error(res.status);
+      return res.text();
+    }).then(function (tsv) {
+      tsv.split('\n').forEach(function (line) {
+        var f = line.split('\t');
+        if (f.length < 4) return;
+        var p = { c: f[0], n: f[1], k: fold(f[1]) };
+        all.push(p);
+        byCode[p.c] = p;
+      });
+      loaded = true;
+      Array.prototype.forEach.call(steps, function (b) { b.hidden = true; });
+      box.classList.add('al-instante');
+      dep.addEventListener('change', function () {
+        fill(mun, dep.value ? children(dep.value, 5) : null, dep.value ? 'Elija el municipio' : 'Elija primero el departamento');
+        fill(cen, null, 'Elija primero el municipio');
+        update();
+      });
+      mun.addEventListener('change', function () {
+        fill(cen, mun.value ? children(mun.value, 8) : null, mun.value ? 'La cabecera municipal, o no sé' : 'Elija primero el municipio');
+        update();
+      });
+      cen.addEventListener('change', update);
+      q.addEventListener('input', showResults);
+      if (code.value) choose(code.value);
+      else if (dep.value) fill(mun, children(dep.value, 5), 'Elija el municipio');
+      if (q.value) showResults();
+    }).catch(function () { asked = false; /* no list yet: the steps go to the server (below) */ });
+  }
+  box.addEventListener('focusin', load);
+  box.addEventListener('pointerdown', load);
+  if (code.value || q.value) load();
   // Until the list is here, a step is the server's, as without JavaScript: a plain submission of the
   // form (form.js would send it to the API), with the picker's fields named again.
   Array.prototype.forEach.call(buttons, function (b, i) {
     b.addEventListener('click', function (ev) {
       ev.preventDefault();
       if (loaded && named[i] === 'lugar-elegir') { choose(b.value); return; }
+      if (offline()) return;
       [dep, mun, cen, q].forEach(function (el) { el.name = el === mun ? 'lugar-municipio' : el.id.slice(2); });
       code.name = '';
       var step = document.createElement('input');

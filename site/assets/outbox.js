@@ -22,16 +22,34 @@ self.directaidOutbox = (function () {
   function all() { return tx('readonly', function (s) { return s.getAll(); }); }
   function remove(id) { return tx('readwrite', function (s) { return s.delete(id); }); }
 
+  // sent keeps of a published item only what its publisher needs to manage it (never the form's body,
+  // which holds the phone), until a page moves it to localStorage (site.js): the service worker may send
+  // it with no page open. A crossing resend's answer without a link leaves the earlier one's.
+  function sent(item, data) {
+    var title = '';
+    try { title = JSON.parse(item.body).title || ''; } catch (e) { /* no body: already sent */ }
+    return tx('readwrite', function (s) {
+      var get = s.get(item.externalId);
+      get.onsuccess = function () {
+        var old = (get.result && get.result.sent) || {};
+        s.put({ externalId: item.externalId, action: item.action, sent: { id: data.id || old.id, title: title || old.title || '',
+          publicUrl: data.publicUrl || old.publicUrl, manageUrl: data.manageUrl || old.manageUrl } });
+      };
+      return get;
+    });
+  }
+
   var sending = null;
   // flush sends every saved publication in turn, and stops at the first without an answer. done(item,
-  // data) hears of each settled one: published (data.ok), or refused (item.rejected holds the answer,
-  // and the item stays until its form shows the errors). It resolves to how many still wait.
+  // data) hears of each settled one: published (data.ok; the item is kept as sent), or refused
+  // (item.rejected holds the answer, and the item stays until its form shows the errors). It resolves
+  // to how many still wait.
   function flush(done) {
     if (sending) return sending;
     var left = 0;
     sending = all().then(function (items) {
       return items.reduce(function (p, item) {
-        if (item.rejected) return p;
+        if (item.rejected || item.sent) return p;
         return p.then(function () {
           if (left) { left++; return null; }
           // A weak signal can leave a request hanging: give up after a while, and try again later.
@@ -41,7 +59,7 @@ self.directaidOutbox = (function () {
               clearTimeout(timer);
               return res.json().catch(function () { return {}; }).then(function (data) {
                 if ((res.status === 200 || res.status === 201) && data.ok) {
-                  return remove(item.externalId).then(function () { done(item, data); });
+                  return sent(item, data).then(function () { done(item, data); });
                 }
                 if (res.status === 429 || res.status >= 500) { left++; return null; }
                 item.rejected = { status: res.status, data: data };

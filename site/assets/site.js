@@ -1,7 +1,8 @@
 // On every page: install the service worker (the pages a person needs first then open with no signal),
 // and send what the outbox holds, now, when the signal returns, and when the service worker's Background
 // Sync did. Each settled publication is announced as the 'directaid:enviada' event: the form of its page
-// shows it (and cancels the event); any other page says it in its #bandeja notice.
+// shows it (and cancels the event); any other page says it in its #bandeja notice. The manage link of a
+// publication sent this way is kept on the phone until the person says they saved it (see collect).
 (function () {
   'use strict';
   var sw = navigator.serviceWorker;
@@ -9,8 +10,59 @@
   var box = self.directaidOutbox, note = document.getElementById('bandeja');
   if (!box || !note) return;
 
+  // The manage links of publications the outbox sent move from IndexedDB to localStorage, where they
+  // stay until the person says they saved them: the home page and the form pages show them.
+  var LINKS = 'directaid:enlaces-gestion';
+  function links() {
+    try { return JSON.parse(localStorage.getItem(LINKS)) || []; } catch (e) { return []; }
+  }
+  function setLinks(l) {
+    try { localStorage.setItem(LINKS, JSON.stringify(l)); } catch (e) { /* shown this time only */ }
+  }
+  function collect() {
+    return box.all().then(function (items) {
+      var l = links(), done = items.filter(function (it) { return it.sent; });
+      done.forEach(function (it) {
+        var s = it.sent;
+        if (s.manageUrl && !l.some(function (x) { return x.manageUrl === s.manageUrl; })) {
+          l.push({ title: s.title, publicUrl: s.publicUrl, manageUrl: s.manageUrl });
+        }
+      });
+      setLinks(l);
+      return Promise.all(done.map(function (it) { return box.remove(it.externalId); }));
+    });
+  }
+  function showLinks() {
+    var old = document.getElementById('enlaces-gestion');
+    if (old) old.parentNode.removeChild(old);
+    var l = links();
+    if (!l.length) return;
+    var div = document.createElement('div');
+    div.id = 'enlaces-gestion';
+    div.className = 'aviso';
+    l.forEach(function (x) {
+      var p = document.createElement('p'), a = document.createElement('a'), b = document.createElement('button');
+      p.textContent = note.getAttribute('data-gestion').replace('{titulo}', x.title || x.publicUrl) + ' ';
+      a.href = x.manageUrl;
+      a.textContent = x.manageUrl;
+      p.appendChild(a);
+      b.type = 'button';
+      b.className = 'secundario';
+      b.textContent = note.getAttribute('data-guardado');
+      b.addEventListener('click', function () {
+        setLinks(links().filter(function (y) { return y.manageUrl !== x.manageUrl; }));
+        showLinks();
+      });
+      div.appendChild(p);
+      div.appendChild(b);
+    });
+    note.parentNode.insertBefore(div, note.nextSibling);
+  }
+  var linksHere = location.pathname === '/' || !!document.getElementById('formulario');
+
   function announce(item, data) {
     var ev = new CustomEvent('directaid:enviada', { cancelable: true, detail: { item: item, data: data } });
+    collect().then(function () { if (!ev.defaultPrevented && !item.rejected) showLinks(); }).catch(function () { /* kept in IndexedDB */ });
     if (!document.dispatchEvent(ev)) return;
     var a = document.createElement('a');
     if (item.rejected) {
@@ -43,5 +95,6 @@
     if (ev.data && ev.data.type === 'directaid:enviada') announce(ev.data.item, ev.data.data);
   });
   window.addEventListener('online', flush);
+  collect().catch(function () { /* kept in IndexedDB */ }).then(function () { if (linksHere) showLinks(); });
   flush();
 })();
