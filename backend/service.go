@@ -26,6 +26,10 @@ type Emergency struct {
 	Location   string `json:"location,omitempty"`
 	OccurredOn string `json:"occurred,omitempty"` // YYYY-MM-DD
 	Inactive   bool   `json:"inactive,omitempty"`
+	// Area is where the emergency is: DIVIPOLA codes of departamentos or municipios.
+	Area []string `json:"area,omitempty"`
+	// Lines are the phone lines its pages show, beside «Rescate»; none: schema.DefaultLines.
+	Lines []schema.PhoneLine `json:"lines,omitempty"`
 	// RequestTTL and OfferTTL are how long a new or renewed open record stays open (0: the defaults).
 	RequestTTL time.Duration `json:"request_ttl,omitempty"`
 	OfferTTL   time.Duration `json:"offer_ttl,omitempty"`
@@ -97,7 +101,7 @@ func (s *Service) activeEmergencies(base string) []schema.EmergencyInfo {
 	for _, e := range s.active {
 		out = append(out, schema.EmergencyInfo{
 			Slug: e.Slug, Title: e.Title, Summary: e.Summary, Location: e.Location, OccurredOn: e.OccurredOn,
-			Links: schema.EmergencyLinks(base, e.Slug),
+			Area: e.Area, Lines: e.Lines, Links: schema.EmergencyLinks(base, e.Slug),
 		})
 	}
 	return out

@@ -179,8 +179,23 @@ type EmergencyInfo struct {
 	Summary    string `json:"summary,omitempty"`
 	Location   string `json:"location,omitempty"`
 	OccurredOn string `json:"occurredOn,omitempty" jsonschema:"format=date"`
-	Links      Links  `json:"links"`
+	// Area names where the emergency is: DIVIPOLA codes of departamentos (2 digits) or municipios (5).
+	Area []string `json:"area,omitempty" jsonschema_description:"Dónde es la emergencia: códigos DIVIPOLA de departamentos (2 dígitos) o municipios (5). Los lugares de esa zona salen primero al buscar por nombre, y una publicación muy lejos de ella recibe un aviso (warnings)."`
+	// Lines are the phone lines to call in this emergency, as the operator listed them (the site shows
+	// DefaultLines when there are none).
+	Lines []PhoneLine `json:"lines,omitempty" jsonschema_description:"Líneas de teléfono para llamar en esta emergencia (rescate, salud), tal como las configuró quien opera el sitio."`
+	Links Links       `json:"links"`
 }
+
+// PhoneLine is a phone line to call in an emergency: «Línea de emergencias», 123.
+type PhoneLine struct {
+	Name   string `json:"name"`
+	Number string `json:"number" jsonschema:"pattern=^\\+?[0-9]{3,15}$"`
+}
+
+// DefaultLines are the lines of an emergency whose operator listed none: Colombia's single emergency
+// number.
+var DefaultLines = []PhoneLine{{Name: "Línea de emergencias", Number: "123"}}
 
 // RateLimit publishes a rate limit (one zone of the Caddyfile) so that integrators can plan retries.
 type RateLimit struct {

@@ -177,6 +177,9 @@ type pageData struct {
 // Link is the absolute URL of a path on this site.
 func (d pageData) Link(path string) string { return d.Base + path }
 
+// Lines are the phone lines of an emergency (schema.DefaultLines when its operator listed none).
+func (d pageData) Lines(e schema.EmergencyInfo) []schema.PhoneLine { return emergencyLines(e) }
+
 // EmergencyURL is the absolute URL of an emergency's page.
 func (d pageData) EmergencyURL(e schema.EmergencyInfo) string {
 	return d.Base + schema.EmergencyPath(e.Slug)
@@ -204,8 +207,8 @@ func (v *view) markdown(p page, forApps bool) ([]byte, error) {
 // navItem is a link of the site's menu.
 type navItem struct{ Path, Label string }
 
-var nav = []navItem{{"/", "Inicio"}, {"/pedir", "Pedir ayuda"}, {"/ofrecer", "Ofrecer ayuda"},
-	{"/integraciones", "Integraciones"}, {"/privacidad", "Privacidad"}}
+// The integration guide is for developers: the home page and the footer of the guide link to it.
+var nav = []navItem{{"/", "Inicio"}, {"/pedir", "Pedir ayuda"}, {"/ofrecer", "Ofrecer ayuda"}, {"/privacidad", "Privacidad"}}
 
 // layoutData is what the HTML layout sees.
 type layoutData struct {

@@ -135,8 +135,8 @@ func TestRecordsCrawl(t *testing.T) {
 	if want := 8 + 27; len(res.Pages) != want {
 		t.Errorf("sitemap lists %d pages, want %d", len(res.Pages), want)
 	}
-	if n := len(res.Outside); n != 27+1 { // the records share their coordinates, so their map link
-		t.Errorf("want a wa.me link per record and a map link, got %d: %v", n, res.Outside)
+	if n := len(res.Outside); n != 2*27+1 { // the records share their coordinates, so their map link
+		t.Errorf("want a wa.me link and a share link per record and a map link, got %d: %v", n, res.Outside)
 	}
 	_, page := sitetest.Get(t, c, testBase+"/ayudas/"+hostile)
 	for _, bad := range []string{"<script>alert", `href="javascript:`, "<strong>"} {
