@@ -225,6 +225,7 @@ type layoutData struct {
 	Manage        *manageView
 	Report        *reportView // the «Reportar» form, at the end of the page
 	Moderation    *moderationView
+	Search        *searchView // the home page's «¿Qué necesita? ¿Dónde?»
 	ManageJS      string
 	CSS, JS       string
 	SiteJS        string // the script of every page
@@ -246,6 +247,10 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 	asMarkdown := twin || wantsMarkdown(r)
 	if p == reportPath && !twin {
 		h.serveReport(w, r, v)
+		return
+	}
+	if p == searchPath && !twin {
+		h.serveSearch(w, r, v)
 		return
 	}
 	if p == moderationPath && !twin {
@@ -356,14 +361,18 @@ func (v *view) load(r *http.Request, pg *page) (int, string, error) {
 // htmlPage renders a page's Markdown inside the layout, with its form when it has one.
 func (h *handler) htmlPage(d *doc, pg page, v *view, form *formView) ([]byte, error) {
 	before, after := d.html, []byte(nil)
-	if i := bytes.Index(d.html, []byte("<h2")); i >= 0 && (form != nil || pg.mv != nil) {
+	var search *searchView
+	if pg.Path == homePage.Path && len(v.ems) > 0 {
+		search = newSearchView(v.ems)
+	}
+	if i := bytes.Index(d.html, []byte("<h2")); i >= 0 && (form != nil || pg.mv != nil || search != nil) {
 		before, after = d.html[:i], d.html[i:]
 	}
 	heading := []byte("<h2>" + html.EscapeString(listHeading) + "</h2>\n")
 	if i := bytes.Index(d.html, heading); i >= 0 && pg.filter != nil {
 		before, after = d.html[:i+len(heading)], d.html[i+len(heading):]
 	}
-	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, Filter: pg.filter, Manage: pg.mv, Report: pg.report, Moderation: pg.mod, ManageJS: h.manageJS, CSS: h.css, JS: h.js, SiteJS: h.siteJS, PlacesJS: h.placesJS, Contact: h.o.Contact,
+	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, Filter: pg.filter, Manage: pg.mv, Report: pg.report, Moderation: pg.mod, Search: search, ManageJS: h.manageJS, CSS: h.css, JS: h.js, SiteJS: h.siteJS, PlacesJS: h.placesJS, Contact: h.o.Contact,
 		Before: htmltemplate.HTML(before), After: htmltemplate.HTML(after)} // goldmark escaped both; raw HTML is off
 	if pg.Path != "" {
 		ld.Canonical, ld.Twin = v.base+pg.Path, twinPath(pg.Path)

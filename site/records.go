@@ -570,7 +570,7 @@ func (v *view) recentRecords(ctx context.Context) ([]schema.PublicHelp, error) {
 func (v *view) placeQuery(e *schema.EmergencyInfo, kept url.Values) (url.Values, string) {
 	out := maps.Clone(kept)
 	if m := kept.Get("municipio"); m != "" {
-		if ms := rankByArea(places.Municipios(m), e.Area); len(ms) > 1 && inArea(ms[0].Code, e.Area) && !inArea(ms[1].Code, e.Area) {
+		if ms := rankByArea(places.Municipios(m), e.Area); len(ms) > 1 && places.InArea(ms[0].Code, e.Area) && !places.InArea(ms[1].Code, e.Area) {
 			out.Set("municipio", ms[0].Code)
 		}
 	}
@@ -597,7 +597,7 @@ func placeInText(q string, area []string) (places.Place, string, bool) {
 	for n := len(words); n > 0; n-- {
 		for _, start := range []int{len(words) - n, 0} {
 			ms := rankByArea(places.Municipios(strings.Join(words[start:start+n], " ")), area)
-			if len(ms) == 0 || (len(ms) > 1 && !(inArea(ms[0].Code, area) && !inArea(ms[1].Code, area))) {
+			if len(ms) == 0 || (len(ms) > 1 && !(places.InArea(ms[0].Code, area) && !places.InArea(ms[1].Code, area))) {
 				continue
 			}
 			rest := slices.Concat(words[:start], words[start+n:])
@@ -607,11 +607,6 @@ func placeInText(q string, area []string) (places.Place, string, bool) {
 	return places.Place{}, "", false
 }
 
-// inArea reports whether the place of code is in area, a list of departamento and municipio codes.
-func inArea(code string, area []string) bool {
-	return slices.ContainsFunc(area, func(a string) bool { return strings.HasPrefix(code, a) })
-}
-
 // rankByArea puts the places in area first, keeping the order otherwise.
 func rankByArea(ps []places.Place, area []string) []places.Place {
 	if len(area) == 0 {
@@ -619,7 +614,7 @@ func rankByArea(ps []places.Place, area []string) []places.Place {
 	}
 	out := slices.Clone(ps)
 	slices.SortStableFunc(out, func(a, b places.Place) int {
-		ia, ib := inArea(a.Code, area), inArea(b.Code, area)
+		ia, ib := places.InArea(a.Code, area), places.InArea(b.Code, area)
 		switch {
 		case ia && !ib:
 			return -1

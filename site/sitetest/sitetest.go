@@ -324,6 +324,9 @@ func (ck *checker) link(from, l string) {
 		if res.StatusCode == http.StatusMethodNotAllowed && strings.Contains(res.Header.Get("Allow"), http.MethodPost) {
 			ck.status[s] = http.StatusOK // a form's POST-only target (/reportar): there, and not a page
 		}
+		if loc := res.Header.Get("Location"); res.StatusCode == http.StatusSeeOther && strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, "//") {
+			ck.status[s] = http.StatusOK // a search form's target (/buscar), which sends to the list it means
+		}
 	}
 	if ck.status[s] != http.StatusOK {
 		ck.t.Errorf("%s: link %q answers %d", from, l, ck.status[s])
