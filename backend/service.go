@@ -145,6 +145,7 @@ func (s *Service) publish(ctx context.Context, base string, body []byte, forcedT
 	res = &schema.PublishResult{
 		OK: true, Duplicate: !created, ID: stored.ID, Type: stored.Type, EmergencySlug: stored.EmergencySlug,
 		CreatedAt: stored.CreatedAt, PublicURL: base + schema.RecordPath(stored.ID), Status: stored.Status,
+		Warnings: s.warnings(&stored.Publication),
 	}
 	if stored.Status == store.StatusOpen && !stored.ExpiresAt.IsZero() {
 		e := stored.ExpiresAt.UTC()
@@ -186,7 +187,7 @@ func (s *Service) dryRun(ctx context.Context, base string, body []byte, forcedTy
 	if err != nil {
 		return nil, err
 	}
-	res := &schema.DryRunResult{OK: true, DryRun: true, Record: *pub}
+	res := &schema.DryRunResult{OK: true, DryRun: true, Record: *pub, Warnings: s.warnings(pub)}
 	stored, err := s.store.Lookup(ctx, pub.Source, pub.ExternalID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):

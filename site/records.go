@@ -169,8 +169,8 @@ type recordView struct {
 	Type, Category, Urgency, People, Status string // in words; "" when the record has none
 	EmergencyTitle, EmergencyURL            string // EmergencyURL is "" when its page is gone (inactive)
 	Address, Neighborhood, Place            string
-	// The place in a list: PlaceStart (address and neighbourhood, with a trailing comma) before the
-	// town, which links to PlaceURL, the emergency's list of that municipio ("" without one).
+	// The place in a list: PlaceStart (address and neighbourhood) before the town, which links to
+	// PlaceURL, the emergency's list of that municipio ("" without one).
 	PlaceStart, PlaceTown, PlaceURL string
 	Urgent                          bool   // an urgent request: the lists show a red badge
 	Level                           string // the Markdown heading of its title in a list: ### or, in a part, ####
@@ -237,12 +237,12 @@ func newRecordView[C any](v *view, r *schema.HelpRecord[C], contactName string) 
 		}
 		rv.Place = strings.Join(nonEmpty(l.Address, l.Neighborhood, cmp.Or(rv.Town, rv.Municipio)), ", ")
 		rv.PlaceTown = cmp.Or(rv.Town, rv.Municipio)
-		if start := strings.Join(nonEmpty(l.Address, l.Neighborhood), ", "); start != "" && rv.PlaceTown != "" {
-			rv.PlaceStart = start + ", "
-		} else if rv.PlaceTown == "" {
+		if start := strings.Join(nonEmpty(l.Address, l.Neighborhood), ", "); rv.PlaceTown != "" {
+			rv.PlaceStart = start
+		} else {
 			rv.PlaceTown = start
 		}
-		if rv.EmergencyURL != "" && l.MunicipioCode != "" && rv.PlaceTown != "" && rv.PlaceStart+rv.PlaceTown == rv.Place {
+		if rv.EmergencyURL != "" && l.MunicipioCode != "" && rv.PlaceTown == cmp.Or(rv.Town, rv.Municipio) && rv.PlaceTown != "" {
 			rv.PlaceURL = rv.EmergencyURL + "?municipio=" + l.MunicipioCode
 		}
 		rv.Precision = precisionWords[l.Precision]

@@ -74,6 +74,14 @@
     a.href = r.publicUrl || '';
     a.textContent = r.publicUrl || '';
     $('resultado-ver').href = r.publicUrl || '';
+    var warn = $('resultado-avisos');
+    warn.textContent = '';
+    (r.warnings || []).forEach(function (w) {
+      var p = document.createElement('p');
+      p.className = 'aviso';
+      p.textContent = String(w.message || '');
+      warn.appendChild(p);
+    });
     var m = $('resultado-gestionar');
     m.href = r.manageUrl || '';
     m.textContent = r.manageUrl || '';
