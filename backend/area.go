@@ -28,16 +28,16 @@ func (s *Service) warnings(pub *schema.Publication) []schema.Warning {
 		if d <= farKm {
 			return nil
 		}
-		field := "/latitude"
-		if pub.PlaceCode != "" && pub.LocationPrecision == "" {
+		field := "/latitude" // typed coordinates, else the place's point
+		if pub.PlaceCode != "" && pub.LocationPrecision == schema.PrecisionPlace {
 			field = "/placeCode"
 		}
-		where := ""
+		where := "El lugar"
 		if m, ok := places.Lookup(pub.MunicipioCode); ok {
-			where = " (" + places.Label(m) + ")"
+			where = places.Label(m)
 		}
 		return []schema.Warning{{Code: schema.CodeFarFromEmergency, Field: field, Message: fmt.Sprintf(
-			"El lugar%s está a unos %d km de la zona de la emergencia «%s»: revise que eligió el municipio correcto. Se publicó de todos modos.",
+			"%s está a unos %d km de la zona de la emergencia «%s»: revise que eligió el municipio correcto. Se publicó de todos modos.",
 			where, int(math.Round(d)), e.Title)}}
 	}
 	return nil

@@ -49,7 +49,8 @@ func (s *records) add(em, typ, title string) string {
 func ptr(f float64) *float64 { return &f }
 
 func (s *records) parse(v url.Values) (schema.ListQuery, []schema.FieldError) {
-	q := schema.ListQuery{Type: v.Get("type"), Category: v.Get("category"), Cursor: v.Get("cursor")}
+	q := schema.ListQuery{Type: v.Get("type"), Category: v.Get("category"), Cursor: v.Get("cursor"), Urgency: v.Get("urgency"),
+		Q: v.Get("q"), Municipio: v.Get("municipio")}
 	if l := v.Get("latitude"); l != "" {
 		f, err := strconv.ParseFloat(l, 64)
 		if err != nil {
@@ -85,7 +86,8 @@ func (s *records) list(_ context.Context, base string, q schema.ListQuery) (*sch
 	out := &schema.HelpList{Filters: q}
 	for i := len(s.all) - 1; i >= 0; i-- {
 		r := s.all[i]
-		if (q.EmergencySlug != "" && r.Emergency.Slug != q.EmergencySlug) || (q.Type != "" && r.Type != q.Type) {
+		if (q.EmergencySlug != "" && r.Emergency.Slug != q.EmergencySlug) || (q.Type != "" && r.Type != q.Type) ||
+			(q.Urgency != "" && r.Urgency != q.Urgency) || !s.matches(r, q) {
 			continue
 		}
 		out.Total++
