@@ -184,8 +184,8 @@ func TestRecordPageStatus(t *testing.T) {
 		if i := strings.Index(p, banner); i < 0 || i < h1 || i > strings.Index(p, "<blockquote>") {
 			t.Errorf("%s: the banner %q is not first after the title", status, banner)
 		}
-		if strings.Contains(p, `href="https://wa.me/57`) {
-			t.Errorf("%s: the record still has its WhatsApp button", status)
+		if strings.Contains(p, `href="https://wa.me/57`) || strings.Contains(p, `href="tel:+57`) {
+			t.Errorf("%s: the record still has its WhatsApp button or a call link", status)
 		}
 	}
 }

@@ -191,7 +191,7 @@ type detailView struct {
 	recordView
 	Phone       string       // as stored, E.164
 	PhoneText   string       // the same for reading: +57 300 123 4567
-	TelURL      string       // tel:+573001234567; "" when there is no phone
+	TelURL      string       // tel:+573001234567; "" when there is no phone or the record is closed
 	WhatsappURL string       // "" unless it is a plain https://wa.me/ link, or when the record is closed
 	Details     []detailItem // the lines of «Detalles» (recordLines)
 	Expired     bool         // its time passed unrenewed: no phone shown until its publisher renews it
@@ -323,7 +323,10 @@ func newDetailView(v *view, d *schema.PublicHelpDetail) *detailView {
 		Closed: closedBanner[d.Status]}
 	dv.Share = shareURL("Una publicación de ayuda directa:", dv.URL)
 	if dv.Phone != "" {
-		dv.PhoneText, dv.TelURL = phoneText(dv.Phone), "tel:"+dv.Phone
+		dv.PhoneText = phoneText(dv.Phone)
+		if dv.Closed == "" {
+			dv.TelURL = "tel:" + dv.Phone // a closed record is not to be called
+		}
 	}
 	if waLink.MatchString(d.Contact.WhatsappURL) && dv.Closed == "" {
 		dv.WhatsappURL = d.Contact.WhatsappURL

@@ -172,7 +172,7 @@
     clearErrors();
     var body = {};
     Array.prototype.forEach.call(form.elements, function (el) {
-      if (!el.name) return;
+      if (!el.name || el.tagName === 'BUTTON') return; // the no-JavaScript steps' buttons are not data
       if (el.type === 'checkbox') { body[el.name] = el.checked; return; }
       var v = el.value.trim();
       if (v === '') return;
