@@ -365,8 +365,14 @@ func (h *handler) htmlPage(d *doc, pg page, v *view, form *formView) ([]byte, er
 	if pg.Path == homePage.Path && len(v.ems) > 0 {
 		search = newSearchView(v.ems)
 	}
-	if i := bytes.Index(d.html, []byte("<h2")); i >= 0 && (form != nil || pg.mv != nil || search != nil) {
+	if i := bytes.Index(d.html, []byte("<h2")); i >= 0 && (form != nil || pg.mv != nil) {
 		before, after = d.html[:i], d.html[i:]
+	}
+	// The home page's search goes after its first section (the emergencies), which stays on the first screen.
+	if i := bytes.Index(d.html, []byte("<h2")); i >= 0 && search != nil {
+		if j := bytes.Index(d.html[i+3:], []byte("<h2")); j >= 0 {
+			before, after = d.html[:i+3+j], d.html[i+3+j:]
+		}
 	}
 	heading := []byte("<h2>" + html.EscapeString(listHeading) + "</h2>\n")
 	if i := bytes.Index(d.html, heading); i >= 0 && pg.filter != nil {

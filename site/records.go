@@ -526,10 +526,11 @@ func listIntro(l *schema.HelpList, filtered, near, later, grouped bool) string {
 			s = n + " cumple los filtros"
 		}
 	}
+	if grouped {
+		return s + ": primero las solicitudes urgentes, luego las demás y al final los ofrecimientos; el WhatsApp de cada una, en su página."
+	}
 	order := "las más recientes primero"
 	switch {
-	case grouped:
-		order = "primero las solicitudes urgentes, luego las demás solicitudes y al final los ofrecimientos, las más recientes primero en cada grupo"
 	case near:
 		order = "las más cercanas al punto primero"
 	}
