@@ -34,9 +34,9 @@ func TestBrowserPeople(t *testing.T) {
 			"urgency", urgency, "category", category, "neighborhood", nil)
 	}
 	for _, r := range []map[string]any{
-		place("Insulina para mi papá", "63001", "urgent", "salud"),       // Armenia (Quindío)
-		place("Insulina en Antioquia", "05059", "needed", "salud"),       // Armenia (Antioquia): warned, not refused
-		place("Agua potable en Cuba", "66001", "needed", "alimentos"),    // Pereira
+		place("Insulina para mi papá", "63001", "urgent", "salud"),    // Armenia (Quindío)
+		place("Insulina en Antioquia", "05059", "needed", "salud"),    // Armenia (Antioquia): warned, not refused
+		place("Agua potable en Cuba", "66001", "needed", "alimentos"), // Pereira
 		place("Persona atrapada en escombros", "66001", "urgent", "rescate"),
 		with(validOffer(), "title", "Transporte desde Pereira", "placeCode", "66001", "address", "Av. 30 de Agosto"),
 	} {

@@ -147,11 +147,11 @@ type groupView struct {
 type input struct {
 	Name, ID, Label, Kind, Hint, Value, Error string
 	// Only is the category the field applies to ("" for every one): with JavaScript it shows only then.
-	Only                                      string
-	Step, Min, Max, Autocomplete              string
-	MaxLength                                 uint64
-	Required, Checked                         bool
-	Options                                   []option
+	Only                         string
+	Step, Min, Max, Autocomplete string
+	MaxLength                    uint64
+	Required, Checked            bool
+	Options                      []option
 }
 
 type option struct {

@@ -22,8 +22,8 @@ const (
 	pickStep         = "paso"         // the step buttons: re-render, do not publish
 	// stepDefault is the form's default button (Enter in a field): a search when the search box holds
 	// words and no place is chosen yet, else the publication.
-	stepDefault = "defecto"
-	maxPickResults   = 12
+	stepDefault    = "defecto"
+	maxPickResults = 12
 )
 
 // pickerMessages are what a person reads about the place.
