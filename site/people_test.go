@@ -102,8 +102,8 @@ func TestEmergencyPageByTown(t *testing.T) {
 	s.place(armenia, "63001")
 	antioquia := s.add(eje.Slug, schema.TypeRequest, "Insulina en Antioquia")
 	s.place(antioquia, "05059") // Armenia (Antioquia)
-	other := s.add(eje.Slug, schema.TypeRequest, "Comida")
-	s.place(other, "17001")
+	other := s.add(eje.Slug, schema.TypeRequest, "Comida para Victoria")
+	s.place(other, "17001") // Manizales: «victoria» is a person here, and a municipio of Caldas too
 	c := newSite(t, s.options(ejeArea))
 	for _, tc := range []struct {
 		query string
@@ -116,6 +116,7 @@ func TestEmergencyPageByTown(t *testing.T) {
 		{"q=pereira", []string{"Agua en Pereira centro"}, "Se muestran las publicaciones en Pereira (Risaralda)."},
 		{"q=insulina+armenia", []string{"Insulina para mi madre"}, "Se buscó «insulina» en las publicaciones de Armenia (Quindío)."},
 		{"q=insulina", []string{"Insulina para mi madre", "Insulina en Antioquia"}, ""},
+		{"q=victoria", []string{"Comida para Victoria"}, ""}, // nothing in Victoria (Caldas): the words, as typed
 	} {
 		_, md := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md?"+tc.query)
 		page := string(md)

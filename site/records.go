@@ -448,28 +448,38 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 			fv.Applied++ // a point and its radius are one filter
 		}
 	}
-	var note string
-	kept, note = v.placeQuery(e, kept)
-	q, errs := v.h.o.ParseList(kept)
-	var list *schema.HelpList
 	// The default order puts urgent requests first: with no type, urgency, point or page chosen.
 	group := !kept.Has("type") && !kept.Has("urgency") && !kept.Has("latitude") && !kept.Has("cursor")
-	if len(errs) == 0 {
+	read := func(vals url.Values) (schema.ListQuery, *schema.HelpList, []listGroup, []schema.FieldError, error) {
+		q, errs := v.h.o.ParseList(vals)
+		if len(errs) > 0 {
+			return q, nil, nil, errs, nil
+		}
 		q.EmergencySlug = e.Slug
+		var list *schema.HelpList
+		var groups []listGroup
 		var err error
 		if group {
-			lv.Groups, list, err = v.grouped(ctx, q, path, filters)
+			groups, list, err = v.grouped(ctx, q, path, filters)
 		} else {
 			list, err = v.h.o.List(ctx, v.base, q)
 		}
-		var qe *QueryError
-		switch {
-		case errors.As(err, &qe):
-			errs = qe.Details
-		case err != nil:
-			return nil, nil, 0, err
+		if qe := (*QueryError)(nil); errors.As(err, &qe) {
+			return q, nil, nil, qe.Details, nil
 		}
+		return q, list, groups, nil, err
 	}
+	placed, note := v.placeQuery(e, kept)
+	q, list, groups, errs, err := read(placed)
+	if err == nil && len(errs) == 0 && note != "" && list.Total == 0 {
+		// Nothing in that municipio: the words may not have meant a place («victoria», a name).
+		note = ""
+		q, list, groups, errs, err = read(kept)
+	}
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	lv.Groups = groups
 	if len(errs) > 0 {
 		lv.Errors, fv.Open = fv.refuse(errs), true
 		lv.Reset = v.base + path
