@@ -22,7 +22,8 @@ import (
 
 // twoEmergencies are those of testserver.TwoEmergencies, the binary's default in the e2e tests.
 var twoEmergencies = []backend.Emergency{
-	{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero", Summary: "Sismo con daños en Armenia y Pereira.", Location: "Eje Cafetero", OccurredOn: "2026-08-11"},
+	{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero", Summary: "Sismo con daños en Armenia y Pereira.", Location: "Eje Cafetero", OccurredOn: "2026-08-11",
+		Area: []string{"63", "66", "17"}, Lines: []schema.PhoneLine{{Name: "Línea de emergencias", Number: "123"}, {Name: "Cruz Roja", Number: "132"}}},
 	{Slug: "inundaciones-la-mojana", Title: "Inundaciones en La Mojana", Location: "La Mojana", OccurredOn: "2026-10-02"},
 }
 

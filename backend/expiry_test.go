@@ -127,8 +127,8 @@ func (s *expiryServer) views(id string) map[string]string {
 	return out
 }
 
-// phoneForms are the ways the samples' phone (+57 300 123 4567) is shown.
-var phoneForms = []string{"3001234567", "300 123 4567", "wa.me"}
+// phoneForms are the ways the samples' phone (+57 300 123 4567) is shown (a wa.me/?text= share link carries none).
+var phoneForms = []string{"3001234567", "300 123 4567", "wa.me/57", "tel:+57"}
 
 func showsPhone(v string) bool {
 	return slices.ContainsFunc(phoneForms, func(p string) bool { return strings.Contains(v, p) })

@@ -173,8 +173,8 @@ func TestReportFormPost(t *testing.T) {
 		t.Errorf("after not_my_number: %d %v", st, c)
 	}
 	_, recPage := s.Do("GET", schema.RecordPath(idA), nil)
-	if strings.Contains(string(recPage), "wa.me/") {
-		t.Errorf("the record page still links to WhatsApp")
+	if strings.Contains(string(recPage), "wa.me/5") || strings.Contains(string(recPage), "tel:+") {
+		t.Errorf("the record page still links to the number (WhatsApp or a call)")
 	}
 
 	// The form and the API tell reporters apart by the same address: with hide_after_reports 2, a report

@@ -27,6 +27,10 @@ type Emergency struct {
 	Location   string `json:"location,omitempty"`
 	OccurredOn string `json:"occurred,omitempty"` // YYYY-MM-DD
 	Inactive   bool   `json:"inactive,omitempty"`
+	// Area is where the emergency is: DIVIPOLA codes of departamentos or municipios.
+	Area []string `json:"area,omitempty"`
+	// Lines are the phone lines its pages show, beside «Rescate»; none: schema.DefaultLines.
+	Lines []schema.PhoneLine `json:"lines,omitempty"`
 	// RequestTTL and OfferTTL are how long a new or renewed open record stays open (0: the defaults).
 	RequestTTL time.Duration `json:"request_ttl,omitempty"`
 	OfferTTL   time.Duration `json:"offer_ttl,omitempty"`
@@ -100,7 +104,7 @@ func (s *Service) activeEmergencies(base string) []schema.EmergencyInfo {
 	for _, e := range s.active {
 		out = append(out, schema.EmergencyInfo{
 			Slug: e.Slug, Title: e.Title, Summary: e.Summary, Location: e.Location, OccurredOn: e.OccurredOn,
-			Links: schema.EmergencyLinks(base, e.Slug),
+			Area: e.Area, Lines: e.Lines, Links: schema.EmergencyLinks(base, e.Slug),
 		})
 	}
 	return out
@@ -144,6 +148,7 @@ func (s *Service) publish(ctx context.Context, base string, body []byte, forcedT
 	res = &schema.PublishResult{
 		OK: true, Duplicate: !created, ID: stored.ID, Type: stored.Type, EmergencySlug: stored.EmergencySlug,
 		CreatedAt: stored.CreatedAt, PublicURL: base + schema.RecordPath(stored.ID), Status: stored.Status,
+		Warnings: s.warnings(&stored.Publication),
 	}
 	if stored.Status == store.StatusOpen && !stored.ExpiresAt.IsZero() {
 		e := stored.ExpiresAt.UTC()
@@ -185,7 +190,7 @@ func (s *Service) dryRun(ctx context.Context, base string, body []byte, forcedTy
 	if err != nil {
 		return nil, err
 	}
-	res := &schema.DryRunResult{OK: true, DryRun: true, Record: *pub}
+	res := &schema.DryRunResult{OK: true, DryRun: true, Record: *pub, Warnings: s.warnings(pub)}
 	stored, err := s.store.Lookup(ctx, pub.Source, pub.ExternalID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):

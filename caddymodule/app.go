@@ -8,9 +8,12 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -20,6 +23,7 @@ import (
 	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/site"
+	"github.com/directaid/directaid/site/places"
 )
 
 func init() {
@@ -122,6 +126,12 @@ func (a *App) Validate() error {
 		if err := checkOccurred(e.Emergency); err != nil {
 			return err
 		}
+		if err := checkArea(e.Emergency); err != nil {
+			return err
+		}
+		if err := checkLines(e.Emergency); err != nil {
+			return err
+		}
 		if e.RequestTTL < 0 || e.OfferTTL < 0 {
 			return fmt.Errorf("directaid: emergency %q: request_ttl and offer_ttl must be positive", e.Slug)
 		}
@@ -158,6 +168,31 @@ func checkOccurred(e backend.Emergency) error {
 	if e.OccurredOn != "" {
 		if _, err := time.Parse(time.DateOnly, e.OccurredOn); err != nil {
 			return fmt.Errorf("directaid: emergency %q: occurred %q must be a date YYYY-MM-DD", e.Slug, e.OccurredOn)
+		}
+	}
+	return nil
+}
+
+// checkArea checks that every code of an emergency's area is a listed departamento or municipio.
+func checkArea(e backend.Emergency) error {
+	for _, c := range e.Area {
+		if p, ok := places.Lookup(c); !ok || p.Kind() == places.CentroPoblado {
+			return fmt.Errorf("directaid: emergency %q: area %q must be the DIVIPOLA code of a departamento (2 digits, 63 for Quindío) or a municipio (5 digits, 63001 for Armenia)", e.Slug, c)
+		}
+	}
+	return nil
+}
+
+var lineNumberRE = regexp.MustCompile(`^\+?[0-9]{3,15}$`)
+
+// checkLines checks an emergency's phone lines: a short name and a number of digits.
+func checkLines(e backend.Emergency) error {
+	for _, l := range e.Lines {
+		if n := utf8.RuneCountInString(l.Name); n == 0 || n > 60 || strings.ContainsFunc(l.Name, unicode.IsControl) {
+			return fmt.Errorf("directaid: emergency %q: line name %q must be one line of 1 to 60 characters", e.Slug, l.Name)
+		}
+		if !lineNumberRE.MatchString(l.Number) {
+			return fmt.Errorf("directaid: emergency %q: line %q: number %q must be 3 to 15 digits, optionally after +", e.Slug, l.Name, l.Number)
 		}
 	}
 	return nil

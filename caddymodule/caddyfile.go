@@ -13,6 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
 
+	"github.com/directaid/directaid/schema"
 	"github.com/directaid/directaid/site"
 )
 
@@ -39,6 +40,8 @@ func init() {
 //	        location <text>
 //	        occurred <YYYY-MM-DD>
 //	        inactive
+//	        area <code>...           # DIVIPOLA codes of its departamentos (2 digits) or municipios (5)
+//	        line "<name>" <number>   # a phone line its pages show (repeatable); none: 123
 //	        request_ttl <duration>   # how long a request stays open unless renewed; default 14d
 //	        offer_ttl   <duration>   # the same for an offer; default 30d
 //	    }
@@ -171,6 +174,24 @@ func parseEmergency(d *caddyfile.Dispenser, earlier []Emergency) (Emergency, err
 			if err := checkOccurred(e.Emergency); err != nil {
 				return e, d.WrapErr(err)
 			}
+		case "area":
+			codes := d.RemainingArgs()
+			if len(codes) == 0 {
+				return e, d.Err("usage: area <DIVIPOLA code>... (departamentos 2 digits, municipios 5: area 63 66 17)")
+			}
+			e.Area = append(e.Area, codes...)
+			if err := checkArea(e.Emergency); err != nil {
+				return e, d.WrapErr(err)
+			}
+		case "line":
+			var l schema.PhoneLine
+			if !d.Args(&l.Name, &l.Number) || d.NextArg() {
+				return e, d.Err(`usage: line "<name>" <number> (line "Línea de emergencias" 123)`)
+			}
+			e.Lines = append(e.Lines, l)
+			if err := checkLines(e.Emergency); err != nil {
+				return e, d.WrapErr(err)
+			}
 		case "request_ttl", "offer_ttl":
 			var v string
 			if !d.Args(&v) || d.NextArg() {
@@ -186,7 +207,7 @@ func parseEmergency(d *caddyfile.Dispenser, earlier []Emergency) (Emergency, err
 				e.OfferTTL = caddy.Duration(ttl)
 			}
 		default:
-			return e, d.Errf("unknown emergency option %q (known: title, summary, location, occurred, inactive, request_ttl, offer_ttl)", name)
+			return e, d.Errf("unknown emergency option %q (known: title, summary, location, occurred, area, line, inactive, request_ttl, offer_ttl)", name)
 		}
 	}
 	if e.Title == "" {

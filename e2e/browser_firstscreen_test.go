@@ -50,7 +50,7 @@ func TestBrowserFirstScreen(t *testing.T) {
 		p.screenshot(t, "firstscreen-"+name)
 	}
 	onFirstScreen(t, "/", `main a[href$="/pedir"]`, `main a[href$="/ofrecer"]`, `main a[href*="/emergencias/inundaciones-la-mojana"]`)
-	onFirstScreen(t, "/emergencias/eje-cafetero", `#filtro summary`, `main h3 a[href*="/ayudas/"]`)
+	onFirstScreen(t, "/emergencias/eje-cafetero", `#filtro summary`, `main :is(h3, h4) a[href*="/ayudas/"]`)
 	onFirstScreen(t, "/ayudas/"+id, `main a[href^="https://wa.me/"]`)
 }
 

@@ -42,9 +42,9 @@ func seedSite(t *testing.T, s *testserver.Server) (known []seeded, hostile strin
 	return known, hostile, offers
 }
 
-// phoneNeedles are the seeded phone numbers in every spelling a page could show them, and the WhatsApp
-// link that would carry one.
-var phoneNeedles = []string{"3005550", "300 555 0", "wa.me"}
+// phoneNeedles are the seeded phone numbers in every spelling a page could show them, and the WhatsApp and
+// call links that would carry one (a wa.me/?text= share link carries none).
+var phoneNeedles = []string{"3005550", "300 555 0", "wa.me/5", "tel:+"}
 
 func assertNoSeededPhone(t *testing.T, what string, body []byte) {
 	t.Helper()
@@ -109,13 +109,13 @@ func TestSiteRecordPage(t *testing.T) {
 	known, _, _ := seedSite(t, s)
 	rec := known[0] // a request: salud, urgent, 1 km north of Armenia, phone +57 300 555 0001
 	resp, page := s.Do("GET", "/ayudas/"+rec.id, nil)
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Cache-Control") != "private, max-age=60" || resp.Header.Get("ETag") == "" {
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Cache-Control") != "private, no-cache" || resp.Header.Get("ETag") == "" {
 		t.Fatalf("record page: %d, Cache-Control %q, ETag %q", resp.StatusCode, resp.Header.Get("Cache-Control"), resp.Header.Get("ETag"))
 	}
 	doc := sitetest.ParseHTML(t, page)
 	text := strings.Join(strings.Fields(sitetest.VisibleText(doc)), " ")
 	for _, want := range []string{"Médico para adultos mayores", "Tipo: Solicitud", "Categoría: Salud", "Urgencia: Urgente",
-		"Terremoto en el Eje Cafetero", "Nombre: Ana Gómez", "WhatsApp: +573005550001", "Escribir por WhatsApp", "Cra 14 # 20-31", "Centro"} {
+		"Terremoto en el Eje Cafetero", "Nombre: Ana Gómez", "WhatsApp: +57 300 555 0001", "Escribir por WhatsApp", "Cra 14 # 20-31", "Centro"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the record page does not show %q:\n%s", want, text)
 		}
@@ -162,9 +162,31 @@ func TestSiteEmergencyLists(t *testing.T) {
 		return slices.SortedFunc(slices.Values(ids), func(a, b string) int { return strings.Compare(b, a) })
 	}
 
-	// 20 a page, then the rest through the "Ver más" link.
-	all := newest(append(slices.Clone(offers), hostile, id(7), id(4), id(3), id(2), id(1), id(0))...)
-	first, next, _ := listed(t, s, ejePage, "", http.StatusOK)
+	// byParts orders ids as the default list does: open urgent requests, then the other requests, then
+	// offers, each newest first.
+	urgent, others := []string{hostile, id(7), id(0)}, []string{id(2), id(1)}
+	byParts := func(ids ...string) []string {
+		var parts [3][]string
+		for _, i := range ids {
+			switch {
+			case slices.Contains(urgent, i):
+				parts[0] = append(parts[0], i)
+			case slices.Contains(others, i):
+				parts[1] = append(parts[1], i)
+			default:
+				parts[2] = append(parts[2], i)
+			}
+		}
+		return slices.Concat(newest(parts[0]...), newest(parts[1]...), newest(parts[2]...))
+	}
+	// The default page: ten of each part, with a link to all of them.
+	all := newest(append(slices.Clone(offers), id(4), id(3))...) // the offers
+	grouped := slices.Concat(newest(urgent...), newest(others...), all[:10])
+	if got, next, _ := listed(t, s, ejePage, "", http.StatusOK); !slices.Equal(got, grouped) || next != "" {
+		t.Errorf("default page: %v (next %q), want %v", got, next, grouped)
+	}
+	// A list by type: 20 a page, newest first, then the rest through the "Ver más" link.
+	first, next, _ := listed(t, s, ejePage, "type=offer", http.StatusOK)
 	if !slices.Equal(first, all[:20]) || next == "" {
 		t.Fatalf("first page: %v (next %q), want %v", first, next, all[:20])
 	}
@@ -182,10 +204,10 @@ func TestSiteEmergencyLists(t *testing.T) {
 		want  []string
 	}{
 		{"type=request", newest(hostile, id(7), id(2), id(1), id(0))},
-		{"category=salud", newest(id(7), id(4), id(0))},
+		{"category=salud", byParts(id(7), id(4), id(0))}, // without a type or urgency chosen, in parts
 		{"type=request&category=salud", newest(id(7), id(0))},
 		{"urgency=urgent", newest(hostile, id(7), id(0))},
-		{"q=medic", newest(id(7), id(4), id(3), id(0))}, // médico, médica, MEDICINAS, medicamentos
+		{"q=medic", byParts(id(7), id(4), id(3), id(0))}, // médico, médica, MEDICINAS, medicamentos
 		// Nearest first; 4.95 km (known[1]) is inside 5 km, 5.05 km (known[2]) outside; the offers have no place.
 		{fmt.Sprintf("latitude=%v&longitude=%v&radiusKm=5", centerLat, centerLon), []string{hostile, id(0), id(4), id(7), id(1)}},
 		{fmt.Sprintf("latitude=%v&longitude=%v&radiusKm=5&type=offer", centerLat, centerLon), []string{id(4)}},
@@ -198,8 +220,8 @@ func TestSiteEmergencyLists(t *testing.T) {
 		}
 	}
 	// The other emergency lists its own.
-	if got, _, _ := listed(t, s, "/emergencias/inundaciones-la-mojana", "", http.StatusOK); !slices.Equal(got, []string{id(6), id(5)}) { // 3 ms apart
-		t.Errorf("La Mojana lists %v, want %v", got, []string{id(6), id(5)})
+	if got, _, _ := listed(t, s, "/emergencias/inundaciones-la-mojana", "", http.StatusOK); !slices.Equal(got, []string{id(5), id(6)}) { // the request, then the offer
+		t.Errorf("La Mojana lists %v, want %v", got, []string{id(5), id(6)})
 	}
 
 	// Invalid parameters: 400, the page still renders, and says what is wrong in Spanish.

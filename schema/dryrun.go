@@ -15,7 +15,8 @@ type DryRunResult struct {
 	PublicURL      string `json:"publicUrl,omitempty" jsonschema:"format=uri" jsonschema_description:"Solo con duplicate true: la página pública del registro existente."`
 	// The record as it would be stored: strings trimmed, defaults applied, the emergency chosen, the
 	// phone parsed to E.164 (contactE164).
-	Record Publication `json:"record" jsonschema_description:"El registro tal como se guardaría: textos recortados, valores por defecto aplicados, emergencia elegida y teléfono en formato E.164 (contactE164). Con duplicate true no se guardaría: queda el existente."`
+	Warnings []Warning   `json:"warnings,omitempty" jsonschema_description:"Los avisos que daría la publicación real (ver PublishResult.warnings)."`
+	Record   Publication `json:"record" jsonschema_description:"El registro tal como se guardaría: textos recortados, valores por defecto aplicados, emergencia elegida y teléfono en formato E.164 (contactE164). Con duplicate true no se guardaría: queda el existente."`
 }
 
 // DryRunDescription documents the dryRun switch wherever it appears.

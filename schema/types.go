@@ -163,7 +163,18 @@ type PublishResult struct {
 	ExpiresAt      *time.Time `json:"expiresAt,omitempty" jsonschema_description:"Mientras está abierta: cuándo vence si nadie la renueva. Al vencer deja las listas y su número ya no se muestra; con el manageToken, la acción renew la abre por otro plazo."`
 	ManageToken    string     `json:"manageToken,omitempty" jsonschema_description:"Código para gestionar el registro (resolver, reabrir, renovar, retirar): se envía en la cabecera Authorization: Bearer. Solo en 201 y en reintentos con contentMatches true. Guárdelo: no se vuelve a mostrar en ninguna lectura."`
 	ManageURL      string     `json:"manageUrl,omitempty" jsonschema:"format=uri" jsonschema_description:"Enlace para gestionar el registro en el sitio (el código va en el fragmento #, que no llega a ningún servidor)."`
+	Warnings       []Warning  `json:"warnings,omitempty" jsonschema_description:"Avisos sobre lo publicado, que no impiden publicar: p. ej. un lugar muy lejos de la zona de la emergencia. Muéstrelos a la persona para que corrija si se equivocó."`
 }
+
+// Warning is something a publication may have got wrong that did not stop it.
+type Warning struct {
+	Code    string `json:"code" jsonschema:"enum=far_from_emergency" jsonschema_description:"Código estable en inglés."`
+	Field   string `json:"field" jsonschema_description:"Puntero JSON al campo del cuerpo que lo causa."`
+	Message string `json:"message" jsonschema_description:"El aviso, en español."`
+}
+
+// CodeFarFromEmergency is the warning of a place far outside its emergency's area.
+const CodeFarFromEmergency = "far_from_emergency"
 
 // Links are the integration links of the discovery document and of each emergency.
 type Links struct {
@@ -179,8 +190,23 @@ type EmergencyInfo struct {
 	Summary    string `json:"summary,omitempty"`
 	Location   string `json:"location,omitempty"`
 	OccurredOn string `json:"occurredOn,omitempty" jsonschema:"format=date"`
-	Links      Links  `json:"links"`
+	// Area names where the emergency is: DIVIPOLA codes of departamentos (2 digits) or municipios (5).
+	Area []string `json:"area,omitempty" jsonschema_description:"Dónde es la emergencia: códigos DIVIPOLA de departamentos (2 dígitos) o municipios (5). Los lugares de esa zona salen primero al buscar por nombre, y una publicación muy lejos de ella recibe un aviso (warnings)."`
+	// Lines are the phone lines to call in this emergency, as the operator listed them (the site shows
+	// DefaultLines when there are none).
+	Lines []PhoneLine `json:"lines,omitempty" jsonschema_description:"Líneas de teléfono para llamar en esta emergencia (rescate, salud), tal como las configuró quien opera el sitio."`
+	Links Links       `json:"links"`
 }
+
+// PhoneLine is a phone line to call in an emergency: «Línea de emergencias», 123.
+type PhoneLine struct {
+	Name   string `json:"name"`
+	Number string `json:"number" jsonschema:"minLength=3,maxLength=16,pattern=^\\+?[0-9]+$"`
+}
+
+// DefaultLines are the lines of an emergency whose operator listed none: Colombia's single emergency
+// number.
+var DefaultLines = []PhoneLine{{Name: "Línea de emergencias", Number: "123"}}
 
 // RateLimit publishes a rate limit (one zone of the Caddyfile) so that integrators can plan retries.
 type RateLimit struct {

@@ -28,7 +28,7 @@ var labels = map[string]string{
 	"placeCode": "Municipio", "locationPrecision": "Origen de las coordenadas",
 	"publishContact": "Acepto que mi nombre y mi número de WhatsApp se publiquen en este sitio",
 	// The filters of the emergency pages' lists.
-	"type": "Tipo", "q": "Texto", "radiusKm": "Radio en kilómetros",
+	"type": "Tipo", "q": "Texto", "radiusKm": "Radio en kilómetros", "municipio": "Municipio",
 }
 
 // enumLabels name the schema's enumeration values for people.
@@ -56,13 +56,15 @@ var fieldGroup = map[string]int{"address": 1, "neighborhood": 1, "latitude": 1, 
 	"contactName": 2, "contactWhatsapp": 2}
 
 // formTexts are the words that differ between the request and the offer forms.
-type formTexts struct{ What, Submit, Created, Duplicate, Again string }
+type formTexts struct{ What, Submit, Created, Duplicate, Again, Resolve string }
 
 var formWords = map[string]formTexts{
 	schema.TypeRequest: {What: "Qué necesita", Submit: "Publicar solicitud", Created: "Listo: su solicitud quedó publicada.",
-		Duplicate: "Esta solicitud ya estaba publicada: no se creó otra.", Again: "Publicar otra solicitud"},
+		Duplicate: "Esta solicitud ya estaba publicada: no se creó otra.", Again: "Publicar otra solicitud",
+		Resolve: "marcar la solicitud como resuelta"},
 	schema.TypeOffer: {What: "Qué ofrece", Submit: "Publicar ofrecimiento", Created: "Listo: su ofrecimiento quedó publicado.",
-		Duplicate: "Este ofrecimiento ya estaba publicado: no se creó otro.", Again: "Publicar otro ofrecimiento"},
+		Duplicate: "Este ofrecimiento ya estaba publicado: no se creó otro.", Again: "Publicar otro ofrecimiento",
+		Resolve: "marcar el ofrecimiento como resuelto"},
 }
 
 // messages are what a person reads when a publication fails. The page carries them (data attributes),
@@ -144,10 +146,12 @@ type groupView struct {
 
 type input struct {
 	Name, ID, Label, Kind, Hint, Value, Error string
-	Step, Min, Max, Autocomplete              string
-	MaxLength                                 uint64
-	Required, Checked                         bool
-	Options                                   []option
+	// Only is the category the field applies to ("" for every one): with JavaScript it shows only then.
+	Only                         string
+	Step, Min, Max, Autocomplete string
+	MaxLength                    uint64
+	Required, Checked            bool
+	Options                      []option
 }
 
 type option struct {
@@ -156,6 +160,14 @@ type option struct {
 }
 
 type errorItem struct{ Anchor, Message string }
+
+// ShareManage is a WhatsApp link that sends the manage link to a chat the publisher chooses (their own).
+func (fv *formView) ShareManage() string {
+	if fv.Result == nil || fv.Result.ManageURL == "" {
+		return ""
+	}
+	return shareURL("Mi enlace para gestionar mi publicación (no lo comparta):", fv.Result.ManageURL)
+}
 
 // Created, Duplicate and Changed tell which success message applies.
 func (fv *formView) Created() bool   { return fv.Result != nil && !fv.Result.Duplicate }
@@ -236,7 +248,13 @@ func (fv *formView) build(s *formSpec, ems []schema.EmergencyInfo, vals url.Valu
 	}
 	legends := [3]string{s.texts.What, "¿Dónde?", "Cómo contactarle"}
 	if s.place {
-		fv.Picker = newPlacePicker(vals, s.typ == schema.TypeRequest, placesURL)
+		var area []string
+		for _, e := range ems {
+			if sel := vals.Get("emergencySlug"); len(ems) == 1 || sel == "" || sel == e.Slug {
+				area = append(area, e.Area...)
+			}
+		}
+		fv.Picker = newPlacePicker(vals, s.typ == schema.TypeRequest, placesURL, fv.Action, area)
 	}
 	for g, fields := range s.groups {
 		gv := groupView{Legend: legends[g]}
@@ -246,6 +264,10 @@ func (fv *formView) build(s *formSpec, ems []schema.EmergencyInfo, vals url.Valu
 				in.setValue(f.Default)
 			} else {
 				in.setValue(vals.Get(f.Name))
+			}
+			if f.Name == "collectionCenterStatus" {
+				in.Only = "acopio"
+				in.Label += " (solo si ofrece un centro de acopio)"
 			}
 			gv.Inputs = append(gv.Inputs, in)
 			gv.Geo = gv.Geo || f.Name == "longitude"

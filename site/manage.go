@@ -2,6 +2,7 @@ package site
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -18,6 +19,10 @@ type manageView struct {
 	Buttons   []manageButton
 	Done      string // the outcome of an action that succeeded
 	Error     string // why an action was refused
+	// Confirm asks, without JavaScript, whether to withdraw: the form then holds only that question.
+	Confirm bool
+	// Record says which publication the codes manage and its status, when the site can read it.
+	Record string
 }
 
 type manageButton struct{ Action, Label string }
@@ -28,6 +33,20 @@ var manageButtons = []manageButton{{schema.ActionResolve, "Marcar como resuelta"
 var actionDone = map[string]string{
 	schema.ActionResolve: "Listo: la publicación quedó marcada como resuelta.", schema.ActionReopen: "Listo: la publicación quedó abierta de nuevo.",
 	schema.ActionRenew: "Listo: la publicación quedó renovada.", schema.ActionWithdraw: "Listo: la publicación quedó retirada; su nombre y su teléfono se borraron.",
+}
+
+// describe says which record mv manages and its status, read as its page reads it.
+func (h *handler) describe(r *http.Request, base string, mv *manageView) {
+	if h.o.Detail == nil || mv.ID == "" {
+		return
+	}
+	d, err := h.o.Detail(r.Context(), base, mv.ID)
+	switch {
+	case errors.Is(err, ErrGone):
+		mv.Record = "Esta publicación ya no está: se retiró."
+	case err == nil:
+		mv.Record = "«" + d.Title + "» — Estado: " + strings.ToLower(enumLabels[d.Status]) + "."
+	}
 }
 
 // manage handles the no-JavaScript form: a POST acts through Options.Act, the same service as
@@ -49,6 +68,15 @@ func (h *handler) manage(r *http.Request) (*manageView, int) {
 		return mv, http.StatusBadRequest
 	}
 	base, _ := h.baseURL(r)
+	defer h.describe(r, base, mv)
+	switch {
+	case action == "":
+		// «Gestionar» from the confirmation page: the codes, filled in, and the buttons.
+		return mv, http.StatusOK
+	case action == schema.ActionWithdraw && r.PostForm.Get("confirmar") != "si":
+		mv.Confirm = true
+		return mv, http.StatusOK
+	}
 	status, body := h.o.Act(r.Context(), base, mv.ID, mv.Token, action)
 	if status == http.StatusOK {
 		var res schema.ActionResult

@@ -182,6 +182,9 @@ type pageData struct {
 // Link is the absolute URL of a path on this site.
 func (d pageData) Link(path string) string { return d.Base + path }
 
+// Lines are the phone lines of an emergency (schema.DefaultLines when its operator listed none).
+func (d pageData) Lines(e schema.EmergencyInfo) []schema.PhoneLine { return emergencyLines(e) }
+
 // EmergencyURL is the absolute URL of an emergency's page.
 func (d pageData) EmergencyURL(e schema.EmergencyInfo) string {
 	return d.Base + schema.EmergencyPath(e.Slug)
@@ -210,8 +213,8 @@ func (v *view) markdown(p page, forApps bool) ([]byte, error) {
 // navItem is a link of the site's menu.
 type navItem struct{ Path, Label string }
 
-var nav = []navItem{{"/", "Inicio"}, {"/pedir", "Pedir ayuda"}, {"/ofrecer", "Ofrecer ayuda"},
-	{"/integraciones", "Integraciones"}, {"/privacidad", "Privacidad"}}
+// The integration guide is for developers: the home page and the footer of the guide link to it.
+var nav = []navItem{{"/", "Inicio"}, {"/pedir", "Pedir ayuda"}, {"/ofrecer", "Ofrecer ayuda"}, {"/privacidad", "Privacidad"}}
 
 // layoutData is what the HTML layout sees.
 type layoutData struct {
@@ -228,6 +231,7 @@ type layoutData struct {
 	Manage        *manageView
 	Report        *reportView // the «Reportar» form, at the end of the page
 	Moderation    *moderationView
+	Search        *searchView // the home page's «¿Qué necesita? ¿Dónde?»
 	ManageJS      string
 	CSS, JS       string
 	SiteJS        string // the script of every page
@@ -252,6 +256,10 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 	asMarkdown := twin || wantsMarkdown(r)
 	if p == reportPath && !twin {
 		h.serveReport(w, r, v)
+		return
+	}
+	if p == searchPath && !twin {
+		h.serveSearch(w, r, v)
 		return
 	}
 	if p == moderationPath && !twin {
@@ -366,14 +374,24 @@ func (v *view) load(r *http.Request, pg *page) (int, string, error) {
 // htmlPage renders a page's Markdown inside the layout, with its form when it has one.
 func (h *handler) htmlPage(d *doc, pg page, v *view, form *formView) ([]byte, error) {
 	before, after := d.html, []byte(nil)
+	var search *searchView
+	if pg.Path == homePage.Path && len(v.ems) > 0 {
+		search = newSearchView(v.ems)
+	}
 	if i := bytes.Index(d.html, []byte("<h2")); i >= 0 && (form != nil || pg.mv != nil) {
 		before, after = d.html[:i], d.html[i:]
+	}
+	// The home page's search goes after its first section (the emergencies), which stays on the first screen.
+	if i := bytes.Index(d.html, []byte("<h2")); i >= 0 && search != nil {
+		if j := bytes.Index(d.html[i+3:], []byte("<h2")); j >= 0 {
+			before, after = d.html[:i+3+j], d.html[i+3+j:]
+		}
 	}
 	heading := []byte("<h2>" + html.EscapeString(listHeading) + "</h2>\n")
 	if i := bytes.Index(d.html, heading); i >= 0 && pg.filter != nil {
 		before, after = d.html[:i+len(heading)], d.html[i+len(heading):]
 	}
-	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, Filter: pg.filter, Manage: pg.mv, Report: pg.report, Moderation: pg.mod, ManageJS: h.manageJS, CSS: h.css, JS: h.js, SiteJS: h.siteJS, PlacesJS: h.placesJS, Contact: h.o.Contact,
+	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, Filter: pg.filter, Manage: pg.mv, Report: pg.report, Moderation: pg.mod, Search: search, ManageJS: h.manageJS, CSS: h.css, JS: h.js, SiteJS: h.siteJS, PlacesJS: h.placesJS, Contact: h.o.Contact,
 		Before: htmltemplate.HTML(before), After: htmltemplate.HTML(after)} // goldmark escaped both; raw HTML is off
 	if pg.mapv != nil {
 		ld.Map, ld.MapJS, ld.MapCSS = pg.mapv, h.mapJS, h.mapCSS

@@ -20,7 +20,10 @@ const (
 	pickSearch       = "lugar-buscar"
 	pickChoose       = "lugar-elegir" // a search result's button: its value is the code
 	pickStep         = "paso"         // the step buttons: re-render, do not publish
-	maxPickResults   = 12
+	// stepDefault is the form's default button (Enter in a field): a search when the search box holds
+	// words and no place is chosen yet, else the publication.
+	stepDefault    = "defecto"
+	maxPickResults = 12
 )
 
 // pickerMessages are what a person reads about the place.
@@ -42,12 +45,26 @@ type placePicker struct {
 	Code                            string   // its DIVIPOLA code
 	Required                        bool
 	Error                           string
-	ListURL                         string // the place list for lugares.js
+	ListURL                         string   // the place list for lugares.js
+	Area                            []string // the active emergencies' areas: their places come first
+	Action                          string   // the form's action, which the steps post to (#lugar)
 }
 
-// pickerStep reports whether a POST only moves the picker (a step or search button), so that the form
-// is shown again instead of published.
-func pickerStep(vals url.Values) bool { return vals.Has(pickStep) || vals.Has(pickChoose) }
+// pickerStep reports whether a POST only moves the picker (a step or search button, or Enter in the
+// search box), so that the form is shown again instead of published.
+func pickerStep(vals url.Values) bool {
+	if vals.Get(pickStep) == stepDefault {
+		return searchOnEnter(vals)
+	}
+	return vals.Has(pickStep) || vals.Has(pickChoose)
+}
+
+// searchOnEnter reports whether the default button (Enter) asks for a search: words in the search box
+// and no place chosen yet.
+func searchOnEnter(vals url.Values) bool {
+	_, chosen := chosenPlace(vals)
+	return strings.TrimSpace(vals.Get(pickSearch)) != "" && !chosen
+}
 
 // chosenPlace is the most precise place the posted picker names consistently: a search result, else
 // the centro poblado of the chosen municipio, else the municipio of the chosen departamento.
@@ -77,8 +94,8 @@ func placeOptions(ps []places.Place, first string) []option {
 }
 
 // newPlacePicker builds the picker from the posted values (none on a fresh form).
-func newPlacePicker(vals url.Values, required bool, listURL string) *placePicker {
-	pk := &placePicker{Required: required, ListURL: listURL, Search: strings.TrimSpace(vals.Get(pickSearch))}
+func newPlacePicker(vals url.Values, required bool, listURL, action string, area []string) *placePicker {
+	pk := &placePicker{Required: required, ListURL: listURL, Search: strings.TrimSpace(vals.Get(pickSearch)), Action: action, Area: area}
 	pk.Departamento = input{Name: pickDepartamento, ID: "f-" + pickDepartamento, Label: "Departamento", Kind: "select",
 		Options: placeOptions(places.Departamentos(), "Elija el departamento")}
 	pk.Municipio = input{Name: pickMunicipio, ID: "f-placeCode", Label: "Municipio", Kind: "select", Required: required,
@@ -98,14 +115,17 @@ func newPlacePicker(vals url.Values, required bool, listURL string) *placePicker
 		pk.Centro.Options = placeOptions(places.Children(pk.Code[:5]), "La cabecera municipal, o no sé")
 		pk.Centro.setValue(pk.Code)
 	}
-	if pk.Search != "" && vals.Get(pickStep) == "buscar" {
+	if step := vals.Get(pickStep); pk.Search != "" && (step == "buscar" || (step == stepDefault && searchOnEnter(vals))) {
 		pk.Searched = true
-		for _, p := range places.Search(pk.Search, maxPickResults) {
+		for _, p := range places.Search(pk.Search, maxPickResults, area...) {
 			pk.Results = append(pk.Results, option{Value: p.Code, Label: places.Label(p)})
 		}
 	}
 	return pk
 }
+
+// AreaCodes are the area's codes for lugares.js, separated by spaces.
+func (pk *placePicker) AreaCodes() string { return strings.Join(pk.Area, " ") }
 
 // NoResultsText and MissingText give the template the picker's messages.
 func (*placePicker) NoResultsText() string { return pickerMessages.NoResults }

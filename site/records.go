@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/directaid/directaid/schema"
+	"github.com/directaid/directaid/site/places"
 )
 
 // The published records on the site: a page per record at its publicUrl (/ayudas/{id}, the only page
@@ -26,10 +27,11 @@ import (
 // render cache: they change with every publication.
 
 const (
-	// A record's page carries a phone number: only the reader's own browser may keep it, as view=detail.
-	recordCache = "private, max-age=60"
-	// An emergency's page lists records, which change with every publication, as view=list does.
-	listCache = "public, max-age=15"
+	// A record's page carries a phone number: only the reader's own browser may keep it, and it asks
+	// again (by ETag) every time, so that a report, a resolution or a withdrawal shows at once.
+	recordCache = "private, no-cache"
+	// An emergency's page lists records, which change with every publication: revalidated every time.
+	listCache = "no-cache"
 )
 
 // maxSitemapRecords bounds the record pages in sitemap.xml: the newest maxSitemapRecords/n records of
@@ -60,13 +62,14 @@ const listHeading = "Solicitudes y ofrecimientos publicados"
 // of its form and the cursor of its paging. Any other parameter (emergencySlug: the page's own; limit;
 // a campaign tag) is ignored, as web pages do.
 var (
-	filterParams = []string{"type", "category", "urgency", "q"}
+	filterParams = []string{"type", "category", "urgency", "q", "municipio"}
 	nearParams   = []string{"latitude", "longitude", "radiusKm"}
 )
 
 // filterHints replace the API's descriptions of the filters, which speak of parameters, not of a form.
 var filterHints = map[string]string{
-	"q":         "Palabras del título o de la descripción; no importan las mayúsculas ni las tildes.",
+	"q":         "Palabras del título o de la descripción, o el nombre de un municipio; no importan las mayúsculas ni las tildes.",
+	"municipio": "Su nombre («pereira», «armenia quindio») o su código DANE (66001).",
 	"latitude":  "Por ejemplo 4.5339. Su aplicación de mapas la muestra al mantener presionado un lugar.",
 	"longitude": "Por ejemplo -75.6811.",
 	"radiusKm":  fmt.Sprintf("Por defecto %d km; como máximo %d.", schema.DefaultRadiusKm, schema.MaxRadiusKm),
@@ -166,7 +169,14 @@ type recordView struct {
 	Type, Category, Urgency, People, Status string // in words; "" when the record has none
 	EmergencyTitle, EmergencyURL            string // EmergencyURL is "" when its page is gone (inactive)
 	Address, Neighborhood, Place            string
-	Coords, MapURL, Distance                string
+	// The place in a list: PlaceStart (address and neighbourhood) before the town, which links to
+	// PlaceURL, the emergency's list of that municipio ("" without one).
+	PlaceStart, PlaceTown, PlaceURL string
+	Urgent                          bool   // an urgent request: the lists show a red badge
+	Level                           string // the Markdown heading of its title in a list: ### or, in a part, ####
+	// Rescue are the emergency's phone lines, on a record of the category rescate ("Rescate").
+	Rescue                   []schema.PhoneLine
+	Coords, MapURL, Distance string
 	// Municipio and Town name where the record is (Town: the centro poblado, when one was given);
 	// Precision says in words how exact Coords are ("" when exact).
 	Municipio, Town, Precision string
@@ -179,10 +189,15 @@ type recordView struct {
 
 type detailView struct {
 	recordView
-	Phone       string
-	WhatsappURL string       // "" unless it is a plain https://wa.me/ link
+	Phone       string       // as stored, E.164
+	PhoneText   string       // the same for reading: +57 300 123 4567
+	TelURL      string       // tel:+573001234567; "" when there is no phone or the record is closed
+	WhatsappURL string       // "" unless it is a plain https://wa.me/ link, or when the record is closed
 	Details     []detailItem // the lines of «Detalles» (recordLines)
 	Expired     bool         // its time passed unrenewed: no phone shown until its publisher renews it
+	// Closed says first, in a banner, that nobody needs to write any more: resolved or expired.
+	Closed string
+	Share  string // a WhatsApp link that shares the record's page (no number in it)
 }
 
 // excerptRunes is how much of a description the lists show.
@@ -191,7 +206,7 @@ const excerptRunes = 160
 var colombiaTime = time.FixedZone("COT", -5*60*60) // no daylight saving time
 
 func newRecordView[C any](v *view, r *schema.HelpRecord[C], contactName string) recordView {
-	rv := recordView{URL: v.base + schema.RecordPath(r.ID), Title: r.Title, Type: enumLabels[r.Type], Category: enumLabels[r.Category],
+	rv := recordView{URL: v.base + schema.RecordPath(r.ID), Title: r.Title, Urgent: r.Type == schema.TypeRequest && r.Urgency == "urgent", Level: "###", Type: enumLabels[r.Type], Category: enumLabels[r.Category],
 		Urgency: enumLabels[r.Urgency], Status: enumLabels[r.CollectionCenterStatus], EmergencyTitle: r.Emergency.Title,
 		Created: spanishDateTime(r.CreatedAt), ContactName: contactName}
 	if u := spanishDateTime(r.UpdatedAt); !r.UpdatedAt.IsZero() && u != rv.Created {
@@ -206,7 +221,13 @@ func newRecordView[C any](v *view, r *schema.HelpRecord[C], contactName string) 
 	for _, e := range v.ems {
 		if e.Slug == r.Emergency.Slug {
 			rv.EmergencyURL = v.base + schema.EmergencyPath(e.Slug)
+			if r.Category == "rescate" {
+				rv.Rescue = emergencyLines(e)
+			}
 		}
+	}
+	if r.Category == "rescate" && rv.Rescue == nil {
+		rv.Rescue = schema.DefaultLines
 	}
 	if l := r.Location; l != nil {
 		rv.Address, rv.Neighborhood = l.Address, l.Neighborhood
@@ -215,6 +236,15 @@ func newRecordView[C any](v *view, r *schema.HelpRecord[C], contactName string) 
 			rv.Town = l.PlaceName
 		}
 		rv.Place = strings.Join(nonEmpty(l.Address, l.Neighborhood, cmp.Or(rv.Town, rv.Municipio)), ", ")
+		rv.PlaceTown = cmp.Or(rv.Town, rv.Municipio)
+		if start := strings.Join(nonEmpty(l.Address, l.Neighborhood), ", "); rv.PlaceTown != "" {
+			rv.PlaceStart = start
+		} else {
+			rv.PlaceTown = start
+		}
+		if rv.EmergencyURL != "" && l.MunicipioCode != "" && rv.PlaceTown == cmp.Or(rv.Town, rv.Municipio) && rv.PlaceTown != "" {
+			rv.PlaceURL = rv.EmergencyURL + "?municipio=" + l.MunicipioCode
+		}
 		rv.Precision = precisionWords[l.Precision]
 		if l.Latitude != nil && l.Longitude != nil {
 			lat, lon := strconv.FormatFloat(*l.Latitude, 'f', -1, 64), strconv.FormatFloat(*l.Longitude, 'f', -1, 64)
@@ -255,10 +285,50 @@ func nonEmpty(ss ...string) []string {
 
 var waLink = regexp.MustCompile(`^https://wa\.me/[0-9]{6,15}$`)
 
+// emergencyLines are the phone lines of e: the operator's, else schema.DefaultLines.
+func emergencyLines(e schema.EmergencyInfo) []schema.PhoneLine {
+	if len(e.Lines) > 0 {
+		return e.Lines
+	}
+	return schema.DefaultLines
+}
+
+// closedBanner is what a closed record's page says first, by status.
+var closedBanner = map[string]string{
+	"resolved": "Ya resuelta: no hace falta escribir.",
+	"expired":  "Vencida: quien la publicó no la renovó, así que puede que ya no haga falta. No se muestra el número.",
+}
+
+// phoneText groups an E.164 number for reading: a Colombian one as +57 300 123 4567, another as its
+// country code and the rest in groups of three or four.
+func phoneText(e164 string) string {
+	digits, ok := strings.CutPrefix(e164, "+")
+	if !ok || digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return e164
+	}
+	if rest, ok := strings.CutPrefix(digits, "57"); ok && len(rest) == 10 {
+		return "+57 " + rest[:3] + " " + rest[3:6] + " " + rest[6:]
+	}
+	return e164
+}
+
+// shareURL is a WhatsApp link that shares text and a link, with no number: the person chooses to whom.
+func shareURL(text, link string) string {
+	return "https://wa.me/?text=" + strings.ReplaceAll(url.QueryEscape(text+" "+link), "+", "%20")
+}
+
 func newDetailView(v *view, d *schema.PublicHelpDetail) *detailView {
 	r := schema.HelpRecord[schema.DetailContact](*d)
-	dv := &detailView{recordView: newRecordView(v, &r, d.Contact.Name), Phone: d.Contact.Whatsapp, Expired: d.Status == "expired"}
-	if waLink.MatchString(d.Contact.WhatsappURL) {
+	dv := &detailView{recordView: newRecordView(v, &r, d.Contact.Name), Phone: d.Contact.Whatsapp, Expired: d.Status == "expired",
+		Closed: closedBanner[d.Status]}
+	dv.Share = shareURL("Una publicación de ayuda directa:", dv.URL)
+	if dv.Phone != "" {
+		dv.PhoneText = phoneText(dv.Phone)
+		if dv.Closed == "" {
+			dv.TelURL = "tel:" + dv.Phone // a closed record is not to be called
+		}
+	}
+	if waLink.MatchString(d.Contact.WhatsappURL) && dv.Closed == "" {
 		dv.WhatsappURL = d.Contact.WhatsappURL
 	}
 	rec, err := json.Marshal(d)
@@ -273,9 +343,13 @@ func newDetailView(v *view, d *schema.PublicHelpDetail) *detailView {
 
 // listView is what an emergency page's template sees of its list.
 type listView struct {
-	Heading  string
-	Intro    string // how many records, in which order
-	Items    []recordView
+	Heading string
+	Intro   string // how many records, in which order
+	Items   []recordView
+	// Groups replace Items in the default order: urgent requests, the other requests, then offers.
+	Groups   []listGroup
+	Note     string // how the search was understood («insulina» en Armenia (Quindío))
+	Share    string // a WhatsApp link sharing this filtered list; "" without filters
 	Filtered bool
 	Errors   []string // why the filters were refused; no items then
 	// Absolute URLs: the next page, the first page (on a later one), the page without filters, and
@@ -283,6 +357,72 @@ type listView struct {
 	Next, First, Reset, API string
 	// MapURL is the same list on the emergency's map; on the map, ListURL is the list without it.
 	MapURL, ListURL string
+}
+
+// listGroup is one part of an emergency page's default list, with a link to all of its records.
+type listGroup struct {
+	Heading   string
+	Items     []recordView
+	More      string // absolute URL of the whole part, newest first with paging
+	MoreLabel string
+}
+
+// groupLimit is how many records each part of the default list shows.
+const groupLimit = 10
+
+// listGroups are the parts of the default list, in order: each is a type and the urgencies it holds (read
+// one by one and merged newest first), and the filters of its «Ver todas» link.
+var listGroups = []struct {
+	heading, more, typ string
+	urgencies          []string
+	link               url.Values
+}{
+	{"Solicitudes urgentes", "Ver todas las solicitudes urgentes", schema.TypeRequest, []string{"urgent"}, url.Values{"type": {schema.TypeRequest}, "urgency": {"urgent"}}},
+	{"Otras solicitudes", "Ver todas las solicitudes", schema.TypeRequest, []string{"needed", "stable"}, url.Values{"type": {schema.TypeRequest}}},
+	{"Ofrecimientos", "Ver todos los ofrecimientos", schema.TypeOffer, []string{""}, url.Values{"type": {schema.TypeOffer}}},
+}
+
+// grouped reads the default list of an emergency's page: open urgent requests first, then the other
+// requests, then offers, each newest first, groupLimit of each. The API's own order stays newest first.
+func (v *view) grouped(ctx context.Context, q schema.ListQuery, path string, filters url.Values) ([]listGroup, *schema.HelpList, error) {
+	all := &schema.HelpList{TotalExact: true}
+	var out []listGroup
+	for _, g := range listGroups {
+		var items []schema.PublicHelp
+		total := 0
+		for _, u := range g.urgencies {
+			gq := q
+			gq.Type, gq.Urgency, gq.Limit = g.typ, u, groupLimit
+			l, err := v.h.o.List(ctx, v.base, gq)
+			if err != nil {
+				return nil, nil, err
+			}
+			items = append(items, l.Items...)
+			total += l.Total
+			all.TotalExact = all.TotalExact && l.TotalExact
+		}
+		slices.SortStableFunc(items, func(a, b schema.PublicHelp) int { return b.CreatedAt.Compare(a.CreatedAt) })
+		items = items[:min(len(items), groupLimit)]
+		all.Total += total
+		all.Items = append(all.Items, items...)
+		if len(items) == 0 {
+			continue
+		}
+		lg := listGroup{Heading: fmt.Sprintf("%s (%d)", g.heading, total)}
+		for i := range items {
+			r := schema.HelpRecord[schema.PublicContact](items[i])
+			rv := newRecordView(v, &r, r.Contact.Name)
+			rv.Level = "####"
+			lg.Items = append(lg.Items, rv)
+		}
+		if total > len(items) {
+			link := maps.Clone(filters)
+			maps.Copy(link, g.link)
+			lg.More, lg.MoreLabel = v.base+path+"?"+link.Encode(), fmt.Sprintf("%s (%d)", g.more, total)
+		}
+		out = append(out, lg)
+	}
+	return out, all, nil
 }
 
 // list reads the records an emergency's page shows for the request's query parameters, and builds
@@ -310,20 +450,38 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 			fv.Applied++ // a point and its radius are one filter
 		}
 	}
-	q, errs := v.h.o.ParseList(kept)
-	var list *schema.HelpList
-	if len(errs) == 0 {
-		q.EmergencySlug = e.Slug
-		var err error
-		list, err = v.h.o.List(ctx, v.base, q)
-		var qe *QueryError
-		switch {
-		case errors.As(err, &qe):
-			errs = qe.Details
-		case err != nil:
-			return nil, nil, 0, err
+	// The default order puts urgent requests first: with no type, urgency, point or page chosen.
+	group := !kept.Has("type") && !kept.Has("urgency") && !kept.Has("latitude") && !kept.Has("cursor")
+	read := func(vals url.Values) (schema.ListQuery, *schema.HelpList, []listGroup, []schema.FieldError, error) {
+		q, errs := v.h.o.ParseList(vals)
+		if len(errs) > 0 {
+			return q, nil, nil, errs, nil
 		}
+		q.EmergencySlug = e.Slug
+		var list *schema.HelpList
+		var groups []listGroup
+		var err error
+		if group {
+			groups, list, err = v.grouped(ctx, q, path, filters)
+		} else {
+			list, err = v.h.o.List(ctx, v.base, q)
+		}
+		if qe := (*QueryError)(nil); errors.As(err, &qe) {
+			return q, nil, nil, qe.Details, nil
+		}
+		return q, list, groups, nil, err
 	}
+	placed, note := v.placeQuery(e, kept)
+	q, list, groups, errs, err := read(placed)
+	if err == nil && len(errs) == 0 && note != "" && list.Total == 0 {
+		// Nothing in that municipio: the words may not have meant a place («victoria», a name).
+		note = ""
+		q, list, groups, errs, err = read(kept)
+	}
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	lv.Groups = groups
 	if len(errs) > 0 {
 		lv.Errors, fv.Open = fv.refuse(errs), true
 		lv.Reset = v.base + path
@@ -343,16 +501,21 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 			lv.First += "?" + filters.Encode()
 		}
 	}
-	for i := range list.Items {
-		r := schema.HelpRecord[schema.PublicContact](list.Items[i])
-		lv.Items = append(lv.Items, newRecordView(v, &r, r.Contact.Name))
+	if !group {
+		for i := range list.Items {
+			r := schema.HelpRecord[schema.PublicContact](list.Items[i])
+			lv.Items = append(lv.Items, newRecordView(v, &r, r.Contact.Name))
+		}
 	}
-	lv.Intro = listIntro(list, lv.Filtered, q.Latitude != nil, kept.Has("cursor"))
+	lv.Intro, lv.Note = listIntro(list, lv.Filtered, q.Latitude != nil, kept.Has("cursor"), group), note
+	if lv.Filtered {
+		lv.Share = shareURL("Publicaciones de «"+e.Title+"» con estos filtros:", v.base+path+"?"+filters.Encode())
+	}
 	return lv, fv, http.StatusOK, nil
 }
 
 // listIntro says how many records there are and in which order they come.
-func listIntro(l *schema.HelpList, filtered, near, later bool) string {
+func listIntro(l *schema.HelpList, filtered, near, later, grouped bool) string {
 	switch {
 	case l.Total == 0 && filtered:
 		return "Ninguna publicación cumple estos filtros."
@@ -375,8 +538,12 @@ func listIntro(l *schema.HelpList, filtered, near, later bool) string {
 			s = n + " cumple los filtros"
 		}
 	}
+	if grouped {
+		return s + ": primero las solicitudes urgentes, luego las demás y al final los ofrecimientos; el WhatsApp de cada una, en su página."
+	}
 	order := "las más recientes primero"
-	if near {
+	switch {
+	case near:
 		order = "las más cercanas al punto primero"
 	}
 	page := "aquí están"
@@ -410,4 +577,67 @@ func (v *view) recentRecords(ctx context.Context) ([]schema.PublicHelp, error) {
 		}
 	}
 	return out, nil
+}
+
+// placeQuery reads the place of a list's filters as a person means it: a municipio's name that several
+// municipios share is the one in the emergency's area (Armenia, Quindío, for the Eje Cafetero), and a
+// municipio named in the text search («insulina armenia», «pereira») becomes the municipio filter, the
+// rest of the words staying the text. note says how the text was read ("" when it was left as typed).
+func (v *view) placeQuery(e *schema.EmergencyInfo, kept url.Values) (url.Values, string) {
+	out := maps.Clone(kept)
+	if m := kept.Get("municipio"); m != "" {
+		if ms := rankByArea(places.Municipios(m), e.Area); len(ms) > 1 && places.InArea(ms[0].Code, e.Area) && !places.InArea(ms[1].Code, e.Area) {
+			out.Set("municipio", ms[0].Code)
+		}
+	}
+	if kept.Has("municipio") || !kept.Has("q") {
+		return out, ""
+	}
+	p, rest, ok := placeInText(kept.Get("q"), e.Area)
+	if !ok {
+		return out, ""
+	}
+	out.Set("municipio", p.Code)
+	if rest == "" {
+		out.Del("q")
+		return out, "Se muestran las publicaciones en " + places.Label(p) + "."
+	}
+	out.Set("q", rest)
+	return out, "Se buscó «" + rest + "» en las publicaciones de " + places.Label(p) + "."
+}
+
+// placeInText finds a municipio named by the first or the last words of q (the longest such name), the
+// one in area when several share it, and returns the other words.
+func placeInText(q string, area []string) (places.Place, string, bool) {
+	words := strings.Fields(places.Fold(q))
+	for n := len(words); n > 0; n-- {
+		for _, start := range []int{len(words) - n, 0} {
+			ms := rankByArea(places.Municipios(strings.Join(words[start:start+n], " ")), area)
+			if len(ms) == 0 || (len(ms) > 1 && !(places.InArea(ms[0].Code, area) && !places.InArea(ms[1].Code, area))) {
+				continue
+			}
+			rest := slices.Concat(words[:start], words[start+n:])
+			return ms[0], strings.Join(rest, " "), true
+		}
+	}
+	return places.Place{}, "", false
+}
+
+// rankByArea puts the places in area first, keeping the order otherwise.
+func rankByArea(ps []places.Place, area []string) []places.Place {
+	if len(area) == 0 {
+		return ps
+	}
+	out := slices.Clone(ps)
+	slices.SortStableFunc(out, func(a, b places.Place) int {
+		ia, ib := places.InArea(a.Code, area), places.InArea(b.Code, area)
+		switch {
+		case ia && !ib:
+			return -1
+		case ib && !ia:
+			return 1
+		}
+		return 0
+	})
+	return out
 }

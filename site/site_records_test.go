@@ -49,7 +49,8 @@ func (s *records) add(em, typ, title string) string {
 func ptr(f float64) *float64 { return &f }
 
 func (s *records) parse(v url.Values) (schema.ListQuery, []schema.FieldError) {
-	q := schema.ListQuery{Type: v.Get("type"), Category: v.Get("category"), Cursor: v.Get("cursor")}
+	q := schema.ListQuery{Type: v.Get("type"), Category: v.Get("category"), Cursor: v.Get("cursor"), Urgency: v.Get("urgency"),
+		Q: v.Get("q"), Municipio: v.Get("municipio")}
 	if l := v.Get("latitude"); l != "" {
 		f, err := strconv.ParseFloat(l, 64)
 		if err != nil {
@@ -85,7 +86,8 @@ func (s *records) list(_ context.Context, base string, q schema.ListQuery) (*sch
 	out := &schema.HelpList{Filters: q}
 	for i := len(s.all) - 1; i >= 0; i-- {
 		r := s.all[i]
-		if (q.EmergencySlug != "" && r.Emergency.Slug != q.EmergencySlug) || (q.Type != "" && r.Type != q.Type) {
+		if (q.EmergencySlug != "" && r.Emergency.Slug != q.EmergencySlug) || (q.Type != "" && r.Type != q.Type) ||
+			(q.Urgency != "" && r.Urgency != q.Urgency) || !s.matches(r, q) {
 			continue
 		}
 		out.Total++
@@ -135,8 +137,8 @@ func TestRecordsCrawl(t *testing.T) {
 	if want := 10 + 27; len(res.Pages) != want {
 		t.Errorf("sitemap lists %d pages, want %d", len(res.Pages), want)
 	}
-	if n := len(res.Outside); n != 27+1 { // the records share their coordinates, so their map link
-		t.Errorf("want a wa.me link per record and a map link, got %d: %v", n, res.Outside)
+	if n := len(res.Outside); n != 2*27+1 { // the records share their coordinates, so their map link
+		t.Errorf("want a wa.me link and a share link per record and a map link, got %d: %v", n, res.Outside)
 	}
 	_, page := sitetest.Get(t, c, testBase+"/ayudas/"+hostile)
 	for _, bad := range []string{"<script>alert", `href="javascript:`, "<strong>"} {

@@ -24,9 +24,9 @@ func TestRecordTwinValuesCopyVerbatim(t *testing.T) {
 	if got["WhatsApp:"] != s.all[0].Contact.Whatsapp || got["Dirección:"] != address {
 		t.Errorf("values read back from the twin: %q\n%s", got, twin)
 	}
-	// The page shows them as text, with no backslash either.
+	// The page shows them as text, with no backslash either, the number grouped for reading.
 	_, page := sitetest.Get(t, c, testBase+"/ayudas/"+id)
-	if p := visibleText(string(page)); !strings.Contains(p, s.all[0].Contact.Whatsapp) || !strings.Contains(p, "Cra 14 # 20-31 *bis*") {
+	if p := visibleText(string(page)); !strings.Contains(p, phoneText(s.all[0].Contact.Whatsapp)) || !strings.Contains(p, "Cra 14 # 20-31 *bis*") {
 		t.Errorf("page text: %s", p)
 	}
 }

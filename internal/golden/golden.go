@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -219,6 +220,7 @@ func (g *golden) normalize(s string) string {
 		s = strings.ReplaceAll(s, id, "{"+g.ids[id]+"}")
 	}
 	s = strings.ReplaceAll(s, g.host, "HOST")
+	s = strings.ReplaceAll(s, url.QueryEscape(g.host), "HOST") // in a share link's text
 	s = timeRE.ReplaceAllString(s, "{TIME}")
 	s = fechaRE.ReplaceAllString(s, "{FECHA}")
 	s = formKeyRE.ReplaceAllString(s, "${1}{KEY}")

@@ -65,6 +65,9 @@ const TwoEmergencies = `
 			summary "Sismo con daños en Armenia y Pereira."
 			location "Eje Cafetero"
 			occurred 2026-08-11
+			area 63 66 17
+			line "Línea de emergencias" 123
+			line "Cruz Roja" 132
 		}
 		emergency inundaciones-la-mojana {
 			title "Inundaciones en La Mojana"

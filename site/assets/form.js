@@ -73,14 +73,54 @@
     var a = $('resultado-enlace');
     a.href = r.publicUrl || '';
     a.textContent = r.publicUrl || '';
+    $('resultado-ver').href = r.publicUrl || '';
+    var warn = $('resultado-avisos');
+    warn.textContent = '';
+    (r.warnings || []).forEach(function (w) {
+      var p = document.createElement('p');
+      p.className = 'aviso';
+      p.textContent = String(w.message || '');
+      warn.appendChild(p);
+    });
     var m = $('resultado-gestionar');
     m.href = r.manageUrl || '';
     m.textContent = r.manageUrl || '';
     $('resultado-gestion').hidden = saved || !r.manageUrl;
+    if (r.manageUrl) {
+      $('enviar-gestion').href = 'https://wa.me/?text=' + encodeURIComponent('Mi enlace para gestionar mi publicación (no lo comparta): ' + r.manageUrl);
+      $('gestionar-id').value = r.id || '';
+      $('gestionar-token').value = r.manageToken || '';
+      remember(r, form.elements.title ? form.elements.title.value.trim() : '');
+    }
     form.hidden = true;
     result.hidden = false;
     result.focus();
   }
+
+  // «Recordar en este teléfono» (opt-in): the publication and its manage link in localStorage, which the
+  // home page lists as «Mis publicaciones en este teléfono».
+  function remember(r, title) {
+    var box = $('recordar'), check = $('recordar-aqui');
+    if (!box || !window.localStorage) return;
+    box.hidden = false;
+    check.checked = false;
+    check.onchange = function () {
+      try {
+        var mine = JSON.parse(localStorage.getItem('directaid:mias') || '[]').filter(function (x) { return x.id !== r.id; });
+        if (check.checked) mine.unshift({ id: r.id, title: title, publicUrl: r.publicUrl, manageUrl: r.manageUrl, at: new Date().toISOString() });
+        localStorage.setItem('directaid:mias', JSON.stringify(mine.slice(0, 20)));
+      } catch (e) { /* storage full or off: nothing kept */ }
+    };
+  }
+
+  // The field of a collection centre shows only when the category is «Acopio».
+  var cat = form.elements.category;
+  function onlyFor() {
+    Array.prototype.forEach.call(form.querySelectorAll('[data-solo-categoria]'), function (el) {
+      el.hidden = !cat || cat.value !== el.getAttribute('data-solo-categoria');
+    });
+  }
+  if (cat) { cat.addEventListener('change', onlyFor); onlyFor(); }
 
   // With no signal the fill waits in the outbox, under its externalId, for the signal to return.
   function save(body) {
@@ -132,7 +172,7 @@
     clearErrors();
     var body = {};
     Array.prototype.forEach.call(form.elements, function (el) {
-      if (!el.name) return;
+      if (!el.name || el.tagName === 'BUTTON') return; // the no-JavaScript steps' buttons are not data
       if (el.type === 'checkbox') { body[el.name] = el.checked; return; }
       var v = el.value.trim();
       if (v === '') return;
@@ -179,7 +219,10 @@
       if (form.elements.locationPrecision) form.elements.locationPrecision.value = 'gps';
       status.textContent = geo.getAttribute('data-lista');
     }, function () {
+      // No GPS: the town is the way, the picker's search or the filter's municipio.
       status.textContent = geo.getAttribute('data-fallo');
+      var town = document.getElementById('f-lugar-buscar') || document.getElementById('filtro-municipio');
+      if (town) town.focus();
     }, { enableHighAccuracy: true, timeout: 20000, maximumAge: 60000 });
   });
 })();

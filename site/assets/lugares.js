@@ -20,6 +20,9 @@
   // Steps and search results are buttons named for the server: form.js must not send them to the API.
   var named = Array.prototype.map.call(buttons, function (b) { var n = b.name; b.removeAttribute('name'); return n; });
   var all = [], byCode = {};
+  // The emergencies' areas (departamento and municipio codes): their places come first among equals.
+  var area = (box.getAttribute('data-area') || '').split(' ').filter(Boolean);
+  function inArea(p) { return area.some(function (a) { return p.c.lastIndexOf(a, 0) === 0; }) ? 1 : 0; }
 
   function fold(s) {
     return s.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
@@ -59,7 +62,8 @@
     update();
   }
   // The ranking of site/places.Search: the name itself, then names that start with the words, then
-  // places whose name, municipio and departamento hold every word; municipios before centros poblados.
+  // places whose name, municipio and departamento hold every word; municipios before centros poblados;
+  // among equals, the places of the emergencies' areas first.
   function search(text) {
     var words = fold(text).split(' ').filter(Boolean), full = words.join(' ');
     if (!full) return [];
@@ -75,7 +79,7 @@
       }
       if (rank >= 0) hits.push({ p: p, r: rank + (p.c.length === 8 ? 1 : 0) });
     });
-    hits.sort(function (a, b) { return a.r - b.r || (a.p.k < b.p.k ? -1 : a.p.k > b.p.k ? 1 : 0); });
+    hits.sort(function (a, b) { return a.r - b.r || inArea(b.p) - inArea(a.p) || (a.p.k < b.p.k ? -1 : a.p.k > b.p.k ? 1 : 0); });
     return hits.slice(0, 12).map(function (h) { return h.p; });
   }
   // With no signal and no list, the picker cannot answer: it says so (a step would post the form into

@@ -98,3 +98,30 @@
   collect().catch(function () { /* kept in IndexedDB */ }).then(function () { if (linksHere) showLinks(); });
   flush();
 })();
+
+// The home page lists «Mis publicaciones en este teléfono»: those whose publisher chose, on the
+// confirmation, to keep them here (localStorage, never sent anywhere).
+(function () {
+  'use strict';
+  var box = document.getElementById('mias'), list = document.getElementById('mias-lista');
+  if (!box || !list || !window.localStorage) return;
+  var mine;
+  try { mine = JSON.parse(localStorage.getItem('directaid:mias') || '[]'); } catch (e) { return; }
+  if (!Array.isArray(mine) || !mine.length) return;
+  mine.forEach(function (m) {
+    if (!m || typeof m.publicUrl !== 'string' || m.publicUrl.indexOf(location.origin + '/') !== 0) return;
+    var li = document.createElement('li'), a = document.createElement('a');
+    a.href = m.publicUrl;
+    a.textContent = m.title || m.publicUrl;
+    li.appendChild(a);
+    if (typeof m.manageUrl === 'string' && m.manageUrl.indexOf(location.origin + '/gestionar#') === 0) {
+      var g = document.createElement('a');
+      g.href = m.manageUrl;
+      g.textContent = box.getAttribute('data-gestionar');
+      li.appendChild(document.createTextNode(' · '));
+      li.appendChild(g);
+    }
+    list.appendChild(li);
+  });
+  box.hidden = !list.firstChild;
+})();

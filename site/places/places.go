@@ -163,8 +163,10 @@ func Fold(s string) string {
 // Search finds the municipios and centros poblados whose name matches q, ignoring case and accents,
 // best first: a name equal to q, then one that starts with it, then one that has every word of q
 // (each as a word's beginning). Words of q may also name the municipio or the departamento
-// («armenia quindio», «el caimo armenia»). At most limit results.
-func Search(q string, limit int) []Place {
+// («armenia quindio», «el caimo armenia»). Among places of the same rank, those in area (codes of
+// departamentos or municipios: an emergency's) come first, so that «armenia» finds Armenia (Quindío)
+// before Armenia (Antioquia) in the Eje Cafetero. At most limit results.
+func Search(q string, limit int, area ...string) []Place {
 	words := strings.Fields(Fold(q))
 	if len(words) == 0 || limit <= 0 {
 		return nil
@@ -207,6 +209,12 @@ func Search(q string, limit int) []Place {
 		if a.rank != b.rank {
 			return a.rank - b.rank
 		}
+		if ia, ib := InArea(a.p.Code, area), InArea(b.p.Code, area); ia != ib {
+			if ia {
+				return -1
+			}
+			return 1
+		}
 		return strings.Compare(a.p.key, b.p.key)
 	})
 	out := make([]Place, 0, min(limit, len(hits)))
@@ -214,6 +222,11 @@ func Search(q string, limit int) []Place {
 		out = append(out, h.p)
 	}
 	return out
+}
+
+// InArea reports whether the place of code is in area, a list of departamento and municipio codes.
+func InArea(code string, area []string) bool {
+	return slices.ContainsFunc(area, func(a string) bool { return strings.HasPrefix(code, a) })
 }
 
 // allWordPrefixes reports whether every word starts a word of text (which begins with a space).

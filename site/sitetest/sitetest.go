@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -87,6 +88,11 @@ type Result struct {
 // pages that may do so: a record's page links to a WhatsApp chat with its phone number and to a map of
 // its coordinates. A wa.me link anywhere else would publish a phone number where it must not be.
 var OutsideHosts = map[string]string{"wa.me": RecordPrefix, "www.openstreetmap.org": RecordPrefix}
+
+var (
+	telLine = regexp.MustCompile(`^\+?[0-9]{3,15}$`)
+	mobile  = regexp.MustCompile(`^(\+57)?3[0-9]{9}$`)
+)
 
 // RecordPrefix starts the path of every record's page. Record pages are not listed one by one in
 // /llms.txt, which describes their pattern (RecordPrefix + "{id}.md") instead.
@@ -281,6 +287,15 @@ func (ck *checker) link(from, l string) {
 		return
 	}
 	baseURL, _ := url.Parse(from)
+	if ref.Scheme == "tel" {
+		// An emergency line (123) may be on any page; a mobile number, a person's, only on a record's.
+		if !telLine.MatchString(ref.Opaque) {
+			ck.t.Errorf("%s: bad phone link %q", from, l)
+		} else if mobile.MatchString(ref.Opaque) && !strings.HasPrefix(baseURL.Path, RecordPrefix) {
+			ck.t.Errorf("%s: link %q to a person's number from a page outside %s", from, l, RecordPrefix)
+		}
+		return
+	}
 	abs := baseURL.ResolveReference(ref)
 	abs.Fragment = ""
 	site, _ := url.Parse(ck.base)
@@ -289,6 +304,8 @@ func (ck *checker) link(from, l string) {
 		switch {
 		case !ok || abs.Scheme != "https":
 			ck.t.Errorf("%s: link %q leaves the site", from, l)
+		case abs.Host == "wa.me" && abs.Path == "/" && abs.Query().Has("text"):
+			ck.outside[abs.String()] = true // sharing a text: no number, so from any page
 		case !strings.HasPrefix(baseURL.Path, prefix):
 			ck.t.Errorf("%s: link %q to %s from a page outside %s", from, l, abs.Host, prefix)
 		default:
@@ -306,6 +323,9 @@ func (ck *checker) link(from, l string) {
 		ck.status[s] = res.StatusCode
 		if res.StatusCode == http.StatusMethodNotAllowed && strings.Contains(res.Header.Get("Allow"), http.MethodPost) {
 			ck.status[s] = http.StatusOK // a form's POST-only target (/reportar): there, and not a page
+		}
+		if loc := res.Header.Get("Location"); res.StatusCode == http.StatusSeeOther && strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, "//") {
+			ck.status[s] = http.StatusOK // a search form's target (/buscar), which sends to the list it means
 		}
 	}
 	if ck.status[s] != http.StatusOK {

@@ -1,0 +1,63 @@
+package backend
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/schema"
+	"github.com/directaid/directaid/site/places"
+)
+
+// farKm is how far outside its emergency's area a publication's point must be for a warning: beyond the
+// neighbouring municipios (a municipio of the Eje Cafetero is 10 to 30 km across).
+const farKm = 50
+
+// warnings are what a publication may have got wrong without being refused: a point far outside the area
+// of its emergency (Armenia, Antioquia, chosen for the Eje Cafetero quake instead of Armenia, Quindío).
+func (s *Service) warnings(pub *schema.Publication) []schema.Warning {
+	if pub.Latitude == nil || pub.Longitude == nil {
+		return nil
+	}
+	for _, e := range s.active {
+		if e.Slug != pub.EmergencySlug || len(e.Area) == 0 || places.InArea(pub.MunicipioCode, e.Area) {
+			continue
+		}
+		d := areaDistanceKm(e.Area, *pub.Latitude, *pub.Longitude)
+		if d <= farKm {
+			return nil
+		}
+		field := "/latitude" // typed coordinates, else the place's point
+		if pub.PlaceCode != "" && pub.LocationPrecision == schema.PrecisionPlace {
+			field = "/placeCode"
+		}
+		where := "El lugar"
+		if m, ok := places.Lookup(pub.MunicipioCode); ok {
+			where = places.Label(m)
+		}
+		return []schema.Warning{{Code: schema.CodeFarFromEmergency, Field: field, Message: fmt.Sprintf(
+			"%s está a unos %d km de la zona de la emergencia «%s»: revise que eligió el municipio correcto. Se publicó de todos modos.",
+			where, int(math.Round(d)), e.Title)}}
+	}
+	return nil
+}
+
+// areaDistanceKm is the distance from (lat, lon) to the nearest municipio point of area.
+func areaDistanceKm(area []string, lat, lon float64) float64 {
+	best := math.Inf(1)
+	for _, code := range area {
+		ms := []places.Place{}
+		if p, ok := places.Lookup(code); ok && p.Kind() == places.Municipio {
+			ms = append(ms, p)
+		} else {
+			ms = places.Children(code)
+		}
+		for _, m := range ms {
+			if strings.HasPrefix(m.Code, code) && (m.Lat != 0 || m.Lon != 0) {
+				best = min(best, store.HaversineKm(lat, lon, m.Lat, m.Lon))
+			}
+		}
+	}
+	return best
+}

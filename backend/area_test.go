@@ -1,0 +1,67 @@
+package backend
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/schema"
+)
+
+// A publication placed far outside its emergency's area is published with a warning (201 and dry run);
+// one inside it, or near it, or in an emergency without an area, gets none.
+func TestFarFromEmergencyWarns(t *testing.T) {
+	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	svc := NewService(st, Config{Emergencies: []Emergency{
+		{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero", Area: []string{"63", "66", "17"}},
+		{Slug: "la-mojana", Title: "Inundaciones"},
+	}})
+	h, err := NewHandler(svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish := func(n int, slug, place, query string) (int, map[string]any) {
+		body := fmt.Sprintf(`{"type":"request","source":"t","externalId":"x%d","emergencySlug":%q,"title":"Insulina","category":"salud",
+			"contactName":"María","contactWhatsapp":"3001234567","publishContact":true,"address":"Calle 1","placeCode":%q}`, n, slug, place)
+		r := httptest.NewRequest(http.MethodPost, "http://ayuda.test"+schema.HelpPath+query, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		var m map[string]any
+		_ = json.Unmarshal(w.Body.Bytes(), &m)
+		return w.Code, m
+	}
+	for i, tc := range []struct {
+		slug, place, query string
+		status             int
+		warn               bool
+	}{
+		{"eje-cafetero", "05059", "", http.StatusCreated, true},        // Armenia (Antioquia), ~180 km away
+		{"eje-cafetero", "05059", "?dryRun=true", http.StatusOK, true}, // the dry run says it too
+		{"eje-cafetero", "63001", "", http.StatusCreated, false},       // Armenia (Quindío)
+		{"eje-cafetero", "76001", "", http.StatusCreated, true},        // Cali: ~170 km from the nearest
+		{"eje-cafetero", "76147", "", http.StatusCreated, false},       // Cartago (Valle): outside, but beside Pereira
+		{"la-mojana", "05059", "", http.StatusCreated, false},          // no area: no warning
+	} {
+		status, m := publish(i, tc.slug, tc.place, tc.query)
+		ws, _ := m["warnings"].([]any)
+		if status != tc.status || (len(ws) > 0) != tc.warn {
+			t.Errorf("%s in %s%s: %d warnings %v, want %d warn %v", tc.place, tc.slug, tc.query, status, m["warnings"], tc.status, tc.warn)
+			continue
+		}
+		if tc.warn {
+			w := ws[0].(map[string]any)
+			if w["code"] != schema.CodeFarFromEmergency || w["field"] != "/placeCode" || !strings.Contains(w["message"].(string), "Terremoto en el Eje Cafetero") {
+				t.Errorf("warning %v", w)
+			}
+		}
+	}
+}

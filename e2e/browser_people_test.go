@@ -1,0 +1,246 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
+	"github.com/directaid/directaid/internal/testserver"
+)
+
+// TestBrowserPeople walks the site as people in the Eje Cafetero quake would, at 390×844, with JavaScript
+// on and off, in real Chromium against the binary, never typing a coordinate:
+//   - María has no GPS: she searches «insulina» in «armenia» from the home page and lands on the
+//     emergency's list of Armenia (Quindío), not Armenia (Antioquia); «Usar mi ubicación» failing sends
+//     her to the town field; she publishes her request by the town's name (Enter in the place search
+//     searches), keeps the manage link with «Gestionar» and resolves it; the record's page then says
+//     «Ya resuelta» first, with no WhatsApp button.
+//   - A volunteer in Pereira finds the requests there, urgent ones first with a red badge.
+//   - A person reports their number on a record's page and, going back, sees it gone at once.
+//
+// Screenshots go to test-artifacts/people/; axe-core checks the pages met on the way.
+func TestBrowserPeople(t *testing.T) {
+	artifacts := needBrowser(t, "people")
+	axe := installAxe(t)
+	s := testserver.Start(t, testserver.Options{}) // the Eje Cafetero has its area (63 66 17) and lines
+	place := func(title, code, urgency, category string) map[string]any {
+		return with(validRequest(), "title", title, "placeCode", code, "latitude", nil, "longitude", nil,
+			"urgency", urgency, "category", category, "neighborhood", nil)
+	}
+	for _, r := range []map[string]any{
+		place("Insulina para mi papá", "63001", "urgent", "salud"),    // Armenia (Quindío)
+		place("Insulina en Antioquia", "05059", "needed", "salud"),    // Armenia (Antioquia): warned, not refused
+		place("Agua potable en Cuba", "66001", "needed", "alimentos"), // Pereira
+		place("Persona atrapada en escombros", "66001", "urgent", "rescate"),
+		with(validOffer(), "title", "Transporte desde Pereira", "placeCode", "66001", "address", "Av. 30 de Agosto"),
+	} {
+		if resp, body := publish(t, s, r); resp.StatusCode != 201 {
+			t.Fatalf("seed %v: %d %v", r["title"], resp.StatusCode, body)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	p := &phone{ctx: startPhone(ctx, t), s: s, artifacts: artifacts}
+	p.watchConsole(t)
+	axeClean := func(t *testing.T, js bool) {
+		t.Helper()
+		for _, v := range axeViolations(t, p.ctx, axe) {
+			t.Errorf("axe: %s", v)
+		}
+		setScripts(t, p.ctx, js) // axe needs scripts; the walk goes on as it was
+	}
+	goTo := func(t *testing.T, path string) {
+		t.Helper()
+		p.do(t, "open "+path, chromedp.Navigate(s.URL+path), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	}
+	mainText := func(t *testing.T) string {
+		t.Helper()
+		return run(p.ctx, t, "main text", chromedp.Text(chromedp.CSS("main")))
+	}
+	tap := func(t *testing.T, what, sel string) {
+		t.Helper()
+		p.do(t, what, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
+	}
+
+	for _, js := range []bool{true, false} {
+		mode := map[bool]string{true: "js", false: "nojs"}[js]
+		setScripts(t, p.ctx, js)
+
+		t.Run("maria-"+mode, func(t *testing.T) {
+			goTo(t, "/")
+			p.screenshot(t, "inicio-"+mode)
+			p.fill(t, map[string]string{"buscar-q": "insulina", "buscar-municipio": "armenia"})
+			tap(t, "search", "#buscar button[type=submit]")
+			waitText(t, p, "filtro", "Filtrar la lista") // only the emergency's page has the filter
+			url := run(p.ctx, t, "url", chromedp.Evaluate[string](`location.pathname + location.search`))
+			if url != "/emergencias/eje-cafetero?municipio=armenia&q=insulina" {
+				t.Errorf("the home search landed on %q", url)
+			}
+			text := mainText(t)
+			if !strings.Contains(text, "Insulina para mi papá") || strings.Contains(text, "Insulina en Antioquia") {
+				t.Errorf("«insulina» in «armenia» lists:\n%s", text)
+			}
+			p.screenshot(t, "maria-busqueda-"+mode)
+			axeClean(t, js)
+
+			if js { // no GPS: «Usar mi ubicación» fails and offers the town instead of coordinates
+				if _, err := chromedp.CallBrowser(p.ctx, browser.SetPermission, browser.SetPermissionParams{
+					Permission: &browser.PermissionDescriptor{Name: "geolocation"}, Setting: browser.PermissionSettingGranted, Origin: s.URL}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := chromedp.Call(p.ctx, emulation.SetGeolocationOverride, emulation.SetGeolocationOverrideParams{}); err != nil {
+					t.Fatal(err) // no position: «position unavailable»
+				}
+				tap(t, "open the filter", "#filtro summary")
+				tap(t, "use my location", "#usar-ubicacion")
+				waitText(t, p, "ubicacion-estado", "municipio")
+				if got := run(p.ctx, t, "focus", chromedp.Evaluate[string](`document.activeElement.id`)); got != "filtro-municipio" {
+					t.Errorf("after the location failed the focus is on %q, want the town field", got)
+				}
+				if strings.Contains(p.text(t, "ubicacion-estado"), "latitud") {
+					t.Errorf("the failure asks for coordinates: %q", p.text(t, "ubicacion-estado"))
+				}
+				p.screenshot(t, "maria-sin-gps")
+			}
+
+			goTo(t, "/pedir")
+			p.fill(t, map[string]string{"f-emergencySlug": "eje-cafetero", "f-title": "Insulina para mi mamá " + mode,
+				"f-category": "salud", "f-urgency": "urgent", "f-address": "Calle 20 # 14-10", "f-contactName": "María",
+				"f-contactWhatsapp": "3001112233"})
+			if js {
+				run(p.ctx, t, "place list", chromedp.Poll[bool](`document.getElementById('lugar').classList.contains('al-instante')`,
+					chromedp.WithPollingTimeout(15*time.Second)))
+				p.do(t, "type armenia", chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), "armenia"))
+			} else {
+				// Enter in the place search searches: the page comes back with everything typed and the results.
+				p.do(t, "type armenia and Enter", chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), "armenia\r"))
+				p.do(t, "results", chromedp.WaitVisible(chromedp.CSS("#lugar-resultados button")))
+				if got := run(p.ctx, t, "title kept", chromedp.Value(chromedp.ID("f-title"))); got != "Insulina para mi mamá "+mode {
+					t.Errorf("the search lost the title: %q", got)
+				}
+				if n := run(p.ctx, t, "errors", chromedp.Evaluate[bool](`!document.getElementById('errores').hidden`)); n {
+					t.Errorf("Enter in the place search tried to publish")
+				}
+			}
+			first := run(p.ctx, t, "first result", chromedp.Evaluate[string](`document.querySelector('#lugar-resultados button').textContent`))
+			if first != "Armenia (Quindío)" {
+				t.Errorf("the first place for «armenia» is %q, want Armenia (Quindío)", first)
+			}
+			p.screenshot(t, "maria-lugar-"+mode)
+			tap(t, "choose Armenia (Quindío)", "#lugar-resultados button")
+			if !js {
+				p.do(t, "chosen", chromedp.WaitVisible(chromedp.ID("lugar-elegido")))
+				if y := run(p.ctx, t, "scroll", chromedp.Evaluate[float64](`window.scrollY`)); y < 200 {
+					t.Errorf("the chosen place's page opens at the top (scrollY %v), not at #lugar", y)
+				}
+			}
+			if got := p.text(t, "lugar-elegido"); got != "Lugar: Armenia (Quindío)" {
+				t.Errorf("chosen place: %q", got)
+			}
+			if lat := run(p.ctx, t, "latitude", chromedp.Value(chromedp.ID("f-latitude"))); lat != "" {
+				t.Errorf("a coordinate was typed: %q", lat)
+			}
+			p.check(t, "f-publishContact")
+			p.submit(t, "resultado-ver")
+			public := run(p.ctx, t, "public link", chromedp.Evaluate[string](`document.getElementById('resultado-ver').href`))
+			for _, sel := range []string{"#gestionar-ahora button", `#enviar-gestion[href^="https://wa.me/?text="]`} {
+				if !run(p.ctx, t, sel, chromedp.Evaluate[bool](fmt.Sprintf(`!!document.querySelector(%q) && document.querySelector(%q).offsetParent !== null`, sel, sel))) {
+					t.Errorf("the confirmation lacks %s", sel)
+				}
+			}
+			if js != run(p.ctx, t, "remember", chromedp.Evaluate[bool](`!document.getElementById('recordar').hidden`)) {
+				t.Errorf("«Recordar en este teléfono» shown %v with JavaScript %v", !js, js)
+			}
+			if js {
+				p.check(t, "recordar-aqui")
+			}
+			p.screenshot(t, "maria-publicada-"+mode)
+			axeClean(t, js)
+
+			// «Gestionar» posts the id and the token: the manage page opens filled in, with or without JS.
+			tap(t, "Gestionar", "#gestionar-ahora button")
+			p.do(t, "manage page", chromedp.WaitVisible(chromedp.ID("g-id")))
+			if ok := run(p.ctx, t, "filled", chromedp.Evaluate[bool](`document.getElementById('g-id').value !== '' && document.getElementById('g-token').value !== ''`)); !ok {
+				t.Fatalf("/gestionar opened without the id and the token")
+			}
+			tap(t, "resolve", `#gestion-formulario button[value="resolve"]`)
+			p.wait(t, "gestion-resultado")
+			p.screenshot(t, "maria-resuelta-"+mode)
+
+			p.do(t, "open the record", chromedp.Navigate(public), chromedp.WaitVisible(chromedp.CSS("main h1")))
+			banner := run(p.ctx, t, "banner", chromedp.Evaluate[string](`document.querySelector('main h1 + p').textContent`))
+			if banner != "Ya resuelta: no hace falta escribir." {
+				t.Errorf("the resolved record's first line: %q", banner)
+			}
+			if n := run(p.ctx, t, "whatsapp", chromedp.Evaluate[int](`document.querySelectorAll('main a[href^="https://wa.me/57"]').length`)); n != 0 {
+				t.Errorf("the resolved record still has %d WhatsApp buttons", n)
+			}
+			p.screenshot(t, "maria-registro-resuelto-"+mode)
+			axeClean(t, js)
+
+			if js { // the home page lists what she chose to remember on this phone
+				goTo(t, "/")
+				p.wait(t, "mias")
+				if got := p.text(t, "mias-lista"); !strings.Contains(got, "Insulina para mi mamá js") {
+					t.Errorf("«Mis publicaciones en este teléfono»: %q", got)
+				}
+				p.screenshot(t, "inicio-mis-publicaciones")
+			}
+		})
+
+		t.Run("voluntario-pereira-"+mode, func(t *testing.T) {
+			for _, q := range []string{"?municipio=pereira", "?q=pereira"} {
+				goTo(t, "/emergencias/eje-cafetero"+q)
+				text := mainText(t)
+				rescue, water := strings.Index(text, "Persona atrapada en escombros"), strings.Index(text, "Agua potable en Cuba")
+				offer := strings.Index(text, "Transporte desde Pereira")
+				if rescue < 0 || water < 0 || offer < 0 || rescue > water || water > offer || strings.Contains(text, "Insulina") {
+					t.Errorf("%s: Pereira's list (urgent, then requests, then offers, nothing else):\n%s", q, text)
+				}
+				for _, want := range []string{"Cruz Roja 132", "Compartir esta lista por WhatsApp"} {
+					if !strings.Contains(text, want) {
+						t.Errorf("%s: the list lacks %q", q, want)
+					}
+				}
+			}
+			bg := run(p.ctx, t, "badge", chromedp.Evaluate[string](`getComputedStyle(document.querySelector('main h4 + p strong')).backgroundColor`))
+			if bg != "rgb(179, 0, 27)" {
+				t.Errorf("the urgency badge's background: %q", bg)
+			}
+			p.screenshot(t, "voluntario-pereira-"+mode)
+			axeClean(t, js)
+		})
+	}
+
+	t.Run("reporta-su-numero", func(t *testing.T) {
+		setScripts(t, p.ctx, true)
+		_, res := publish(t, s, with(validRequest(), "title", "Carpa para 4", "contactWhatsapp", "3104445566"))
+		id := res["id"].(string)
+		goTo(t, "/ayudas/"+id)
+		if !strings.Contains(mainText(t), "+57 310 444 5566") {
+			t.Fatalf("the record does not show the number before the report")
+		}
+		p.screenshot(t, "reporte-antes")
+		tap(t, "reason", "#motivo-not_my_number")
+		tap(t, "send", "#reporte-formulario button[type=submit]")
+		p.do(t, "back link", chromedp.WaitVisible(chromedp.CSS(`main a[href$="/ayudas/`+id+`"]`)))
+		tap(t, "back to the record", `main a[href$="/ayudas/`+id+`"]`)
+		p.do(t, "record", chromedp.WaitVisible(chromedp.CSS("main h1")))
+		text := mainText(t)
+		if strings.Contains(text, "310 444 5566") || run(p.ctx, t, "links", chromedp.Evaluate[int](`document.querySelectorAll('a[href^="tel:+57"], a[href^="https://wa.me/57"]').length`)) != 0 {
+			t.Errorf("the number is still on the record's page after not_my_number:\n%s", text)
+		}
+		p.screenshot(t, "reporte-despues")
+	})
+
+	setScripts(t, p.ctx, true)
+	for _, m := range p.consoleErrors() {
+		t.Errorf("browser console: %s", m)
+	}
+}

@@ -1,0 +1,336 @@
+package site
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/directaid/directaid/schema"
+	"github.com/directaid/directaid/site/places"
+	"github.com/directaid/directaid/site/sitetest"
+)
+
+// What people meet on the emergency pages, the record pages and the forms: a town instead of
+// coordinates, urgent requests first, pages fresh after an action, the manage link kept.
+
+// matches applies the text and municipio filters as the service does: every word of q in the title, the
+// municipio by code or by a name that only one municipio has.
+func (s *records) matches(r schema.PublicHelpDetail, q schema.ListQuery) bool {
+	for _, w := range strings.Fields(places.Fold(q.Q)) {
+		if !strings.Contains(" "+places.Fold(r.Title+" "+r.Description), " "+w) {
+			return false
+		}
+	}
+	if q.Municipio == "" {
+		return true
+	}
+	ms := places.Municipios(q.Municipio)
+	return len(ms) == 1 && r.Location != nil && r.Location.MunicipioCode == ms[0].Code
+}
+
+// ejeArea is the Eje Cafetero with its departamentos (Quindío, Risaralda, Caldas) and its lines.
+var ejeArea = func() schema.EmergencyInfo {
+	e := eje
+	e.Area = []string{"63", "66", "17"}
+	e.Lines = []schema.PhoneLine{{Name: "Línea de emergencias", Number: "123"}, {Name: "Cruz Roja", Number: "132"}}
+	return e
+}()
+
+// place puts record id in a municipio.
+func (s *records) place(id, code string) {
+	m, _ := places.Lookup(code)
+	for i := range s.all {
+		if s.all[i].ID == id {
+			s.all[i].Location = &schema.PublicLocation{MunicipioCode: code, Municipio: places.Label(m), PlaceCode: code, PlaceName: places.Label(m),
+				Place: schema.Place{Latitude: ptr(m.Lat), Longitude: ptr(m.Lon)}}
+		}
+	}
+}
+
+func (s *records) set(id string, f func(*schema.PublicHelpDetail)) {
+	for i := range s.all {
+		if s.all[i].ID == id {
+			f(&s.all[i])
+		}
+	}
+}
+
+// The default list: open urgent requests, then the other requests, then offers, newest first in each,
+// with a red «Urgente»; a list filtered by type keeps the API's newest-first order.
+func TestEmergencyPageUrgentFirst(t *testing.T) {
+	s := &records{}
+	urgent := s.add(eje.Slug, schema.TypeRequest, "Rescate bajo escombros")
+	needed := s.add(eje.Slug, schema.TypeRequest, "Pañales")
+	s.set(needed, func(r *schema.PublicHelpDetail) { r.Urgency = "needed" })
+	offer := s.add(eje.Slug, schema.TypeOffer, "Transporte")
+	s.set(offer, func(r *schema.PublicHelpDetail) { r.Urgency = "" })
+	c := newSite(t, s.options(eje))
+	res, md := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md")
+	page := string(md)
+	if res.Header.Get("Cache-Control") != "no-cache" {
+		t.Errorf("Cache-Control %q, want no-cache", res.Header.Get("Cache-Control"))
+	}
+	order := []string{"### Solicitudes urgentes (1)", "Rescate bajo escombros", "**Urgente**", "### Otras solicitudes (1)", "Pañales", "### Ofrecimientos (1)", "Transporte"}
+	at := 0
+	for _, w := range order {
+		i := strings.Index(page[at:], w)
+		if i < 0 {
+			t.Fatalf("%q missing or out of order in\n%s", w, page)
+		}
+		at += i
+	}
+	_, html := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero")
+	if !strings.Contains(string(html), "<strong>Urgente</strong>") {
+		t.Errorf("no urgency badge in the HTML page")
+	}
+	_, md = sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md?type=request")
+	if strings.Contains(string(md), "Solicitudes urgentes") || strings.Index(string(md), "Pañales") > strings.Index(string(md), "Rescate bajo") {
+		t.Errorf("a list by type is not newest first:\n%s", md)
+	}
+	_ = urgent
+}
+
+// A town instead of coordinates: ?municipio= by code or name (the emergency's Armenia for «armenia»),
+// place words in the text search, each item's place linking to its municipio's list.
+func TestEmergencyPageByTown(t *testing.T) {
+	s := &records{}
+	pereira := s.add(eje.Slug, schema.TypeRequest, "Agua en Pereira centro")
+	s.place(pereira, "66001")
+	armenia := s.add(eje.Slug, schema.TypeRequest, "Insulina para mi madre")
+	s.place(armenia, "63001")
+	antioquia := s.add(eje.Slug, schema.TypeRequest, "Insulina en Antioquia")
+	s.place(antioquia, "05059") // Armenia (Antioquia)
+	other := s.add(eje.Slug, schema.TypeRequest, "Comida para Victoria")
+	s.place(other, "17001") // Manizales: «victoria» is a person here, and a municipio of Caldas too
+	c := newSite(t, s.options(ejeArea))
+	for _, tc := range []struct {
+		query string
+		want  []string
+		note  string
+	}{
+		{"municipio=66001", []string{"Agua en Pereira centro"}, ""},
+		{"municipio=pereira", []string{"Agua en Pereira centro"}, ""},
+		{"municipio=armenia", []string{"Insulina para mi madre"}, ""},
+		{"q=pereira", []string{"Agua en Pereira centro"}, "Se muestran las publicaciones en Pereira (Risaralda)."},
+		{"q=insulina+armenia", []string{"Insulina para mi madre"}, "Se buscó «insulina» en las publicaciones de Armenia (Quindío)."},
+		{"q=insulina", []string{"Insulina para mi madre", "Insulina en Antioquia"}, ""},
+		{"q=victoria", []string{"Comida para Victoria"}, ""}, // nothing in Victoria (Caldas): the words, as typed
+	} {
+		_, md := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md?"+tc.query)
+		page := string(md)
+		for _, r := range s.all {
+			if want := contains(tc.want, r.Title); strings.Contains(page, "["+r.Title+"]") != want {
+				t.Errorf("?%s: record %q listed %v, want %v\n%s", tc.query, r.Title, !want, want, page)
+			}
+		}
+		if tc.note != "" && !strings.Contains(page, tc.note) {
+			t.Errorf("?%s: no note %q\n%s", tc.query, tc.note, page)
+		}
+		if !strings.Contains(page, "[Compartir esta lista por WhatsApp](https://wa.me/?text=") {
+			t.Errorf("?%s: no share link", tc.query)
+		}
+	}
+	_, md := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md")
+	if !strings.Contains(string(md), "[Pereira (Risaralda)]("+testBase+"/emergencias/eje-cafetero?municipio=66001)") {
+		t.Errorf("an item's place does not link to its municipio's list:\n%s", md)
+	}
+	// The filter form has the municipio, and «Usar mi ubicación» failing points to it.
+	_, page := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero?municipio=pereira")
+	for _, want := range []string{`id="filtro-municipio" name="municipio" value="pereira"`, "Escriba el nombre de su municipio en «Municipio»"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("filter form lacks %q", want)
+		}
+	}
+	if strings.Contains(string(page), "Escriba la latitud y la longitud") {
+		t.Errorf("the failing location still asks for coordinates")
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// A record's page: revalidated every time, the phone grouped with a call link, a share link; once
+// resolved or expired, a banner first and no WhatsApp button.
+func TestRecordPageStatus(t *testing.T) {
+	s := &records{}
+	id := s.add(eje.Slug, schema.TypeRequest, "Agua")
+	s.set(id, func(r *schema.PublicHelpDetail) { r.Category = "rescate"; r.Status = "open" })
+	c := newSite(t, s.options(ejeArea))
+	res, page := sitetest.Get(t, c, testBase+"/ayudas/"+id)
+	if cc := res.Header.Get("Cache-Control"); cc != "private, no-cache" {
+		t.Errorf("Cache-Control %q", cc)
+	}
+	for _, want := range []string{`href="https://wa.me/573000000001"`, `<a href="tel:+573000000001">+57 300 000 0001</a>`,
+		`href="https://wa.me/?text=`, "Cruz Roja", `href="tel:132"`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("open record page lacks %q", want)
+		}
+	}
+	if strings.Contains(string(page), "Ya resuelta") {
+		t.Errorf("an open record says it is resolved")
+	}
+	for status, banner := range map[string]string{"resolved": "Ya resuelta: no hace falta escribir.", "expired": "Vencida:"} {
+		s.set(id, func(r *schema.PublicHelpDetail) { r.Status = status })
+		_, page := sitetest.Get(t, c, testBase+"/ayudas/"+id)
+		p := string(page)
+		h1 := strings.Index(p, "</h1>")
+		if i := strings.Index(p, banner); i < 0 || i < h1 || i > strings.Index(p, "<blockquote>") {
+			t.Errorf("%s: the banner %q is not first after the title", status, banner)
+		}
+		if strings.Contains(p, `href="https://wa.me/57`) || strings.Contains(p, `href="tel:+57`) {
+			t.Errorf("%s: the record still has its WhatsApp button or a call link", status)
+		}
+	}
+}
+
+func TestPhoneText(t *testing.T) {
+	for in, want := range map[string]string{"+573001234567": "+57 300 123 4567", "+14155550100": "+14155550100", "": "", "+57abc": "+57abc"} {
+		if got := phoneText(in); got != want {
+			t.Errorf("phoneText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Emergency lines: the configured ones, else 123.
+func TestEmergencyLines(t *testing.T) {
+	c := newSite(t, Options{Emergencies: emergencies(ejeArea, mojana)})
+	_, page := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md")
+	if !strings.Contains(string(page), "Línea de emergencias [123](tel:123), Cruz Roja [132](tel:132)") {
+		t.Errorf("eje-cafetero lines:\n%s", page)
+	}
+	_, page = sitetest.Get(t, c, testBase+"/emergencias/inundaciones-la-mojana.md")
+	if !strings.Contains(string(page), "Línea de emergencias [123](tel:123).") {
+		t.Errorf("default line:\n%s", page)
+	}
+}
+
+// The home page's search lands on the list of the emergency whose area holds the place.
+func TestHomeSearch(t *testing.T) {
+	mojanaArea := mojana
+	mojanaArea.Area = []string{"70"}
+	c := newSite(t, Options{Emergencies: emergencies(ejeArea, mojanaArea)})
+	_, home := sitetest.Get(t, c, testBase+"/")
+	for _, want := range []string{`<form id="buscar" class="buscar" method="get" action="/buscar">`, "¿Qué necesita?", "¿Dónde?", `id="mias"`} {
+		if !strings.Contains(string(home), want) {
+			t.Errorf("home lacks %q", want)
+		}
+	}
+	for query, want := range map[string]string{
+		"q=insulina&municipio=pereira":   "/emergencias/eje-cafetero?municipio=pereira&q=insulina",
+		"q=agua&municipio=sincelejo":     "/emergencias/inundaciones-la-mojana?municipio=sincelejo&q=agua",
+		"q=agua&emergencia=eje-cafetero": "/emergencias/eje-cafetero?q=agua",
+		"":                               "/emergencias/eje-cafetero",
+	} {
+		res, _ := sitetest.Get(t, c, testBase+"/buscar?"+query)
+		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != want {
+			t.Errorf("/buscar?%s: %d %q, want 303 %q", query, res.StatusCode, res.Header.Get("Location"), want)
+		}
+	}
+}
+
+// The manage link survives without JavaScript: the confirmation's «Gestionar» posts id and token, which
+// open /gestionar filled in; «Retirar» asks first.
+func TestManageWithoutJS(t *testing.T) {
+	var acted []string
+	s := &records{}
+	id := s.add(eje.Slug, schema.TypeRequest, "Agua")
+	s.set(id, func(r *schema.PublicHelpDetail) { r.Status = "open" })
+	o := s.options(eje)
+	o.Act = func(_ context.Context, _, gotID, token, action string) (int, []byte) {
+		acted = append(acted, action)
+		return 200, []byte(`{"ok":true,"id":"` + gotID + `","action":"` + action + `","status":"withdrawn","changed":true}`)
+	}
+	c := newSite(t, o)
+	res, page := postForm(t, c, "/gestionar", url.Values{"id": {id}, "token": {"tok"}})
+	if res.StatusCode != 200 || len(acted) != 0 || !strings.Contains(string(page), `value="`+id+`"`) || !strings.Contains(string(page), "«Agua» — Estado: vigente.") {
+		t.Fatalf("Gestionar: %d acted %v\n%s", res.StatusCode, acted, page)
+	}
+	_, page = postForm(t, c, "/gestionar", url.Values{"id": {id}, "token": {"tok"}, "action": {"withdraw"}})
+	if len(acted) != 0 || !strings.Contains(string(page), "¿Retirar la publicación?") || !strings.Contains(string(page), `name="confirmar" value="si"`) {
+		t.Fatalf("withdraw asked nothing: acted %v\n%s", acted, page)
+	}
+	_, page = postForm(t, c, "/gestionar", url.Values{"id": {id}, "token": {"tok"}, "action": {"withdraw"}, "confirmar": {"si"}})
+	if len(acted) != 1 || acted[0] != "withdraw" || !strings.Contains(string(page), "quedó retirada") {
+		t.Fatalf("confirmed withdraw: acted %v\n%s", acted, page)
+	}
+}
+
+// The confirmation of a publication keeps the manage link: «Ver mi publicación», a «Gestionar» form with
+// id and token, the link sent to WhatsApp, the opt-in to remember it here; an offer's words are an offer's.
+func TestConfirmationKeepsManageLink(t *testing.T) {
+	fake := &fakePublish{status: 201, resp: schema.PublishResult{OK: true, ID: "0000000000000001", Type: "offer", PublicURL: testBase + "/ayudas/0000000000000001",
+		ManageToken: "tok", ManageURL: testBase + "/gestionar#id=0000000000000001&token=tok",
+		Warnings: []schema.Warning{{Code: schema.CodeFarFromEmergency, Field: "/placeCode", Message: "El lugar está a unos 180 km."}}}}
+	c := newSite(t, Options{Emergencies: emergencies(eje), Publish: fake.publish})
+	vals := formValues("web-1")
+	vals.Del("urgency")
+	_, page := postForm(t, c, "/ofrecer", vals)
+	p := string(page)
+	for _, want := range []string{`id="resultado-ver" class="boton" href="` + testBase + `/ayudas/0000000000000001">Ver mi publicación`,
+		`<form id="gestionar-ahora" method="post" action="/gestionar">`, `name="id" id="gestionar-id" value="0000000000000001"`,
+		`name="token" id="gestionar-token" value="tok"`, `id="enviar-gestion" href="https://wa.me/?text=`, "marcar el ofrecimiento como resuelto",
+		`id="recordar-aqui"`, "El lugar está a unos 180 km."} {
+		if !strings.Contains(p, want) {
+			t.Errorf("confirmation lacks %q", want)
+		}
+	}
+	if strings.Contains(p, "marcar la solicitud como resuelta") {
+		t.Errorf("an offer's confirmation speaks of a request")
+	}
+	// The acopio status is only for collection centres.
+	_, form := sitetest.Get(t, c, testBase+"/ofrecer")
+	if !strings.Contains(string(form), `data-solo-categoria="acopio"`) {
+		t.Errorf("the acopio field is not marked for its category")
+	}
+}
+
+// Enter in the place search searches (the form's default button), and the steps land at #lugar, with
+// the emergency's places first; with the search box empty, Enter publishes.
+func TestPickerEnterSearches(t *testing.T) {
+	fake := &fakePublish{status: 400, resp: schema.ErrorBody{Code: "invalid_body", Error: "x"}}
+	c := newSite(t, Options{Emergencies: emergencies(ejeArea), Publish: fake.publish})
+	_, form := sitetest.Get(t, c, testBase+"/pedir")
+	if !strings.Contains(string(form), `name="paso" value="buscar" formaction="/pedir#lugar"`) ||
+		!strings.Contains(string(form), `<button type="submit" name="paso" value="defecto" class="por-defecto"`) {
+		t.Errorf("the picker's buttons:\n%s", form)
+	}
+	vals := url.Values{"title": {"Insulina"}, "lugar-buscar": {"armenia"}, "paso": {"defecto"}}
+	_, page := postForm(t, c, "/pedir", vals)
+	if len(fake.bodies) != 0 {
+		t.Fatalf("Enter in the place search published")
+	}
+	q, a := strings.Index(string(page), "Armenia (Quindío)"), strings.Index(string(page), "Armenia (Antioquia)")
+	if q < 0 || a < 0 || q > a {
+		t.Errorf("Armenia (Quindío) not before Armenia (Antioquia): %d %d", q, a)
+	}
+	vals.Del("lugar-buscar")
+	postForm(t, c, "/pedir", vals)
+	if len(fake.bodies) != 1 {
+		t.Errorf("Enter with no place search did not publish")
+	}
+}
+
+// The people's pages: no developer links in the menu or the footer; the integration guide keeps them.
+func TestPeoplesChrome(t *testing.T) {
+	c := newSite(t, Options{Emergencies: emergencies(eje)})
+	for _, p := range []string{"/", "/pedir", "/emergencias/eje-cafetero", "/privacidad"} {
+		_, page := sitetest.Get(t, c, testBase+p)
+		for _, bad := range []string{`<a href="/integraciones">Integraciones</a>`, `href="/llms.txt"`, `href="/sitemap.xml"`} {
+			if strings.Contains(string(page), bad) {
+				t.Errorf("%s has %s", p, bad)
+			}
+		}
+	}
+	_, page := sitetest.Get(t, c, testBase+"/integraciones")
+	if !strings.Contains(string(page), `href="/llms.txt"`) || !strings.Contains(string(page), `href="/integraciones.md"`) {
+		t.Errorf("/integraciones lost its developer links")
+	}
+}

@@ -1,0 +1,79 @@
+package site
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/directaid/directaid/schema"
+	"github.com/directaid/directaid/site/places"
+)
+
+// searchPath answers the home page's «¿Qué necesita? ¿Dónde?» form: it sends the person to the list of the
+// right emergency, filtered by the words and the municipio.
+const searchPath = "/buscar"
+
+// searchView is what the home page's search form sees.
+type searchView struct {
+	Action    string
+	Emergency *input // the emergency choice, when several are active (optional: the place decides)
+}
+
+func newSearchView(ems []schema.EmergencyInfo) *searchView {
+	sv := &searchView{Action: searchPath}
+	if len(ems) > 1 {
+		in := input{Name: "emergencia", ID: "buscar-emergencia", Label: "Emergencia", Kind: "select",
+			Hint: "Si no la elige, se busca en la del municipio.", Options: []option{{Label: "La del municipio"}}}
+		for _, e := range ems {
+			in.Options = append(in.Options, option{Value: e.Slug, Label: e.Title})
+		}
+		sv.Emergency = &in
+	}
+	return sv
+}
+
+// serveSearch redirects a search to the list of the emergency it means: the one chosen, else the one whose
+// area holds the municipio, else the first active one. With none active, the home page says so.
+func (h *handler) serveSearch(w http.ResponseWriter, r *http.Request, v *view) {
+	if !allowMethods(w, r, false) {
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	q := r.URL.Query()
+	if len(v.ems) == 0 {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	e := searchEmergency(v.ems, q.Get("emergencia"), strings.TrimSpace(q.Get("municipio")))
+	to := url.Values{}
+	for _, name := range []string{"q", "municipio"} {
+		if s := strings.TrimSpace(q.Get(name)); s != "" {
+			to.Set(name, s)
+		}
+	}
+	target := schema.EmergencyPath(e.Slug)
+	if len(to) > 0 {
+		target += "?" + to.Encode()
+	}
+	http.Redirect(w, r, target, http.StatusSeeOther)
+}
+
+// searchEmergency is the emergency a search means (see serveSearch).
+func searchEmergency(ems []schema.EmergencyInfo, slug, municipio string) schema.EmergencyInfo {
+	for _, e := range ems {
+		if e.Slug == slug {
+			return e
+		}
+	}
+	if municipio != "" {
+		ms := places.Municipios(municipio)
+		for _, e := range ems {
+			for _, m := range ms {
+				if places.InArea(m.Code, e.Area) {
+					return e
+				}
+			}
+		}
+	}
+	return ems[0]
+}
