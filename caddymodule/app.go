@@ -57,6 +57,8 @@ type App struct {
 	// OperatorContact is how people reach the operator (an e-mail, a phone): every page's footer and
 	// /privacidad show it.
 	OperatorContact string `json:"operator_contact,omitempty"`
+	// Feed bounds the live feed's streams.
+	Feed FeedLimits `json:"feed,omitzero"`
 
 	dir      string
 	dsn      string // the PostgreSQL DSN, placeholders replaced
@@ -74,6 +76,13 @@ type App struct {
 	// stopExpiry ends the expiry sweep started with the store (startExpiry); nil before.
 	expiryMu   sync.Mutex
 	stopExpiry func()
+}
+
+// FeedLimits bound the open streams of the live feed (GET /api/public/v1/help/events); 0: the defaults
+// (1000 on the node, 4 per client address). Over them a stream is refused: 503, and 429 for an address.
+type FeedLimits struct {
+	Streams          int `json:"streams,omitempty"`
+	StreamsPerClient int `json:"streams_per_client,omitempty"`
 }
 
 // Emergency is one emergency of the app's JSON: backend.Emergency, with the lifetimes of its open records
@@ -259,6 +268,7 @@ func (a *App) build(limits backend.Config) error {
 		limits.Emergencies = append(limits.Emergencies, be)
 	}
 	limits.HideAfterReports, limits.OperatorContact = a.HideAfterReports, a.OperatorContact
+	limits.FeedStreams, limits.FeedStreamsPerClient = a.Feed.Streams, a.Feed.StreamsPerClient
 	a.svc = backend.NewService(a.store, limits)
 	a.current.Store(a.svc)
 	h, err := backend.NewHandler(a.svc)
@@ -303,8 +313,11 @@ func (a *App) findLimit(zone string) (int, time.Duration) {
 	return events, window
 }
 
-// Stop implements caddy.App: it ends the expiry sweep.
+// Stop implements caddy.App: it ends the live feed's streams and the expiry sweep.
 func (a *App) Stop() error {
+	if svc := a.current.Load(); svc != nil {
+		svc.CloseFeed()
+	}
 	a.expiryMu.Lock()
 	stop := a.stopExpiry
 	a.expiryMu.Unlock()

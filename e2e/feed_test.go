@@ -1,0 +1,368 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/directaid/directaid/internal/sse"
+	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
+)
+
+// feedConn is one open stream of the live feed, read in the background.
+type feedConn struct {
+	resp   *http.Response
+	cancel context.CancelFunc
+	blocks chan sse.Block
+	done   chan error
+}
+
+// subscribe opens the live feed with query (and headers as name, value pairs); it fails the test unless
+// the answer is a 200 event stream.
+func subscribe(t *testing.T, s *testserver.Server, query string, header ...string) *feedConn {
+	t.Helper()
+	c, resp, body := trySubscribe(t, s, query, header...)
+	if c == nil {
+		t.Fatalf("GET %s?%s: %d %s", schema.EventsPath, query, resp.StatusCode, body)
+	}
+	return c
+}
+
+// trySubscribe opens the feed; on an answer other than 200 it returns nil, the answer and its body.
+func trySubscribe(t *testing.T, s *testserver.Server, query string, header ...string) (*feedConn, *http.Response, []byte) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req := s.NewRequest("GET", schema.EventsPath+"?"+query, nil, header...)
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		t.Fatalf("GET %s?%s: %v", schema.EventsPath, query, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cancel()
+		return nil, resp, body
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	c := &feedConn{resp: resp, cancel: cancel, blocks: make(chan sse.Block, 1000), done: make(chan error, 1)}
+	go func() {
+		r := sse.NewReader(resp.Body)
+		for {
+			b, err := r.Next()
+			if err != nil {
+				c.done <- err
+				close(c.blocks)
+				return
+			}
+			c.blocks <- b
+		}
+	}()
+	t.Cleanup(c.close)
+	return c, resp, nil
+}
+
+func (c *feedConn) close() {
+	c.cancel()
+	c.resp.Body.Close()
+}
+
+// next is the next block that is an event (ids alone and comments are skipped), failing after 10 s.
+func (c *feedConn) next(t *testing.T) sse.Block {
+	t.Helper()
+	b, ok := c.nextWithin(10 * time.Second)
+	if !ok {
+		t.Fatal("no event within 10 s")
+	}
+	return b
+}
+
+// nextWithin is the next event, or false when none comes within d (or the stream ended).
+func (c *feedConn) nextWithin(d time.Duration) (sse.Block, bool) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		select {
+		case b, ok := <-c.blocks:
+			if !ok {
+				return b, false
+			}
+			if b.Event != "" {
+				return b, true
+			}
+		case <-timer.C:
+			return sse.Block{}, false
+		}
+	}
+}
+
+// firstID is the id of the stream's first block (the position it starts from).
+func (c *feedConn) firstID(t *testing.T) string {
+	t.Helper()
+	select {
+	case b := <-c.blocks:
+		if !b.HasID || b.Retry == "" {
+			t.Fatalf("first block %+v: want retry and id", b)
+		}
+		return b.ID
+	case <-time.After(10 * time.Second):
+		t.Fatal("no first block within 10 s")
+	}
+	return ""
+}
+
+// eventData decodes an event's data.
+func eventData(t *testing.T, b sse.Block) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(b.Data), &m); err != nil {
+		t.Fatalf("event %s: data is not JSON: %v\n%s", b.Event, err, b.Data)
+	}
+	return m
+}
+
+// expectEvent reads the next event and checks its kind and record id.
+func expectEvent(t *testing.T, c *feedConn, kind, id string) map[string]any {
+	t.Helper()
+	b := c.next(t)
+	m := eventData(t, b)
+	if b.Event != kind || m["id"] != id {
+		t.Fatalf("got event %s for %v, want %s for %s\n%s", b.Event, m["id"], kind, id, b.Data)
+	}
+	if !b.HasID || !strings.HasSuffix(b.ID, "~"+id) {
+		t.Fatalf("event id %q does not name the change of %s", b.ID, id)
+	}
+	return m
+}
+
+// feedServer runs the binary with room for the streams the tests open from one address.
+func feedServer(t *testing.T, o testserver.Options) *testserver.Server {
+	o.Emergencies += `
+		feed {
+			streams_per_client 16
+		}`
+	return testserver.Start(t, o)
+}
+
+// TestFeedLive: a subscriber of an emergency receives a publication as published, the publisher's
+// resolve as updated and the withdrawal as removed (a tombstone), each with an id that names the change;
+// nothing of another emergency; and no phone number in any event.
+func TestFeedLive(t *testing.T) {
+	s := feedServer(t, testserver.Options{Emergencies: testserver.TwoEmergencies})
+	c := subscribe(t, s, "emergencySlug=eje-cafetero")
+	start := c.firstID(t)
+	if _, err := time.Parse(time.RFC3339Nano, strings.Split(start, "~")[0]); err != nil {
+		t.Fatalf("first id %q is not a position: %v", start, err)
+	}
+
+	_, other := publish(t, s, with(validRequest(), "emergencySlug", "inundaciones-la-mojana"))
+	_, pub := publish(t, s, validRequest())
+	id, token := pub["id"].(string), pub["manageToken"].(string)
+	item := expectEvent(t, c, schema.EventPublished, id)
+	if item["title"] != "Agua potable para 12 familias" || item["status"] != "open" || item["publicUrl"] != s.URL+"/ayudas/"+id {
+		t.Errorf("published item: %v", item)
+	}
+	contact, _ := item["contact"].(map[string]any)
+	if contact["name"] != "Ana Gómez" || contact["whatsapp"] != nil {
+		t.Errorf("published contact: %v", contact)
+	}
+
+	if resp, out, _ := act(t, s, id, token, schema.ActionResolve); resp.StatusCode != 200 {
+		t.Fatalf("resolve: %d %v", resp.StatusCode, out)
+	}
+	if m := expectEvent(t, c, schema.EventUpdated, id); m["status"] != "resolved" {
+		t.Errorf("updated: %v", m)
+	}
+	if resp, out, _ := act(t, s, id, token, schema.ActionWithdraw); resp.StatusCode != 200 {
+		t.Fatalf("withdraw: %d %v", resp.StatusCode, out)
+	}
+	gone := expectEvent(t, c, schema.EventRemoved, id)
+	if gone["status"] != "withdrawn" || len(gone) != 3 {
+		t.Errorf("removed: %v", gone)
+	}
+	if b, ok := c.nextWithin(time.Second); ok {
+		t.Errorf("an event more (the other emergency's %v?): %s %s", other["id"], b.Event, b.Data)
+	}
+	for _, phone := range []string{"3001234567", "300 123 4567", "+573001234567"} {
+		if strings.Contains(s.Log(), phone) {
+			t.Errorf("the log holds the phone %s", phone)
+		}
+	}
+}
+
+// TestFeedFilters: each stream gets exactly the changes its filters select: by type, category,
+// municipio, radius and status (a record resolved leaves status=open as removed).
+func TestFeedFilters(t *testing.T) {
+	s := feedServer(t, testserver.Options{Emergencies: testserver.TwoEmergencies})
+	streams := map[string]*feedConn{}
+	queries := []string{"type=offer", "category=salud", "municipio=63001", "latitude=4.53&longitude=-75.68&radiusKm=5", "status=open&type=request"}
+	for _, q := range queries {
+		streams[q] = subscribe(t, s, q)
+		streams[q].firstID(t)
+	}
+	// Armenia (63001) by its point; Pereira (66001) by its place code; an offer without a place.
+	_, armenia := publish(t, s, validRequest())
+	_, pereira := publish(t, s, with(validRequest(), "latitude", nil, "longitude", nil, "address", "Calle 19", "placeCode", "66001", "category", "salud"))
+	_, offer := publish(t, s, validOffer())
+	if armenia["id"] == nil || pereira["id"] == nil || offer["id"] == nil {
+		t.Fatalf("publications: %v %v %v", armenia, pereira, offer)
+	}
+	a, p, o := armenia["id"].(string), pereira["id"].(string), offer["id"].(string)
+	if resp, out, _ := act(t, s, a, armenia["manageToken"].(string), schema.ActionResolve); resp.StatusCode != 200 {
+		t.Fatalf("resolve: %d %v", resp.StatusCode, out)
+	}
+	want := map[string][]string{
+		"type=offer":      {"published " + o},
+		"category=salud":  {"published " + p},
+		"municipio=63001": {"published " + a, "updated " + a},
+		"latitude=4.53&longitude=-75.68&radiusKm=5": {"published " + a, "updated " + a},
+		"status=open&type=request":                  {"published " + a, "published " + p, "removed " + a},
+	}
+	for _, q := range queries {
+		var got []string
+		for len(got) < len(want[q]) {
+			b := streams[q].next(t)
+			got = append(got, b.Event+" "+eventData(t, b)["id"].(string))
+		}
+		if b, ok := streams[q].nextWithin(500 * time.Millisecond); ok {
+			got = append(got, b.Event+" "+eventData(t, b)["id"].(string))
+		}
+		if !slices.Equal(got, want[q]) {
+			t.Errorf("%s: got %v, want %v", q, got, want[q])
+		}
+	}
+}
+
+// TestFeedResume: a subscriber that disconnects while records are published resumes with Last-Event-ID
+// and gets exactly the changes it missed, in order, then the live ones: no gap, no duplicate. The same id
+// is a valid since of the list, which answers the same changes.
+func TestFeedResume(t *testing.T) {
+	s := feedServer(t, testserver.Options{Emergencies: testserver.TwoEmergencies})
+	c := subscribe(t, s, "emergencySlug=eje-cafetero")
+	c.firstID(t)
+	_, first := publish(t, s, validRequest())
+	last := c.next(t)
+	if eventData(t, last)["id"] != first["id"] {
+		t.Fatalf("first event: %s", last.Data)
+	}
+	c.close()
+	var missed []string
+	for range 5 {
+		_, out := publish(t, s, validRequest())
+		missed = append(missed, out["id"].(string))
+	}
+	_, _ = publish(t, s, with(validRequest(), "emergencySlug", "inundaciones-la-mojana"))
+
+	resp, raw := s.Do("GET", "/api/public/v1/help?view=list&emergencySlug=eje-cafetero&since="+last.ID, nil)
+	var list schema.HelpList
+	if err := json.Unmarshal(raw, &list); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("list with since=%s: %d %s", last.ID, resp.StatusCode, raw)
+	}
+	var listed []string
+	for _, it := range list.Items {
+		listed = append(listed, it.ID)
+	}
+	if !slices.Equal(listed, missed) {
+		t.Errorf("the list since the event id: %v, want %v", listed, missed)
+	}
+
+	again := subscribe(t, s, "emergencySlug=eje-cafetero", "Last-Event-ID", last.ID)
+	if id := again.firstID(t); id != last.ID {
+		t.Errorf("resumed stream starts at %q, want %q", id, last.ID)
+	}
+	var ids []string
+	for _, id := range missed {
+		expectEvent(t, again, schema.EventPublished, id)
+	}
+	_, live := publish(t, s, validRequest())
+	expectEvent(t, again, schema.EventPublished, live["id"].(string))
+	if b, ok := again.nextWithin(time.Second); ok {
+		t.Errorf("a duplicate or stray event: %s %s", b.Event, b.Data)
+	}
+
+	// since in the query resumes alike; Last-Event-ID, which a browser sends on reconnecting, wins.
+	viaSince := subscribe(t, s, "emergencySlug=eje-cafetero&since="+last.ID)
+	viaSince.firstID(t)
+	for range 2 {
+		b := viaSince.next(t)
+		ids = append(ids, b.ID)
+	}
+	if !strings.HasSuffix(ids[0], missed[0]) || !strings.HasSuffix(ids[1], missed[1]) {
+		t.Fatalf("since=%s: %v, want %v first", last.ID, ids, missed[:2])
+	}
+	both := subscribe(t, s, "emergencySlug=eje-cafetero&since="+last.ID, "Last-Event-ID", ids[1])
+	both.firstID(t)
+	expectEvent(t, both, schema.EventPublished, missed[2])
+}
+
+// TestFeedRefusals: bad filters and positions are 400 with the parameter's pointer; a client address
+// gets at most its streams (429 too_many_streams), and one more once it closes one.
+func TestFeedRefusals(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{Emergencies: testserver.TwoEmergencies})
+	for _, tc := range []struct {
+		query, header, field string
+	}{
+		{"type=oferta", "", "/query/type"},
+		{"radiusKm=5", "", "/query/radiusKm"},
+		{"latitude=4.5&longitude=-75.6&radiusKm=500", "", "/query/radiusKm"},
+		{"municipio=99999", "", "/query/municipio"},
+		{"q=agua", "", "/query/q"},
+		{"limit=5", "", "/query/limit"},
+		{"status=withdrawn", "", "/query/status"},
+		{"since=ayer", "", "/query/since"},
+		{"since=2026-01-01T00:00:00Z~nope", "", "/query/since"},
+		{"", "06h0hp5rv361w8am", "/header/Last-Event-ID"},
+	} {
+		var h []string
+		if tc.header != "" {
+			h = []string{"Last-Event-ID", tc.header}
+		}
+		c, resp, body := trySubscribe(t, s, tc.query, h...)
+		if c != nil {
+			t.Fatalf("%s %s: a stream", tc.query, tc.header)
+		}
+		var e schema.ErrorBody
+		if err := json.Unmarshal(body, &e); err != nil || resp.StatusCode != 400 || e.Code != schema.CodeInvalidParameter ||
+			len(e.Details) != 1 || e.Details[0].Field != tc.field {
+			t.Errorf("%s %s: %d %s, want 400 on %s", tc.query, tc.header, resp.StatusCode, body, tc.field)
+		}
+	}
+
+	var open []*feedConn
+	for range 4 {
+		open = append(open, subscribe(t, s, ""))
+	}
+	c, resp, body := trySubscribe(t, s, "type=offer")
+	var e schema.ErrorBody
+	if c != nil || resp.StatusCode != http.StatusTooManyRequests || json.Unmarshal(body, &e) != nil || e.Code != schema.CodeTooManyStreams ||
+		resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a fifth stream: %d %s", resp.StatusCode, body)
+	}
+	open[0].close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, resp, _ := trySubscribe(t, s, "")
+		if c != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no stream after one closed: %d", resp.StatusCode)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, fams := scrape(t, s)
+	if n, ok := value(fams, "directaid_feed_subscribers", nil); !ok || n != 4 {
+		t.Errorf("directaid_feed_subscribers %v (%v), want 4", n, ok)
+	}
+	if _, ok := value(fams, "directaid_feed_events_total", map[string]string{"event": "published"}); !ok {
+		t.Error("no directaid_feed_events_total{event=published}")
+	}
+}
