@@ -366,3 +366,58 @@ func TestFeedRefusals(t *testing.T) {
 		t.Error("no directaid_feed_events_total{event=published}")
 	}
 }
+
+// TestFeedThroughCaddy: a stream outlives the server's read and write timeouts (here 1 s), comes out
+// uncompressed through `encode` (Caddy would compress text/* for a client that accepts gzip), and ends
+// with a reconnect event, at once, when the config is reloaded; the reconnect resumes without a gap.
+func TestFeedThroughCaddy(t *testing.T) {
+	s := feedServer(t, testserver.Options{Emergencies: testserver.TwoEmergencies, Site: "encode zstd gzip",
+		Timeouts: "\n\t\t\tread_header 1s\n\t\t\tread_body 1s\n\t\t\twrite 1s\n\t\t\tidle 2m"})
+	c := subscribe(t, s, "", "Accept-Encoding", "gzip, zstd")
+	if enc := c.resp.Header.Get("Content-Encoding"); enc != "" {
+		t.Fatalf("the stream is encoded: %s", enc)
+	}
+	c.firstID(t)
+	time.Sleep(2500 * time.Millisecond)
+	select {
+	case err := <-c.done:
+		t.Fatalf("the stream ended within the server's timeouts: %v\n%s", err, s.Output())
+	default:
+	}
+	_, pub := publish(t, s, validRequest())
+	expectEvent(t, c, schema.EventPublished, pub["id"].(string))
+
+	cf, err := readFile(s.CaddyfilePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.WriteCaddyfile(strings.Replace(cf, "streams_per_client 16", "streams_per_client 15", 1)) // a reload of the same config is none
+	start := time.Now()
+	s.Reload()
+	b, ok := c.nextWithin(10 * time.Second)
+	if !ok || b.Event != schema.EventReconnect {
+		t.Fatalf("after a reload: %+v %v, want a reconnect event", b, ok)
+	}
+	notice := eventData(t, b)
+	if notice["code"] != schema.CodeFeedClosing || !strings.HasSuffix(notice["lastEventId"].(string), pub["id"].(string)) {
+		t.Errorf("reconnect: %s", b.Data)
+	}
+	select {
+	case <-c.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream did not end after its reconnect event")
+	}
+	t.Logf("the reload ended the stream in %v", time.Since(start).Round(time.Millisecond))
+	_, missed := publish(t, s, validRequest())
+	again := subscribe(t, s, "", "Last-Event-ID", notice["lastEventId"].(string))
+	expectEvent(t, again, schema.EventPublished, missed["id"].(string))
+
+	start = time.Now()
+	s.Stop()
+	if b, ok := again.nextWithin(10 * time.Second); !ok || b.Event != schema.EventReconnect {
+		t.Errorf("on stop: %+v %v, want a reconnect event", b, ok)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("stopping with a stream open took %v", d)
+	}
+}
