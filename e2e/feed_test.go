@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -459,5 +460,98 @@ func TestPostgresFeedAcrossNodes(t *testing.T) {
 		lat[n/2].Round(time.Millisecond), lat[n*9/10].Round(time.Millisecond), lat[n-1].Round(time.Millisecond))
 	if lat[n-1] > 2*time.Second {
 		t.Logf("over 2 s: a machine this loaded delays the poller")
+	}
+}
+
+// TestAtomFeed: view=list&format=atom is an Atom 1.0 document (parsed with encoding/xml, every element
+// RFC 4287 requires present) with one entry per record of the page, linking its page, and no contact
+// data; a page that has more links the next one.
+func TestAtomFeed(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{Emergencies: testserver.TwoEmergencies})
+	var ids []string
+	for i := range 3 {
+		body := validRequest()
+		if i == 1 {
+			body = with(body, "title", "Insulina & <jeringas> para «Doña Inés»")
+		}
+		_, out := publish(t, s, body)
+		ids = append(ids, out["id"].(string))
+	}
+	publish(t, s, with(validRequest(), "emergencySlug", "inundaciones-la-mojana"))
+	path := "/api/public/v1/help?view=list&format=atom&emergencySlug=eje-cafetero&municipio=63001&limit=2"
+	resp, raw := s.Do("GET", path, nil)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/atom+xml; charset=utf-8" || resp.Header.Get("ETag") == "" {
+		t.Fatalf("GET %s: %d %s\n%s", path, resp.StatusCode, resp.Header, raw)
+	}
+	s.CheckOpenAPI(s.NewRequest("GET", path, nil), resp, raw)
+	type link struct {
+		Rel  string `xml:"rel,attr"`
+		Href string `xml:"href,attr"`
+	}
+	var feed struct {
+		XMLName xml.Name `xml:"http://www.w3.org/2005/Atom feed"`
+		Title   string   `xml:"title"`
+		ID      string   `xml:"id"`
+		Updated string   `xml:"updated"`
+		Author  struct {
+			Name string `xml:"name"`
+		} `xml:"author"`
+		Links   []link `xml:"link"`
+		Entries []struct {
+			Title     string `xml:"title"`
+			ID        string `xml:"id"`
+			Updated   string `xml:"updated"`
+			Published string `xml:"published"`
+			Links     []link `xml:"link"`
+			Summary   string `xml:"summary"`
+		} `xml:"entry"`
+	}
+	if err := xml.Unmarshal(raw, &feed); err != nil {
+		t.Fatalf("not XML of the Atom namespace: %v\n%s", err, raw)
+	}
+	rel := func(ls []link, r string) string {
+		for _, l := range ls {
+			if l.Rel == r {
+				return l.Href
+			}
+		}
+		return ""
+	}
+	if !strings.HasPrefix(feed.Title, "Ayudas: Terremoto en el Eje Cafetero") || !strings.Contains(feed.Title, "Armenia") ||
+		feed.ID == "" || feed.Author.Name == "" || rel(feed.Links, "self") != s.URL+path {
+		t.Errorf("feed head: %+v", feed)
+	}
+	if _, err := time.Parse(time.RFC3339, feed.Updated); err != nil {
+		t.Errorf("feed updated %q: %v", feed.Updated, err)
+	}
+	next := rel(feed.Links, "next")
+	if !strings.Contains(next, "cursor=") {
+		t.Errorf("no next link: %+v", feed.Links)
+	}
+	got := []string{}
+	for _, e := range feed.Entries {
+		_, errU := time.Parse(time.RFC3339, e.Updated)
+		_, errP := time.Parse(time.RFC3339, e.Published)
+		id := strings.TrimPrefix(rel(e.Links, "alternate"), s.URL+"/ayudas/")
+		if e.Title == "" || !strings.HasPrefix(e.ID, "tag:127.0.0.1,") || !strings.HasSuffix(e.ID, ":/ayudas/"+id) || errU != nil || errP != nil || e.Summary == "" {
+			t.Errorf("entry: %+v", e)
+		}
+		got = append(got, id)
+	}
+	if want := []string{ids[2], ids[1]}; !slices.Equal(got, want) {
+		t.Errorf("entries %v, want the newest two %v", got, want)
+	}
+	if !strings.Contains(string(raw), "Insulina &amp; &lt;jeringas&gt;") {
+		t.Errorf("the title is not escaped text:\n%s", raw)
+	}
+	for _, secret := range []string{"3001234567", "300 123 4567", "Ana Gómez", "Cra 14"} {
+		if strings.Contains(string(raw), secret) {
+			t.Errorf("the Atom feed holds %q", secret)
+		}
+	}
+	resp, raw = s.Do("GET", strings.TrimPrefix(next, s.URL), nil)
+	feed.Entries = nil
+	if err := xml.Unmarshal(raw, &feed); err != nil || resp.StatusCode != 200 || len(feed.Entries) != 1 {
+		t.Errorf("next page: %d %v %d entries", resp.StatusCode, err, len(feed.Entries))
 	}
 }
