@@ -425,6 +425,9 @@ func (h *feedHub) poll(ctx context.Context) error {
 	return nil
 }
 
+// feedMaxReplay is schema.FeedMaxReplay (a variable, for the tests).
+var feedMaxReplay = schema.FeedMaxReplay
+
 // errCursorTooOld is the answer to a resume too far behind.
 func errCursorTooOld(field string) *Problem {
 	p := feedProblem(http.StatusGone, 0, schema.CodeCursorTooOld, fmt.Sprintf("Hay más de %d cambios después de ese id: la reanudación no los repite. "+
@@ -455,7 +458,7 @@ func (h *feedHub) replay(ctx context.Context, f *feedFilter, from, to feedPos, f
 			if to.less(p) {
 				return out, nil
 			}
-			if len(out) == schema.FeedMaxReplay {
+			if len(out) == feedMaxReplay {
 				return nil, errCursorTooOld(field)
 			}
 			out = append(out, s.newFeedEvent(rec, now))
