@@ -87,7 +87,7 @@ func (s *Service) listAtom(list *schema.HelpList, base, self string) []byte {
 		scope = append(scope, "en el municipio "+f.Municipio)
 	}
 	if len(scope) > 0 {
-		title += " (" + strings.Join(scope, ", ") + ")"
+		title += " — " + strings.Join(scope, ", ")
 	}
 	updated := list.GeneratedAt
 	if len(list.Items) > 0 {
