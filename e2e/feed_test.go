@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +21,8 @@ import (
 
 // feedConn is one open stream of the live feed, read in the background.
 type feedConn struct {
+	mu     sync.Mutex
+	data   strings.Builder // every event's data read so far
 	resp   *http.Response
 	cancel context.CancelFunc
 	blocks chan sse.Block
@@ -66,11 +69,21 @@ func trySubscribe(t *testing.T, s *testserver.Server, query string, header ...st
 				close(c.blocks)
 				return
 			}
+			c.mu.Lock()
+			c.data.WriteString(b.Data + "\n")
+			c.mu.Unlock()
 			c.blocks <- b
 		}
 	}()
 	t.Cleanup(c.close)
 	return c, resp, nil
+}
+
+// raw is the data of every event read so far.
+func (c *feedConn) raw() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.data.String()
 }
 
 func (c *feedConn) close() {
@@ -172,6 +185,11 @@ func TestFeedLive(t *testing.T) {
 	item := expectEvent(t, c, schema.EventPublished, id)
 	if item["title"] != "Agua potable para 12 familias" || item["status"] != "open" || item["publicUrl"] != s.URL+"/ayudas/"+id {
 		t.Errorf("published item: %v", item)
+	}
+	for _, phone := range []string{"3001234567", "300 123 4567", "+573001234567", "wa.me"} {
+		if strings.Contains(c.raw(), phone) {
+			t.Errorf("the stream carries %q", phone)
+		}
 	}
 	contact, _ := item["contact"].(map[string]any)
 	if contact["name"] != "Ana Gómez" || contact["whatsapp"] != nil {
