@@ -54,7 +54,7 @@ func TestCrawl(t *testing.T) {
 			// The links the pages hand to the API and MCP (the end-to-end crawl fetches them), and no
 			// link out: no record, so no WhatsApp chat or map.
 			api := testBase + "/api/public/v1/help"
-			wantExternal := []string{testBase + "/api/public/openapi.json", api, api + "?view=list"}
+			wantExternal := []string{testBase + "/api/public/openapi.json", api, api + "/events", api + "?view=list"}
 			for _, e := range ems { // each emergency's page links its Atom feed from its head
 				wantExternal = append(wantExternal, api+"?view=list&format=atom&emergencySlug="+e.Slug)
 			}
