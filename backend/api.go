@@ -44,7 +44,7 @@ func NewHandler(svc *Service) (*Handler, error) {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	SetCommonHeaders(w)
-	if _, ok := webutil.BaseURL(h.svc.cfg.PublicURL, r); !ok && (r.URL.Path == schema.HelpPath || r.URL.Path == schema.MCPPath) {
+	if _, ok := webutil.BaseURL(h.svc.cfg.PublicURL, r); !ok && (r.URL.Path == schema.HelpPath || r.URL.Path == schema.EventsPath || r.URL.Path == schema.MCPPath) {
 		// Links in the answer would carry the Host (the site refuses it alike).
 		if r.URL.Path == schema.MCPPath {
 			writeRPCError(w, http.StatusBadRequest, badHost)
@@ -56,6 +56,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case schema.HelpPath:
 		h.serveHelp(w, r)
+	case schema.EventsPath:
+		h.serveEvents(w, r) // api_feed.go
 	case schema.OpenAPIPath:
 		if !allow(w, r, "GET, HEAD, OPTIONS") {
 			return

@@ -112,7 +112,7 @@ func readFormat(view, format string) string {
 	switch {
 	case view != schema.ViewList || format == "":
 		return schema.FormatJSON
-	case slices.Contains([]string{schema.FormatJSON, schema.FormatCSV, schema.FormatGeoJSON}, format):
+	case slices.Contains([]string{schema.FormatJSON, schema.FormatCSV, schema.FormatGeoJSON, schema.FormatAtom}, format):
 		return format
 	}
 	return ""
@@ -191,7 +191,7 @@ func parseListQuery(v url.Values) (schema.ListQuery, []schema.FieldError) {
 
 func (h *Handler) serveList(w http.ResponseWriter, r *http.Request, v url.Values, base string) {
 	format := strings.TrimSpace(v.Get("format"))
-	formats := []string{schema.FormatJSON, schema.FormatCSV, schema.FormatGeoJSON}
+	formats := []string{schema.FormatJSON, schema.FormatCSV, schema.FormatGeoJSON, schema.FormatAtom}
 	q, errs := parseListQuery(v)
 	if format != "" && !slices.Contains(formats, format) {
 		errs = append(errs, paramError("format", fmt.Sprintf("«format» no admite %s; valores permitidos: %s", schema.Quote(format), strings.Join(formats, ", ")), formats...))
@@ -225,6 +225,8 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request, v url.Values
 		serveCacheable(w, r, body, "text/csv; charset=utf-8", cacheList)
 	case schema.FormatGeoJSON:
 		serveStamped(w, r, listGeoJSON(list), func(g *schema.GeoJSONList) *time.Time { return &g.GeneratedAt }, "application/geo+json", cacheList)
+	case schema.FormatAtom:
+		serveCacheable(w, r, h.svc.listAtom(list, base, base+schema.HelpPath+"?"+r.URL.RawQuery), "application/atom+xml; charset=utf-8", cacheList) // atom.go
 	default:
 		serveStamped(w, r, list, func(l *schema.HelpList) *time.Time { return &l.GeneratedAt }, "application/json", cacheList)
 	}

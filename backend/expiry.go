@@ -72,7 +72,7 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 
 // expire marks record id expired if it still is open and due at now.
 func (s *Service) expire(ctx context.Context, id string, now time.Time) (bool, error) {
-	_, err := s.store.Update(ctx, id, func(r *store.Record) error {
+	_, err := s.update(ctx, id, func(r *store.Record) error {
 		if !r.ExpiredAt(now) {
 			return errNoChange // renewed, resolved or marked by another sweep since the index was read
 		}

@@ -40,6 +40,9 @@ var storedOnly = map[string]string{
 	// Housekeeping of the expiry sweeper, moved by every renewal: readers see its outcome, the status
 	// (an open record past it becomes expired); the publisher gets it in the answers to publish and act.
 	"/expiresAt": "housekeeping",
+	// How many updates the record had: it names the live feed's event (published for 0, else updated),
+	// not a field of any view.
+	"/revision": "the feed's event",
 }
 
 // shownAs names the public field through which a stored field shows, where the names differ (what the
@@ -72,8 +75,10 @@ type sample struct {
 	touchedAt time.Time
 	// expiresAt, when set, is given to the record after its publication.
 	expiresAt time.Time
-	id        string
-	views     map[string]string
+	// updates, before that, updates the record so many times more without changing it (its revision).
+	updates int
+	id      string
+	views   map[string]string
 }
 
 var fieldsBase = time.Date(2026, 8, 11, 14, 30, 0, 0, time.UTC)
@@ -126,6 +131,11 @@ func (s *sample) render(t *testing.T) {
 	}
 	s.id = res.ID
 	list := schema.HelpPath + "?view=list" + s.near
+	for range s.updates {
+		if _, err := st.Update(t.Context(), s.id, func(*store.Record) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if s.status != "" || !s.expiresAt.IsZero() {
 		if !s.touchedAt.IsZero() {
 			clock.Store(s.touchedAt.UnixNano())
@@ -261,7 +271,13 @@ func TestEveryFieldInEveryView(t *testing.T) {
 		b := &sample{pub: request, at: fieldsBase, expiresAt: fieldsBase.Add(30 * 24 * time.Hour)}
 		a.render(t)
 		b.render(t)
-		pairs := map[string][2]*sample{"/expiresAt": {a, b}}
+		// One update more, at the time of the publication: the last update stamps the same updatedAt.
+		later := fieldsBase.Add(time.Hour)
+		c := &sample{pub: request, at: fieldsBase, expiresAt: a.expiresAt, touchedAt: later}
+		d := &sample{pub: request, at: fieldsBase, expiresAt: a.expiresAt, touchedAt: later, updates: 1}
+		c.render(t)
+		d.render(t)
+		pairs := map[string][2]*sample{"/expiresAt": {a, b}, "/revision": {c, d}}
 		for _, prop := range []string{"source", "externalId"} {
 			pairs["/"+prop] = [2]*sample{rendered(request, fieldsBase, ""), rendered(changed(t, request, prop), fieldsBase, "")}
 		}

@@ -208,7 +208,7 @@ func (s *Service) Act(ctx context.Context, base, id, token, action string) (*sch
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	changed, from := true, ""
-	rec, err := s.store.Update(ctx, id, func(r *store.Record) error { from = r.Status; return s.applyAction(r, action, now) })
+	rec, err := s.update(ctx, id, func(r *store.Record) error { from = r.Status; return s.applyAction(r, action, now) })
 	if errors.Is(err, errNoChange) {
 		changed = false
 		rec, err = s.store.Get(ctx, id)

@@ -39,6 +39,8 @@ type Metrics struct {
 	rateLimited  *prometheus.CounterVec
 	reports      *prometheus.CounterVec
 	moderations  *prometheus.CounterVec
+	feedSubs     prometheus.Gauge
+	feedEvents   *prometheus.CounterVec
 
 	// Store-side series, fed by the store through StoreObserver.
 	commitBatch    prometheus.Histogram
@@ -67,6 +69,9 @@ func NewMetrics() *Metrics {
 	}
 	for _, a := range moderationActions {
 		m.moderations.WithLabelValues(a)
+	}
+	for _, e := range feedEventNames {
+		m.feedEvents.WithLabelValues(e)
 	}
 	for _, reason := range schema.ReportReasons {
 		for _, o := range schema.ReportOutcomes {
@@ -104,6 +109,14 @@ func newMetrics() *Metrics {
 			Name: "directaid_moderation_actions_total",
 			Help: "Operators' moderation actions by kind (hide, restore, erase, set_status).",
 		}, []string{"action"}),
+		feedSubs: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "directaid_feed_subscribers",
+			Help: "Open streams of the live feed (GET /api/public/v1/help/events) on this node.",
+		}),
+		feedEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "directaid_feed_events_total",
+			Help: "Events the live feed delivered to its subscribers, by event (published, updated, removed, reconnect).",
+		}, []string{"event"}),
 		commitBatch: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "directaid_store_commit_batch_size",
 			Help:    "Publications per group commit (one synced transaction).",
@@ -132,7 +145,7 @@ func newMetrics() *Metrics {
 
 // Register adds the series to reg (Caddy's registry of the config being loaded).
 func (m *Metrics) Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.publications, m.mcpCalls, m.reads, m.rateLimited, m.reports, m.moderations,
+	for _, c := range []prometheus.Collector{m.publications, m.mcpCalls, m.reads, m.rateLimited, m.reports, m.moderations, m.feedSubs, m.feedEvents,
 		m.commitBatch, m.commitDuration, m.gcRuns, m.gcDuration, m.writesRefused} {
 		if err := reg.Register(c); err != nil {
 			return err
@@ -232,6 +245,23 @@ func (o *Observe) exportDeadlineFixed(format string, err error) {
 	}
 	o.Exports.Warn("export write deadline not moved: the server's write timeout will cut a longer export",
 		zap.String("format", format), zap.Error(err))
+}
+
+// feedEventNames are the label values of directaid_feed_events_total.
+var feedEventNames = []string{schema.EventPublished, schema.EventUpdated, schema.EventRemoved, schema.EventReconnect}
+
+// feedSubscribers moves the gauge of open streams by d.
+func (o *Observe) feedSubscribers(d int) {
+	if o != nil && o.Metrics != nil {
+		o.Metrics.feedSubs.Add(float64(d))
+	}
+}
+
+// feedDelivered counts one event written to a subscriber.
+func (o *Observe) feedDelivered(event string) {
+	if o != nil && o.Metrics != nil {
+		o.Metrics.feedEvents.WithLabelValues(event).Inc()
+	}
 }
 
 // RateLimited counts a 429 of zone (one of RateLimitZones); a publication over the limit is also a refused

@@ -189,7 +189,7 @@ func (s *Service) report(ctx context.Context, id string, in *schema.ReportInput,
 	var from string
 	var hid, hidPhone bool
 	if okPhone || okRecord {
-		_, err = s.store.Update(ctx, id, func(r *store.Record) error {
+		_, err = s.update(ctx, id, func(r *store.Record) error {
 			from, hid, hidPhone = r.Status, false, false
 			if okPhone && !r.ContactHidden && r.ContactE164 != "" {
 				r.ContactHidden, hidPhone = true, true
@@ -352,7 +352,7 @@ func (s *Service) Moderate(ctx context.Context, id, action, status string) (*sto
 	}
 	var from string
 	now := s.now().UTC().Truncate(time.Millisecond)
-	rec, err := s.store.Update(ctx, id, func(r *store.Record) error {
+	rec, err := s.update(ctx, id, func(r *store.Record) error {
 		from = r.Status
 		defer func() {
 			// An operator's open starts a new lifetime when the old one is over (expiry.go), or it would

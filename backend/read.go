@@ -113,10 +113,17 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 	case q.RadiusKm != nil:
 		errs = append(errs, paramError("radiusKm", "«radiusKm» solo se usa con «latitude» y «longitude»"))
 	}
+	var after *store.Cursor // since is the id of an event of the live feed: after that change
 	if q.Since = strings.TrimSpace(q.Since); q.Since != "" {
 		t, err := time.Parse(time.RFC3339Nano, q.Since)
+		if strings.Contains(q.Since, "~") {
+			var p feedPos
+			if p, err = parseFeedPos(q.Since); err == nil {
+				t, after = p.spec(store.ListSpec{}).Since, p.spec(store.ListSpec{}).After
+			}
+		}
 		if err != nil {
-			errs = append(errs, paramError("since", fmt.Sprintf("«since» debe ser una fecha y hora RFC 3339, p. ej. 2026-08-11T14:30:00Z (se recibió %s)", schema.Quote(q.Since))))
+			errs = append(errs, paramError("since", fmt.Sprintf("«since» debe ser una fecha y hora RFC 3339, p. ej. 2026-08-11T14:30:00Z, o el id de un evento del flujo %s, p. ej. 2026-08-11T14:30:00.123Z~01k2x3y4z5a6b7c8 (se recibió %s)", schema.EventsPath, schema.Quote(q.Since))))
 		}
 		spec.Since = t
 		if spec.Near || len(spec.Words) > 0 || spec.Municipio != "" {
@@ -133,6 +140,7 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	spec.After = after
 	if q.Cursor = strings.TrimSpace(q.Cursor); q.Cursor != "" {
 		c, err := spec.DecodeCursor(q.Cursor)
 		switch {

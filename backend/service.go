@@ -64,6 +64,9 @@ type Config struct {
 	// ExportWriter, if set, wraps the writer of a whole export, which moves its write deadline page by page
 	// (http.ResponseController): the host's way to let that deadline pass its own write timeout.
 	ExportWriter func(http.ResponseWriter, *http.Request) http.ResponseWriter
+	// FeedStreams and FeedStreamsPerClient bound the open streams of the live feed, on this node and per
+	// client address (0: 1000 and 4).
+	FeedStreams, FeedStreamsPerClient int
 }
 
 // Service publishes records: validation, emergency selection, idempotency.
@@ -78,11 +81,14 @@ type Service struct {
 	hides *hideBudget
 	// secrets caches the store's secrets (manage.go); a pointer, so that Service stays copyable.
 	secrets *secrets
+	// feed is the live feed's poller and subscribers (feed.go).
+	feed *feedHub
 }
 
 // NewService returns a service over store with cfg.
 func NewService(st store.Store, cfg Config) *Service {
 	s := &Service{store: st, cfg: cfg, now: time.Now, ids: store.NewIDNear, hides: newHideBudget(), secrets: &secrets{}}
+	s.feed = newFeedHub(s)
 	for _, e := range cfg.Emergencies {
 		if !e.Inactive {
 			s.active = append(s.active, e)
@@ -90,6 +96,10 @@ func NewService(st store.Store, cfg Config) *Service {
 	}
 	return s
 }
+
+// CloseFeed ends the live feed's streams (each is told to reconnect) and its poller: the config is going
+// away (a reload or a stop).
+func (s *Service) CloseFeed() { s.feed.close() }
 
 // baseURL is the public base for links (webutil.BaseURL); Handler.ServeHTTP refuses a request whose Host
 // could not be part of one before anything builds a link from it.
@@ -140,7 +150,7 @@ func (s *Service) publish(ctx context.Context, base string, body []byte, forcedT
 	now := s.now().UTC().Truncate(time.Millisecond)
 	rec := &store.Record{ID: s.ids(now, pub.Latitude, pub.Longitude), CreatedAt: now, Publication: *pub, Status: store.StatusOpen,
 		ExpiresAt: now.Add(s.ttl(pub.EmergencySlug, pub.Type))}
-	stored, created, err := s.store.Create(ctx, rec)
+	stored, created, err := s.create(ctx, rec)
 	if err != nil {
 		return nil, false, err
 	}

@@ -65,6 +65,8 @@ type App struct {
 	// MapTiles is the background of the site's maps: an XYZ tile URL template and its attribution (unset:
 	// OpenStreetMap's).
 	MapTiles *site.MapTiles `json:"map_tiles,omitempty"`
+	// Feed bounds the live feed's streams.
+	Feed FeedLimits `json:"feed,omitzero"`
 
 	dir      string
 	dsn      string // the PostgreSQL DSN, placeholders replaced
@@ -82,6 +84,13 @@ type App struct {
 	// stopExpiry ends the expiry sweep started with the store (startExpiry); nil before.
 	expiryMu   sync.Mutex
 	stopExpiry func()
+}
+
+// FeedLimits bound the open streams of the live feed (GET /api/public/v1/help/events); 0: the defaults
+// (1000 on the node, 4 per client address). Over them a stream is refused: 503, and 429 for an address.
+type FeedLimits struct {
+	Streams          int `json:"streams,omitempty"`
+	StreamsPerClient int `json:"streams_per_client,omitempty"`
 }
 
 // Emergency is one emergency of the app's JSON: backend.Emergency, with the lifetimes of its open records
@@ -306,6 +315,7 @@ func (a *App) build(limits backend.Config) error {
 	if a.MapTiles != nil {
 		limits.MapTiles = *a.MapTiles
 	}
+	limits.FeedStreams, limits.FeedStreamsPerClient = a.Feed.Streams, a.Feed.StreamsPerClient
 	a.svc = backend.NewService(a.store, limits)
 	a.current.Store(a.svc)
 	h, err := backend.NewHandler(a.svc)
@@ -350,8 +360,11 @@ func (a *App) findLimit(zone string) (int, time.Duration) {
 	return events, window
 }
 
-// Stop implements caddy.App: it ends the expiry sweep.
+// Stop implements caddy.App: it ends the live feed's streams and the expiry sweep.
 func (a *App) Stop() error {
+	if svc := a.current.Load(); svc != nil {
+		svc.CloseFeed()
+	}
 	a.expiryMu.Lock()
 	stop := a.stopExpiry
 	a.expiryMu.Unlock()

@@ -34,6 +34,10 @@ func init() {
 //	    hide_after_reports <n>           # distinct reporters that hide a record; default 3
 //	    operator_contact <text>          # how people reach the operator: every page's footer, /privacidad
 //	    map_tiles <url> <attribution>    # the maps' background: an XYZ tile URL template and its attribution
+//	    feed {                           # the live feed (GET /api/public/v1/help/events)
+//	        streams <n>                  # open streams on this node; default 1000
+//	        streams_per_client <n>       # open streams per client address; default 4
+//	    }
 //	    emergency <slug> {
 //	        title    <text>
 //	        summary  <text>
@@ -131,6 +135,31 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.WrapErr(err)
 			}
 			a.MapTiles = &t
+		case "feed":
+			if d.NextArg() {
+				return d.Err("usage: feed { streams <n>; streams_per_client <n> }")
+			}
+			for nesting := d.Nesting(); d.NextBlock(nesting); {
+				var dst *int
+				switch d.Val() {
+				case "streams":
+					dst = &a.Feed.Streams
+				case "streams_per_client":
+					dst = &a.Feed.StreamsPerClient
+				default:
+					return d.Errf("unknown feed option %q (known: streams, streams_per_client)", d.Val())
+				}
+				name := d.Val()
+				var n string
+				if !d.Args(&n) || d.NextArg() {
+					return d.Errf("usage: %s <n>", name)
+				}
+				v, err := strconv.Atoi(n)
+				if err != nil || v < 1 || v > 1000000 {
+					return d.Errf("%s %q must be a whole number from 1 to 1000000", name, n)
+				}
+				*dst = v
+			}
 		case "emergency":
 			e, err := parseEmergency(d, a.Emergencies)
 			if err != nil {
@@ -138,7 +167,7 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			a.Emergencies = append(a.Emergencies, e)
 		default:
-			return d.Errf("unknown directaid option %q (known: database, public_url, emergency, hide_after_reports, operator_contact, map_tiles)", d.Val())
+			return d.Errf("unknown directaid option %q (known: database, public_url, emergency, hide_after_reports, operator_contact, map_tiles, feed)", d.Val())
 		}
 	}
 	if err := a.Validate(); err != nil {

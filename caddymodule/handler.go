@@ -71,19 +71,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 	return nil
 }
 
-// deadlineWriter lets a whole export move its response's write deadline past the server's timeouts with
-// http.ResponseController (it moves it page by page). Caddy caps every write at start+`write` (the
-// HardDeadline of its IdleTimeoutWriter), whatever a handler sets: without this, SetWriteDeadline
-// succeeds and the response is still cut at `write`. Only exports are wrapped (backend.Config.ExportWriter),
-// so other requests allocate nothing for it.
+// deadlineWriter lets a whole export, or a stream of the live feed, move its response's deadlines past the
+// server's timeouts with http.ResponseController (an export moves its write deadline page by page; a
+// stream, at every write, and clears its read deadline once the request is read). Caddy caps every write
+// at start+`write` and every read at start+`read_body` (the HardDeadline of its IdleTimeoutWriter and
+// IdleTimeoutReader), whatever a handler sets: without this, SetWriteDeadline succeeds and the response
+// is still cut at `write`, and the request's context ends at `read_body` (net/http's background read of
+// the connection times out). Only those responses are wrapped (backend.Config.ExportWriter), so other
+// requests allocate nothing for it.
 type deadlineWriter struct {
 	http.ResponseWriter
+	r *caddyhttp.IdleTimeoutReader
 	w *caddyhttp.IdleTimeoutWriter
 }
 
 func newDeadlineWriter(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
-	if _, iw := caddyhttp.IdleTimeoutsFromContext(r.Context()); iw != nil {
-		return &deadlineWriter{ResponseWriter: w, w: iw}
+	if ir, iw := caddyhttp.IdleTimeoutsFromContext(r.Context()); ir != nil || iw != nil {
+		return &deadlineWriter{ResponseWriter: w, r: ir, w: iw}
 	}
 	return w
 }
@@ -95,8 +99,20 @@ func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter 
 // lock: the goroutine writing the response uses it, and that is the one that sets the deadline (the
 // export's handler; its reading goroutine never touches the writer).
 func (d *deadlineWriter) SetWriteDeadline(deadline time.Time) error {
-	d.w.Deadline.HardDeadline = deadline
+	if d.w != nil {
+		d.w.Deadline.HardDeadline = deadline
+	}
 	return http.NewResponseController(d.ResponseWriter).SetWriteDeadline(deadline)
+}
+
+// SetReadDeadline moves Caddy's read ceiling to deadline (zero: none) and sets it. Only a handler that
+// has read its request whole calls it (a stream of the feed, whose GET has no body): nothing reads
+// through the IdleTimeoutReader then.
+func (d *deadlineWriter) SetReadDeadline(deadline time.Time) error {
+	if d.r != nil {
+		d.r.Deadline.HardDeadline = deadline
+	}
+	return http.NewResponseController(d.ResponseWriter).SetReadDeadline(deadline)
 }
 
 // limitZone tells which rate_limit zone refused r (as the shipped Caddyfile's matchers do), and, for the

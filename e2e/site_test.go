@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
 	"github.com/directaid/directaid/site/sitetest"
 )
 
@@ -36,6 +38,18 @@ func TestSiteThroughBinary(t *testing.T) {
 		t.Fatal("the pages link to neither the API nor MCP")
 	}
 	for _, u := range res.External {
+		if strings.HasSuffix(u, schema.EventsPath) { // a stream that does not end: its head is enough
+			ctx, cancel := context.WithCancel(context.Background())
+			resp, err := http.DefaultClient.Do(s.NewRequest("GET", u, nil).WithContext(ctx))
+			if err != nil || resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+				t.Errorf("GET %s: %v %v", u, resp, err)
+			}
+			if err == nil {
+				resp.Body.Close()
+			}
+			cancel()
+			continue
+		}
 		resp, _ := s.Do("GET", u, nil)
 		// GET /mcp answers 405 by design (no server-initiated stream); everything else must be 200.
 		want := http.StatusOK

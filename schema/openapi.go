@@ -178,6 +178,7 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 				},
 				"options": preflight("preflightHelp"),
 			},
+			EventsPath:                         eventsPathItem(),  // feed.go
 			HelpPath + "/{id}" + ReportsSuffix: reportsPathItem(), // moderation.go
 			HelpPath + "/{id}" + ActionsSuffix: actionsPath(),
 			OpenAPIPath: map[string]any{

@@ -27,3 +27,6 @@ func EmergencyLinks(base, slug string) Links {
 	page := base + EmergencyPath(slug)
 	return Links{Page: page, Markdown: page + ".md", Publish: base + HelpPath}
 }
+
+// EventsPath is the live feed of changes (Server-Sent Events) with the list's filters.
+const EventsPath = HelpPath + "/events"

@@ -18,6 +18,7 @@ const (
 	FormatJSON    = "json"
 	FormatCSV     = "csv"
 	FormatGeoJSON = "geojson"
+	FormatAtom    = "atom"
 )
 
 // List limits.
@@ -62,7 +63,7 @@ type ListQuery struct {
 	RadiusKm      *float64 `json:"radiusKm,omitempty" jsonschema:"exclusiveMinimum=0,maximum=100,default=10" jsonschema_description:"Radio en kilómetros alrededor de latitude/longitude (por defecto 10, máximo 100). Los registros sin coordenadas quedan fuera."`
 	Municipio     string   `json:"municipio,omitempty" jsonschema:"maxLength=100" jsonschema_description:"Solo registros de este municipio: su código DIVIPOLA de 5 dígitos (63001) o su nombre sin tildes ni mayúsculas (armenia; «armenia quindio» si hay varios con ese nombre). Ver location.municipioCode."`
 	Status        string   `json:"status,omitempty" jsonschema:"enum=open,enum=resolved,enum=expired,default=open" jsonschema_description:"Estado de los registros: open (vigentes, por defecto), resolved (resueltos) o expired (vencidos). Con since, sin status llegan todos los estados."`
-	Since         string   `json:"since,omitempty" jsonschema:"format=date-time" jsonschema_description:"Solo registros que cambiaron después de este instante (updatedAt, RFC 3339), del cambio más antiguo al más reciente, de todos los estados: los retirados u ocultos llegan en removed, sin contenido. Es la forma de mantener una copia sincronizada. No se combina con q, municipio ni latitude/longitude."`
+	Since         string   `json:"since,omitempty" jsonschema:"maxLength=60" jsonschema_description:"Solo registros que cambiaron después de este instante (updatedAt, RFC 3339), del cambio más antiguo al más reciente, de todos los estados: los retirados u ocultos llegan en removed, sin contenido. Es la forma de mantener una copia sincronizada. También admite el id de un evento del flujo /api/public/v1/help/events (2026-08-11T14:30:00.123Z~01k2x3y4z5a6b7c8): los cambios posteriores a ese. No se combina con q, municipio ni latitude/longitude."`
 	Limit         int      `json:"limit,omitempty" jsonschema:"minimum=1,maximum=100,default=20" jsonschema_description:"Registros por página (por defecto 20, máximo 100)."`
 	Total         string   `json:"total,omitempty" jsonschema:"enum=exact,enum=none,default=exact" jsonschema_description:"none: no cuenta los registros de las demás páginas, para responder la página sin ese costo; total es entonces solo una cota inferior y totalExact es false, salvo que esta sea la única página."`
 	Cursor        string   `json:"cursor,omitempty" jsonschema:"maxLength=200" jsonschema_description:"nextCursor de la página anterior, con los mismos filtros: recorre todos los registros exactamente una vez aunque lleguen nuevos."`
@@ -72,7 +73,7 @@ type ListQuery struct {
 // from it. Without view the answer is the discovery document.
 type HelpQuery struct {
 	View   string `json:"view,omitempty" jsonschema:"enum=list,enum=detail,enum=panorama" jsonschema_description:"list (lista filtrable y paginada), detail (un registro con su teléfono), panorama (conteos por emergencia). Sin view: documento de descubrimiento."`
-	Format string `json:"format,omitempty" jsonschema:"enum=json,enum=csv,enum=geojson,default=json" jsonschema_description:"Solo con view=list: json, csv (con fila de etiquetas HXL bajo el encabezado) o geojson (FeatureCollection)."`
+	Format string `json:"format,omitempty" jsonschema:"enum=json,enum=csv,enum=geojson,enum=atom,default=json" jsonschema_description:"Solo con view=list: json, csv (con fila de etiquetas HXL bajo el encabezado), geojson (FeatureCollection) o atom (un feed Atom 1.0 para lectores de feeds: una entrada por registro con el enlace a su página, sin datos de contacto)."`
 	All    string `json:"all,omitempty" jsonschema:"enum=true" jsonschema_description:"Solo con view=list y format=csv o geojson, sin limit: todos los registros que cumplen los filtros en una sola respuesta, transmitida por partes (sin límite de página ni nextCursor; con cursor, desde esa posición). Sin all, la exportación se pagina como la lista."`
 	ID     string `json:"id,omitempty" jsonschema:"pattern=^[0-9a-tv-zA-TV-Z]{16}$" jsonschema_description:"Solo con view=detail (obligatorio): id del registro; no distingue mayúsculas."`
 	ListQuery

@@ -518,3 +518,11 @@ func (fv *formView) apply(status int, resp []byte) int {
 	}
 	return status
 }
+
+// EnumLabel names an enumeration value of the schema for people (the value itself when it has no label).
+func EnumLabel(v string) string {
+	if l, ok := enumLabels[v]; ok {
+		return l
+	}
+	return v
+}

@@ -9,6 +9,7 @@ import (
 	"html"
 	htmltemplate "html/template"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -223,6 +224,7 @@ type layoutData struct {
 	Title, Summary string
 	Canonical      string // absolute URL; empty on the 404 page
 	Twin           string // path of the Markdown twin
+	Atom           string // an emergency's Atom feed (its newest records), for feed readers
 	// The page's HTML, split where the form goes: a publish form before the first second-level heading,
 	// the filter form of a list right after the list's heading.
 	Before, After htmltemplate.HTML
@@ -398,6 +400,9 @@ func (h *handler) htmlPage(d *doc, pg page, v *view, form *formView) ([]byte, er
 	}
 	if pg.Path != "" {
 		ld.Canonical, ld.Twin = v.base+pg.Path, twinPath(pg.Path)
+	}
+	if pg.emergency != nil {
+		ld.Atom = schema.HelpPath + "?view=list&format=atom&emergencySlug=" + url.QueryEscape(pg.emergency.Slug)
 	}
 	var b bytes.Buffer
 	if err := h.layout.ExecuteTemplate(&b, "layout.html", ld); err != nil {

@@ -54,8 +54,11 @@ func TestCrawl(t *testing.T) {
 			// The links the pages hand to the API and MCP (the end-to-end crawl fetches them), and no
 			// link out: no record, so no WhatsApp chat or map.
 			api := testBase + "/api/public/v1/help"
-			wantExternal := []string{testBase + "/api/public/openapi.json", api, api + "?view=list", api + "?view=list&format=csv",
-				api + "?view=list&format=geojson", api + "?view=panorama", testBase + "/mcp"}
+			wantExternal := []string{testBase + "/api/public/openapi.json", api, api + "/events", api + "?view=list"}
+			for _, e := range ems { // each emergency's page links its Atom feed from its head
+				wantExternal = append(wantExternal, api+"?view=list&format=atom&emergencySlug="+e.Slug)
+			}
+			wantExternal = append(wantExternal, api+"?view=list&format=csv", api+"?view=list&format=geojson", api+"?view=panorama", testBase+"/mcp")
 			if !slices.Equal(res.External, wantExternal) {
 				t.Errorf("links to the API and MCP:\n%v\nwant\n%v", res.External, wantExternal)
 			}

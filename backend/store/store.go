@@ -29,6 +29,9 @@ type Record struct {
 	// ContactHidden is set when someone reported the phone as theirs (not_my_number): it is kept for
 	// an operator's review but shown nowhere.
 	ContactHidden bool `json:"contactHidden,omitempty"`
+	// Revision counts the Updates applied to the record (ApplyUpdate): 0 as published, so that a change
+	// of the feed tells a publication from a later change.
+	Revision int `json:"revision,omitempty"`
 }
 
 // The statuses of a record. Only open records are in default lists; hidden ones are never public.
@@ -147,5 +150,6 @@ func ApplyUpdate(old *Record, fn func(*Record) error) (*Record, error) {
 	if !slices.Contains(Statuses, rec.Status) {
 		return nil, fmt.Errorf("unknown status %q", rec.Status)
 	}
+	rec.Revision = old.Revision + 1
 	return &rec, nil
 }

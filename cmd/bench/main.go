@@ -34,6 +34,8 @@ func main() {
 	serverLog := flag.String("server-log", "", "append what the servers print to this file")
 	postgres := flag.String("postgres", "auto", "run every scenario on PostgreSQL too (a throwaway cluster, fsync on): auto (when installed), on (fail without it), off")
 	sharedBuffers := flag.String("pg-shared-buffers", quarterOfMemory(), "the PostgreSQL cluster's shared_buffers: a quarter of the machine's memory, as README \"Más de una máquina\" tells operators (empty: PostgreSQL's 128 MB)")
+	feedSubs := flag.Int("feed", 0, "run only the live feed's fan-out: this many subscribers (1000 for the figure) of one Badger server, records published at -feed-rate for -d")
+	feedRate := flag.Int("feed-rate", 20, "with -feed: publications per second")
 	var serverEnv []string
 	flag.Func("server-env", "KEY=VALUE added to the servers' environment (repeatable), e.g. GOMEMLIMIT=150MiB", func(v string) error {
 		if !strings.Contains(v, "=") {
@@ -53,6 +55,18 @@ func main() {
 	host, _ := os.Hostname()
 	fmt.Printf("directaid benchmark — %s, %s, %d CPUs, %s\n", time.Now().Format(time.DateTime), host, runtime.NumCPU(), runtime.Version())
 	fmt.Printf("command: %s\n", strings.Join(os.Args, " "))
+	if *feedSubs > 0 {
+		res, err := bench.FeedFanout(bench.Options{Bin: *bin, Duration: *d, ServerEnv: serverEnv}, *feedSubs, *feedRate)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		res.Print(os.Stdout)
+		if res.Missing > 0 {
+			os.Exit(1)
+		}
+		return
+	}
 	var serverOut io.Writer
 	if *serverLog != "" {
 		f, err := os.OpenFile(*serverLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

@@ -62,6 +62,8 @@ type Options struct {
 	// PostgresConf says how that cluster is set beyond fsync, for the table's heading (e.g.
 	// "shared_buffers 6144MB").
 	PostgresConf string
+	// Directaid adds lines to the servers' global directaid block (the feed's bounds, for the fan-out).
+	Directaid string
 	// failStep makes the million run's step so named ("<store> <step>") fail at once (TestBenchSmoke's
 	// error row).
 	failStep string

@@ -69,7 +69,11 @@ func startServer(o Options, parent string, cg *memCgroup, dsn string) (*server, 
 	}
 	// caddy-ratelimit keeps a ring of `events` timestamps per client, so "off" is a high rate over a short
 	// window (100k per second, far above what two cores serve), not a huge count that would cost memory.
-	cf := testserver.Caddyfile(testserver.Options{PublishEvents: 100000, PublishWindow: "1s", DetailEvents: 400000, Site: ceilingRoute, Postgres: dsn},
+	var ems string
+	if o.Directaid != "" {
+		ems = testserver.TwoEmergencies + "\n" + o.Directaid
+	}
+	cf := testserver.Caddyfile(testserver.Options{PublishEvents: 100000, PublishWindow: "1s", DetailEvents: 400000, Site: ceilingRoute, Postgres: dsn, Emergencies: ems},
 		dir, s.DataDir, port, adminPort)
 	// Benchmark the production log level: per-request DEBUG lines would measure the logger.
 	cf = strings.Replace(cf, "level DEBUG", "level INFO", 1)

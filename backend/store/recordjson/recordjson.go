@@ -110,6 +110,8 @@ func fastRecord(v []byte) (*store.Record, bool) {
 			r.ExpiresAt = d.time()
 		case "contactHidden":
 			r.ContactHidden = d.bool()
+		case "revision":
+			r.Revision = d.int()
 		default:
 			return nil, false
 		}

@@ -36,6 +36,7 @@ func everyField(rng *rand.Rand, i int) *store.Record {
 	rec.UpdatedAt = t.Add(time.Duration(rng.IntN(1e6)) * time.Millisecond)
 	rec.ExpiresAt = t.Add(14 * 24 * time.Hour)
 	rec.ContactHidden = rng.IntN(2) == 0
+	rec.Revision = rng.IntN(3)
 	return rec
 }
 

@@ -1,0 +1,131 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
+)
+
+func newFeedService(t *testing.T) *Service {
+	t.Helper()
+	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	svc := NewService(st, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero"}}})
+	t.Cleanup(svc.CloseFeed)
+	return svc
+}
+
+func feedPublish(t *testing.T, svc *Service) string {
+	t.Helper()
+	res, _, err := svc.publish(context.Background(), "http://ayuda.test", testserver.MustJSON(t, testserver.ValidRequest()), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.ID
+}
+
+// TestFeedPositions: an event id reads back as the same position; positions order as the stores order
+// changes (time, then id; a bare time after every change of its millisecond); malformed ones are refused.
+func TestFeedPositions(t *testing.T) {
+	p := feedPos{ms: 1786000000123, id: "06h0hp5rv361w8am"}
+	if s := p.String(); s != "2026-08-06T07:06:40.123Z~06h0hp5rv361w8am" {
+		t.Fatalf("String %q", s)
+	}
+	for _, s := range []string{p.String(), "2026-08-06T07:06:40.123Z", "2026-08-06T02:06:40.123-05:00"} {
+		q, err := parseFeedPos(s)
+		if err != nil || q.ms != p.ms {
+			t.Errorf("%s: %+v %v", s, q, err)
+		}
+	}
+	for _, s := range []string{"", "ayer", "2026-08-06T05:06:40Z~", "2026-08-06T05:06:40Z~06h0hp5rv361w8a", "06h0hp5rv361w8am"} {
+		if _, err := parseFeedPos(s); err == nil {
+			t.Errorf("%q: a position", s)
+		}
+	}
+	order := []feedPos{{ms: 5, id: "06h0hp5rv361w8am"}, {ms: 5, id: "06h0hp5rv361w8an"}, {ms: 5}, {ms: 6, id: "06h0hp5rv361w8aa"}}
+	for i := range order {
+		for j := range order {
+			if got := order[i].less(order[j]); got != (i < j) {
+				t.Errorf("%v < %v: %v", order[i], order[j], got)
+			}
+		}
+	}
+}
+
+// TestFeedCutsOffSlowSubscriber: a subscriber whose buffer is full is cut off (its cut channel closes
+// and the hub forgets it) while another one goes on receiving every page.
+func TestFeedCutsOffSlowSubscriber(t *testing.T) {
+	svc := newFeedService(t)
+	hub := svc.feed
+	ctx := context.Background()
+	slow := &feedSub{addr: "192.0.2.1", ch: make(chan *feedBatch, 1), cut: make(chan struct{})}
+	fast := &feedSub{addr: "192.0.2.2", ch: make(chan *feedBatch, 16), cut: make(chan struct{})}
+	for _, sub := range []*feedSub{slow, fast} {
+		if _, err := hub.join(ctx, sub); err != nil {
+			t.Fatal(err)
+		}
+		defer hub.leave(sub)
+	}
+	for i := range 3 {
+		id := feedPublish(t, svc)
+		select {
+		case b := <-fast.ch:
+			if len(b.events) != 1 || b.events[0].rec.ID != id || b.events[0].kind != schema.EventPublished {
+				t.Fatalf("page %d: %+v", i, b.events)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("page %d not handed within 10 s", i)
+		}
+	}
+	if !closed(slow.cut) || closed(fast.cut) {
+		t.Fatalf("cut: slow %v, fast %v", closed(slow.cut), closed(fast.cut))
+	}
+	hub.mu.Lock()
+	_, kept := hub.subs[slow]
+	hub.mu.Unlock()
+	if kept {
+		t.Error("the hub still hands pages to the subscriber it cut off")
+	}
+}
+
+// TestFeedReplayBound: a resume with more changes to replay than the bound is refused (410
+// cursor_too_old, naming where the position came from); within the bound it replays them.
+func TestFeedReplayBound(t *testing.T) {
+	defer func(n int) { feedMaxReplay = n }(feedMaxReplay)
+	feedMaxReplay = 2
+	svc := newFeedService(t)
+	hub := svc.feed
+	var ids []string
+	for range 3 {
+		ids = append(ids, feedPublish(t, svc))
+	}
+	sub := &feedSub{addr: "192.0.2.1", ch: make(chan *feedBatch, 16), cut: make(chan struct{})}
+	to, err := hub.join(context.Background(), sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hub.leave(sub)
+	f := &feedFilter{}
+	_, err = hub.replay(context.Background(), f, feedPos{}, to, lastEventIDField)
+	var p *Problem
+	if !errors.As(err, &p) || p.Status != http.StatusGone || p.Body.Code != schema.CodeCursorTooOld || p.Body.Details[0].Field != lastEventIDField {
+		t.Fatalf("replay of 3 with a bound of 2: %v", err)
+	}
+	rec, err := svc.store.Get(context.Background(), ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := hub.replay(context.Background(), f, posOf(rec), to, "since")
+	if err != nil || len(evs) != 2 || evs[0].rec.ID != ids[1] || evs[1].rec.ID != ids[2] {
+		t.Fatalf("replay after the first: %v %v", evs, err)
+	}
+}
