@@ -302,6 +302,11 @@ func (s *Store) failure() error {
 
 // Create implements Store.
 func (s *Store) Create(ctx context.Context, rec *store.Record) (*store.Record, bool, error) {
+	return s.CreateCompleting(ctx, rec, nil)
+}
+
+// CreateCompleting implements store.Completer: complete runs after the pair's read found no record.
+func (s *Store) CreateCompleting(ctx context.Context, rec *store.Record, complete func(*store.Record)) (*store.Record, bool, error) {
 	if rec.EmergencySlug == "" { // an Update cannot take it away (store.ErrImmutable)
 		return nil, false, errNoEmergency
 	}
@@ -323,6 +328,9 @@ func (s *Store) Create(ctx context.Context, rec *store.Record) (*store.Record, b
 			return nil, false, store.ErrClosed
 		}
 		return nil, false, err
+	}
+	if complete != nil {
+		complete(rec)
 	}
 	if rec.Status == "" {
 		rec.Status = store.StatusOpen
