@@ -5,13 +5,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/internal/golden"
-	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -46,14 +43,7 @@ func TestRetrySearchesNoPlace(t *testing.T) {
 		st   store.Store
 	}{{"completer", counted}, {"plain store", onlyStore{bs}}} {
 		t.Run(c.name, func(t *testing.T) {
-			svc := backend.NewService(c.st, backend.Config{Emergencies: twoEmergencies,
-				RateLimitEvents: 100000, RateLimitWindow: time.Minute, DetailRateLimitEvents: 100000, DetailRateLimitWindow: time.Minute,
-				ReportRateLimitEvents: 100000, ReportRateLimitWindow: time.Minute, ManageRateLimitEvents: 100000, ManageRateLimitWindow: time.Minute})
-			h, err := backend.NewHandler(svc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := &contractServer{Server: testserver.Serve(t, h), t: t}
+			s := newContractServerOver(t, c.st, twoEmergencies)
 			body := strings.Replace(golden.Records[0], `"externalId":"req-1"`, `"externalId":"retry-`+strings.ReplaceAll(c.name, " ", "-")+`"`, 1)
 			before := counted.n.Load()
 			resp, first := s.publish(body)
