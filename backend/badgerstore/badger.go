@@ -208,7 +208,8 @@ func badgerOptions(o Options) badger.Options {
 	// follows table sizes: 8 MB memtables (a flush holds about three times that) and 1 MB tables at every
 	// level (a compaction runs a dozen table builders at once, and by default table size doubles per
 	// level). Values stay in the LSM tree and its WAL (ValueThreshold ≫ a record): a failed WAL sync
-	// reaches the committer, whereas Badger only logs a failed value-log sync.
+	// reaches the committer, whereas Badger only logs a failed value-log sync. docs/performance.md
+	// ("Badger's options for this workload") has what each value was measured against.
 	opts := badger.DefaultOptions(o.Dir).
 		WithSyncWrites(true).
 		WithDetectConflicts(false). // one writer goroutine: nothing to conflict with
