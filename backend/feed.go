@@ -470,16 +470,8 @@ func (h *feedHub) replay(ctx context.Context, f *feedFilter, from, to feedPos, f
 	}
 }
 
-// create and update are the store's Create and Update that wake this node's poller, so that its
-// subscribers see the change at once rather than at the next poll.
-func (s *Service) create(ctx context.Context, rec *store.Record) (*store.Record, bool, error) {
-	stored, created, err := s.store.Create(ctx, rec)
-	if created {
-		s.feed.Wake()
-	}
-	return stored, created, err
-}
-
+// update is the store's Update that wakes this node's poller (as create does), so that its subscribers
+// see the change at once rather than at the next poll.
 func (s *Service) update(ctx context.Context, id string, fn func(*store.Record) error) (*store.Record, error) {
 	rec, err := s.store.Update(ctx, id, fn)
 	if err == nil {

@@ -150,7 +150,7 @@ func (s *Service) publish(ctx context.Context, base string, body []byte, forcedT
 	now := s.now().UTC().Truncate(time.Millisecond)
 	rec := &store.Record{ID: s.ids(now, pub.Latitude, pub.Longitude), CreatedAt: now, Publication: *pub, Status: store.StatusOpen,
 		ExpiresAt: now.Add(s.ttl(pub.EmergencySlug, pub.Type))}
-	stored, created, err := s.create(ctx, rec)
+	stored, created, err := s.create(ctx, rec, pub)
 	if err != nil {
 		return nil, false, err
 	}
@@ -180,9 +180,51 @@ func (s *Service) publish(ctx context.Context, base string, body []byte, forcedT
 	return res, created, nil
 }
 
-// validate applies every rule of a publication to body and returns what would be stored.
+// create stores rec (pub's record) and, when it is new, wakes this node's feed poller so that its
+// subscribers see it at once.
+func (s *Service) create(ctx context.Context, rec *store.Record, pub *schema.Publication) (*store.Record, bool, error) {
+	stored, created, err := s.createCompleting(ctx, rec, pub)
+	if created {
+		s.feed.Wake()
+	}
+	return stored, created, err
+}
+
+// createCompleting stores rec through the store's Create. The municipio of a point located by
+// coordinates alone is searched only for a record to store: a retry of the same point takes its stored
+// record's (the same search of the same point gave it), so a retry never searches the places.
+func (s *Service) createCompleting(ctx context.Context, rec *store.Record, pub *schema.Publication) (*store.Record, bool, error) {
+	if !schema.NeedsMunicipio(pub) {
+		return s.store.Create(ctx, rec)
+	}
+	c, ok := s.store.(store.Completer)
+	if !ok {
+		schema.FillMunicipio(&rec.Publication)
+		pub.MunicipioCode = rec.MunicipioCode
+		return s.store.Create(ctx, rec)
+	}
+	stored, created, err := c.CreateCompleting(ctx, rec, func(r *store.Record) { schema.FillMunicipio(&r.Publication) })
+	switch {
+	case err != nil:
+	case rec.MunicipioCode != "": // searched: a new record, or one another request stored meanwhile
+		pub.MunicipioCode = rec.MunicipioCode
+	case stored.MunicipioCode != "" && stored.PlaceCode == "" && samePoint(&stored.Publication, pub):
+		pub.MunicipioCode = stored.MunicipioCode
+	default: // a retry from another point (or a record from before municipios): compared as it is
+		schema.FillMunicipio(pub)
+	}
+	return stored, created, err
+}
+
+func samePoint(a, b *schema.Publication) bool {
+	return a.Latitude != nil && a.Longitude != nil && b.Latitude != nil && b.Longitude != nil &&
+		*a.Latitude == *b.Latitude && *a.Longitude == *b.Longitude
+}
+
+// validate applies every rule of a publication to body and returns what would be stored; the municipio
+// of a point located by coordinates alone is left to create (schema.NeedsMunicipio).
 func (s *Service) validate(body []byte, forcedType string) (*schema.Publication, error) {
-	pub, eb := schema.Decode(body, forcedType)
+	pub, eb := schema.Decoder{MunicipioLater: true}.Decode(body, forcedType)
 	if eb != nil {
 		s.addEmergencyDetail(eb, body)
 		return nil, badRequest(eb)
@@ -200,6 +242,7 @@ func (s *Service) dryRun(ctx context.Context, base string, body []byte, forcedTy
 	if err != nil {
 		return nil, err
 	}
+	schema.FillMunicipio(pub)
 	res := &schema.DryRunResult{OK: true, DryRun: true, Record: *pub, Warnings: s.warnings(pub)}
 	stored, err := s.store.Lookup(ctx, pub.Source, pub.ExternalID)
 	switch {

@@ -103,6 +103,9 @@ type Decoder struct {
 	// standard decoder, libphonenumber, and a JSON round trip into the Publication. It is the slow
 	// reference that tests hold the typed decode to.
 	General bool
+	// MunicipioLater leaves the municipio of a publication located by coordinates alone (a search of the
+	// places) for the caller to fill with FillMunicipio, once it knows the publication is not a retry.
+	MunicipioLater bool
 }
 
 // Decode parses and validates a publish body. forcedType, when not empty, is the type an MCP tool sets
@@ -117,7 +120,7 @@ func (d Decoder) Decode(body []byte, forcedType string) (*Publication, *ErrorBod
 	var p *Publication
 	if !d.General {
 		var ok bool
-		if p, ok = decodeTyped(body, forcedType); ok && locate(p) == nil {
+		if p, ok = decodeTyped(body, forcedType); ok && locate(p, d.MunicipioLater) == nil {
 			return applyDefaults(p), nil
 		}
 	}
@@ -146,7 +149,7 @@ func (d Decoder) Decode(body []byte, forcedType string) (*Publication, *ErrorBod
 		return nil, invalidJSON("no se pudo leer.")
 	}
 	p.ContactE164 = e164
-	if fe := locate(p); fe != nil {
+	if fe := locate(p, d.MunicipioLater); fe != nil {
 		return nil, &ErrorBody{Code: CodeInvalidBody, Error: "Datos inválidos.", Details: fe} // general() saw it first
 	}
 	return applyDefaults(p), nil

@@ -37,8 +37,9 @@ func locationFaults(p *Publication, lookup bool) []FieldError {
 }
 
 // locate applies locationFaults to a decoded publication and, when it has none, completes its location:
-// the point of its place when it gave no coordinates, how exact the point is, and its municipio.
-func locate(p *Publication) []FieldError {
+// the point of its place when it gave no coordinates, how exact the point is, and its municipio (unless
+// later, when the municipio comes from the point alone: see NeedsMunicipio).
+func locate(p *Publication, later bool) []FieldError {
 	if fe := locationFaults(p, p.PlaceCode != ""); fe != nil {
 		return fe
 	}
@@ -53,6 +54,9 @@ func locate(p *Publication) []FieldError {
 			p.LocationPrecision = PrecisionExact
 		}
 		if pl.Code == "" {
+			if later {
+				return nil
+			}
 			pl = places.Nearest(*p.Latitude, *p.Longitude)
 		}
 	case pl.Code != "":
@@ -61,4 +65,17 @@ func locate(p *Publication) []FieldError {
 	}
 	p.MunicipioCode = pl.MunicipioCode()
 	return nil
+}
+
+// NeedsMunicipio reports whether p, decoded with MunicipioLater, still lacks the municipio of its point.
+func NeedsMunicipio(p *Publication) bool {
+	return p.Latitude != nil && p.Longitude != nil && p.PlaceCode == "" && p.MunicipioCode == ""
+}
+
+// FillMunicipio gives p, located by coordinates alone, the municipio of the nearest listed place: what
+// Decode does unless MunicipioLater.
+func FillMunicipio(p *Publication) {
+	if NeedsMunicipio(p) {
+		p.MunicipioCode = places.Nearest(*p.Latitude, *p.Longitude).MunicipioCode()
+	}
 }

@@ -208,7 +208,8 @@ func badgerOptions(o Options) badger.Options {
 	// follows table sizes: 8 MB memtables (a flush holds about three times that) and 1 MB tables at every
 	// level (a compaction runs a dozen table builders at once, and by default table size doubles per
 	// level). Values stay in the LSM tree and its WAL (ValueThreshold ≫ a record): a failed WAL sync
-	// reaches the committer, whereas Badger only logs a failed value-log sync.
+	// reaches the committer, whereas Badger only logs a failed value-log sync. docs/performance.md
+	// ("Badger's options for this workload") has what each value was measured against.
 	opts := badger.DefaultOptions(o.Dir).
 		WithSyncWrites(true).
 		WithDetectConflicts(false). // one writer goroutine: nothing to conflict with
@@ -302,6 +303,11 @@ func (s *Store) failure() error {
 
 // Create implements Store.
 func (s *Store) Create(ctx context.Context, rec *store.Record) (*store.Record, bool, error) {
+	return s.CreateCompleting(ctx, rec, nil)
+}
+
+// CreateCompleting implements store.Completer: complete runs after the pair's read found no record.
+func (s *Store) CreateCompleting(ctx context.Context, rec *store.Record, complete func(*store.Record)) (*store.Record, bool, error) {
 	if rec.EmergencySlug == "" { // an Update cannot take it away (store.ErrImmutable)
 		return nil, false, errNoEmergency
 	}
@@ -323,6 +329,9 @@ func (s *Store) Create(ctx context.Context, rec *store.Record) (*store.Record, b
 			return nil, false, store.ErrClosed
 		}
 		return nil, false, err
+	}
+	if complete != nil {
+		complete(rec)
 	}
 	if rec.Status == "" {
 		rec.Status = store.StatusOpen

@@ -2,18 +2,21 @@ package badgerstore
 
 import (
 	"context"
+	"errors"
 	"expvar"
 	"io/fs"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/pb"
 
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
@@ -41,6 +44,7 @@ func BenchmarkPublish(b *testing.B) {
 		recs[i] = storetest.UniformRecord(n, i, t0.Add(time.Duration(i)*time.Second))
 		recs[i].MunicipioCode = places.Nearest(*recs[i].Latitude, *recs[i].Longitude).MunicipioCode()
 	}
+	written := watchWrites(b, s.db)
 	puts, userBytes, gets := expvarInt("badger_put_num_user"), expvarInt("badger_write_bytes_user"), expvarInt("badger_get_num_user")
 	compacted := expvarSum("badger_write_bytes_compaction")
 	cpu := cpuTime()
@@ -74,6 +78,7 @@ func BenchmarkPublish(b *testing.B) {
 		}
 	})
 	b.StopTimer()
+	writes := written()
 	close(stopSampling)
 	<-sampled
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peaklive-MB")
@@ -109,7 +114,10 @@ func BenchmarkPublish(b *testing.B) {
 	}
 	if b.N >= 1000 {
 		for fam, sh := range byFamily {
-			b.Logf("%q: %.2f keys/rec, %.0f B/rec", fam, float64(sh.keys)/nf, float64(sh.bytes)/nf)
+			b.Logf("live %q: %.2f keys/rec, %.0f B/rec", fam, float64(sh.keys)/nf, float64(sh.bytes)/nf)
+		}
+		for fam, sh := range writes {
+			b.Logf("written %q: %.2f keys/rec, %.0f B/rec", fam, float64(sh[0])/nf, float64(sh[1])/nf)
 		}
 	}
 	b.ReportMetric(float64(keys)/nf, "keys/rec")
@@ -127,6 +135,41 @@ func BenchmarkPublish(b *testing.B) {
 		return nil
 	})
 	b.ReportMetric(float64(sst)/nf, "sstB/rec")
+}
+
+// watchWrites counts what is written to db from now on by key family (a key's first two bytes): keys
+// (sets and deletes, a counter each time a batch rewrites it) and their key and value bytes. The returned
+// function stops counting and gives the counts.
+func watchWrites(b *testing.B, db *badger.DB) func() map[string][2]int {
+	var mu sync.Mutex
+	counts := map[string][2]int{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := db.Subscribe(ctx, func(kvs *badger.KVList) error {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, kv := range kvs.Kv {
+				fam := string(kv.Key[:min(len(kv.Key), 2)])
+				c := counts[fam]
+				counts[fam] = [2]int{c[0] + 1, c[1] + len(kv.Key) + len(kv.Value)}
+			}
+			return nil
+		}, []pb.Match{{Prefix: []byte{}}})
+		if err != nil && !errors.Is(err, context.Canceled) {
+			b.Error(err)
+		}
+	}()
+	time.Sleep(50 * time.Millisecond) // Subscribe registers asynchronously
+	return func() map[string][2]int {
+		time.Sleep(100 * time.Millisecond) // the last batch's notification
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return counts
+	}
 }
 
 func expvarSum(name string) int64 {

@@ -119,6 +119,14 @@ type Store interface {
 	Close() error
 }
 
+// Completer is a Store whose Create can leave part of a new record to compute until its pair is known to
+// be free, so that a retry is answered without computing it (the municipio of a point, say).
+type Completer interface {
+	// CreateCompleting is Create that calls complete on rec (when not nil) before storing it, and only
+	// when rec is to be stored: never when the pair's record is found before the write.
+	CreateCompleting(ctx context.Context, rec *Record, complete func(*Record)) (stored *Record, created bool, err error)
+}
+
 // Backupper is a Store that can stream a full, consistent backup of itself while it serves.
 type Backupper interface {
 	// Backup writes the backup to w; the format is the store's own (its restore command reads it).

@@ -85,6 +85,10 @@ type Measure struct {
 	// CPU time of the directaid process, and of PostgreSQL's processes (PostgreSQL rows, when known),
 	// during the measurement.
 	ServerCPU, DBCPU time.Duration
+	// KeyWrites and WriteBytes are, for a Badger publishing row, what Badger was handed to write per
+	// successful request (server.storeWrites); Writes tells whether they were read.
+	KeyWrites, WriteBytes float64
+	Writes                bool
 }
 
 // Label is the row's name in the table: the scenario and what it ran over.
@@ -292,6 +296,13 @@ func (r *runner) fresh(store string) error {
 			return err
 		}
 	}
+	if selected(postOnePoint, 64) {
+		cfg := loadgen.Config{Method: "POST", Path: helpPath, Header: jsonHeader, Conns: 64,
+			Body: onePointBody("one64"), Expect: []int{201}}
+		if _, err := r.measure(srv, store, postOnePoint, "", o.Duration, cfg); err != nil {
+			return err
+		}
+	}
 	if selected("POST retry (existing)", 64) {
 		if err := seed(); err != nil {
 			return err
@@ -316,6 +327,9 @@ func (r *runner) measure(srv *server, store, name, set string, d time.Duration, 
 	w.Duration, w.Requests = max(d/10, 100*time.Millisecond), o.MaxRequests
 	if w.Body != nil && name != "POST retry (existing)" {
 		w.Body = publishBody(fmt.Sprintf("warm%d", cfg.Conns))
+		if name == postOnePoint {
+			w.Body = onePointBody(fmt.Sprintf("warmone%d", cfg.Conns))
+		}
 	}
 	if _, err := loadgen.Run(w); err != nil {
 		return Measure{}, err
@@ -324,12 +338,28 @@ func (r *runner) measure(srv *server, store, name, set string, d time.Duration, 
 	m := Measure{Store: store, Name: name, Set: set, Conns: cfg.Conns}
 	key := fmt.Sprintf("%s/%d", m.Label(), cfg.Conns)
 	profDone := o.profileIf(srv, store, fmt.Sprintf("%s/%d", name, cfg.Conns), d-d/10)
+	counted := store == Badger && cfg.Method == "POST"
+	var keys0, bytes0 int64
+	if counted {
+		var err error
+		if keys0, bytes0, err = srv.storeWrites(); err != nil {
+			return Measure{}, fmt.Errorf("%s: %w", key, err)
+		}
+	}
 	cpu0, db0 := srv.cpu(), r.dbCPU(store)
 	res, err := loadgen.Run(cfg)
 	if err != nil {
 		return Measure{}, fmt.Errorf("%s: %w", key, err)
 	}
 	m.Res, m.ServerCPU, m.DBCPU = res, srv.cpu()-cpu0, r.dbCPU(store)-db0
+	if counted {
+		keys1, bytes1, err := srv.storeWrites()
+		if err != nil {
+			return Measure{}, fmt.Errorf("%s: %w", key, err)
+		}
+		ok := float64(max(res.Requests-res.Errors, 1))
+		m.KeyWrites, m.WriteBytes, m.Writes = float64(keys1-keys0)/ok, float64(bytes1-bytes0)/ok, true
+	}
 	if err := <-profDone; err != nil {
 		return Measure{}, fmt.Errorf("profile: %w", err)
 	}
@@ -350,9 +380,13 @@ func (r *runner) printResult(m Measure) {
 	if res.Errors > 0 {
 		errs += " (first: " + res.FirstError + ")"
 	}
-	r.progress("  [%s] %s/%d: %.0f req/s (%d requests), p50 %s ms, p99 %s ms, p99.9 %s ms, errors %s; cores: %s, load generator %s",
+	writes := ""
+	if m.Writes {
+		writes = fmt.Sprintf("; Badger writes a request: %.1f keys, %.0f bytes", m.KeyWrites, m.WriteBytes)
+	}
+	r.progress("  [%s] %s/%d: %.0f req/s (%d requests), p50 %s ms, p99 %s ms, p99.9 %s ms, errors %s; cores: %s, load generator %s%s",
 		m.Store, m.Label(), m.Conns, res.Throughput(), res.Requests, ms(res.Percentile(0.5)), ms(res.Percentile(0.99)),
-		ms(res.Percentile(0.999)), errs, cpu, cores(res.CPU))
+		ms(res.Percentile(0.999)), errs, cpu, cores(res.CPU), writes)
 }
 
 // dbCPU is PostgreSQL's CPU time so far, for PostgreSQL rows (0 otherwise or when unknown).
@@ -406,6 +440,9 @@ func fixedQuery(q string) func(int64, []byte) []byte {
 
 // Scenario names the targets of the issues refer to.
 const (
+	// postOnePoint publishes every record at one point with one title and text (onePointBody), beside
+	// "POST new"'s varied records: what the varied data cost.
+	postOnePoint = "POST new, one point"
 	readRadius   = "GET list within 5 km"
 	readFiltered = "GET list emergency+type+category"
 	readText     = "GET list q=insulina"

@@ -63,10 +63,10 @@ func TestBenchSmoke(t *testing.T) {
 	failed := "[Badger] export: failed on purpose (Options.failStep)"
 	out := checkRun(t, rep, failed)
 	m := rep.Million
-	// ceiling, discovery, 4 × POST new, retry; the long run: 16 reads, 4 mixed reads and their publishing,
+	// ceiling, discovery, 4 × POST new, POST new at one point, retry; the long run: 16 reads, 4 mixed reads and their publishing,
 	// the long publishing, publishing without and during a backup, and (with the cgroup) its unconstrained
 	// first slice and 6 cold reads in it.
-	want := 7 + 16 + 5 + 1 + 2
+	want := 8 + 16 + 5 + 1 + 2
 	if m.CgroupError == "" {
 		want += 1 + 6
 	}
@@ -123,6 +123,30 @@ func TestBenchSmoke(t *testing.T) {
 		t.Errorf("reads over the seeds: %v", n)
 	}
 	checkBackup(t, rep, "500 records", true)
+}
+
+// The publishing rows count what Badger was handed to write per record: the varied records write more
+// index keys (and bytes) than those all at one point with one title and text; a retry writes nothing.
+func TestBenchPublishingWrites(t *testing.T) {
+	rep, err := Run(Options{Bin: testserver.Binary(t), Duration: 300 * time.Millisecond, Seeds: 200,
+		TempDir: t.TempDir(), PostgresMissing: "not asked", Only: "POST"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := checkRun(t, rep)
+	varied, one, retry := rep.find(Badger, "POST new", "", 64), rep.find(Badger, postOnePoint, "", 64), rep.find(Badger, "POST retry (existing)", "", 64)
+	if varied == nil || one == nil || retry == nil || !varied.Writes || !one.Writes || !retry.Writes {
+		t.Fatalf("publishing rows without their writes: %+v %+v %+v", varied, one, retry)
+	}
+	if one.KeyWrites < 3 || varied.KeyWrites <= one.KeyWrites || varied.WriteBytes <= one.WriteBytes {
+		t.Errorf("key writes a record: varied %.1f (%.0f bytes), one point %.1f (%.0f bytes)", varied.KeyWrites, varied.WriteBytes, one.KeyWrites, one.WriteBytes)
+	}
+	if retry.KeyWrites > 0.5 {
+		t.Errorf("a retry wrote %.1f keys", retry.KeyWrites)
+	}
+	if !strings.Contains(out, "Badger writes per successful request") || !strings.Contains(out, postOnePoint+"/64: ") {
+		t.Errorf("the report lacks the writes per record")
+	}
 }
 
 // checkBackup checks that the backup scenario ran over set: both publishing rows, the slow client read

@@ -34,8 +34,16 @@ func (r *rng) intn(n int) int { return int(r.next() % uint64(n)) }
 func pick(r *rng, s []string) string { return s[r.intn(len(s))] }
 
 // publishBody returns a body generator for publications whose externalId is tag-n: every n is a new
-// record, and the same n is a retry of the same record.
-func publishBody(tag string) func(n int64, b []byte) []byte {
+// record, and the same n is a retry of the same record. The records vary as real ones do: a point
+// anywhere in the area the read scenarios search (0.8° × 0.6°, about 89 × 67 km of the Eje Cafetero), a
+// title of 4 to 6 words and a text of 8 to 37 from the vocabulary, every category, both types.
+func publishBody(tag string) func(n int64, b []byte) []byte { return bodies(tag, true) }
+
+// onePointBody is publishBody with one point, one title and one text for every record: what the
+// publishing rows sent before they varied, kept as a row to compare (it writes the fewest index keys).
+func onePointBody(tag string) func(n int64, b []byte) []byte { return bodies(tag, false) }
+
+func bodies(tag string, vary bool) func(n int64, b []byte) []byte {
 	var seed uint64
 	for _, c := range tag {
 		seed = seed*31 + uint64(c)
@@ -54,13 +62,16 @@ func publishBody(tag string) func(n int64, b []byte) []byte {
 		b = append(b, '-')
 		b = strconv.AppendInt(b, n, 10)
 		b = append(b, `","emergencySlug":"eje-cafetero","title":"`...)
-		b = append(b, pick(&r, titles)...)
+		if vary {
+			b = appendWords(b, &r, 4+r.intn(3))
+		} else {
+			b = append(b, titles[0]...)
+		}
 		b = append(b, `","description":"`...)
-		for i, nw := 0, 8+r.intn(30); i < nw; i++ {
-			if i > 0 {
-				b = append(b, ' ')
-			}
-			b = append(b, pick(&r, words)...)
+		if vary {
+			b = appendWords(b, &r, 8+r.intn(30))
+		} else {
+			b = append(b, "Sin agua desde el sismo"...)
 		}
 		b = append(b, `.","category":"`...)
 		b = append(b, pick(&r, categories)...)
@@ -76,10 +87,14 @@ func publishBody(tag string) func(n int64, b []byte) []byte {
 		b = strconv.AppendInt(b, int64(1+r.intn(99)), 10)
 		b = append(b, '-')
 		b = strconv.AppendInt(b, int64(1+r.intn(99)), 10)
-		b = append(b, `","latitude":`...)
-		b = strconv.AppendFloat(b, 4.4+float64(r.intn(80000))/1e5, 'f', 5, 64)
-		b = append(b, `,"longitude":`...)
-		b = strconv.AppendFloat(b, -76.0+float64(r.intn(60000))/1e5, 'f', 5, 64)
+		if vary {
+			b = append(b, `","latitude":`...)
+			b = strconv.AppendFloat(b, 4.4+float64(r.intn(80000))/1e5, 'f', 5, 64)
+			b = append(b, `,"longitude":`...)
+			b = strconv.AppendFloat(b, -76.0+float64(r.intn(60000))/1e5, 'f', 5, 64)
+		} else {
+			b = append(b, `","latitude":4.5339,"longitude":-75.6811`...)
+		}
 		if offer {
 			b = append(b, `,"collectionCenterStatus":"`...)
 			b = append(b, pick(&r, statuses)...)
@@ -93,4 +108,15 @@ func publishBody(tag string) func(n int64, b []byte) []byte {
 		b = strconv.AppendInt(b, int64(1+r.intn(200)), 10)
 		return append(b, '}')
 	}
+}
+
+// appendWords appends n words of the vocabulary, separated by spaces.
+func appendWords(b []byte, r *rng, n int) []byte {
+	for i := range n {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, pick(r, words)...)
+	}
+	return b
 }

@@ -177,6 +177,7 @@ func (r *Report) Print(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "CPU: cores used on average (2 = both cores of a 2-core machine); server, PostgreSQL and load generator share them.")
+	r.printWrites(w)
 	if m != nil && m.Res != nil {
 		r.printMillion(w)
 	}
@@ -190,6 +191,23 @@ func (r *Report) Print(w io.Writer) {
 	}
 	if r.Duration > 0 {
 		fmt.Fprintf(w, "\nwhole run: %s\n", r.Duration.Round(time.Second))
+	}
+}
+
+// printWrites lists what Badger was handed to write per successful request of each publishing row: key
+// writes (sets and deletes) and bytes, counters included (badger_put_num_user and
+// badger_write_bytes_user of the server's /debug/vars, over the measured time).
+func (r *Report) printWrites(w io.Writer) {
+	first := true
+	for _, m := range r.Measures {
+		if !m.Writes {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "Badger writes per successful request (badger_put_num_user, badger_write_bytes_user of /debug/vars):")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s/%d: %.1f key writes, %.0f bytes\n", m.Label(), m.Conns, m.KeyWrites, m.WriteBytes)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -276,6 +277,28 @@ func (s *server) profile(path string, d time.Duration) error {
 		return err
 	}
 	return f.Close()
+}
+
+// storeWrites reads, from Caddy's admin /debug/vars, Badger's counts of what it was handed to write since
+// the server started: entries (keys set or deleted) and their bytes as Badger estimates them (key, value
+// and entry header). Zeros for a PostgreSQL server, which has no Badger.
+func (s *server) storeWrites() (keys, bytes int64, err error) {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/vars", s.AdminAddr))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return 0, 0, fmt.Errorf("debug/vars: %s", resp.Status)
+	}
+	var vars struct {
+		Puts  int64 `json:"badger_put_num_user"`
+		Bytes int64 `json:"badger_write_bytes_user"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&vars); err != nil {
+		return 0, 0, fmt.Errorf("debug/vars: %w", err)
+	}
+	return vars.Puts, vars.Bytes, nil
 }
 
 // diskUsage sums the blocks allocated to the files under dir (what `du` reports, not apparent sizes:

@@ -6,7 +6,6 @@ package places
 
 import (
 	_ "embed"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -241,22 +240,10 @@ func allWordPrefixes(text string, words []string) bool {
 
 // Nearest is the municipio or centro poblado whose point is nearest to (lat, lon): how a record located
 // by coordinates alone gets a municipio. It approximates the municipio that contains the point (DIVIPOLA
-// has points, not boundaries), which near a boundary may be the neighbour.
+// has points, not boundaries), which near a boundary may be the neighbour. Of places at the same distance
+// it is the first by code. It searches a grid of the places, not the whole list.
 func Nearest(lat, lon float64) Place {
-	ix := load()
-	k := math.Cos(lat * math.Pi / 180)
-	k *= k
-	best, bestD := -1, math.Inf(1)
-	for i, p := range ix.all {
-		if len(p.Code) == 2 {
-			continue
-		}
-		dy, dx := p.Lat-lat, p.Lon-lon
-		if d := dy*dy + k*dx*dx; d < bestD {
-			best, bestD = i, d
-		}
-	}
-	return ix.all[best]
+	return load().all[loadGrid().nearest(lat, lon)]
 }
 
 // Municipios finds municipios by code (5 digits) or by name, ignoring case and accents; a name may be

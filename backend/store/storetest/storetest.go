@@ -40,6 +40,7 @@ var Behaviours = []struct {
 	{"NoTotal", testNoTotal},
 	{"TextTotalsPastTheBound", testTextTotalsPastTheBound},
 	{"PagingUnderConcurrentInserts", testPagingUnderConcurrentInserts},
+	{"ReadableOnceAcknowledged", testReadableOnceAcknowledged},
 	{"Aggregates", testAggregates},
 	{"UpdateTransitions", testUpdateTransitions},
 	{"UpdateRefusals", testUpdateRefusals},
