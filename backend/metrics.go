@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -94,7 +95,7 @@ func newMetrics() *Metrics {
 		}, []string{"view", "format"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "directaid_rate_limited_total",
-			Help: "Answers 429 by rate_limit zone (publish, detail).",
+			Help: "Answers 429 by rate_limit zone (" + strings.Join(RateLimitZones, ", ") + ").",
 		}, []string{"zone"}),
 		reports: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "directaid_reports_total",
@@ -241,13 +242,13 @@ func (o *Observe) RateLimited(zone, publishChannel string) {
 		return
 	}
 	if o.Metrics != nil {
-		z := "detail"
+		z := ZoneDetail
 		if slices.Contains(RateLimitZones, zone) {
 			z = zone
 		}
 		o.Metrics.rateLimited.WithLabelValues(z).Inc()
 	}
-	if zone == "publish" && publishChannel != "" {
+	if zone == ZonePublish && publishChannel != "" {
 		// Logged at DEBUG: a client hammering the limit would otherwise write a line per attempt.
 		o.publishedRateLimited(publishChannel)
 	}

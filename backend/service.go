@@ -36,17 +36,9 @@ type Config struct {
 	// PublicURL is the absolute base of links (https://ayuda.example.org); empty derives it per request.
 	PublicURL   string
 	Emergencies []Emergency
-	// The publishing rate limit as configured in the Caddyfile, published in discovery and docs.
-	RateLimitEvents int
-	RateLimitWindow time.Duration
-	// The stricter limit on detail reads (view=detail carries the phone), from the Caddyfile's `detail` zone.
-	DetailRateLimitEvents int
-	DetailRateLimitWindow time.Duration
-	// ReportRateLimit* and ManageRateLimit* are the report and manage zones, published in discovery.
-	ReportRateLimitEvents int
-	ReportRateLimitWindow time.Duration
-	ManageRateLimitEvents int
-	ManageRateLimitWindow time.Duration
+	// RateLimits are the budgets of Zones, by name, as the Caddyfile enforces them; discovery and the
+	// site publish them. A zone left out is not published.
+	RateLimits map[string]Limit
 	// Observe receives metrics and the publication log; nil observes nothing.
 	Observe *Observe
 	// HideAfterReports is how many distinct reporters hide a record (0: defaultHideAfterReports).
@@ -111,6 +103,8 @@ type Problem struct {
 	RetryAfter int
 	// Challenge is sent as WWW-Authenticate when set (a 401).
 	Challenge string
+	// Zone is the rate limit that refused the request (a 429), one of Zones.
+	Zone string
 	// loggedOnce: its cause is logged where it starts and stops (the store's write state), so the
 	// publication log takes it at DEBUG, not a WARN line per request.
 	loggedOnce bool

@@ -22,8 +22,9 @@ func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 		PublicURL:       svc.cfg.PublicURL,
 		Contact:         svc.cfg.OperatorContact,
 		Tools:           tools,
-		RateLimitEvents: svc.cfg.RateLimitEvents,
-		RateLimitWindow: svc.cfg.RateLimitWindow,
+		RateLimitEvents: svc.cfg.RateLimits[ZonePublish].Events,
+		RateLimitWindow: svc.cfg.RateLimits[ZonePublish].Window,
+		LimitPages:      limitPages,
 		ParseList:       parseListQuery,
 		List: func(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
 			l, err := svc.listHelp(ctx, base, q)

@@ -99,20 +99,17 @@ func (d *deadlineWriter) SetWriteDeadline(deadline time.Time) error {
 	return http.NewResponseController(d.ResponseWriter).SetWriteDeadline(deadline)
 }
 
-// limitZone tells which rate_limit zone refused r (as the shipped Caddyfile's matchers do), and, for the
-// publish zone, through which channel r was publishing.
+// limitZone tells which rate_limit zone refused r (backend.ZoneOf, from the zones' matchers), and, for
+// the publish zone, through which channel r was publishing.
 func limitZone(r *http.Request) (zone, channel string) {
-	switch {
-	case r.URL.Path == schema.MCPPath:
-		zone, channel = mcpUse(r).Zone(), backend.ChannelMCP
-		if zone == "" { // refused by a zone that meters every MCP call: the operator's own
-			zone = backend.ZonePublish
-		}
-	case r.URL.Path == schema.HelpPath:
-		zone, channel = backend.ZoneOf(r), backend.ChannelAPI
-	default:
-		zone, channel = backend.ZoneOf(r), backend.ChannelForm
+	use, channel := backend.MCPFree, backend.ChannelForm
+	switch r.URL.Path {
+	case schema.MCPPath:
+		use, channel = mcpUse(r), backend.ChannelMCP
+	case schema.HelpPath:
+		channel = backend.ChannelAPI
 	}
+	zone = backend.ZoneOf(r, use)
 	if zone != backend.ZonePublish {
 		channel = ""
 	}

@@ -126,7 +126,7 @@ func (h *handler) serveModeration(w http.ResponseWriter, r *http.Request, v *vie
 	}
 	who := m.Moderator(r)
 	if who == "" {
-		h.serveError(w, r, http.StatusUnauthorized)
+		h.serveError(w, r, http.StatusUnauthorized, "")
 		return
 	}
 	if !allowMethods(w, r, true) {
