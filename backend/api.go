@@ -49,7 +49,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == schema.MCPPath {
 			writeRPCError(w, http.StatusBadRequest, badHost)
 		} else {
-			writeProblem(w, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: "invalid_request", Error: badHost}})
+			writeProblem(w, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidRequest, Error: badHost}})
 		}
 		return
 	}
@@ -97,7 +97,7 @@ func SetCommonHeaders(w http.ResponseWriter) {
 }
 
 func notFound() *Problem {
-	return &Problem{Status: http.StatusNotFound, Body: schema.ErrorBody{Code: "not_found", Error: "No existe ese recurso."}}
+	return &Problem{Status: http.StatusNotFound, Body: schema.ErrorBody{Code: schema.CodeNotFound, Error: "No existe ese recurso."}}
 }
 
 // allow answers OPTIONS (CORS preflight) and refuses methods not in methods; it reports whether the
@@ -124,7 +124,7 @@ func allowWithHeaders(w http.ResponseWriter, r *http.Request, methods, headers s
 		}
 	}
 	w.Header().Set("Allow", methods)
-	writeProblem(w, &Problem{Status: http.StatusMethodNotAllowed, Body: schema.ErrorBody{Code: "method_not_allowed",
+	writeProblem(w, &Problem{Status: http.StatusMethodNotAllowed, Body: schema.ErrorBody{Code: schema.CodeMethodNotAllowed,
 		Error: "Método no permitido aquí; use " + methods + "."}})
 	return false
 }
@@ -270,12 +270,12 @@ func checkJSONContentType(r *http.Request) *Problem {
 			return nil
 		}
 	}
-	return &Problem{Status: http.StatusUnsupportedMediaType, Body: schema.ErrorBody{Code: "unsupported_media_type",
+	return &Problem{Status: http.StatusUnsupportedMediaType, Body: schema.ErrorBody{Code: schema.CodeUnsupportedMediaType,
 		Error: "El cuerpo debe enviarse como JSON con la cabecera Content-Type: application/json."}}
 }
 
 func ambiguousContentType() *Problem {
-	return &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: "invalid_request",
+	return &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidRequest,
 		Error: "La petición trae varias cabeceras Content-Type: envíe una sola, Content-Type: application/json."}}
 }
 
@@ -287,7 +287,7 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *Problem) {
 		return nil, p
 	}
 	const limit = schema.MaxBodyBytes
-	tooLarge := &Problem{Status: http.StatusRequestEntityTooLarge, Body: schema.ErrorBody{Code: "body_too_large",
+	tooLarge := &Problem{Status: http.StatusRequestEntityTooLarge, Body: schema.ErrorBody{Code: schema.CodeBodyTooLarge,
 		Error: "El cuerpo es demasiado grande: el máximo es 64 KiB."}}
 	if r.ContentLength > limit {
 		w.Header().Set("Connection", "close")
@@ -309,12 +309,17 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *Problem) {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"error":"Error interno.","code":"internal_error"}`)
+		status, b = http.StatusInternalServerError, internalErrorJSON()
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// internalErrorJSON is the body of a 500 that could not be marshalled.
+func internalErrorJSON() []byte {
+	return []byte(`{"error":"Error interno.","code":"` + schema.CodeInternalError + `"}`)
 }
 
 // writeProblem writes an error answer.

@@ -151,10 +151,9 @@ type Observe struct {
 	Exports *zap.Logger
 }
 
-// errorCodes bounds the `code` label: any code not listed (there should be none) counts as "other".
-var errorCodes = []string{schema.CodeInvalidBody, schema.CodeInvalidJSON, schema.CodeConsentRequired, schema.CodeEmergencyRequired,
-	schema.CodeUnknownEmergency, schema.CodeNoActiveEmergency, "body_too_large", "unsupported_media_type", "rate_limited",
-	"unavailable", "internal_error", "method_not_allowed", "invalid_request"}
+// errorCodes bounds the `code` label to the contract's codes (schema.ErrorCodes): any other (there
+// should be none) counts as "other".
+var errorCodes = schema.ErrorCodeNames()
 
 func boundedCode(code string) string {
 	if slices.Contains(errorCodes, code) {
@@ -256,12 +255,12 @@ func (o *Observe) RateLimited(zone, publishChannel string) {
 
 func (o *Observe) publishedRateLimited(channel string) {
 	if m := o.Metrics; m != nil {
-		m.publications.WithLabelValues(channel, OutcomeRefused, "rate_limited").Inc()
+		m.publications.WithLabelValues(channel, OutcomeRefused, schema.CodeRateLimited).Inc()
 		m.minutes.add(time.Now(), OutcomeRefused)
 	}
 	if o.Publications != nil {
 		o.Publications.Debug("publication", zap.String("channel", channel), zap.String("outcome", OutcomeRefused),
-			zap.Int("status", 429), zap.String("code", "rate_limited"))
+			zap.Int("status", 429), zap.String("code", schema.CodeRateLimited))
 	}
 }
 

@@ -257,18 +257,18 @@ func asProblem(err error) *Problem {
 	}
 	if errors.Is(err, store.ErrUnavailable) {
 		// The store refuses writes for now (the disk is nearly full): reads go on, and it recovers by itself.
-		return &Problem{Status: http.StatusServiceUnavailable, RetryAfter: 60, loggedOnce: true, Body: schema.ErrorBody{Code: "unavailable",
+		return &Problem{Status: http.StatusServiceUnavailable, RetryAfter: 60, loggedOnce: true, Body: schema.ErrorBody{Code: schema.CodeUnavailable,
 			Error: "El servicio no puede guardar publicaciones en este momento; las consultas siguen funcionando. Reintente en unos minutos con el mismo externalId (no se duplicará)."}}
 	}
 	if errors.Is(err, store.ErrUnreachable) {
 		// The database cannot be reached for now (a PostgreSQL restart or failover): seconds, not minutes.
-		return &Problem{Status: http.StatusServiceUnavailable, RetryAfter: 2, Body: schema.ErrorBody{Code: "unavailable",
+		return &Problem{Status: http.StatusServiceUnavailable, RetryAfter: 2, Body: schema.ErrorBody{Code: schema.CodeUnavailable,
 			Error: "El servicio no pudo completar la operación porque la base de datos no responde; reintente en unos segundos con el mismo externalId (no se duplicará)."}}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, store.ErrClosed) {
-		return &Problem{Status: http.StatusServiceUnavailable, Body: schema.ErrorBody{Code: "unavailable",
+		return &Problem{Status: http.StatusServiceUnavailable, Body: schema.ErrorBody{Code: schema.CodeUnavailable,
 			Error: "El servicio no pudo completar la publicación; reintente con el mismo externalId (no se duplicará)."}}
 	}
-	return &Problem{Status: http.StatusInternalServerError, Body: schema.ErrorBody{Code: "internal_error",
+	return &Problem{Status: http.StatusInternalServerError, Body: schema.ErrorBody{Code: schema.CodeInternalError,
 		Error: "Error interno al guardar; reintente con el mismo externalId (no se duplicará)."}}
 }

@@ -81,7 +81,7 @@ func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 			}
 			b, err := json.Marshal(v)
 			if err != nil {
-				return http.StatusInternalServerError, []byte(`{"error":"Error interno.","code":"internal_error"}`)
+				return http.StatusInternalServerError, internalErrorJSON()
 			}
 			return status, b
 		},
@@ -96,7 +96,7 @@ func siteAnswer(status int, res any, err error) (int, []byte) {
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
-		return http.StatusInternalServerError, []byte(`{"error":"Error interno.","code":"internal_error"}`)
+		return http.StatusInternalServerError, internalErrorJSON()
 	}
 	return status, b
 }

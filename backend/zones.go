@@ -187,5 +187,5 @@ func RateLimitedIn(zone string) *Problem {
 		z = &Zones[0]
 	}
 	return &Problem{Status: http.StatusTooManyRequests, Zone: z.Name,
-		Body: schema.ErrorBody{Code: "rate_limited", Error: z.Refusal}}
+		Body: schema.ErrorBody{Code: schema.CodeRateLimited, Error: z.Refusal}}
 }

@@ -273,7 +273,7 @@ func (mv *moderationView) fill(items []ModerationItem, confirm string) {
 	for _, it := range items {
 		mi := modItem{ID: it.ID, Type: enumLabels[it.Type], Status: cmp.Or(enumLabels[it.Status], it.Status), Title: it.Title,
 			Description: it.Description, Emergency: it.EmergencySlug, ContactName: it.ContactName, Phone: it.Phone,
-			Created: shortTime(it.CreatedAt), ContactHidden: it.ContactHidden, Hidden: it.Status == "hidden"}
+			Created: shortTime(it.CreatedAt), ContactHidden: it.ContactHidden, Hidden: it.Status == schema.StatusHidden}
 		for _, s := range schema.Statuses {
 			mi.Statuses = append(mi.Statuses, modOption{Value: s, Label: cmp.Or(enumLabels[s], s), Selected: s == it.Status})
 		}

@@ -257,7 +257,7 @@ var waLink = regexp.MustCompile(`^https://wa\.me/[0-9]{6,15}$`)
 
 func newDetailView(v *view, d *schema.PublicHelpDetail) *detailView {
 	r := schema.HelpRecord[schema.DetailContact](*d)
-	dv := &detailView{recordView: newRecordView(v, &r, d.Contact.Name), Phone: d.Contact.Whatsapp, Expired: d.Status == "expired"}
+	dv := &detailView{recordView: newRecordView(v, &r, d.Contact.Name), Phone: d.Contact.Whatsapp, Expired: d.Status == schema.StatusExpired}
 	if waLink.MatchString(d.Contact.WhatsappURL) {
 		dv.WhatsappURL = d.Contact.WhatsappURL
 	}
