@@ -18,16 +18,26 @@ build:
 ## must exist before Caddy binds the socket: Caddy starts the admin endpoint before the database creates it)
 run: build
 	mkdir -p -m 0700 data
+	@echo "== directaid on http://localhost:8080 (Caddyfile.local, data in ./data; Ctrl-C stops it)"
 	./$(BIN) run --config Caddyfile.local
 
 ## test: lint, a brief run of every fuzz target, then every test (through the built binary on loopback ports),
-## and the test of the reads' shared Badger snapshot under the race detector; each phase says when it
+## and every in-process package's tests again under the race detector (-short); each phase says when it
 ## starts and how long it took
 test: build
 	@$(call phase,lint,$(MAKE) --no-print-directory lint)
 	@$(call phase,fuzz-smoke,$(MAKE) --no-print-directory fuzz-smoke)
 	@$(call phase,tests,$(GO) test -count=1 -timeout 20m ./...)
-	@$(call phase,race,$(GO) test -count=1 -race -run '^TestSnapshotReadsConcurrent$$' ./backend/badgerstore/)
+	@$(call phase,race,$(GO) test -count=1 -race -short -timeout 30m $(RACE_PKGS) && \
+		$(GO) test -count=1 -race -short -timeout 30m -run '$(RACE_BADGER)' ./backend/badgerstore/)
+
+# RACE_PKGS are the packages whose tests run in process (no binary): the race phase of `make test`. Badger's
+# own package runs under -race only for its shared behaviour and its concurrent reads (RACE_BADGER): its
+# brute-force comparisons take minutes under the race detector and share no state between goroutines that
+# TestStore does not also drive. PostgreSQL's package is left out: its concurrency is the server's.
+RACE_PKGS := ./schema/... ./site/... ./backend/ ./backend/store/... ./caddymodule/ ./internal/webutil/ \
+	./internal/loadgen/ ./internal/testserver/
+RACE_BADGER := ^(TestStore|TestSnapshotReadsConcurrent)$$
 
 ## check: the fast inner loop (a few minutes): the in-process tests of the contract, the service, the site
 ## and the stores' shared behaviour on Badger, under the race detector; no binary, no PostgreSQL

@@ -49,7 +49,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == schema.MCPPath {
 			writeRPCError(w, http.StatusBadRequest, badHost)
 		} else {
-			writeProblem(w, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: "invalid_request", Error: badHost}})
+			writeProblem(w, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidRequest, Error: badHost}})
 		}
 		return
 	}
@@ -99,7 +99,7 @@ func SetCommonHeaders(w http.ResponseWriter) {
 }
 
 func notFound() *Problem {
-	return &Problem{Status: http.StatusNotFound, Body: schema.ErrorBody{Code: "not_found", Error: "No existe ese recurso."}}
+	return &Problem{Status: http.StatusNotFound, Body: schema.ErrorBody{Code: schema.CodeNotFound, Error: "No existe ese recurso."}}
 }
 
 // allow answers OPTIONS (CORS preflight) and refuses methods not in methods; it reports whether the
@@ -126,7 +126,7 @@ func allowWithHeaders(w http.ResponseWriter, r *http.Request, methods, headers s
 		}
 	}
 	w.Header().Set("Allow", methods)
-	writeProblem(w, &Problem{Status: http.StatusMethodNotAllowed, Body: schema.ErrorBody{Code: "method_not_allowed",
+	writeProblem(w, &Problem{Status: http.StatusMethodNotAllowed, Body: schema.ErrorBody{Code: schema.CodeMethodNotAllowed,
 		Error: "Método no permitido aquí; use " + methods + "."}})
 	return false
 }
@@ -169,21 +169,10 @@ func (s *Service) discovery(base string, tools []schema.MCPTool) *schema.Discove
 		d.Capabilities = append(d.Capabilities, t.Capability)
 	}
 	d.Capabilities = append(d.Capabilities, apiCapabilities...)
-	if s.cfg.RateLimitEvents > 0 {
-		d.RateLimit = &schema.RateLimit{Events: s.cfg.RateLimitEvents, WindowSeconds: int(s.cfg.RateLimitWindow.Seconds()),
-			Scope: "publicaciones (POST " + schema.HelpPath + " y herramientas de publicación MCP) por dirección IP"}
-	}
-	if s.cfg.DetailRateLimitEvents > 0 {
-		d.DetailRateLimit = &schema.RateLimit{Events: s.cfg.DetailRateLimitEvents, WindowSeconds: int(s.cfg.DetailRateLimitWindow.Seconds()),
-			Scope: "lecturas de un registro con su teléfono (GET " + schema.HelpPath + "?view=detail, las páginas " + schema.RecordPathPrefix + "{id} y la herramienta MCP " + ToolViewHelp + ") por dirección IP"}
-	}
-	if s.cfg.ReportRateLimitEvents > 0 {
-		d.ReportRateLimit = &schema.RateLimit{Events: s.cfg.ReportRateLimitEvents, WindowSeconds: int(s.cfg.ReportRateLimitWindow.Seconds()),
-			Scope: "reportes (POST " + schema.HelpPath + "/{id}" + schema.ReportsSuffix + " y el formulario " + schema.ReportFormPath + ") por dirección IP"}
-	}
-	if s.cfg.ManageRateLimitEvents > 0 {
-		d.ManageRateLimit = &schema.RateLimit{Events: s.cfg.ManageRateLimitEvents, WindowSeconds: int(s.cfg.ManageRateLimitWindow.Seconds()),
-			Scope: "acciones con el código para gestionar (POST " + schema.HelpPath + "/{id}" + schema.ActionsSuffix + " y el formulario " + schema.ManagePath + ") por dirección IP"}
+	for _, z := range Zones {
+		if l := s.cfg.RateLimits[z.Name]; l.Events > 0 {
+			*z.Discovery(d) = &schema.RateLimit{Events: l.Events, WindowSeconds: int(l.Window.Seconds()), Scope: z.Scope}
+		}
 	}
 	return d
 }
@@ -283,12 +272,12 @@ func checkJSONContentType(r *http.Request) *Problem {
 			return nil
 		}
 	}
-	return &Problem{Status: http.StatusUnsupportedMediaType, Body: schema.ErrorBody{Code: "unsupported_media_type",
+	return &Problem{Status: http.StatusUnsupportedMediaType, Body: schema.ErrorBody{Code: schema.CodeUnsupportedMediaType,
 		Error: "El cuerpo debe enviarse como JSON con la cabecera Content-Type: application/json."}}
 }
 
 func ambiguousContentType() *Problem {
-	return &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: "invalid_request",
+	return &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidRequest,
 		Error: "La petición trae varias cabeceras Content-Type: envíe una sola, Content-Type: application/json."}}
 }
 
@@ -300,7 +289,7 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *Problem) {
 		return nil, p
 	}
 	const limit = schema.MaxBodyBytes
-	tooLarge := &Problem{Status: http.StatusRequestEntityTooLarge, Body: schema.ErrorBody{Code: "body_too_large",
+	tooLarge := &Problem{Status: http.StatusRequestEntityTooLarge, Body: schema.ErrorBody{Code: schema.CodeBodyTooLarge,
 		Error: "El cuerpo es demasiado grande: el máximo es 64 KiB."}}
 	if r.ContentLength > limit {
 		w.Header().Set("Connection", "close")
@@ -322,12 +311,17 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *Problem) {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"error":"Error interno.","code":"internal_error"}`)
+		status, b = http.StatusInternalServerError, internalErrorJSON()
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// internalErrorJSON is the body of a 500 that could not be marshalled.
+func internalErrorJSON() []byte {
+	return []byte(`{"error":"Error interno.","code":"` + schema.CodeInternalError + `"}`)
 }
 
 // writeProblem writes an error answer.
@@ -341,45 +335,6 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 		w.Header().Set("WWW-Authenticate", p.Challenge)
 	}
 	writeJSON(w, p.Status, &p.Body)
-}
-
-// The rate_limit zones of the shipped Caddyfiles: what each meters, and its 429.
-const (
-	ZonePublish = "publish" // POST help, the site's publishing forms, the MCP publishing tools
-	ZoneDetail  = "detail"  // reads that show a phone: view=detail, /ayudas/{id}, MCP ver_ayuda
-	ZoneReport  = "report"  // reports: POST …/{id}/reports, /reportar, MCP reportar_publicacion
-	ZoneManage  = "manage"  // publishers' actions: POST …/{id}/actions, /gestionar, MCP actualizar_publicacion
-)
-
-// RateLimitZones lists every zone (the label values of directaid_rate_limited_total).
-var RateLimitZones = []string{ZonePublish, ZoneDetail, ZoneReport, ZoneManage}
-
-// ZoneOf is the zone an HTTP request of the API or the site spends (MCP's is MCPUse.Zone, from its body),
-// as the shipped Caddyfiles' matchers decide it.
-func ZoneOf(r *http.Request) string {
-	switch {
-	case r.Method != http.MethodPost:
-		return ZoneDetail
-	case strings.HasSuffix(r.URL.Path, schema.ReportsSuffix) || r.URL.Path == schema.ReportFormPath:
-		return ZoneReport
-	case strings.HasSuffix(r.URL.Path, schema.ActionsSuffix) || r.URL.Path == schema.ManagePath:
-		return ZoneManage
-	}
-	return ZonePublish
-}
-
-// RateLimitedIn is the answer to a request over the limit of zone (Retry-After is set by the limiter).
-func RateLimitedIn(zone string) *Problem {
-	msg := "Límite temporal de publicaciones alcanzado: espere los segundos que indica Retry-After y reintente con el mismo externalId."
-	switch zone {
-	case ZoneDetail:
-		msg = "Límite temporal de consultas de registros con teléfono alcanzado: espere los segundos que indica Retry-After."
-	case ZoneReport:
-		msg = "Límite temporal de reportes alcanzado: espere los segundos que indica Retry-After."
-	case ZoneManage:
-		msg = "Límite temporal de acciones sobre publicaciones alcanzado: espere los segundos que indica Retry-After y reintente (repetir una acción no la aplica dos veces)."
-	}
-	return &Problem{Status: http.StatusTooManyRequests, Body: schema.ErrorBody{Code: "rate_limited", Error: msg}}
 }
 
 // serveCacheable writes body with a strong ETag and answers If-None-Match with 304.

@@ -52,8 +52,8 @@ func newContractServer(t *testing.T, ems ...backend.Emergency) *contractServer {
 func newContractServerOver(t *testing.T, st store.Store, ems []backend.Emergency) *contractServer {
 	t.Helper()
 	svc := backend.NewService(st, backend.Config{Emergencies: ems,
-		RateLimitEvents: 100000, RateLimitWindow: time.Minute, DetailRateLimitEvents: 100000, DetailRateLimitWindow: time.Minute,
-		ReportRateLimitEvents: 100000, ReportRateLimitWindow: time.Minute, ManageRateLimitEvents: 100000, ManageRateLimitWindow: time.Minute})
+		RateLimits: map[string]backend.Limit{backend.ZonePublish: {100000, time.Minute}, backend.ZoneDetail: {100000, time.Minute},
+			backend.ZoneReport: {100000, time.Minute}, backend.ZoneManage: {100000, time.Minute}}})
 	h, err := backend.NewHandler(svc)
 	if err != nil {
 		t.Fatal(err)

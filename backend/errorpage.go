@@ -24,7 +24,7 @@ func wantsJSON(r *http.Request) bool {
 
 // bareSite renders error pages when the store could not be opened, so there is no Handler.
 var bareSite = sync.OnceValue(func() http.Handler {
-	h, _ := site.New(site.Options{})
+	h, _ := site.New(site.Options{LimitPages: limitPages})
 	return h
 })
 
@@ -45,7 +45,7 @@ func ServeError(h *Handler, w http.ResponseWriter, r *http.Request, p *Problem) 
 	if h != nil {
 		r = h.withBase(r)
 	}
-	if !site.ServeError(st, w, r, p.Status) {
+	if !site.ServeError(st, w, r, p.Status, p.Zone) {
 		writeProblem(w, p)
 	}
 }

@@ -45,7 +45,7 @@ func newExpiryServer(t *testing.T, clk *fakeClock) *expiryServer {
 	svc := NewService(st, Config{Emergencies: []Emergency{
 		{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero", RequestTTL: 48 * time.Hour, OfferTTL: 96 * time.Hour},
 		{Slug: "inundaciones-la-mojana", Title: "Inundaciones en La Mojana"}, // the defaults
-	}, RateLimitEvents: 1000, RateLimitWindow: time.Minute, DetailRateLimitEvents: 1000, DetailRateLimitWindow: time.Minute})
+	}, RateLimits: map[string]Limit{ZonePublish: {1000, time.Minute}, ZoneDetail: {1000, time.Minute}}})
 	svc.now = clk.now
 	h, err := NewHandler(svc)
 	if err != nil {

@@ -107,7 +107,7 @@ func (s *sample) render(t *testing.T) {
 	defer st.Close()
 	svc := NewService(st, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero"},
 		{Slug: "inundaciones-la-mojana", Title: "Inundaciones en La Mojana"}},
-		RateLimitEvents: 1000, RateLimitWindow: time.Minute, DetailRateLimitEvents: 1000, DetailRateLimitWindow: time.Minute})
+		RateLimits: map[string]Limit{ZonePublish: {1000, time.Minute}, ZoneDetail: {1000, time.Minute}}})
 	svc.now = func() time.Time { return s.at }
 	h, err := NewHandler(svc)
 	if err != nil {

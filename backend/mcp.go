@@ -180,7 +180,7 @@ func publishTool(svc *Service, name, typ, title, what string) server.ServerTool 
 		}
 		start := time.Now()
 		if len(args) > schema.MaxBodyBytes {
-			svc.cfg.Observe.published(ChannelMCP, start, nil, false, &Problem{Status: http.StatusRequestEntityTooLarge, Body: schema.ErrorBody{Code: "body_too_large"}})
+			svc.cfg.Observe.published(ChannelMCP, start, nil, false, &Problem{Status: http.StatusRequestEntityTooLarge, Body: schema.ErrorBody{Code: schema.CodeBodyTooLarge}})
 			return mcp.NewToolResultError(fmt.Sprintf("No se publicó: los argumentos ocupan más de %d KiB. Acorte la descripción y vuelva a llamar a %s.", schema.MaxBodyBytes>>10, name)), nil
 		}
 		args, dry, p := takeDryRun(args)

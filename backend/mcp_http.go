@@ -212,9 +212,14 @@ const (
 	MCPManage                // a publisher's action: metered with POST …/actions (zone manage)
 )
 
-// Zone is the rate_limit zone a call of this use spends, "" for none.
+// Zone is the rate_limit zone a call of this use spends (the Zones entry whose MCP it is), "" for none.
 func (u MCPUse) Zone() string {
-	return [...]string{MCPFree: "", MCPPublish: ZonePublish, MCPContact: ZoneDetail, MCPReport: ZoneReport, MCPManage: ZoneManage}[u]
+	for _, z := range Zones {
+		if u != MCPFree && z.MCP == u {
+			return z.Name
+		}
+	}
+	return ""
 }
 
 // MCPUseOf tells what an MCP POST body may do, so that the Caddyfile's rate-limit zones meter MCP as they

@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,7 +100,7 @@ func newMetrics() *Metrics {
 		}, []string{"view", "format"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "directaid_rate_limited_total",
-			Help: "Answers 429 by rate_limit zone (publish, detail).",
+			Help: "Answers 429 by rate_limit zone (" + strings.Join(RateLimitZones, ", ") + ").",
 		}, []string{"zone"}),
 		reports: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "directaid_reports_total",
@@ -163,10 +164,9 @@ type Observe struct {
 	Exports *zap.Logger
 }
 
-// errorCodes bounds the `code` label: any code not listed (there should be none) counts as "other".
-var errorCodes = []string{schema.CodeInvalidBody, schema.CodeInvalidJSON, schema.CodeConsentRequired, schema.CodeEmergencyRequired,
-	schema.CodeUnknownEmergency, schema.CodeNoActiveEmergency, "body_too_large", "unsupported_media_type", "rate_limited",
-	"unavailable", "internal_error", "method_not_allowed", "invalid_request"}
+// errorCodes bounds the `code` label to the contract's codes (schema.ErrorCodes): any other (there
+// should be none) counts as "other".
+var errorCodes = schema.ErrorCodeNames()
 
 func boundedCode(code string) string {
 	if slices.Contains(errorCodes, code) {
@@ -271,13 +271,13 @@ func (o *Observe) RateLimited(zone, publishChannel string) {
 		return
 	}
 	if o.Metrics != nil {
-		z := "detail"
+		z := ZoneDetail
 		if slices.Contains(RateLimitZones, zone) {
 			z = zone
 		}
 		o.Metrics.rateLimited.WithLabelValues(z).Inc()
 	}
-	if zone == "publish" && publishChannel != "" {
+	if zone == ZonePublish && publishChannel != "" {
 		// Logged at DEBUG: a client hammering the limit would otherwise write a line per attempt.
 		o.publishedRateLimited(publishChannel)
 	}
@@ -285,12 +285,12 @@ func (o *Observe) RateLimited(zone, publishChannel string) {
 
 func (o *Observe) publishedRateLimited(channel string) {
 	if m := o.Metrics; m != nil {
-		m.publications.WithLabelValues(channel, OutcomeRefused, "rate_limited").Inc()
+		m.publications.WithLabelValues(channel, OutcomeRefused, schema.CodeRateLimited).Inc()
 		m.minutes.add(time.Now(), OutcomeRefused)
 	}
 	if o.Publications != nil {
 		o.Publications.Debug("publication", zap.String("channel", channel), zap.String("outcome", OutcomeRefused),
-			zap.Int("status", 429), zap.String("code", "rate_limited"))
+			zap.Int("status", 429), zap.String("code", schema.CodeRateLimited))
 	}
 }
 

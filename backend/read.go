@@ -225,7 +225,7 @@ func badIDMessage(id string) string {
 
 // unknownRecord is the problem of a detail read of an id that does not exist.
 func unknownRecord(id string) *Problem {
-	return &Problem{Status: http.StatusNotFound, Body: schema.ErrorBody{Code: "not_found",
+	return &Problem{Status: http.StatusNotFound, Body: schema.ErrorBody{Code: schema.CodeNotFound,
 		Error: fmt.Sprintf("No existe ningún registro con id %q.", id)}}
 }
 

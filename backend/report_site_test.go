@@ -28,7 +28,7 @@ func newReportServer(t *testing.T, hideAfter int) *contractServer {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	svc := backend.NewService(st, backend.Config{Emergencies: twoEmergencies, HideAfterReports: hideAfter,
-		RateLimitEvents: 100000, RateLimitWindow: time.Minute, DetailRateLimitEvents: 100000, DetailRateLimitWindow: time.Minute})
+		RateLimits: map[string]backend.Limit{backend.ZonePublish: {100000, time.Minute}, backend.ZoneDetail: {100000, time.Minute}}})
 	h, err := backend.NewHandler(svc)
 	if err != nil {
 		t.Fatal(err)

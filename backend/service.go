@@ -41,17 +41,9 @@ type Config struct {
 	// PublicURL is the absolute base of links (https://ayuda.example.org); empty derives it per request.
 	PublicURL   string
 	Emergencies []Emergency
-	// The publishing rate limit as configured in the Caddyfile, published in discovery and docs.
-	RateLimitEvents int
-	RateLimitWindow time.Duration
-	// The stricter limit on detail reads (view=detail carries the phone), from the Caddyfile's `detail` zone.
-	DetailRateLimitEvents int
-	DetailRateLimitWindow time.Duration
-	// ReportRateLimit* and ManageRateLimit* are the report and manage zones, published in discovery.
-	ReportRateLimitEvents int
-	ReportRateLimitWindow time.Duration
-	ManageRateLimitEvents int
-	ManageRateLimitWindow time.Duration
+	// RateLimits are the budgets of Zones, by name, as the Caddyfile enforces them; discovery and the
+	// site publish them. A zone left out is not published.
+	RateLimits map[string]Limit
 	// Observe receives metrics and the publication log; nil observes nothing.
 	Observe *Observe
 	// HideAfterReports is how many distinct reporters hide a record (0: defaultHideAfterReports).
@@ -128,6 +120,8 @@ type Problem struct {
 	RetryAfter int
 	// Challenge is sent as WWW-Authenticate when set (a 401).
 	Challenge string
+	// Zone is the rate limit that refused the request (a 429), one of Zones.
+	Zone string
 	// loggedOnce: its cause is logged where it starts and stops (the store's write state), so the
 	// publication log takes it at DEBUG, not a WARN line per request.
 	loggedOnce bool
@@ -324,18 +318,18 @@ func asProblem(err error) *Problem {
 	}
 	if errors.Is(err, store.ErrUnavailable) {
 		// The store refuses writes for now (the disk is nearly full): reads go on, and it recovers by itself.
-		return &Problem{Status: http.StatusServiceUnavailable, RetryAfter: 60, loggedOnce: true, Body: schema.ErrorBody{Code: "unavailable",
+		return &Problem{Status: http.StatusServiceUnavailable, RetryAfter: 60, loggedOnce: true, Body: schema.ErrorBody{Code: schema.CodeUnavailable,
 			Error: "El servicio no puede guardar publicaciones en este momento; las consultas siguen funcionando. Reintente en unos minutos con el mismo externalId (no se duplicará)."}}
 	}
 	if errors.Is(err, store.ErrUnreachable) {
 		// The database cannot be reached for now (a PostgreSQL restart or failover): seconds, not minutes.
-		return &Problem{Status: http.StatusServiceUnavailable, RetryAfter: 2, Body: schema.ErrorBody{Code: "unavailable",
+		return &Problem{Status: http.StatusServiceUnavailable, RetryAfter: 2, Body: schema.ErrorBody{Code: schema.CodeUnavailable,
 			Error: "El servicio no pudo completar la operación porque la base de datos no responde; reintente en unos segundos con el mismo externalId (no se duplicará)."}}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, store.ErrClosed) {
-		return &Problem{Status: http.StatusServiceUnavailable, Body: schema.ErrorBody{Code: "unavailable",
+		return &Problem{Status: http.StatusServiceUnavailable, Body: schema.ErrorBody{Code: schema.CodeUnavailable,
 			Error: "El servicio no pudo completar la publicación; reintente con el mismo externalId (no se duplicará)."}}
 	}
-	return &Problem{Status: http.StatusInternalServerError, Body: schema.ErrorBody{Code: "internal_error",
+	return &Problem{Status: http.StatusInternalServerError, Body: schema.ErrorBody{Code: schema.CodeInternalError,
 		Error: "Error interno al guardar; reintente con el mismo externalId (no se duplicará)."}}
 }

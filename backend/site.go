@@ -23,8 +23,9 @@ func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 		Contact:         svc.cfg.OperatorContact,
 		MapTiles:        svc.cfg.MapTiles,
 		Tools:           tools,
-		RateLimitEvents: svc.cfg.RateLimitEvents,
-		RateLimitWindow: svc.cfg.RateLimitWindow,
+		RateLimitEvents: svc.cfg.RateLimits[ZonePublish].Events,
+		RateLimitWindow: svc.cfg.RateLimits[ZonePublish].Window,
+		LimitPages:      limitPages,
 		ParseList:       parseListQuery,
 		List: func(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
 			l, err := svc.listHelp(ctx, base, q)
@@ -81,7 +82,7 @@ func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 			}
 			b, err := json.Marshal(v)
 			if err != nil {
-				return http.StatusInternalServerError, []byte(`{"error":"Error interno.","code":"internal_error"}`)
+				return http.StatusInternalServerError, internalErrorJSON()
 			}
 			return status, b
 		},
@@ -96,7 +97,7 @@ func siteAnswer(status int, res any, err error) (int, []byte) {
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
-		return http.StatusInternalServerError, []byte(`{"error":"Error interno.","code":"internal_error"}`)
+		return http.StatusInternalServerError, internalErrorJSON()
 	}
 	return status, b
 }

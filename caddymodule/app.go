@@ -267,14 +267,7 @@ func (a *App) doOpen() error {
 	if du, ok := a.store.(store.DiskUser); ok {
 		a.disk.Store(du)
 	}
-	events, window := a.findLimit("publish")
-	detailEvents, detailWindow := a.findLimit("detail")
-	reportEvents, reportWindow := a.findLimit("report")
-	manageEvents, manageWindow := a.findLimit("manage")
-	if err := a.build(backend.Config{RateLimitEvents: events, RateLimitWindow: window,
-		DetailRateLimitEvents: detailEvents, DetailRateLimitWindow: detailWindow,
-		ReportRateLimitEvents: reportEvents, ReportRateLimitWindow: reportWindow,
-		ManageRateLimitEvents: manageEvents, ManageRateLimitWindow: manageWindow}); err != nil {
+	if err := a.build(backend.Config{RateLimits: a.findLimits()}); err != nil {
 		return err
 	}
 	a.startExpiry()
@@ -326,27 +319,30 @@ func (a *App) build(limits backend.Config) error {
 	return nil
 }
 
-// findLimit reads a zone (`publish`, `detail`, `report`, `manage`) of the rate_limit handler that the Caddyfile configures,
-// so that the numbers discovery and the docs publish are the enforced ones.
-func (a *App) findLimit(zone string) (int, time.Duration) {
+// findLimits reads the zones of backend.Zones from the rate_limit handlers that the Caddyfile configures
+// (the first of each name), so that the numbers discovery and the docs publish are the enforced ones.
+func (a *App) findLimits() map[string]backend.Limit {
+	limits := map[string]backend.Limit{}
 	httpApp, err := a.ctx.AppIfConfigured("http")
 	if err != nil {
-		return 0, 0
+		return limits
 	}
 	app, ok := httpApp.(*caddyhttp.App)
 	if !ok {
-		return 0, 0
+		return limits
 	}
-	var events int
-	var window time.Duration
 	var walk func(routes caddyhttp.RouteList)
 	walk = func(routes caddyhttp.RouteList) {
 		for _, rt := range routes {
 			for _, h := range rt.Handlers {
 				switch h := h.(type) {
 				case *ratelimit.Handler:
-					if z, ok := h.RateLimits[zone]; ok && events == 0 {
-						events, window = z.MaxEvents, time.Duration(z.Window)
+					for _, z := range backend.Zones {
+						if rl, ok := h.RateLimits[z.Name]; ok {
+							if _, seen := limits[z.Name]; !seen {
+								limits[z.Name] = backend.Limit{Events: rl.MaxEvents, Window: time.Duration(rl.Window)}
+							}
+						}
 					}
 				case *caddyhttp.Subroute:
 					walk(h.Routes)
@@ -357,7 +353,7 @@ func (a *App) findLimit(zone string) (int, time.Duration) {
 	for _, srv := range app.Servers {
 		walk(srv.Routes)
 	}
-	return events, window
+	return limits
 }
 
 // Stop implements caddy.App: it ends the live feed's streams and the expiry sweep.

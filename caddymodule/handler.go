@@ -53,7 +53,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 		// The store could not be opened (disk, permissions): say so on every request rather than crash.
 		backend.SetCommonHeaders(w)
 		w.Header().Set("Retry-After", "30")
-		backend.ServeError(nil, w, r, &backend.Problem{Status: http.StatusServiceUnavailable, Body: schema.ErrorBody{Code: "unavailable",
+		backend.ServeError(nil, w, r, &backend.Problem{Status: http.StatusServiceUnavailable, Body: schema.ErrorBody{Code: schema.CodeUnavailable,
 			Error: "El servicio no está disponible en este momento; reintente más tarde con el mismo externalId."}})
 		return nil
 	}
@@ -115,20 +115,17 @@ func (d *deadlineWriter) SetReadDeadline(deadline time.Time) error {
 	return http.NewResponseController(d.ResponseWriter).SetReadDeadline(deadline)
 }
 
-// limitZone tells which rate_limit zone refused r (as the shipped Caddyfile's matchers do), and, for the
-// publish zone, through which channel r was publishing.
+// limitZone tells which rate_limit zone refused r (backend.ZoneOf, from the zones' matchers), and, for
+// the publish zone, through which channel r was publishing.
 func limitZone(r *http.Request) (zone, channel string) {
-	switch {
-	case r.URL.Path == schema.MCPPath:
-		zone, channel = mcpUse(r).Zone(), backend.ChannelMCP
-		if zone == "" { // refused by a zone that meters every MCP call: the operator's own
-			zone = backend.ZonePublish
-		}
-	case r.URL.Path == schema.HelpPath:
-		zone, channel = backend.ZoneOf(r), backend.ChannelAPI
-	default:
-		zone, channel = backend.ZoneOf(r), backend.ChannelForm
+	use, channel := backend.MCPFree, backend.ChannelForm
+	switch r.URL.Path {
+	case schema.MCPPath:
+		use, channel = mcpUse(r), backend.ChannelMCP
+	case schema.HelpPath:
+		channel = backend.ChannelAPI
 	}
+	zone = backend.ZoneOf(r, use)
 	if zone != backend.ZonePublish {
 		channel = ""
 	}
@@ -146,12 +143,12 @@ func problemFor(err error, r *http.Request) *backend.Problem {
 		zone, _ := limitZone(r)
 		return backend.RateLimitedIn(zone)
 	}
-	p := &backend.Problem{Status: status, Body: schema.ErrorBody{Code: "internal_error", Error: "Error interno."}}
+	p := &backend.Problem{Status: status, Body: schema.ErrorBody{Code: schema.CodeInternalError, Error: "Error interno."}}
 	if status < 500 {
-		p.Body = schema.ErrorBody{Code: "invalid_request", Error: http.StatusText(status)}
+		p.Body = schema.ErrorBody{Code: schema.CodeInvalidRequest, Error: http.StatusText(status)}
 		switch status {
 		case http.StatusNotFound:
-			p.Body = schema.ErrorBody{Code: "not_found", Error: "No existe ese recurso."}
+			p.Body = schema.ErrorBody{Code: schema.CodeNotFound, Error: "No existe ese recurso."}
 		case http.StatusUnauthorized: // basic_auth in front of /moderacion
 			p.Body.Error = "Se necesitan el usuario y la contraseña de moderación."
 		}

@@ -47,30 +47,38 @@ type MatchMCPManage struct{ mcpMatcher }
 
 // CaddyModule returns the Caddy module information.
 func (*MatchMCPReport) CaddyModule() caddy.ModuleInfo {
-	return caddy.ModuleInfo{ID: "http.matchers.directaid_mcp_report", New: func() caddy.Module {
-		return &MatchMCPReport{mcpMatcher{name: "directaid_mcp_report", use: backend.MCPReport}}
+	return caddy.ModuleInfo{ID: "http.matchers." + caddy.ModuleID(mcpMatchers[backend.MCPReport]), New: func() caddy.Module {
+		return &MatchMCPReport{mcpMatcher{name: mcpMatchers[backend.MCPReport], use: backend.MCPReport}}
 	}}
 }
 
 // CaddyModule returns the Caddy module information.
 func (*MatchMCPManage) CaddyModule() caddy.ModuleInfo {
-	return caddy.ModuleInfo{ID: "http.matchers.directaid_mcp_manage", New: func() caddy.Module {
-		return &MatchMCPManage{mcpMatcher{name: "directaid_mcp_manage", use: backend.MCPManage}}
+	return caddy.ModuleInfo{ID: "http.matchers." + caddy.ModuleID(mcpMatchers[backend.MCPManage]), New: func() caddy.Module {
+		return &MatchMCPManage{mcpMatcher{name: mcpMatchers[backend.MCPManage], use: backend.MCPManage}}
 	}}
 }
 
 // CaddyModule returns the Caddy module information.
 func (*MatchMCPPublish) CaddyModule() caddy.ModuleInfo {
-	return caddy.ModuleInfo{ID: "http.matchers.directaid_mcp_publish", New: func() caddy.Module {
-		return &MatchMCPPublish{mcpMatcher{name: "directaid_mcp_publish", use: backend.MCPPublish}}
+	return caddy.ModuleInfo{ID: "http.matchers." + caddy.ModuleID(mcpMatchers[backend.MCPPublish]), New: func() caddy.Module {
+		return &MatchMCPPublish{mcpMatcher{name: mcpMatchers[backend.MCPPublish], use: backend.MCPPublish}}
 	}}
 }
 
 // CaddyModule returns the Caddy module information.
 func (*MatchMCPContact) CaddyModule() caddy.ModuleInfo {
-	return caddy.ModuleInfo{ID: "http.matchers.directaid_mcp_contact", New: func() caddy.Module {
-		return &MatchMCPContact{mcpMatcher{name: "directaid_mcp_contact", use: backend.MCPContact}}
+	return caddy.ModuleInfo{ID: "http.matchers." + caddy.ModuleID(mcpMatchers[backend.MCPContact]), New: func() caddy.Module {
+		return &MatchMCPContact{mcpMatcher{name: mcpMatchers[backend.MCPContact], use: backend.MCPContact}}
 	}}
+}
+
+// mcpMatchers are the matchers' names by the use each matches.
+var mcpMatchers = [...]string{
+	backend.MCPPublish: "directaid_mcp_publish",
+	backend.MCPContact: "directaid_mcp_contact",
+	backend.MCPReport:  "directaid_mcp_report",
+	backend.MCPManage:  "directaid_mcp_manage",
 }
 
 // mcpMatcher matches an MCP POST whose body may do use.

@@ -277,6 +277,11 @@ func TestAdminSocketClosedToOtherUsers(t *testing.T) {
 			}
 			s := startShippedFile(t, dir, cf, port, false)
 			checkAdminSocket(t, s, filepath.Join(dir, "data", "admin.sock"), []string{"--config", "Caddyfile"})
+			// make run leaves no copy of the configuration in the user's home (persist_config off), even
+			// after the reload checkAdminSocket made.
+			if _, err := os.Stat(filepath.Join(dir, "xdg", "caddy", "autosave.json")); !os.IsNotExist(err) {
+				t.Errorf("Caddyfile.local left Caddy's autosave.json in the home directory (%v)", err)
+			}
 		})
 	}
 }

@@ -11,7 +11,7 @@ type DryRunResult struct {
 	Duplicate      bool   `json:"duplicate" jsonschema_description:"true si el par (source, externalId) ya existe: la publicación real no crearía nada y respondería 200 con el registro existente (id)."`
 	ContentMatches *bool  `json:"contentMatches,omitempty" jsonschema_description:"Solo con duplicate true: false si el contenido enviado difiere del guardado (la publicación real NO aplicaría el cambio ni daría el manageToken)."`
 	ID             string `json:"id,omitempty" jsonschema_description:"Solo con duplicate true: el id del registro existente."`
-	Status         string `json:"status,omitempty" jsonschema:"enum=open,enum=resolved,enum=withdrawn,enum=expired,enum=hidden" jsonschema_description:"Solo con duplicate true: el estado del registro existente (withdrawn: nunca se vuelve a publicar)."`
+	Status         string `json:"status,omitempty" enum:"statuses" jsonschema_description:"Solo con duplicate true: el estado del registro existente (withdrawn: nunca se vuelve a publicar)."`
 	PublicURL      string `json:"publicUrl,omitempty" jsonschema:"format=uri" jsonschema_description:"Solo con duplicate true: la página pública del registro existente."`
 	// The record as it would be stored: strings trimmed, defaults applied, the emergency chosen, the
 	// phone parsed to E.164 (contactE164).

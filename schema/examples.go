@@ -50,7 +50,7 @@ func examplePublished(duplicate bool) PublishResult {
 	r := PublishResult{OK: true, Duplicate: duplicate, ID: exampleID, Type: TypeRequest, EmergencySlug: "eje-cafetero",
 		CreatedAt: exampleTime, PublicURL: "https://ayuda.example.org" + RecordPathPrefix + exampleID}
 	expires := exampleTime.Add(14 * 24 * time.Hour)
-	r.Status, r.ExpiresAt = "open", &expires
+	r.Status, r.ExpiresAt = StatusOpen, &expires
 	if duplicate {
 		matches := true
 		r.ContentMatches = &matches
@@ -79,14 +79,14 @@ var ErrorExamples = map[string]ErrorBody{
 		Details: []FieldError{{Field: "/header/Authorization", Message: "falta «Authorization: Bearer <manageToken>»"}}},
 	"403": {Code: CodeForbidden, Error: "El código para gestionar esta publicación no es válido. Use el enlace o el código que recibió al publicarla."},
 	"409": {Code: CodeInvalidTransition, Error: "La publicación está retirada: no admite la acción reopen."},
-	"404": {Code: "not_found", Error: "No existe ningún registro con id \"" + exampleID + "\"."},
-	"410": {Code: "gone", Error: "El registro \"" + exampleID + "\" fue retirado por quien lo publicó."},
-	"405": {Code: "method_not_allowed", Error: "Método no permitido en esta ruta."},
-	"413": {Code: "body_too_large", Error: "El cuerpo supera los 64 KiB."},
-	"415": {Code: "unsupported_media_type", Error: "Envíe el cuerpo con Content-Type: application/json."},
-	"429": {Code: "rate_limited", Error: "Demasiadas publicaciones desde esta dirección: reintente en 60 segundos con el mismo externalId."},
-	"500": {Code: "internal_error", Error: "Error interno: reintente con el mismo externalId."},
-	"503": {Code: "unavailable", Error: "Servicio no disponible por un momento: reintente tras Retry-After segundos."},
+	"404": {Code: CodeNotFound, Error: "No existe ningún registro con id \"" + exampleID + "\"."},
+	"410": {Code: CodeGone, Error: "El registro \"" + exampleID + "\" fue retirado por quien lo publicó."},
+	"405": {Code: CodeMethodNotAllowed, Error: "Método no permitido en esta ruta."},
+	"413": {Code: CodeBodyTooLarge, Error: "El cuerpo supera los 64 KiB."},
+	"415": {Code: CodeUnsupportedMediaType, Error: "Envíe el cuerpo con Content-Type: application/json."},
+	"429": {Code: CodeRateLimited, Error: "Demasiadas publicaciones desde esta dirección: reintente en 60 segundos con el mismo externalId."},
+	"500": {Code: CodeInternalError, Error: "Error interno: reintente con el mismo externalId."},
+	"503": {Code: CodeUnavailable, Error: "Servicio no disponible por un momento: reintente tras Retry-After segundos."},
 }
 
 // OperationExamples are the examples of each operation, by operationId.
@@ -114,7 +114,7 @@ var OperationExamples = map[string]OperationExample{
 		Request: []Example{{Name: "resolver", Summary: "Marcar como resuelta (sin Authorization: Bearer <manageToken> responde 401)", Status: "401",
 			Value: ActionRequest{Action: ActionResolve}}},
 		Responses: map[string][]Example{"200": {{Name: "resuelta", Value: ActionResult{OK: true, ID: exampleID, Action: ActionResolve, Changed: true,
-			Status: "resolved", UpdatedAt: exampleTime, PublicURL: "https://ayuda.example.org" + RecordPathPrefix + exampleID}}}},
+			Status: StatusResolved, UpdatedAt: exampleTime, PublicURL: "https://ayuda.example.org" + RecordPathPrefix + exampleID}}}},
 	},
 	"getHelp": {Responses: map[string][]Example{
 		"200": {{Name: "descubrimiento", Summary: "Sin view: el documento de descubrimiento", Value: exampleDiscovery()}},

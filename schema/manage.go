@@ -55,7 +55,7 @@ type ActionResult struct {
 	ID        string     `json:"id"`
 	Action    string     `json:"action" jsonschema:"enum=resolve,enum=reopen,enum=withdraw,enum=renew"`
 	Changed   bool       `json:"changed" jsonschema_description:"false si el registro ya estaba así (cada acción se puede repetir sin efecto)."`
-	Status    string     `json:"status" jsonschema:"enum=open,enum=resolved,enum=withdrawn,enum=expired,enum=hidden"`
+	Status    string     `json:"status" enum:"statuses"`
 	UpdatedAt time.Time  `json:"updatedAt"`
 	ExpiresAt *time.Time `json:"expiresAt,omitempty" jsonschema_description:"Cuándo vence, mientras está abierta."`
 	PublicURL string     `json:"publicUrl" jsonschema:"format=uri"`

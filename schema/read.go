@@ -44,11 +44,23 @@ const CodeGone = "gone"
 
 // Statuses are a record's statuses, in the order stores encode them (it only grows at the end): open
 // (listed by default), resolved, withdrawn (by its publisher), expired, hidden (taken down, never public).
-var Statuses = []string{"open", "resolved", "withdrawn", "expired", "hidden"}
+var Statuses = []string{StatusOpen, StatusResolved, StatusWithdrawn, StatusExpired, StatusHidden}
+
+// The statuses of a record.
+const (
+	StatusOpen      = "open"
+	StatusResolved  = "resolved"
+	StatusWithdrawn = "withdrawn"
+	StatusExpired   = "expired"
+	StatusHidden    = "hidden"
+)
 
 // ListedStatuses are the statuses a list can be filtered by; withdrawn and hidden records have no
 // public content and reach mirrors only as tombstones of the change feed (since).
-var ListedStatuses = []string{"open", "resolved", "expired"}
+var ListedStatuses = []string{StatusOpen, StatusResolved, StatusExpired}
+
+// RemovedStatuses are the others: those of the change feed's tombstones.
+var RemovedStatuses = []string{StatusWithdrawn, StatusHidden}
 
 // ListQuery holds the filters of a list. It is the query string of view=list, the input of the MCP tool
 // buscar_ayudas, and, normalized, the `filters` echoed in the answer.
@@ -62,7 +74,7 @@ type ListQuery struct {
 	Longitude     *float64 `json:"longitude,omitempty" jsonschema:"minimum=-180,maximum=180" jsonschema_description:"Longitud del punto de búsqueda."`
 	RadiusKm      *float64 `json:"radiusKm,omitempty" jsonschema:"exclusiveMinimum=0,maximum=100,default=10" jsonschema_description:"Radio en kilómetros alrededor de latitude/longitude (por defecto 10, máximo 100). Los registros sin coordenadas quedan fuera."`
 	Municipio     string   `json:"municipio,omitempty" jsonschema:"maxLength=100" jsonschema_description:"Solo registros de este municipio: su código DIVIPOLA de 5 dígitos (63001) o su nombre sin tildes ni mayúsculas (armenia; «armenia quindio» si hay varios con ese nombre). Ver location.municipioCode."`
-	Status        string   `json:"status,omitempty" jsonschema:"enum=open,enum=resolved,enum=expired,default=open" jsonschema_description:"Estado de los registros: open (vigentes, por defecto), resolved (resueltos) o expired (vencidos). Con since, sin status llegan todos los estados."`
+	Status        string   `json:"status,omitempty" enum:"listed" jsonschema:"default=open" jsonschema_description:"Estado de los registros: open (vigentes, por defecto), resolved (resueltos) o expired (vencidos). Con since, sin status llegan todos los estados."`
 	Since         string   `json:"since,omitempty" jsonschema:"maxLength=60" jsonschema_description:"Solo registros que cambiaron después de este instante (updatedAt, RFC 3339), del cambio más antiguo al más reciente, de todos los estados: los retirados u ocultos llegan en removed, sin contenido. Es la forma de mantener una copia sincronizada. También admite el id de un evento del flujo /api/public/v1/help/events (2026-08-11T14:30:00.123Z~01k2x3y4z5a6b7c8): los cambios posteriores a ese. No se combina con q, municipio ni latitude/longitude."`
 	Limit         int      `json:"limit,omitempty" jsonschema:"minimum=1,maximum=100,default=20" jsonschema_description:"Registros por página (por defecto 20, máximo 100)."`
 	Total         string   `json:"total,omitempty" jsonschema:"enum=exact,enum=none,default=exact" jsonschema_description:"none: no cuenta los registros de las demás páginas, para responder la página sin ese costo; total es entonces solo una cota inferior y totalExact es false, salvo que esta sea la única página."`
@@ -123,7 +135,7 @@ type HelpRecord[C any] struct {
 	Location     *PublicLocation `json:"location,omitempty" jsonschema_description:"Ausente si el ofrecimiento no dio dirección ni coordenadas."`
 	Contact      C               `json:"contact"`
 	CreatedAt    time.Time       `json:"createdAt"`
-	Status       string          `json:"status" jsonschema:"enum=open,enum=resolved,enum=expired" jsonschema_description:"open, resolved o expired (vencida: su plazo pasó sin que nadie la renovara; ya no muestra el número de contacto). Los demás estados no se muestran."`
+	Status       string          `json:"status" enum:"listed" jsonschema_description:"open, resolved o expired (vencida: su plazo pasó sin que nadie la renovara; ya no muestra el número de contacto). Los demás estados no se muestran."`
 	UpdatedAt    time.Time       `json:"updatedAt" jsonschema_description:"Último cambio del registro (publicación, estado)."`
 	PublicURL    string          `json:"publicUrl" jsonschema:"format=uri" jsonschema_description:"Página pública del registro."`
 }
@@ -165,7 +177,7 @@ type HelpList struct {
 // Tombstone is a record that left public view (withdrawn or hidden), in the change feed.
 type Tombstone struct {
 	ID        string    `json:"id"`
-	Status    string    `json:"status" jsonschema:"enum=withdrawn,enum=hidden"`
+	Status    string    `json:"status" enum:"removed"`
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/invopop/jsonschema"
 )
@@ -34,8 +35,67 @@ func reflectSchema(v any) *jsonschema.Schema {
 			}
 		}
 	}
+	fieldEnums(s, reflect.TypeOf(v))
 	fillEnums(s)
 	return s
+}
+
+// namedEnums are the enumerations a struct field names in its `enum` tag (`enum:"statuses"`), declared
+// once beside their constants, so that no jsonschema tag repeats the values.
+var namedEnums = map[string]func() []string{
+	"statuses":   func() []string { return Statuses },
+	"listed":     func() []string { return ListedStatuses },
+	"removed":    func() []string { return RemovedStatuses },
+	"errorCodes": ErrorCodeNames,
+}
+
+// fieldEnums gives each property of s whose field in t has an `enum` tag that enumeration, at any depth
+// (embedded structs, pointers, slices, maps). A tag naming no enumeration panics: a programming error.
+func fieldEnums(s *jsonschema.Schema, t reflect.Type) {
+	if s == nil {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		fieldEnums(s, t.Elem())
+	case reflect.Slice, reflect.Array:
+		fieldEnums(s.Items, t.Elem())
+	case reflect.Map:
+		fieldEnums(s.AdditionalProperties, t.Elem())
+	case reflect.Struct:
+		if s.Properties == nil {
+			return
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" || !f.IsExported() && !f.Anonymous {
+				continue
+			}
+			if f.Anonymous && name == "" {
+				fieldEnums(s, f.Type)
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			p, ok := s.Properties.Get(name)
+			if !ok {
+				continue
+			}
+			if enum := f.Tag.Get("enum"); enum != "" {
+				vals, ok := namedEnums[enum]
+				if !ok {
+					panic("schema: field " + t.Name() + "." + f.Name + " names no enumeration " + enum)
+				}
+				p.Enum = nil
+				for _, v := range vals() {
+					p.Enum = append(p.Enum, v)
+				}
+			}
+			fieldEnums(p, f.Type)
+		}
+	}
 }
 
 // sharedEnums are the enumerations that several wire types carry, by property name. They are declared

@@ -131,7 +131,7 @@ type FieldError struct {
 // ErrorBody is the body of every error response.
 type ErrorBody struct {
 	Error   string       `json:"error" jsonschema_description:"Mensaje en español."`
-	Code    string       `json:"code" jsonschema:"enum=invalid_body,enum=invalid_json,enum=invalid_parameter,enum=consent_required,enum=emergency_required,enum=unknown_emergency,enum=unknown_place,enum=no_active_emergency,enum=unsupported_media_type,enum=body_too_large,enum=method_not_allowed,enum=invalid_request,enum=rate_limited,enum=not_found,enum=gone,enum=unauthorized,enum=forbidden,enum=invalid_transition,enum=internal_error,enum=unavailable" jsonschema_description:"Código estable en inglés."`
+	Code    string       `json:"code" enum:"errorCodes" jsonschema_description:"Código estable en inglés."`
 	Details []FieldError `json:"details,omitempty" jsonschema:"maxItems=20" jsonschema_description:"Cada restricción violada, hasta 20 (las demás se cuentan en detailsOmitted)."`
 	// DetailsOmitted bounds the answer to any request: a URL with thousands of unknown parameters must not
 	// get an answer many times its size.
@@ -159,7 +159,7 @@ type PublishResult struct {
 	EmergencySlug  string     `json:"emergencySlug"`
 	CreatedAt      time.Time  `json:"createdAt"`
 	PublicURL      string     `json:"publicUrl" jsonschema:"format=uri" jsonschema_description:"Página pública del registro."`
-	Status         string     `json:"status,omitempty" jsonschema:"enum=open,enum=resolved,enum=withdrawn,enum=expired,enum=hidden" jsonschema_description:"Estado del registro guardado (un reintento después de retirarlo dice withdrawn: nunca se vuelve a publicar)."`
+	Status         string     `json:"status,omitempty" enum:"statuses" jsonschema_description:"Estado del registro guardado (un reintento después de retirarlo dice withdrawn: nunca se vuelve a publicar)."`
 	ExpiresAt      *time.Time `json:"expiresAt,omitempty" jsonschema_description:"Mientras está abierta: cuándo vence si nadie la renueva. Al vencer deja las listas y su número ya no se muestra; con el manageToken, la acción renew la abre por otro plazo."`
 	ManageToken    string     `json:"manageToken,omitempty" jsonschema_description:"Código para gestionar el registro (resolver, reabrir, renovar, retirar): se envía en la cabecera Authorization: Bearer. Solo en 201 y en reintentos con contentMatches true. Guárdelo: no se vuelve a mostrar en ninguna lectura."`
 	ManageURL      string     `json:"manageUrl,omitempty" jsonschema:"format=uri" jsonschema_description:"Enlace para gestionar el registro en el sitio (el código va en el fragmento #, que no llega a ningún servidor)."`

@@ -5,18 +5,21 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-
-	"github.com/directaid/directaid/schema"
 )
 
 // errorInfo is what the error page's template sees.
 type errorInfo struct {
 	Status  int
-	Seconds int  // from Retry-After; 0 when unknown
-	Phones  bool // the limit on pages with a phone number (the record pages)
-	// Zone names the limit of a form that is not a publication: "report" (/reportar), "manage"
-	// (/gestionar); empty for the others.
-	Zone string
+	Seconds int // from Retry-After; 0 when unknown
+	// Explain and Advice are the words of the limit that refused the request (a 429), Advice's
+	// placeholders filled in.
+	Explain, Advice string
+}
+
+// LimitPage is what the 429 page says of one rate limit: Explain, what the site limits and why; Advice,
+// in Markdown, what to do, where {espera} stands for the wait in words and {inicio} for the site's root URL.
+type LimitPage struct {
+	Explain, Advice string
 }
 
 // Wait is the time to wait, in words.
@@ -32,18 +35,19 @@ func (e errorInfo) Wait() string {
 
 // ServeError answers a person with the page, in Spanish, of an error that another layer decided on:
 // the rate limiter's 429 (its Retry-After, already set on w, gives the seconds), a store that cannot be
-// opened (503). A form's POST over the publish limit gets its form back with what the person wrote and
-// the wait at the top, never an error body. It reports false when h is not this package's handler.
-func ServeError(h http.Handler, w http.ResponseWriter, r *http.Request, status int) bool {
+// opened (503). zone names the rate limit (a key of Options.LimitPages) that answered 429. A form's POST
+// over the publish limit gets its form back with what the person wrote and the wait at the top, never an
+// error body. It reports false when h is not this package's handler.
+func ServeError(h http.Handler, w http.ResponseWriter, r *http.Request, status int, zone string) bool {
 	s, ok := h.(*handler)
 	if !ok {
 		return false
 	}
-	s.serveError(w, r, status)
+	s.serveError(w, r, status, zone)
 	return true
 }
 
-func (h *handler) serveError(w http.ResponseWriter, r *http.Request, status int) {
+func (h *handler) serveError(w http.ResponseWriter, r *http.Request, status int, zone string) {
 	h.securityHeaders(w)
 	base, ok := h.baseURL(r)
 	if !ok {
@@ -56,16 +60,13 @@ func (h *handler) serveError(w http.ResponseWriter, r *http.Request, status int)
 		w.Header().Set("WWW-Authenticate", `Basic realm="moderacion", charset="UTF-8"`)
 		w.Header().Set("X-Robots-Tag", "noindex, nofollow")
 	}
-	e := errorInfo{Status: status, Phones: strings.HasPrefix(r.URL.Path, schema.RecordPathPrefix)}
-	switch r.URL.Path {
-	case schema.ReportFormPath:
-		e.Zone = "report"
-	case schema.ManagePath:
-		e.Zone = "manage"
-	}
+	e := errorInfo{Status: status}
 	if n, err := strconv.Atoi(w.Header().Get("Retry-After")); err == nil && n > 0 {
 		e.Seconds = n
 	}
+	limit := h.o.LimitPages[zone]
+	e.Explain = limit.Explain
+	e.Advice = strings.NewReplacer("{espera}", e.Wait(), "{inicio}", base).Replace(limit.Advice)
 	p, twin := strings.CutSuffix(r.URL.Path, ".md")
 	if pg, found := v.lookup(p); found && !twin && pg.form != "" && r.Method == http.MethodPost && status == http.StatusTooManyRequests {
 		// The form comes back as the person filled it; the limiter answered before the publication.

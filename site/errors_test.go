@@ -15,21 +15,28 @@ import (
 )
 
 // serveErr calls ServeError as the Caddy layer does inside handle_errors: Retry-After already set.
-func serveErr(t *testing.T, h http.Handler, r *http.Request, status int, retryAfter string) *httptest.ResponseRecorder {
+func serveErr(t *testing.T, h http.Handler, r *http.Request, status int, retryAfter, zone string) *httptest.ResponseRecorder {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	if retryAfter != "" {
 		rec.Header().Set("Retry-After", retryAfter)
 	}
-	if !ServeError(h, rec, r, status) {
+	if !ServeError(h, rec, r, status, zone) {
 		t.Fatal("ServeError refused the site's own handler")
 	}
 	return rec
 }
 
-// People get pages in Spanish saying what to do next, never an error body.
+// testLimits stand for the zones' words, which the site is given (Options.LimitPages).
+var testLimits = map[string]LimitPage{
+	"detail": {Explain: "Este sitio limita las páginas con número de teléfono.", Advice: "Espere {espera} y vuelva a cargar esta página."},
+	"manage": {Explain: "Este sitio limita las acciones.", Advice: "Espere {espera} y vuelva a [gestionar]({inicio}/gestionar)."},
+}
+
+// People get pages in Spanish saying what to do next, never an error body; a 429 page says what the
+// zone that refused limits, and what to do, with the wait and links filled in.
 func TestErrorPages(t *testing.T) {
-	h, err := New(Options{Emergencies: emergencies(eje, mojana)})
+	h, err := New(Options{Emergencies: emergencies(eje, mojana), LimitPages: testLimits})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,16 +44,19 @@ func TestErrorPages(t *testing.T) {
 		path   string
 		status int
 		retry  string
+		zone   string
 		want   []string
 	}{
-		{"/ayudas/06h0esgyp8jkswec", 429, "17", []string{"Hay muchas consultas desde su red; intente en 17 segundos", "teléfono"}},
-		{"/emergencias/eje-cafetero", 429, "", []string{"intente en un minuto"}},
-		{"/ayudas/06h0esgyp8jkswec", 410, "", []string{"ya no está", "retirada"}},
-		{"/", 503, "30", []string{"no está disponible", "en 30 segundos"}},
-		{"/no-existe", 404, "", []string{"Página no encontrada"}},
-		{"/pedir", 500, "", []string{"Algo falló"}},
+		{"/ayudas/06h0esgyp8jkswec", 429, "17", "detail", []string{"Hay muchas consultas desde su red; intente en 17 segundos", "teléfono",
+			"Espere 17 segundos y vuelva a cargar"}},
+		{"/emergencias/eje-cafetero", 429, "", "detail", []string{"intente en un minuto"}},
+		{"/gestionar", 429, "3", "manage", []string{"limita las acciones", `Espere 3 segundos y vuelva a <a href="http://example.com/gestionar">gestionar</a>`}},
+		{"/ayudas/06h0esgyp8jkswec", 410, "", "", []string{"ya no está", "retirada"}},
+		{"/", 503, "30", "", []string{"no está disponible", "en 30 segundos"}},
+		{"/no-existe", 404, "", "", []string{"Página no encontrada"}},
+		{"/pedir", 500, "", "", []string{"Algo falló"}},
 	} {
-		rec := serveErr(t, h, httptest.NewRequest("GET", c.path, nil), c.status, c.retry)
+		rec := serveErr(t, h, httptest.NewRequest("GET", c.path, nil), c.status, c.retry, c.zone)
 		body := rec.Body.String()
 		if rec.Code != c.status || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") || rec.Header().Get("Cache-Control") != "no-store" {
 			t.Errorf("%s %d: got %d %q %q", c.path, c.status, rec.Code, rec.Header().Get("Content-Type"), rec.Header().Get("Cache-Control"))
@@ -61,7 +71,7 @@ func TestErrorPages(t *testing.T) {
 		}
 	}
 	// A twin's error is Markdown.
-	rec := serveErr(t, h, httptest.NewRequest("GET", "/ayudas/x.md", nil), 429, "5")
+	rec := serveErr(t, h, httptest.NewRequest("GET", "/ayudas/x.md", nil), 429, "5", "detail")
 	if !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/markdown") || !strings.Contains(rec.Body.String(), "# Hay muchas consultas") {
 		t.Errorf("twin 429: %q\n%s", rec.Header().Get("Content-Type"), rec.Body.String())
 	}
@@ -78,7 +88,7 @@ func TestFormOverPublishLimit(t *testing.T) {
 		"contactName": {"Ana"}, "contactWhatsapp": {"3001234567"}, "publishContact": {"true"}}
 	r := httptest.NewRequest("POST", "/pedir", strings.NewReader(vals.Encode()))
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	rec := serveErr(t, h, r, 429, "42")
+	rec := serveErr(t, h, r, 429, "42", "publish")
 	body := rec.Body.String()
 	if rec.Code != 429 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
 		t.Fatalf("%d %q", rec.Code, rec.Header().Get("Content-Type"))

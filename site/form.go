@@ -40,7 +40,8 @@ var enumLabels = map[string]string{
 	"gps": "GPS del teléfono", "exact": "Punto exacto",
 	"request": "Solicitud", "offer": "Ofrecimiento",
 	// A record's status (the record page says «Estado de la publicación»).
-	"open": "Vigente", "resolved": "Resuelta", "withdrawn": "Retirada", "expired": "Vencida", "hidden": "Oculta mientras se revisa",
+	schema.StatusOpen: "Vigente", schema.StatusResolved: "Resuelta", schema.StatusWithdrawn: "Retirada", schema.StatusExpired: "Vencida",
+	schema.StatusHidden: "Oculta mientras se revisa",
 }
 
 // formHints replace the schema's description where it speaks to apps (the coordinates name placeCode,

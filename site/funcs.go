@@ -103,53 +103,13 @@ func rateLimitText(events int, window time.Duration) string {
 	return fmt.Sprintf("%d %s %s", events, unit, per)
 }
 
-// errorCodes explains each code of the error body (the list itself comes from the schema's enum).
-var errorCodes = map[string]struct {
-	status  int
-	meaning string
-}{
-	"invalid_body":           {400, "Uno o varios campos no cumplen las reglas. `details` nombra cada uno con un puntero JSON (por ejemplo `/latitude`) y un mensaje."},
-	"invalid_parameter":      {400, "Un parámetro de consulta es desconocido, está repetido o no es válido, o el `id` de la ruta no tiene la forma de un id; `details` lo nombra como `/query/<nombre>` o `/path/id`."},
-	"invalid_json":           {400, "El cuerpo no es JSON válido: error de sintaxis, texto que no es UTF-8 o una clave repetida."},
-	"consent_required":       {400, "`publishContact` falta o no es el booleano `true`."},
-	"emergency_required":     {400, "Hay varias emergencias activas y falta `emergencySlug`; `details` lista las válidas."},
-	"unknown_emergency":      {400, "`emergencySlug` no corresponde a una emergencia activa."},
-	"unknown_place":          {400, "`placeCode` no es el código DIVIPOLA de ningún municipio ni centro poblado (lista en `/lugares.tsv`)."},
-	"no_active_emergency":    {400, "No hay ninguna emergencia activa: por ahora no se puede publicar."},
-	"unsupported_media_type": {415, "Falta la cabecera `Content-Type: application/json`."},
-	"body_too_large":         {413, "El cuerpo pasa de 64 KiB."},
-	"method_not_allowed":     {405, "Ese método no se admite en la ruta; la cabecera `Allow` dice cuáles sí."},
-	"invalid_request":        {400, "El servidor web no pudo atender la petición tal como llegó (otro error 4xx, por ejemplo cabeceras demasiado grandes); el estado HTTP dice cuál."},
-	"rate_limited":           {429, "Se alcanzó el límite temporal. Espere los segundos de `Retry-After` y reintente con el mismo `externalId`."},
-	"not_found":              {404, "La ruta no existe."},
-	"gone":                   {410, "El registro fue retirado (por quien lo publicó o por el operador) o está oculto mientras se revisa: ya no se muestra. Un espejo lo quita (llega como `removed` en `since`)."},
-	"unauthorized":           {401, "Las acciones del publicador (`POST /api/public/v1/help/{id}/actions`) llevan el `manageToken` de la publicación en `Authorization: Bearer`, y falta. Responde con `WWW-Authenticate: Bearer`; la respuesta es la misma exista o no el registro."},
-	"forbidden":              {403, "El `manageToken` de una acción del publicador no es válido o es de otro registro. La respuesta es la misma exista o no el registro."},
-	"invalid_transition":     {409, "El estado del registro no admite esa acción (por ejemplo, reabrir uno retirado o renovar uno resuelto)."},
-	"internal_error":         {500, "Error del servidor. Reintente con el mismo `externalId`: no se duplicará."},
-	"unavailable":            {503, "El servicio no está disponible por un momento. Reintente con el mismo `externalId`: no se duplicará."},
-}
-
-// errorCodeTable renders the error codes of schema.ErrorBody, in the schema's order. A code without an
-// explanation is still listed (a test flags it), so that a new code never breaks the page.
+// errorCodeTable renders the error codes of schema.ErrorBody (schema.ErrorCodes, the OpenAPI enum's
+// order) with their status and meaning.
 func errorCodeTable() (string, error) {
-	fields, err := schemaFields("Error")
-	if err != nil {
-		return "", err
-	}
 	var b strings.Builder
 	b.WriteString("| Código | Estado HTTP | Significado |\n|---|---|---|\n")
-	for _, f := range fields {
-		if f.Name != "code" {
-			continue
-		}
-		for _, c := range f.Enum {
-			status, e := "", errorCodes[c]
-			if e.status != 0 {
-				status = fmt.Sprint(e.status)
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCode(c), status, e.meaning)
-		}
+	for _, e := range schema.ErrorCodes {
+		fmt.Fprintf(&b, "| %s | %d | %s |\n", mdCode(e.Code), e.Status, e.Meaning)
 	}
 	return b.String(), nil
 }

@@ -126,7 +126,7 @@ func (h *handler) serveModeration(w http.ResponseWriter, r *http.Request, v *vie
 	}
 	who := m.Moderator(r)
 	if who == "" {
-		h.serveError(w, r, http.StatusUnauthorized)
+		h.serveError(w, r, http.StatusUnauthorized, "")
 		return
 	}
 	if !allowMethods(w, r, true) {
@@ -273,7 +273,7 @@ func (mv *moderationView) fill(items []ModerationItem, confirm string) {
 	for _, it := range items {
 		mi := modItem{ID: it.ID, Type: enumLabels[it.Type], Status: cmp.Or(enumLabels[it.Status], it.Status), Title: it.Title,
 			Description: it.Description, Emergency: it.EmergencySlug, ContactName: it.ContactName, Phone: it.Phone,
-			Created: shortTime(it.CreatedAt), ContactHidden: it.ContactHidden, Hidden: it.Status == "hidden"}
+			Created: shortTime(it.CreatedAt), ContactHidden: it.ContactHidden, Hidden: it.Status == schema.StatusHidden}
 		for _, s := range schema.Statuses {
 			mi.Statuses = append(mi.Statuses, modOption{Value: s, Label: cmp.Or(enumLabels[s], s), Selected: s == it.Status})
 		}

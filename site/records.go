@@ -295,8 +295,8 @@ func emergencyLines(e schema.EmergencyInfo) []schema.PhoneLine {
 
 // closedBanner is what a closed record's page says first, by status.
 var closedBanner = map[string]string{
-	"resolved": "Ya resuelta: no hace falta escribir.",
-	"expired":  "Vencida: quien la publicó no la renovó, así que puede que ya no haga falta. No se muestra el número.",
+	schema.StatusResolved: "Ya resuelta: no hace falta escribir.",
+	schema.StatusExpired:  "Vencida: quien la publicó no la renovó, así que puede que ya no haga falta. No se muestra el número.",
 }
 
 // phoneText groups an E.164 number for reading: a Colombian one as +57 300 123 4567, another as its
@@ -319,7 +319,7 @@ func shareURL(text, link string) string {
 
 func newDetailView(v *view, d *schema.PublicHelpDetail) *detailView {
 	r := schema.HelpRecord[schema.DetailContact](*d)
-	dv := &detailView{recordView: newRecordView(v, &r, d.Contact.Name), Phone: d.Contact.Whatsapp, Expired: d.Status == "expired",
+	dv := &detailView{recordView: newRecordView(v, &r, d.Contact.Name), Phone: d.Contact.Whatsapp, Expired: d.Status == schema.StatusExpired,
 		Closed: closedBanner[d.Status]}
 	dv.Share = shareURL("Una publicación de ayuda directa:", dv.URL)
 	if dv.Phone != "" {

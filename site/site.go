@@ -38,6 +38,8 @@ type Options struct {
 	// publishes; zero means not configured.
 	RateLimitEvents int
 	RateLimitWindow time.Duration
+	// LimitPages are the words of each rate limit's 429 page, by zone (ServeError's zone).
+	LimitPages map[string]LimitPage
 	// Publish publishes a JSON body through the same service as POST /api/public/v1/help and returns its
 	// HTTP status and JSON body; it serves the forms when JavaScript is off. Nil disables form POSTs.
 	Publish func(ctx context.Context, body []byte) (status int, resp []byte)

@@ -19,6 +19,9 @@ import (
 // change after since — and a malformed entry is an error, never skipped (the walk back from the newest
 // change used to skip it).
 func TestFeedTotalReadsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds 25,000 records (more than store.MaxFeedRead): not under -short")
+	}
 	s := open(t, Options{Dir: t.TempDir()})
 	defer s.Close()
 	recs := storetest.Seed(t, s, 25_000, time.Date(2026, 8, 11, 10, 0, 0, 0, time.UTC), time.Second)

@@ -36,11 +36,11 @@ type Record struct {
 
 // The statuses of a record. Only open records are in default lists; hidden ones are never public.
 const (
-	StatusOpen      = "open"
-	StatusResolved  = "resolved"
-	StatusWithdrawn = "withdrawn"
-	StatusExpired   = "expired"
-	StatusHidden    = "hidden"
+	StatusOpen      = schema.StatusOpen
+	StatusResolved  = schema.StatusResolved
+	StatusWithdrawn = schema.StatusWithdrawn
+	StatusExpired   = schema.StatusExpired
+	StatusHidden    = schema.StatusHidden
 )
 
 // Statuses lists every status (declared in schema); a store may encode a status by its position, so the

@@ -44,7 +44,7 @@ type Options struct {
 	// {env.DIRECTAID_DATABASE_URL}`); with SharedStorage, Caddy's storage is there too (directaid_postgres).
 	Postgres      string
 	SharedStorage bool
-	// RateLimit adds lines to the rate_limit block (e.g. `distributed { read_interval 250ms }`).
+	// RateLimit adds lines to the directaid_rate_limits block (e.g. `distributed { read_interval 250ms }`).
 	RateLimit string
 	// Timeouts replaces the body of the servers' timeouts block (the shipped Caddyfile's by default);
 	// Servers adds lines to the servers block (e.g. `protocols h1 h2c`).
@@ -112,72 +112,12 @@ var caddyfileTmpl = template.Must(template.New("c").Parse(`{
 }
 
 http://:{{.Port}} {
-	rate_limit {
+	directaid_rate_limits {
 {{.RateLimit}}
-		zone publish {
-			match {
-				method POST
-				path /api/public/v1/help /pedir /ofrecer
-			}
-			# MCP publishing shares the limit; other MCP messages (initialize, tools/list…) do not spend it.
-			match {
-				method POST
-				path /mcp
-				directaid_mcp_publish
-			}
-			key {client_ip}
-			events {{.Events}}
-			window {{.Window}}
-		}
-		zone detail {
-			match {
-				method GET HEAD
-				query view=detail
-			}
-			match {
-				method GET HEAD
-				path /ayudas/*
-			}
-			match {
-				method POST
-				path /mcp
-				directaid_mcp_contact
-			}
-			key {client_ip}
-			events {{.DetailEvents}}
-			window 1m
-		}
-		zone report {
-			match {
-				method POST
-				path /api/public/v1/help/*/reports /reportar
-			}
-			match {
-				method POST
-				path /mcp
-				directaid_mcp_report
-			}
-			key {client_ip}
-			events {{.Events}}
-			window {{.Window}}
-		}
-		# Publisher actions with the manage token (POST /api/public/v1/help/{id}/actions, the site's
-		# /gestionar form and MCP actualizar_publicacion): 30 per minute per client IP. A publisher acts a few
-		# times in a record's life; the limit keeps one address from flooding the store and the audit trail.
-		zone manage {
-			match {
-				method POST
-				path /api/public/v1/help/*/actions /gestionar
-			}
-			match {
-				method POST
-				path /mcp
-				directaid_mcp_manage
-			}
-			key {client_ip}
-			events {{.Events}}
-			window {{.Window}}
-		}
+		publish {{.Events}} {{.Window}}
+		detail {{.DetailEvents}} 1m
+		report {{.Events}} {{.Window}}
+		manage {{.Events}} {{.Window}}
 	}
 {{.Site}}
 	directaid

@@ -1,0 +1,191 @@
+package backend
+
+import (
+	"net/http"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/directaid/directaid/schema"
+	"github.com/directaid/directaid/site"
+)
+
+// A Zone is one of directaid's rate limits, per client IP. Zones is the one place a zone is declared:
+// caddymodule's `directaid_rate_limits` directive expands it into caddy-ratelimit's zones (the matchers
+// below, the key, the budget), ZoneOf decides from it which zone a request spends, and discovery, the
+// metrics' labels, the 429's JSON body and the 429 page read it.
+type Zone struct {
+	Name string // the rate_limit zone, the Caddyfile's word and the label of directaid_rate_limited_total
+	// Events per Window is the budget when the operator names no other.
+	Events int
+	Window time.Duration
+	// Match lists the requests of the API and the site that spend the budget (any one of them);
+	// MCP is the use of an MCP call (POST /mcp, told apart by its body) that spends it too.
+	Match []ZoneMatch
+	MCP   MCPUse
+	// Discovery is the field of GET help that publishes the limit; Scope says there what it covers.
+	Discovery func(*schema.Discovery) **schema.RateLimit
+	Scope     string
+	// Refusal is the 429's message in the JSON error body; Page is what the 429 page tells a person.
+	Refusal string
+	Page    site.LimitPage
+}
+
+// ZoneMatch is one kind of request a zone meters, as a Caddy matcher set: all that is set must hold.
+type ZoneMatch struct {
+	Methods []string
+	Paths   []string // Caddy path patterns: exact, "/prefix/*", or a * standing for one segment
+	Query   string   // key=value
+}
+
+// The names of the zones of Zones.
+const (
+	ZonePublish = "publish"
+	ZoneDetail  = "detail"
+	ZoneReport  = "report"
+	ZoneManage  = "manage"
+)
+
+// Zones are directaid's rate limits; their order is the Caddyfile's and the metrics'.
+var Zones = []Zone{
+	{
+		Name: ZonePublish, Events: 60, Window: time.Minute, MCP: MCPPublish,
+		Match:     []ZoneMatch{{Methods: []string{http.MethodPost}, Paths: []string{schema.HelpPath, "/pedir", "/ofrecer"}}},
+		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.RateLimit },
+		Scope:     "publicaciones (POST " + schema.HelpPath + " y herramientas de publicación MCP) por dirección IP",
+		Refusal:   "Límite temporal de publicaciones alcanzado: espere los segundos que indica Retry-After y reintente con el mismo externalId.",
+		Page: site.LimitPage{
+			Explain: "Este sitio limita cuántas publicaciones se pueden enviar por minuto desde una misma red, para que nadie pueda copiar los números de todos.",
+			Advice:  "Espere {espera} y vuelva a cargar esta página.",
+		},
+	},
+	{
+		Name: ZoneDetail, Events: 30, Window: time.Minute, MCP: MCPContact,
+		Match: []ZoneMatch{
+			{Methods: []string{http.MethodGet, http.MethodHead}, Query: "view=" + schema.ViewDetail},
+			{Methods: []string{http.MethodGet, http.MethodHead}, Paths: []string{schema.RecordPathPrefix + "*"}},
+		},
+		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.DetailRateLimit },
+		Scope: "lecturas de un registro con su teléfono (GET " + schema.HelpPath + "?view=detail, las páginas " +
+			schema.RecordPathPrefix + "{id} y la herramienta MCP " + ToolViewHelp + ") por dirección IP",
+		Refusal: "Límite temporal de consultas de registros con teléfono alcanzado: espere los segundos que indica Retry-After.",
+		Page: site.LimitPage{
+			Explain: "Este sitio limita cuántas páginas con número de teléfono se pueden abrir por minuto desde una misma red, para que nadie pueda copiar los números de todos.",
+			Advice:  "Espere {espera} y vuelva a cargar esta página.",
+		},
+	},
+	{
+		Name: ZoneReport, Events: 10, Window: time.Minute, MCP: MCPReport,
+		Match:     []ZoneMatch{{Methods: []string{http.MethodPost}, Paths: []string{schema.HelpPath + "/*" + schema.ReportsSuffix, schema.ReportFormPath}}},
+		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.ReportRateLimit },
+		Scope:     "reportes (POST " + schema.HelpPath + "/{id}" + schema.ReportsSuffix + " y el formulario " + schema.ReportFormPath + ") por dirección IP",
+		Refusal:   "Límite temporal de reportes alcanzado: espere los segundos que indica Retry-After.",
+		Page: site.LimitPage{
+			Explain: "Este sitio limita cuántos reportes se pueden enviar por minuto desde una misma red, para que nadie pueda llenar de reportes la revisión. Su reporte no se envió.",
+			Advice:  "Espere {espera} y vuelva a enviar el reporte desde la página de la publicación.",
+		},
+	},
+	{
+		Name: ZoneManage, Events: 30, Window: time.Minute, MCP: MCPManage,
+		Match:     []ZoneMatch{{Methods: []string{http.MethodPost}, Paths: []string{schema.HelpPath + "/*" + schema.ActionsSuffix, schema.ManagePath}}},
+		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.ManageRateLimit },
+		Scope:     "acciones con el código para gestionar (POST " + schema.HelpPath + "/{id}" + schema.ActionsSuffix + " y el formulario " + schema.ManagePath + ") por dirección IP",
+		Refusal:   "Límite temporal de acciones sobre publicaciones alcanzado: espere los segundos que indica Retry-After y reintente (repetir una acción no la aplica dos veces).",
+		Page: site.LimitPage{
+			Explain: "Este sitio limita cuántas veces por minuto se puede resolver, reabrir, renovar o retirar una publicación desde una misma red. Este intento no cambió nada.",
+			Advice:  "Espere {espera}, vuelva a [gestionar su publicación]({inicio}" + schema.ManagePath + ") con su código y pulse el botón otra vez: repetir una acción no la aplica dos veces.",
+		},
+	},
+}
+
+// RateLimitZones lists the zones' names (the label values of directaid_rate_limited_total).
+var RateLimitZones = func() []string {
+	names := make([]string, len(Zones))
+	for i, z := range Zones {
+		names[i] = z.Name
+	}
+	return names
+}()
+
+// ZoneNamed is the zone called name, nil for none.
+func ZoneNamed(name string) *Zone {
+	for i := range Zones {
+		if Zones[i].Name == name {
+			return &Zones[i]
+		}
+	}
+	return nil
+}
+
+// limitPages are the zones' 429 pages, by name, for the site.
+var limitPages = func() map[string]site.LimitPage {
+	pages := make(map[string]site.LimitPage, len(Zones))
+	for _, z := range Zones {
+		pages[z.Name] = z.Page
+	}
+	return pages
+}()
+
+// Limit is a zone's budget: Events per Window per client IP.
+type Limit struct {
+	Events int
+	Window time.Duration
+}
+
+// ZoneOf is the zone a request spends, decided by the zones' matchers; use is what an MCP POST may do
+// (ignored for other requests). A request none of them matches was refused by a zone of the operator's
+// own: it counts as a publication if it is a POST or an MCP call, as a detail read otherwise.
+func ZoneOf(r *http.Request, use MCPUse) string {
+	mcp := r.URL.Path == schema.MCPPath
+	for _, z := range Zones {
+		if mcp && use != MCPFree && z.MCP == use {
+			return z.Name
+		}
+		if !mcp && slices.ContainsFunc(z.Match, func(m ZoneMatch) bool { return m.matches(r) }) {
+			return z.Name
+		}
+	}
+	if mcp || r.Method == http.MethodPost {
+		return ZonePublish
+	}
+	return ZoneDetail
+}
+
+// matches reports whether r is of this kind, as Caddy's method, path and query matchers decide it.
+func (m ZoneMatch) matches(r *http.Request) bool {
+	if len(m.Methods) > 0 && !slices.Contains(m.Methods, r.Method) {
+		return false
+	}
+	if len(m.Paths) > 0 && !slices.ContainsFunc(m.Paths, func(p string) bool { return pathMatches(p, r.URL.Path) }) {
+		return false
+	}
+	if m.Query != "" {
+		key, value, _ := strings.Cut(m.Query, "=")
+		if !slices.Contains(r.URL.Query()[key], value) {
+			return false
+		}
+	}
+	return true
+}
+
+// pathMatches is Caddy's path matcher for the patterns of Zones: case-insensitive, exact, a prefix
+// ending in /*, or path.Match's * within a segment.
+func pathMatches(pattern, p string) bool {
+	pattern, p = strings.ToLower(pattern), strings.ToLower(p)
+	if prefix, ok := strings.CutSuffix(pattern, "*"); ok && !strings.Contains(prefix, "*") {
+		return strings.HasPrefix(p, prefix)
+	}
+	ok, _ := path.Match(pattern, p)
+	return ok
+}
+
+// RateLimitedIn is the answer to a request over the limit of zone (Retry-After is set by the limiter).
+func RateLimitedIn(zone string) *Problem {
+	z := ZoneNamed(zone)
+	if z == nil {
+		z = &Zones[0]
+	}
+	return &Problem{Status: http.StatusTooManyRequests, Zone: z.Name,
+		Body: schema.ErrorBody{Code: schema.CodeRateLimited, Error: z.Refusal}}
+}

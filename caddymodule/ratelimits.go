@@ -1,0 +1,127 @@
+package caddymodule
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	ratelimit "github.com/mholt/caddy-ratelimit"
+
+	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/schema"
+)
+
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("directaid_rate_limits", parseRateLimits)
+	// Where caddy-ratelimit puts rate_limit: before authentication and before directaid.
+	httpcaddyfile.RegisterDirectiveOrder("directaid_rate_limits", httpcaddyfile.Before, "basic_auth")
+}
+
+// parseRateLimits parses the directaid_rate_limits directive into caddy-ratelimit's handler, one zone per
+// entry of backend.Zones, keyed by {client_ip}, with the zone's matchers:
+//
+//	directaid_rate_limits {
+//	    <zone> <events> <window>   # publish, detail, report, manage; a zone left out keeps its default
+//	    <zone> off                 # that zone is not limited
+//	    distributed { … }          # any other line is rate_limit's own: distributed, storage, jitter,
+//	                               # sweep_interval, log_key, zone <name> { … } (a zone of the operator's)
+//	}
+func parseRateLimits(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	h.Next() // the directive's name
+	if h.NextArg() {
+		return nil, h.ArgErr()
+	}
+	limits := map[string]backend.Limit{}
+	for _, z := range backend.Zones {
+		limits[z.Name] = backend.Limit{Events: z.Events, Window: z.Window}
+	}
+	body := caddyfile.Segment{}
+	for nesting := h.Nesting(); h.NextBlock(nesting); {
+		if z := backend.ZoneNamed(h.Val()); z != nil {
+			l, err := parseZoneLimit(h.Dispenser, z.Name)
+			if err != nil {
+				return nil, err
+			}
+			limits[z.Name] = l
+			continue
+		}
+		seg := h.NextSegment()
+		if len(seg) > 1 && seg[0].Text == "zone" && backend.ZoneNamed(seg[1].Text) != nil {
+			at := caddyfile.NewDispenser(seg) // the error names the zone's line
+			at.Next()
+			at.Next()
+			return nil, at.Errf("zone %s is directaid's: write `%s <events> <window>` (or `%s off`)", seg[1].Text, seg[1].Text, seg[1].Text)
+		}
+		body = append(body, seg...)
+	}
+	var zones strings.Builder
+	for _, z := range backend.Zones {
+		if l := limits[z.Name]; l.Events > 0 {
+			writeZone(&zones, z, l)
+		}
+	}
+	open, err := caddyfile.Tokenize([]byte("rate_limit {\n"), "directaid_rate_limits")
+	if err != nil {
+		return nil, err
+	}
+	generated, err := caddyfile.Tokenize([]byte(zones.String()+"}\n"), "directaid_rate_limits")
+	if err != nil {
+		return nil, err
+	}
+	tokens := append(append(open, body...), generated...)
+	var rl ratelimit.Handler
+	if err := rl.UnmarshalCaddyfile(caddyfile.NewDispenser(tokens)); err != nil {
+		return nil, err
+	}
+	return &rl, nil
+}
+
+// parseZoneLimit reads `<zone> <events> <window>` or `<zone> off`, the dispenser on the zone's name.
+func parseZoneLimit(d *caddyfile.Dispenser, zone string) (backend.Limit, error) {
+	args := d.RemainingArgs()
+	if d.NextBlock(d.Nesting()) {
+		return backend.Limit{}, d.Errf("%s takes no block: %s <events> <window>", zone, zone)
+	}
+	if len(args) == 1 && args[0] == "off" {
+		return backend.Limit{}, nil
+	}
+	if len(args) != 2 {
+		return backend.Limit{}, d.Errf("usage: %s <events> <window> (e.g. %s 60 1m), or %s off", zone, zone, zone)
+	}
+	events, err := strconv.Atoi(args[0])
+	if err != nil || events <= 0 {
+		return backend.Limit{}, d.Errf("%s: events %q is not a positive whole number", zone, args[0])
+	}
+	window, err := caddy.ParseDuration(args[1])
+	if err != nil || window <= 0 {
+		return backend.Limit{}, d.Errf("%s: window %q is not a positive duration (e.g. 1m)", zone, args[1])
+	}
+	return backend.Limit{Events: events, Window: window}, nil
+}
+
+// writeZone writes z as a zone of a rate_limit block: its matchers (POST /mcp with the matcher of its
+// MCP use among them), the client's IP as the key, and l.
+func writeZone(b *strings.Builder, z backend.Zone, l backend.Limit) {
+	fmt.Fprintf(b, "zone %s {\n", z.Name)
+	for _, m := range z.Match {
+		b.WriteString("match {\n")
+		if len(m.Methods) > 0 {
+			fmt.Fprintf(b, "method %s\n", strings.Join(m.Methods, " "))
+		}
+		if len(m.Paths) > 0 {
+			fmt.Fprintf(b, "path %s\n", strings.Join(m.Paths, " "))
+		}
+		if m.Query != "" {
+			fmt.Fprintf(b, "query %s\n", m.Query)
+		}
+		b.WriteString("}\n")
+	}
+	if z.MCP != backend.MCPFree {
+		fmt.Fprintf(b, "match {\nmethod POST\npath %s\n%s\n}\n", schema.MCPPath, mcpMatchers[z.MCP])
+	}
+	fmt.Fprintf(b, "key {http.vars.client_ip}\nevents %d\nwindow %s\n}\n", l.Events, l.Window.String())
+}

@@ -1,0 +1,104 @@
+package caddymodule
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	ratelimit "github.com/mholt/caddy-ratelimit"
+
+	"github.com/directaid/directaid/backend"
+)
+
+// TestZoneOfAgreesWithTheLimiter: the zone backend.ZoneOf names for a request (the 429's words, the
+// metrics' label) is the zone whose matchers, as directaid_rate_limits writes them for caddy-ratelimit,
+// match it; and each zone meters some request. MCP's matchers are left out: they read the body and ask
+// the app, and both sides take MCPUse.Zone from the same table.
+func TestZoneOfAgreesWithTheLimiter(t *testing.T) {
+	out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(":8080 {\n\tdirectaid_rate_limits\n}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Apps struct {
+			HTTP struct {
+				Servers map[string]struct {
+					Routes []struct {
+						Handle []ratelimit.Handler `json:"handle"`
+					} `json:"routes"`
+				} `json:"servers"`
+			} `json:"http"`
+		} `json:"apps"`
+	}
+	if err := json.Unmarshal(out, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	zones := cfg.Apps.HTTP.Servers["srv0"].Routes[0].Handle[0].RateLimits
+	if len(zones) != len(backend.Zones) {
+		t.Fatalf("directaid_rate_limits wrote %d zones, the table has %d", len(zones), len(backend.Zones))
+	}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	matchers := map[string]caddyhttp.MatcherSets{}
+	for name, z := range zones {
+		if def := backend.ZoneNamed(name); def == nil || z.MaxEvents != def.Events || z.Window != caddy.Duration(def.Window) {
+			t.Errorf("zone %s: %d per %v, not the table's default", name, z.MaxEvents, z.Window)
+		}
+		rl := &ratelimit.RateLimit{}
+		for _, set := range z.MatcherSetsRaw {
+			if !strings.Contains(string(set["path"]), "/mcp") {
+				rl.MatcherSetsRaw = append(rl.MatcherSetsRaw, set)
+			}
+		}
+		mods, err := ctx.LoadModule(rl, "MatcherSetsRaw")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ms caddyhttp.MatcherSets
+		if err := ms.FromInterface(mods); err != nil {
+			t.Fatal(err)
+		}
+		matchers[name] = ms
+	}
+	metered := map[string]bool{}
+	for _, c := range []struct{ method, target string }{
+		{"POST", "/api/public/v1/help"}, {"POST", "/pedir"}, {"POST", "/ofrecer"}, {"POST", "/api/public/v1/help?dryRun=true"},
+		{"GET", "/api/public/v1/help?view=detail&id=06h0esgyp8jkswec"}, {"HEAD", "/api/public/v1/help?id=x&view=detail"},
+		{"GET", "/ayudas/06h0esgyp8jkswec"}, {"HEAD", "/ayudas/06h0esgyp8jkswec.md"}, {"GET", "/Ayudas/x"},
+		{"POST", "/api/public/v1/help/06h0esgyp8jkswec/reports"}, {"POST", "/reportar"},
+		{"POST", "/api/public/v1/help/06h0esgyp8jkswec/actions"}, {"POST", "/gestionar"},
+		{"GET", "/api/public/v1/help"}, {"GET", "/"}, {"GET", "/pedir"}, {"POST", "/api/public/v1/help/a/b/reports"},
+	} {
+		r := httptest.NewRequest(c.method, c.target, nil)
+		repl := caddy.NewReplacer()
+		r = r.WithContext(context.WithValue(r.Context(), caddy.ReplacerCtxKey, repl))
+		var spent []string
+		for _, z := range backend.Zones {
+			ok, err := matchers[z.Name].AnyMatchWithError(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				spent = append(spent, z.Name)
+			}
+		}
+		switch got := backend.ZoneOf(r, backend.MCPFree); {
+		case len(spent) > 1:
+			t.Errorf("%s %s spends several zones: %v", c.method, c.target, spent)
+		case len(spent) == 1 && got != spent[0]:
+			t.Errorf("%s %s: ZoneOf says %s, the limiter's matchers %s", c.method, c.target, got, spent[0])
+		case len(spent) == 1:
+			metered[got] = true
+		}
+	}
+	for _, z := range backend.Zones {
+		if !metered[z.Name] {
+			t.Errorf("no request spent zone %s", z.Name)
+		}
+	}
+}
