@@ -93,7 +93,7 @@ func SetCommonHeaders(w http.ResponseWriter) {
 	hd := w.Header()
 	hd.Set("API-Version", schema.APIVersion)
 	hd.Set("Access-Control-Allow-Origin", "*")
-	hd.Set("Access-Control-Expose-Headers", "Location, API-Version, Retry-After, ETag, Link, Mcp-Session-Id, Mcp-Protocol-Version")
+	hd.Set("Access-Control-Expose-Headers", "Location, API-Version, Retry-After, ETag, Link, WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version")
 }
 
 func notFound() *Problem {
