@@ -149,6 +149,7 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 			"version": APIVersion,
 			"summary": "Publicar solicitudes y ofrecimientos de ayuda durante una emergencia.",
 			"description": "API pública, sin autenticación e idempotente. El par (source, externalId) identifica un registro: reintentar no crea duplicados. El teléfono de contacto se publica, por eso publishContact debe ser true. Todas las respuestas llevan la cabecera API-Version y CORS abierto (Access-Control-Allow-Origin: *).\n\n" +
+				"Parámetros de consulta, en todas las operaciones: uno vacío (nombre=, como lo envía un formulario HTML con un campo en blanco) equivale a no enviarlo; un nombre solo, sin = (?dryRun), responde 400 invalid_parameter, porque podría querer decir true; un nombre que la operación no conoce responde 400 invalid_parameter aunque esté vacío.\n\n" +
 				"Un método que una ruta no admite (los que no están en este documento: PUT, PATCH o DELETE en " + HelpPath + ", POST en " + OpenAPIPath + "…) responde 405 con la cabecera Allow, los métodos que sí admite, y el cuerpo Error con code method_not_allowed. " +
 				"En " + MCPPath + ", GET (no hay flujo SSE iniciado por el servidor, como permite la especificación MCP), DELETE (no hay sesiones que cerrar), HEAD, PUT y PATCH responden 405 con Allow: " + MCPMethods + " y un error JSON-RPC (-32000).",
 			"license": map[string]any{"name": "Apache-2.0", "identifier": "Apache-2.0"},
