@@ -29,7 +29,7 @@ type Handler struct {
 // NewHandler builds the HTTP surface of svc.
 func NewHandler(svc *Service) (*Handler, error) {
 	tools := toolDocs(mcpTools(svc))
-	doc, err := schema.OpenAPI(svc.cfg.PublicURL, tools...)
+	doc, err := schema.OpenAPIFor(svc.cfg.PublicURL, svc.exampleEmergency(), tools...)
 	if err != nil {
 		return nil, err
 	}
@@ -39,6 +39,17 @@ func NewHandler(svc *Service) (*Handler, error) {
 	}
 	h := &Handler{svc: svc, openapi: doc, site: st, mcp: newMCPEndpoint(svc), tools: tools}
 	return h, nil
+}
+
+// exampleEmergency is the emergency the served OpenAPI document's examples publish into: the first active
+// one (or, with none active, the first declared), so that its examples work on this server as written.
+func (s *Service) exampleEmergency() schema.ExampleEmergency {
+	for _, list := range [][]Emergency{s.active, s.cfg.Emergencies} {
+		if len(list) > 0 {
+			return schema.ExampleEmergency{Slug: list[0].Slug, Title: list[0].Title}
+		}
+	}
+	return schema.DefaultExampleEmergency
 }
 
 // ServeHTTP implements http.Handler.
