@@ -117,10 +117,10 @@ func jsonRPCMessage() map[string]any {
 			"not": map[string]any{"anyOf": []any{has("result"), has("error")}}},
 		map[string]any{"title": "Respuesta (se acepta y se ignora)", "type": "object", "required": []string{"jsonrpc", "id", "result"},
 			"properties": map[string]any{"jsonrpc": jsonrpc, "id": id, "result": map[string]any{"type": "object"}},
-			"not": map[string]any{"anyOf": []any{has("method"), has("error")}}},
+			"not":        map[string]any{"anyOf": []any{has("method"), has("error")}}},
 		map[string]any{"title": "Respuesta de error (se acepta y se ignora)", "type": "object", "required": []string{"jsonrpc", "id", "error"},
 			"properties": map[string]any{"jsonrpc": jsonrpc, "id": map[string]any{"type": []string{"string", "integer", "null"}}, "error": errObj},
-			"not": map[string]any{"anyOf": []any{has("method"), has("result")}}},
+			"not":        map[string]any{"anyOf": []any{has("method"), has("result")}}},
 	}}
 }
 
