@@ -109,7 +109,9 @@ func jsonRPCMessage() map[string]any {
 	_, errorResponse := jsonRPCSchemas()
 	errObj := errorResponse["properties"].(map[string]any)["error"]
 	jsonrpc := map[string]any{"const": "2.0"}
-	has := func(name string) map[string]any { return map[string]any{"required": []string{name}} }
+	has := func(name string) map[string]any {
+		return map[string]any{"required": []string{name}, "properties": map[string]any{name: map[string]any{}}}
+	}
 	return map[string]any{"oneOf": []any{
 		map[string]any{"title": "Petición o notificación (sin id)", "type": "object", "required": []string{"jsonrpc", "method"},
 			"properties": map[string]any{"jsonrpc": jsonrpc, "id": id, "method": map[string]any{"type": "string", "minLength": 1},
