@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"mime"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +29,7 @@ type Handler struct {
 // NewHandler builds the HTTP surface of svc.
 func NewHandler(svc *Service) (*Handler, error) {
 	tools := toolDocs(mcpTools(svc))
-	doc, err := schema.OpenAPI(svc.cfg.PublicURL, tools...)
+	doc, err := schema.OpenAPIFor(svc.cfg.PublicURL, svc.exampleEmergency(), tools...)
 	if err != nil {
 		return nil, err
 	}
@@ -39,6 +39,17 @@ func NewHandler(svc *Service) (*Handler, error) {
 	}
 	h := &Handler{svc: svc, openapi: doc, site: st, mcp: newMCPEndpoint(svc), tools: tools}
 	return h, nil
+}
+
+// exampleEmergency is the emergency the served OpenAPI document's examples publish into: the first active
+// one (or, with none active, the first declared), so that its examples work on this server as written.
+func (s *Service) exampleEmergency() schema.ExampleEmergency {
+	for _, list := range [][]Emergency{s.active, s.cfg.Emergencies} {
+		if len(list) > 0 {
+			return schema.ExampleEmergency{Slug: list[0].Slug, Title: list[0].Title}
+		}
+	}
+	return schema.DefaultExampleEmergency
 }
 
 // ServeHTTP implements http.Handler.
@@ -95,7 +106,7 @@ func SetCommonHeaders(w http.ResponseWriter) {
 	hd := w.Header()
 	hd.Set("API-Version", schema.APIVersion)
 	hd.Set("Access-Control-Allow-Origin", "*")
-	hd.Set("Access-Control-Expose-Headers", "Location, API-Version, Retry-After, ETag, Link, Mcp-Session-Id, Mcp-Protocol-Version")
+	hd.Set("Access-Control-Expose-Headers", "Location, API-Version, Retry-After, ETag, Link, WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version")
 }
 
 func notFound() *Problem {
@@ -139,13 +150,13 @@ func (h *Handler) serveHelp(w http.ResponseWriter, r *http.Request) {
 		h.publish(w, r)
 		return
 	}
-	q := r.URL.Query()
-	if q.Has("view") {
-		h.serveRead(w, r) // api_read.go
+	sent := apiQuery(r)
+	if sent.vals.Has("view") {
+		h.serveRead(w, r, sent) // api_read.go
 		return
 	}
 	// Discovery takes no parameters: a list filter sent without view=list is told so, not ignored.
-	if errs := checkParams(q, "", nil); len(errs) > 0 {
+	if errs := checkParams(sent, "", nil); len(errs) > 0 {
 		writeProblem(w, withQueryFields(invalidParams(errs)))
 		return
 	}
@@ -180,7 +191,8 @@ func (s *Service) discovery(base string, tools []schema.MCPTool) *schema.Discove
 func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	w.Header().Set("Cache-Control", "no-store")
-	if p := postParams(r, schema.DryRunArg); p != nil {
+	q, p := postParams(r, schema.DryRunArg)
+	if p != nil {
 		h.svc.cfg.Observe.published(ChannelAPI, start, nil, false, p)
 		writeProblem(w, p)
 		return
@@ -191,7 +203,7 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p)
 		return
 	}
-	switch dry, p := dryRunParam(r); {
+	switch dry, p := dryRunParam(q); {
 	case p != nil:
 		writeProblem(w, p)
 		return
@@ -221,14 +233,21 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, res)
 }
 
-// postParams refuses any query parameter of a POST but allowed (and "_", which GETs ignore too): a
-// misspelled or assumed flag (dryrun, dry_run, dryRun where there is none) must not let a call that acts
-// for real go through as if it had been understood.
-func postParams(r *http.Request, allowed ...string) *Problem {
+// postParams reads the query of a POST (apiQuery) and refuses any parameter but allowed (and "_", which
+// GETs ignore too), whatever its value: a misspelled or assumed flag (dryrun, dry_run, dryRun where there
+// is none) must not let a call that acts for real go through as if it had been understood. An allowed
+// one sent as a bare name (?dryRun) is refused too: it may well mean true.
+func postParams(r *http.Request, allowed ...string) (url.Values, *Problem) {
 	var errs []schema.FieldError
-	q := r.URL.Query()
-	for _, name := range slices.Sorted(maps.Keys(q)) {
-		if name == "_" || slices.Contains(allowed, name) {
+	sent := apiQuery(r)
+	for _, name := range sent.names {
+		if name == "_" {
+			continue
+		}
+		if slices.Contains(allowed, name) {
+			if slices.Contains(sent.bare, name) {
+				errs = append(errs, bareParam(name))
+			}
 			continue
 		}
 		msg := fmt.Sprintf("el parámetro «%s» no existe en esta petición, que no se ejecutó", schema.Clip(name))
@@ -242,15 +261,15 @@ func postParams(r *http.Request, allowed ...string) *Problem {
 		errs = append(errs, paramError(name, msg, allowed...))
 	}
 	if len(errs) > 0 {
-		return withQueryFields(invalidParams(errs))
+		return nil, withQueryFields(invalidParams(errs))
 	}
-	return nil
+	return sent.vals, nil
 }
 
-// dryRunParam reads ?dryRun=true|false; any other value (or a repeated one) is refused rather than
-// taken as a publication.
-func dryRunParam(r *http.Request) (bool, *Problem) {
-	vals, ok := r.URL.Query()[schema.DryRunArg]
+// dryRunParam reads ?dryRun=true|false from q (postParams'); any other value (or a repeated one) is
+// refused rather than taken as a publication.
+func dryRunParam(q url.Values) (bool, *Problem) {
+	vals, ok := q[schema.DryRunArg]
 	if !ok {
 		return false, nil
 	}

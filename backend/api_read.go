@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -27,11 +26,7 @@ const (
 )
 
 // Query parameters each view accepts. "_" (a cache buster some HTTP clients add) is ignored everywhere.
-var viewParams = map[string][]string{
-	schema.ViewList:     {"view", "format", "all", "emergencySlug", "type", "category", "urgency", "municipio", "q", "latitude", "longitude", "radiusKm", "status", "since", "limit", "total", "cursor"},
-	schema.ViewDetail:   {"view", "id"},
-	schema.ViewPanorama: {"view", "emergencySlug"},
-}
+var viewParams = schema.ViewParams
 
 // Common misspellings of parameter names, so that the error says what was meant.
 var paramAliases = map[string]string{
@@ -62,18 +57,18 @@ func withFields(p *Problem, field func(string) string) *Problem {
 	return p
 }
 
-// serveRead answers GET /api/public/v1/help?view=….
-func (h *Handler) serveRead(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+// serveRead answers GET /api/public/v1/help?view=…; sent is its query (apiQuery).
+func (h *Handler) serveRead(w http.ResponseWriter, r *http.Request, sent query) {
+	q := sent.vals
 	view := q.Get("view")
 	allowed, ok := viewParams[view]
 	if !ok {
-		views := []string{schema.ViewList, schema.ViewDetail, schema.ViewPanorama}
+		views := schema.Views
 		writeProblem(w, withQueryFields(invalidParams([]schema.FieldError{paramError("view",
 			fmt.Sprintf("«view» no admite %s; valores permitidos: %s (sin view: descubrimiento)", schema.Quote(view), strings.Join(views, ", ")), views...)})))
 		return
 	}
-	if errs := checkParams(q, view, allowed); len(errs) > 0 {
+	if errs := checkParams(sent, view, allowed); len(errs) > 0 {
 		writeProblem(w, withQueryFields(invalidParams(errs)))
 		return
 	}
@@ -118,13 +113,19 @@ func readFormat(view, format string) string {
 	return ""
 }
 
-// checkParams names every parameter of q that view does not take (view "" is discovery, which takes
-// none), and every one that is repeated.
-func checkParams(q url.Values, view string, allowed []string) []schema.FieldError {
+// checkParams names every parameter sent that view does not take (view "" is discovery, which takes
+// none), unless it was sent empty and some view takes it (empty is absent); every one it takes sent bare
+// (without a value); and every one repeated. A name no view takes is refused whatever its value.
+func checkParams(sent query, view string, allowed []string) []schema.FieldError {
 	var errs []schema.FieldError
-	for _, name := range slices.Sorted(maps.Keys(q)) {
+	q := sent.vals
+	for _, name := range sent.names {
 		switch {
 		case name == "_":
+		case slices.Contains(sent.bare, name) && (slices.Contains(allowed, name) || name == "view"):
+			errs = append(errs, bareParam(name))
+		case !q.Has(name) && !slices.Contains(sent.bare, name) && (name == "view" || len(viewsTaking(name)) > 0):
+			// Sent empty: absent, whichever view takes it.
 		case !slices.Contains(allowed, name) && view == "":
 			msg := fmt.Sprintf("el parámetro «%s» no existe", schema.Clip(name))
 			if views := viewsTaking(name); len(views) > 0 {
@@ -133,7 +134,9 @@ func checkParams(q url.Values, view string, allowed []string) []schema.FieldErro
 			errs = append(errs, paramError(name, msg))
 		case !slices.Contains(allowed, name):
 			msg := fmt.Sprintf("el parámetro «%s» no existe con view=%s", schema.Clip(name), view)
-			if a, ok := paramAliases[name]; ok && slices.Contains(allowed, a) {
+			if views := viewsTaking(name); len(views) > 0 {
+				msg += fmt.Sprintf(": solo se usa con %s", strings.Join(views, " o "))
+			} else if a, ok := paramAliases[name]; ok && slices.Contains(allowed, a) {
 				msg += fmt.Sprintf(" (¿quiso decir «%s»?)", a)
 			} else if a, ok := paramAliases[strings.ToLower(name)]; ok && slices.Contains(allowed, a) {
 				msg += fmt.Sprintf(" (¿quiso decir «%s»?)", a)
@@ -148,11 +151,9 @@ func checkParams(q url.Values, view string, allowed []string) []schema.FieldErro
 
 // viewsTaking lists the views that take the parameter name, as "view=…".
 func viewsTaking(name string) []string {
-	var out []string
-	for _, v := range []string{schema.ViewList, schema.ViewDetail, schema.ViewPanorama} {
-		if name != "view" && slices.Contains(viewParams[v], name) {
-			out = append(out, "view="+v)
-		}
+	out := schema.ViewsTaking(name)
+	for i, v := range out {
+		out[i] = "view=" + v
 	}
 	return out
 }

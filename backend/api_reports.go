@@ -32,7 +32,7 @@ func (h *Handler) serveReports(w http.ResponseWriter, r *http.Request, id string
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	if p := postParams(r); p != nil {
+	if _, p := postParams(r); p != nil {
 		writeProblem(w, p)
 		return
 	}

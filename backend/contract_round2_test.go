@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,6 +106,10 @@ func TestActionsNeedBearer(t *testing.T) {
 		resp, body := post(c.id, c.header...)
 		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != "Bearer" {
 			t.Errorf("%s %v: %d WWW-Authenticate %q %s", c.id, c.header, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
+		}
+		// A browser reads the challenge only if CORS exposes it.
+		if expose := strings.Split(resp.Header.Get("Access-Control-Expose-Headers"), ", "); !slices.Contains(expose, "WWW-Authenticate") {
+			t.Errorf("%s %v: Access-Control-Expose-Headers %q does not expose WWW-Authenticate", c.id, c.header, expose)
 		}
 		if e := decodeError(t, body); e.Code != schema.CodeUnauthorized || len(e.Details) != 1 || e.Details[0].Field != "/header/Authorization" {
 			t.Errorf("%s %v: %s", c.id, c.header, body)

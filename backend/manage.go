@@ -279,7 +279,7 @@ func (h *Handler) serveRecordAPI(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if p := postParams(r); p != nil {
+	if _, p := postParams(r); p != nil {
 		writeProblem(w, p)
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -300,6 +301,9 @@ func problemResult(tool string, p *Problem) *mcp.CallToolResult {
 		b.WriteString("no hay emergencias activas, así que ahora no se puede publicar; dígaselo a la persona y no reintente.")
 	case schema.CodeInvalidBody, schema.CodeInvalidJSON:
 		b.WriteString("corrija los campos indicados (pregunte a la persona lo que no sepa; no invente datos) y " + retry + ".")
+		if slices.ContainsFunc(p.Body.Details, func(d schema.FieldError) bool { return d.Field == "/publishContact" }) {
+			b.WriteString(" Falta también el consentimiento: publishContact: true solo si la persona acepta que su nombre y su número de WhatsApp se muestren públicamente.")
+		}
 	default:
 		fmt.Fprintf(&b, "es un error temporal del servicio: %s y exactamente los mismos datos; no se duplicará.", retry)
 	}

@@ -1,30 +1,50 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/directaid/directaid/internal/openapidoc"
 	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
 )
 
-// TestOpenAPIExamplesWork sends every request example of the served OpenAPI document to the server and
-// expects the status the example declares (x-status); call checks each answer against the document too.
-// (schema's TestEveryOperationHasExamples checks that every operation has examples, valid against their
-// schemas.)
+// otherEmergencies are a server's emergencies, none of them the eje-cafetero of the built-in examples:
+// the served document must speak of these.
+const otherEmergencies = `
+		emergency sequia-la-guajira {
+			title "Sequía en La Guajira"
+		}
+		emergency inundaciones-la-mojana {
+			title "Inundaciones en La Mojana"
+		}`
+
+const otherSlug = "sequia-la-guajira"
+
+// TestOpenAPIExamplesWork sends every request example of the served OpenAPI document to a server whose
+// emergencies are not the built-in examples' and expects the status the example declares (x-status);
+// call checks each answer against the document too. (schema's TestEveryOperationHasExamples checks that
+// every operation has examples, valid against their schemas.)
 func TestOpenAPIExamplesWork(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := testserver.Start(t, testserver.Options{Emergencies: otherEmergencies})
 	resp, raw := s.Do("GET", "/api/public/openapi.json", nil)
 	if resp.StatusCode != 200 {
 		t.Fatalf("openapi.json: %d", resp.StatusCode)
+	}
+	if bytes.Contains(raw, []byte("eje-cafetero")) {
+		t.Errorf("the served document names eje-cafetero, an emergency this server does not have")
 	}
 	doc, err := openapidoc.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Paths with {id} are sent about a record of this server's own.
-	_, rec := publish(t, s, validRequest())
+	_, rec := publish(t, s, with(validRequest(), "emergencySlug", otherSlug))
 	id, _ := rec["id"].(string)
 	sent := 0
 	for path, item := range doc.Paths {
@@ -54,4 +74,218 @@ func TestOpenAPIExamplesWork(t *testing.T) {
 		t.Fatalf("only %d request examples in the served document", sent)
 	}
 	t.Logf("%d request examples sent, each answered with its documented status", sent)
+}
+
+// TestMCPRequestSchemaIsTheServers: the document's schema of the /mcp request body admits exactly the
+// messages the server takes. Each message goes to the independent validator (libopenapi-validator) and to
+// the server: the validator refuses it if and only if the server refuses it as a malformed message
+// (-32600 or -32700, 400).
+func TestMCPRequestSchemaIsTheServers(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	val, err := s.Validator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"a","method":"ping","params":{}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping","params":null}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":3,"result":{}}`,
+		`{"jsonrpc":"2.0","id":4,"error":{"code":-32000,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"x"}}`,
+		`{"jsonrpc":"2.0"}`,
+		`{"jsonrpc":"2.0","id":5}`,
+		`{"id":6,"method":"ping"}`,
+		`{"jsonrpc":"1.0","id":7,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":8,"method":""}`,
+		`{"jsonrpc":"2.0","id":9,"method":5}`,
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":{},"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":10,"method":"ping","params":[]}`,
+		`{"jsonrpc":"2.0","id":11,"method":"ping","result":{}}`,
+		`{"jsonrpc":"2.0","id":12,"result":{},"error":{"code":1,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":13,"result":5}`,
+		`{"jsonrpc":"2.0","id":14,"error":{"code":"x","message":"x"}}`,
+		`[]`,
+		`5`,
+	} {
+		header := []string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream"}
+		docErr := val.CheckRequest(s.NewRequest("POST", schema.MCPPath, []byte(msg), header...))
+		resp, body := call(t, s, "POST", schema.MCPPath, []byte(msg), header...)
+		e, _ := body["error"].(map[string]any)
+		code, _ := e["code"].(float64)
+		refused := resp.StatusCode == 400 && (code == -32600 || code == -32700)
+		if refused != (docErr != nil) {
+			t.Errorf("%s: the server answers %d %v; the document's schema says %v", msg, resp.StatusCode, body, docErr)
+		}
+	}
+}
+
+// TestOpenAPIDocumentedResponses: every response the served document declares for an operation is one
+// the server gives, as documented (call checks status, headers and body against the document): each
+// (operation, status) below is produced by one request, and the test fails for a documented one that no
+// request produces. Only a failing store gives the few listed in needsAFailingStore.
+func TestOpenAPIDocumentedResponses(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{Emergencies: otherEmergencies})
+	limited := testserver.Start(t, testserver.Options{Emergencies: otherEmergencies, PublishEvents: 1, DetailEvents: 1})
+	_, raw := s.Do("GET", schema.OpenAPIPath, nil)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			OperationID string                     `json:"operationId"`
+			Responses   map[string]json.RawMessage `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	// needsAFailingStore: an internal error, or a store that cannot be reached or written (its disk under
+	// min_free_space, PostgreSQL down): health_test.go and postgres_test.go make those.
+	needsAFailingStore := map[string]bool{}
+	for _, op := range []string{"getHelp", "headHelp", "publishHelp", "actOnHelp", "reportHelp"} {
+		needsAFailingStore[op+" 500"], needsAFailingStore[op+" 503"] = true, true
+	}
+
+	jsonCT := []string{"Content-Type", "application/json"}
+	mcpCT := []string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream"}
+	pub := func(srv *testserver.Server, ext string) map[string]any {
+		t.Helper()
+		resp, out := publish(t, srv, with(validRequest(), "emergencySlug", otherSlug, "externalId", ext))
+		if resp.StatusCode != 201 {
+			t.Fatalf("publish %s: %d %v", ext, resp.StatusCode, out)
+		}
+		return out
+	}
+	rec, gone := pub(s, "documented-1"), pub(s, "documented-2")
+	id, token := rec["id"].(string), rec["manageToken"].(string)
+	goneID, goneToken := gone["id"].(string), gone["manageToken"].(string)
+	if resp, out := call(t, s, "POST", schema.ActionsPath(goneID), []byte(`{"action":"withdraw"}`), "Content-Type", "application/json", "Authorization", "Bearer "+goneToken); resp.StatusCode != 200 {
+		t.Fatalf("withdraw: %d %v", resp.StatusCode, out)
+	}
+	bearer := func(tok string) []string {
+		return []string{"Content-Type", "application/json", "Authorization", "Bearer " + tok}
+	}
+	// etag(path) is an If-None-Match header with the ETag path has when the request is sent.
+	etag := func(path string) []string { return []string{"If-None-Match", "etag-of:" + path} }
+	big := bytes.Repeat([]byte(" "), 200<<10)
+	unknownID := "06fz0000000000zz"
+	type req struct {
+		op     string
+		status int
+		srv    *testserver.Server
+		method string
+		path   string
+		body   []byte
+		header []string
+	}
+	cases := []req{
+		{"getOpenAPI", 200, s, "GET", schema.OpenAPIPath, nil, nil},
+		{"getOpenAPI", 304, s, "GET", schema.OpenAPIPath, nil, etag(schema.OpenAPIPath)},
+		{"headOpenAPI", 200, s, "HEAD", schema.OpenAPIPath, nil, nil},
+		{"headOpenAPI", 304, s, "HEAD", schema.OpenAPIPath, nil, etag(schema.OpenAPIPath)},
+		{"preflightOpenAPI", 204, s, "OPTIONS", schema.OpenAPIPath, nil, nil},
+		{"preflightHelp", 204, s, "OPTIONS", schema.HelpPath, nil, nil},
+		{"preflightActions", 204, s, "OPTIONS", schema.ActionsPath(id), nil, nil},
+		{"preflightReports", 204, s, "OPTIONS", schema.HelpPath + "/" + id + schema.ReportsSuffix, nil, nil},
+		{"preflightMCP", 204, s, "OPTIONS", schema.MCPPath, nil, nil},
+
+		{"publishHelp", 201, s, "POST", schema.HelpPath, mustJSON(t, with(validRequest(), "emergencySlug", otherSlug, "externalId", "documented-3")), jsonCT},
+		{"publishHelp", 200, s, "POST", schema.HelpPath, mustJSON(t, with(validRequest(), "emergencySlug", otherSlug, "externalId", "documented-3")), jsonCT},
+		{"publishHelp", 400, s, "POST", schema.HelpPath, []byte(`{}`), jsonCT},
+		{"publishHelp", 413, s, "POST", schema.HelpPath, big, jsonCT},
+		{"publishHelp", 415, s, "POST", schema.HelpPath, []byte(`{}`), []string{"Content-Type", "text/plain"}},
+		{"publishHelp", 201, limited, "POST", schema.HelpPath, mustJSON(t, with(validRequest(), "emergencySlug", otherSlug, "externalId", "limited-1")), jsonCT},
+		{"publishHelp", 429, limited, "POST", schema.HelpPath, mustJSON(t, with(validRequest(), "emergencySlug", otherSlug, "externalId", "limited-2")), jsonCT},
+
+		{"actOnHelp", 200, s, "POST", schema.ActionsPath(id), []byte(`{"action":"renew"}`), bearer(token)},
+		{"actOnHelp", 400, s, "POST", schema.ActionsPath(id), []byte(`{"action":"nope"}`), bearer(token)},
+		{"actOnHelp", 401, s, "POST", schema.ActionsPath(id), []byte(`{"action":"resolve"}`), jsonCT},
+		{"actOnHelp", 403, s, "POST", schema.ActionsPath(id), []byte(`{"action":"resolve"}`), bearer("wrong")},
+		{"actOnHelp", 409, s, "POST", schema.ActionsPath(goneID), []byte(`{"action":"reopen"}`), bearer(goneToken)},
+		{"actOnHelp", 413, s, "POST", schema.ActionsPath(id), big, bearer(token)},
+		{"actOnHelp", 415, s, "POST", schema.ActionsPath(id), []byte(`{"action":"resolve"}`), []string{"Content-Type", "text/plain", "Authorization", "Bearer " + token}},
+
+		{"reportHelp", 202, s, "POST", schema.HelpPath + "/" + id + schema.ReportsSuffix, []byte(`{"reason":"spam"}`), jsonCT},
+		{"reportHelp", 400, s, "POST", schema.HelpPath + "/" + id + schema.ReportsSuffix, []byte(`{"reason":"nope"}`), jsonCT},
+		{"reportHelp", 404, s, "POST", schema.HelpPath + "/" + unknownID + schema.ReportsSuffix, []byte(`{"reason":"spam"}`), jsonCT},
+		{"reportHelp", 410, s, "POST", schema.HelpPath + "/" + goneID + schema.ReportsSuffix, []byte(`{"reason":"spam"}`), jsonCT},
+		{"reportHelp", 413, s, "POST", schema.HelpPath + "/" + id + schema.ReportsSuffix, big, jsonCT},
+		{"reportHelp", 415, s, "POST", schema.HelpPath + "/" + id + schema.ReportsSuffix, []byte(`{"reason":"spam"}`), []string{"Content-Type", "text/plain"}},
+
+		{"getHelp", 200, s, "GET", schema.HelpPath, nil, nil},
+		{"getHelp", 304, s, "GET", schema.HelpPath + "?view=panorama", nil, etag(schema.HelpPath + "?view=panorama")},
+		{"getHelp", 400, s, "GET", schema.HelpPath + "?view=nope", nil, nil},
+		{"getHelp", 404, s, "GET", schema.HelpPath + "?view=detail&id=" + unknownID, nil, nil},
+		{"getHelp", 410, s, "GET", schema.HelpPath + "?view=detail&id=" + goneID, nil, nil},
+		{"headHelp", 200, s, "HEAD", schema.HelpPath, nil, nil},
+		{"headHelp", 304, s, "HEAD", schema.HelpPath + "?view=panorama", nil, etag(schema.HelpPath + "?view=panorama")},
+		{"headHelp", 400, s, "HEAD", schema.HelpPath + "?view=nope", nil, nil},
+		{"headHelp", 404, s, "HEAD", schema.HelpPath + "?view=detail&id=" + unknownID, nil, nil},
+		{"headHelp", 410, s, "HEAD", schema.HelpPath + "?view=detail&id=" + goneID, nil, nil},
+	}
+	lrec := map[string]any{}
+	run := func(c req) {
+		t.Helper()
+		if len(c.header) == 2 && strings.HasPrefix(c.header[1], "etag-of:") {
+			resp, _ := c.srv.Do("GET", strings.TrimPrefix(c.header[1], "etag-of:"), nil)
+			c.header = []string{"If-None-Match", resp.Header.Get("ETag")}
+		}
+		resp, body := call(t, c.srv, c.method, c.path, c.body, c.header...)
+		if resp.StatusCode != c.status {
+			t.Errorf("%s: %s %s → %d, want %d: %v", c.op, c.method, c.path, resp.StatusCode, c.status, body)
+		}
+		if c.op == "publishHelp" && c.srv == limited && c.status == 201 {
+			lrec = body
+		}
+	}
+	covered := map[string]bool{}
+	for _, c := range cases {
+		run(c)
+		covered[fmt.Sprintf("%s %d", c.op, c.status)] = true
+	}
+	// The limited server: one event per zone and minute, so the second of each is a 429.
+	lid, ltoken := fmt.Sprint(lrec["id"]), fmt.Sprint(lrec["manageToken"])
+	detail := schema.HelpPath + "?view=detail&id=" + lid
+	reports := schema.HelpPath + "/" + lid + schema.ReportsSuffix
+	lbearer := []string{"Content-Type", "application/json", "Authorization", "Bearer " + ltoken}
+	seeTool := mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": "ver_ayuda", "arguments": map[string]any{"id": lid}}})
+	for _, c := range []req{
+		{"getHelp", 200, limited, "GET", detail, nil, nil},
+		{"getHelp", 429, limited, "GET", detail, nil, nil},
+		{"headHelp", 429, limited, "HEAD", detail, nil, nil},
+		{"mcp", 429, limited, "POST", schema.MCPPath, seeTool, mcpCT},
+		{"actOnHelp", 200, limited, "POST", schema.ActionsPath(lid), []byte(`{"action":"renew"}`), lbearer},
+		{"actOnHelp", 429, limited, "POST", schema.ActionsPath(lid), []byte(`{"action":"renew"}`), lbearer},
+		{"reportHelp", 202, limited, "POST", reports, []byte(`{"reason":"spam"}`), jsonCT},
+		{"reportHelp", 429, limited, "POST", reports, []byte(`{"reason":"spam"}`), jsonCT},
+
+		{"mcp", 200, s, "POST", schema.MCPPath, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), mcpCT},
+		{"mcp", 202, s, "POST", schema.MCPPath, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), mcpCT},
+		{"mcp", 400, s, "POST", schema.MCPPath, []byte(`{"jsonrpc":"2.0"}`), mcpCT},
+		{"mcp", 403, s, "POST", schema.MCPPath, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), append([]string{"Origin", "http://evil.example"}, mcpCT...)},
+		{"mcp", 404, s, "POST", schema.MCPPath, []byte(`{"jsonrpc":"2.0","id":1,"method":"no/such"}`), mcpCT},
+		{"mcp", 413, s, "POST", schema.MCPPath, big, mcpCT},
+		{"mcp", 415, s, "POST", schema.MCPPath, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), []string{"Content-Type", "text/plain"}},
+	} {
+		run(c)
+		covered[fmt.Sprintf("%s %d", c.op, c.status)] = true
+	}
+
+	var missing []string
+	for _, item := range doc.Paths {
+		for _, op := range item {
+			for status := range op.Responses {
+				key := op.OperationID + " " + status
+				if !covered[key] && !needsAFailingStore[key] {
+					missing = append(missing, key)
+				}
+			}
+		}
+	}
+	slices.Sort(missing)
+	if len(missing) > 0 {
+		t.Errorf("documented responses no request of this test produces: %s", strings.Join(missing, ", "))
+	}
+	t.Logf("%d documented responses produced as documented; %d need a failing store", len(covered), len(needsAFailingStore))
 }

@@ -253,7 +253,10 @@ func (d Decoder) general(body []byte, forcedType string) (map[string]any, *Error
 		}
 		slices.SortStableFunc(details, func(a, b FieldError) int { return rank(a.Field) - rank(b.Field) })
 		code, msg := CodeInvalidBody, "Datos inválidos: revise los campos indicados en details."
-		if pc, present := m["publishContact"]; !present || pc == false {
+		// The missing consent is the top code when it is at least half of what is wrong (alone, or with one
+		// other field): it is what the person must decide. A body that lacks more answers invalid_body, the
+		// consent still among its details.
+		if pc, present := m["publishContact"]; (!present || pc == false) && len(details) <= 2 {
 			code, msg = CodeConsentRequired, "Falta el consentimiento: publishContact debe ser true para publicar el teléfono de contacto."
 		} else if unknownPlaceOnly {
 			code, msg = CodeUnknownPlace, "Lugar desconocido: revise los campos indicados en details."

@@ -170,3 +170,30 @@ func TestDecodeIssue12(t *testing.T) {
 		t.Errorf("empty texts are absent: %+v %+v", p, e)
 	}
 }
+
+// TestConsentCodeWhenItDominates: a missing consent is the top code when it is at least half of what is
+// wrong (alone, or with one other field): that is what a person must decide. A body that lacks most of
+// what a publication needs answers invalid_body, with the consent still among its details.
+func TestConsentCodeWhenItDominates(t *testing.T) {
+	noConsent := strings.Replace(validReq, `"publishContact":true`, `"publishContact":false`, 1)
+	for _, c := range []struct{ name, body, code string }{
+		{"consent alone", noConsent, CodeConsentRequired},
+		{"consent missing alone", strings.Replace(validReq, `"publishContact":true,`, ``, 1), CodeConsentRequired},
+		{"consent and one field", strings.Replace(noConsent, `"title":" Agua ",`, ``, 1), CodeConsentRequired},
+		{"consent and two fields", strings.Replace(strings.Replace(noConsent, `"title":" Agua ",`, ``, 1), `"category":"alimentos",`, ``, 1), CodeInvalidBody},
+		{"only a type", `{"type":"request"}`, CodeInvalidBody},
+		{"a type and no consent", `{"type":"request","publishContact":false}`, CodeInvalidBody},
+	} {
+		_, eb := Decode([]byte(c.body), "")
+		if eb == nil {
+			t.Errorf("%s: accepted", c.name)
+			continue
+		}
+		if eb.Code != c.code || !hasDetail(eb.Details, "/publishContact") {
+			t.Errorf("%s: code %s, want %s, with /publishContact among the details: %+v", c.name, eb.Code, c.code, eb)
+		}
+		if c.code == CodeInvalidBody && !strings.Contains(eb.Error, "revise los campos") {
+			t.Errorf("%s: %q does not send the reader to details", c.name, eb.Error)
+		}
+	}
+}

@@ -7,12 +7,12 @@ import (
 
 // Examples of the OpenAPI document, built from the wire structs and marshalled, so that a tool or a
 // person can start from a body that works. An operation declares its examples by its operationId in
-// OperationExamples; an answer whose schema is Error or JSONRPCError gets one by its status code
+// operationExamples; an answer whose schema is Error or JSONRPCError gets one by its status code
 // (ErrorExamples). TestEveryOperationHasExamples fails for an operation without them, and the e2e test
 // TestOpenAPIExamplesWork sends every request example to the server and expects its status.
 
-// Example is one named example of an operation: a request body (with Status, the answer it gets from a
-// server with the emergency eje-cafetero active) or an answer.
+// Example is one named example of an operation: a request body (with Status, the answer it gets from
+// the server that serves the document, whose first active emergency the examples name) or an answer.
 type Example struct {
 	Name, Summary string
 	Status        string // request examples only: the status the server answers
@@ -29,16 +29,23 @@ var exampleTime = time.Date(2026, 8, 11, 14, 30, 0, 0, time.UTC)
 
 func examplePhone() string { return PhoneExamples[0] }
 
-func exampleRequest() Request {
+// ExampleEmergency is the emergency the examples publish into: the serving server's first active one,
+// so that a tool that follows the document gets the documented answers.
+type ExampleEmergency struct{ Slug, Title string }
+
+// DefaultExampleEmergency is the examples' emergency in a document built without a server's emergencies.
+var DefaultExampleEmergency = ExampleEmergency{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero"}
+
+func exampleRequest(em ExampleEmergency) Request {
 	lat, lon, people := 4.5339, -75.6811, 4
-	return Request{Type: TypeRequest, Common: Common{Source: "bot-whatsapp-cruz-roja", ExternalID: "wa-2026-000123", EmergencySlug: "eje-cafetero",
+	return Request{Type: TypeRequest, Common: Common{Source: "bot-whatsapp-cruz-roja", ExternalID: "wa-2026-000123", EmergencySlug: em.Slug,
 		Content: Content{Title: "Agua potable para 4 personas", Description: "Familia con dos niños, sin agua desde el sismo. La casa está en pie.",
 			Category: "alimentos"}, ContactName: "Ana Gómez", ContactWhatsapp: examplePhone(), PublishContact: true},
 		Address: "Cra 14 # 20-31", Neighborhood: "Centro", Latitude: &lat, Longitude: &lon, Needs: Needs{Urgency: "urgent", NeededPeople: &people}}
 }
 
-func exampleOffer() Offer {
-	return Offer{Type: TypeOffer, Common: Common{Source: "formulario-parroquia", ExternalID: "of-778", EmergencySlug: "eje-cafetero",
+func exampleOffer(em ExampleEmergency) Offer {
+	return Offer{Type: TypeOffer, Common: Common{Source: "formulario-parroquia", ExternalID: "of-778", EmergencySlug: em.Slug,
 		Content: Content{Title: "Centro de acopio recibe donaciones", Description: "Recibimos agua, mercados y cobijas de 8 a. m. a 6 p. m.",
 			Category: "acopio"}, ContactName: "Parroquia San José", ContactWhatsapp: "+57 310 987 6543", PublishContact: true},
 		Address: "Calle 20 # 15-10, Armenia", CenterStatus: CenterStatus{CollectionCenterStatus: "needs_volunteers"}}
@@ -46,8 +53,8 @@ func exampleOffer() Offer {
 
 const exampleID = "01k2x3y4z5a6b7c8"
 
-func examplePublished(duplicate bool) PublishResult {
-	r := PublishResult{OK: true, Duplicate: duplicate, ID: exampleID, Type: TypeRequest, EmergencySlug: "eje-cafetero",
+func examplePublished(em ExampleEmergency, duplicate bool) PublishResult {
+	r := PublishResult{OK: true, Duplicate: duplicate, ID: exampleID, Type: TypeRequest, EmergencySlug: em.Slug,
 		CreatedAt: exampleTime, PublicURL: "https://ayuda.example.org" + RecordPathPrefix + exampleID}
 	expires := exampleTime.Add(14 * 24 * time.Hour)
 	r.Status, r.ExpiresAt = StatusOpen, &expires
@@ -58,16 +65,14 @@ func examplePublished(duplicate bool) PublishResult {
 	return r
 }
 
-func exampleDiscovery() Discovery {
+func exampleDiscovery(em ExampleEmergency) Discovery {
 	base := "https://ayuda.example.org"
 	return Discovery{Name: "directaid", Version: APIVersion, Public: true, Authentication: "none",
 		Documentation: base + "/integraciones", DocumentationMarkdown: base + "/integraciones.md", OpenAPI: base + OpenAPIPath,
 		MCP: base + MCPPath, LLMs: base + "/llms.txt", Publish: base + HelpPath,
 		Capabilities: []string{"publish", "list", "detail", "panorama", "mcp"},
 		RateLimit:    &RateLimit{Events: 60, WindowSeconds: 60, Scope: "publicaciones por dirección IP"},
-		Emergencies: []EmergencyInfo{{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero", Summary: "Sismo de magnitud 6,1.",
-			Location: "Quindío y Risaralda", OccurredOn: "2026-08-10",
-			Links: Links{Page: base + "/emergencias/eje-cafetero", Markdown: base + "/emergencias/eje-cafetero.md", Publish: base + HelpPath}}},
+		Emergencies:  []EmergencyInfo{{Slug: em.Slug, Title: em.Title, Links: EmergencyLinks(base, em.Slug)}},
 	}
 }
 
@@ -89,49 +94,51 @@ var ErrorExamples = map[string]ErrorBody{
 	"503": {Code: CodeUnavailable, Error: "Servicio no disponible por un momento: reintente tras Retry-After segundos."},
 }
 
-// OperationExamples are the examples of each operation, by operationId.
-var OperationExamples = map[string]OperationExample{
-	"publishHelp": {
-		Request: []Example{
-			{Name: "solicitud", Summary: "Una solicitud de ayuda", Status: "201", Value: exampleRequest()},
-			{Name: "ofrecimiento", Summary: "Un ofrecimiento de ayuda", Status: "201", Value: exampleOffer()},
+// operationExamples are the examples of each operation, by operationId, about the emergency em.
+func operationExamples(em ExampleEmergency) map[string]OperationExample {
+	return map[string]OperationExample{
+		"publishHelp": {
+			Request: []Example{
+				{Name: "solicitud", Summary: "Una solicitud de ayuda", Status: "201", Value: exampleRequest(em)},
+				{Name: "ofrecimiento", Summary: "Un ofrecimiento de ayuda", Status: "201", Value: exampleOffer(em)},
+			},
+			Responses: map[string][]Example{
+				"201": {{Name: "publicado", Value: examplePublished(em, false)}},
+				"200": {{Name: "reintento", Summary: "El par (source, externalId) ya existía", Value: examplePublished(em, true)}},
+			},
 		},
-		Responses: map[string][]Example{
-			"201": {{Name: "publicado", Value: examplePublished(false)}},
-			"200": {{Name: "reintento", Summary: "El par (source, externalId) ya existía", Value: examplePublished(true)}},
+		"reportHelp": {
+			Request: []Example{{Name: "fraude", Summary: "Reportar una publicación que pide dinero", Status: "202",
+				Value: ReportInput{Reason: "fraud", Note: "Piden una consignación antes de entregar la ayuda."}}},
+			Responses: map[string][]Example{"202": {{Name: "registrado", Value: ReportResult{OK: true, ID: exampleID, Reason: "fraud", Outcome: ReportCounted,
+				Message: "Gracias: el reporte quedó registrado y lo revisará quien opera el servicio."}},
+				{Name: "en-cola", Summary: "Un reporte que habría ocultado un teléfono, retenido por los límites contra el abuso", Value: ReportResult{OK: true, ID: exampleID,
+					Reason: "not_my_number", Outcome: ReportQueued,
+					Message: "Gracias: el reporte quedó registrado. Por ahora no se oculta nada automáticamente (hubo muchos reportes recientes): lo decidirá quien opera el servicio, en cuanto lo revise."}}}},
 		},
-	},
-	"reportHelp": {
-		Request: []Example{{Name: "fraude", Summary: "Reportar una publicación que pide dinero", Status: "202",
-			Value: ReportInput{Reason: "fraud", Note: "Piden una consignación antes de entregar la ayuda."}}},
-		Responses: map[string][]Example{"202": {{Name: "registrado", Value: ReportResult{OK: true, ID: exampleID, Reason: "fraud", Outcome: ReportCounted,
-			Message: "Gracias: el reporte quedó registrado y lo revisará quien opera el servicio."}},
-			{Name: "en-cola", Summary: "Un reporte que habría ocultado un teléfono, retenido por los límites contra el abuso", Value: ReportResult{OK: true, ID: exampleID,
-				Reason: "not_my_number", Outcome: ReportQueued,
-				Message: "Gracias: el reporte quedó registrado. Por ahora no se oculta nada automáticamente (hubo muchos reportes recientes): lo decidirá quien opera el servicio, en cuanto lo revise."}}}},
-	},
-	"actOnHelp": {
-		Request: []Example{{Name: "resolver", Summary: "Marcar como resuelta (sin Authorization: Bearer <manageToken> responde 401)", Status: "401",
-			Value: ActionRequest{Action: ActionResolve}}},
-		Responses: map[string][]Example{"200": {{Name: "resuelta", Value: ActionResult{OK: true, ID: exampleID, Action: ActionResolve, Changed: true,
-			Status: StatusResolved, UpdatedAt: exampleTime, PublicURL: "https://ayuda.example.org" + RecordPathPrefix + exampleID}}}},
-	},
-	"getHelp": {Responses: map[string][]Example{
-		"200": {{Name: "descubrimiento", Summary: "Sin view: el documento de descubrimiento", Value: exampleDiscovery()}},
-	}},
-	"getOpenAPI": {Responses: map[string][]Example{
-		"200": {{Name: "documento", Summary: "El comienzo de este documento", Value: map[string]any{"openapi": "3.1.0", "info": map[string]any{"title": "directaid", "version": APIVersion}}}},
-	}},
-	"mcp": {
-		Request: []Example{
-			{Name: "ping", Status: "200", Value: map[string]any{"jsonrpc": "2.0", "id": 1, "method": "ping"}},
-			{Name: "tools/list", Status: "200", Value: map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}},
-			{Name: "notificación", Summary: "Una notificación no tiene respuesta", Status: "202", Value: map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}},
+		"actOnHelp": {
+			Request: []Example{{Name: "resolver", Summary: "Marcar como resuelta (sin Authorization: Bearer <manageToken> responde 401)", Status: "401",
+				Value: ActionRequest{Action: ActionResolve}}},
+			Responses: map[string][]Example{"200": {{Name: "resuelta", Value: ActionResult{OK: true, ID: exampleID, Action: ActionResolve, Changed: true,
+				Status: StatusResolved, UpdatedAt: exampleTime, PublicURL: "https://ayuda.example.org" + RecordPathPrefix + exampleID}}}},
 		},
-		Responses: map[string][]Example{
-			"200": {{Name: "ping", Value: map[string]any{"jsonrpc": "2.0", "id": 1, "result": map[string]any{}}}},
+		"getHelp": {Responses: map[string][]Example{
+			"200": {{Name: "descubrimiento", Summary: "Sin view: el documento de descubrimiento", Value: exampleDiscovery(em)}},
+		}},
+		"getOpenAPI": {Responses: map[string][]Example{
+			"200": {{Name: "documento", Summary: "El comienzo de este documento", Value: map[string]any{"openapi": "3.1.0", "info": map[string]any{"title": "directaid", "version": APIVersion}}}},
+		}},
+		"mcp": {
+			Request: []Example{
+				{Name: "ping", Status: "200", Value: map[string]any{"jsonrpc": "2.0", "id": 1, "method": "ping"}},
+				{Name: "tools/list", Status: "200", Value: map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}},
+				{Name: "notificación", Summary: "Una notificación no tiene respuesta", Status: "202", Value: map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}},
+			},
+			Responses: map[string][]Example{
+				"200": {{Name: "ping", Value: map[string]any{"jsonrpc": "2.0", "id": 1, "result": map[string]any{}}}},
+			},
 		},
-	},
+	}
 }
 
 // rpcErrorExample is the example of a JSONRPCError answer.
@@ -140,11 +147,12 @@ var rpcErrorExample = map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[s
 
 // addExamples writes into doc's operations the examples they declare, as OpenAPI Example Objects (a
 // request example carries its expected status as x-status).
-func addExamples(paths map[string]any) {
+func addExamples(paths map[string]any, em ExampleEmergency) {
+	examples := operationExamples(em)
 	for _, item := range paths {
 		for _, op := range item.(map[string]any) {
 			op := op.(map[string]any)
-			ex := OperationExamples[op["operationId"].(string)]
+			ex := examples[op["operationId"].(string)]
 			if rb, ok := op["requestBody"].(map[string]any); ok {
 				if mt := jsonMediaType(rb); mt != nil && len(ex.Request) > 0 {
 					mt["examples"] = exampleObjects(ex.Request)

@@ -101,6 +101,31 @@ func jsonRPCSchemas() (response, errorResponse map[string]any) {
 	return response, errorResponse
 }
 
+// jsonRPCMessage is what /mcp takes (backend's checkMessage): one JSON-RPC 2.0 request or notification
+// (a method, an optional id that is a text or an integer, params an object), or a response to ignore (an
+// id and exactly one of result and error).
+func jsonRPCMessage() map[string]any {
+	id := map[string]any{"type": []string{"string", "integer"}}
+	_, errorResponse := jsonRPCSchemas()
+	errObj := errorResponse["properties"].(map[string]any)["error"]
+	jsonrpc := map[string]any{"const": "2.0"}
+	has := func(name string) map[string]any {
+		return map[string]any{"required": []string{name}, "properties": map[string]any{name: map[string]any{}}}
+	}
+	return map[string]any{"oneOf": []any{
+		map[string]any{"title": "Petición o notificación (sin id)", "type": "object", "required": []string{"jsonrpc", "method"},
+			"properties": map[string]any{"jsonrpc": jsonrpc, "id": id, "method": map[string]any{"type": "string", "minLength": 1},
+				"params": map[string]any{"type": []string{"object", "null"}}},
+			"not": map[string]any{"anyOf": []any{has("result"), has("error")}}},
+		map[string]any{"title": "Respuesta (se acepta y se ignora)", "type": "object", "required": []string{"jsonrpc", "id", "result"},
+			"properties": map[string]any{"jsonrpc": jsonrpc, "id": id, "result": map[string]any{"type": "object"}},
+			"not":        map[string]any{"anyOf": []any{has("method"), has("error")}}},
+		map[string]any{"title": "Respuesta de error (se acepta y se ignora)", "type": "object", "required": []string{"jsonrpc", "id", "error"},
+			"properties": map[string]any{"jsonrpc": jsonrpc, "id": map[string]any{"type": []string{"string", "integer", "null"}}, "error": errObj},
+			"not":        map[string]any{"anyOf": []any{has("method"), has("result")}}},
+	}}
+}
+
 func preflight(operationID string) map[string]any {
 	return map[string]any{
 		"operationId": operationID, "summary": "Petición previa CORS", "tags": []string{"api"},
@@ -111,8 +136,14 @@ func preflight(operationID string) map[string]any {
 
 // OpenAPI assembles the OpenAPI 3.1.0 document from the same reflected schemas that validate the API.
 // serverURL is the public base URL; empty means "where this document is served". tools are the tools the
-// MCP server registers, which the description of /mcp lists.
+// MCP server registers, which the description of /mcp lists. Its examples name the emergency eje-cafetero.
 func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
+	return OpenAPIFor(serverURL, DefaultExampleEmergency, tools...)
+}
+
+// OpenAPIFor is OpenAPI whose examples name the emergency em: a server serves its document with its own
+// first active emergency, so that the examples work there as written.
+func OpenAPIFor(serverURL string, em ExampleEmergency, tools ...MCPTool) ([]byte, error) {
 	if serverURL = strings.TrimRight(serverURL, "/"); serverURL == "" {
 		serverURL = "/"
 	}
@@ -149,6 +180,7 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 			"version": APIVersion,
 			"summary": "Publicar solicitudes y ofrecimientos de ayuda durante una emergencia.",
 			"description": "API pública, sin autenticación e idempotente. El par (source, externalId) identifica un registro: reintentar no crea duplicados. El teléfono de contacto se publica, por eso publishContact debe ser true. Todas las respuestas llevan la cabecera API-Version y CORS abierto (Access-Control-Allow-Origin: *).\n\n" +
+				"Parámetros de consulta, en todas las operaciones: uno vacío (nombre=, como lo envía un formulario HTML con un campo en blanco) equivale a no enviarlo; un nombre solo, sin = (?dryRun), responde 400 invalid_parameter, porque podría querer decir true; un nombre que la operación no conoce responde 400 invalid_parameter aunque esté vacío.\n\n" +
 				"Un método que una ruta no admite (los que no están en este documento: PUT, PATCH o DELETE en " + HelpPath + ", POST en " + OpenAPIPath + "…) responde 405 con la cabecera Allow, los métodos que sí admite, y el cuerpo Error con code method_not_allowed. " +
 				"En " + MCPPath + ", GET (no hay flujo SSE iniciado por el servidor, como permite la especificación MCP), DELETE (no hay sesiones que cerrar), HEAD, PUT y PATCH responden 405 con Allow: " + MCPMethods + " y un error JSON-RPC (-32000).",
 			"license": map[string]any{"name": "Apache-2.0", "identifier": "Apache-2.0"},
@@ -193,9 +225,7 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 					"description": "Un mensaje JSON-RPC 2.0 por petición (los lotes se rechazan), de hasta 128 KiB. Herramientas: " + strings.Join(ToolNames(tools, nil), ", ") + ". " +
 						"Protocolos 2025-03-26, 2025-06-18 y 2025-11-25 (initialize) y 2026-07-28 (server/discover, con las cabeceras Mcp-Method y Mcp-Name); también 2024-11-05. " +
 						"Sin sesión: no se emite Mcp-Session-Id. " + mcpLimits(tools) + " Las respuestas son siempre application/json: no hay flujos SSE. En un servidor local (conexión por loopback) se rechazan con 403 un Host o un Origin ajenos (protección contra DNS rebinding).",
-					"requestBody": map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
-						"type": "object", "required": []string{"jsonrpc"}, "properties": map[string]any{"jsonrpc": map[string]any{"const": "2.0"}, "method": map[string]any{"type": "string"}},
-					}}}},
+					"requestBody": map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": jsonRPCMessage()}}},
 					"responses": map[string]any{
 						"200": map[string]any{"description": "Respuesta JSON-RPC: el resultado (los argumentos inválidos de una herramienta son un resultado con isError true, que explica cada campo), o un error interno (-32603). Cada código de error JSON-RPC tiene un solo estado HTTP, con cualquier versión del protocolo: 400 para -32700, -32600, -32602, -32020, -32021 y -32022; 404 para -32601; 200 para los demás. El id de la respuesta es el de la petición, tal cual (también enteros de más de 2^53). Los mensajes de error están en español y dicen la causa.", "headers": hdrs("Cache-Control"), "content": jsonBody(ref("JSONRPCResponse"))},
 						"202": map[string]any{"description": "Notificación o respuesta JSON-RPC válida aceptada; sin cuerpo (este servidor sin estado no envía peticiones, así que una respuesta se ignora).", "headers": hdrs("Cache-Control")},
@@ -215,7 +245,7 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 				"description": "El manageToken que devolvió la publicación (201, o un reintento con contentMatches true): Authorization: Bearer <manageToken>. Solo las acciones del publicador lo piden."},
 		}},
 	}
-	addExamples(doc["paths"].(map[string]any)) // examples.go
+	addExamples(doc["paths"].(map[string]any), em) // examples.go
 	return json.MarshalIndent(doc, "", "  ")
 }
 

@@ -1,5 +1,7 @@
 package schema
 
+import "strings"
+
 // The OpenAPI description of GET /api/public/v1/help: discovery without view, and the read side with it.
 
 func init() {
@@ -14,7 +16,18 @@ func helpQueryParameters() []any {
 	for name, p := range s.Properties.FromOldest() {
 		desc := p.Description
 		p.Description = ""
-		out = append(out, map[string]any{"name": name, "in": "query", "required": false, "description": desc, "schema": toMap(p)})
+		views := ViewsTaking(name)
+		if name == "view" {
+			views = Views
+		} else if !strings.HasPrefix(desc, "Solo con ") {
+			with := make([]string, len(views))
+			for i, v := range views {
+				with[i] = "view=" + v
+			}
+			desc = "Con " + strings.Join(with, " o ") + ". " + desc
+		}
+		out = append(out, map[string]any{"name": name, "in": "query", "required": false, "description": desc, "schema": toMap(p),
+			"x-directaid-views": views})
 	}
 	return out
 }
@@ -27,7 +40,7 @@ func helpGet() map[string]any {
 			"view=list: registros filtrables (emergencySlug, type, category, urgency, q, latitude+longitude+radiusKm, since), los más recientes primero o, alrededor de un punto, los más cercanos primero (con distanceKm). Paginado con nextCursor: recorre cada registro exactamente una vez aunque lleguen nuevos. format=csv (fila de etiquetas HXL bajo el encabezado), format=geojson o format=atom (para lectores de feeds). Los cambios en vivo llegan por " + EventsPath + " (Server-Sent Events). Las listas y exportaciones muestran el nombre de contacto pero nunca el teléfono.\n\n" +
 			"view=detail&id=…: un registro con el teléfono (E.164) y su enlace wa.me. Tiene un límite por IP más estricto que las listas.\n\n" +
 			"view=panorama: por emergencia activa, conteos por tipo × categoría × urgencia, personas que necesitan ayuda y hora del registro más reciente.\n\n" +
-			"Un parámetro desconocido, repetido o inválido responde 400 invalid_parameter; details nombra cada uno con field=/query/<nombre>. El parámetro _ (el que algunos clientes añaden contra cachés) se ignora siempre. Las listas y el panorama llevan ETag y Cache-Control cortos: If-None-Match responde 304 si nada cambió.",
+			"Cada parámetro dice en x-directaid-views (y en su descripción) con qué vistas se usa; uno de otra vista (p. ej. limit con view=detail, o id con view=list) responde 400 invalid_parameter, en vez de ignorarse. Un parámetro vacío (nombre=, como lo envía un formulario HTML con un campo en blanco) equivale a no enviarlo, en todas las operaciones; un nombre solo, sin = (?view), responde 400. Un parámetro desconocido (también vacío), repetido o inválido responde 400 invalid_parameter; details nombra cada uno con field=/query/<nombre>. El parámetro _ (el que algunos clientes añaden contra cachés) se ignora siempre. Las listas y el panorama llevan ETag y Cache-Control cortos: If-None-Match responde 304 si nada cambió.",
 		"parameters": helpQueryParameters(),
 		"responses": map[string]any{
 			"200": map[string]any{

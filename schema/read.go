@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"slices"
 	"time"
 
 	"github.com/invopop/jsonschema"
@@ -89,6 +90,28 @@ type HelpQuery struct {
 	All    string `json:"all,omitempty" jsonschema:"enum=true" jsonschema_description:"Solo con view=list y format=csv o geojson, sin limit: todos los registros que cumplen los filtros en una sola respuesta, transmitida por partes (sin límite de página ni nextCursor; con cursor, desde esa posición). Sin all, la exportación se pagina como la lista."`
 	ID     string `json:"id,omitempty" jsonschema:"pattern=^[0-9a-tv-zA-TV-Z]{16}$" jsonschema_description:"Solo con view=detail (obligatorio): id del registro; no distingue mayúsculas."`
 	ListQuery
+}
+
+// ViewParams are the query parameters each view of GET /api/public/v1/help takes (view included); the
+// server refuses the others, and the OpenAPI document says of each parameter which views take it.
+var ViewParams = map[string][]string{
+	ViewList:     {"view", "format", "all", "emergencySlug", "type", "category", "urgency", "municipio", "q", "latitude", "longitude", "radiusKm", "status", "since", "limit", "total", "cursor"},
+	ViewDetail:   {"view", "id"},
+	ViewPanorama: {"view", "emergencySlug"},
+}
+
+// Views are the values of view, in the order the documents list them.
+var Views = []string{ViewList, ViewDetail, ViewPanorama}
+
+// ViewsTaking lists the views that take the parameter name (none for view itself, which chooses them).
+func ViewsTaking(name string) []string {
+	var out []string
+	for _, v := range Views {
+		if name != "view" && slices.Contains(ViewParams[v], name) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // EmergencyRef names the emergency of a record.

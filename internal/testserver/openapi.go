@@ -104,24 +104,10 @@ func (s *Server) CheckOpenAPI(req *http.Request, resp *http.Response, body []byt
 }
 
 func (s *Server) checkOpenAPI(req *http.Request, resp *http.Response, body []byte) error {
-	s.mu.Lock()
-	if s.validator == nil {
-		r, err := http.Get(s.URL + "/api/public/openapi.json")
-		if err != nil {
-			s.mu.Unlock()
-			return err
-		}
-		spec, _ := io.ReadAll(r.Body)
-		r.Body.Close()
-		v, err := NewValidator(spec)
-		if err != nil {
-			s.mu.Unlock()
-			return err
-		}
-		s.validator = v
+	val, err := s.Validator()
+	if err != nil {
+		return err
 	}
-	val := s.validator
-	s.mu.Unlock()
 	return val.Check(req, resp, body)
 }
 
@@ -147,6 +133,42 @@ func (val *Validator) Check(req *http.Request, resp *http.Response, body []byte)
 		msgs = append(msgs, msg)
 	}
 	return fmt.Errorf("%s", strings.Join(msgs, "; "))
+}
+
+// CheckRequest validates a request (its body already in req) against the document, with the same
+// library: nil when the document admits it.
+func (val *Validator) CheckRequest(req *http.Request) error {
+	val.mu.Lock()
+	defer val.mu.Unlock()
+	ok, errs := val.v.ValidateHttpRequest(req)
+	if ok {
+		return nil
+	}
+	var msgs []string
+	for _, e := range errs {
+		msgs = append(msgs, e.Message+": "+e.Reason)
+	}
+	return fmt.Errorf("%s", strings.Join(msgs, "; "))
+}
+
+// Validator is the validator of the served document (built on first use, shared with CheckOpenAPI).
+func (s *Server) Validator() (*Validator, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.validator == nil {
+		r, err := http.Get(s.URL + "/api/public/openapi.json")
+		if err != nil {
+			return nil, err
+		}
+		spec, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		v, err := NewValidator(spec)
+		if err != nil {
+			return nil, err
+		}
+		s.validator = v
+	}
+	return s.validator, nil
 }
 
 // ValidateDocument checks the served document with the same library (OpenAPI 3.1 structure and schemas).

@@ -1,0 +1,151 @@
+package backend
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/directaid/directaid/schema"
+)
+
+// TestEmptyQueryParameterIsAbsent: on every operation of the API, a parameter sent empty (name=, what an
+// HTML form sends for a field left blank) is the same as not sending it; a bare name (?dryRun, no "=")
+// says nothing clear and is a 400 naming it; an unknown name is refused whatever its value.
+func TestEmptyQueryParameterIsAbsent(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	offer := func(ext string) []byte {
+		b, _ := json.Marshal(map[string]any{"type": "offer", "source": "app", "externalId": ext, "emergencySlug": "eje-cafetero",
+			"title": "Transporte", "category": "transporte", "contactName": "Luis", "contactWhatsapp": "3109876543", "publishContact": true})
+		return b
+	}
+	rec := s.publish(map[string]any{"type": "offer", "source": "app", "externalId": "a", "emergencySlug": "eje-cafetero",
+		"title": "Transporte", "category": "transporte", "contactName": "Luis", "contactWhatsapp": "3109876543", "publishContact": true})
+
+	same := func(a, b string) {
+		t.Helper()
+		ca, ba := s.do("GET", schema.HelpPath+a, nil)
+		cb, bb := s.do("GET", schema.HelpPath+b, nil)
+		if ca != http.StatusOK || ca != cb || stripGenerated(ba) != stripGenerated(bb) {
+			t.Errorf("GET %s: %d %.300s\nGET %s: %d %.300s", a, ca, ba, b, cb, bb)
+		}
+	}
+	same("?view=", "")
+	same("?view=&format=&limit=&emergencySlug=", "")
+	same("?view=list&format=&all=&limit=&q=&category=&type=&urgency=&municipio=&latitude=&longitude=&radiusKm=&status=&since=&total=&cursor=&emergencySlug=", "?view=list")
+	same("?view=list&limit=&limit=5", "?view=list&limit=5")
+	same("?view=detail&id="+rec.ID+"&format=&q=", "?view=detail&id="+rec.ID)
+	same("?view=panorama&emergencySlug=", "?view=panorama")
+
+	refused := func(method, target string, body []byte, field string, header ...string) {
+		t.Helper()
+		code, out := s.do(method, target, body, header...)
+		var e errorBody
+		_ = json.Unmarshal([]byte(out), &e)
+		if code != http.StatusBadRequest || e.Code != schema.CodeInvalidParameter || len(e.Details) == 0 || e.Details[0].Field != field {
+			t.Errorf("%s %s: %d %s, want 400 invalid_parameter naming %s", method, target, code, out, field)
+		}
+	}
+	// A bare name: "?dryRun" may well mean true; publishing for real would be the wrong guess.
+	refused("GET", schema.HelpPath+"?view", nil, "/query/view")
+	refused("GET", schema.HelpPath+"?view=list&limit", nil, "/query/limit")
+	refused("POST", schema.HelpPath+"?dryRun", offer("bare"), "/query/dryRun")
+	refused("GET", schema.HelpPath+"?view=list&nope=", nil, "/query/nope")
+	refused("POST", schema.HelpPath+"?dryrun=", offer("unknown"), "/query/dryrun")
+	refused("POST", schema.ActionsPath(rec.ID)+"?dryRun=", []byte(`{"action":"resolve"}`), "/query/dryRun", "Authorization", "Bearer "+rec.ManageToken)
+
+	// POST: dryRun= is no dry run (the default), as a form's empty field is.
+	code, out := s.do("POST", schema.HelpPath+"?dryRun=", offer("empty"))
+	if code != http.StatusCreated {
+		t.Errorf("POST ?dryRun=: %d %s, want 201 (empty is absent)", code, out)
+	}
+	code, out = s.do("POST", schema.HelpPath+"?dryRun=&dryRun=true", offer("dry"))
+	if code != http.StatusOK || !strings.Contains(out, `"dryRun":true`) {
+		t.Errorf("POST ?dryRun=&dryRun=true: %d %s, want 200 with the dry run", code, out)
+	}
+}
+
+// TestViewParametersAreChecked: a parameter of another view is a 400 invalid_parameter naming
+// /query/<name> and saying which view takes it, never silently ignored.
+func TestViewParametersAreChecked(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	for _, c := range []struct{ query, name, says string }{
+		{"view=detail&id=06h0hp5rv361w8am&limit=5", "limit", "view=list"},
+		{"view=detail&id=06h0hp5rv361w8am&emergencySlug=eje-cafetero", "emergencySlug", "view=list o view=panorama"},
+		{"view=list&id=06h0hp5rv361w8am", "id", "view=detail"},
+		{"view=panorama&format=csv", "format", "view=list"},
+		{"view=panorama&q=agua", "q", "view=list"},
+	} {
+		code, out := s.do("GET", schema.HelpPath+"?"+c.query, nil)
+		var e errorBody
+		_ = json.Unmarshal([]byte(out), &e)
+		if code != http.StatusBadRequest || e.Code != schema.CodeInvalidParameter || len(e.Details) != 1 || e.Details[0].Field != "/query/"+c.name ||
+			!strings.Contains(e.Details[0].Message, c.says) {
+			t.Errorf("?%s: %d %s, want 400 invalid_parameter naming /query/%s and saying %s", c.query, code, out, c.name, c.says)
+		}
+	}
+}
+
+// stripGenerated removes the generatedAt of a list or panorama, the only member two reads may differ in.
+func stripGenerated(body string) string {
+	var m map[string]any
+	if json.Unmarshal([]byte(body), &m) != nil {
+		return body
+	}
+	delete(m, "generatedAt")
+	delete(m, "filters")
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// TestDocumentedViewsAreTheServers: the served OpenAPI document says of every GET parameter which views
+// take it (x-directaid-views, and its description); the server refuses it with every other view, as a 400
+// naming /query/<name>.
+func TestDocumentedViewsAreTheServers(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	_, raw := s.do("GET", schema.OpenAPIPath, nil)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct {
+				Name        string   `json:"name"`
+				Description string   `json:"description"`
+				Views       []string `json:"x-directaid-views"`
+			} `json:"parameters"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
+		t.Fatal(err)
+	}
+	params := doc.Paths[schema.HelpPath]["get"].Parameters
+	if len(params) < 10 {
+		t.Fatalf("%d parameters documented", len(params))
+	}
+	for _, p := range params {
+		if len(p.Views) == 0 {
+			t.Errorf("%s: no x-directaid-views", p.Name)
+			continue
+		}
+		if p.Name == "view" {
+			continue
+		}
+		for _, v := range p.Views {
+			if !strings.Contains(p.Description, "view="+v) {
+				t.Errorf("%s: the description does not say view=%s: %q", p.Name, v, p.Description)
+			}
+		}
+		for _, v := range schema.Views {
+			if slices.Contains(p.Views, v) {
+				continue
+			}
+			code, out := s.do("GET", schema.HelpPath+"?view="+v+"&"+p.Name+"=1", nil)
+			var e errorBody
+			_ = json.Unmarshal([]byte(out), &e)
+			if code != http.StatusBadRequest || e.Code != schema.CodeInvalidParameter ||
+				!slices.ContainsFunc(e.Details, func(d struct{ Field, Message string }) bool { return d.Field == "/query/"+p.Name }) {
+				t.Errorf("%s with view=%s, which the document does not list: %d %s", p.Name, v, code, out)
+			}
+		}
+	}
+}
