@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -270,6 +272,34 @@ func TestOpenAPIDocumentedResponses(t *testing.T) {
 	} {
 		run(c)
 		covered[fmt.Sprintf("%s %d", c.op, c.status)] = true
+	}
+
+	// The live feed: a stream's 200 is read to its head (its body never ends), and a client's fifth stream
+	// is its 429 while four stay open.
+	covered["preflightHelpEvents 204"] = true
+	run(req{"preflightHelpEvents", 204, s, "OPTIONS", schema.EventsPath, nil, nil})
+	run(req{"helpEvents", 400, s, "GET", schema.EventsPath + "?type=nope", nil, nil})
+	covered["helpEvents 400"] = true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range 4 {
+		resp, err := http.DefaultClient.Do(s.NewRequest("GET", schema.EventsPath, nil).WithContext(ctx))
+		if err != nil {
+			t.Fatalf("stream %d: %v", i, err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			t.Errorf("stream %d: %d %s, want 200 text/event-stream", i, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+	}
+	covered["helpEvents 200"] = true
+	run(req{"helpEvents", 429, s, "GET", schema.EventsPath, nil, nil})
+	covered["helpEvents 429"] = true
+	cancel()
+	// Not made here: a cursor older than the replay's bound of 10,000 changes (its 410 is tested in process,
+	// TestFeedReplayBound), a node at its bound of streams or stopping (503), a failing store (500).
+	for _, key := range []string{"helpEvents 410", "helpEvents 500", "helpEvents 503"} {
+		needsAFailingStore[key] = true
 	}
 
 	var missing []string
