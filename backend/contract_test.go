@@ -44,6 +44,12 @@ func newContractServer(t *testing.T, ems ...backend.Emergency) *contractServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
+	return serveContract(t, st, ems)
+}
+
+// serveContract is newContractServer over the store st (which the caller closes).
+func serveContract(t *testing.T, st store.Store, ems []backend.Emergency) *contractServer {
+	t.Helper()
 	svc := backend.NewService(st, backend.Config{Emergencies: ems,
 		RateLimitEvents: 100000, RateLimitWindow: time.Minute, DetailRateLimitEvents: 100000, DetailRateLimitWindow: time.Minute,
 		ReportRateLimitEvents: 100000, ReportRateLimitWindow: time.Minute, ManageRateLimitEvents: 100000, ManageRateLimitWindow: time.Minute})

@@ -180,6 +180,7 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 			},
 			HelpPath + "/{id}" + ReportsSuffix: reportsPathItem(), // moderation.go
 			HelpPath + "/{id}" + ActionsSuffix: actionsPath(),
+			HelpPath + "/{id}" + MatchesSuffix: matchesPathItem(), // matches.go
 			OpenAPIPath: map[string]any{
 				"get":     getOpenAPI,
 				"head":    headOf(getOpenAPI, "headOpenAPI"),
