@@ -119,7 +119,12 @@ func (h *Handler) serveMatches(w http.ResponseWriter, r *http.Request, id string
 	defer h.svc.cfg.Observe.read(readViewMatches, schema.FormatJSON, time.Now())
 	v := r.URL.Query()
 	q, errs := parseMatchesQuery(v)
-	if len(errs) > 0 {
+	if len(errs) > 0 { // with the range errors of the parameters that parsed, so that one answer names all
+		for _, e := range checkMatchesQuery(&q) {
+			if !slices.ContainsFunc(errs, func(d schema.FieldError) bool { return d.Field == e.Field }) {
+				errs = append(errs, e)
+			}
+		}
 		writeProblem(w, matchesFields(invalidParams(errs)))
 		return
 	}

@@ -3,6 +3,7 @@ package backend_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -268,5 +269,64 @@ func TestContractMatchesByMunicipio(t *testing.T) {
 	// The offers of Armenia with a point are of its municipio too.
 	if !slices.Contains(got, "near1km") {
 		t.Errorf("an offer with a point in the municipio: %v", got)
+	}
+}
+
+// TestSiteMatches: a request's page (and its Markdown twin) lists the offers that can serve it under
+// «Ofrecimientos cerca que pueden servirle», an offer's the requests, each linking to its page; the
+// confirmation of a publication by the form without JavaScript lists them at once.
+func TestSiteMatches(t *testing.T) {
+	f := newMatchesFixture(t)
+	// Seven offers within the radius: the page shows the nearest five.
+	for i := range 4 {
+		pub := testserver.With(testserver.ValidOffer(), "category", "alimentos", "title", fmt.Sprintf("Oferta lejana %d", i),
+			"latitude", armLat+(5+float64(i))*kmLat, "longitude", armLon)
+		if resp, out := f.publish(string(testserver.MustJSON(t, pub))); resp.StatusCode != 201 {
+			t.Fatalf("publish: %d %v", resp.StatusCode, out)
+		}
+	}
+	link := func(name string) string { return "(" + f.URL + schema.RecordPath(f.ids[name]) + ")" }
+	resp, raw := f.Do("GET", schema.RecordPath(f.ids["request"])+".md", nil)
+	md := string(raw)
+	_, section, _ := strings.Cut(md, "## Ofrecimientos cerca que pueden servirle\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	if resp.StatusCode != 200 || strings.Count(section, "\n- [") != 5 || !strings.Contains(section, "[Mercados para familias]"+link("near1kmNewer")+", a 1,1 km, Armenia (Quindío). Contacto: Luis") ||
+		strings.Index(section, link("near1km")) > strings.Index(section, link("far2km")) || strings.Contains(section, "Oferta lejana 3") || strings.Contains(section, "3109876543") {
+		t.Errorf("the request's twin:\n%s", md)
+	}
+	resp, raw = f.Do("GET", schema.RecordPath(f.ids["request"]), nil)
+	page := string(raw)
+	if resp.StatusCode != 200 || !strings.Contains(page, "<h2>Ofrecimientos cerca que pueden servirle</h2>") ||
+		!strings.Contains(page, `<a href="`+f.URL+schema.RecordPath(f.ids["near1kmNewer"])+`">Mercados para familias</a>`) {
+		t.Errorf("the request's page:\n%s", page)
+	}
+	_, raw = f.Do("GET", schema.RecordPath(f.ids["near1km"])+".md", nil)
+	if md := string(raw); !strings.Contains(md, "## Solicitudes cerca que usted puede atender\n\n- [Agua potable para 12 familias]") ||
+		!strings.Contains(md, link("request")) {
+		t.Errorf("the offer's twin:\n%s", md)
+	}
+	// A resolved offer looks for no one.
+	if _, raw = f.Do("GET", schema.RecordPath(f.ids["resolved"])+".md", nil); strings.Contains(string(raw), "## Solicitudes cerca") {
+		t.Errorf("a resolved record lists matches:\n%s", raw)
+	}
+
+	form := "type=request&source=directaid-web&externalId=web-matches-1&emergencySlug=eje-cafetero&title=Mercado&category=alimentos" +
+		fmt.Sprintf("&address=Cra+1&latitude=%g&longitude=%g&contactName=Ana&contactWhatsapp=3001234567&publishContact=true", armLat, armLon)
+	resp, raw = f.Do("POST", "/pedir", []byte(form), "Content-Type", "application/x-www-form-urlencoded")
+	page = string(raw)
+	_, box, _ := strings.Cut(page, `<div id="coincidencias" class="coincidencias" data-limite="5">`)
+	box, _, _ = strings.Cut(box, "</div>")
+	if resp.StatusCode != 200 || !strings.Contains(box, "<h2>Ofrecimientos cerca que pueden servirle</h2>") || strings.Count(box, "<li>") != 5 ||
+		!strings.Contains(box, `<li><a href="`+f.URL+schema.RecordPath(f.ids["near1kmNewer"])+`">Mercados para familias</a>, a 1,1 km, Armenia (Quindío)</li>`) ||
+		!strings.Contains(box, `<p id="coincidencias-ninguna" hidden>`) {
+		t.Errorf("the confirmation without JavaScript: %d\n%s", resp.StatusCode, page)
+	}
+	// The offer form's confirmation heads them for an offer; with none near, it says so.
+	form = "type=offer&source=directaid-web&externalId=web-matches-2&emergencySlug=eje-cafetero&title=Cobijas&category=refugio" +
+		"&latitude=4.5339&longitude=-75.6811&contactName=Ana&contactWhatsapp=3001234567&publishContact=true"
+	_, raw = f.Do("POST", "/ofrecer", []byte(form), "Content-Type", "application/x-www-form-urlencoded")
+	if page := string(raw); !strings.Contains(page, "<h2>Solicitudes cerca que usted puede atender</h2>") ||
+		!strings.Contains(page, `<p id="coincidencias-ninguna">Todavía no hay solicitudes vigentes de refugio a menos de 25 km.</p>`) {
+		t.Errorf("the offer's confirmation:\n%s", page)
 	}
 }
