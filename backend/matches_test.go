@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/pgstore"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
+	"github.com/directaid/directaid/internal/pgtest"
 	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
 )
@@ -28,13 +30,19 @@ type matchesFixture struct {
 // Armenia's centre, and 0.01° of latitude (1.11 km).
 const armLat, armLon, kmLat = 4.5339, -75.6811, 0.01
 
-func newMatchesFixture(t *testing.T) *matchesFixture {
+// badgerStore is a Badger store in a temporary directory, closed with the test.
+func badgerStore(t *testing.T) store.Store {
 	t.Helper()
 	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+func newMatchesFixture(t *testing.T, st store.Store) *matchesFixture {
+	t.Helper()
 	f := &matchesFixture{contractServer: serveContract(t, st, twoEmergencies), st: st, ids: map[string]string{}, tokens: map[string]string{}}
 	offer := func(dLat float64, kv ...any) map[string]any {
 		o := testserver.With(testserver.ValidOffer(), "category", "alimentos", "title", "Mercados para familias", "latitude", armLat+dLat, "longitude", armLon)
@@ -119,8 +127,9 @@ func (f *matchesFixture) names(items []schema.PublicHelp) []string {
 // radiusKm (default 25, at most 100) of it, nearest first then newest, at most limit (default 10, at
 // most 20), as list items without phones; an offer's are requests; bad parameters, unknown, withdrawn
 // and hidden records answer as the detail does.
-func TestContractMatches(t *testing.T) {
-	f := newMatchesFixture(t)
+func TestContractMatches(t *testing.T) { checkMatches(t, newMatchesFixture(t, badgerStore(t))) }
+
+func checkMatches(t *testing.T, f *matchesFixture) {
 	req := f.ids["request"]
 
 	m := f.matches(req, "")
@@ -235,7 +244,10 @@ func TestContractMatches(t *testing.T) {
 // TestContractMatchesByMunicipio: a record with a place but no point matches the records of its
 // municipio, newest first, without distances.
 func TestContractMatchesByMunicipio(t *testing.T) {
-	f := newMatchesFixture(t)
+	checkMatchesByMunicipio(t, newMatchesFixture(t, badgerStore(t)))
+}
+
+func checkMatchesByMunicipio(t *testing.T, f *matchesFixture) {
 	add := func(name, typ, municipio string) {
 		r := storetest.Record("municipio", name)
 		r.Type, r.Latitude, r.Longitude, r.MunicipioCode = typ, nil, nil, municipio
@@ -275,8 +287,9 @@ func TestContractMatchesByMunicipio(t *testing.T) {
 // TestSiteMatches: a request's page (and its Markdown twin) lists the offers that can serve it under
 // «Ofrecimientos cerca que pueden servirle», an offer's the requests, each linking to its page; the
 // confirmation of a publication by the form without JavaScript lists them at once.
-func TestSiteMatches(t *testing.T) {
-	f := newMatchesFixture(t)
+func TestSiteMatches(t *testing.T) { checkSiteMatches(t, newMatchesFixture(t, badgerStore(t))) }
+
+func checkSiteMatches(t *testing.T, f *matchesFixture) {
 	// Seven offers within the radius: the page shows the nearest five.
 	for i := range 4 {
 		pub := testserver.With(testserver.ValidOffer(), "category", "alimentos", "title", fmt.Sprintf("Oferta lejana %d", i),
@@ -328,5 +341,22 @@ func TestSiteMatches(t *testing.T) {
 	if page := string(raw); !strings.Contains(page, "<h2>Solicitudes cerca que usted puede atender</h2>") ||
 		!strings.Contains(page, `<p id="coincidencias-ninguna">Todavía no hay solicitudes vigentes de refugio a menos de 25 km.</p>`) {
 		t.Errorf("the offer's confirmation:\n%s", page)
+	}
+}
+
+// TestMatchesPostgres runs the matches tests over a PostgreSQL store: the same answers as over Badger.
+func TestMatchesPostgres(t *testing.T) {
+	cluster := pgtest.Start(t)
+	for name, check := range map[string]func(*testing.T, *matchesFixture){
+		"contract": checkMatches, "municipio": checkMatchesByMunicipio, "site": checkSiteMatches,
+	} {
+		t.Run(name, func(t *testing.T) {
+			db, err := pgstore.Open(cluster.NewDatabase(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(db.Close)
+			check(t, newMatchesFixture(t, pgstore.NewStore(db)))
+		})
 	}
 }
