@@ -2,7 +2,6 @@ package backend
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -66,16 +65,9 @@ func (s *Service) helpMatches(ctx context.Context, base, id string, q schema.Mat
 	if len(errs) > 0 {
 		return nil, invalidParams(errs)
 	}
-	rec, err := s.store.Get(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, unknownRecord(id)
-	}
+	rec, err := s.publicRecordByID(ctx, id)
 	if err != nil {
 		return nil, err
-	}
-	rec = readAt(rec, s.now())
-	if !listed(rec.Status) {
-		return nil, goneRecord(rec.Status)
 	}
 	out := &schema.HelpMatches{GeneratedAt: s.now().UTC(), ID: rec.ID, Type: oppositeType(rec.Type), Category: rec.Category,
 		MatchedBy: schema.MatchedByNone, Limit: q.Limit, Items: []schema.PublicHelp{}, PublicURL: base + schema.RecordPath(rec.ID)}
@@ -100,12 +92,7 @@ func (s *Service) helpMatches(ctx context.Context, base, id string, q schema.Mat
 		if m = readAt(m, now); m.Status != store.StatusOpen { // expired since the sweep last ran
 			continue
 		}
-		var dist *float64
-		if spec.Near {
-			d := math.Round(res.Distances[i]*1000) / 1000
-			dist = &d
-		}
-		out.Items = append(out.Items, schema.PublicHelp(publicRecord(s, base, m, dist, schema.PublicContact{Name: m.ContactName, Available: contactShown(m)})))
+		out.Items = append(out.Items, listItem(s, base, spec, res, i, m))
 	}
 	out.Returned = len(out.Items)
 	return out, nil

@@ -2,7 +2,6 @@ package schema
 
 import (
 	"net/url"
-	"strings"
 	"time"
 )
 
@@ -31,14 +30,7 @@ const (
 func MatchesPath(id string) string { return HelpPath + "/" + url.PathEscape(id) + MatchesSuffix }
 
 // MatchesPathID returns the id of a matches path (any string between the slashes: the caller checks it).
-func MatchesPathID(path string) (string, bool) {
-	rest, ok := strings.CutPrefix(path, HelpPath+"/")
-	if !ok {
-		return "", false
-	}
-	id, ok := strings.CutSuffix(rest, MatchesSuffix)
-	return id, ok && id != "" && !strings.Contains(id, "/")
-}
+func MatchesPathID(path string) (string, bool) { return recordSubpathID(path, MatchesSuffix) }
 
 // MatchesQuery holds the query parameters of a record's matches.
 type MatchesQuery struct {
