@@ -85,6 +85,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.serveReports(w, r, id) // api_reports.go
 			return
 		}
+		if id, ok := schema.MatchesPathID(r.URL.Path); ok {
+			h.serveMatches(w, r, id) // matches.go
+			return
+		}
 		if strings.HasPrefix(r.URL.Path, schema.HelpPath+"/") {
 			h.serveRecordAPI(w, r) // manage.go
 			return

@@ -18,6 +18,7 @@ const (
 	ToolSearchHelp = "buscar_ayudas"
 	ToolViewHelp   = "ver_ayuda"
 	ToolPanorama   = "consultar_panorama"
+	ToolMatches    = "buscar_coincidencias"
 )
 
 type viewHelpArgs struct {
@@ -30,7 +31,7 @@ type panoramaArgs struct {
 
 // readTools are the read-only tools, registered next to the publishing ones.
 // mcpReadViews are the views the read tools answer, for the read latency metric.
-var mcpReadViews = map[string]string{ToolSearchHelp: schema.ViewList, ToolViewHelp: schema.ViewDetail, ToolPanorama: schema.ViewPanorama}
+var mcpReadViews = map[string]string{ToolSearchHelp: schema.ViewList, ToolViewHelp: schema.ViewDetail, ToolPanorama: schema.ViewPanorama, ToolMatches: readViewMatches}
 
 func readTools(svc *Service) []server.ServerTool {
 	search := mcp.NewToolWithRawSchema(ToolSearchHelp,
@@ -53,6 +54,14 @@ func readTools(svc *Service) []server.ServerTool {
 		mustJSON(schema.ReflectArgs(&panoramaArgs{})))
 	panorama.RawOutputSchema = mustJSON(schema.JSONSchema("Panorama"))
 	annotate(&panorama, "Consultar el panorama de las emergencias", true)
+
+	matches := mcp.NewToolWithRawSchema(ToolMatches,
+		"Busca quién puede responder a un registro: para una solicitud, los ofrecimientos vigentes; para un ofrecimiento, las solicitudes vigentes; "+
+			"de la misma emergencia y categoría, a menos de radiusKm (por defecto 25, máximo 100) del registro, del más cercano al más lejano (con distanceKm) y luego los más recientes. "+
+			"Un registro sin punto busca en su municipio. Devuelve hasta limit (por defecto 10, máximo 20), con el nombre de contacto pero sin teléfono: para contactar use ver_ayuda con el id. Solo lee.",
+		mustJSON(schema.ReflectArgs(&schema.MatchesArgs{})))
+	matches.RawOutputSchema = mustJSON(schema.JSONSchema("HelpMatches"))
+	annotate(&matches, "Buscar coincidencias de una solicitud u ofrecimiento", true)
 
 	return []server.ServerTool{
 		{Tool: search, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -101,7 +110,50 @@ func readTools(svc *Service) []server.ServerTool {
 			}
 			return structuredResult(p, strings.TrimSpace(b.String())), nil
 		}},
+		{Tool: matches, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a schema.MatchesArgs
+			if res := decodeArgs(ToolMatches, req, &a, checkMatches); res != nil {
+				return res, nil
+			}
+			if strings.TrimSpace(a.ID) == "" {
+				return mcp.NewToolResultError("Argumentos inválidos para " + ToolMatches + ": «id» es obligatorio: el id de un registro, tomado de " + ToolSearchHelp + " o de su publicación."), nil
+			}
+			m, err := svc.helpMatches(ctx, mcpBase(ctx), a.ID, a.MatchesQuery)
+			if err != nil {
+				return readProblem(ToolMatches, err), nil
+			}
+			return structuredResult(m, matchesText(m)), nil
+		}},
 	}
+}
+
+// matchesText is the human summary of a record's matches.
+func matchesText(m *schema.HelpMatches) string {
+	var b strings.Builder
+	what := "ofrecimientos"
+	if m.Type == schema.TypeRequest {
+		what = "solicitudes"
+	}
+	switch m.MatchedBy {
+	case schema.MatchedByNone:
+		return "El registro no tiene punto ni municipio: no se pueden buscar " + what + " cerca."
+	case schema.MatchedByMunicipio:
+		fmt.Fprintf(&b, "%d %s vigentes de %s en su municipio (%s)", m.Returned, what, m.Category, m.Municipio)
+	default:
+		fmt.Fprintf(&b, "%d %s vigentes de %s a menos de %g km", m.Returned, what, m.Category, *m.RadiusKm)
+	}
+	if m.Returned == 0 {
+		return b.String() + "."
+	}
+	b.WriteString(":")
+	for _, it := range m.Items {
+		fmt.Fprintf(&b, "\n- [%s] %s", it.ID, it.Title)
+		if it.Location != nil && it.Location.DistanceKm != nil {
+			fmt.Fprintf(&b, ", a %.1f km", *it.Location.DistanceKm)
+		}
+		fmt.Fprintf(&b, ". Contacto: %s. %s", it.Contact.Name, it.PublicURL)
+	}
+	return b.String()
 }
 
 // The read tools' input schemas, as validators: a tool refuses what its published schema refuses.
@@ -109,6 +161,7 @@ var (
 	checkSearch   = schema.ArgsValidator(&schema.ListQuery{})
 	checkView     = schema.ArgsValidator(&viewHelpArgs{})
 	checkPanorama = schema.ArgsValidator(&panoramaArgs{})
+	checkMatches  = schema.ArgsValidator(&schema.MatchesArgs{})
 )
 
 // decodeArgs reads the arguments strictly (an unknown name is an error that names it), then checks them

@@ -95,7 +95,7 @@ func newMetrics() *Metrics {
 		}, []string{"tool", "outcome"}),
 		reads: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "directaid_read_duration_seconds",
-			Help:    "Reads of the API (view=list|detail|panorama) and of the MCP read tools (format mcp), by view and format.",
+			Help:    "Reads of the API (view=list|detail|panorama, and view matches: a record's matches) and of the MCP read tools (format mcp), by view and format.",
 			Buckets: latency,
 		}, []string{"view", "format"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{

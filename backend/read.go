@@ -175,17 +175,23 @@ func (s *Service) listHelp(ctx context.Context, base string, q schema.ListQuery)
 			out.Removed = append(out.Removed, schema.Tombstone{ID: rec.ID, Status: rec.Status, UpdatedAt: rec.UpdatedAt.UTC()})
 			continue
 		}
-		var dist *float64
-		if spec.Near {
-			d := math.Round(res.Distances[i]*1000) / 1000
-			dist = &d
-		}
-		out.Items = append(out.Items, schema.PublicHelp(publicRecord(s, base, rec, dist, schema.PublicContact{Name: rec.ContactName, Available: contactShown(rec)})))
+		out.Items = append(out.Items, listItem(s, base, spec, res, i, rec))
 	}
 	if res.Next != nil {
 		out.NextCursor = spec.EncodeCursor(res.Next)
 	}
 	return out, nil
+}
+
+// listItem is rec, the i-th record of res (as readAt reads it), as a list shows it: with its distance
+// (to the metre) in a radius list, and its contact without the phone.
+func listItem(s *Service, base string, spec *store.ListSpec, res *store.ListResult, i int, rec *store.Record) schema.PublicHelp {
+	var dist *float64
+	if spec.Near {
+		d := math.Round(res.Distances[i]*1000) / 1000
+		dist = &d
+	}
+	return schema.PublicHelp(publicRecord(s, base, rec, dist, schema.PublicContact{Name: rec.ContactName, Available: contactShown(rec)}))
 }
 
 func publicRecord[C any](s *Service, base string, rec *store.Record, dist *float64, contact C) schema.HelpRecord[C] {
@@ -239,6 +245,22 @@ func (s *Service) helpDetail(ctx context.Context, base, id string) (*schema.Publ
 	case !store.ValidID(id):
 		return nil, invalidParams([]schema.FieldError{paramError("id", badIDMessage(id))})
 	}
+	rec, err := s.publicRecordByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	contact := schema.DetailContact{Name: rec.ContactName}
+	if contactShown(rec) {
+		contact = schema.DetailContact{Name: rec.ContactName, Available: true, Whatsapp: rec.ContactE164,
+			WhatsappURL: "https://wa.me/" + strings.TrimPrefix(rec.ContactE164, "+")}
+	}
+	d := schema.PublicHelpDetail(publicRecord(s, base, rec, nil, contact))
+	return &d, nil
+}
+
+// publicRecordByID reads record id (a valid id) as the public sees it now (readAt): unknownRecord for an
+// unknown id, goneRecord for a withdrawn or hidden one.
+func (s *Service) publicRecordByID(ctx context.Context, id string) (*store.Record, error) {
 	rec, err := s.store.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, unknownRecord(id)
@@ -250,13 +272,7 @@ func (s *Service) helpDetail(ctx context.Context, base, id string) (*schema.Publ
 	if !listed(rec.Status) {
 		return nil, goneRecord(rec.Status)
 	}
-	contact := schema.DetailContact{Name: rec.ContactName}
-	if contactShown(rec) {
-		contact = schema.DetailContact{Name: rec.ContactName, Available: true, Whatsapp: rec.ContactE164,
-			WhatsappURL: "https://wa.me/" + strings.TrimPrefix(rec.ContactE164, "+")}
-	}
-	d := schema.PublicHelpDetail(publicRecord(s, base, rec, nil, contact))
-	return &d, nil
+	return rec, nil
 }
 
 // contactShown says whether rec (as readAt reads it) shows its phone where a phone is shown: not when

@@ -46,6 +46,9 @@ func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 			}
 			return d, err
 		},
+		Matches: func(ctx context.Context, base, id string, limit int) (*schema.HelpMatches, error) {
+			return svc.helpMatches(ctx, base, id, schema.MatchesQuery{Limit: limit})
+		},
 		Act: func(ctx context.Context, base, id, token, action string) (int, []byte) {
 			res, err := svc.Act(ctx, base, id, token, action)
 			return siteAnswer(http.StatusOK, res, err)

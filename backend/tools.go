@@ -17,6 +17,7 @@ var toolNotes = map[string]struct{ summary, capability string }{
 	ToolPublishOffer:    {"publica un ofrecimiento de ayuda; recibe los campos de un ofrecimiento, sin type", "publish_offer"},
 	ToolSearchHelp:      {"busca publicaciones con los filtros y la paginación de view=list (emergencia, tipo, categoría, urgencia, texto y cercanía a un punto); muestra el nombre de contacto, no el teléfono", "search_help"},
 	ToolViewHelp:        {"muestra una publicación por su id, con su número de WhatsApp para contactar (con el límite de view=detail)", "help_detail"},
+	ToolMatches:         {"para una solicitud, los ofrecimientos vigentes de su emergencia y categoría más cercanos; para un ofrecimiento, las solicitudes; sin teléfono", "help_matches"},
 	ToolPanorama:        {"los conteos de view=panorama: por emergencia, tipo, categoría y urgencia", "panorama"},
 	ToolManage:          {"con el manageToken recibido al publicar, marca una publicación como resuelta, la reabre, la retira (borra el nombre, el teléfono y la dirección) o la renueva", "publisher_actions"},
 	ToolReport:          {"reporta una publicación (spam, fraude, número ajeno sin permiso…) para que se revise", "report_help"},

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -218,6 +219,13 @@ func (p *phone) offerForm(t *testing.T) {
 		t.Errorf("location status: %q", got)
 	}
 
+	// A request 1.1 km away that the offer can serve: the confirmation lists it at once.
+	resp, near := publish(t, p.s, map[string]any{"type": "request", "source": "e2e", "externalId": "browser-near-1", "emergencySlug": "eje-cafetero",
+		"title": "Llevar a 3 personas al hospital", "category": "transporte", "address": "Cra 19 # 12-40", "latitude": 4.5439, "longitude": -75.6811,
+		"contactName": "Rosa", "contactWhatsapp": "3005551234", "publishContact": true})
+	if resp.StatusCode != 201 {
+		t.Fatalf("publish the request near: %d %v", resp.StatusCode, near)
+	}
 	p.fill(t, map[string]string{
 		"f-emergencySlug":   "eje-cafetero",
 		"f-title":           "Transporte en camioneta para 6 personas",
@@ -227,6 +235,14 @@ func (p *phone) offerForm(t *testing.T) {
 		"f-contactWhatsapp": "+57 310 987 6543",
 	})
 	id := p.publishes(t, "ofrecer", "Listo: su ofrecimiento quedó publicado.", "offer")
+	p.wait(t, "coincidencias")
+	got := run(p.ctx, t, "matches", chromedp.Evaluate[[]string](
+		`[document.querySelector('#coincidencias h2').textContent].concat(Array.from(document.querySelectorAll('#coincidencias-lista li')).map(li => li.textContent + ' ' + li.querySelector('a').href))`))
+	if want := []string{"Solicitudes cerca que usted puede atender", "Llevar a 3 personas al hospital, a 1,1 km, Armenia (Quindío) " + near["publicUrl"].(string)}; !slices.Equal(got, want) ||
+		!run(p.ctx, t, "none hidden", chromedp.Evaluate[bool](`document.getElementById('coincidencias-ninguna').hidden`)) {
+		t.Errorf("the confirmation's matches: %q, want %q", got, want)
+	}
+	p.screenshot(t, "ofrecer-coincidencias")
 	d := p.detail(t, id)
 	wantPlace(t, d, "eje-cafetero", "Parque de Bolívar, Armenia", "", 4.5339, -75.6811)
 	if d.Type != "offer" || d.Title != "Transporte en camioneta para 6 personas" || d.Category != "transporte" ||

@@ -28,7 +28,8 @@ const otherEmergencies = `
 
 const otherSlug = "sequia-la-guajira"
 
-// TestOpenAPIExamplesWork sends every request example of the served OpenAPI document to a server whose
+// TestOpenAPIExamplesWork sends every request example (and every query example, x-query-examples) of the
+// served OpenAPI document to a server whose
 // emergencies are not the built-in examples' and expects the status the example declares (x-status);
 // call checks each answer against the document too. (schema's TestEveryOperationHasExamples checks that
 // every operation has examples, valid against their schemas.)
@@ -51,12 +52,23 @@ func TestOpenAPIExamplesWork(t *testing.T) {
 	sent := 0
 	for path, item := range doc.Paths {
 		for method, op := range item {
-			if op.RequestBody == nil {
-				continue
-			}
 			target := strings.ReplaceAll(path, "{id}", id)
 			if strings.Contains(target, "{") {
 				t.Fatalf("%s %s: a path parameter this test cannot fill", strings.ToUpper(method), path)
+			}
+			for _, ex := range op.QueryExamples { // x-query-examples: query strings of a GET
+				want, err := strconv.Atoi(ex.Status)
+				if err != nil {
+					t.Fatalf("%s %q: x-status %q", op.OperationID, ex.Name, ex.Status)
+				}
+				resp, body := call(t, s, strings.ToUpper(method), target+"?"+ex.Query, nil)
+				if resp.StatusCode != want {
+					t.Errorf("%s query example %q: %d, the document says %d\n%v", op.OperationID, ex.Name, resp.StatusCode, want, body)
+				}
+				sent++
+			}
+			if op.RequestBody == nil {
+				continue
 			}
 			for name, ex := range op.RequestBody.Content["application/json"].Examples {
 				want, err := strconv.Atoi(ex.Status)

@@ -21,7 +21,10 @@ type Example struct {
 
 // OperationExample holds an operation's examples: of its request body, and of each JSON answer by status.
 type OperationExample struct {
-	Request   []Example
+	Request []Example
+	// Query are examples of a GET's query string (Value is the string, without "?"), sent by the e2e
+	// test like the request examples: the document carries them as x-query-examples.
+	Query     []Example
 	Responses map[string][]Example
 }
 
@@ -125,6 +128,7 @@ func operationExamples(em ExampleEmergency) map[string]OperationExample {
 		"getHelp": {Responses: map[string][]Example{
 			"200": {{Name: "descubrimiento", Summary: "Sin view: el documento de descubrimiento", Value: exampleDiscovery(em)}},
 		}},
+		"getHelpMatches": matchesExamples(em),
 		"getOpenAPI": {Responses: map[string][]Example{
 			"200": {{Name: "documento", Summary: "El comienzo de este documento", Value: map[string]any{"openapi": "3.1.0", "info": map[string]any{"title": "directaid", "version": APIVersion}}}},
 		}},
@@ -157,6 +161,13 @@ func addExamples(paths map[string]any, em ExampleEmergency) {
 				if mt := jsonMediaType(rb); mt != nil && len(ex.Request) > 0 {
 					mt["examples"] = exampleObjects(ex.Request)
 				}
+			}
+			if len(ex.Query) > 0 {
+				var qs []any
+				for _, e := range ex.Query {
+					qs = append(qs, map[string]any{"name": e.Name, "summary": e.Summary, "query": e.Value, "x-status": e.Status})
+				}
+				op["x-query-examples"] = qs
 			}
 			responses, _ := op["responses"].(map[string]any)
 			for status, r := range responses {

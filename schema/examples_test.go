@@ -68,6 +68,12 @@ func TestEveryOperationHasExamples(t *testing.T) {
 					examples++
 				}
 			}
+			for _, ex := range op.QueryExamples {
+				if _, declared := op.Responses[ex.Status]; !declared || ex.Query == "" {
+					t.Errorf("%s: query example %q expects %q, which the operation does not declare (or has no query)", op.OperationID, ex.Name, ex.Status)
+				}
+				examples++
+			}
 			for status, r := range op.Responses {
 				mt, ok := r.Content["application/json"]
 				if !ok {

@@ -24,12 +24,15 @@ const ReportFormPath = "/reportar"
 func ReportsPath(id string) string { return HelpPath + "/" + id + ReportsSuffix }
 
 // ReportsPathID returns the id of a reports path (any string between the slashes: the caller checks it).
-func ReportsPathID(path string) (string, bool) {
+func ReportsPathID(path string) (string, bool) { return recordSubpathID(path, ReportsSuffix) }
+
+// recordSubpathID returns the id of a path HelpPath + "/{id}" + suffix (any string without a slash).
+func recordSubpathID(path, suffix string) (string, bool) {
 	rest, ok := strings.CutPrefix(path, HelpPath+"/")
 	if !ok {
 		return "", false
 	}
-	id, ok := strings.CutSuffix(rest, ReportsSuffix)
+	id, ok := strings.CutSuffix(rest, suffix)
 	return id, ok && id != "" && !strings.Contains(id, "/")
 }
 

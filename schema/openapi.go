@@ -213,6 +213,7 @@ func OpenAPIFor(serverURL string, em ExampleEmergency, tools ...MCPTool) ([]byte
 			EventsPath:                         eventsPathItem(),  // feed.go
 			HelpPath + "/{id}" + ReportsSuffix: reportsPathItem(), // moderation.go
 			HelpPath + "/{id}" + ActionsSuffix: actionsPath(),
+			HelpPath + "/{id}" + MatchesSuffix: matchesPathItem(), // matches.go
 			OpenAPIPath: map[string]any{
 				"get":     getOpenAPI,
 				"head":    headOf(getOpenAPI, "headOpenAPI"),

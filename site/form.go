@@ -136,6 +136,9 @@ type formView struct {
 	Errors                                []errorItem
 	Picker                                *placePicker
 	Result                                *schema.PublishResult
+	Matches                               *matchesView // after a publication: who can answer it
+	MatchesHeading                        string       // the heading of Matches for this form's type
+	MatchesLimit                          int          // how many the confirmation shows (siteMatches)
 }
 
 type groupView struct {
@@ -397,7 +400,7 @@ func newExternalID() string { return "web-" + strings.ToLower(rand.Text()) }
 // returns the view and the HTTP status of the page.
 func (s *formSpec) handle(w http.ResponseWriter, r *http.Request, v *view, action string,
 	publish func(context.Context, []byte) (int, []byte)) (*formView, int) {
-	fv := &formView{Action: action, API: schema.HelpPath, Type: s.typ, Source: Source, Texts: s.texts, Msg: msg}
+	fv := &formView{Action: action, API: schema.HelpPath, Type: s.typ, Source: Source, Texts: s.texts, Msg: msg, MatchesHeading: matchesHeadings[s.typ], MatchesLimit: siteMatches}
 	if len(v.ems) == 0 {
 		fv.NoEmergency = true
 		return fv, http.StatusOK
@@ -433,7 +436,13 @@ func (s *formSpec) handle(w http.ResponseWriter, r *http.Request, v *view, actio
 		fv.Summary = msg.Server
 		return fv, http.StatusInternalServerError
 	}
-	return fv, fv.apply(publish(r.Context(), body))
+	status = fv.apply(publish(r.Context(), body))
+	if res := fv.Result; res != nil && res.Status == "open" {
+		// The publication stands whether or not its matches can be read now: without them, the
+		// confirmation still gives its links (the record's page lists them).
+		fv.Matches, _ = v.matches(r.Context(), res.ID, res.Type, res.EmergencySlug)
+	}
+	return fv, status
 }
 
 // readForm reads a url-encoded form of at most schema.MaxBodyBytes.

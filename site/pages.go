@@ -25,16 +25,17 @@ type page struct {
 	emergency *schema.EmergencyInfo
 	recordID  string // on a record's page: the id in its path
 	// Read from the store per request (see load): the page then depends on data, not only on its view.
-	record *detailView
-	list   *listView
-	filter *filterView
-	err    *errorInfo // on an error page
-	manage bool       // the publisher's manage page
-	mv     *manageView
-	report *reportView // a record's «Reportar» form, or the outcome of its POST
-	mod    *moderationView
-	onMap  bool     // the map of the emergency's records (mapa.go)
-	mapv   *mapView // its data, once its list is read
+	record  *detailView
+	matches *matchesView // on an open record's page
+	list    *listView
+	filter  *filterView
+	err     *errorInfo // on an error page
+	manage  bool       // the publisher's manage page
+	mv      *manageView
+	report  *reportView // a record's «Reportar» form, or the outcome of its POST
+	mod     *moderationView
+	onMap   bool     // the map of the emergency's records (mapa.go)
+	mapv    *mapView // its data, once its list is read
 }
 
 // dynamic tells whether the page shows data read from the store, which the render cache must not keep.
@@ -169,10 +170,11 @@ type pageData struct {
 	ExampleSlug string
 	RateLimit   string // "60 publicaciones por minuto", or "" when not configured
 	Contact     string
-	Record      *detailView // on a record's page
-	List        *listView   // on an emergency's page, when the site can read records
-	Error       *errorInfo  // on an error page
-	Report      *reportView // on a record's page and on the outcome of its «Reportar» form
+	Record      *detailView  // on a record's page
+	Matches     *matchesView // on an open record's page: the records of the other type that can answer it
+	List        *listView    // on an emergency's page, when the site can read records
+	Error       *errorInfo   // on an error page
+	Report      *reportView  // on a record's page and on the outcome of its «Reportar» form
 	// OnMap is true on an emergency's map: the same page as its list, titled as a map.
 	OnMap bool
 	// ForApps is true in the Markdown twin, false in the HTML page: the page's URL, the examples and
@@ -194,7 +196,7 @@ func (d pageData) EmergencyURL(e schema.EmergencyInfo) string {
 // markdown executes a page's template: the text of its twin.
 func (v *view) markdown(p page, forApps bool) ([]byte, error) {
 	d := pageData{ForApps: forApps, Base: v.base, Tools: v.h.o.Tools, Emergencies: v.ems, Emergency: p.emergency, Form: p.form, Contact: v.h.o.Contact,
-		RateLimit: rateLimitText(v.h.o.RateLimitEvents, v.h.o.RateLimitWindow), Record: p.record, List: p.list, Error: p.err, Report: p.report}
+		RateLimit: rateLimitText(v.h.o.RateLimitEvents, v.h.o.RateLimitWindow), Record: p.record, Matches: p.matches, List: p.list, Error: p.err, Report: p.report}
 	if p.Path != "" {
 		d.URL = v.base + p.Path
 	}
@@ -357,6 +359,11 @@ func (v *view) load(r *http.Request, pg *page) (int, string, error) {
 			return 0, "", err
 		}
 		pg.record = newDetailView(v, d)
+		if d.Status == "open" { // a resolved or expired record looks for no one
+			if pg.matches, err = v.matches(r.Context(), d.ID, d.Type, d.Emergency.Slug); err != nil {
+				return 0, "", err
+			}
+		}
 		if o.Report != nil {
 			pg.report = newReportView(v.base, d.ID)
 		}

@@ -71,6 +71,9 @@ type Options struct {
 	// Detail is one record with its phone number, as view=detail answers it; ErrNotFound when no
 	// record has that id (or the id cannot be one).
 	Detail func(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error)
+	// Matches are up to limit matches of the record id, as GET /api/public/v1/help/{id}/matches answers
+	// them; without it, no page shows matches.
+	Matches func(ctx context.Context, base, id string, limit int) (*schema.HelpMatches, error)
 }
 
 // Source is the `source` of everything the site's forms publish.

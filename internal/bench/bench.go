@@ -416,6 +416,13 @@ type readScenario struct {
 	name  string
 	query func(n int64, b []byte) []byte
 	list  bool // a view=list whose first page the two stores must answer alike
+	// target, when set, is request n's whole target (another path than help?query).
+	target func(n int64, b []byte) []byte
+}
+
+// config is the load of sc at conns connections.
+func (sc readScenario) config(conns int) loadgen.Config {
+	return loadgen.Config{Path: helpPath, Query: sc.query, Target: sc.target, Conns: conns, Expect: []int{200}}
 }
 
 // Every radius search is around another point of the area the bodies cover, so that no cache answers it.
@@ -446,6 +453,7 @@ const (
 	readRadius   = "GET list within 5 km"
 	readFiltered = "GET list emergency+type+category"
 	readText     = "GET list q=insulina"
+	readMatches  = "GET matches of a record (25 km)"
 )
 
 // readScenarios are the reads of issue 16: one reader (the answer time a person gets) and 16 (what the
@@ -455,15 +463,22 @@ func readScenarios(ids []string) []readScenario {
 		r := rng(uint64(n) * 0x9e3779b97f4a7c15)
 		return append(append(b, "view=detail&id="...), ids[r.intn(len(ids))]...)
 	}
+	// The matches of one of ids (a request's offers or an offer's requests within the default 25 km):
+	// a radius list filtered by emergency, type and category, after a read of the record.
+	matches := func(n int64, b []byte) []byte {
+		r := rng(uint64(n) * 0x9e3779b97f4a7c15)
+		return append(append(append(b, helpPath+"/"...), ids[r.intn(len(ids))]...), "/matches"...)
+	}
 	return []readScenario{
-		{"GET detail", detail, false},
-		{readRadius, radiusQuery, true},
-		{readRadius + ", total=none", func(n int64, b []byte) []byte { return append(radiusQuery(n, b), "&total=none"...) }, true},
-		{readFiltered, filteredQuery(""), true},
-		{"GET list … +urgency", filteredQuery("&urgency=urgent"), true},
-		{readText, fixedQuery("view=list&q=insulina"), true},
-		{"GET list q=insul&type=request", fixedQuery("view=list&q=insul&type=request"), true},
-		{"GET panorama", fixedQuery("view=panorama"), false},
+		{"GET detail", detail, false, nil},
+		{readMatches, nil, false, matches},
+		{readRadius, radiusQuery, true, nil},
+		{readRadius + ", total=none", func(n int64, b []byte) []byte { return append(radiusQuery(n, b), "&total=none"...) }, true, nil},
+		{readFiltered, filteredQuery(""), true, nil},
+		{"GET list … +urgency", filteredQuery("&urgency=urgent"), true, nil},
+		{readText, fixedQuery("view=list&q=insulina"), true, nil},
+		{"GET list q=insul&type=request", fixedQuery("view=list&q=insul&type=request"), true, nil},
+		{"GET panorama", fixedQuery("view=panorama"), false, nil},
 	}
 }
 
@@ -483,8 +498,7 @@ func (r *runner) reads(srv *server, store, set string, ids []string, selected fu
 			if selected != nil && !selected(sc.name, conns) {
 				continue
 			}
-			cfg := loadgen.Config{Path: helpPath, Query: sc.query, Conns: conns, Expect: []int{200}}
-			if _, err := r.measure(srv, store, sc.name, set, r.o.readDuration(), cfg); err != nil {
+			if _, err := r.measure(srv, store, sc.name, set, r.o.readDuration(), sc.config(conns)); err != nil {
 				return err
 			}
 		}

@@ -63,10 +63,10 @@ func TestBenchSmoke(t *testing.T) {
 	failed := "[Badger] export: failed on purpose (Options.failStep)"
 	out := checkRun(t, rep, failed)
 	m := rep.Million
-	// ceiling, discovery, 4 × POST new, POST new at one point, retry; the long run: 16 reads, 4 mixed reads and their publishing,
-	// the long publishing, publishing without and during a backup, and (with the cgroup) its unconstrained
-	// first slice and 6 cold reads in it.
-	want := 8 + 16 + 5 + 1 + 2
+	// ceiling, discovery, 4 × POST new, POST new at one point, retry; the long run: 18 reads (9 scenarios × 1
+	// and 16 conns), 4 mixed reads and their publishing, the long publishing, publishing without and during
+	// a backup, and (with the cgroup) its unconstrained first slice and 6 cold reads in it.
+	want := 8 + 18 + 5 + 1 + 2
 	if m.CgroupError == "" {
 		want += 1 + 6
 	}
@@ -181,9 +181,9 @@ func TestBenchSmokePostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := checkRun(t, rep)
-	// Badger: ceiling, POST new/64, the long publishing, 16 reads, 4 mixed reads and their publishing,
-	// publishing without and during a backup. PostgreSQL: POST new/64 and the 16 reads.
-	if n := counts(rep); n[Badger] != 2+1+16+5+2 || n[Postgres] != 1+16 {
+	// Badger: ceiling, POST new/64, the long publishing, 18 reads, 4 mixed reads and their publishing,
+	// publishing without and during a backup. PostgreSQL: POST new/64 and the 18 reads.
+	if n := counts(rep); n[Badger] != 2+1+18+5+2 || n[Postgres] != 1+18 {
 		t.Errorf("measures per store: %v", n)
 	}
 	m := rep.Million

@@ -149,7 +149,7 @@ func TestColdProbe(t *testing.T) {
 			sc = probeExtra(sc)
 			for _, conns := range conns {
 				f0, b0, mf0, tb0 := srv.majorFaults(), readBytes(srv), minorFaults(srv), tableNames(srv.DataDir)
-				cfg := loadgen.Config{Path: helpPath, Query: sc.query, Conns: conns, Expect: []int{200}}
+				cfg := sc.config(conns)
 				ms, err := r.measure(srv, Badger, sc.name, set, d, cfg)
 				if err != nil {
 					t.Fatal(err)

@@ -211,7 +211,7 @@ func (r *runner) coldReads(srv *server, set string, ids []string) error {
 		}
 		for _, conns := range []int{1, 16} {
 			f0 := srv.majorFaults()
-			cfg := loadgen.Config{Path: helpPath, Query: sc.query, Conns: conns, Expect: []int{200}}
+			cfg := sc.config(conns)
 			ms, err := r.measure(srv, Badger, sc.name, set+coldSet, r.o.readDuration(), cfg)
 			if err != nil {
 				return err
@@ -368,9 +368,12 @@ func (r *runner) compare(badgerAddr, pgAddr string, ids []string) {
 	m := r.rep.Million
 	seen := map[string]bool{}
 	for _, sc := range readScenarios(ids) {
+		if !sc.list {
+			continue
+		}
 		for n := range int64(5) {
 			q := string(sc.query(n, nil))
-			if !sc.list || seen[q] {
+			if seen[q] {
 				continue
 			}
 			seen[q] = true

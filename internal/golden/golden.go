@@ -76,6 +76,10 @@ func Cases() []Case {
 		{Name: "detail", Method: "GET", Path: h + "?view=detail&id={ID1}"},
 		{Name: "detail-offer-no-location", Method: "GET", Path: h + "?view=detail&id={ID2}"},
 		{Name: "detail-404", Method: "GET", Path: h + "?view=detail&id=0000000000000000"},
+		{Name: "matches", Method: "GET", Path: h + "/{ID1}/matches"},
+		{Name: "matches-offer-no-location", Method: "GET", Path: h + "/{ID2}/matches"},
+		{Name: "matches-400", Method: "GET", Path: h + "/{ID1}/matches?radiusKm=500&limit=0"},
+		{Name: "matches-404", Method: "GET", Path: h + "/0000000000000000/matches"},
 		{Name: "panorama", Method: "GET", Path: h + "?view=panorama"},
 		{Name: "panorama-emergency", Method: "GET", Path: h + "?view=panorama&emergencySlug=inundaciones-la-mojana"},
 		{Name: "openapi", Method: "GET", Path: "/api/public/openapi.json"},
@@ -115,6 +119,8 @@ var MCP = []struct{ Name, Body string }{
 	{"mcp-publicar-ofrecimiento", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"publicar_ofrecimiento","arguments":{"source":"golden","externalId":"mcp-off-1","emergencySlug":"eje-cafetero","title":"Cocina comunitaria","category":"alimentos","contactName":"Jorge","contactWhatsapp":"3027778899","publishContact":true,"latitude":4.45,"longitude":-75.7}}}`},
 	{"mcp-publicar-solicitud-invalid", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"publicar_solicitud","arguments":{"source":"golden","externalId":"mcp-bad","title":"x"}}}`},
 	{"mcp-unknown-method", `{"jsonrpc":"2.0","id":10,"method":"no/existe"}`},
+	// After publicar_ofrecimiento: its offer of alimentos is 9.5 km from the request ID1.
+	{"mcp-buscar-coincidencias", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"buscar_coincidencias","arguments":{"id":"{ID1}","limit":5}}}`},
 }
 
 // Doer sends one request (a path relative to the server) and returns the answer with its body read.

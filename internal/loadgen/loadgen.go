@@ -27,7 +27,10 @@ type Config struct {
 	Path   string
 	// Query, when set, appends request n's query string (without '?') to Path, e.g. a different point
 	// for every radius search so that no cache answers them.
-	Query    func(n int64, b []byte) []byte
+	Query func(n int64, b []byte) []byte
+	// Target, when set, appends request n's whole request target (path and query) instead of Path and
+	// Query: a path that names a different record each time, say.
+	Target   func(n int64, b []byte) []byte
 	Header   map[string]string // extra request headers
 	Conns    int               // concurrent connections (workers); default 1
 	Requests int64             // total requests; 0 means bounded by Duration only
@@ -288,10 +291,15 @@ func (w *worker) build(n int64) {
 	b := w.buf[:0]
 	b = append(b, cfg.Method...)
 	b = append(b, ' ')
-	b = append(b, cfg.Path...)
-	if cfg.Query != nil {
-		b = append(b, '?')
-		b = cfg.Query(n, b)
+	switch {
+	case cfg.Target != nil:
+		b = cfg.Target(n, b)
+	default:
+		b = append(b, cfg.Path...)
+		if cfg.Query != nil {
+			b = append(b, '?')
+			b = cfg.Query(n, b)
+		}
 	}
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, cfg.Addr...)

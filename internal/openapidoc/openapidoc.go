@@ -15,7 +15,9 @@ type Operation struct {
 	RequestBody *struct {
 		Content map[string]Media `json:"content"`
 	} `json:"requestBody"`
-	Responses map[string]struct {
+	// QueryExamples (x-query-examples) are query strings of a GET, each with the status it gets.
+	QueryExamples []QueryExample `json:"x-query-examples"`
+	Responses     map[string]struct {
 		Content map[string]Media `json:"content"`
 	} `json:"responses"`
 }
@@ -38,4 +40,11 @@ func Parse(raw []byte) (*Document, error) {
 		return nil, err
 	}
 	return &d, nil
+}
+
+// QueryExample is a query string (without "?") a GET is sent with, and Status, what the server answers.
+type QueryExample struct {
+	Name   string `json:"name"`
+	Query  string `json:"query"`
+	Status string `json:"x-status"`
 }

@@ -95,6 +95,34 @@
     form.hidden = true;
     result.hidden = false;
     result.focus();
+    if (!saved && r.id && r.status === 'open') showMatches(r.id);
+  }
+
+  // Who can answer the record just published (GET …/{id}/matches), each linking to its page; nothing
+  // is shown when they cannot be read (the record's page lists them too).
+  function showMatches(id) {
+    var box = $('coincidencias'), ul = $('coincidencias-lista'), none = $('coincidencias-ninguna');
+    if (!box) return;
+    var url = form.getAttribute('data-api') + '/' + encodeURIComponent(id) + '/matches?limit=' + box.getAttribute('data-limite');
+    fetch(url, { headers: { Accept: 'application/json' } }).then(function (res) {
+      return res.ok ? res.json() : null;
+    }).then(function (m) {
+      if (!m || !m.items) return;
+      ul.textContent = '';
+      m.items.forEach(function (it) {
+        var li = document.createElement('li'), a = document.createElement('a');
+        a.href = it.publicUrl;
+        a.textContent = it.title;
+        li.appendChild(a);
+        var where = [], loc = it.location || {};
+        if (typeof loc.distanceKm === 'number') where.push('a ' + loc.distanceKm.toFixed(1).replace('.', ',') + ' km');
+        if (loc.place || loc.municipio) where.push(loc.place || loc.municipio);
+        if (where.length) li.appendChild(document.createTextNode(', ' + where.join(', ')));
+        ul.appendChild(li);
+      });
+      none.hidden = m.items.length > 0;
+      box.hidden = false;
+    }, function () { /* no signal: the record's page lists them */ });
   }
 
   // «Recordar en este teléfono» (opt-in): the publication and its manage link in localStorage, which the
