@@ -157,7 +157,7 @@ func TestOpenAPIDocumentedResponses(t *testing.T) {
 	// needsAFailingStore: an internal error, or a store that cannot be reached or written (its disk under
 	// min_free_space, PostgreSQL down): health_test.go and postgres_test.go make those.
 	needsAFailingStore := map[string]bool{}
-	for _, op := range []string{"getHelp", "headHelp", "publishHelp", "actOnHelp", "reportHelp"} {
+	for _, op := range []string{"getHelp", "headHelp", "publishHelp", "actOnHelp", "reportHelp", "getHelpMatches", "headHelpMatches"} {
 		needsAFailingStore[op+" 500"], needsAFailingStore[op+" 503"] = true, true
 	}
 
@@ -237,6 +237,18 @@ func TestOpenAPIDocumentedResponses(t *testing.T) {
 		{"headHelp", 400, s, "HEAD", schema.HelpPath + "?view=nope", nil, nil},
 		{"headHelp", 404, s, "HEAD", schema.HelpPath + "?view=detail&id=" + unknownID, nil, nil},
 		{"headHelp", 410, s, "HEAD", schema.HelpPath + "?view=detail&id=" + goneID, nil, nil},
+
+		{"getHelpMatches", 200, s, "GET", schema.MatchesPath(id), nil, nil},
+		{"getHelpMatches", 304, s, "GET", schema.MatchesPath(id), nil, etag(schema.MatchesPath(id))},
+		{"getHelpMatches", 400, s, "GET", schema.MatchesPath(id) + "?radiusKm=500", nil, nil},
+		{"getHelpMatches", 404, s, "GET", schema.MatchesPath(unknownID), nil, nil},
+		{"getHelpMatches", 410, s, "GET", schema.MatchesPath(goneID), nil, nil},
+		{"headHelpMatches", 200, s, "HEAD", schema.MatchesPath(id), nil, nil},
+		{"headHelpMatches", 304, s, "HEAD", schema.MatchesPath(id), nil, etag(schema.MatchesPath(id))},
+		{"headHelpMatches", 400, s, "HEAD", schema.MatchesPath(id) + "?radiusKm=500", nil, nil},
+		{"headHelpMatches", 404, s, "HEAD", schema.MatchesPath(unknownID), nil, nil},
+		{"headHelpMatches", 410, s, "HEAD", schema.MatchesPath(goneID), nil, nil},
+		{"preflightMatches", 204, s, "OPTIONS", schema.MatchesPath(id), nil, nil},
 	}
 	lrec := map[string]any{}
 	run := func(c req) {
