@@ -271,8 +271,13 @@ func publishedResult(res *schema.PublishResult, created bool, typ string) *mcp.C
 // toolErrorText is a refusal's message as a tool result says it: a tool result has no `details` member,
 // its problems follow as a list below the message, so the message points there.
 func toolErrorText(msg string) string {
-	return strings.Replace(msg, "revise details", "revise la lista de abajo", 1)
+	return toolErrorWords.Replace(msg)
 }
+
+// toolErrorWords point an MCP tool's error at the list of fields its text carries (a tool result has no
+// details member).
+var toolErrorWords = strings.NewReplacer("revise los campos indicados en details", "revise la lista de abajo",
+	"revise details", "revise la lista de abajo")
 
 func problemResult(tool string, p *Problem) *mcp.CallToolResult {
 	var b strings.Builder
