@@ -95,7 +95,7 @@ func matchesExamples(em ExampleEmergency) OperationExample {
 	dist, radius := 1.84, float64(DefaultMatchRadiusKm)
 	offer := exampleOffer(em)
 	lat, lon := 4.5401, -75.6702
-	item := PublicHelp{ID: "01k2x3y4z5a6b7d9", Type: TypeOffer, Emergency: EmergencyRef{Slug: em.Slug, Title: em.Title},
+	item := PublicHelp{ID: "01k2x3y4z5a6b7d9", Type: TypeOffer, Emergency: EmergencyRef(em),
 		Content: Content{Title: "Reparto agua potable en bidones", Category: "alimentos"},
 		Location: &PublicLocation{Place: Place{Address: offer.Address, Latitude: &lat, Longitude: &lon}, DistanceKm: &dist, Precision: PrecisionExact,
 			MunicipioCode: "63001", Municipio: "Armenia (Quindío)"},
