@@ -49,6 +49,7 @@ var Behaviours = []struct {
 	{"Expiring", testExpiring},
 	{"Scan", testScan},
 	{"Reports", testReports},
+	{"Responses", testResponses},
 	{"AuditTrail", testAuditTrail},
 	{"Secret", testSecret},
 	{"TransferSecrets", testTransferSecrets},
