@@ -72,6 +72,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.serveReports(w, r, id) // api_reports.go
 			return
 		}
+		if id, rest, ok := schema.ResponsePath(r.URL.Path); ok {
+			h.serveResponses(w, r, id, rest) // responses.go
+			return
+		}
 		if strings.HasPrefix(r.URL.Path, schema.HelpPath+"/") {
 			h.serveRecordAPI(w, r) // manage.go
 			return
@@ -182,6 +186,10 @@ func (s *Service) discovery(base string, tools []schema.MCPTool) *schema.Discove
 	if s.cfg.ManageRateLimitEvents > 0 {
 		d.ManageRateLimit = &schema.RateLimit{Events: s.cfg.ManageRateLimitEvents, WindowSeconds: int(s.cfg.ManageRateLimitWindow.Seconds()),
 			Scope: "acciones con el código para gestionar (POST " + schema.HelpPath + "/{id}" + schema.ActionsSuffix + " y el formulario " + schema.ManagePath + ") por dirección IP"}
+	}
+	if s.cfg.RespondRateLimitEvents > 0 {
+		d.RespondRateLimit = &schema.RateLimit{Events: s.cfg.RespondRateLimitEvents, WindowSeconds: int(s.cfg.RespondRateLimitWindow.Seconds()),
+			Scope: "respuestas «yo puedo ayudar» (POST " + schema.HelpPath + "/{id}" + schema.ResponsesSuffix + " y la herramienta MCP " + ToolRespond + ") por dirección IP"}
 	}
 	return d
 }
@@ -347,10 +355,11 @@ const (
 	ZoneDetail  = "detail"  // reads that show a phone: view=detail, /ayudas/{id}, MCP ver_ayuda
 	ZoneReport  = "report"  // reports: POST …/{id}/reports, /reportar, MCP reportar_publicacion
 	ZoneManage  = "manage"  // publishers' actions: POST …/{id}/actions, /gestionar, MCP actualizar_publicacion
+	ZoneRespond = "respond" // responses: POST …/{id}/responses, MCP responder_solicitud
 )
 
 // RateLimitZones lists every zone (the label values of directaid_rate_limited_total).
-var RateLimitZones = []string{ZonePublish, ZoneDetail, ZoneReport, ZoneManage}
+var RateLimitZones = []string{ZonePublish, ZoneDetail, ZoneReport, ZoneManage, ZoneRespond}
 
 // ZoneOf is the zone an HTTP request of the API or the site spends (MCP's is MCPUse.Zone, from its body),
 // as the shipped Caddyfiles' matchers decide it.
@@ -362,6 +371,8 @@ func ZoneOf(r *http.Request) string {
 		return ZoneReport
 	case strings.HasSuffix(r.URL.Path, schema.ActionsSuffix) || r.URL.Path == schema.ManagePath:
 		return ZoneManage
+	case strings.HasSuffix(r.URL.Path, schema.ResponsesSuffix):
+		return ZoneRespond
 	}
 	return ZonePublish
 }
@@ -374,6 +385,8 @@ func RateLimitedIn(zone string) *Problem {
 		msg = "Límite temporal de consultas de registros con teléfono alcanzado: espere los segundos que indica Retry-After."
 	case ZoneReport:
 		msg = "Límite temporal de reportes alcanzado: espere los segundos que indica Retry-After."
+	case ZoneRespond:
+		msg = "Límite temporal de respuestas alcanzado: espere los segundos que indica Retry-After y reintente."
 	case ZoneManage:
 		msg = "Límite temporal de acciones sobre publicaciones alcanzado: espere los segundos que indica Retry-After y reintente (repetir una acción no la aplica dos veces)."
 	}

@@ -28,7 +28,7 @@ const (
 
 // Query parameters each view accepts. "_" (a cache buster some HTTP clients add) is ignored everywhere.
 var viewParams = map[string][]string{
-	schema.ViewList:     {"view", "format", "all", "emergencySlug", "type", "category", "urgency", "municipio", "q", "latitude", "longitude", "radiusKm", "status", "since", "limit", "total", "cursor"},
+	schema.ViewList:     {"view", "format", "all", "emergencySlug", "type", "category", "urgency", "municipio", "q", "latitude", "longitude", "radiusKm", "status", "since", "attended", "limit", "total", "cursor"},
 	schema.ViewDetail:   {"view", "id"},
 	schema.ViewPanorama: {"view", "emergencySlug"},
 }
@@ -176,7 +176,7 @@ func parseListQuery(v url.Values) (schema.ListQuery, []schema.FieldError) {
 	q := schema.ListQuery{
 		EmergencySlug: v.Get("emergencySlug"), Type: v.Get("type"), Category: v.Get("category"), Urgency: v.Get("urgency"),
 		Municipio: v.Get("municipio"), Q: v.Get("q"), Latitude: num("latitude"), Longitude: num("longitude"), RadiusKm: num("radiusKm"),
-		Status: v.Get("status"), Since: v.Get("since"), Total: v.Get("total"), Cursor: v.Get("cursor"),
+		Status: v.Get("status"), Since: v.Get("since"), Attended: v.Get("attended"), Total: v.Get("total"), Cursor: v.Get("cursor"),
 	}
 	if s := strings.TrimSpace(v.Get("limit")); s != "" {
 		n, err := strconv.Atoi(s)

@@ -210,11 +210,12 @@ const (
 	MCPContact               // reads a record's phone number: metered with view=detail (zone detail)
 	MCPReport                // reports a record: metered with POST …/reports (zone report)
 	MCPManage                // a publisher's action: metered with POST …/actions (zone manage)
+	MCPRespond               // a response to a record: metered with POST …/responses (zone respond)
 )
 
 // Zone is the rate_limit zone a call of this use spends, "" for none.
 func (u MCPUse) Zone() string {
-	return [...]string{MCPFree: "", MCPPublish: ZonePublish, MCPContact: ZoneDetail, MCPReport: ZoneReport, MCPManage: ZoneManage}[u]
+	return [...]string{MCPFree: "", MCPPublish: ZonePublish, MCPContact: ZoneDetail, MCPReport: ZoneReport, MCPManage: ZoneManage, MCPRespond: ZoneRespond}[u]
 }
 
 // MCPUseOf tells what an MCP POST body may do, so that the Caddyfile's rate-limit zones meter MCP as they

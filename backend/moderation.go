@@ -385,6 +385,11 @@ func (s *Service) Moderate(ctx context.Context, id, action, status string) (*sto
 			return nil, err
 		}
 	}
+	if action == ActionErase { // the responders' messages and numbers go with the record's personal data
+		if err := s.endResponses(ctx, id, true); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.Audit(ctx, action, id, store.ActorOperator, from, rec.Status, ""); err != nil {
 		return nil, err
 	}

@@ -67,6 +67,7 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 	enum("urgency", &q.Urgency, schema.Urgencies)
 	enum("total", &q.Total, []string{schema.TotalExact, schema.TotalNone})
 	enum("status", &q.Status, schema.ListedStatuses)
+	enum("attended", &q.Attended, []string{"true", "false"})
 	spec := &store.ListSpec{EmergencySlug: q.EmergencySlug, Type: q.Type, Category: q.Category, Urgency: q.Urgency, Status: q.Status, NoTotal: q.Total == schema.TotalNone}
 	if q.Municipio = strings.TrimSpace(q.Municipio); q.Municipio != "" {
 		switch ms := places.Municipios(q.Municipio); len(ms) {
@@ -152,7 +153,8 @@ func (s *Service) listHelp(ctx context.Context, base string, q schema.ListQuery)
 	if errs != nil {
 		return nil, invalidParams(errs)
 	}
-	res, err := s.store.List(ctx, spec)
+	now := s.now()
+	res, counts, err := s.listCounted(ctx, spec, q.Attended, now)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +162,6 @@ func (s *Service) listHelp(ctx context.Context, base string, q schema.ListQuery)
 		GeneratedAt: s.now().UTC(), Total: res.Total, TotalExact: res.TotalExact, Returned: len(res.Records),
 		Filters: q, Items: make([]schema.PublicHelp, 0, len(res.Records)),
 	}
-	now := s.now()
 	for i, rec := range res.Records {
 		rec = readAt(rec, now)
 		if !listed(rec.Status) { // only a change feed has them: a tombstone, no content
@@ -172,7 +173,9 @@ func (s *Service) listHelp(ctx context.Context, base string, q schema.ListQuery)
 			d := math.Round(res.Distances[i]*1000) / 1000
 			dist = &d
 		}
-		out.Items = append(out.Items, schema.PublicHelp(publicRecord(s, base, rec, dist, schema.PublicContact{Name: rec.ContactName, Available: contactShown(rec)})))
+		item := schema.PublicHelp(publicRecord(s, base, rec, dist, schema.PublicContact{Name: rec.ContactName, Available: contactShown(rec)}))
+		item.Responses = counts[rec.ID]
+		out.Items = append(out.Items, item)
 	}
 	if res.Next != nil {
 		out.NextCursor = spec.EncodeCursor(res.Next)
@@ -248,6 +251,11 @@ func (s *Service) helpDetail(ctx context.Context, base, id string) (*schema.Publ
 			WhatsappURL: "https://wa.me/" + strings.TrimPrefix(rec.ContactE164, "+")}
 	}
 	d := schema.PublicHelpDetail(publicRecord(s, base, rec, nil, contact))
+	counts, err := s.responseCounts(ctx, []*store.Record{rec}, s.now())
+	if err != nil {
+		return nil, err
+	}
+	d.Responses = counts[rec.ID]
 	return &d, nil
 }
 

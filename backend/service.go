@@ -47,6 +47,9 @@ type Config struct {
 	ReportRateLimitWindow time.Duration
 	ManageRateLimitEvents int
 	ManageRateLimitWindow time.Duration
+	// RespondRateLimit* is the respond zone (POST …/{id}/responses), published in discovery.
+	RespondRateLimitEvents int
+	RespondRateLimitWindow time.Duration
 	// Observe receives metrics and the publication log; nil observes nothing.
 	Observe *Observe
 	// HideAfterReports is how many distinct reporters hide a record (0: defaultHideAfterReports).

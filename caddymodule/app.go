@@ -218,10 +218,12 @@ func (a *App) doOpen() error {
 	detailEvents, detailWindow := a.findLimit("detail")
 	reportEvents, reportWindow := a.findLimit("report")
 	manageEvents, manageWindow := a.findLimit("manage")
+	respondEvents, respondWindow := a.findLimit(backend.ZoneRespond)
 	if err := a.build(backend.Config{RateLimitEvents: events, RateLimitWindow: window,
 		DetailRateLimitEvents: detailEvents, DetailRateLimitWindow: detailWindow,
 		ReportRateLimitEvents: reportEvents, ReportRateLimitWindow: reportWindow,
-		ManageRateLimitEvents: manageEvents, ManageRateLimitWindow: manageWindow}); err != nil {
+		ManageRateLimitEvents: manageEvents, ManageRateLimitWindow: manageWindow,
+		RespondRateLimitEvents: respondEvents, RespondRateLimitWindow: respondWindow}); err != nil {
 		return err
 	}
 	a.startExpiry()

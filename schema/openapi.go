@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -214,7 +215,8 @@ func OpenAPI(serverURL string, tools ...MCPTool) ([]byte, error) {
 				"description": "El manageToken que devolvió la publicación (201, o un reintento con contentMatches true): Authorization: Bearer <manageToken>. Solo las acciones del publicador lo piden."},
 		}},
 	}
-	addExamples(doc["paths"].(map[string]any)) // examples.go
+	maps.Copy(doc["paths"].(map[string]any), responsesPathItems()) // responses.go
+	addExamples(doc["paths"].(map[string]any))                     // examples.go
 	return json.MarshalIndent(doc, "", "  ")
 }
 
