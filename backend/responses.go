@@ -309,13 +309,9 @@ func (s *Service) endResponses(ctx context.Context, id string, erase bool) error
 // reportResponse files a community report of response rid of record id: a reporter counts once, and
 // HideAfterReports distinct reporters hide the response from the publisher (and from the count).
 func (s *Service) reportResponse(ctx context.Context, id, rid string, in *schema.ReportInput, addr string) (*schema.ReportResult, error) {
-	id = store.NormalizeID(id)
-	if !store.ValidID(id) {
-		return nil, invalidParams([]schema.FieldError{paramError("id", badIDMessage(id))})
-	}
-	if !slices.Contains(schema.ReportReasons, in.Reason) {
-		return nil, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Datos inválidos: motivo desconocido.",
-			Details: []schema.FieldError{{Field: "/reason", Message: "«reason» no admite ese valor", Allowed: schema.ReportReasons}}}}
+	id, p := checkReportTarget(id, in)
+	if p != nil {
+		return nil, p
 	}
 	m, err := s.moderation()
 	if err != nil {
@@ -401,12 +397,7 @@ func (h *Handler) serveResponses(w http.ResponseWriter, r *http.Request, id, res
 			writeProblem(w, withPathFields(invalidParams([]schema.FieldError{paramError("responseId", "«responseId» no tiene la forma de un id de respuesta (16 caracteres hexadecimales)")})))
 			return
 		}
-		body, p := postBody(w, r)
-		if p != nil {
-			writeProblem(w, p)
-			return
-		}
-		in, p := decodeReport(body)
+		in, p := readReport(w, r)
 		if p != nil {
 			writeProblem(w, p)
 			return

@@ -355,3 +355,29 @@ func TestMCPRespond(t *testing.T) {
 		t.Fatalf("a bad phone through MCP: %s", body)
 	}
 }
+
+// TestGestionarShowsResponses: /gestionar without JavaScript lists the responses, each with its wa.me
+// link, to the publisher's token only.
+func TestGestionarShowsResponses(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	a := s.publish(insulinRequest("a"))
+	if code, _, _ := s.respond(a.ID, `{"message":"Tengo insulina refrigerada","contactName":"Luis","contactWhatsapp":"311 222 3344"}`); code != http.StatusCreated {
+		t.Fatal(code)
+	}
+	post := func(token string) (int, string) {
+		form := "id=" + a.ID + "&token=" + token + "&action=responses"
+		r := httptest.NewRequest("POST", "http://ayuda.test/gestionar", strings.NewReader(form))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		w := httptest.NewRecorder()
+		s.h.ServeHTTP(w, r)
+		return w.Code, w.Body.String()
+	}
+	code, page := post(a.ManageToken)
+	if code != http.StatusOK || !strings.Contains(page, "Tengo insulina refrigerada") || !strings.Contains(page, `href="https://wa.me/573112223344"`) ||
+		!strings.Contains(page, "1 persona dice que está ayudando") {
+		t.Fatalf("/gestionar with the token: %d\n%s", code, page)
+	}
+	if code, page := post("nope"); code != http.StatusForbidden || strings.Contains(page, "Tengo insulina") || strings.Contains(page, "573112223344") {
+		t.Fatalf("/gestionar with a wrong token: %d", code)
+	}
+}
