@@ -89,6 +89,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.serveMatches(w, r, id) // matches.go
 			return
 		}
+		if id, rest, ok := schema.ResponsePath(r.URL.Path); ok {
+			h.serveResponses(w, r, id, rest) // responses.go
+			return
+		}
 		if strings.HasPrefix(r.URL.Path, schema.HelpPath+"/") {
 			h.serveRecordAPI(w, r) // manage.go
 			return

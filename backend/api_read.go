@@ -177,7 +177,7 @@ func parseListQuery(v url.Values) (schema.ListQuery, []schema.FieldError) {
 	q := schema.ListQuery{
 		EmergencySlug: v.Get("emergencySlug"), Type: v.Get("type"), Category: v.Get("category"), Urgency: v.Get("urgency"),
 		Municipio: v.Get("municipio"), Q: v.Get("q"), Latitude: num("latitude"), Longitude: num("longitude"), RadiusKm: num("radiusKm"),
-		Status: v.Get("status"), Since: v.Get("since"), Total: v.Get("total"), Cursor: v.Get("cursor"),
+		Status: v.Get("status"), Since: v.Get("since"), Attended: v.Get("attended"), Total: v.Get("total"), Cursor: v.Get("cursor"),
 	}
 	if s := strings.TrimSpace(v.Get("limit")); s != "" {
 		n, err := strconv.Atoi(s)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"net/http"
+
+	"github.com/directaid/directaid/schema"
 )
 
 type clientIPKey struct{}
@@ -26,22 +28,23 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
+// readReport reads the body of a report (a record's or a response's): no query parameter, a JSON body,
+// a valid schema.ReportInput.
+func readReport(w http.ResponseWriter, r *http.Request) (*schema.ReportInput, *Problem) {
+	body, p := postBody(w, r)
+	if p != nil {
+		return nil, p
+	}
+	return decodeReport(body)
+}
+
 // serveReports answers POST /api/public/v1/help/{id}/reports.
 func (h *Handler) serveReports(w http.ResponseWriter, r *http.Request, id string) {
 	if !allow(w, r, "POST, OPTIONS") {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	if _, p := postParams(r); p != nil {
-		writeProblem(w, p)
-		return
-	}
-	body, p := readJSONBody(w, r)
-	if p != nil {
-		writeProblem(w, p)
-		return
-	}
-	in, p := decodeReport(body)
+	in, p := readReport(w, r)
 	if p != nil {
 		writeProblem(w, p)
 		return

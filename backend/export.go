@@ -104,6 +104,10 @@ func (p *exportPager) readPage(ctx context.Context) (items []schema.PublicHelp, 
 	}
 	items = make([]schema.PublicHelp, 0, len(res.Records))
 	now := p.s.now()
+	counts, err := p.s.responseCounts(ctx, res.Records, now)
+	if err != nil {
+		return nil, false, err
+	}
 	for i, rec := range res.Records {
 		rec = readAt(rec, now)
 		if !listed(rec.Status) { // a change feed's tombstone: nothing to export
@@ -114,7 +118,9 @@ func (p *exportPager) readPage(ctx context.Context) (items []schema.PublicHelp, 
 			d := math.Round(res.Distances[i]*1000) / 1000
 			dist = &d
 		}
-		items = append(items, schema.PublicHelp(publicRecord(p.s, p.base, rec, dist, schema.PublicContact{Name: rec.ContactName, Available: contactShown(rec)})))
+		item := schema.PublicHelp(publicRecord(p.s, p.base, rec, dist, schema.PublicContact{Name: rec.ContactName, Available: contactShown(rec)}))
+		item.Responses = counts[rec.ID]
+		items = append(items, item)
 	}
 	if res.Next == nil {
 		return items, true, nil

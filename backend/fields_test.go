@@ -77,8 +77,10 @@ type sample struct {
 	expiresAt time.Time
 	// updates, before that, updates the record so many times more without changing it (its revision).
 	updates int
-	id      string
-	views   map[string]string
+	// responses is how many «yo puedo ayudar» answer the record after its publication.
+	responses int
+	id        string
+	views     map[string]string
 }
 
 var fieldsBase = time.Date(2026, 8, 11, 14, 30, 0, 0, time.UTC)
@@ -151,6 +153,9 @@ func (s *sample) render(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	for i := range s.responses {
+		get("POST", schema.ResponsesPath(s.id), fmt.Appendf(nil, `{"message":"Puedo ayudar %d","contactWhatsapp":"+57 311 222 3344"}`, i))
 	}
 	if s.status != "" {
 		list += "&status=" + s.status
@@ -317,6 +322,11 @@ func TestEveryFieldInEveryView(t *testing.T) {
 			case "/status":
 				// Set by the server and by publishers' actions; lists show one status at a time.
 				a, b = &sample{pub: request, at: fieldsBase, status: store.StatusOpen}, &sample{pub: request, at: fieldsBase, status: store.StatusResolved}
+				a.render(t)
+				b.render(t)
+			case "/responses":
+				// Set by the responses to the record: none, then two.
+				a, b = &sample{pub: request, at: fieldsBase}, &sample{pub: request, at: fieldsBase, responses: 2}
 				a.render(t)
 				b.render(t)
 			case "/createdAt":

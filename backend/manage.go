@@ -231,6 +231,13 @@ func (s *Service) Act(ctx context.Context, base, id, token, action string) (*sch
 			return nil, err
 		}
 	}
+	// A record no longer open ends its responses; a withdrawal erases them with its own personal data.
+	// Run on a repeated action too, so that a retry after a failure here finishes the job.
+	if rec.Status == store.StatusResolved || rec.Status == store.StatusWithdrawn {
+		if err := s.endResponses(ctx, id, rec.Status == store.StatusWithdrawn); err != nil {
+			return nil, err
+		}
+	}
 	res := &schema.ActionResult{OK: true, ID: rec.ID, Action: action, Changed: changed, Status: rec.Status,
 		UpdatedAt: rec.UpdatedAt.UTC(), PublicURL: base + schema.RecordPath(rec.ID)}
 	if rec.Status == store.StatusOpen && !rec.ExpiresAt.IsZero() {

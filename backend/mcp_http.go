@@ -210,6 +210,7 @@ const (
 	MCPContact               // reads a record's phone number: metered with view=detail (zone detail)
 	MCPReport                // reports a record: metered with POST …/reports (zone report)
 	MCPManage                // a publisher's action: metered with POST …/actions (zone manage)
+	MCPRespond               // a response to a record: metered with POST …/responses (zone respond)
 )
 
 // Zone is the rate_limit zone a call of this use spends (the Zones entry whose MCP it is), "" for none.

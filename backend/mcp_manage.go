@@ -16,11 +16,14 @@ import (
 const (
 	ToolManage = "actualizar_publicacion"
 	ToolReport = "reportar_publicacion"
+	// ToolRespond answers "yo puedo ayudar" (as POST help/{id}/responses).
+	ToolRespond = "responder_solicitud"
 )
 
 var (
 	checkManage     = schema.ArgsValidator(&schema.ManageArgs{})
 	checkReportArgs = schema.ArgsValidator(&schema.ReportArgs{})
+	checkRespond    = schema.ArgsValidator(&schema.RespondArgs{})
 )
 
 func manageTools(svc *Service) []server.ServerTool {
@@ -41,7 +44,31 @@ func manageTools(svc *Service) []server.ServerTool {
 	report.RawOutputSchema = mustJSON(schema.JSONSchema("ReportResult"))
 	annotate(&report, "Reportar una publicación", false)
 
+	respond := mcp.NewToolWithRawSchema(ToolRespond,
+		"Responde «yo puedo ayudar» a una publicación abierta (a una solicitud: puedo ayudarle; a un ofrecimiento: me interesa) con un mensaje de hasta 300 caracteres "+
+			"y, si la persona quiere, su nombre y su WhatsApp: solo los ve quien publicó, con su código para gestionar; el público ve únicamente cuántas personas responden. "+
+			"La respuesta cuenta 48 horas. Devuelve un responseToken para renovarla o retirarla (POST …/responses/{responseId}/actions): entrégueselo a la persona. "+
+			"Pregunte a la persona antes de enviar su número.",
+		mustJSON(schema.ReflectArgs(&schema.RespondArgs{})))
+	respond.RawOutputSchema = mustJSON(schema.JSONSchema("ResponseCreated"))
+	annotate(&respond, "Responder «yo puedo ayudar»", false)
+
 	return []server.ServerTool{
+		{Tool: respond, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a schema.RespondArgs
+			if res := decodeArgs(ToolRespond, req, &a, checkRespond); res != nil {
+				return res, nil
+			}
+			in, e164, p := normalizeResponse(&a.ResponseInput)
+			if p != nil {
+				return readProblem(ToolRespond, p), nil
+			}
+			res, err := svc.respond(ctx, strings.TrimSpace(a.ID), in, e164)
+			if err != nil {
+				return readProblem(ToolRespond, err), nil
+			}
+			return structuredResult(res, res.Message+" responseToken: "+res.ResponseToken), nil
+		}},
 		{Tool: manage, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a schema.ManageArgs
 			if res := decodeArgs(ToolManage, req, &a, checkManage); res != nil {

@@ -124,16 +124,25 @@ func decodeBody(body []byte, check func([]byte) []schema.FieldError, v any) *Pro
 	return nil
 }
 
+// checkReportTarget normalizes the id of a report and checks it and the reason: 400 for either.
+func checkReportTarget(id string, in *schema.ReportInput) (string, *Problem) {
+	id = store.NormalizeID(id)
+	if !store.ValidID(id) {
+		return "", invalidParams([]schema.FieldError{paramError("id", badIDMessage(id))})
+	}
+	if !slices.Contains(schema.ReportReasons, in.Reason) {
+		return "", &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Datos inválidos: motivo desconocido.",
+			Details: []schema.FieldError{{Field: "/reason", Message: "«reason» no admite ese valor", Allowed: schema.ReportReasons}}}}
+	}
+	return id, nil
+}
+
 // report files a community report of record id from the client at addr. It hides the phone at once
 // for not_my_number, and the record once HideAfterReports distinct reporters have reported it.
 func (s *Service) report(ctx context.Context, id string, in *schema.ReportInput, addr string) (*schema.ReportResult, error) {
-	id = store.NormalizeID(id)
-	if !store.ValidID(id) {
-		return nil, invalidParams([]schema.FieldError{paramError("id", badIDMessage(id))})
-	}
-	if !slices.Contains(schema.ReportReasons, in.Reason) {
-		return nil, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Datos inválidos: motivo desconocido.",
-			Details: []schema.FieldError{{Field: "/reason", Message: "«reason» no admite ese valor", Allowed: schema.ReportReasons}}}}
+	id, p := checkReportTarget(id, in)
+	if p != nil {
+		return nil, p
 	}
 	m, err := s.moderation()
 	if err != nil {
@@ -382,6 +391,11 @@ func (s *Service) Moderate(ctx context.Context, id, action, status string) (*sto
 	}
 	if action != ActionHide {
 		if err := m.ReviewReports(ctx, id, action == ActionErase); err != nil {
+			return nil, err
+		}
+	}
+	if action == ActionErase { // the responders' messages and numbers go with the record's personal data
+		if err := s.endResponses(ctx, id, true); err != nil {
 			return nil, err
 		}
 	}

@@ -67,6 +67,7 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 	enum("urgency", &q.Urgency, schema.Urgencies)
 	enum("total", &q.Total, []string{schema.TotalExact, schema.TotalNone})
 	enum("status", &q.Status, schema.ListedStatuses)
+	enum("attended", &q.Attended, []string{"true", "false"})
 	spec := &store.ListSpec{EmergencySlug: q.EmergencySlug, Type: q.Type, Category: q.Category, Urgency: q.Urgency, Status: q.Status, NoTotal: q.Total == schema.TotalNone}
 	if q.Municipio = strings.TrimSpace(q.Municipio); q.Municipio != "" {
 		switch ms := places.Municipios(q.Municipio); len(ms) {
@@ -160,7 +161,8 @@ func (s *Service) listHelp(ctx context.Context, base string, q schema.ListQuery)
 	if errs != nil {
 		return nil, invalidParams(errs)
 	}
-	res, err := s.store.List(ctx, spec)
+	now := s.now()
+	res, counts, err := s.listCounted(ctx, spec, q.Attended, now)
 	if err != nil {
 		return nil, err
 	}
@@ -168,14 +170,15 @@ func (s *Service) listHelp(ctx context.Context, base string, q schema.ListQuery)
 		GeneratedAt: s.now().UTC(), Total: res.Total, TotalExact: res.TotalExact, Returned: len(res.Records),
 		Filters: q, Items: make([]schema.PublicHelp, 0, len(res.Records)),
 	}
-	now := s.now()
 	for i, rec := range res.Records {
 		rec = readAt(rec, now)
 		if !listed(rec.Status) { // only a change feed has them: a tombstone, no content
 			out.Removed = append(out.Removed, schema.Tombstone{ID: rec.ID, Status: rec.Status, UpdatedAt: rec.UpdatedAt.UTC()})
 			continue
 		}
-		out.Items = append(out.Items, listItem(s, base, spec, res, i, rec))
+		item := listItem(s, base, spec, res, i, rec)
+		item.Responses = counts[rec.ID]
+		out.Items = append(out.Items, item)
 	}
 	if res.Next != nil {
 		out.NextCursor = spec.EncodeCursor(res.Next)
@@ -255,6 +258,11 @@ func (s *Service) helpDetail(ctx context.Context, base, id string) (*schema.Publ
 			WhatsappURL: "https://wa.me/" + strings.TrimPrefix(rec.ContactE164, "+")}
 	}
 	d := schema.PublicHelpDetail(publicRecord(s, base, rec, nil, contact))
+	counts, err := s.responseCounts(ctx, []*store.Record{rec}, s.now())
+	if err != nil {
+		return nil, err
+	}
+	d.Responses = counts[rec.ID]
 	return &d, nil
 }
 

@@ -53,6 +53,17 @@ func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 			res, err := svc.Act(ctx, base, id, token, action)
 			return siteAnswer(http.StatusOK, res, err)
 		},
+		Responses: func(ctx context.Context, id, token string) (int, []byte) {
+			ok, err := svc.checkManageToken(ctx, id, token)
+			if err == nil && !ok {
+				err = forbidden()
+			}
+			if err != nil {
+				return siteAnswer(0, nil, err)
+			}
+			res, err := svc.publisherResponses(ctx, id)
+			return siteAnswer(http.StatusOK, res, err)
+		},
 		// The form's body goes through the API's decoder and Service.Report: the same rules and messages.
 		Report: func(r *http.Request, id string, body []byte) (int, []byte) {
 			in, p := decodeReport(body)

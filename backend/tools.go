@@ -21,6 +21,7 @@ var toolNotes = map[string]struct{ summary, capability string }{
 	ToolPanorama:        {"los conteos de view=panorama: por emergencia, tipo, categoría y urgencia", "panorama"},
 	ToolManage:          {"con el manageToken recibido al publicar, marca una publicación como resuelta, la reabre, la retira (borra el nombre, el teléfono y la dirección) o la renueva", "publisher_actions"},
 	ToolReport:          {"reporta una publicación (spam, fraude, número ajeno sin permiso…) para que se revise", "report_help"},
+	ToolRespond:         {"responde «yo puedo ayudar» a una publicación abierta con un mensaje y, si quiere, nombre y WhatsApp que solo ve quien publicó; devuelve el responseToken para renovarla o retirarla", "respond_help"},
 }
 
 // apiCapabilities are the discovery capabilities that no MCP tool stands for.
@@ -40,7 +41,7 @@ func toolDocs(tools []server.ServerTool) []schema.MCPTool {
 
 // toolUses are the tools whose calls spend another budget than publishing's: what they do, as the HTTP
 // API's reads of a phone, reports and actions.
-var toolUses = map[string]MCPUse{ToolViewHelp: MCPContact, ToolReport: MCPReport, ToolManage: MCPManage}
+var toolUses = map[string]MCPUse{ToolViewHelp: MCPContact, ToolReport: MCPReport, ToolManage: MCPManage, ToolRespond: MCPRespond}
 
 // toolUse is what a call of t may do, as far as the rate limits care: a tool of toolUses spends its zone;
 // any other spends the publish budget unless it is annotated read-only (the one source of that fact).

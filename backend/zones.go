@@ -45,6 +45,7 @@ const (
 	ZoneDetail  = "detail"
 	ZoneReport  = "report"
 	ZoneManage  = "manage"
+	ZoneRespond = "respond"
 )
 
 // Zones are directaid's rate limits; their order is the Caddyfile's and the metrics'.
@@ -77,7 +78,8 @@ var Zones = []Zone{
 	},
 	{
 		Name: ZoneReport, Events: 10, Window: time.Minute, MCP: MCPReport,
-		Match:     []ZoneMatch{{Methods: []string{http.MethodPost}, Paths: []string{schema.HelpPath + "/*" + schema.ReportsSuffix, schema.ReportFormPath}}},
+		Match: []ZoneMatch{{Methods: []string{http.MethodPost}, Paths: []string{schema.HelpPath + "/*" + schema.ReportsSuffix, schema.ReportFormPath,
+			schema.HelpPath + "/*" + schema.ResponsesSuffix + "/*" + schema.ReportsSuffix}}},
 		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.ReportRateLimit },
 		Scope:     "reportes (POST " + schema.HelpPath + "/{id}" + schema.ReportsSuffix + " y el formulario " + schema.ReportFormPath + ") por dirección IP",
 		Refusal:   "Límite temporal de reportes alcanzado: espere los segundos que indica Retry-After.",
@@ -88,13 +90,25 @@ var Zones = []Zone{
 	},
 	{
 		Name: ZoneManage, Events: 30, Window: time.Minute, MCP: MCPManage,
-		Match:     []ZoneMatch{{Methods: []string{http.MethodPost}, Paths: []string{schema.HelpPath + "/*" + schema.ActionsSuffix, schema.ManagePath}}},
+		Match: []ZoneMatch{{Methods: []string{http.MethodPost}, Paths: []string{schema.HelpPath + "/*" + schema.ActionsSuffix, schema.ManagePath,
+			schema.HelpPath + "/*" + schema.ResponsesSuffix + "/*" + schema.ActionsSuffix}}},
 		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.ManageRateLimit },
 		Scope:     "acciones con el código para gestionar (POST " + schema.HelpPath + "/{id}" + schema.ActionsSuffix + " y el formulario " + schema.ManagePath + ") por dirección IP",
 		Refusal:   "Límite temporal de acciones sobre publicaciones alcanzado: espere los segundos que indica Retry-After y reintente (repetir una acción no la aplica dos veces).",
 		Page: site.LimitPage{
 			Explain: "Este sitio limita cuántas veces por minuto se puede resolver, reabrir, renovar o retirar una publicación desde una misma red. Este intento no cambió nada.",
 			Advice:  "Espere {espera}, vuelva a [gestionar su publicación]({inicio}" + schema.ManagePath + ") con su código y pulse el botón otra vez: repetir una acción no la aplica dos veces.",
+		},
+	},
+	{
+		Name: ZoneRespond, Events: 20, Window: time.Minute, MCP: MCPRespond,
+		Match:     []ZoneMatch{{Methods: []string{http.MethodPost}, Paths: []string{schema.HelpPath + "/*" + schema.ResponsesSuffix}}},
+		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.RespondRateLimit },
+		Scope:     "respuestas «yo puedo ayudar» (POST " + schema.HelpPath + "/{id}" + schema.ResponsesSuffix + " y la herramienta MCP " + ToolRespond + ") por dirección IP",
+		Refusal:   "Límite temporal de respuestas alcanzado: espere los segundos que indica Retry-After y reintente.",
+		Page: site.LimitPage{
+			Explain: "Este sitio limita cuántas respuestas «yo puedo ayudar» se pueden enviar por minuto desde una misma red, para que nadie pueda llenar de mensajes a quien pidió ayuda. Su respuesta no se envió.",
+			Advice:  "Espere {espera} y vuelva a enviarla desde la página de la publicación.",
 		},
 	},
 }

@@ -18,6 +18,7 @@ func init() {
 	caddy.RegisterModule(new(MatchMCPContact))
 	caddy.RegisterModule(new(MatchMCPReport))
 	caddy.RegisterModule(new(MatchMCPManage))
+	caddy.RegisterModule(new(MatchMCPRespond))
 }
 
 // MatchMCPPublish is `http.matchers.directaid_mcp_publish`: it matches an MCP POST that may publish (a
@@ -44,6 +45,17 @@ type MatchMCPReport struct{ mcpMatcher }
 // MatchMCPManage is `http.matchers.directaid_mcp_manage`: it matches an MCP tools/call of
 // actualizar_publicacion, so that the zone that meters POST …/actions meters it too.
 type MatchMCPManage struct{ mcpMatcher }
+
+// MatchMCPRespond is `http.matchers.directaid_mcp_respond`: it matches an MCP tools/call of
+// responder_solicitud, so that the zone that meters POST …/responses meters it too.
+type MatchMCPRespond struct{ mcpMatcher }
+
+// CaddyModule returns the Caddy module information.
+func (*MatchMCPRespond) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "http.matchers." + caddy.ModuleID(mcpMatchers[backend.MCPRespond]), New: func() caddy.Module {
+		return &MatchMCPRespond{mcpMatcher{name: mcpMatchers[backend.MCPRespond], use: backend.MCPRespond}}
+	}}
+}
 
 // CaddyModule returns the Caddy module information.
 func (*MatchMCPReport) CaddyModule() caddy.ModuleInfo {
@@ -79,6 +91,7 @@ var mcpMatchers = [...]string{
 	backend.MCPContact: "directaid_mcp_contact",
 	backend.MCPReport:  "directaid_mcp_report",
 	backend.MCPManage:  "directaid_mcp_manage",
+	backend.MCPRespond: "directaid_mcp_respond",
 }
 
 // mcpMatcher matches an MCP POST whose body may do use.
@@ -159,4 +172,7 @@ var (
 	_ caddy.Provisioner                 = (*MatchMCPManage)(nil)
 	_ caddyhttp.RequestMatcherWithError = (*MatchMCPManage)(nil)
 	_ caddyfile.Unmarshaler             = (*MatchMCPManage)(nil)
+	_ caddy.Provisioner                 = (*MatchMCPRespond)(nil)
+	_ caddyhttp.RequestMatcherWithError = (*MatchMCPRespond)(nil)
+	_ caddyfile.Unmarshaler             = (*MatchMCPRespond)(nil)
 )

@@ -73,6 +73,9 @@ func TestZoneOfAgreesWithTheLimiter(t *testing.T) {
 		{"POST", "/api/public/v1/help/06h0esgyp8jkswec/reports"}, {"POST", "/reportar"},
 		{"POST", "/api/public/v1/help/06h0esgyp8jkswec/actions"}, {"POST", "/gestionar"},
 		{"GET", "/api/public/v1/help"}, {"GET", "/"}, {"GET", "/pedir"}, {"POST", "/api/public/v1/help/a/b/reports"},
+		{"POST", "/api/public/v1/help/06h0esgyp8jkswec/responses"}, {"GET", "/api/public/v1/help/06h0esgyp8jkswec/responses"},
+		{"POST", "/api/public/v1/help/06h0esgyp8jkswec/responses/3f9a1c0b7d2e4a61/actions"},
+		{"POST", "/api/public/v1/help/06h0esgyp8jkswec/responses/3f9a1c0b7d2e4a61/reports"},
 	} {
 		r := httptest.NewRequest(c.method, c.target, nil)
 		repl := caddy.NewReplacer()

@@ -46,13 +46,20 @@ func TestOpenAPIExamplesWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Paths with {id} are sent about a record of this server's own.
+	// Paths with {id} are sent about a record of this server's own, {responseId} about a response to it.
 	_, rec := publish(t, s, with(validRequest(), "emergencySlug", otherSlug))
 	id, _ := rec["id"].(string)
+	resp, resRaw := s.Do("POST", "/api/public/v1/help/"+id+"/responses", []byte(`{"message":"Puedo ayudar"}`), "Content-Type", "application/json")
+	var respID string
+	if i := strings.Index(string(resRaw), `"responseId":"`); resp.StatusCode == 201 && i >= 0 {
+		respID, _, _ = strings.Cut(string(resRaw[i+len(`"responseId":"`):]), `"`)
+	} else {
+		t.Fatalf("a response to fill {responseId}: %d %s", resp.StatusCode, resRaw)
+	}
 	sent := 0
 	for path, item := range doc.Paths {
 		for method, op := range item {
-			target := strings.ReplaceAll(path, "{id}", id)
+			target := strings.ReplaceAll(strings.ReplaceAll(path, "{id}", id), "{responseId}", respID)
 			if strings.Contains(target, "{") {
 				t.Fatalf("%s %s: a path parameter this test cannot fill", strings.ToUpper(method), path)
 			}

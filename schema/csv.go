@@ -38,6 +38,7 @@ var CSVColumns = []CSVColumn{
 	{"contactName", "#contact+name", func(h *PublicHelp) string { return csvText(h.Contact.Name) }},
 	{"createdAt", "#date+created", func(h *PublicHelp) string { return h.CreatedAt.Format(time.RFC3339Nano) }},
 	{"status", "#meta+status", func(h *PublicHelp) string { return h.Status }},
+	{"responses", "#reached+num", func(h *PublicHelp) string { return strconv.Itoa(h.Responses) }},
 	{"updatedAt", "#date+updated", func(h *PublicHelp) string { return h.UpdatedAt.Format(time.RFC3339Nano) }},
 	{"publicUrl", "#meta+url", func(h *PublicHelp) string { return h.PublicURL }},
 }

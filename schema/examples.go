@@ -153,6 +153,7 @@ var rpcErrorExample = map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[s
 // request example carries its expected status as x-status).
 func addExamples(paths map[string]any, em ExampleEmergency) {
 	examples := operationExamples(em)
+	addResponsesExamples(examples)
 	for _, item := range paths {
 		for _, op := range item.(map[string]any) {
 			op := op.(map[string]any)

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -246,7 +247,8 @@ func OpenAPIFor(serverURL string, em ExampleEmergency, tools ...MCPTool) ([]byte
 				"description": "El manageToken que devolvió la publicación (201, o un reintento con contentMatches true): Authorization: Bearer <manageToken>. Solo las acciones del publicador lo piden."},
 		}},
 	}
-	addExamples(doc["paths"].(map[string]any), em) // examples.go
+	maps.Copy(doc["paths"].(map[string]any), responsesPathItems()) // responses.go
+	addExamples(doc["paths"].(map[string]any), em)                 // examples.go
 	return json.MarshalIndent(doc, "", "  ")
 }
 

@@ -79,6 +79,7 @@ type ListQuery struct {
 	Since         string   `json:"since,omitempty" jsonschema:"maxLength=60" jsonschema_description:"Solo registros que cambiaron después de este instante (updatedAt, RFC 3339), del cambio más antiguo al más reciente, de todos los estados: los retirados u ocultos llegan en removed, sin contenido. Es la forma de mantener una copia sincronizada. También admite el id de un evento del flujo /api/public/v1/help/events (2026-08-11T14:30:00.123Z~01k2x3y4z5a6b7c8): los cambios posteriores a ese. No se combina con q, municipio ni latitude/longitude."`
 	Limit         int      `json:"limit,omitempty" jsonschema:"minimum=1,maximum=100,default=20" jsonschema_description:"Registros por página (por defecto 20, máximo 100)."`
 	Total         string   `json:"total,omitempty" jsonschema:"enum=exact,enum=none,default=exact" jsonschema_description:"none: no cuenta los registros de las demás páginas, para responder la página sin ese costo; total es entonces solo una cota inferior y totalExact es false, salvo que esta sea la única página."`
+	Attended      string   `json:"attended,omitempty" jsonschema:"enum=true,enum=false" jsonschema_description:"false: solo registros abiertos que nadie ha respondido todavía (responses 0): por ahí conviene empezar a ayudar. true: solo los que tienen al menos una respuesta activa. Con attended, total es una cota superior (totalExact false) y una página puede traer menos de limit registros: siga paginando con nextCursor."`
 	Cursor        string   `json:"cursor,omitempty" jsonschema:"maxLength=200" jsonschema_description:"nextCursor de la página anterior, con los mismos filtros: recorre todos los registros exactamente una vez aunque lleguen nuevos."`
 }
 
@@ -95,7 +96,7 @@ type HelpQuery struct {
 // ViewParams are the query parameters each view of GET /api/public/v1/help takes (view included); the
 // server refuses the others, and the OpenAPI document says of each parameter which views take it.
 var ViewParams = map[string][]string{
-	ViewList:     {"view", "format", "all", "emergencySlug", "type", "category", "urgency", "municipio", "q", "latitude", "longitude", "radiusKm", "status", "since", "limit", "total", "cursor"},
+	ViewList:     {"view", "format", "all", "emergencySlug", "type", "category", "urgency", "municipio", "q", "latitude", "longitude", "radiusKm", "status", "since", "attended", "limit", "total", "cursor"},
 	ViewDetail:   {"view", "id"},
 	ViewPanorama: {"view", "emergencySlug"},
 }
@@ -159,6 +160,7 @@ type HelpRecord[C any] struct {
 	Contact      C               `json:"contact"`
 	CreatedAt    time.Time       `json:"createdAt"`
 	Status       string          `json:"status" enum:"listed" jsonschema_description:"open, resolved o expired (vencida: su plazo pasó sin que nadie la renovara; ya no muestra el número de contacto). Los demás estados no se muestran."`
+	Responses    int             `json:"responses" jsonschema:"minimum=0" jsonschema_description:"Cuántas personas dicen que están ayudando: respuestas activas (POST …/{id}/responses de las últimas 48 horas, no retiradas). 0 si la publicación no está abierta. Solo el número: los mensajes y teléfonos los ve únicamente quien publicó."`
 	UpdatedAt    time.Time       `json:"updatedAt" jsonschema_description:"Último cambio del registro (publicación, estado)."`
 	PublicURL    string          `json:"publicUrl" jsonschema:"format=uri" jsonschema_description:"Página pública del registro."`
 }

@@ -232,5 +232,6 @@ type Discovery struct {
 	DetailRateLimit       *RateLimit      `json:"detailRateLimit,omitempty" jsonschema_description:"Límite de lecturas de un registro con su teléfono (view=detail), más estricto para que los números no se puedan recolectar."`
 	ReportRateLimit       *RateLimit      `json:"reportRateLimit,omitempty" jsonschema_description:"Límite de reportes de la comunidad (POST /api/public/v1/help/{id}/reports y el formulario /reportar)."`
 	ManageRateLimit       *RateLimit      `json:"manageRateLimit,omitempty" jsonschema_description:"Límite de acciones de quien publicó, con su código para gestionar (POST /api/public/v1/help/{id}/actions y el formulario /gestionar)."`
+	RespondRateLimit      *RateLimit      `json:"respondRateLimit,omitempty" jsonschema_description:"Límite de respuestas «yo puedo ayudar» (POST /api/public/v1/help/{id}/responses y la herramienta MCP responder_solicitud)."`
 	Emergencies           []EmergencyInfo `json:"emergencies"`
 }

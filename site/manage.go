@@ -1,8 +1,10 @@
 package site
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -23,7 +25,24 @@ type manageView struct {
 	Confirm bool
 	// Record says which publication the codes manage and its status, when the site can read it.
 	Record string
+	// Responses are the «yo puedo ayudar» of the record, once the publisher asked to see them.
+	Responses     []responseItem
+	ShowResponses bool
 }
+
+// responseItem is one response as the publisher sees it on /gestionar.
+type responseItem struct {
+	Message, Name, Phone, WhatsappURL, Status, Created string
+}
+
+// responseStatusWords say a response's status in Spanish.
+var responseStatusWords = map[string]string{
+	schema.ResponseActive: "activa", schema.ResponseStatusExpired: "vencida (no se renovó en 48 horas)",
+	schema.ResponseWithdrawn: "retirada por quien respondió", schema.ResponseEnded: "terminada (la publicación ya no está abierta)",
+}
+
+// responsesAction is the form's button that shows the responses (not an action of the API).
+const responsesAction = "responses"
 
 type manageButton struct{ Action, Label string }
 
@@ -67,6 +86,9 @@ func (h *handler) manage(r *http.Request) (*manageView, int) {
 		mv.Error = "Escriba el código de la publicación y el código para gestionar que recibió al publicarla."
 		return mv, http.StatusBadRequest
 	}
+	if action == responsesAction && h.o.Responses != nil {
+		return h.manageResponses(r, mv)
+	}
 	base, _ := h.baseURL(r)
 	defer h.describe(r, base, mv)
 	switch {
@@ -95,4 +117,36 @@ func (h *handler) manage(r *http.Request) (*manageView, int) {
 	}
 	mv.Error = e.Error
 	return mv, status
+}
+
+// manageResponses shows the record's responses to its publisher (the form's «Ver respuestas»).
+func (h *handler) manageResponses(r *http.Request, mv *manageView) (*manageView, int) {
+	status, body := h.o.Responses(r.Context(), mv.ID, mv.Token)
+	var list schema.ResponseList
+	if status != http.StatusOK || json.Unmarshal(body, &list) != nil {
+		var e schema.ErrorBody
+		if json.Unmarshal(body, &e) != nil || e.Error == "" {
+			e.Error = "No se pudieron leer las respuestas. Vuelva a intentarlo en un momento."
+		}
+		mv.Error = e.Error
+		return mv, cmp.Or(status, http.StatusInternalServerError)
+	}
+	mv.ShowResponses = true
+	for _, it := range list.Items {
+		ri := responseItem{Message: it.Message, Name: it.ContactName, Phone: it.ContactWhatsapp, Status: responseStatusWords[it.Status],
+			Created: spanishDateTime(it.CreatedAt)}
+		if waLink.MatchString(it.WhatsappURL) {
+			ri.WhatsappURL = it.WhatsappURL
+		}
+		mv.Responses = append(mv.Responses, ri)
+	}
+	switch n := list.Active; n {
+	case 0:
+		mv.Done = "Nadie ha respondido todavía (o las respuestas ya no están activas)."
+	case 1:
+		mv.Done = "1 persona dice que está ayudando."
+	default:
+		mv.Done = fmt.Sprintf("%d personas dicen que están ayudando.", n)
+	}
+	return mv, http.StatusOK
 }

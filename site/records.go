@@ -62,7 +62,7 @@ const listHeading = "Solicitudes y ofrecimientos publicados"
 // of its form and the cursor of its paging. Any other parameter (emergencySlug: the page's own; limit;
 // a campaign tag) is ignored, as web pages do.
 var (
-	filterParams = []string{"type", "category", "urgency", "q", "municipio"}
+	filterParams = []string{"type", "category", "urgency", "q", "municipio", "attended"}
 	nearParams   = []string{"latitude", "longitude", "radiusKm"}
 )
 
@@ -121,6 +121,12 @@ func (s *filterSpec) view(action string, vals url.Values) *filterView {
 				in.Options[0].Label = "Todas" // categories and urgencies are feminine
 				if f.Name == "type" {
 					in.Options[0].Label = "Todos" // types are masculine
+				}
+			}
+			if f.Name == "attended" {
+				in.Label = "Respuestas"
+				for i, o := range in.Options {
+					in.Options[i].Label = map[string]string{"": "Todas", "false": "Solo las que nadie ha respondido todavía", "true": "Solo las que alguien ya está atendiendo"}[o.Value]
 				}
 			}
 			in.setValue(vals.Get(f.Name))
@@ -185,6 +191,8 @@ type recordView struct {
 	Description                []string // its lines, without the empty ones
 	Excerpt                    string   // its beginning, on one line
 	ContactName                string
+	// Helping is «N personas dicen que están ayudando» (its responses), "" when nobody responded.
+	Helping string
 }
 
 type detailView struct {
@@ -211,6 +219,12 @@ func newRecordView[C any](v *view, r *schema.HelpRecord[C], contactName string) 
 		Created: spanishDateTime(r.CreatedAt), ContactName: contactName}
 	if u := spanishDateTime(r.UpdatedAt); !r.UpdatedAt.IsZero() && u != rv.Created {
 		rv.Updated = u
+	}
+	switch n := r.Responses; {
+	case n == 1:
+		rv.Helping = "1 persona dice que está ayudando"
+	case n > 1:
+		rv.Helping = fmt.Sprintf("%d personas dicen que están ayudando", n)
 	}
 	if r.NeededPeople != nil {
 		rv.People = fmt.Sprintf("%d personas", *r.NeededPeople)

@@ -46,6 +46,9 @@ type Options struct {
 	// Act applies a publisher's action through the same service as POST help/{id}/actions and returns
 	// its HTTP status and JSON body; it serves /gestionar when JavaScript is off. Nil disables that POST.
 	Act func(ctx context.Context, base, id, token, action string) (status int, resp []byte)
+	// Responses reads the responses to record id with its manage token, as GET help/{id}/responses
+	// does (a schema.ResponseList, or the same 403); /gestionar shows them without JavaScript.
+	Responses func(ctx context.Context, id, token string) (status int, resp []byte)
 	// Report files a community report of record id (body: a JSON schema.ReportInput) through the same
 	// service as POST help/{id}/reports, the reporter told apart by r's client address as there; it
 	// returns that endpoint's HTTP status and JSON body. It serves the «Reportar» form of the record

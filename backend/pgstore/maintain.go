@@ -87,7 +87,7 @@ func (s *Store) Maintain(ctx context.Context) error {
 	if err != nil {
 		return fail(err)
 	}
-	tables := "directaid_reports"
+	tables := "directaid_reports, directaid_responses"
 	for _, i := range parts {
 		tables += ", " + personalPartition(int(i))
 	}

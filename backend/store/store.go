@@ -115,6 +115,8 @@ type Store interface {
 	// write, a real round trip to the database): a nil error means a publication now would be stored. It is
 	// what readiness asks (GET /directaid/health/ready); after Close it fails with ErrClosed.
 	Probe(ctx context.Context) error
+	// Responses are the "yo puedo ayudar" of records (responses.go).
+	Responses
 	// Close stops the store: a Create in flight or after it fails with ErrClosed, never hangs; a second Close is a no-op.
 	Close() error
 }

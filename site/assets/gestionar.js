@@ -37,10 +37,42 @@
   }
   describe();
 
+  // The responses («yo puedo ayudar»), with the manage token: only the publisher sees them.
+  var box = document.getElementById("gestion-respuestas"), list = document.getElementById("gestion-respuestas-lista");
+  function responses() {
+    var id = idIn.value.trim(), tok = tokIn.value.trim();
+    if (!id || !tok || !box) return;
+    fetch(api + "/" + encodeURIComponent(id) + "/responses", { headers: { Accept: "application/json", Authorization: "Bearer " + tok }, cache: "no-store" })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (d) {
+        if (!d) return;
+        var words = JSON.parse(box.dataset.estados || "{}");
+        list.textContent = "";
+        (d.items || []).forEach(function (it) {
+          var li = document.createElement("li"), p = document.createElement("p"), meta = document.createElement("p");
+          p.textContent = it.message || "";
+          meta.className = "hint";
+          meta.textContent = (it.contactName ? it.contactName + " · " : "") + new Date(it.createdAt).toLocaleString("es-CO") + " · " + (words[it.status] || it.status);
+          li.appendChild(p); li.appendChild(meta);
+          if (/^https:\/\/wa\.me\/[0-9]{6,15}$/.test(it.whatsappUrl || "")) {
+            var a = document.createElement("a"), pa = document.createElement("p");
+            a.href = it.whatsappUrl; a.rel = "noopener"; a.textContent = box.dataset.escribir + " (" + it.contactWhatsapp + ")";
+            pa.appendChild(a); li.appendChild(pa);
+          }
+          list.appendChild(li);
+        });
+        if (!list.firstChild) { var li = document.createElement("li"); li.textContent = box.dataset.vacio; list.appendChild(li); }
+        box.hidden = false;
+      })
+      .catch(function () {});
+  }
+  responses();
+
   form.addEventListener("submit", function (ev) {
     var btn = ev.submitter;
     if (!btn || !btn.value) return;
     ev.preventDefault();
+    if (btn.value === "responses") { responses(); return; }
     if (btn.value === "withdraw" && !window.confirm(form.dataset.confirmar)) return;
     var id = idIn.value.trim();
     fetch(api + "/" + encodeURIComponent(id) + "/actions", {

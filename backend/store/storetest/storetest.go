@@ -50,6 +50,7 @@ var Behaviours = []struct {
 	{"Expiring", testExpiring},
 	{"Scan", testScan},
 	{"Reports", testReports},
+	{"Responses", testResponses},
 	{"AuditTrail", testAuditTrail},
 	{"Secret", testSecret},
 	{"TransferSecrets", testTransferSecrets},

@@ -1,0 +1,131 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/directaid/directaid/backend/store"
+)
+
+var _ store.Responses = (*Store)(nil)
+
+// CreateResponse implements store.Responses: in one transaction with the record's row locked (FOR
+// SHARE), so that a response never outlives a record erased meanwhile.
+func (s *Store) CreateResponse(ctx context.Context, r *store.Response) error {
+	doc, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return s.call(ctx, func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
+			var one int
+			err := tx.QueryRow(ctx, `SELECT 1 FROM directaid_records WHERE id = $1 FOR SHARE`, r.RecordID).Scan(&one)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return store.ErrNotFound
+			}
+			if err != nil {
+				return err
+			}
+			tag, err := tx.Exec(ctx, `INSERT INTO directaid_responses (record_id, id, created_at, status, expires_at, doc)
+				VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, r.RecordID, r.ID, r.CreatedAt, r.Status, r.ExpiresAt, doc)
+			if err == nil && tag.RowsAffected() == 0 {
+				err = store.ErrResponseExists
+			}
+			return err
+		})
+	})
+}
+
+func decodeResponse(doc []byte) (*store.Response, error) {
+	r := new(store.Response)
+	if err := json.Unmarshal(doc, r); err != nil {
+		return nil, err
+	}
+	r.CreatedAt, r.UpdatedAt, r.ExpiresAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC(), r.ExpiresAt.UTC()
+	return r, nil
+}
+
+// UpdateResponse implements store.Responses: the row is locked while fn runs.
+func (s *Store) UpdateResponse(ctx context.Context, recordID, id string, fn func(*store.Response) error) (*store.Response, error) {
+	var out *store.Response
+	err := s.call(ctx, func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
+			var doc []byte
+			err := tx.QueryRow(ctx, `SELECT doc FROM directaid_responses WHERE record_id = $1 AND id = $2 FOR UPDATE`, recordID, id).Scan(&doc)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return store.ErrNotFound
+			}
+			if err != nil {
+				return err
+			}
+			r, err := decodeResponse(doc)
+			if err != nil {
+				return err
+			}
+			if err := fn(r); err != nil {
+				return err
+			}
+			r.RecordID, r.ID = recordID, id
+			if doc, err = json.Marshal(r); err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `UPDATE directaid_responses SET status = $3, expires_at = $4, doc = $5 WHERE record_id = $1 AND id = $2`,
+				recordID, id, r.Status, r.ExpiresAt, doc)
+			out = r
+			return err
+		})
+	})
+	return out, err
+}
+
+// RecordResponses implements store.Responses.
+func (s *Store) RecordResponses(ctx context.Context, recordID string) ([]*store.Response, error) {
+	var out []*store.Response
+	err := s.call(ctx, func(ctx context.Context) error {
+		rows, err := s.db.Pool.Query(ctx, `SELECT doc FROM directaid_responses WHERE record_id = $1 ORDER BY created_at DESC, id DESC`, recordID)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.Response, error) {
+			var doc []byte
+			if err := row.Scan(&doc); err != nil {
+				return nil, err
+			}
+			return decodeResponse(doc)
+		})
+		return err
+	})
+	return out, err
+}
+
+// ResponseCounts implements store.Responses: one statement for the whole page of ids.
+func (s *Store) ResponseCounts(ctx context.Context, ids []string, at time.Time) (map[string]int, error) {
+	counts := map[string]int{}
+	if len(ids) == 0 {
+		return counts, nil
+	}
+	err := s.call(ctx, func(ctx context.Context) error {
+		rows, err := s.db.Pool.Query(ctx, `SELECT record_id, count(*) FROM directaid_responses
+			WHERE record_id = ANY($1) AND status = $2 AND expires_at > $3 GROUP BY record_id`, ids, store.ResponseActive, at)
+		if err != nil {
+			return err
+		}
+		var id string
+		var n int
+		_, err = pgx.ForEachRow(rows, []any{&id, &n}, func() error { counts[id] = n; return nil })
+		return err
+	})
+	return counts, err
+}
+
+// DeleteResponses implements store.Responses.
+func (s *Store) DeleteResponses(ctx context.Context, recordID string) error {
+	return s.call(ctx, func(ctx context.Context) error {
+		_, err := s.db.Pool.Exec(ctx, `DELETE FROM directaid_responses WHERE record_id = $1`, recordID)
+		return err
+	})
+}

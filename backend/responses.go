@@ -1,0 +1,567 @@
+package backend
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/schema"
+)
+
+// Responses ("yo puedo ayudar"): anyone may tell the publisher of an open record, request or offer, that
+// they can help (or, to an offer, that they are interested). The public sees only how many responses are
+// active; the publisher reads them with the manage token; the author renews or withdraws one with the
+// responseToken given once at its creation. A responseToken is, like a manage token, a MAC under the
+// store's secret (of the record id and the response id): nothing of it is stored.
+
+// responseToken is the token of response rid of record id.
+func (s *Service) responseToken(ctx context.Context, id, rid string) (string, error) {
+	key, err := s.manageKey(ctx)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("response/1\x00" + id + "\x00" + rid))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)), nil
+}
+
+// checkResponseToken reports, in constant time, whether token is that of response rid of record id.
+func (s *Service) checkResponseToken(ctx context.Context, id, rid, token string) (bool, error) {
+	want, err := s.responseToken(ctx, id, rid)
+	if err != nil {
+		return false, err
+	}
+	return token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1, nil
+}
+
+// forbiddenResponse is the one answer to a wrong responseToken, whether or not the response exists.
+func forbiddenResponse() *Problem {
+	return &Problem{Status: http.StatusForbidden, Body: schema.ErrorBody{Code: schema.CodeForbidden,
+		Error: "El código de esta respuesta no es válido. Use el responseToken que recibió al responder."}}
+}
+
+// unauthorizedResponse is the answer to a response action without a Bearer token.
+func unauthorizedResponse() *Problem {
+	return &Problem{Status: http.StatusUnauthorized, Challenge: schema.ManageTokenScheme, Body: schema.ErrorBody{Code: schema.CodeUnauthorized,
+		Error:   "Falta el código de la respuesta: envíelo en la cabecera Authorization: Bearer <responseToken>, el que recibió al responder.",
+		Details: []schema.FieldError{{Field: schema.Pointer("header", "Authorization"), Message: "falta «Authorization: Bearer <responseToken>»"}}}}
+}
+
+// newResponseID is 16 random lowercase hex characters.
+func newResponseID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// validResponseID reports whether rid has the shape newResponseID gives.
+func validResponseID(rid string) bool {
+	if len(rid) != 16 {
+		return false
+	}
+	_, err := hex.DecodeString(rid)
+	return err == nil && strings.ToLower(rid) == rid
+}
+
+var (
+	checkResponseInput  = schema.ArgsValidator(&schema.ResponseInput{})
+	checkResponseAction = schema.ArgsValidator(&schema.ResponseActionRequest{})
+)
+
+// decodeResponse validates a response's body: the JSON Schema, then the phone as publishing parses it.
+func decodeResponse(body []byte) (*schema.ResponseInput, string, *Problem) {
+	var in schema.ResponseInput
+	if p := decodeBody(body, checkResponseInput, &in); p != nil {
+		return nil, "", p
+	}
+	return normalizeResponse(&in)
+}
+
+// normalizeResponse trims in and parses its phone (the same rules as a publication's).
+func normalizeResponse(in *schema.ResponseInput) (*schema.ResponseInput, string, *Problem) {
+	in.Message, in.ContactName, in.ContactWhatsapp = strings.TrimSpace(in.Message), strings.TrimSpace(in.ContactName), strings.TrimSpace(in.ContactWhatsapp)
+	var errs []schema.FieldError
+	if in.Message == "" {
+		errs = append(errs, schema.FieldError{Field: "/message", Message: "«message» no puede estar vacío: diga qué puede hacer"})
+	}
+	e164 := ""
+	if in.ContactWhatsapp != "" {
+		var fe *schema.FieldError
+		if e164, fe = schema.NormalizePhone(in.ContactWhatsapp); fe != nil {
+			errs = append(errs, *fe)
+		}
+	}
+	if len(errs) > 0 {
+		msg := "Datos inválidos: revise details."
+		if len(errs) == 1 {
+			msg = "Datos inválidos: " + errs[0].Message + "."
+		}
+		return nil, "", badRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: msg, Details: errs})
+	}
+	return in, e164, nil
+}
+
+// openRecord reads record id for a response: 400 for a malformed id, 404 unknown, 410 for a record that
+// takes no response (hidden, withdrawn, resolved or expired).
+func (s *Service) openRecord(ctx context.Context, id string, now time.Time) (*store.Record, error) {
+	if !store.ValidID(id) {
+		return nil, invalidParams([]schema.FieldError{paramError("id", badIDMessage(id))})
+	}
+	rec, err := s.store.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, unknownRecord(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rec = readAt(rec, now)
+	if rec.Status != store.StatusOpen {
+		if !listed(rec.Status) {
+			return nil, goneRecord(rec.Status)
+		}
+		return nil, &Problem{Status: http.StatusGone, Body: schema.ErrorBody{Code: schema.CodeGone,
+			Error: fmt.Sprintf("La publicación está %s: ya no recibe respuestas.", statusWords[rec.Status])}}
+	}
+	return rec, nil
+}
+
+// respond stores a new response to record id. Errors are *Problem.
+func (s *Service) respond(ctx context.Context, id string, in *schema.ResponseInput, e164 string) (*schema.ResponseCreated, error) {
+	id = store.NormalizeID(id)
+	now := s.now().UTC().Truncate(time.Millisecond)
+	rec, err := s.openRecord(ctx, id, now)
+	if err != nil {
+		return nil, err
+	}
+	r := &store.Response{RecordID: rec.ID, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(schema.ResponseTTL),
+		Status: store.ResponseActive, Message: in.Message, ContactName: in.ContactName, ContactWhatsapp: in.ContactWhatsapp, ContactE164: e164}
+	for try := 0; ; try++ {
+		r.ID = newResponseID()
+		err = s.store.CreateResponse(ctx, r)
+		if !errors.Is(err, store.ErrResponseExists) || try == 3 {
+			break
+		}
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, unknownRecord(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	tok, err := s.responseToken(ctx, rec.ID, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &schema.ResponseCreated{OK: true, ID: rec.ID, ResponseID: r.ID, ResponseToken: tok, Status: r.Status, ExpiresAt: r.ExpiresAt,
+		Message: "Gracias: quien publicó verá su mensaje" + map[bool]string{true: " y su WhatsApp", false: ""}[e164 != ""] +
+			". La respuesta cuenta 48 horas; renuévela o retírela con el responseToken."}, nil
+}
+
+// responseStatus is how r reads at now: expired once past its ExpiresAt while active.
+func responseStatus(r *store.Response, now time.Time) string {
+	if r.Status == store.ResponseActive && !now.Before(r.ExpiresAt) {
+		return schema.ResponseStatusExpired
+	}
+	return r.Status
+}
+
+// publisherResponses is what the publisher of record id sees of its responses (the caller checked the
+// manage token): every response but those hidden by reports, newest first.
+func (s *Service) publisherResponses(ctx context.Context, id string) (*schema.ResponseList, error) {
+	now := s.now()
+	rec, err := s.store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := s.store.RecordResponses(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := &schema.ResponseList{ID: id, Items: []schema.ResponseView{}}
+	for _, r := range rs {
+		if r.Status == schema.ResponseHidden {
+			continue
+		}
+		v := schema.ResponseView{ResponseID: r.ID, CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(), Status: responseStatus(r, now),
+			Message: r.Message, ContactName: r.ContactName, ContactWhatsapp: r.ContactWhatsapp}
+		if r.ContactE164 != "" {
+			v.WhatsappURL = schema.WhatsappURL(r.ContactE164)
+		}
+		if r.ActiveAt(now) && readAt(rec, now).Status == store.StatusOpen {
+			out.Active++
+		}
+		out.Items = append(out.Items, v)
+	}
+	return out, nil
+}
+
+// actOnResponse applies the author's action to response rid of record id (the caller checked the token).
+func (s *Service) actOnResponse(ctx context.Context, id, rid, action string) (*schema.ResponseActionResult, error) {
+	if !slices.Contains(schema.ResponseActions, action) {
+		msg := "«action» debe ser una de: " + strings.Join(schema.ResponseActions, ", ")
+		return nil, badRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Acción desconocida: " + msg + ".",
+			Details: []schema.FieldError{{Field: "/action", Message: msg, Allowed: schema.ResponseActions}}})
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	var recordOpen bool
+	if action == schema.ResponseActionRenew {
+		rec, err := s.store.Get(ctx, id)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		recordOpen = err == nil && readAt(rec, now).Status == store.StatusOpen
+	}
+	changed := true
+	r, err := s.store.UpdateResponse(ctx, id, rid, func(r *store.Response) error {
+		st := responseStatus(r, now)
+		switch action {
+		case schema.ResponseActionWithdraw:
+			if st == schema.ResponseWithdrawn {
+				return errNoChange
+			}
+			r.Status, r.ExpiresAt = schema.ResponseWithdrawn, now
+			r.ErasePersonal()
+		case schema.ResponseActionRenew:
+			if (st != store.ResponseActive && st != schema.ResponseStatusExpired) || !recordOpen {
+				return &transitionError{action, st}
+			}
+			r.Status, r.ExpiresAt = store.ResponseActive, now.Add(schema.ResponseTTL)
+		}
+		r.UpdatedAt = now
+		return nil
+	})
+	if errors.Is(err, errNoChange) {
+		changed = false
+		var rs []*store.Response
+		if rs, err = s.store.RecordResponses(ctx, id); err == nil {
+			r = nil
+			for _, x := range rs {
+				if x.ID == rid {
+					r = x
+				}
+			}
+			if r == nil {
+				err = store.ErrNotFound
+			}
+		}
+	}
+	var te *transitionError
+	switch {
+	case errors.As(err, &te):
+		msg := "La respuesta ya no está activa: no se puede renovar."
+		if !recordOpen {
+			msg = "La publicación ya no está abierta: la respuesta no se puede renovar."
+		}
+		return nil, &Problem{Status: http.StatusConflict, Body: schema.ErrorBody{Code: schema.CodeInvalidTransition, Error: msg}}
+	case errors.Is(err, store.ErrNotFound):
+		return nil, forbiddenResponse() // a valid token of a response that is gone (erased with its record)
+	case err != nil:
+		return nil, err
+	}
+	res := &schema.ResponseActionResult{OK: true, ID: id, ResponseID: rid, Action: action, Changed: changed, Status: responseStatus(r, now)}
+	if r.ActiveAt(now) {
+		e := r.ExpiresAt.UTC()
+		res.ExpiresAt = &e
+	}
+	return res, nil
+}
+
+// endResponses ends the responses of record id once it is no longer open (resolved, withdrawn by its
+// publisher): with erase (a withdrawal, an operator's erase) they are deleted with what they said.
+func (s *Service) endResponses(ctx context.Context, id string, erase bool) error {
+	if erase {
+		return s.store.DeleteResponses(ctx, id)
+	}
+	rs, err := s.store.RecordResponses(ctx, id)
+	if err != nil {
+		return err
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	for _, r := range rs {
+		if r.Status != store.ResponseActive {
+			continue
+		}
+		_, err := s.store.UpdateResponse(ctx, id, r.ID, func(r *store.Response) error {
+			if r.Status != store.ResponseActive {
+				return errNoChange
+			}
+			r.Status, r.UpdatedAt = schema.ResponseEnded, now
+			return nil
+		})
+		if err != nil && !errors.Is(err, errNoChange) && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
+// reportResponse files a community report of response rid of record id: a reporter counts once, and
+// HideAfterReports distinct reporters hide the response from the publisher (and from the count).
+func (s *Service) reportResponse(ctx context.Context, id, rid string, in *schema.ReportInput, addr string) (*schema.ReportResult, error) {
+	id, p := checkReportTarget(id, in)
+	if p != nil {
+		return nil, p
+	}
+	m, err := s.moderation()
+	if err != nil {
+		return nil, err
+	}
+	who, err := s.reporterKey(ctx, m, addr)
+	if err != nil {
+		return nil, err
+	}
+	hideAfter := s.cfg.HideAfterReports
+	if hideAfter <= 0 {
+		hideAfter = defaultHideAfterReports
+	}
+	hid := false
+	_, err = s.store.UpdateResponse(ctx, id, rid, func(r *store.Response) error {
+		if r.Status == schema.ResponseHidden || r.Status == schema.ResponseWithdrawn {
+			return errGoneResponse
+		}
+		if !slices.Contains(r.Reporters, who) {
+			r.Reporters = append(r.Reporters, who)
+		}
+		if len(r.Reporters) >= hideAfter {
+			r.Status, hid = schema.ResponseHidden, true
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, &Problem{Status: http.StatusNotFound, Body: schema.ErrorBody{Code: "not_found", Error: "No existe esa respuesta."}}
+	case errors.Is(err, errGoneResponse):
+		return nil, &Problem{Status: http.StatusGone, Body: schema.ErrorBody{Code: schema.CodeGone, Error: "Esa respuesta fue retirada o ya está oculta."}}
+	case err != nil:
+		return nil, err
+	}
+	if err := s.Audit(ctx, ActionReport, id, store.ActorCommunity, "", "", in.Reason); err != nil {
+		return nil, err
+	}
+	res := &schema.ReportResult{OK: true, ID: id, Reason: in.Reason, Outcome: schema.ReportCounted,
+		Message: "Gracias: el reporte de la respuesta quedó registrado."}
+	if hid {
+		res.Outcome, res.Message = schema.ReportHidRecord, "Gracias: varias personas reportaron esta respuesta y ya no se muestra a quien publicó."
+	}
+	s.cfg.Observe.reported(in.Reason, res.Outcome)
+	return res, nil
+}
+
+var errGoneResponse = errors.New("response withdrawn or hidden")
+
+// responseCounts are the active responses of the open records among recs, by id.
+func (s *Service) responseCounts(ctx context.Context, recs []*store.Record, now time.Time) (map[string]int, error) {
+	ids := make([]string, 0, len(recs))
+	for _, r := range recs {
+		if readAt(r, now).Status == store.StatusOpen {
+			ids = append(ids, r.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return map[string]int{}, nil
+	}
+	return s.store.ResponseCounts(ctx, ids, now)
+}
+
+// serveResponses serves HelpPath + "/{id}/responses" and what is below it.
+func (h *Handler) serveResponses(w http.ResponseWriter, r *http.Request, id, rest string) {
+	w.Header().Set("Cache-Control", "no-store")
+	if rest == "" {
+		h.serveResponseCollection(w, r, id)
+		return
+	}
+	rid, sub, ok := strings.Cut(rest, "/")
+	if !ok || rid == "" {
+		writeProblem(w, notFound())
+		return
+	}
+	switch "/" + sub {
+	case schema.ActionsSuffix:
+		h.serveResponseAction(w, r, id, rid)
+	case schema.ReportsSuffix:
+		if !allow(w, r, "POST, OPTIONS") {
+			return
+		}
+		if !validResponseID(rid) {
+			writeProblem(w, withPathFields(invalidParams([]schema.FieldError{paramError("responseId", "«responseId» no tiene la forma de un id de respuesta (16 caracteres hexadecimales)")})))
+			return
+		}
+		in, p := readReport(w, r)
+		if p != nil {
+			writeProblem(w, p)
+			return
+		}
+		res, err := h.svc.reportResponse(r.Context(), id, rid, in, clientIP(r))
+		if err != nil {
+			writeProblem(w, withPathFields(asProblem(err)))
+			return
+		}
+		writeJSON(w, http.StatusAccepted, res)
+	default:
+		writeProblem(w, notFound())
+	}
+}
+
+// postBody refuses every query parameter, then reads the JSON body.
+func postBody(w http.ResponseWriter, r *http.Request) ([]byte, *Problem) {
+	if _, p := postParams(r); p != nil {
+		return nil, p
+	}
+	return readJSONBody(w, r)
+}
+
+// serveResponseCollection: POST a response (anyone), GET the responses (the publisher, with the manage token).
+func (h *Handler) serveResponseCollection(w http.ResponseWriter, r *http.Request, id string) {
+	if !allowWithHeaders(w, r, "GET, POST, OPTIONS", "Content-Type, Authorization") {
+		return
+	}
+	if r.Method == http.MethodPost {
+		body, p := postBody(w, r)
+		if p != nil {
+			writeProblem(w, p)
+			return
+		}
+		in, e164, p := decodeResponse(body)
+		if p != nil {
+			writeProblem(w, p)
+			return
+		}
+		res, err := h.svc.respond(r.Context(), id, in, e164)
+		if err != nil {
+			writeProblem(w, withPathFields(asProblem(err)))
+			return
+		}
+		w.Header().Set("Location", h.svc.baseURL(r)+schema.ResponsesPath(res.ID)+"/"+res.ResponseID)
+		writeJSON(w, http.StatusCreated, res)
+		return
+	}
+	// GET: the manage token first, as on …/actions: 401 without one, the same 403 for a wrong one and an
+	// unknown id.
+	token := bearerToken(r)
+	if token == "" {
+		writeProblem(w, unauthorized())
+		return
+	}
+	if ok, err := h.svc.checkManageToken(r.Context(), id, token); err != nil || !ok {
+		if err != nil {
+			writeProblem(w, asProblem(err))
+		} else {
+			writeProblem(w, forbidden())
+		}
+		return
+	}
+	if errs := checkParams(apiQuery(r), "", nil); len(errs) > 0 {
+		writeProblem(w, withQueryFields(invalidParams(errs)))
+		return
+	}
+	res, err := h.svc.publisherResponses(r.Context(), id)
+	if err != nil {
+		writeProblem(w, asProblem(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// serveResponseAction: the author's renew or withdraw, with the responseToken.
+func (h *Handler) serveResponseAction(w http.ResponseWriter, r *http.Request, id, rid string) {
+	if !allowWithHeaders(w, r, "POST, OPTIONS", "Content-Type, Authorization") {
+		return
+	}
+	token := bearerToken(r)
+	if token == "" {
+		writeProblem(w, unauthorizedResponse())
+		return
+	}
+	if ok, err := h.svc.checkResponseToken(r.Context(), id, rid, token); err != nil || !ok {
+		if err != nil {
+			writeProblem(w, asProblem(err))
+		} else {
+			writeProblem(w, forbiddenResponse())
+		}
+		return
+	}
+	body, p := postBody(w, r)
+	if p != nil {
+		writeProblem(w, p)
+		return
+	}
+	var req schema.ResponseActionRequest
+	if p := decodeBody(body, checkResponseAction, &req); p != nil {
+		writeProblem(w, p)
+		return
+	}
+	res, err := h.svc.actOnResponse(r.Context(), id, rid, strings.TrimSpace(req.Action))
+	if err != nil {
+		writeProblem(w, asProblem(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// maxAttendedPages bounds the store pages one attended page reads: past it the page is returned short,
+// with a cursor to go on from.
+const maxAttendedPages = 20
+
+// listCounted answers spec with the active responses of each record. With attended ("true" or "false")
+// only the records with (or without) an active response are kept: the store's pages are read, each asking
+// for what the page still lacks, until it is full, the list ends or maxAttendedPages were read, so the
+// cursor of the last store page read is where the next page goes on (no record is skipped or repeated).
+// Total is then the store's total, an upper bound.
+func (s *Service) listCounted(ctx context.Context, spec *store.ListSpec, attended string, now time.Time) (*store.ListResult, map[string]int, error) {
+	if attended == "" {
+		res, err := s.store.List(ctx, spec)
+		if err != nil {
+			return nil, nil, err
+		}
+		counts, err := s.responseCounts(ctx, res.Records, now)
+		return res, counts, err
+	}
+	want := attended == "true"
+	page := *spec
+	out := &store.ListResult{}
+	all := map[string]int{}
+	for n := 0; n < maxAttendedPages; n++ {
+		page.Limit = spec.Limit - len(out.Records)
+		res, err := s.store.List(ctx, &page)
+		if err != nil {
+			return nil, nil, err
+		}
+		counts, err := s.responseCounts(ctx, res.Records, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		if n == 0 {
+			out.Total = res.Total
+		}
+		for i, rec := range res.Records {
+			if (counts[rec.ID] > 0) != want || !listed(readAt(rec, now).Status) {
+				continue
+			}
+			out.Records = append(out.Records, rec)
+			if res.Distances != nil {
+				out.Distances = append(out.Distances, res.Distances[i])
+			}
+			all[rec.ID] = counts[rec.ID]
+		}
+		out.Next = res.Next
+		if res.Next == nil || len(out.Records) >= spec.Limit {
+			break
+		}
+		page.After = res.Next
+	}
+	if out.Next == nil && spec.After == nil {
+		out.Total, out.TotalExact = len(out.Records), true
+	}
+	return out, all, nil
+}

@@ -1,0 +1,389 @@
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/directaid/directaid/schema"
+)
+
+// The responder's number in every form a view could show it.
+var responderPhoneForms = []string{"311 222 3344", "3112223344", "573112223344", "+57 311 222 3344", "311-222-3344"}
+
+func (s *expiryServer) respond(id, body string) (int, schema.ResponseCreated, string) {
+	s.t.Helper()
+	code, out := s.do("POST", schema.ResponsesPath(id), []byte(body))
+	var res schema.ResponseCreated
+	if code == http.StatusCreated {
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	return code, res, out
+}
+
+func (s *expiryServer) responsesOf(id, token string) (int, schema.ResponseList, string) {
+	s.t.Helper()
+	var hd []string
+	if token != "" {
+		hd = []string{"Authorization", "Bearer " + token}
+	}
+	code, out := s.do("GET", schema.ResponsesPath(id), nil, hd...)
+	var res schema.ResponseList
+	if code == http.StatusOK {
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	return code, res, out
+}
+
+func (s *expiryServer) responseAct(id, rid, token, action string) (int, schema.ResponseActionResult) {
+	s.t.Helper()
+	code, out := s.do("POST", schema.ResponsesPath(id)+"/"+rid+schema.ActionsSuffix, []byte(`{"action":"`+action+`"}`), "Authorization", "Bearer "+token)
+	var res schema.ResponseActionResult
+	if code == http.StatusOK {
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	return code, res
+}
+
+// count is the responses member of record id in its detail and in the default list (which must agree).
+func (s *expiryServer) count(id string) int {
+	s.t.Helper()
+	code, body := s.do("GET", schema.HelpPath+"?view=detail&id="+id, nil)
+	if code != http.StatusOK {
+		return -1
+	}
+	var d schema.PublicHelpDetail
+	if err := json.Unmarshal([]byte(body), &d); err != nil {
+		s.t.Fatal(err)
+	}
+	_, lb := s.do("GET", schema.HelpPath+"?view=list&limit=100", nil)
+	var l schema.HelpList
+	if err := json.Unmarshal([]byte(lb), &l); err != nil {
+		s.t.Fatal(err)
+	}
+	for _, it := range l.Items {
+		if it.ID == id && it.Responses != d.Responses {
+			s.t.Fatalf("list says %d responses, detail %d", it.Responses, d.Responses)
+		}
+	}
+	return d.Responses
+}
+
+func insulinRequest(ext string) map[string]any {
+	return map[string]any{"type": "request", "source": "app", "externalId": ext, "emergencySlug": "inundaciones-la-mojana",
+		"title": "Necesito insulina", "category": "salud", "urgency": "urgent", "contactName": "Ana", "contactWhatsapp": "3001234567", "publishContact": true,
+		"address": "Cra 14 # 20-31", "latitude": 4.5339, "longitude": -75.6811}
+}
+
+// TestResponses: the whole life of «yo puedo ayudar» through the HTTP API: a response counts in every
+// view of the record; the publisher alone reads it, with the manage token (the same 401 and 403 as
+// …/actions); its author renews and withdraws it with its token; it lapses after 48 h; resolving the
+// record ends them, withdrawing it erases them; attended=false lists the unanswered.
+func TestResponses(t *testing.T) {
+	clk := &fakeClock{at: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	s := newExpiryServer(t, clk)
+	a, b := s.publish(insulinRequest("a")), s.publish(insulinRequest("b"))
+	if n := s.count(a.ID); n != 0 {
+		t.Fatalf("a new record has %d responses", n)
+	}
+	code, r1, body := s.respond(a.ID, `{"message":"Tengo insulina, la llevo hoy","contactName":"Luis","contactWhatsapp":"311 222 3344"}`)
+	if code != http.StatusCreated || r1.ResponseToken == "" || r1.ResponseID == "" || r1.ID != a.ID || !r1.ExpiresAt.Equal(clk.now().Add(48*time.Hour)) {
+		t.Fatalf("respond: %d %s", code, body)
+	}
+	if n := s.count(a.ID); n != 1 {
+		t.Fatalf("after one response: %d", n)
+	}
+	clk.set(clk.now().Add(time.Minute))
+	code, r2, _ := s.respond(a.ID, `{"message":"Puedo llevarla en moto"}`)
+	if code != http.StatusCreated {
+		t.Fatalf("a response without contact: %d", code)
+	}
+	if n := s.count(a.ID); n != 2 {
+		t.Fatalf("after two responses: %d", n)
+	}
+	for _, page := range []string{schema.RecordPath(a.ID), schema.RecordPath(a.ID) + ".md"} {
+		if _, p := s.do("GET", page, nil); !strings.Contains(p, "2 personas dicen que están ayudando") {
+			t.Errorf("%s does not say how many help", page)
+		}
+	}
+	// attended=false: b only; attended=true: a only.
+	if l := s.list("&attended=false"); len(l) != 1 || l[b.ID] == "" {
+		t.Fatalf("attended=false: %v", l)
+	}
+	if l := s.list("&attended=true"); len(l) != 1 || l[a.ID] == "" {
+		t.Fatalf("attended=true: %v", l)
+	}
+	if code, _ := s.do("GET", schema.HelpPath+"?view=list&attended=no", nil); code != http.StatusBadRequest {
+		t.Fatalf("attended=no: %d", code)
+	}
+	// Paging an attended list one record at a time reaches every unanswered record once.
+	c := s.publish(insulinRequest("c"))
+	seen, cursor := []string{}, ""
+	for range 5 {
+		_, body := s.do("GET", schema.HelpPath+"?view=list&attended=false&limit=1"+cursor, nil)
+		var l schema.HelpList
+		if err := json.Unmarshal([]byte(body), &l); err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range l.Items {
+			seen = append(seen, it.ID)
+		}
+		if l.NextCursor == "" {
+			break
+		}
+		cursor = "&cursor=" + l.NextCursor
+	}
+	if strings.Join(seen, ",") != c.ID+","+b.ID {
+		t.Fatalf("attended=false page by page: %v, want %s,%s", seen, c.ID, b.ID)
+	}
+
+	// The publisher reads them with the manage token; anyone else gets the answers of …/actions.
+	code, list, body := s.responsesOf(a.ID, a.ManageToken)
+	if code != http.StatusOK || list.Active != 2 || len(list.Items) != 2 || list.Items[1].ContactWhatsapp != "311 222 3344" ||
+		list.Items[1].WhatsappURL != "https://wa.me/573112223344" || list.Items[1].Message != "Tengo insulina, la llevo hoy" || list.Items[1].ContactName != "Luis" {
+		t.Fatalf("the publisher's view: %d %s", code, body)
+	}
+	_, forbiddenAct := s.do("POST", schema.ActionsPath(a.ID), []byte(`{"action":"resolve"}`), "Authorization", "Bearer nope")
+	for _, c := range []struct{ id, token string }{{a.ID, b.ManageToken}, {a.ID, "nope"}, {"0000000000000000", a.ManageToken}, {a.ID, r1.ResponseToken}} {
+		if code, _, body := s.responsesOf(c.id, c.token); code != http.StatusForbidden || body != forbiddenAct {
+			t.Errorf("GET responses of %s with %q: %d %s, want the 403 of …/actions", c.id, c.token, code, body)
+		}
+	}
+	r := httptest.NewRequest("GET", "http://ayuda.test"+schema.ResponsesPath(a.ID), nil)
+	w := httptest.NewRecorder()
+	s.h.ServeHTTP(w, r)
+	if w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") != schema.ManageTokenScheme {
+		t.Fatalf("GET responses without a token: %d %v", w.Code, w.Header())
+	}
+
+	// The author's actions: another response's token is refused; renew moves the expiry; withdraw ends it.
+	if code, _ := s.responseAct(a.ID, r1.ResponseID, r2.ResponseToken, "withdraw"); code != http.StatusForbidden {
+		t.Fatalf("another response's token: %d", code)
+	}
+	if code, _ := s.do("POST", schema.ResponsesPath(a.ID)+"/"+r1.ResponseID+"/actions", []byte(`{"action":"withdraw"}`)); code != http.StatusUnauthorized {
+		t.Fatalf("an action without a token: %d", code)
+	}
+	clk.set(clk.now().Add(47 * time.Hour))
+	if code, res := s.responseAct(a.ID, r1.ResponseID, r1.ResponseToken, "renew"); code != http.StatusOK || res.ExpiresAt == nil || !res.ExpiresAt.Equal(clk.now().Add(48*time.Hour)) {
+		t.Fatalf("renew: %d %+v", code, res)
+	}
+	clk.set(clk.now().Add(2 * time.Hour)) // r2 (not renewed, a minute younger than r1) is past its 48 h
+	if n := s.count(a.ID); n != 1 {
+		t.Fatalf("after r2 lapsed: %d", n)
+	}
+	if _, list, _ := s.responsesOf(a.ID, a.ManageToken); list.Active != 1 || list.Items[0].Status != schema.ResponseStatusExpired {
+		t.Fatalf("the lapsed response reads %+v", list)
+	}
+	if code, res := s.responseAct(a.ID, r2.ResponseID, r2.ResponseToken, "renew"); code != http.StatusOK || res.Status != schema.ResponseActive {
+		t.Fatalf("renewing a lapsed response of an open record: %d %+v", code, res)
+	}
+	if code, res := s.responseAct(a.ID, r2.ResponseID, r2.ResponseToken, "withdraw"); code != http.StatusOK || !res.Changed || res.Status != schema.ResponseWithdrawn {
+		t.Fatalf("withdraw: %d %+v", code, res)
+	}
+	if code, res := s.responseAct(a.ID, r2.ResponseID, r2.ResponseToken, "withdraw"); code != http.StatusOK || res.Changed {
+		t.Fatalf("withdraw again: %d %+v", code, res)
+	}
+	if code, _ := s.responseAct(a.ID, r2.ResponseID, r2.ResponseToken, "renew"); code != http.StatusConflict {
+		t.Fatalf("renewing a withdrawn response: %d", code)
+	}
+	if _, list, _ := s.responsesOf(a.ID, a.ManageToken); list.Items[0].Message != "" || list.Items[0].Status != schema.ResponseWithdrawn {
+		t.Fatalf("a withdrawn response keeps what it said: %+v", list.Items[0])
+	}
+	if n := s.count(a.ID); n != 1 {
+		t.Fatalf("after the withdrawal: %d", n)
+	}
+
+	// Resolving ends them; a closed record takes no response (410), an unknown id is 404.
+	if code, _ := s.act(a.ID, a.ManageToken, "resolve"); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	if _, list, _ := s.responsesOf(a.ID, a.ManageToken); list.Active != 0 || list.Items[1].Status != schema.ResponseEnded {
+		t.Fatalf("after resolve: %+v", list)
+	}
+	if code, _, _ := s.respond(a.ID, `{"message":"hola"}`); code != http.StatusGone {
+		t.Fatalf("a response to a resolved record: %d", code)
+	}
+	if code, _ := s.act(a.ID, a.ManageToken, "reopen"); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	if n := s.count(a.ID); n != 0 {
+		t.Fatalf("reopening does not bring ended responses back: %d", n)
+	}
+	if code, _, _ := s.respond("0000000000000000", `{"message":"hola"}`); code != http.StatusNotFound {
+		t.Fatalf("unknown id: %d", code)
+	}
+	// Withdrawing the record erases its responses.
+	if code, _, _ := s.respond(b.ID, `{"message":"voy","contactWhatsapp":"3112223344"}`); code != http.StatusCreated {
+		t.Fatal(code)
+	}
+	if code, _ := s.act(b.ID, b.ManageToken, "withdraw"); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	if rs, err := s.st.RecordResponses(context.Background(), b.ID); err != nil || len(rs) != 0 {
+		t.Fatalf("the responses of a withdrawn record: %v %v", rs, err)
+	}
+}
+
+// TestResponsesStrictBody: a response's body and URL are decoded as strictly as every other POST's:
+// each refusal is 400 with the member's pointer, and stores nothing.
+func TestResponsesStrictBody(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	a := s.publish(insulinRequest("a"))
+	long := strings.Repeat("a", schema.MaxResponseMessageRunes+1)
+	for body, field := range map[string]string{
+		`{"message":"hola","message":"otra"}`:      "",
+		`{"Message":"hola"}`:                       "/Message",
+		`{"message":"hola","telefono":"3001"}`:     "/telefono",
+		`{"message":"hola","contactWhatsapp":"1"}`: "/contactWhatsapp",
+		`{"message":"   "}`:                        "/message",
+		`{"message":"` + long + `"}`:               "/message",
+		`{}`:                                       "",
+		`{"message":7}`:                            "/message",
+	} {
+		code, _, out := s.respond(a.ID, body)
+		if code != http.StatusBadRequest || !strings.Contains(out, `"field":"`+field) {
+			t.Errorf("%s: %d %s, want 400 naming %q", body, code, out, field)
+		}
+	}
+	if code, out := s.do("POST", schema.ResponsesPath(a.ID)+"?dryRun=true", []byte(`{"message":"hola"}`)); code != http.StatusBadRequest || !strings.Contains(out, "/query/dryRun") {
+		t.Errorf("a query parameter: %d %s", code, out)
+	}
+	if n := s.count(a.ID); n != 0 {
+		t.Fatalf("refused bodies stored %d responses", n)
+	}
+	if got := ZoneOf(httptest.NewRequest("POST", schema.ResponsesPath(a.ID), nil), MCPFree); got != ZoneRespond {
+		t.Fatalf("the zone of a response: %q", got)
+	}
+	for _, p := range []struct{ path, zone string }{{schema.ResponsesPath(a.ID) + "/3f9a1c0b7d2e4a61" + schema.ActionsSuffix, ZoneManage},
+		{schema.ResponsesPath(a.ID) + "/3f9a1c0b7d2e4a61" + schema.ReportsSuffix, ZoneReport}} {
+		if got := ZoneOf(httptest.NewRequest("POST", p.path, nil), MCPFree); got != p.zone {
+			t.Errorf("the zone of POST %s: %q, want %q", p.path, got, p.zone)
+		}
+	}
+}
+
+// TestResponsesPrivacy: the responder's name stays with the publisher, and the number appears in no
+// public view (detail, list, change feed, exports, page, twin, MCP), whatever its form.
+func TestResponsesPrivacy(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	a := s.publish(insulinRequest("a"))
+	if code, _, _ := s.respond(a.ID, `{"message":"Tengo insulina","contactName":"Responde Privado","contactWhatsapp":"+57 311 222 3344"}`); code != http.StatusCreated {
+		t.Fatal(code)
+	}
+	views := s.views(a.ID)
+	res := callReadTool(t, s.svc, ToolSearchHelp, `{}`)
+	b, _ := json.Marshal(res.StructuredContent)
+	views["mcp buscar_ayudas"] = resultText(res) + string(b)
+	for name, path := range map[string]string{"attended": schema.HelpPath + "?view=list&attended=true", "all csv": schema.HelpPath + "?view=list&format=csv&all=true",
+		"emergency page": schema.EmergencyPath("inundaciones-la-mojana"), "emergency twin": schema.EmergencyPath("inundaciones-la-mojana") + ".md"} {
+		code, body := s.do("GET", path, nil)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d %s", name, code, body)
+		}
+		views[name] = body
+	}
+	for name, v := range views {
+		for _, f := range append(responderPhoneForms, "Responde Privado", "Tengo insulina") {
+			if strings.Contains(v, f) {
+				t.Errorf("the %s shows the responder's %q", name, f)
+			}
+		}
+	}
+	if !strings.Contains(views["detail"], `"responses":1`) {
+		t.Errorf("the detail lacks the count: %s", views["detail"])
+	}
+}
+
+// TestResponseReports: a reporter counts once; HideAfterReports distinct reporters hide a response from
+// the publisher and from the count.
+func TestResponseReports(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	a := s.publish(insulinRequest("a"))
+	_, r1, _ := s.respond(a.ID, `{"message":"Mándeme plata primero"}`)
+	ctx := context.Background()
+	for i, addr := range []string{"198.51.100.1", "198.51.100.1", "198.51.100.2"} {
+		res, err := s.svc.reportResponse(ctx, a.ID, r1.ResponseID, &schema.ReportInput{Reason: "fraud"}, addr)
+		if err != nil || res.Outcome != schema.ReportCounted {
+			t.Fatalf("report %d: %+v %v", i, res, err)
+		}
+	}
+	if n := s.count(a.ID); n != 1 {
+		t.Fatalf("two reporters hide nothing yet: %d", n)
+	}
+	code, out := s.do("POST", schema.ResponsesPath(a.ID)+"/"+r1.ResponseID+schema.ReportsSuffix, []byte(`{"reason":"fraud"}`))
+	if code != http.StatusAccepted || !strings.Contains(out, schema.ReportHidRecord) {
+		t.Fatalf("the third reporter: %d %s", code, out)
+	}
+	if n := s.count(a.ID); n != 0 {
+		t.Fatalf("a hidden response counts: %d", n)
+	}
+	if _, list, _ := s.responsesOf(a.ID, a.ManageToken); len(list.Items) != 0 {
+		t.Fatalf("the publisher sees a hidden response: %+v", list)
+	}
+	if code, _ := s.do("POST", schema.ResponsesPath(a.ID)+"/"+r1.ResponseID+schema.ReportsSuffix, []byte(`{"reason":"fraud"}`)); code != http.StatusGone {
+		t.Fatalf("reporting a hidden response: %d", code)
+	}
+	if code, _ := s.do("POST", schema.ResponsesPath(a.ID)+"/ffffffffffffffff"+schema.ReportsSuffix, []byte(`{"reason":"fraud"}`)); code != http.StatusNotFound {
+		t.Fatalf("reporting an unknown response: %d", code)
+	}
+}
+
+// TestMCPRespond: responder_solicitud answers with the responseToken, which acts on the response.
+func TestMCPRespond(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	a := s.publish(insulinRequest("a"))
+	code, body := s.mcpPost("2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+ToolRespond+`","arguments":{"id":"`+a.ID+`","message":"Puedo ayudar","contactWhatsapp":"3112223344"}}}`)
+	var rpc struct {
+		Result struct {
+			IsError           bool                   `json:"isError"`
+			StructuredContent schema.ResponseCreated `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(body), &rpc); err != nil || code != http.StatusOK || rpc.Result.IsError || rpc.Result.StructuredContent.ResponseToken == "" {
+		t.Fatalf("responder_solicitud: %d %s", code, body)
+	}
+	rc := rpc.Result.StructuredContent
+	if code, res := s.responseAct(a.ID, rc.ResponseID, rc.ResponseToken, "withdraw"); code != http.StatusOK || res.Status != schema.ResponseWithdrawn {
+		t.Fatalf("the tool's token: %d %+v", code, res)
+	}
+	_, body = s.mcpPost("2025-06-18", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+ToolRespond+`","arguments":{"id":"`+a.ID+`","message":"x","contactWhatsapp":"12"}}}`)
+	if !strings.Contains(body, `"isError":true`) || !strings.Contains(body, "contactWhatsapp") {
+		t.Fatalf("a bad phone through MCP: %s", body)
+	}
+}
+
+// TestGestionarShowsResponses: /gestionar without JavaScript lists the responses, each with its wa.me
+// link, to the publisher's token only.
+func TestGestionarShowsResponses(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	a := s.publish(insulinRequest("a"))
+	if code, _, _ := s.respond(a.ID, `{"message":"Tengo insulina refrigerada","contactName":"Luis","contactWhatsapp":"311 222 3344"}`); code != http.StatusCreated {
+		t.Fatal(code)
+	}
+	post := func(token string) (int, string) {
+		form := "id=" + a.ID + "&token=" + token + "&action=responses"
+		r := httptest.NewRequest("POST", "http://ayuda.test/gestionar", strings.NewReader(form))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		w := httptest.NewRecorder()
+		s.h.ServeHTTP(w, r)
+		return w.Code, w.Body.String()
+	}
+	code, page := post(a.ManageToken)
+	if code != http.StatusOK || !strings.Contains(page, "Tengo insulina refrigerada") || !strings.Contains(page, `href="https://wa.me/573112223344"`) ||
+		!strings.Contains(page, "1 persona dice que está ayudando") {
+		t.Fatalf("/gestionar with the token: %d\n%s", code, page)
+	}
+	if code, page := post("nope"); code != http.StatusForbidden || strings.Contains(page, "Tengo insulina") || strings.Contains(page, "573112223344") {
+		t.Fatalf("/gestionar with a wrong token: %d", code)
+	}
+}

@@ -1,0 +1,107 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/directaid/directaid/backend/store"
+)
+
+// testResponses: a response is stored once per (record, id), read back whole, newest first; the counts
+// follow status and expiry; an update is atomic; a record's responses are deleted together.
+func testResponses(t *testing.T, s store.Store) {
+	a, b := Record("app", "resp-a"), Record("app", "resp-b")
+	for _, r := range []*store.Record{a, b} {
+		if _, _, err := s.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	mk := func(rec *store.Record, id string, at time.Time) *store.Response {
+		return &store.Response{RecordID: rec.ID, ID: id, CreatedAt: at, UpdatedAt: at, ExpiresAt: at.Add(48 * time.Hour),
+			Status: store.ResponseActive, Message: "Tengo insulina " + id, ContactName: "Ana", ContactWhatsapp: "300 123 4567", ContactE164: "+573001234567"}
+	}
+	r1, r2, r3 := mk(a, "r1", t0), mk(a, "r2", t0.Add(time.Hour)), mk(b, "r3", t0)
+	for _, r := range []*store.Response{r1, r2, r3} {
+		if err := s.CreateResponse(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.CreateResponse(ctx, mk(a, "r1", t0)); !errors.Is(err, store.ErrResponseExists) {
+		t.Fatalf("a taken id: %v, want ErrResponseExists", err)
+	}
+	if err := s.CreateResponse(ctx, &store.Response{RecordID: "0000000000000000", ID: "x", ExpiresAt: t0, Status: store.ResponseActive}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a response to an unknown record: %v, want ErrNotFound", err)
+	}
+	got, err := s.RecordResponses(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != "r2" || got[1].ID != "r1" {
+		t.Fatalf("responses of a: %+v, want r2 then r1", got)
+	}
+	if g := got[1]; g.Message != r1.Message || g.ContactE164 != r1.ContactE164 || g.ContactWhatsapp != r1.ContactWhatsapp ||
+		g.ContactName != r1.ContactName || !g.CreatedAt.Equal(t0) || !g.ExpiresAt.Equal(r1.ExpiresAt) || g.RecordID != a.ID {
+		t.Fatalf("read back %+v, stored %+v", g, r1)
+	}
+	counts := func(at time.Time) map[string]int {
+		t.Helper()
+		c, err := s.ResponseCounts(ctx, []string{a.ID, b.ID, "0000000000000000"}, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if c := counts(t0.Add(2 * time.Hour)); c[a.ID] != 2 || c[b.ID] != 1 || len(c) != 2 {
+		t.Fatalf("counts: %v", c)
+	}
+	// r1 expires at t0+48h, r2 an hour later.
+	if c := counts(t0.Add(48 * time.Hour)); c[a.ID] != 1 || c[b.ID] != 0 {
+		t.Fatalf("counts at r1's expiry: %v", c)
+	}
+	if _, err := s.UpdateResponse(ctx, a.ID, "r2", func(r *store.Response) error { r.Status = "withdrawn"; r.ErasePersonal(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if c := counts(t0.Add(2 * time.Hour)); c[a.ID] != 1 {
+		t.Fatalf("a withdrawn response still counts: %v", c)
+	}
+	if _, err := s.UpdateResponse(ctx, a.ID, "nope", func(*store.Response) error { return nil }); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("update of an unknown response: %v", err)
+	}
+	refuse := errors.New("no")
+	if _, err := s.UpdateResponse(ctx, a.ID, "r1", func(r *store.Response) error { r.Status = "withdrawn"; return refuse }); !errors.Is(err, refuse) {
+		t.Fatalf("fn's error: %v", err)
+	}
+	// Concurrent reports of one response: each is kept (the update is atomic).
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			if _, err := s.UpdateResponse(ctx, a.ID, "r1", func(r *store.Response) error {
+				r.Reporters = append(r.Reporters, fmt.Sprint("rep", i))
+				return nil
+			}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	got, err = s.RecordResponses(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[1].Status != store.ResponseActive || len(got[1].Reporters) != 8 || got[0].Message != "" || got[0].ContactE164 != "" {
+		t.Fatalf("after the updates: %+v %+v", got[0], got[1])
+	}
+	if err := s.DeleteResponses(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.RecordResponses(ctx, a.ID); err != nil || len(got) != 0 {
+		t.Fatalf("after DeleteResponses: %v %v", got, err)
+	}
+	if got, err := s.RecordResponses(ctx, b.ID); err != nil || len(got) != 1 {
+		t.Fatalf("another record's responses: %v %v", got, err)
+	}
+}
