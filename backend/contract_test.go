@@ -53,7 +53,7 @@ func newContractServerOver(t *testing.T, st store.Store, ems []backend.Emergency
 	t.Helper()
 	svc := backend.NewService(st, backend.Config{Emergencies: ems,
 		RateLimits: map[string]backend.Limit{backend.ZonePublish: {100000, time.Minute}, backend.ZoneDetail: {100000, time.Minute},
-			backend.ZoneReport: {100000, time.Minute}, backend.ZoneManage: {100000, time.Minute}}})
+			backend.ZoneReport: {100000, time.Minute}, backend.ZoneManage: {100000, time.Minute}, backend.ZoneRespond: {100000, time.Minute}}})
 	h, err := backend.NewHandler(svc)
 	if err != nil {
 		t.Fatal(err)

@@ -164,7 +164,8 @@ func TestOpenAPIDocumentedResponses(t *testing.T) {
 	// needsAFailingStore: an internal error, or a store that cannot be reached or written (its disk under
 	// min_free_space, PostgreSQL down): health_test.go and postgres_test.go make those.
 	needsAFailingStore := map[string]bool{}
-	for _, op := range []string{"getHelp", "headHelp", "publishHelp", "actOnHelp", "reportHelp", "getHelpMatches", "headHelpMatches"} {
+	for _, op := range []string{"getHelp", "headHelp", "publishHelp", "actOnHelp", "reportHelp", "getHelpMatches", "headHelpMatches",
+		"respondToHelp", "listHelpResponses", "actOnResponse", "reportResponse"} {
 		needsAFailingStore[op+" 500"], needsAFailingStore[op+" 503"] = true, true
 	}
 
@@ -186,6 +187,21 @@ func TestOpenAPIDocumentedResponses(t *testing.T) {
 	}
 	bearer := func(tok string) []string {
 		return []string{"Content-Type", "application/json", "Authorization", "Bearer " + tok}
+	}
+	// respond answers record on srv «yo puedo ayudar»: the response's id and token.
+	respond := func(srv *testserver.Server, record string) (string, string) {
+		t.Helper()
+		resp, out := call(t, srv, "POST", schema.ResponsesPath(record), []byte(`{"message":"Puedo ayudar"}`), "Content-Type", "application/json")
+		if resp.StatusCode != 201 {
+			t.Fatalf("respond to %s: %d %v", record, resp.StatusCode, out)
+		}
+		return fmt.Sprint(out["responseId"]), fmt.Sprint(out["responseToken"])
+	}
+	rid, rtoken := respond(s, id)
+	withdrawnRID, withdrawnToken := respond(s, id)
+	responseOf := func(record, response, suffix string) string { return schema.ResponsesPath(record) + "/" + response + suffix }
+	if resp, out := call(t, s, "POST", responseOf(id, withdrawnRID, schema.ActionsSuffix), []byte(`{"action":"withdraw"}`), bearer(withdrawnToken)...); resp.StatusCode != 200 {
+		t.Fatalf("withdraw a response: %d %v", resp.StatusCode, out)
 	}
 	// etag(path) is an If-None-Match header with the ETag path has when the request is sent.
 	etag := func(path string) []string { return []string{"If-None-Match", "etag-of:" + path} }
@@ -256,6 +272,29 @@ func TestOpenAPIDocumentedResponses(t *testing.T) {
 		{"headHelpMatches", 404, s, "HEAD", schema.MatchesPath(unknownID), nil, nil},
 		{"headHelpMatches", 410, s, "HEAD", schema.MatchesPath(goneID), nil, nil},
 		{"preflightMatches", 204, s, "OPTIONS", schema.MatchesPath(id), nil, nil},
+
+		{"respondToHelp", 201, s, "POST", schema.ResponsesPath(id), []byte(`{"message":"Llevo agua"}`), jsonCT},
+		{"respondToHelp", 400, s, "POST", schema.ResponsesPath(id), []byte(`{"message":""}`), jsonCT},
+		{"respondToHelp", 404, s, "POST", schema.ResponsesPath(unknownID), []byte(`{"message":"Llevo agua"}`), jsonCT},
+		{"respondToHelp", 410, s, "POST", schema.ResponsesPath(goneID), []byte(`{"message":"Llevo agua"}`), jsonCT},
+		{"respondToHelp", 413, s, "POST", schema.ResponsesPath(id), big, jsonCT},
+		{"respondToHelp", 415, s, "POST", schema.ResponsesPath(id), []byte(`{"message":"Llevo agua"}`), []string{"Content-Type", "text/plain"}},
+		{"listHelpResponses", 200, s, "GET", schema.ResponsesPath(id), nil, bearer(token)},
+		{"listHelpResponses", 400, s, "GET", schema.ResponsesPath(id) + "?nope=1", nil, bearer(token)},
+		{"listHelpResponses", 401, s, "GET", schema.ResponsesPath(id), nil, nil},
+		{"listHelpResponses", 403, s, "GET", schema.ResponsesPath(id), nil, bearer("wrong")},
+		{"actOnResponse", 200, s, "POST", responseOf(id, rid, schema.ActionsSuffix), []byte(`{"action":"renew"}`), bearer(rtoken)},
+		{"actOnResponse", 400, s, "POST", responseOf(id, rid, schema.ActionsSuffix), []byte(`{"action":"nope"}`), bearer(rtoken)},
+		{"actOnResponse", 401, s, "POST", responseOf(id, rid, schema.ActionsSuffix), []byte(`{"action":"renew"}`), jsonCT},
+		{"actOnResponse", 403, s, "POST", responseOf(id, rid, schema.ActionsSuffix), []byte(`{"action":"renew"}`), bearer("wrong")},
+		{"actOnResponse", 409, s, "POST", responseOf(id, withdrawnRID, schema.ActionsSuffix), []byte(`{"action":"renew"}`), bearer(withdrawnToken)},
+		{"reportResponse", 202, s, "POST", responseOf(id, rid, schema.ReportsSuffix), []byte(`{"reason":"spam"}`), jsonCT},
+		{"reportResponse", 400, s, "POST", responseOf(id, rid, schema.ReportsSuffix), []byte(`{"reason":"nope"}`), jsonCT},
+		{"reportResponse", 404, s, "POST", responseOf(id, "3f9a1c0b7d2e4a61", schema.ReportsSuffix), []byte(`{"reason":"spam"}`), jsonCT},
+		{"reportResponse", 410, s, "POST", responseOf(id, withdrawnRID, schema.ReportsSuffix), []byte(`{"reason":"spam"}`), jsonCT},
+		{"preflightResponses", 204, s, "OPTIONS", schema.ResponsesPath(id), nil, nil},
+		{"preflightResponseActions", 204, s, "OPTIONS", responseOf(id, rid, schema.ActionsSuffix), nil, nil},
+		{"preflightResponseReports", 204, s, "OPTIONS", responseOf(id, rid, schema.ReportsSuffix), nil, nil},
 	}
 	lrec := map[string]any{}
 	run := func(c req) {
@@ -281,6 +320,7 @@ func TestOpenAPIDocumentedResponses(t *testing.T) {
 	lid, ltoken := fmt.Sprint(lrec["id"]), fmt.Sprint(lrec["manageToken"])
 	detail := schema.HelpPath + "?view=detail&id=" + lid
 	reports := schema.HelpPath + "/" + lid + schema.ReportsSuffix
+	lrid, lrtoken := respond(limited, lid) // the limited server's one response a minute
 	lbearer := []string{"Content-Type", "application/json", "Authorization", "Bearer " + ltoken}
 	seeTool := mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": "ver_ayuda", "arguments": map[string]any{"id": lid}}})
 	for _, c := range []req{
@@ -292,6 +332,9 @@ func TestOpenAPIDocumentedResponses(t *testing.T) {
 		{"actOnHelp", 429, limited, "POST", schema.ActionsPath(lid), []byte(`{"action":"renew"}`), lbearer},
 		{"reportHelp", 202, limited, "POST", reports, []byte(`{"reason":"spam"}`), jsonCT},
 		{"reportHelp", 429, limited, "POST", reports, []byte(`{"reason":"spam"}`), jsonCT},
+		{"respondToHelp", 429, limited, "POST", schema.ResponsesPath(lid), []byte(`{"message":"Llevo agua"}`), jsonCT},
+		{"actOnResponse", 429, limited, "POST", responseOf(lid, lrid, schema.ActionsSuffix), []byte(`{"action":"renew"}`), bearer(lrtoken)},
+		{"reportResponse", 429, limited, "POST", responseOf(lid, lrid, schema.ReportsSuffix), []byte(`{"reason":"spam"}`), jsonCT},
 
 		{"mcp", 200, s, "POST", schema.MCPPath, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), mcpCT},
 		{"mcp", 202, s, "POST", schema.MCPPath, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), mcpCT},

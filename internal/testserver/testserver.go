@@ -118,6 +118,7 @@ http://:{{.Port}} {
 		detail {{.DetailEvents}} 1m
 		report {{.Events}} {{.Window}}
 		manage {{.Events}} {{.Window}}
+		respond {{.Events}} {{.Window}}
 	}
 {{.Site}}
 	directaid
