@@ -185,7 +185,7 @@ func TestBrowserOffline(t *testing.T) {
 	run(p.ctx, t, "no map offline", chromedp.Poll[bool](`document.getElementById('mapa').hidden &&
 		document.getElementById('mapa-estado').textContent.indexOf('No se pudieron traer los puntos del mapa') === 0`,
 		chromedp.WithPollingTimeout(10*time.Second)))
-	if n := run(p.ctx, t, "map's list", chromedp.Evaluate[int](`document.querySelectorAll('main h3 a[href*="/ayudas/"]').length`)); n != 1 {
+	if n := run(p.ctx, t, "map's list", chromedp.Evaluate[int](`document.querySelectorAll('main :is(h3, h4) a[href*="/ayudas/"]').length`)); n != 1 {
 		t.Errorf("the map offline lists %d records, want 1", n)
 	}
 	p.screenshot(t, "offline-mapa")

@@ -552,8 +552,8 @@ func listIntro(l *schema.HelpList, filtered, near, later, grouped bool) string {
 			s = n + " cumple los filtros"
 		}
 	}
-	if grouped {
-		return s + ": primero las solicitudes urgentes, luego las demás y al final los ofrecimientos; el WhatsApp de cada una, en su página."
+	if grouped { // the first record must stay on a phone's first screen: the words are few
+		return n + ": primero las solicitudes urgentes, luego las demás y los ofrecimientos; el WhatsApp, en la página de cada una."
 	}
 	order := "las más recientes primero"
 	switch {
