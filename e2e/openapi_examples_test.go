@@ -199,7 +199,9 @@ func TestOpenAPIDocumentedResponses(t *testing.T) {
 	}
 	rid, rtoken := respond(s, id)
 	withdrawnRID, withdrawnToken := respond(s, id)
-	responseOf := func(record, response, suffix string) string { return schema.ResponsesPath(record) + "/" + response + suffix }
+	responseOf := func(record, response, suffix string) string {
+		return schema.ResponsesPath(record) + "/" + response + suffix
+	}
 	if resp, out := call(t, s, "POST", responseOf(id, withdrawnRID, schema.ActionsSuffix), []byte(`{"action":"withdraw"}`), bearer(withdrawnToken)...); resp.StatusCode != 200 {
 		t.Fatalf("withdraw a response: %d %v", resp.StatusCode, out)
 	}
