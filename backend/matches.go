@@ -83,16 +83,18 @@ func (s *Service) helpMatches(ctx context.Context, base, id string, q schema.Mat
 	default:
 		return out, nil
 	}
-	res, err := s.store.List(ctx, spec)
+	now := s.now()
+	res, counts, err := s.listCounted(ctx, spec, "", now)
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
 	for i, m := range res.Records {
 		if m = readAt(m, now); m.Status != store.StatusOpen { // expired since the sweep last ran
 			continue
 		}
-		out.Items = append(out.Items, listItem(s, base, spec, res, i, m))
+		item := listItem(s, base, spec, res, i, m)
+		item.Responses = counts[m.ID]
+		out.Items = append(out.Items, item)
 	}
 	out.Returned = len(out.Items)
 	return out, nil

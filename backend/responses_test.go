@@ -146,6 +146,21 @@ func TestResponses(t *testing.T) {
 	if strings.Join(seen, ",") != c.ID+","+b.ID {
 		t.Fatalf("attended=false page by page: %v, want %s,%s", seen, c.ID, b.ID)
 	}
+	// A pharmacy's offer nearby: its matches show the request with the same count.
+	offer := insulinRequest("pharmacy")
+	offer["type"], offer["title"], offer["latitude"] = "offer", "Farmacia con insulina", 4.54
+	delete(offer, "urgency")
+	o := s.publish(offer)
+	_, mb := s.do("GET", schema.MatchesPath(o.ID), nil)
+	var m schema.HelpMatches
+	if err := json.Unmarshal([]byte(mb), &m); err != nil || len(m.Items) == 0 {
+		t.Fatalf("matches of the offer: %s", mb)
+	}
+	for _, it := range m.Items {
+		if it.ID == a.ID && it.Responses != 2 {
+			t.Errorf("matches say %d responses, detail 2", it.Responses)
+		}
+	}
 
 	// The publisher reads them with the manage token; anyone else gets the answers of …/actions.
 	code, list, body := s.responsesOf(a.ID, a.ManageToken)
