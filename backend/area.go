@@ -7,7 +7,7 @@ import (
 
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
-	"github.com/directaid/directaid/site/places"
+	"github.com/directaid/directaid/backend/places"
 )
 
 // farKm is how far outside its emergency's area a publication's point must be for a warning: beyond the

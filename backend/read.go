@@ -14,7 +14,7 @@ import (
 
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
-	"github.com/directaid/directaid/site/places"
+	"github.com/directaid/directaid/backend/places"
 )
 
 // The read side of the service: what view=list|detail|panorama and the MCP read tools answer. Inputs

@@ -23,7 +23,7 @@ import (
 	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/site"
-	"github.com/directaid/directaid/site/places"
+	"github.com/directaid/directaid/backend/places"
 )
 
 func init() {

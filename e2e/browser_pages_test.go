@@ -18,7 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/directaid/directaid/internal/testserver"
-	"github.com/directaid/directaid/site/places"
+	"github.com/directaid/directaid/backend/places"
 )
 
 // axeCore is the accessibility engine the test runs in each page (npm, pinned).

@@ -3,7 +3,7 @@ package schema
 import (
 	"fmt"
 
-	"github.com/directaid/directaid/site/places"
+	"github.com/directaid/directaid/backend/places"
 )
 
 // locationFaults are the location rules that a JSON Schema of flat properties does not say: latitude and

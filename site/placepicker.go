@@ -4,11 +4,11 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/directaid/directaid/site/places"
+	"github.com/directaid/directaid/backend/places"
 )
 
 // The «¿Dónde?» of the publish forms: departamento → municipio → centro poblado, or a search by name,
-// from DANE's DIVIPOLA list (site/places). Without JavaScript each step is a submit button that
+// from DANE's DIVIPOLA list (backend/places). Without JavaScript each step is a submit button that
 // re-renders the form with everything typed kept; with it, lugares.js does the same on the phone from
 // the list served once at a content-hashed URL (placesAsset), with no network service.
 

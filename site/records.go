@@ -17,7 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/directaid/directaid/schema"
-	"github.com/directaid/directaid/site/places"
+	"github.com/directaid/directaid/backend/places"
 )
 
 // The published records on the site: a page per record at its publicUrl (/ayudas/{id}, the only page

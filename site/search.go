@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/directaid/directaid/schema"
-	"github.com/directaid/directaid/site/places"
+	"github.com/directaid/directaid/backend/places"
 )
 
 // searchPath answers the home page's «¿Qué necesita? ¿Dónde?» form: it sends the person to the list of the

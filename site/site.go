@@ -22,7 +22,7 @@ import (
 
 	"github.com/directaid/directaid/internal/webutil"
 	"github.com/directaid/directaid/schema"
-	"github.com/directaid/directaid/site/places"
+	"github.com/directaid/directaid/backend/places"
 )
 
 // Options configures the site.

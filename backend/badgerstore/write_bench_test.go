@@ -20,7 +20,7 @@ import (
 
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
-	"github.com/directaid/directaid/site/places"
+	"github.com/directaid/directaid/backend/places"
 )
 
 // The write path of publishing: b.N generator records (uniformRecord, the distribution of make bench's

@@ -17,7 +17,7 @@ import (
 	"github.com/directaid/directaid/internal/benchdata"
 	"github.com/directaid/directaid/internal/pgtest"
 	"github.com/directaid/directaid/schema"
-	"github.com/directaid/directaid/site/places"
+	"github.com/directaid/directaid/backend/places"
 )
 
 // benchRecord is the n-th publication of make bench's generator (internal/bench's publishBody) as the
