@@ -5,9 +5,9 @@ import (
 	"math"
 	"strings"
 
+	"github.com/directaid/directaid/backend/places"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
-	"github.com/directaid/directaid/backend/places"
 )
 
 // farKm is how far outside its emergency's area a publication's point must be for a warning: beyond the

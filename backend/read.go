@@ -12,9 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/directaid/directaid/backend/places"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
-	"github.com/directaid/directaid/backend/places"
 )
 
 // The read side of the service: what view=list|detail|panorama and the MCP read tools answer. Inputs

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/directaid/directaid/schema"
@@ -26,81 +27,96 @@ func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 		RateLimitEvents: svc.cfg.RateLimits[ZonePublish].Events,
 		RateLimitWindow: svc.cfg.RateLimits[ZonePublish].Window,
 		LimitPages:      limitPages,
-		ParseList:       parseListQuery,
-		List: func(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
-			l, err := svc.listHelp(ctx, base, q)
-			if p := (*Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
-				return nil, &site.QueryError{Details: p.Body.Details}
-			}
-			return l, err
-		},
-		Detail: func(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error) {
-			d, err := svc.helpDetail(ctx, base, id)
-			// A malformed id (400) has no page either.
-			p := (*Problem)(nil)
-			switch {
-			case errors.As(err, &p) && (p.Status == http.StatusNotFound || p.Status == http.StatusBadRequest):
-				return nil, site.ErrNotFound
-			case errors.As(err, &p) && p.Status == http.StatusGone:
-				return nil, site.ErrGone
-			}
-			return d, err
-		},
-		Matches: func(ctx context.Context, base, id string, limit int) (*schema.HelpMatches, error) {
-			return svc.helpMatches(ctx, base, id, schema.MatchesQuery{Limit: limit})
-		},
-		Act: func(ctx context.Context, base, id, token, action string) (int, []byte) {
-			res, err := svc.Act(ctx, base, id, token, action)
-			return siteAnswer(http.StatusOK, res, err)
-		},
-		Responses: func(ctx context.Context, id, token string) (int, []byte) {
-			ok, err := svc.checkManageToken(ctx, id, token)
-			if err == nil && !ok {
-				err = forbidden()
-			}
-			if err != nil {
-				return siteAnswer(0, nil, err)
-			}
-			res, err := svc.publisherResponses(ctx, id)
-			return siteAnswer(http.StatusOK, res, err)
-		},
-		// The form's body goes through the API's decoder and Service.Report: the same rules and messages.
-		Report: func(r *http.Request, id string, body []byte) (int, []byte) {
-			in, p := decodeReport(body)
-			if p != nil {
-				return siteAnswer(0, nil, p)
-			}
-			res, err := svc.report(r.Context(), id, in, clientIP(r))
-			if p := (*Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
-				err = notFound() // the body passed decodeReport: only the id was refused, and a malformed id has no page
-			}
-			return siteAnswer(http.StatusAccepted, res, err)
-		},
-		Moderation: svc.siteModeration(),
-		Publish: func(ctx context.Context, body []byte) (int, []byte) {
-			start := time.Now()
-			base, _ := ctx.Value(baseURLKey{}).(string)
-			res, created, err := svc.publish(ctx, base, body, "")
-			var v any = res
-			status := http.StatusOK
-			switch {
-			case err != nil:
-				p := asProblem(err)
-				status, v = p.Status, &p.Body
-				svc.cfg.Observe.published(ChannelForm, start, nil, false, p)
-			case created:
-				status = http.StatusCreated
-			}
-			if err == nil {
-				svc.cfg.Observe.published(ChannelForm, start, res, created, nil)
-			}
-			b, err := json.Marshal(v)
-			if err != nil {
-				return http.StatusInternalServerError, internalErrorJSON()
-			}
-			return status, b
-		},
+		Service:         siteService{svc},
+		Moderation:      svc.siteModeration(),
 	})
+}
+
+// siteService is the site.Service of svc: each method answers as the API endpoint the site names.
+type siteService struct{ svc *Service }
+
+func (s siteService) ParseList(v url.Values) (schema.ListQuery, []schema.FieldError) {
+	return parseListQuery(v)
+}
+
+func (s siteService) List(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
+	l, err := s.svc.listHelp(ctx, base, q)
+	if p := (*Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
+		return nil, &site.QueryError{Details: p.Body.Details}
+	}
+	return l, err
+}
+
+func (s siteService) Detail(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error) {
+	d, err := s.svc.helpDetail(ctx, base, id)
+	// A malformed id (400) has no page either.
+	p := (*Problem)(nil)
+	switch {
+	case errors.As(err, &p) && (p.Status == http.StatusNotFound || p.Status == http.StatusBadRequest):
+		return nil, site.ErrNotFound
+	case errors.As(err, &p) && p.Status == http.StatusGone:
+		return nil, site.ErrGone
+	}
+	return d, err
+}
+
+func (s siteService) Matches(ctx context.Context, base, id string, limit int) (*schema.HelpMatches, error) {
+	return s.svc.helpMatches(ctx, base, id, schema.MatchesQuery{Limit: limit})
+}
+
+func (s siteService) Act(ctx context.Context, base, id, token, action string) (int, []byte) {
+	res, err := s.svc.Act(ctx, base, id, token, action)
+	return siteAnswer(http.StatusOK, res, err)
+}
+
+func (s siteService) Responses(ctx context.Context, id, token string) (int, []byte) {
+	ok, err := s.svc.checkManageToken(ctx, id, token)
+	if err == nil && !ok {
+		err = forbidden()
+	}
+	if err != nil {
+		return siteAnswer(0, nil, err)
+	}
+	res, err := s.svc.publisherResponses(ctx, id)
+	return siteAnswer(http.StatusOK, res, err)
+}
+
+// Report takes the form's body through the API's decoder and Service.report: the same rules and messages.
+func (s siteService) Report(r *http.Request, id string, body []byte) (int, []byte) {
+	in, p := decodeReport(body)
+	if p != nil {
+		return siteAnswer(0, nil, p)
+	}
+	res, err := s.svc.report(r.Context(), id, in, clientIP(r))
+	if p := (*Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
+		err = notFound() // the body passed decodeReport: only the id was refused, and a malformed id has no page
+	}
+	return siteAnswer(http.StatusAccepted, res, err)
+}
+
+func (s siteService) Publish(ctx context.Context, body []byte) (int, []byte) {
+	svc := s.svc
+	start := time.Now()
+	base, _ := ctx.Value(baseURLKey{}).(string)
+	res, created, err := svc.publish(ctx, base, body, "")
+	var v any = res
+	status := http.StatusOK
+	switch {
+	case err != nil:
+		p := asProblem(err)
+		status, v = p.Status, &p.Body
+		svc.cfg.Observe.published(ChannelForm, start, nil, false, p)
+	case created:
+		status = http.StatusCreated
+	}
+	if err == nil {
+		svc.cfg.Observe.published(ChannelForm, start, res, created, nil)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return http.StatusInternalServerError, internalErrorJSON()
+	}
+	return status, b
 }
 
 // siteAnswer is a service's answer as its endpoint sends it: status and res, or err's problem.

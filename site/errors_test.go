@@ -136,7 +136,7 @@ func TestFormErrorSummaryOrder(t *testing.T) {
 		{Field: "/title", Message: "«title» es obligatorio"},
 		{Field: "/emergencySlug", Message: "«emergencySlug» es obligatorio porque hay varias emergencias activas: eje-cafetero, inundaciones-la-mojana"},
 	}}}
-	c := newSite(t, Options{Emergencies: emergencies(eje, mojana), Publish: f.publish})
+	c := newSite(t, Options{Emergencies: emergencies(eje, mojana), Service: &funcs{publish: f.publish}})
 	vals := formValues("web-1")
 	vals.Del("emergencySlug")
 	res, body := sitetest.Do(t, c, "POST", testBase+"/pedir", strings.NewReader(vals.Encode()), "Content-Type: application/x-www-form-urlencoded")

@@ -72,7 +72,7 @@ func TestFormPublishes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.res.Type, tc.res.EmergencySlug, tc.res.CreatedAt = schema.TypeRequest, "eje-cafetero", time.Now()
 			fake := &fakePublish{status: tc.status, resp: tc.res}
-			c := newSite(t, Options{Emergencies: emergencies(eje, mojana), Publish: fake.publish})
+			c := newSite(t, Options{Emergencies: emergencies(eje, mojana), Service: &funcs{publish: fake.publish}})
 			res, body := postForm(t, c, "/pedir", formValues("web-123"))
 			if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != formCache {
 				t.Fatalf("POST /pedir: %d, Cache-Control %q", res.StatusCode, res.Header.Get("Cache-Control"))
@@ -122,7 +122,7 @@ func TestFormShowsErrors(t *testing.T) {
 			{Field: "/publishContact", Message: "«publishContact» debe ser true"},
 			{Field: "/externalId", Message: "«externalId» admite como máximo 200 caracteres"},
 		}}}
-	c := newSite(t, Options{Emergencies: emergencies(eje), Publish: fake.publish})
+	c := newSite(t, Options{Emergencies: emergencies(eje), Service: &funcs{publish: fake.publish}})
 	vals := formValues("web-456")
 	vals.Set("title", "  ")
 	vals.Set("latitude", "cerca del río")
@@ -187,7 +187,7 @@ func TestFormSummaries(t *testing.T) {
 		{200, "not a result", msg.Server},
 	} {
 		fake := &fakePublish{status: tc.status, resp: tc.resp}
-		c := newSite(t, Options{Emergencies: emergencies(eje), Publish: fake.publish})
+		c := newSite(t, Options{Emergencies: emergencies(eje), Service: &funcs{publish: fake.publish}})
 		res, body := postForm(t, c, "/ofrecer", formValues("web-1"))
 		doc := sitetest.ParseHTML(t, body)
 		if got := sitetest.Text(element(t, doc, "errores-mensaje")); got != tc.want || res.StatusCode < 400 {
@@ -199,7 +199,7 @@ func TestFormSummaries(t *testing.T) {
 	}
 	// A body that is not a form never reaches the API.
 	fake := &fakePublish{status: 201}
-	c := newSite(t, Options{Emergencies: emergencies(eje), Publish: fake.publish})
+	c := newSite(t, Options{Emergencies: emergencies(eje), Service: &funcs{publish: fake.publish}})
 	res, _ := sitetest.Do(t, c, http.MethodPost, testBase+"/pedir", strings.NewReader(`{"title":"x"}`), "Content-Type: application/json")
 	if res.StatusCode != http.StatusUnsupportedMediaType || len(fake.bodies) != 0 {
 		t.Errorf("JSON posted to /pedir: %d, published %d", res.StatusCode, len(fake.bodies))

@@ -14,7 +14,7 @@ import (
 func TestFormRefusesInvalidUTF8(t *testing.T) {
 	for field, value := range map[string]string{"externalId": "web-a\xed\xa0\x80", "title": "Agua\xff", "latitude": "4.5\xed\xa0\x80"} {
 		fake := &fakePublish{status: 201}
-		c := newSite(t, Options{Emergencies: emergencies(eje), Publish: fake.publish})
+		c := newSite(t, Options{Emergencies: emergencies(eje), Service: &funcs{publish: fake.publish}})
 		vals := formValues("web-789")
 		vals.Set(field, value)
 		res, body := postForm(t, c, "/pedir", vals)

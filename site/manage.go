@@ -56,10 +56,10 @@ var actionDone = map[string]string{
 
 // describe says which record mv manages and its status, read as its page reads it.
 func (h *handler) describe(r *http.Request, base string, mv *manageView) {
-	if h.o.Detail == nil || mv.ID == "" {
+	if h.o.Service == nil || mv.ID == "" {
 		return
 	}
-	d, err := h.o.Detail(r.Context(), base, mv.ID)
+	d, err := h.o.Service.Detail(r.Context(), base, mv.ID)
 	switch {
 	case errors.Is(err, ErrGone):
 		mv.Record = "Esta publicación ya no está: se retiró."
@@ -86,7 +86,7 @@ func (h *handler) manage(r *http.Request) (*manageView, int) {
 		mv.Error = "Escriba el código de la publicación y el código para gestionar que recibió al publicarla."
 		return mv, http.StatusBadRequest
 	}
-	if action == responsesAction && h.o.Responses != nil {
+	if action == responsesAction && h.o.Service != nil {
 		return h.manageResponses(r, mv)
 	}
 	base, _ := h.baseURL(r)
@@ -99,7 +99,7 @@ func (h *handler) manage(r *http.Request) (*manageView, int) {
 		mv.Confirm = true
 		return mv, http.StatusOK
 	}
-	status, body := h.o.Act(r.Context(), base, mv.ID, mv.Token, action)
+	status, body := h.o.Service.Act(r.Context(), base, mv.ID, mv.Token, action)
 	if status == http.StatusOK {
 		var res schema.ActionResult
 		if json.Unmarshal(body, &res) == nil {
@@ -121,7 +121,7 @@ func (h *handler) manage(r *http.Request) (*manageView, int) {
 
 // manageResponses shows the record's responses to its publisher (the form's «Ver respuestas»).
 func (h *handler) manageResponses(r *http.Request, mv *manageView) (*manageView, int) {
-	status, body := h.o.Responses(r.Context(), mv.ID, mv.Token)
+	status, body := h.o.Service.Responses(r.Context(), mv.ID, mv.Token)
 	var list schema.ResponseList
 	if status != http.StatusOK || json.Unmarshal(body, &list) != nil {
 		var e schema.ErrorBody

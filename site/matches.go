@@ -35,10 +35,10 @@ type matchesView struct {
 // matches reads the matches of the record id, of type recordType in the emergency slug; nil without
 // Options.Matches.
 func (v *view) matches(ctx context.Context, id, recordType, slug string) (*matchesView, error) {
-	if v.h.o.Matches == nil {
+	if v.h.o.Service == nil {
 		return nil, nil
 	}
-	m, err := v.h.o.Matches(ctx, v.base, id, siteMatches)
+	m, err := v.h.o.Service.Matches(ctx, v.base, id, siteMatches)
 	if err != nil {
 		return nil, err
 	}

@@ -147,7 +147,7 @@ func (v *view) pages() []page {
 // lookup finds the page at path (without .md). A record's page is found by the shape of its path: whether
 // the record exists is known only when load reads it.
 func (v *view) lookup(path string) (page, bool) {
-	if id, ok := strings.CutPrefix(path, schema.RecordPathPrefix); ok && v.h.o.Detail != nil {
+	if id, ok := strings.CutPrefix(path, schema.RecordPathPrefix); ok && v.h.o.Service != nil {
 		return page{Path: path, tmpl: "ayuda.md", recordID: id}, id != "" && !strings.Contains(id, "/")
 	}
 	for _, p := range v.pages() {
@@ -273,7 +273,7 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 	pg, found := v.lookup(p)
 	if !found {
 		pg = notFoundPage // 404 for every method: 405 would say the path exists
-	} else if !allowMethods(w, r, !twin && ((pg.form != "" && h.o.Publish != nil) || (pg.manage && h.o.Act != nil))) {
+	} else if !allowMethods(w, r, !twin && (h.o.Service != nil && (pg.form != "" || pg.manage))) {
 		return
 	}
 	if pg.manage && !asMarkdown {
@@ -297,7 +297,7 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 		h.writePage(w, r, v, pg, status, cache, asMarkdown)
 		return
 	}
-	h.renderPage(w, r, v, pg, h.o.Publish, "")
+	h.renderPage(w, r, v, pg, h.publishFunc(), "")
 }
 
 // writePage renders a page without a form, as HTML or as its Markdown twin.
@@ -346,7 +346,7 @@ func (v *view) load(r *http.Request, pg *page) (int, string, error) {
 	o := v.h.o
 	switch {
 	case pg.recordID != "":
-		d, err := o.Detail(r.Context(), v.base, pg.recordID)
+		d, err := o.Service.Detail(r.Context(), v.base, pg.recordID)
 		if errors.Is(err, ErrNotFound) {
 			*pg = notFoundPage
 			return http.StatusNotFound, pageCache, nil
@@ -364,13 +364,13 @@ func (v *view) load(r *http.Request, pg *page) (int, string, error) {
 				return 0, "", err
 			}
 		}
-		if o.Report != nil {
+		if o.Service != nil {
 			pg.report = newReportView(v.base, d.ID)
 		}
 		// /ayudas/06H0ESGYP8JKSWEC is the record 06h0esgyp8jkswec: its links name it as stored.
 		pg.Path = schema.RecordPath(d.ID)
 		return http.StatusOK, recordCache, nil
-	case pg.emergency != nil && o.List != nil && o.ParseList != nil:
+	case pg.emergency != nil && o.Service != nil:
 		var status int
 		var err error
 		pg.list, pg.filter, status, err = v.list(r.Context(), pg.emergency, r.URL.Query())

@@ -244,7 +244,7 @@ func TestManageWithoutJS(t *testing.T) {
 	id := s.add(eje.Slug, schema.TypeRequest, "Agua")
 	s.set(id, func(r *schema.PublicHelpDetail) { r.Status = "open" })
 	o := s.options(eje)
-	o.Act = func(_ context.Context, _, gotID, token, action string) (int, []byte) {
+	o.Service.(*funcs).act = func(_ context.Context, _, gotID, token, action string) (int, []byte) {
 		acted = append(acted, action)
 		return 200, []byte(`{"ok":true,"id":"` + gotID + `","action":"` + action + `","status":"withdrawn","changed":true}`)
 	}
@@ -269,7 +269,7 @@ func TestConfirmationKeepsManageLink(t *testing.T) {
 	fake := &fakePublish{status: 201, resp: schema.PublishResult{OK: true, ID: "0000000000000001", Type: "offer", PublicURL: testBase + "/ayudas/0000000000000001",
 		ManageToken: "tok", ManageURL: testBase + "/gestionar#id=0000000000000001&token=tok",
 		Warnings: []schema.Warning{{Code: schema.CodeFarFromEmergency, Field: "/placeCode", Message: "El lugar está a unos 180 km."}}}}
-	c := newSite(t, Options{Emergencies: emergencies(eje), Publish: fake.publish})
+	c := newSite(t, Options{Emergencies: emergencies(eje), Service: &funcs{publish: fake.publish}})
 	vals := formValues("web-1")
 	vals.Del("urgency")
 	_, page := postForm(t, c, "/ofrecer", vals)
@@ -296,7 +296,7 @@ func TestConfirmationKeepsManageLink(t *testing.T) {
 // the emergency's places first; with the search box empty, Enter publishes.
 func TestPickerEnterSearches(t *testing.T) {
 	fake := &fakePublish{status: 400, resp: schema.ErrorBody{Code: "invalid_body", Error: "x"}}
-	c := newSite(t, Options{Emergencies: emergencies(ejeArea), Publish: fake.publish})
+	c := newSite(t, Options{Emergencies: emergencies(ejeArea), Service: &funcs{publish: fake.publish}})
 	_, form := sitetest.Get(t, c, testBase+"/pedir")
 	if !strings.Contains(string(form), `name="paso" value="buscar" formaction="/pedir#lugar"`) ||
 		!strings.Contains(string(form), `<button type="submit" name="paso" value="defecto" class="por-defecto"`) {

@@ -407,7 +407,7 @@ func (v *view) grouped(ctx context.Context, q schema.ListQuery, path string, fil
 		for _, u := range g.urgencies {
 			gq := q
 			gq.Type, gq.Urgency, gq.Limit = g.typ, u, groupLimit
-			l, err := v.h.o.List(ctx, v.base, gq)
+			l, err := v.h.o.Service.List(ctx, v.base, gq)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -467,7 +467,7 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 	// The default order puts urgent requests first: with no type, urgency, point or page chosen.
 	group := !kept.Has("type") && !kept.Has("urgency") && !kept.Has("latitude") && !kept.Has("cursor")
 	read := func(vals url.Values) (schema.ListQuery, *schema.HelpList, []listGroup, []schema.FieldError, error) {
-		q, errs := v.h.o.ParseList(vals)
+		q, errs := v.h.o.Service.ParseList(vals)
 		if len(errs) > 0 {
 			return q, nil, nil, errs, nil
 		}
@@ -478,7 +478,7 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 		if group {
 			groups, list, err = v.grouped(ctx, q, path, filters)
 		} else {
-			list, err = v.h.o.List(ctx, v.base, q)
+			list, err = v.h.o.Service.List(ctx, v.base, q)
 		}
 		if qe := (*QueryError)(nil); errors.As(err, &qe) {
 			return q, nil, nil, qe.Details, nil
@@ -569,7 +569,7 @@ func listIntro(l *schema.HelpList, filtered, near, later, grouped bool) string {
 
 // recentRecords are the records the sitemap lists: see maxSitemapRecords.
 func (v *view) recentRecords(ctx context.Context) ([]schema.PublicHelp, error) {
-	if v.h.o.List == nil || len(v.ems) == 0 {
+	if v.h.o.Service == nil || len(v.ems) == 0 {
 		return nil, nil
 	}
 	share := max(maxSitemapRecords/len(v.ems), 1)
@@ -578,7 +578,7 @@ func (v *view) recentRecords(ctx context.Context) ([]schema.PublicHelp, error) {
 		q := schema.ListQuery{EmergencySlug: e.Slug}
 		for n := 0; n < share; {
 			q.Limit = min(share-n, schema.MaxListLimit)
-			l, err := v.h.o.List(ctx, v.base, q)
+			l, err := v.h.o.Service.List(ctx, v.base, q)
 			if err != nil {
 				return nil, err
 			}

@@ -78,7 +78,7 @@ func newReportView(base, id string) *reportView {
 // help/{id}/reports (its rules, its reporter key), and answers a page: the outcome, the form again with
 // the service's messages (400), or the site's 404/410 pages.
 func (h *handler) serveReport(w http.ResponseWriter, r *http.Request, v *view) {
-	if h.o.Report == nil {
+	if h.o.Service == nil {
 		h.writePage(w, r, v, notFoundPage, http.StatusNotFound, "no-store", false)
 		return
 	}
@@ -104,7 +104,7 @@ func (h *handler) serveReport(w http.ResponseWriter, r *http.Request, v *view) {
 		h.serverError(w, r, err)
 		return
 	}
-	status, resp := h.o.Report(r, id, body)
+	status, resp := h.o.Service.Report(r, id, body)
 	switch status {
 	case http.StatusAccepted:
 		var res schema.ReportResult

@@ -40,20 +40,6 @@ type Options struct {
 	RateLimitWindow time.Duration
 	// LimitPages are the words of each rate limit's 429 page, by zone (ServeError's zone).
 	LimitPages map[string]LimitPage
-	// Publish publishes a JSON body through the same service as POST /api/public/v1/help and returns its
-	// HTTP status and JSON body; it serves the forms when JavaScript is off. Nil disables form POSTs.
-	Publish func(ctx context.Context, body []byte) (status int, resp []byte)
-	// Act applies a publisher's action through the same service as POST help/{id}/actions and returns
-	// its HTTP status and JSON body; it serves /gestionar when JavaScript is off. Nil disables that POST.
-	Act func(ctx context.Context, base, id, token, action string) (status int, resp []byte)
-	// Responses reads the responses to record id with its manage token, as GET help/{id}/responses
-	// does (a schema.ResponseList, or the same 403); /gestionar shows them without JavaScript.
-	Responses func(ctx context.Context, id, token string) (status int, resp []byte)
-	// Report files a community report of record id (body: a JSON schema.ReportInput) through the same
-	// service as POST help/{id}/reports, the reporter told apart by r's client address as there; it
-	// returns that endpoint's HTTP status and JSON body. It serves the «Reportar» form of the record
-	// pages (POST /reportar). Nil disables that POST.
-	Report func(r *http.Request, id string, body []byte) (status int, resp []byte)
 	// Moderation serves the volunteers' moderation page, /moderacion, to authenticated users only; nil: 404.
 	Moderation *Moderation
 	// Contact, optional, tells people how to reach the operator (e.g. to ask for a removal); the privacy
@@ -64,19 +50,44 @@ type Options struct {
 	// OnError, optional, receives internal errors (a page that failed to render) for logging.
 	OnError func(r *http.Request, err error)
 
-	// The published records, read through the same service as GET /api/public/v1/help. Without List and
-	// ParseList the emergency pages list no records; without Detail no record has a page.
-	//
+	// Service is the publish and read service behind the forms and the record pages; nil: the emergency
+	// pages list no records, no record has a page, and the forms take no POST.
+	Service Service
+}
+
+// Service is what the site asks of the publish and read service, so that a form and its API endpoint
+// answer alike: each method behaves as the API endpoint named beside it.
+type Service interface {
 	// ParseList reads list filters from a query string exactly as view=list does (syntax only).
-	ParseList func(url.Values) (schema.ListQuery, []schema.FieldError)
+	ParseList(url.Values) (schema.ListQuery, []schema.FieldError)
 	// List answers a list query as view=list does; filters it refuses come back as a *QueryError.
-	List func(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error)
-	// Detail is one record with its phone number, as view=detail answers it; ErrNotFound when no
-	// record has that id (or the id cannot be one).
-	Detail func(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error)
-	// Matches are up to limit matches of the record id, as GET /api/public/v1/help/{id}/matches answers
-	// them; without it, no page shows matches.
-	Matches func(ctx context.Context, base, id string, limit int) (*schema.HelpMatches, error)
+	List(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error)
+	// Detail is one record with its phone number, as view=detail answers it; ErrNotFound when no record
+	// has that id (or the id cannot be one), ErrGone when it was withdrawn or hidden.
+	Detail(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error)
+	// Matches are up to limit matches of the record id, as GET help/{id}/matches answers them.
+	Matches(ctx context.Context, base, id string, limit int) (*schema.HelpMatches, error)
+	// Publish publishes a JSON body as POST help does and returns its HTTP status and JSON body; it
+	// serves the forms when JavaScript is off.
+	Publish(ctx context.Context, body []byte) (status int, resp []byte)
+	// Act applies a publisher's action as POST help/{id}/actions does; it serves /gestionar without
+	// JavaScript.
+	Act(ctx context.Context, base, id, token, action string) (status int, resp []byte)
+	// Responses reads the responses to record id with its manage token, as GET help/{id}/responses does
+	// (a schema.ResponseList, or the same 403); /gestionar shows them without JavaScript.
+	Responses(ctx context.Context, id, token string) (status int, resp []byte)
+	// Report files a community report of record id (body: a JSON schema.ReportInput) as POST
+	// help/{id}/reports does, the reporter told apart by r's client address as there; it serves the
+	// «Reportar» form of the record pages (POST /reportar).
+	Report(r *http.Request, id string, body []byte) (status int, resp []byte)
+}
+
+// publishFunc is the service's Publish, nil without a service.
+func (h *handler) publishFunc() func(context.Context, []byte) (int, []byte) {
+	if h.o.Service == nil {
+		return nil
+	}
+	return h.o.Service.Publish
 }
 
 // Source is the `source` of everything the site's forms publish.

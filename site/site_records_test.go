@@ -122,7 +122,7 @@ func (s *records) detail(_ context.Context, base, id string) (*schema.PublicHelp
 }
 
 func (s *records) options(ems ...schema.EmergencyInfo) Options {
-	return Options{Emergencies: emergencies(ems...), ParseList: s.parse, List: s.list, Detail: s.detail}
+	return Options{Emergencies: emergencies(ems...), Service: &funcs{parse: s.parse, list: s.list, detail: s.detail}}
 }
 
 func TestRecordsCrawl(t *testing.T) {

@@ -193,7 +193,7 @@ var inlineScript = regexp.MustCompile(`<script(>|[^>]*[^"]>[^<])|\son[a-z]+=`)
 
 func TestMethods(t *testing.T) {
 	publish := func(context.Context, []byte) (int, []byte) { return 500, nil }
-	c := newSite(t, Options{Emergencies: emergencies(eje), Publish: publish})
+	c := newSite(t, Options{Emergencies: emergencies(eje), Service: &funcs{publish: publish}})
 	for _, tc := range []struct{ method, path, allow string }{
 		{http.MethodPost, "/", "GET, HEAD"},
 		{http.MethodPut, "/integraciones", "GET, HEAD"},

@@ -18,9 +18,9 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/pb"
 
+	"github.com/directaid/directaid/backend/places"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
-	"github.com/directaid/directaid/backend/places"
 )
 
 // The write path of publishing: b.N generator records (uniformRecord, the distribution of make bench's

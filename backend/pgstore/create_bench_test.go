@@ -13,11 +13,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/directaid/directaid/backend/places"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/internal/benchdata"
 	"github.com/directaid/directaid/internal/pgtest"
 	"github.com/directaid/directaid/schema"
-	"github.com/directaid/directaid/backend/places"
 )
 
 // benchRecord is the n-th publication of make bench's generator (internal/bench's publishBody) as the
