@@ -21,9 +21,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/backend/places"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/site"
-	"github.com/directaid/directaid/backend/places"
 )
 
 func init() {

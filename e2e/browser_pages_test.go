@@ -17,8 +17,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
-	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/backend/places"
+	"github.com/directaid/directaid/internal/testserver"
 )
 
 // axeCore is the accessibility engine the test runs in each page (npm, pinned).

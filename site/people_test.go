@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/directaid/directaid/schema"
 	"github.com/directaid/directaid/backend/places"
+	"github.com/directaid/directaid/schema"
 	"github.com/directaid/directaid/site/sitetest"
 )
 

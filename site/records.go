@@ -16,8 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/directaid/directaid/schema"
 	"github.com/directaid/directaid/backend/places"
+	"github.com/directaid/directaid/schema"
 )
 
 // The published records on the site: a page per record at its publicUrl (/ayudas/{id}, the only page

@@ -5,8 +5,8 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/directaid/directaid/schema"
 	"github.com/directaid/directaid/backend/places"
+	"github.com/directaid/directaid/schema"
 )
 
 // searchPath answers the home page's «¿Qué necesita? ¿Dónde?» form: it sends the person to the list of the

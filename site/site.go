@@ -20,9 +20,9 @@ import (
 
 	"github.com/yuin/goldmark"
 
+	"github.com/directaid/directaid/backend/places"
 	"github.com/directaid/directaid/internal/webutil"
 	"github.com/directaid/directaid/schema"
-	"github.com/directaid/directaid/backend/places"
 )
 
 // Options configures the site.
