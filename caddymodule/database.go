@@ -24,7 +24,7 @@ func (a *App) openDatabase() (store.Store, error) {
 			return nil, err
 		}
 		st := pgstore.NewStore(h.db)
-		st.Observer = metrics
+		st.Observer = series
 		if p, ok := setGCPercent(true); ok {
 			a.logger.Info("garbage collector target for a node over PostgreSQL (GOGC unset)", zap.Int("gogc", p))
 		}
@@ -38,7 +38,7 @@ func (a *App) openDatabase() (store.Store, error) {
 	setGCPercent(false)
 	log := a.logger.Named("store")
 	return badgerstore.Open(badgerstore.Options{Dir: a.dir, Logger: badgerLogger{a.logger.Named("badger").Sugar()},
-		MinFreeBytes: a.Database.MinFreeSpace, Observer: metrics,
+		MinFreeBytes: a.Database.MinFreeSpace, Observer: series,
 		// One line when publishing stops for want of disk, one when it resumes: not one per request.
 		WriteState: func(refusing error) {
 			if refusing != nil {

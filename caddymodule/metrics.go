@@ -3,26 +3,26 @@ package caddymodule
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/backend/metrics"
 	"github.com/directaid/directaid/backend/store"
 )
 
-// metrics outlive every config, so that a reload does not reset the counters; each config's registry
+// series outlive every config, so that a reload does not reset the counters; each config's registry
 // (served by Caddy's admin endpoint at /metrics, beside Caddy's own series) registers them again.
-var metrics = backend.NewMetrics()
+var series = metrics.NewMetrics()
 
 // registerMetrics adds directaid's series to the registry of the config that a is part of.
 func registerMetrics(reg *prometheus.Registry, a *App) error {
 	if reg == nil {
 		return nil
 	}
-	if err := metrics.Register(reg); err != nil {
+	if err := series.Register(reg); err != nil {
 		return err
 	}
-	if err := reg.Register(backend.RecordsCollector(a.current.Load)); err != nil {
+	if err := reg.Register(metrics.RecordsCollector(a.current.Load)); err != nil {
 		return err
 	}
-	return reg.Register(backend.DiskCollector(a.diskUser))
+	return reg.Register(metrics.DiskCollector(a.diskUser))
 }
 
 // diskUser is the store's DiskUser once it is open, else nil.

@@ -72,7 +72,7 @@ func statusHandler(w http.ResponseWriter, r *http.Request) error {
 		Statuses                           []string
 		Free                               int64
 	}{Height: height, Statuses: store.Statuses}
-	mins := metrics.PublicationsPerMinute(time.Now(), 60)
+	mins := series.PublicationsPerMinute(time.Now(), 60)
 	top := 1
 	for _, m := range mins {
 		top = max(top, m.Created+m.Duplicate+m.Refused)
@@ -85,7 +85,7 @@ func statusHandler(w http.ResponseWriter, r *http.Request) error {
 		data.Minutes = append(data.Minutes, statusBar{Start: m.Start.Format("15:04 UTC"), N: n, Y: height - h, H: h})
 	}
 	byCode := map[string]int64{}
-	for k, v := range metrics.Publications() {
+	for k, v := range series.Publications() {
 		if k[1] == backend.OutcomeRefused {
 			byCode[k[2]] += int64(v)
 		}

@@ -1,32 +1,20 @@
-package backend
+// Package metrics keeps directaid's Prometheus series: the service's counts (it implements
+// backend.Metrics), the store's (store.Observer), and collectors of the records and the disk read at
+// each scrape.
+package metrics
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"go.uber.org/zap"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
-)
-
-// Channels through which a publication arrives, the `channel` label and log field.
-const (
-	ChannelAPI  = "api"  // POST /api/public/v1/help
-	ChannelMCP  = "mcp"  // the MCP publishing tools
-	ChannelForm = "form" // the site's forms (/pedir, /ofrecer)
-)
-
-// Outcomes of a publication, the `outcome` label and log field.
-const (
-	OutcomeCreated   = "created"
-	OutcomeDuplicate = "duplicate"
-	OutcomeRefused   = "refused"
 )
 
 // Metrics are directaid's Prometheus series. They live as long as the process, so that counters do not
@@ -57,21 +45,21 @@ type Metrics struct {
 // so that a series exists (and rate() works) before its first event.
 func NewMetrics() *Metrics {
 	m := newMetrics()
-	for _, ch := range []string{ChannelAPI, ChannelMCP, ChannelForm} {
-		for _, o := range []string{OutcomeCreated, OutcomeDuplicate} {
+	for _, ch := range []string{backend.ChannelAPI, backend.ChannelMCP, backend.ChannelForm} {
+		for _, o := range []string{backend.OutcomeCreated, backend.OutcomeDuplicate} {
 			m.publications.WithLabelValues(ch, o, "")
 		}
 	}
-	for _, z := range RateLimitZones {
+	for _, z := range backend.RateLimitZones {
 		m.rateLimited.WithLabelValues(z)
 	}
 	for _, r := range []string{"rewrote", "nothing", "error"} {
 		m.gcRuns.WithLabelValues(r)
 	}
-	for _, a := range moderationActions {
+	for _, a := range backend.ModerationActions {
 		m.moderations.WithLabelValues(a)
 	}
-	for _, e := range feedEventNames {
+	for _, e := range backend.FeedEventNames {
 		m.feedEvents.WithLabelValues(e)
 	}
 	for _, reason := range schema.ReportReasons {
@@ -100,7 +88,7 @@ func newMetrics() *Metrics {
 		}, []string{"view", "format"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "directaid_rate_limited_total",
-			Help: "Answers 429 by rate_limit zone (" + strings.Join(RateLimitZones, ", ") + ").",
+			Help: "Answers 429 by rate_limit zone (" + strings.Join(backend.RateLimitZones, ", ") + ").",
 		}, []string{"zone"}),
 		reports: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "directaid_reports_total",
@@ -155,183 +143,36 @@ func (m *Metrics) Register(reg prometheus.Registerer) error {
 	return nil
 }
 
-// Observe is what the service reports to: the metrics and the publication log. Both may be nil.
-type Observe struct {
-	Metrics *Metrics
-	// Publications receives one line per publication outcome, never personal data (README: Logs).
-	Publications *zap.Logger
-	// Exports receives one line per whole export cut mid-stream (the client sees only a cut body).
-	Exports *zap.Logger
+var _ backend.Metrics = (*Metrics)(nil)
+
+// Published counts one publication, and the per-minute figure of the operator's page.
+func (m *Metrics) Published(channel, outcome, code string) {
+	m.publications.WithLabelValues(channel, outcome, code).Inc()
+	m.minutes.add(time.Now(), outcome)
 }
 
-// errorCodes bounds the `code` label to the contract's codes (schema.ErrorCodes): any other (there
-// should be none) counts as "other".
-var errorCodes = schema.ErrorCodeNames()
+// MCPCall counts one MCP tool call.
+func (m *Metrics) MCPCall(tool, outcome string) { m.mcpCalls.WithLabelValues(tool, outcome).Inc() }
 
-func boundedCode(code string) string {
-	if slices.Contains(errorCodes, code) {
-		return code
-	}
-	return "other"
+// Read times one read.
+func (m *Metrics) Read(view, format string, d time.Duration) {
+	m.reads.WithLabelValues(view, format).Observe(d.Seconds())
 }
 
-// published records one publication outcome: its counter, the per-minute figure of the operator's page,
-// and one log line. Exactly one of res and p is set.
-func (o *Observe) published(channel string, start time.Time, res *schema.PublishResult, created bool, p *Problem) {
-	if o == nil {
-		return
-	}
-	outcome, code := OutcomeCreated, ""
-	switch {
-	case p != nil:
-		outcome, code = OutcomeRefused, boundedCode(p.Body.Code)
-	case !created:
-		outcome = OutcomeDuplicate
-	}
-	if m := o.Metrics; m != nil {
-		m.publications.WithLabelValues(channel, outcome, code).Inc()
-		m.minutes.add(time.Now(), outcome)
-	}
-	if o.Publications == nil {
-		return
-	}
-	fields := []zap.Field{zap.String("channel", channel), zap.String("outcome", outcome)}
-	switch {
-	case p != nil:
-		fields = append(fields, zap.Int("status", p.Status), zap.String("code", code), zap.Int("details", len(p.Body.Details)))
-	default:
-		status := 200
-		if created {
-			status = 201
-		}
-		fields = append(fields, zap.Int("status", status), zap.String("id", res.ID), zap.String("type", res.Type),
-			zap.String("emergency", res.EmergencySlug))
-		if res.ContentMatches != nil {
-			fields = append(fields, zap.Bool("content_matches", *res.ContentMatches))
-		}
-	}
-	fields = append(fields, zap.Duration("duration", time.Since(start)))
-	level := zap.InfoLevel
-	switch {
-	case p != nil && p.loggedOnce:
-		// The store logs when such refusals start and stop; one line per request would flood the log
-		// (416,456 WARN lines in 40 s on a full disk, onto that disk). They are counted all the same.
-		level = zap.DebugLevel
-	case p != nil && p.Status >= 500:
-		level = zap.WarnLevel
-	}
-	o.Publications.Log(level, "publication", fields...)
-}
+// RateLimited counts one 429 of zone.
+func (m *Metrics) RateLimited(zone string) { m.rateLimited.WithLabelValues(zone).Inc() }
 
-// exportCut logs a whole export cut after its first byte: by the store (an error level: the client got
-// part of the records), or by the client going away or not taking a page in time.
-func (o *Observe) exportCut(format string, records, bytes int64, start time.Time, byStore bool, err error) {
-	if o == nil || o.Exports == nil {
-		return
-	}
-	level, cause := zap.WarnLevel, "client"
-	if byStore {
-		level, cause = zap.ErrorLevel, "store"
-	}
-	o.Exports.Log(level, "export cut", zap.String("format", format), zap.String("cause", cause), zap.Error(err),
-		zap.Int64("records", records), zap.Int64("bytes", bytes), zap.Duration("duration", time.Since(start)))
-}
+// Reported counts one community report.
+func (m *Metrics) Reported(reason, outcome string) { m.reports.WithLabelValues(reason, outcome).Inc() }
 
-// exportDeadlineFixed logs a whole export that cannot move its write deadline (the response writer does
-// not reach the connection): the server's write timeout will cut it if it lasts longer.
-func (o *Observe) exportDeadlineFixed(format string, err error) {
-	if o == nil || o.Exports == nil {
-		return
-	}
-	o.Exports.Warn("export write deadline not moved: the server's write timeout will cut a longer export",
-		zap.String("format", format), zap.Error(err))
-}
+// Moderated counts one moderation action.
+func (m *Metrics) Moderated(action string) { m.moderations.WithLabelValues(action).Inc() }
 
-// feedEventNames are the label values of directaid_feed_events_total.
-var feedEventNames = []string{schema.EventPublished, schema.EventUpdated, schema.EventRemoved, schema.EventReconnect}
+// FeedSubscribers moves the gauge of open streams by delta.
+func (m *Metrics) FeedSubscribers(delta int) { m.feedSubs.Add(float64(delta)) }
 
-// feedSubscribers moves the gauge of open streams by d.
-func (o *Observe) feedSubscribers(d int) {
-	if o != nil && o.Metrics != nil {
-		o.Metrics.feedSubs.Add(float64(d))
-	}
-}
-
-// feedDelivered counts one event written to a subscriber.
-func (o *Observe) feedDelivered(event string) {
-	if o != nil && o.Metrics != nil {
-		o.Metrics.feedEvents.WithLabelValues(event).Inc()
-	}
-}
-
-// RateLimited counts a 429 of zone (one of RateLimitZones); a publication over the limit is also a refused
-// publication of its channel.
-func (o *Observe) RateLimited(zone, publishChannel string) {
-	if o == nil {
-		return
-	}
-	if o.Metrics != nil {
-		z := ZoneDetail
-		if slices.Contains(RateLimitZones, zone) {
-			z = zone
-		}
-		o.Metrics.rateLimited.WithLabelValues(z).Inc()
-	}
-	if zone == ZonePublish && publishChannel != "" {
-		// Logged at DEBUG: a client hammering the limit would otherwise write a line per attempt.
-		o.publishedRateLimited(publishChannel)
-	}
-}
-
-func (o *Observe) publishedRateLimited(channel string) {
-	if m := o.Metrics; m != nil {
-		m.publications.WithLabelValues(channel, OutcomeRefused, schema.CodeRateLimited).Inc()
-		m.minutes.add(time.Now(), OutcomeRefused)
-	}
-	if o.Publications != nil {
-		o.Publications.Debug("publication", zap.String("channel", channel), zap.String("outcome", OutcomeRefused),
-			zap.Int("status", 429), zap.String("code", schema.CodeRateLimited))
-	}
-}
-
-// moderationActions are the label values of directaid_moderation_actions_total: Moderate's actions.
-var moderationActions = []string{ActionHide, ActionRestore, ActionErase, ActionSetStatus}
-
-// moderated counts one moderation action (one of moderationActions).
-func (o *Observe) moderated(action string) {
-	if o == nil || o.Metrics == nil || !slices.Contains(moderationActions, action) {
-		return
-	}
-	o.Metrics.moderations.WithLabelValues(action).Inc()
-}
-
-// reported counts one community report by its reason (one of schema.ReportReasons) and outcome.
-func (o *Observe) reported(reason, outcome string) {
-	if o == nil || o.Metrics == nil {
-		return
-	}
-	o.Metrics.reports.WithLabelValues(reason, outcome).Inc()
-}
-
-// mcpCall counts one MCP tool call.
-func (o *Observe) mcpCall(tool string, isError bool) {
-	if o == nil || o.Metrics == nil {
-		return
-	}
-	outcome := "ok"
-	if isError {
-		outcome = "error"
-	}
-	o.Metrics.mcpCalls.WithLabelValues(tool, outcome).Inc()
-}
-
-// read times one read; view and format must come from the fixed sets (callers check them first).
-func (o *Observe) read(view, format string, start time.Time) {
-	if o == nil || o.Metrics == nil {
-		return
-	}
-	o.Metrics.reads.WithLabelValues(view, format).Observe(time.Since(start).Seconds())
-}
+// FeedDelivered counts one event written to a subscriber.
+func (m *Metrics) FeedDelivered(event string) { m.feedEvents.WithLabelValues(event).Inc() }
 
 // ObserveCommit records one group commit: how many publications it held and how long the synced write took.
 func (m *Metrics) ObserveCommit(batch int, d time.Duration) {
@@ -406,9 +247,9 @@ type minuteRing struct {
 
 func outcomeIndex(outcome string) int {
 	switch outcome {
-	case OutcomeCreated:
+	case backend.OutcomeCreated:
 		return 0
-	case OutcomeDuplicate:
+	case backend.OutcomeDuplicate:
 		return 1
 	}
 	return 2
@@ -446,7 +287,7 @@ func (r *minuteRing) last(now time.Time, n int) []MinuteCount {
 // directaid_records_by_status, the records of every status by emergency; and
 // directaid_report_breaker_open, whether automatic hiding by reports is paused (abuse.go) by emergency
 // and kind (phone, record). svc returns the service of the running config.
-func RecordsCollector(svc func() *Service) prometheus.Collector {
+func RecordsCollector(svc func() *backend.Service) prometheus.Collector {
 	return &recordsCollector{svc: svc}
 }
 
@@ -459,7 +300,7 @@ var (
 		"1 while automatic hiding by community reports is paused in an emergency (too many recent automatic hides), by kind (phone, record).", []string{"emergency", "kind"}, nil)
 )
 
-type recordsCollector struct{ svc func() *Service }
+type recordsCollector struct{ svc func() *backend.Service }
 
 func (c *recordsCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- recordsDesc
@@ -495,49 +336,6 @@ func (c *recordsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(breakerDesc, prometheus.GaugeValue, gauge(f.PhonesPaused), f.Emergency, "phone")
 		ch <- prometheus.MustNewConstMetric(breakerDesc, prometheus.GaugeValue, gauge(f.RecordsPaused), f.Emergency, "record")
 	}
-}
-
-// EmergencyFigures are one emergency's records and the state of its report breakers.
-type EmergencyFigures struct {
-	Emergency string
-	// Open counts the open records by type; Statuses every record by status (store.Statuses, all present).
-	Open, Statuses map[string]int
-	// PhonesPaused and RecordsPaused: automatic hiding by reports is paused (abuse.go).
-	PhonesPaused, RecordsPaused bool
-}
-
-// EmergencyFigures are the figures of every configured emergency (active or not), from the store's
-// per-emergency aggregates (a few keys per emergency, not a scan).
-func (s *Service) EmergencyFigures(ctx context.Context) ([]EmergencyFigures, error) {
-	slugs := make([]string, len(s.cfg.Emergencies))
-	for i, e := range s.cfg.Emergencies {
-		slugs[i] = e.Slug
-	}
-	aggs, err := s.store.Aggregates(ctx, slugs)
-	if err != nil {
-		return nil, err
-	}
-	now := s.now()
-	out := make([]EmergencyFigures, 0, len(slugs))
-	for _, slug := range slugs {
-		f := EmergencyFigures{Emergency: slug, Open: map[string]int{schema.TypeRequest: 0, schema.TypeOffer: 0}, Statuses: map[string]int{}}
-		total := 0
-		for _, st := range store.Statuses {
-			f.Statuses[st] = 0
-		}
-		if a := aggs[slug]; a != nil {
-			for k, n := range a.Counts {
-				f.Open[k[0]] += n
-			}
-			for st, n := range a.Statuses {
-				f.Statuses[st] += n
-				total += n
-			}
-		}
-		f.PhonesPaused, f.RecordsPaused = s.hides.open(now, slug, total)
-		out = append(out, f)
-	}
-	return out, nil
 }
 
 // DiskCollector reports, at each scrape, the store's bytes on disk by part (directaid_store_size_bytes)
