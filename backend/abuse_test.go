@@ -1,4 +1,4 @@
-package backend
+package backend_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
 	"github.com/directaid/directaid/schema"
@@ -79,7 +80,7 @@ func TestReportsCannotBlankTheNetwork(t *testing.T) {
 	if outcomes[schema.ReportQueued] == 0 || outcomes[schema.ReportHidPhone] != phones || outcomes[schema.ReportHidRecord] != records {
 		t.Fatalf("outcomes %v do not tell what happened (%d phones, %d records hidden)", outcomes, phones, records)
 	}
-	m, err := s.svc.moderation()
+	m, err := s.svc.StoreModeration()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestReportsCannotBlankTheNetwork(t *testing.T) {
 		t.Fatalf("the owner of a number, after the hour: %+v", res)
 	}
 	// The operator restores it; the same address cannot hide it again by itself.
-	if _, err := s.svc.Moderate(ctx, victim, ActionRestore, ""); err != nil {
+	if _, err := s.svc.Moderate(ctx, victim, backend.ActionRestore, ""); err != nil {
 		t.Fatal(err)
 	}
 	if res := report("127.0.0.99", victim, store.ReasonNotMyNumber); res.Outcome != schema.ReportQueued {
@@ -161,18 +162,5 @@ func TestRestoreByReporter(t *testing.T) {
 		if err != nil || rec.ContactHidden != (i == 2) {
 			t.Fatalf("record %d after the restore: hidden phone %v, %v", i, rec.ContactHidden, err)
 		}
-	}
-}
-
-// TestHideBudgetForgets: reporters whose hour has passed leave the budget, so it does not grow with every
-// address that ever hid a phone.
-func TestHideBudgetForgets(t *testing.T) {
-	b := newHideBudget()
-	at := time.Now()
-	for i := range 3 * pruneAt { // one new reporter every 10 s for 8.5 hours: 360 within any hour
-		b.reserve(at.Add(time.Duration(i)*10*time.Second), fmt.Sprintf("r%d", i), "e", 1_000_000, true, false)
-	}
-	if n := len(b.reporter); n > pruneAt {
-		t.Fatalf("%d reporters kept of %d, 360 of them within the hour", n, 3*pruneAt)
 	}
 }

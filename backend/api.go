@@ -22,13 +22,26 @@ type Handler struct {
 	svc     *Service
 	openapi []byte
 	site    http.Handler
-	mcp     http.Handler
+	mcp     MCP
 	tools   []schema.MCPTool // the registered MCP tools, as the documents list them
 }
 
-// NewHandler builds the HTTP surface of svc.
-func NewHandler(svc *Service) (*Handler, error) {
-	tools := toolDocs(mcpTools(svc))
+// MCP is the MCP server a Handler serves at /mcp (backend/mcpserver's).
+type MCP interface {
+	http.Handler
+	// UseOf tells what an MCP POST body may do, as far as the rate limits care.
+	UseOf(body []byte) MCPUse
+	// Tools are the registered tools, as the documents list them.
+	Tools() []schema.MCPTool
+}
+
+// NewHandler builds the HTTP surface of svc, with mcp at /mcp (nil: /mcp is not found, and the
+// documents list no tools).
+func NewHandler(svc *Service, mcp MCP) (*Handler, error) {
+	var tools []schema.MCPTool
+	if mcp != nil {
+		tools = mcp.Tools()
+	}
 	doc, err := schema.OpenAPIFor(svc.cfg.PublicURL, svc.exampleEmergency(), tools...)
 	if err != nil {
 		return nil, err
@@ -37,7 +50,7 @@ func NewHandler(svc *Service) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{svc: svc, openapi: doc, site: st, mcp: newMCPEndpoint(svc), tools: tools}
+	h := &Handler{svc: svc, openapi: doc, site: st, mcp: mcp, tools: tools}
 	return h, nil
 }
 
@@ -55,13 +68,9 @@ func (s *Service) exampleEmergency() schema.ExampleEmergency {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	SetCommonHeaders(w)
-	if _, ok := webutil.BaseURL(h.svc.cfg.PublicURL, r); !ok && (r.URL.Path == schema.HelpPath || r.URL.Path == schema.EventsPath || r.URL.Path == schema.MCPPath) {
-		// Links in the answer would carry the Host (the site refuses it alike).
-		if r.URL.Path == schema.MCPPath {
-			writeRPCError(w, http.StatusBadRequest, badHost)
-		} else {
-			writeProblem(w, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidRequest, Error: badHost}})
-		}
+	if _, ok := webutil.BaseURL(h.svc.cfg.PublicURL, r); !ok && (r.URL.Path == schema.HelpPath || r.URL.Path == schema.EventsPath) {
+		// Links in the answer would carry the Host (the site and MCP refuse it alike).
+		writeProblem(w, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidRequest, Error: BadHost}})
 		return
 	}
 	switch r.URL.Path {
@@ -106,8 +115,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// badHost is the answer to a request whose Host header could not be part of a link.
-const badHost = "Encabezado Host inválido: debe ser un nombre de host, una dirección IPv4 o una IPv6 entre corchetes, con puerto opcional."
+// BadHost is the answer to a request whose Host header could not be part of a link.
+const BadHost = "Encabezado Host inválido: debe ser un nombre de host, una dirección IPv4 o una IPv6 entre corchetes, con puerto opcional."
 
 // SetCommonHeaders sets what every answer carries: the API version and open CORS.
 func SetCommonHeaders(w http.ResponseWriter) {
@@ -168,9 +177,9 @@ func (h *Handler) serveHelp(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, withQueryFields(invalidParams(errs)))
 		return
 	}
-	body, err := json.Marshal(h.svc.discovery(h.svc.baseURL(r), h.tools))
+	body, err := json.Marshal(h.svc.discovery(h.svc.BaseURL(r), h.tools))
 	if err != nil {
-		writeProblem(w, asProblem(err))
+		writeProblem(w, AsProblem(err))
 		return
 	}
 	serveCacheable(w, r, body, "application/json", "public, max-age=60")
@@ -182,7 +191,7 @@ func (s *Service) discovery(base string, tools []schema.MCPTool) *schema.Discove
 		Name: "directaid", Version: schema.APIVersion, Public: true, Authentication: "none",
 		Documentation: base + "/integraciones", DocumentationMarkdown: base + "/integraciones.md",
 		OpenAPI: base + schema.OpenAPIPath, MCP: base + schema.MCPPath, LLMs: base + "/llms.txt", Publish: base + schema.HelpPath,
-		Emergencies: s.activeEmergencies(base),
+		Emergencies: s.ActiveEmergencies(base),
 	}
 	for _, t := range tools {
 		d.Capabilities = append(d.Capabilities, t.Capability)
@@ -196,18 +205,30 @@ func (s *Service) discovery(base string, tools []schema.MCPTool) *schema.Discove
 	return d
 }
 
+// apiCapabilities are the discovery capabilities that no MCP tool stands for.
+var apiCapabilities = []string{"idempotent_publish", "mcp", "openapi", "markdown_twins", "list_help", "geo_search", "csv_hxl_export", "geojson_export"}
+
+// MCPUseOf tells what an MCP POST body may do, so that the Caddyfile's rate-limit zones meter MCP as they
+// meter the HTTP API (caddymodule's matchers ask before the limiter runs).
+func (h *Handler) MCPUseOf(body []byte) MCPUse {
+	if h.mcp == nil {
+		return MCPPublish
+	}
+	return h.mcp.UseOf(body)
+}
+
 func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	w.Header().Set("Cache-Control", "no-store")
 	q, p := postParams(r, schema.DryRunArg)
 	if p != nil {
-		h.svc.cfg.Observe.published(ChannelAPI, start, nil, false, p)
+		h.svc.cfg.Observe.Published(ChannelAPI, start, nil, false, p)
 		writeProblem(w, p)
 		return
 	}
 	body, p := readJSONBody(w, r)
 	if p != nil {
-		h.svc.cfg.Observe.published(ChannelAPI, start, nil, false, p)
+		h.svc.cfg.Observe.Published(ChannelAPI, start, nil, false, p)
 		writeProblem(w, p)
 		return
 	}
@@ -216,29 +237,29 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p)
 		return
 	case dry:
-		res, err := h.svc.dryRun(r.Context(), h.svc.baseURL(r), body, "")
+		res, err := h.svc.DryRun(r.Context(), h.svc.BaseURL(r), body, "")
 		if err != nil {
-			writeProblem(w, asProblem(err))
+			writeProblem(w, AsProblem(err))
 			return
 		}
-		writeJSON(w, http.StatusOK, res)
+		WriteJSON(w, http.StatusOK, res)
 		return
 	}
-	base := h.svc.baseURL(r)
-	res, created, err := h.svc.publish(r.Context(), base, body, "")
+	base := h.svc.BaseURL(r)
+	res, created, err := h.svc.Publish(r.Context(), base, body, "")
 	if err != nil {
-		p := asProblem(err)
-		h.svc.cfg.Observe.published(ChannelAPI, start, nil, false, p)
+		p := AsProblem(err)
+		h.svc.cfg.Observe.Published(ChannelAPI, start, nil, false, p)
 		writeProblem(w, p)
 		return
 	}
-	h.svc.cfg.Observe.published(ChannelAPI, start, res, created, nil)
+	h.svc.cfg.Observe.Published(ChannelAPI, start, res, created, nil)
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 		w.Header().Set("Location", res.PublicURL)
 	}
-	writeJSON(w, status, res)
+	WriteJSON(w, status, res)
 }
 
 // postParams reads the query of a POST (apiQuery) and refuses any parameter but allowed (and "_", which
@@ -287,9 +308,9 @@ func dryRunParam(q url.Values) (bool, *Problem) {
 	return false, withQueryFields(invalidParams([]schema.FieldError{paramError(schema.DryRunArg, "«dryRun» debe ser true o false, una sola vez")}))
 }
 
-// checkJSONContentType accepts exactly one Content-Type field, application/json (UTF-8). Two fields are
+// CheckJSONContentType accepts exactly one Content-Type field, application/json (UTF-8). Two fields are
 // ambiguous framing (a proxy may read the other one): refused rather than guessed.
-func checkJSONContentType(r *http.Request) *Problem {
+func CheckJSONContentType(r *http.Request) *Problem {
 	if len(r.Header.Values("Content-Type")) > 1 {
 		return ambiguousContentType()
 	}
@@ -312,7 +333,7 @@ func ambiguousContentType() *Problem {
 // 400 for two Content-Type fields), and it is read up to schema.MaxBodyBytes; a larger one is refused
 // with 413 without reading it all (the connection is then closed). The caller writes the problem.
 func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *Problem) {
-	if p := checkJSONContentType(r); p != nil {
+	if p := CheckJSONContentType(r); p != nil {
 		return nil, p
 	}
 	const limit = schema.MaxBodyBytes
@@ -335,7 +356,7 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *Problem) {
 	return body, nil
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status, b = http.StatusInternalServerError, internalErrorJSON()
@@ -361,7 +382,7 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 	if p.Challenge != "" {
 		w.Header().Set("WWW-Authenticate", p.Challenge)
 	}
-	writeJSON(w, p.Status, &p.Body)
+	WriteJSON(w, p.Status, &p.Body)
 }
 
 // serveCacheable writes body with a strong ETag and answers If-None-Match with 304.

@@ -83,18 +83,18 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok {
 		hub.watch(srv)
 	}
-	sub := &feedSub{addr: clientIP(r), ch: make(chan *feedBatch, feedBuffer), cut: make(chan struct{})}
+	sub := &feedSub{addr: ClientIP(r), ch: make(chan *feedBatch, feedBuffer), cut: make(chan struct{})}
 	start, err := hub.join(r.Context(), sub)
 	defer hub.leave(sub)
 	if err != nil {
-		writeProblem(w, asProblem(err))
+		writeProblem(w, AsProblem(err))
 		return
 	}
-	st := &feedStream{svc: s, filter: filter, base: s.baseURL(r), last: start}
+	st := &feedStream{svc: s, filter: filter, base: s.BaseURL(r), last: start}
 	var replay []*feedEvent
 	if field != "" {
 		if replay, err = hub.replay(r.Context(), filter, from, start, field); err != nil {
-			writeProblem(w, asProblem(err))
+			writeProblem(w, AsProblem(err))
 			return
 		}
 	}

@@ -73,28 +73,28 @@ func (h *Handler) serveRead(w http.ResponseWriter, r *http.Request, sent query) 
 		return
 	}
 	if f := readFormat(view, q.Get("format")); f != "" {
-		defer h.svc.cfg.Observe.read(view, f, time.Now())
+		defer h.svc.cfg.Observe.Read(view, f, time.Now())
 	}
-	base := h.svc.baseURL(r)
+	base := h.svc.BaseURL(r)
 	switch view {
 	case schema.ViewList:
 		h.serveList(w, r, q, base)
 	case schema.ViewDetail:
-		d, err := h.svc.helpDetail(r.Context(), base, q.Get("id"))
+		d, err := h.svc.Detail(r.Context(), base, q.Get("id"))
 		if err != nil {
-			writeProblem(w, withQueryFields(asProblem(err)))
+			writeProblem(w, withQueryFields(AsProblem(err)))
 			return
 		}
 		body, err := json.Marshal(d)
 		if err != nil {
-			writeProblem(w, asProblem(err))
+			writeProblem(w, AsProblem(err))
 			return
 		}
 		serveCacheable(w, r, body, "application/json", cacheDetail)
 	case schema.ViewPanorama:
-		p, err := h.svc.panorama(r.Context(), base, strings.TrimSpace(q.Get("emergencySlug")))
+		p, err := h.svc.Panorama(r.Context(), base, strings.TrimSpace(q.Get("emergencySlug")))
 		if err != nil {
-			writeProblem(w, withQueryFields(asProblem(err)))
+			writeProblem(w, withQueryFields(AsProblem(err)))
 			return
 		}
 		servePanorama(w, r, p)
@@ -206,9 +206,9 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request, v url.Values
 		h.serveExport(w, r, q, format, base, exportPage)
 		return
 	}
-	list, err := h.svc.listHelp(r.Context(), base, q)
+	list, err := h.svc.List(r.Context(), base, q)
 	if err != nil {
-		writeProblem(w, withQueryFields(asProblem(err)))
+		writeProblem(w, withQueryFields(AsProblem(err)))
 		return
 	}
 	if list.NextCursor != "" {
@@ -245,7 +245,7 @@ func serveStamped[T any](w http.ResponseWriter, r *http.Request, v *T, stamp fun
 	defer putBody(buf)
 	buf.Reset()
 	if err := json.NewEncoder(buf).Encode(v); err != nil { // Marshal's bytes, and a newline
-		writeProblem(w, asProblem(err))
+		writeProblem(w, AsProblem(err))
 		return
 	}
 	body := buf.Bytes()[:buf.Len()-1]
@@ -256,7 +256,7 @@ func serveStamped[T any](w http.ResponseWriter, r *http.Request, v *T, stamp fun
 		unstamped, err := json.Marshal(v)
 		*stamp(v) = at
 		if err != nil {
-			writeProblem(w, asProblem(err))
+			writeProblem(w, AsProblem(err))
 			return
 		}
 		parts = [][]byte{unstamped}

@@ -16,8 +16,8 @@ func WithClientIP(ctx context.Context, ip string) context.Context {
 	return context.WithValue(ctx, clientIPKey{}, ip)
 }
 
-// clientIP is the address WithClientIP recorded, or the connection's peer.
-func clientIP(r *http.Request) string {
+// ClientIP is the address WithClientIP recorded, or the connection's peer.
+func ClientIP(r *http.Request) string {
 	if ip, ok := r.Context().Value(clientIPKey{}).(string); ok && ip != "" {
 		return ip
 	}
@@ -49,10 +49,10 @@ func (h *Handler) serveReports(w http.ResponseWriter, r *http.Request, id string
 		writeProblem(w, p)
 		return
 	}
-	res, err := h.svc.report(r.Context(), id, in, clientIP(r))
+	res, err := h.svc.Report(r.Context(), id, in, ClientIP(r))
 	if err != nil {
-		writeProblem(w, withPathFields(asProblem(err)))
+		writeProblem(w, withPathFields(AsProblem(err)))
 		return
 	}
-	writeJSON(w, http.StatusAccepted, res)
+	WriteJSON(w, http.StatusAccepted, res)
 }

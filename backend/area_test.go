@@ -1,4 +1,4 @@
-package backend
+package backend_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/mcpserver"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -20,11 +22,11 @@ func TestFarFromEmergencyWarns(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	svc := NewService(st, Config{Emergencies: []Emergency{
+	svc := backend.NewService(st, backend.Config{Emergencies: []backend.Emergency{
 		{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero", Area: []string{"63", "66", "17"}},
 		{Slug: "la-mojana", Title: "Inundaciones"},
 	}})
-	h, err := NewHandler(svc)
+	h, err := backend.NewHandler(svc, mcpserver.New(svc))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package backend
+package backend_test
 
 import (
 	"encoding/json"
@@ -192,7 +192,7 @@ func TestDryRunTellsDuplicates(t *testing.T) {
 			args[k] = v
 		}
 	}
-	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": ToolPublishOffer, "arguments": args}})
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": schema.ToolPublishOffer, "arguments": args}})
 	_, body := s.mcpPost("2025-06-18", string(msg))
 	var res struct {
 		Result struct {

@@ -10,9 +10,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/internal/testmcp"
 	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
 )
 
 // What the server makes of bodies and ids at the edges of JSON and UTF-8 (issue 12), asked of
@@ -66,7 +66,7 @@ func TestValidationLoneSurrogates(t *testing.T) {
 
 	cs := testmcp.Session(t, s, "")
 	args := rawWith(t, mcpArgs(testserver.ValidRequest()), "externalId", `"mcp\ud800"`)
-	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: backend.ToolPublishRequest, Arguments: json.RawMessage(args)})
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: schema.ToolPublishRequest, Arguments: json.RawMessage(args)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,12 +111,12 @@ func TestValidationEmptyNonTexts(t *testing.T) {
 
 	// The MCP tools validate like the API: buscar_ayudas refuses limit 0 (REST limit=0 is 400) and an empty type.
 	cs := testmcp.Session(t, s, "")
-	testmcp.Error(t, testmcp.CallTool(t, cs, backend.ToolSearchHelp, map[string]any{"limit": 0}), "limit")
-	testmcp.Error(t, testmcp.CallTool(t, cs, backend.ToolSearchHelp, map[string]any{"type": ""}), "type")
+	testmcp.Error(t, testmcp.CallTool(t, cs, schema.ToolSearchHelp, map[string]any{"limit": 0}), "limit")
+	testmcp.Error(t, testmcp.CallTool(t, cs, schema.ToolSearchHelp, map[string]any{"type": ""}), "type")
 	if resp, _ := testserver.Call(t, s, "GET", "/api/public/v1/help?view=list&limit=0", nil); resp.StatusCode != 400 {
 		t.Errorf("REST limit=0: %d", resp.StatusCode)
 	}
-	testmcp.Error(t, testmcp.CallTool(t, cs, backend.ToolPublishOffer, mcpArgs(with(validOffer(), "collectionCenterStatus", ""))), "collectionCenterStatus")
+	testmcp.Error(t, testmcp.CallTool(t, cs, schema.ToolPublishOffer, mcpArgs(with(validOffer(), "collectionCenterStatus", ""))), "collectionCenterStatus")
 }
 
 // TestFormRefusesInvalidUTF8 (issue 12): the site's form builds JSON itself; bytes that are not UTF-8
@@ -154,7 +154,7 @@ func TestIDsCaseInsensitive(t *testing.T) {
 		t.Errorf("twin /ayudas/%s.md: %d\n%s", upper, resp.StatusCode, twin)
 	}
 	cs := testmcp.Session(t, s, "")
-	r := testmcp.CallTool(t, cs, backend.ToolViewHelp, map[string]any{"id": upper})
+	r := testmcp.CallTool(t, cs, schema.ToolViewHelp, map[string]any{"id": upper})
 	if r.IsError || !strings.Contains(testmcp.Text(r), id) {
 		t.Errorf("ver_ayuda %s: %s", upper, testmcp.Text(r))
 	}

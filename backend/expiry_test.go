@@ -1,4 +1,4 @@
-package backend
+package backend_test
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/mcpserver"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
 )
@@ -30,7 +32,7 @@ func (c *fakeClock) set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.at = 
 // handler served in process.
 type expiryServer struct {
 	t   *testing.T
-	svc *Service
+	svc *backend.Service
 	st  store.Store
 	h   http.Handler
 }
@@ -42,17 +44,20 @@ func newExpiryServer(t *testing.T, clk *fakeClock) *expiryServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	svc := NewService(st, Config{Emergencies: []Emergency{
+	svc := backend.NewService(st, backend.Config{Emergencies: []backend.Emergency{
 		{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero", RequestTTL: 48 * time.Hour, OfferTTL: 96 * time.Hour},
 		{Slug: "inundaciones-la-mojana", Title: "Inundaciones en La Mojana"}, // the defaults
-	}, RateLimits: map[string]Limit{ZonePublish: {1000, time.Minute}, ZoneDetail: {1000, time.Minute}}})
-	svc.now = clk.now
-	h, err := NewHandler(svc)
+	}, RateLimits: map[string]backend.Limit{backend.ZonePublish: {1000, time.Minute}, backend.ZoneDetail: {1000, time.Minute}}})
+	svc.SetNow(clk.now)
+	h, err := backend.NewHandler(svc, mcpserver.New(svc))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &expiryServer{t: t, svc: svc, st: st, h: h}
 }
+
+// withMCP is svc with its MCP server, as NewHandler takes them.
+func withMCP(svc *backend.Service) (*backend.Service, backend.MCP) { return svc, mcpserver.New(svc) }
 
 func (s *expiryServer) do(method, path string, body []byte, header ...string) (int, string) {
 	s.t.Helper()
@@ -64,6 +69,50 @@ func (s *expiryServer) do(method, path string, body []byte, header ...string) (i
 	w := httptest.NewRecorder()
 	s.h.ServeHTTP(w, r)
 	return w.Code, w.Body.String()
+}
+
+// mcpPost posts one MCP message at protocol proto (2026-07-28 adds the headers it requires).
+func (s *expiryServer) mcpPost(proto, body string) (int, string) {
+	s.t.Helper()
+	hd := []string{"Accept", "application/json, text/event-stream", "MCP-Protocol-Version", proto}
+	if proto == "2026-07-28" {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal([]byte(body), &m)
+		hd = append(hd, "Mcp-Method", m.Method)
+		if m.Params.Name != "" {
+			hd = append(hd, "Mcp-Name", m.Params.Name)
+		}
+	}
+	return s.do("POST", schema.MCPPath, []byte(body), hd...)
+}
+
+// callTool calls an MCP tool through the handler and returns its result's text and structured content.
+func (s *expiryServer) callTool(name, args string) (text string, structured json.RawMessage) {
+	s.t.Helper()
+	code, body := s.mcpPost("2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+name+`","arguments":`+args+`}}`)
+	var out struct {
+		Result struct {
+			Content []struct {
+				Type, Text string
+			} `json:"content"`
+			StructuredContent json.RawMessage `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(body), &out); err != nil || code != http.StatusOK {
+		s.t.Fatalf("%s: %d %s", name, code, body)
+	}
+	var b strings.Builder
+	for _, c := range out.Result.Content {
+		if c.Type == "text" {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String(), out.Result.StructuredContent
 }
 
 func (s *expiryServer) publish(pub map[string]any) schema.PublishResult {
@@ -121,9 +170,8 @@ func (s *expiryServer) views(id string) map[string]string {
 		}
 		out[name] = body
 	}
-	res := callReadTool(s.t, s.svc, ToolViewHelp, `{"id":"`+id+`"}`)
-	b, _ := json.Marshal(res.StructuredContent)
-	out["mcp ver_ayuda"] = resultText(res) + string(b)
+	text, structured := s.callTool(schema.ToolViewHelp, `{"id":"`+id+`"}`)
+	out["mcp ver_ayuda"] = text + string(structured)
 	return out
 }
 
@@ -161,7 +209,7 @@ func TestExpiry(t *testing.T) {
 		name string
 		res  schema.PublishResult
 		ttl  time.Duration
-	}{{"request", req, 48 * time.Hour}, {"offer", offer, 96 * time.Hour}, {"request with the defaults", other, DefaultRequestTTL}} {
+	}{{"request", req, 48 * time.Hour}, {"offer", offer, 96 * time.Hour}, {"request with the defaults", other, backend.DefaultRequestTTL}} {
 		if c.res.Status != store.StatusOpen || c.res.ExpiresAt == nil || !c.res.ExpiresAt.Equal(t0.Add(c.ttl)) {
 			t.Errorf("%s: status %q, expiresAt %v; want open, %v", c.name, c.res.Status, c.res.ExpiresAt, t0.Add(c.ttl))
 		}
@@ -255,7 +303,7 @@ func TestExpiry(t *testing.T) {
 	}
 	var expires []store.AuditEntry
 	for _, e := range trail {
-		if e.Action == ActionExpire {
+		if e.Action == backend.ActionExpire {
 			expires = append(expires, e)
 		}
 	}
@@ -289,12 +337,12 @@ func TestExpiry(t *testing.T) {
 		t.Errorf("reopen of a due, unswept record: %d %+v", code, r)
 	}
 	// An operator's restore of a record hidden past its expiresAt gives it a new lifetime, not an instant expiry.
-	if _, err := s.svc.Moderate(context.Background(), req.ID, ActionHide, ""); err != nil {
+	if _, err := s.svc.Moderate(context.Background(), req.ID, backend.ActionHide, ""); err != nil {
 		t.Fatal(err)
 	}
 	restoreAt := renewAt.Add(30 * 24 * time.Hour)
 	clk.set(restoreAt)
-	if rec, err := s.svc.Moderate(context.Background(), req.ID, ActionRestore, ""); err != nil || rec.Status != store.StatusOpen ||
+	if rec, err := s.svc.Moderate(context.Background(), req.ID, backend.ActionRestore, ""); err != nil || rec.Status != store.StatusOpen ||
 		!rec.ExpiresAt.Equal(restoreAt.Add(48*time.Hour)) {
 		t.Errorf("restore of a record hidden past its expiresAt: %+v %v", rec, err)
 	}
@@ -319,7 +367,7 @@ func TestExpirySweepsRace(t *testing.T) {
 	s := newExpiryServer(t, clk)
 	reqPub, _ := fieldSamples()
 	var due []string
-	n := expiryBatch + 37 // more than one batch
+	n := backend.ExpiryBatch + 37 // more than one batch
 	for i := range n + 5 {
 		reqPub["externalId"] = fmt.Sprintf("race-%d", i)
 		if i >= n {
@@ -331,11 +379,11 @@ func TestExpirySweepsRace(t *testing.T) {
 		}
 	}
 	clk.set(t0.Add(48*time.Hour + 30*time.Minute))
-	others := []*Service{s.svc, NewService(s.st, s.svc.cfg), NewService(s.st, s.svc.cfg)}
+	others := []*backend.Service{s.svc, backend.NewService(s.st, s.svc.Config()), backend.NewService(s.st, s.svc.Config())}
 	var wg sync.WaitGroup
 	counts := make([]int, len(others))
 	for i, svc := range others {
-		svc.now = clk.now
+		svc.SetNow(clk.now)
 		wg.Go(func() {
 			c, err := svc.ExpireDue(context.Background())
 			if err != nil {
@@ -354,7 +402,7 @@ func TestExpirySweepsRace(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for _, e := range trail {
-		if e.Action == ActionExpire {
+		if e.Action == backend.ActionExpire {
 			seen[e.RecordID]++
 		}
 	}

@@ -152,14 +152,14 @@ func exportAllParam(v url.Values, format string) (bool, []schema.FieldError) {
 func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, q schema.ListQuery, format, base string, page int) {
 	pager, err := h.svc.export(r.Context(), q, base, page)
 	if err != nil {
-		writeProblem(w, withQueryFields(asProblem(err)))
+		writeProblem(w, withQueryFields(AsProblem(err)))
 		return
 	}
 	defer pager.stop()
 	start, generated := time.Now(), h.svc.now().UTC()
 	items, err := pager.next(r.Context())
 	if err != nil {
-		writeProblem(w, withQueryFields(asProblem(err)))
+		writeProblem(w, withQueryFields(AsProblem(err)))
 		return
 	}
 	hd := w.Header()

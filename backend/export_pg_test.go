@@ -47,7 +47,7 @@ func BenchmarkExportPostgres(b *testing.B) {
 	if err := ps.VacuumAnalyze(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	h, err := NewHandler(NewService(ps, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}, {Slug: "la-mojana", Title: "Inundaciones"}}}))
+	h, err := NewHandler(NewService(ps, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}, {Slug: "la-mojana", Title: "Inundaciones"}}}), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

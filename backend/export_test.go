@@ -70,7 +70,7 @@ func exportFixture(t testing.TB, n int) (*Handler, *countingStore) {
 	storetest.Seed(t, bs, n, time.Date(2026, 8, 11, 10, 0, 0, 0, time.UTC), 7*time.Second)
 	st := &countingStore{Store: bs}
 	svc := NewService(st, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}, {Slug: "la-mojana", Title: "Inundaciones"}}})
-	h, err := NewHandler(svc)
+	h, err := NewHandler(svc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func pagedIDs(t *testing.T, h *Handler, query string) []string {
 		if errs != nil {
 			t.Fatal(errs)
 		}
-		list, err := h.svc.listHelp(context.Background(), "http://x", q)
+		list, err := h.svc.List(context.Background(), "http://x", q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +244,7 @@ func BenchmarkExport(b *testing.B) {
 		}
 		b.Cleanup(func() { _ = bs.Close() })
 		svc := NewService(bs, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})
-		if h, err = NewHandler(svc); err != nil {
+		if h, err = NewHandler(svc, nil); err != nil {
 			b.Fatal(err)
 		}
 	} else {

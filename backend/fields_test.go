@@ -1,4 +1,4 @@
-package backend
+package backend_test
 
 import (
 	"encoding/json"
@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/mcpserver"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
 )
@@ -107,11 +109,11 @@ func (s *sample) render(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	svc := NewService(st, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero"},
+	svc := backend.NewService(st, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero"},
 		{Slug: "inundaciones-la-mojana", Title: "Inundaciones en La Mojana"}},
-		RateLimits: map[string]Limit{ZonePublish: {1000, time.Minute}, ZoneDetail: {1000, time.Minute}}})
-	svc.now = func() time.Time { return s.at }
-	h, err := NewHandler(svc)
+		RateLimits: map[string]backend.Limit{backend.ZonePublish: {1000, time.Minute}, backend.ZoneDetail: {1000, time.Minute}}})
+	svc.SetNow(func() time.Time { return s.at })
+	h, err := backend.NewHandler(svc, mcpserver.New(svc))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package backend
+package backend_test
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
 )
 
@@ -18,7 +19,7 @@ func TestBadHostRefused(t *testing.T) {
 	}
 	defer s.Close()
 	for _, publicURL := range []string{"", "https://ayuda.example.org"} {
-		h, err := NewHandler(NewService(s, Config{PublicURL: publicURL, Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}}))
+		h, err := backend.NewHandler(withMCP(backend.NewService(s, backend.Config{PublicURL: publicURL, Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -144,7 +144,7 @@ type transitionError struct{ action, status string }
 
 func (e *transitionError) Error() string { return e.action + " from " + e.status }
 
-var statusWords = map[string]string{
+var StatusWords = map[string]string{
 	store.StatusOpen: "abierta", store.StatusResolved: "resuelta", store.StatusWithdrawn: "retirada",
 	store.StatusExpired: "vencida", store.StatusHidden: "oculta mientras se revisa",
 }
@@ -203,7 +203,7 @@ func (s *Service) Act(ctx context.Context, base, id, token, action string) (*sch
 	}
 	if !slices.Contains(schema.Actions, action) {
 		msg := fmt.Sprintf("«action» debe ser una de: %s", strings.Join(schema.Actions, ", "))
-		return nil, badRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Acción desconocida: " + msg + ".",
+		return nil, BadRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Acción desconocida: " + msg + ".",
 			Details: []schema.FieldError{{Field: "/action", Message: msg, Allowed: schema.Actions}}})
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
@@ -220,7 +220,7 @@ func (s *Service) Act(ctx context.Context, base, id, token, action string) (*sch
 	switch {
 	case errors.As(err, &te):
 		return nil, &Problem{Status: http.StatusConflict, Body: schema.ErrorBody{Code: schema.CodeInvalidTransition,
-			Error: fmt.Sprintf("La publicación está %s: no admite la acción %s.", statusWords[te.status], te.action)}}
+			Error: fmt.Sprintf("La publicación está %s: no admite la acción %s.", StatusWords[te.status], te.action)}}
 	case errors.Is(err, store.ErrNotFound):
 		return nil, forbidden() // a token of a record that is not there: cannot happen, but never say so
 	case err != nil:
@@ -280,7 +280,7 @@ func (h *Handler) serveRecordAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	if ok, err := h.svc.checkManageToken(r.Context(), id, token); err != nil || !ok || token == "" {
 		if err != nil {
-			writeProblem(w, asProblem(err))
+			writeProblem(w, AsProblem(err))
 		} else {
 			writeProblem(w, forbidden())
 		}
@@ -300,10 +300,10 @@ func (h *Handler) serveRecordAPI(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p)
 		return
 	}
-	res, err := h.svc.Act(r.Context(), h.svc.baseURL(r), id, token, strings.TrimSpace(req.Action))
+	res, err := h.svc.Act(r.Context(), h.svc.BaseURL(r), id, token, strings.TrimSpace(req.Action))
 	if err != nil {
-		writeProblem(w, asProblem(err))
+		writeProblem(w, AsProblem(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	WriteJSON(w, http.StatusOK, res)
 }

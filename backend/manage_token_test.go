@@ -1,4 +1,4 @@
-package backend
+package backend_test
 
 import (
 	"context"
@@ -6,21 +6,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/store"
 )
 
 // TestManageTokenBindsThePair: two publications given one id by force are stored under two ids, each
 // with a token of its own that acts on it alone; a token made for the same id with another pair acts on
-// nothing; and the tokens of records created before legacyTokensBefore (a MAC of the id alone) still act
+// nothing; and the tokens of records created before backend.LegacyTokensBefore (a MAC of the id alone) still act
 // on those records, never on newer ones.
 func TestManageTokenBindsThePair(t *testing.T) {
 	clk := &fakeClock{at: time.Now().UTC()}
-	if !clk.at.After(legacyTokensBefore) {
-		clk.at = legacyTokensBefore.Add(time.Hour)
+	if !clk.at.After(backend.LegacyTokensBefore) {
+		clk.at = backend.LegacyTokensBefore.Add(time.Hour)
 	}
 	s := newExpiryServer(t, clk)
 	forced := store.NewID(clk.at)
-	s.svc.ids = func(time.Time, *float64, *float64) string { return forced }
+	s.svc.SetIDs(func(time.Time, *float64, *float64) string { return forced })
 	pub := func(ext, title string) map[string]any {
 		return map[string]any{"type": "offer", "source": "app", "externalId": ext, "emergencySlug": "eje-cafetero",
 			"title": title, "category": "transporte", "contactName": "Luis", "contactWhatsapp": "3109876543", "publishContact": true}
@@ -39,35 +40,35 @@ func TestManageTokenBindsThePair(t *testing.T) {
 	// (before ids were unique) would have been given.
 	twin := &store.Record{ID: a.ID}
 	twin.Source, twin.ExternalID = "app", "b"
-	other, err := s.svc.manageToken(context.Background(), twin)
+	other, err := s.svc.ManageToken(context.Background(), twin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if code, _ := s.act(a.ID, other, "resolve"); code != http.StatusForbidden {
 		t.Fatalf("a token of a's id with another pair: %d", code)
 	}
-	legacyA, err := s.svc.legacyManageToken(context.Background(), a.ID)
+	legacyA, err := s.svc.LegacyManageToken(context.Background(), a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if code, _ := s.act(a.ID, legacyA, "resolve"); code != http.StatusForbidden {
-		t.Fatalf("a token of the id alone on a record created after legacyTokensBefore: %d", code)
+		t.Fatalf("a token of the id alone on a record created after backend.LegacyTokensBefore: %d", code)
 	}
 	for _, r := range []struct{ id, token string }{{a.ID, a.ManageToken}, {b.ID, b.ManageToken}} {
 		if code, res := s.act(r.id, r.token, "resolve"); code != http.StatusOK || res.ID != r.id || res.Status != store.StatusResolved {
 			t.Fatalf("own token on %s: %d %+v", r.id, code, res)
 		}
 	}
-	// A record created before legacyTokensBefore keeps the token its publisher was given then.
-	clk.set(legacyTokensBefore.Add(-time.Hour))
-	s.svc.ids = store.NewIDNear
+	// A record created before backend.LegacyTokensBefore keeps the token its publisher was given then.
+	clk.set(backend.LegacyTokensBefore.Add(-time.Hour))
+	s.svc.SetIDs(store.NewIDNear)
 	old := s.publish(pub("old", "Agua"))
-	legacy, err := s.svc.legacyManageToken(context.Background(), old.ID)
+	legacy, err := s.svc.LegacyManageToken(context.Background(), old.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if code, res := s.act(old.ID, legacy, "resolve"); code != http.StatusOK || res.Status != store.StatusResolved {
-		t.Fatalf("the legacy token of a record created before legacyTokensBefore: %d %+v", code, res)
+		t.Fatalf("the legacy token of a record created before backend.LegacyTokensBefore: %d %+v", code, res)
 	}
 	if code, _ := s.act(old.ID, old.ManageToken, "reopen"); code != http.StatusOK {
 		t.Fatalf("the token it is given now: %d", code)

@@ -21,8 +21,8 @@ import (
 // list query of the store (type, category, emergency, and a radius around the record's point, or its
 // municipio), so they cost what a radius list costs.
 
-// readViewMatches is the view label of the read latency metric for a record's matches.
-const readViewMatches = "matches"
+// ReadViewMatches is the view label of the read latency metric for a record's matches.
+const ReadViewMatches = "matches"
 
 // matchesParams are the query parameters of GET help/{id}/matches.
 var matchesParams = []string{"radiusKm", "limit"}
@@ -56,7 +56,7 @@ func checkMatchesQuery(q *schema.MatchesQuery) []schema.FieldError {
 
 // helpMatches answers a record's matches. Errors are *Problem: 400 for a malformed id (field "id") or a
 // bad parameter, 404 for an unknown id, 410 for a withdrawn or hidden record, as helpDetail answers.
-func (s *Service) helpMatches(ctx context.Context, base, id string, q schema.MatchesQuery) (*schema.HelpMatches, error) {
+func (s *Service) Matches(ctx context.Context, base, id string, q schema.MatchesQuery) (*schema.HelpMatches, error) {
 	errs := checkMatchesQuery(&q)
 	id = store.NormalizeID(id)
 	if !store.ValidID(id) {
@@ -105,7 +105,7 @@ func (h *Handler) serveMatches(w http.ResponseWriter, r *http.Request, id string
 	if !allow(w, r, "GET, HEAD, OPTIONS") {
 		return
 	}
-	defer h.svc.cfg.Observe.read(readViewMatches, schema.FormatJSON, time.Now())
+	defer h.svc.cfg.Observe.Read(ReadViewMatches, schema.FormatJSON, time.Now())
 	v := r.URL.Query()
 	q, errs := parseMatchesQuery(v)
 	if len(errs) > 0 { // with the range errors of the parameters that parsed, so that one answer names all
@@ -117,9 +117,9 @@ func (h *Handler) serveMatches(w http.ResponseWriter, r *http.Request, id string
 		writeProblem(w, matchesFields(invalidParams(errs)))
 		return
 	}
-	m, err := h.svc.helpMatches(r.Context(), h.svc.baseURL(r), id, q)
+	m, err := h.svc.Matches(r.Context(), h.svc.BaseURL(r), id, q)
 	if err != nil {
-		writeProblem(w, matchesFields(asProblem(err)))
+		writeProblem(w, matchesFields(AsProblem(err)))
 		return
 	}
 	serveStamped(w, r, m, func(m *schema.HelpMatches) *time.Time { return &m.GeneratedAt }, "application/json", cacheList)

@@ -109,17 +109,17 @@ func decodeReport(body []byte) (*schema.ReportInput, *Problem) {
 // pointer). A refusal is 400 invalid_json or invalid_body.
 func decodeBody(body []byte, check func([]byte) []schema.FieldError, v any) *Problem {
 	if eb := schema.CheckJSON(body); eb != nil {
-		return badRequest(eb)
+		return BadRequest(eb)
 	}
 	if errs := check(body); len(errs) > 0 {
 		msg := "Datos inválidos: revise details."
 		if len(errs) == 1 {
 			msg = "Datos inválidos: " + errs[0].Message + "."
 		}
-		return badRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: msg, Details: errs})
+		return BadRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: msg, Details: errs})
 	}
 	if err := json.Unmarshal(body, v); err != nil { // cannot fail on what the schema accepted
-		return badRequest(&schema.ErrorBody{Code: schema.CodeInvalidJSON, Error: "El cuerpo no es JSON válido."})
+		return BadRequest(&schema.ErrorBody{Code: schema.CodeInvalidJSON, Error: "El cuerpo no es JSON válido."})
 	}
 	return nil
 }
@@ -139,7 +139,7 @@ func checkReportTarget(id string, in *schema.ReportInput) (string, *Problem) {
 
 // report files a community report of record id from the client at addr. It hides the phone at once
 // for not_my_number, and the record once HideAfterReports distinct reporters have reported it.
-func (s *Service) report(ctx context.Context, id string, in *schema.ReportInput, addr string) (*schema.ReportResult, error) {
+func (s *Service) Report(ctx context.Context, id string, in *schema.ReportInput, addr string) (*schema.ReportResult, error) {
 	id, p := checkReportTarget(id, in)
 	if p != nil {
 		return nil, p

@@ -1,4 +1,4 @@
-package backend
+package backend_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
 )
@@ -24,7 +25,7 @@ func TestSiteModeration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.svc.Moderate(ctx, rec.ID, ActionHide, ""); err != nil { // the admin endpoint's way: no name
+	if _, err := s.svc.Moderate(ctx, rec.ID, backend.ActionHide, ""); err != nil { // the admin endpoint's way: no name
 		t.Fatal(err)
 	}
 	do := func(method, who string, form url.Values) *httptest.ResponseRecorder {
@@ -39,7 +40,7 @@ func TestSiteModeration(t *testing.T) {
 			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		}
 		if who != "" {
-			r = r.WithContext(WithModerator(r.Context(), who))
+			r = r.WithContext(backend.WithModerator(r.Context(), who))
 		}
 		w := httptest.NewRecorder()
 		s.h.ServeHTTP(w, r)
@@ -56,7 +57,7 @@ func TestSiteModeration(t *testing.T) {
 	if m == nil {
 		t.Fatal("no token on the page")
 	}
-	w = do("POST", "ana", url.Values{"token": {m[1]}, "action": {ActionRestore}, "id": {rec.ID}})
+	w = do("POST", "ana", url.Values{"token": {m[1]}, "action": {backend.ActionRestore}, "id": {rec.ID}})
 	if w.Code != http.StatusSeeOther {
 		t.Fatalf("restore: %d\n%s", w.Code, w.Body)
 	}
@@ -64,7 +65,7 @@ func TestSiteModeration(t *testing.T) {
 		t.Fatalf("after restore: %s", got.Status)
 	}
 	// Another moderator cannot reuse ana's token.
-	if w := do("POST", "beto", url.Values{"token": {m[1]}, "action": {ActionHide}, "id": {rec.ID}}); w.Code != http.StatusForbidden {
+	if w := do("POST", "beto", url.Values{"token": {m[1]}, "action": {backend.ActionHide}, "id": {rec.ID}}); w.Code != http.StatusForbidden {
 		t.Fatalf("beto with ana's token: %d", w.Code)
 	}
 	trail, err := s.svc.AuditTrail(ctx, 0, 100)

@@ -70,7 +70,7 @@ func boundedCode(code string) string {
 
 // published records one publication outcome: its counter, the per-minute figure of the operator's page,
 // and one log line. Exactly one of res and p is set.
-func (o *Observe) published(channel string, start time.Time, res *schema.PublishResult, created bool, p *Problem) {
+func (o *Observe) Published(channel string, start time.Time, res *schema.PublishResult, created bool, p *Problem) {
 	if o == nil {
 		return
 	}
@@ -205,7 +205,7 @@ func (o *Observe) reported(reason, outcome string) {
 }
 
 // mcpCall counts one MCP tool call.
-func (o *Observe) mcpCall(tool string, isError bool) {
+func (o *Observe) MCPCall(tool string, isError bool) {
 	if o == nil || o.Metrics == nil {
 		return
 	}
@@ -217,7 +217,7 @@ func (o *Observe) mcpCall(tool string, isError bool) {
 }
 
 // read times one read; view and format must come from the fixed sets (callers check them first).
-func (o *Observe) read(view, format string, start time.Time) {
+func (o *Observe) Read(view, format string, start time.Time) {
 	if o == nil || o.Metrics == nil {
 		return
 	}

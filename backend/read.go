@@ -26,7 +26,7 @@ func invalidParams(details []schema.FieldError) *Problem {
 	if len(details) == 1 {
 		msg = "Parámetro inválido: " + details[0].Message + "."
 	}
-	return badRequest(&schema.ErrorBody{Code: schema.CodeInvalidParameter, Error: msg, Details: details})
+	return BadRequest(&schema.ErrorBody{Code: schema.CodeInvalidParameter, Error: msg, Details: details})
 }
 
 func paramError(name, msg string, allowed ...string) schema.FieldError {
@@ -156,7 +156,7 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 }
 
 // listHelp answers a list query (view=list, buscar_ayudas). Errors are *Problem for bad input.
-func (s *Service) listHelp(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
+func (s *Service) List(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
 	spec, errs := s.listSpec(&q)
 	if errs != nil {
 		return nil, invalidParams(errs)
@@ -240,7 +240,7 @@ func unknownRecord(id string) *Problem {
 
 // helpDetail answers view=detail and ver_ayuda: one record with its phone. Errors are *Problem for a
 // malformed (400) or unknown (404) id.
-func (s *Service) helpDetail(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error) {
+func (s *Service) Detail(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error) {
 	id = store.NormalizeID(id)
 	switch {
 	case id == "":
@@ -292,7 +292,7 @@ func contactShown(rec *store.Record) bool {
 
 // panorama answers view=panorama and consultar_panorama: the active emergencies (or the one asked for,
 // active or not) with their counts.
-func (s *Service) panorama(ctx context.Context, base, slug string) (*schema.Panorama, error) {
+func (s *Service) Panorama(ctx context.Context, base, slug string) (*schema.Panorama, error) {
 	var ems []Emergency
 	for _, e := range s.cfg.Emergencies {
 		if (slug == "" && !e.Inactive) || e.Slug == slug {

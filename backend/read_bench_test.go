@@ -1,4 +1,4 @@
-package backend
+package backend_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/schema"
 )
@@ -34,7 +35,7 @@ func BenchmarkListRead(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = bs.Close() })
-	h, err := NewHandler(NewService(bs, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}}))
+	h, err := backend.NewHandler(withMCP(backend.NewService(bs, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})))
 	if err != nil {
 		b.Fatal(err)
 	}

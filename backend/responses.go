@@ -85,11 +85,11 @@ func decodeResponse(body []byte) (*schema.ResponseInput, string, *Problem) {
 	if p := decodeBody(body, checkResponseInput, &in); p != nil {
 		return nil, "", p
 	}
-	return normalizeResponse(&in)
+	return NormalizeResponse(&in)
 }
 
-// normalizeResponse trims in and parses its phone (the same rules as a publication's).
-func normalizeResponse(in *schema.ResponseInput) (*schema.ResponseInput, string, *Problem) {
+// NormalizeResponse trims in and parses its phone (the same rules as a publication's).
+func NormalizeResponse(in *schema.ResponseInput) (*schema.ResponseInput, string, *Problem) {
 	in.Message, in.ContactName, in.ContactWhatsapp = strings.TrimSpace(in.Message), strings.TrimSpace(in.ContactName), strings.TrimSpace(in.ContactWhatsapp)
 	var errs []schema.FieldError
 	if in.Message == "" {
@@ -107,7 +107,7 @@ func normalizeResponse(in *schema.ResponseInput) (*schema.ResponseInput, string,
 		if len(errs) == 1 {
 			msg = "Datos inválidos: " + errs[0].Message + "."
 		}
-		return nil, "", badRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: msg, Details: errs})
+		return nil, "", BadRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: msg, Details: errs})
 	}
 	return in, e164, nil
 }
@@ -131,13 +131,13 @@ func (s *Service) openRecord(ctx context.Context, id string, now time.Time) (*st
 			return nil, goneRecord(rec.Status)
 		}
 		return nil, &Problem{Status: http.StatusGone, Body: schema.ErrorBody{Code: schema.CodeGone,
-			Error: fmt.Sprintf("La publicación está %s: ya no recibe respuestas.", statusWords[rec.Status])}}
+			Error: fmt.Sprintf("La publicación está %s: ya no recibe respuestas.", StatusWords[rec.Status])}}
 	}
 	return rec, nil
 }
 
 // respond stores a new response to record id. Errors are *Problem.
-func (s *Service) respond(ctx context.Context, id string, in *schema.ResponseInput, e164 string) (*schema.ResponseCreated, error) {
+func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInput, e164 string) (*schema.ResponseCreated, error) {
 	id = store.NormalizeID(id)
 	now := s.now().UTC().Truncate(time.Millisecond)
 	rec, err := s.openRecord(ctx, id, now)
@@ -210,7 +210,7 @@ func (s *Service) publisherResponses(ctx context.Context, id string) (*schema.Re
 func (s *Service) actOnResponse(ctx context.Context, id, rid, action string) (*schema.ResponseActionResult, error) {
 	if !slices.Contains(schema.ResponseActions, action) {
 		msg := "«action» debe ser una de: " + strings.Join(schema.ResponseActions, ", ")
-		return nil, badRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Acción desconocida: " + msg + ".",
+		return nil, BadRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Acción desconocida: " + msg + ".",
 			Details: []schema.FieldError{{Field: "/action", Message: msg, Allowed: schema.ResponseActions}}})
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
@@ -402,12 +402,12 @@ func (h *Handler) serveResponses(w http.ResponseWriter, r *http.Request, id, res
 			writeProblem(w, p)
 			return
 		}
-		res, err := h.svc.reportResponse(r.Context(), id, rid, in, clientIP(r))
+		res, err := h.svc.reportResponse(r.Context(), id, rid, in, ClientIP(r))
 		if err != nil {
-			writeProblem(w, withPathFields(asProblem(err)))
+			writeProblem(w, withPathFields(AsProblem(err)))
 			return
 		}
-		writeJSON(w, http.StatusAccepted, res)
+		WriteJSON(w, http.StatusAccepted, res)
 	default:
 		writeProblem(w, notFound())
 	}
@@ -437,13 +437,13 @@ func (h *Handler) serveResponseCollection(w http.ResponseWriter, r *http.Request
 			writeProblem(w, p)
 			return
 		}
-		res, err := h.svc.respond(r.Context(), id, in, e164)
+		res, err := h.svc.Respond(r.Context(), id, in, e164)
 		if err != nil {
-			writeProblem(w, withPathFields(asProblem(err)))
+			writeProblem(w, withPathFields(AsProblem(err)))
 			return
 		}
-		w.Header().Set("Location", h.svc.baseURL(r)+schema.ResponsesPath(res.ID)+"/"+res.ResponseID)
-		writeJSON(w, http.StatusCreated, res)
+		w.Header().Set("Location", h.svc.BaseURL(r)+schema.ResponsesPath(res.ID)+"/"+res.ResponseID)
+		WriteJSON(w, http.StatusCreated, res)
 		return
 	}
 	// GET: the manage token first, as on …/actions: 401 without one, the same 403 for a wrong one and an
@@ -455,7 +455,7 @@ func (h *Handler) serveResponseCollection(w http.ResponseWriter, r *http.Request
 	}
 	if ok, err := h.svc.checkManageToken(r.Context(), id, token); err != nil || !ok {
 		if err != nil {
-			writeProblem(w, asProblem(err))
+			writeProblem(w, AsProblem(err))
 		} else {
 			writeProblem(w, forbidden())
 		}
@@ -467,10 +467,10 @@ func (h *Handler) serveResponseCollection(w http.ResponseWriter, r *http.Request
 	}
 	res, err := h.svc.publisherResponses(r.Context(), id)
 	if err != nil {
-		writeProblem(w, asProblem(err))
+		writeProblem(w, AsProblem(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	WriteJSON(w, http.StatusOK, res)
 }
 
 // serveResponseAction: the author's renew or withdraw, with the responseToken.
@@ -485,7 +485,7 @@ func (h *Handler) serveResponseAction(w http.ResponseWriter, r *http.Request, id
 	}
 	if ok, err := h.svc.checkResponseToken(r.Context(), id, rid, token); err != nil || !ok {
 		if err != nil {
-			writeProblem(w, asProblem(err))
+			writeProblem(w, AsProblem(err))
 		} else {
 			writeProblem(w, forbiddenResponse())
 		}
@@ -503,10 +503,10 @@ func (h *Handler) serveResponseAction(w http.ResponseWriter, r *http.Request, id
 	}
 	res, err := h.svc.actOnResponse(r.Context(), id, rid, strings.TrimSpace(req.Action))
 	if err != nil {
-		writeProblem(w, asProblem(err))
+		writeProblem(w, AsProblem(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	WriteJSON(w, http.StatusOK, res)
 }
 
 // maxAttendedPages bounds the store pages one attended page reads: past it the page is returned short,

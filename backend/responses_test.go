@@ -1,4 +1,4 @@
-package backend
+package backend_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -276,12 +277,12 @@ func TestResponsesStrictBody(t *testing.T) {
 	if n := s.count(a.ID); n != 0 {
 		t.Fatalf("refused bodies stored %d responses", n)
 	}
-	if got := ZoneOf(httptest.NewRequest("POST", schema.ResponsesPath(a.ID), nil), MCPFree); got != ZoneRespond {
+	if got := backend.ZoneOf(httptest.NewRequest("POST", schema.ResponsesPath(a.ID), nil), backend.MCPFree); got != backend.ZoneRespond {
 		t.Fatalf("the zone of a response: %q", got)
 	}
-	for _, p := range []struct{ path, zone string }{{schema.ResponsesPath(a.ID) + "/3f9a1c0b7d2e4a61" + schema.ActionsSuffix, ZoneManage},
-		{schema.ResponsesPath(a.ID) + "/3f9a1c0b7d2e4a61" + schema.ReportsSuffix, ZoneReport}} {
-		if got := ZoneOf(httptest.NewRequest("POST", p.path, nil), MCPFree); got != p.zone {
+	for _, p := range []struct{ path, zone string }{{schema.ResponsesPath(a.ID) + "/3f9a1c0b7d2e4a61" + schema.ActionsSuffix, backend.ZoneManage},
+		{schema.ResponsesPath(a.ID) + "/3f9a1c0b7d2e4a61" + schema.ReportsSuffix, backend.ZoneReport}} {
+		if got := backend.ZoneOf(httptest.NewRequest("POST", p.path, nil), backend.MCPFree); got != p.zone {
 			t.Errorf("the zone of POST %s: %q, want %q", p.path, got, p.zone)
 		}
 	}
@@ -296,9 +297,8 @@ func TestResponsesPrivacy(t *testing.T) {
 		t.Fatal(code)
 	}
 	views := s.views(a.ID)
-	res := callReadTool(t, s.svc, ToolSearchHelp, `{}`)
-	b, _ := json.Marshal(res.StructuredContent)
-	views["mcp buscar_ayudas"] = resultText(res) + string(b)
+	text, structured := s.callTool(schema.ToolSearchHelp, `{}`)
+	views["mcp buscar_ayudas"] = text + string(structured)
 	for name, path := range map[string]string{"attended": schema.HelpPath + "?view=list&attended=true", "all csv": schema.HelpPath + "?view=list&format=csv&all=true",
 		"emergency page": schema.EmergencyPath("inundaciones-la-mojana"), "emergency twin": schema.EmergencyPath("inundaciones-la-mojana") + ".md"} {
 		code, body := s.do("GET", path, nil)
@@ -327,7 +327,7 @@ func TestResponseReports(t *testing.T) {
 	_, r1, _ := s.respond(a.ID, `{"message":"Mándeme plata primero"}`)
 	ctx := context.Background()
 	for i, addr := range []string{"198.51.100.1", "198.51.100.1", "198.51.100.2"} {
-		res, err := s.svc.reportResponse(ctx, a.ID, r1.ResponseID, &schema.ReportInput{Reason: "fraud"}, addr)
+		res, err := s.svc.ReportResponse(ctx, a.ID, r1.ResponseID, &schema.ReportInput{Reason: "fraud"}, addr)
 		if err != nil || res.Outcome != schema.ReportCounted {
 			t.Fatalf("report %d: %+v %v", i, res, err)
 		}
@@ -357,7 +357,7 @@ func TestResponseReports(t *testing.T) {
 func TestMCPRespond(t *testing.T) {
 	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
 	a := s.publish(insulinRequest("a"))
-	code, body := s.mcpPost("2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+ToolRespond+`","arguments":{"id":"`+a.ID+`","message":"Puedo ayudar","contactWhatsapp":"3112223344"}}}`)
+	code, body := s.mcpPost("2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+schema.ToolRespond+`","arguments":{"id":"`+a.ID+`","message":"Puedo ayudar","contactWhatsapp":"3112223344"}}}`)
 	var rpc struct {
 		Result struct {
 			IsError           bool                   `json:"isError"`
@@ -371,7 +371,7 @@ func TestMCPRespond(t *testing.T) {
 	if code, res := s.responseAct(a.ID, rc.ResponseID, rc.ResponseToken, "withdraw"); code != http.StatusOK || res.Status != schema.ResponseWithdrawn {
 		t.Fatalf("the tool's token: %d %+v", code, res)
 	}
-	_, body = s.mcpPost("2025-06-18", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+ToolRespond+`","arguments":{"id":"`+a.ID+`","message":"x","contactWhatsapp":"12"}}}`)
+	_, body = s.mcpPost("2025-06-18", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+schema.ToolRespond+`","arguments":{"id":"`+a.ID+`","message":"x","contactWhatsapp":"12"}}}`)
 	if !strings.Contains(body, `"isError":true`) || !strings.Contains(body, "contactWhatsapp") {
 		t.Fatalf("a bad phone through MCP: %s", body)
 	}

@@ -89,19 +89,25 @@ func NewService(st store.Store, cfg Config) *Service {
 	return s
 }
 
+// Config is the configuration the service was built with.
+func (s *Service) Config() Config { return s.cfg }
+
+// Observe is where the service reports its metrics and its publication log (nil observes nothing).
+func (s *Service) Observe() *Observe { return s.cfg.Observe }
+
 // CloseFeed ends the live feed's streams (each is told to reconnect) and its poller: the config is going
 // away (a reload or a stop).
 func (s *Service) CloseFeed() { s.feed.close() }
 
 // baseURL is the public base for links (webutil.BaseURL); Handler.ServeHTTP refuses a request whose Host
 // could not be part of one before anything builds a link from it.
-func (s *Service) baseURL(r *http.Request) string {
+func (s *Service) BaseURL(r *http.Request) string {
 	base, _ := webutil.BaseURL(s.cfg.PublicURL, r)
 	return base
 }
 
 // activeEmergencies returns the active emergencies with their links, as discovery and MCP list them.
-func (s *Service) activeEmergencies(base string) []schema.EmergencyInfo {
+func (s *Service) ActiveEmergencies(base string) []schema.EmergencyInfo {
 	out := make([]schema.EmergencyInfo, 0, len(s.active))
 	for _, e := range s.active {
 		out = append(out, schema.EmergencyInfo{
@@ -129,14 +135,14 @@ type Problem struct {
 
 func (p *Problem) Error() string { return p.Body.Code + ": " + p.Body.Error }
 
-func badRequest(b *schema.ErrorBody) *Problem {
+func BadRequest(b *schema.ErrorBody) *Problem {
 	b.Cap()
 	return &Problem{Status: http.StatusBadRequest, Body: *b}
 }
 
 // publish validates body (a JSON request or offer; forcedType fixes the type for MCP tools) and stores it
 // unless its (source, externalId) exists. created tells 201 from 200.
-func (s *Service) publish(ctx context.Context, base string, body []byte, forcedType string) (res *schema.PublishResult, created bool, err error) {
+func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedType string) (res *schema.PublishResult, created bool, err error) {
 	pub, err := s.validate(body, forcedType)
 	if err != nil {
 		return nil, false, err
@@ -221,7 +227,7 @@ func (s *Service) validate(body []byte, forcedType string) (*schema.Publication,
 	pub, eb := schema.Decoder{MunicipioLater: true}.Decode(body, forcedType)
 	if eb != nil {
 		s.addEmergencyDetail(eb, body)
-		return nil, badRequest(eb)
+		return nil, BadRequest(eb)
 	}
 	if p := s.selectEmergency(pub); p != nil {
 		return nil, p
@@ -231,7 +237,7 @@ func (s *Service) validate(body []byte, forcedType string) (*schema.Publication,
 
 // dryRun validates body exactly as publish does, and stores nothing: the answer to dryRun=true. A pair
 // already stored is told as publish would tell it: a duplicate, whether the content matches, its id.
-func (s *Service) dryRun(ctx context.Context, base string, body []byte, forcedType string) (*schema.DryRunResult, error) {
+func (s *Service) DryRun(ctx context.Context, base string, body []byte, forcedType string) (*schema.DryRunResult, error) {
 	pub, err := s.validate(body, forcedType)
 	if err != nil {
 		return nil, err
@@ -289,7 +295,7 @@ func (s *Service) selectEmergency(pub *schema.Publication) *Problem {
 	list := strings.Join(slugs, ", ")
 	switch {
 	case len(s.active) == 0:
-		return badRequest(&schema.ErrorBody{Code: schema.CodeNoActiveEmergency,
+		return BadRequest(&schema.ErrorBody{Code: schema.CodeNoActiveEmergency,
 			Error: "No hay ninguna emergencia activa en este momento: no se pueden publicar registros."})
 	case pub.EmergencySlug != "":
 		for _, e := range s.active {
@@ -298,20 +304,20 @@ func (s *Service) selectEmergency(pub *schema.Publication) *Problem {
 			}
 		}
 		msg := fmt.Sprintf("«emergencySlug» %s no es una emergencia activa; emergencias activas: %s", schema.Quote(pub.EmergencySlug), list)
-		return badRequest(&schema.ErrorBody{Code: schema.CodeUnknownEmergency, Error: "Emergencia desconocida o inactiva: " + msg + ".",
+		return BadRequest(&schema.ErrorBody{Code: schema.CodeUnknownEmergency, Error: "Emergencia desconocida o inactiva: " + msg + ".",
 			Details: []schema.FieldError{{Field: "/emergencySlug", Message: msg, Allowed: slugs}}})
 	case len(s.active) == 1:
 		pub.EmergencySlug = s.active[0].Slug
 		return nil
 	default:
 		msg := fmt.Sprintf("«emergencySlug» es obligatorio porque hay varias emergencias activas: %s", list)
-		return badRequest(&schema.ErrorBody{Code: schema.CodeEmergencyRequired, Error: "Falta la emergencia: " + msg + ".",
+		return BadRequest(&schema.ErrorBody{Code: schema.CodeEmergencyRequired, Error: "Falta la emergencia: " + msg + ".",
 			Details: []schema.FieldError{{Field: "/emergencySlug", Message: msg, Allowed: slugs}}})
 	}
 }
 
-// asProblem maps any error from publish to the answer a client gets.
-func asProblem(err error) *Problem {
+// AsProblem maps any error from publish to the answer a client gets.
+func AsProblem(err error) *Problem {
 	var p *Problem
 	if errors.As(err, &p) {
 		return p

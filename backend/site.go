@@ -19,7 +19,7 @@ type baseURLKey struct{}
 // lists read through the same service as GET help?view=detail|list, with the same parameters.
 func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
 	return site.New(site.Options{
-		Emergencies:     func() []schema.EmergencyInfo { return svc.activeEmergencies("") },
+		Emergencies:     func() []schema.EmergencyInfo { return svc.ActiveEmergencies("") },
 		PublicURL:       svc.cfg.PublicURL,
 		Contact:         svc.cfg.OperatorContact,
 		MapTiles:        svc.cfg.MapTiles,
@@ -40,7 +40,7 @@ func (s siteService) ParseList(v url.Values) (schema.ListQuery, []schema.FieldEr
 }
 
 func (s siteService) List(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
-	l, err := s.svc.listHelp(ctx, base, q)
+	l, err := s.svc.List(ctx, base, q)
 	if p := (*Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
 		return nil, &site.QueryError{Details: p.Body.Details}
 	}
@@ -48,7 +48,7 @@ func (s siteService) List(ctx context.Context, base string, q schema.ListQuery) 
 }
 
 func (s siteService) Detail(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error) {
-	d, err := s.svc.helpDetail(ctx, base, id)
+	d, err := s.svc.Detail(ctx, base, id)
 	// A malformed id (400) has no page either.
 	p := (*Problem)(nil)
 	switch {
@@ -61,7 +61,7 @@ func (s siteService) Detail(ctx context.Context, base, id string) (*schema.Publi
 }
 
 func (s siteService) Matches(ctx context.Context, base, id string, limit int) (*schema.HelpMatches, error) {
-	return s.svc.helpMatches(ctx, base, id, schema.MatchesQuery{Limit: limit})
+	return s.svc.Matches(ctx, base, id, schema.MatchesQuery{Limit: limit})
 }
 
 func (s siteService) Act(ctx context.Context, base, id, token, action string) (int, []byte) {
@@ -87,7 +87,7 @@ func (s siteService) Report(r *http.Request, id string, body []byte) (int, []byt
 	if p != nil {
 		return siteAnswer(0, nil, p)
 	}
-	res, err := s.svc.report(r.Context(), id, in, clientIP(r))
+	res, err := s.svc.Report(r.Context(), id, in, ClientIP(r))
 	if p := (*Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
 		err = notFound() // the body passed decodeReport: only the id was refused, and a malformed id has no page
 	}
@@ -98,19 +98,19 @@ func (s siteService) Publish(ctx context.Context, body []byte) (int, []byte) {
 	svc := s.svc
 	start := time.Now()
 	base, _ := ctx.Value(baseURLKey{}).(string)
-	res, created, err := svc.publish(ctx, base, body, "")
+	res, created, err := svc.Publish(ctx, base, body, "")
 	var v any = res
 	status := http.StatusOK
 	switch {
 	case err != nil:
-		p := asProblem(err)
+		p := AsProblem(err)
 		status, v = p.Status, &p.Body
-		svc.cfg.Observe.published(ChannelForm, start, nil, false, p)
+		svc.cfg.Observe.Published(ChannelForm, start, nil, false, p)
 	case created:
 		status = http.StatusCreated
 	}
 	if err == nil {
-		svc.cfg.Observe.published(ChannelForm, start, res, created, nil)
+		svc.cfg.Observe.Published(ChannelForm, start, res, created, nil)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -122,7 +122,7 @@ func (s siteService) Publish(ctx context.Context, body []byte) (int, []byte) {
 // siteAnswer is a service's answer as its endpoint sends it: status and res, or err's problem.
 func siteAnswer(status int, res any, err error) (int, []byte) {
 	if err != nil {
-		p := asProblem(err)
+		p := AsProblem(err)
 		status, res = p.Status, &p.Body
 	}
 	b, err := json.Marshal(res)
@@ -138,5 +138,5 @@ func (h *Handler) serveSite(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) withBase(r *http.Request) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), baseURLKey{}, h.svc.baseURL(r)))
+	return r.WithContext(context.WithValue(r.Context(), baseURLKey{}, h.svc.BaseURL(r)))
 }

@@ -69,7 +69,7 @@ var Zones = []Zone{
 		},
 		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.DetailRateLimit },
 		Scope: "lecturas de un registro con su teléfono (GET " + schema.HelpPath + "?view=detail, las páginas " +
-			schema.RecordPathPrefix + "{id} y la herramienta MCP " + ToolViewHelp + ") por dirección IP",
+			schema.RecordPathPrefix + "{id} y la herramienta MCP " + schema.ToolViewHelp + ") por dirección IP",
 		Refusal: "Límite temporal de consultas de registros con teléfono alcanzado: espere los segundos que indica Retry-After.",
 		Page: site.LimitPage{
 			Explain: "Este sitio limita cuántas páginas con número de teléfono se pueden abrir por minuto desde una misma red, para que nadie pueda copiar los números de todos.",
@@ -104,7 +104,7 @@ var Zones = []Zone{
 		Name: ZoneRespond, Events: 20, Window: time.Minute, MCP: MCPRespond,
 		Match:     []ZoneMatch{{Methods: []string{http.MethodPost}, Paths: []string{schema.HelpPath + "/*" + schema.ResponsesSuffix}}},
 		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.RespondRateLimit },
-		Scope:     "respuestas «yo puedo ayudar» (POST " + schema.HelpPath + "/{id}" + schema.ResponsesSuffix + " y la herramienta MCP " + ToolRespond + ") por dirección IP",
+		Scope:     "respuestas «yo puedo ayudar» (POST " + schema.HelpPath + "/{id}" + schema.ResponsesSuffix + " y la herramienta MCP " + schema.ToolRespond + ") por dirección IP",
 		Refusal:   "Límite temporal de respuestas alcanzado: espere los segundos que indica Retry-After y reintente.",
 		Page: site.LimitPage{
 			Explain: "Este sitio limita cuántas respuestas «yo puedo ayudar» se pueden enviar por minuto desde una misma red, para que nadie pueda llenar de mensajes a quien pidió ayuda. Su respuesta no se envió.",
@@ -202,4 +202,26 @@ func RateLimitedIn(zone string) *Problem {
 	}
 	return &Problem{Status: http.StatusTooManyRequests, Zone: z.Name,
 		Body: schema.ErrorBody{Code: schema.CodeRateLimited, Error: z.Refusal}}
+}
+
+// MCPUse is what an MCP POST may do, as far as the rate limits care.
+type MCPUse uint8
+
+const (
+	MCPFree    MCPUse = iota // spends no budget: initialize, tools/list, a read-only tool without contact data
+	MCPPublish               // may publish: metered with POST help (zone publish)
+	MCPContact               // reads a record's phone number: metered with view=detail (zone detail)
+	MCPReport                // reports a record: metered with POST …/reports (zone report)
+	MCPManage                // a publisher's action: metered with POST …/actions (zone manage)
+	MCPRespond               // a response to a record: metered with POST …/responses (zone respond)
+)
+
+// Zone is the rate_limit zone a call of this use spends (the Zones entry whose MCP it is), "" for none.
+func (u MCPUse) Zone() string {
+	for _, z := range Zones {
+		if u != MCPFree && z.MCP == u {
+			return z.Name
+		}
+	}
+	return ""
 }

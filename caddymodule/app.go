@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/backend/mcpserver"
 	"github.com/directaid/directaid/backend/places"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/site"
@@ -311,7 +312,7 @@ func (a *App) build(limits backend.Config) error {
 	limits.FeedStreams, limits.FeedStreamsPerClient = a.Feed.Streams, a.Feed.StreamsPerClient
 	a.svc = backend.NewService(a.store, limits)
 	a.current.Store(a.svc)
-	h, err := backend.NewHandler(a.svc)
+	h, err := backend.NewHandler(a.svc, mcpserver.New(a.svc))
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/backend/mcpserver"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -130,14 +131,14 @@ func (m *mcpMatcher) useOf(r *http.Request) (backend.MCPUse, error) {
 	// set (it sorts them by name, so this one may run before `path`): reading every POST body here would
 	// wait on slow or endless bodies that the API refuses unread. A body announced over the endpoint's
 	// limit is refused unread too, so it can do nothing; reading it would also defeat Expect: 100-continue.
-	if r.Method != http.MethodPost || r.URL.Path != schema.MCPPath || r.Body == nil || r.ContentLength > backend.MCPMaxBodyBytes {
+	if r.Method != http.MethodPost || r.URL.Path != schema.MCPPath || r.Body == nil || r.ContentLength > mcpserver.MaxBodyBytes {
 		return backend.MCPFree, nil
 	}
 	if v, ok := caddyhttp.GetVar(r.Context(), mcpUseVar).(backend.MCPUse); ok {
 		return v, nil
 	}
 	// One byte past the endpoint's limit is enough to know the body will be refused (and counts).
-	head, err := io.ReadAll(io.LimitReader(r.Body, backend.MCPMaxBodyBytes+1))
+	head, err := io.ReadAll(io.LimitReader(r.Body, mcpserver.MaxBodyBytes+1))
 	r.Body = struct {
 		io.Reader
 		io.Closer

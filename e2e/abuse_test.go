@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
 )
 
 // Abuse: the publish limit per client, spoofed client addresses, slow clients, idle connections.
@@ -132,7 +132,7 @@ func TestPublishLimitHolds(t *testing.T) {
 	form := "type=offer&emergencySlug=eje-cafetero&title=T&category=otro&contactName=N&contactWhatsapp=3001234567&publishContact=true"
 	resp, _ = s.Do("POST", "/pedir", []byte(form), append([]string{"Content-Type", "application/x-www-form-urlencoded"}, spoof(1)...)...)
 	checkLimited(t, "the site's form", resp, nil, time.Minute)
-	resp, out = mcpPublish(t, s, backend.ToolPublishOffer, mcpArgs(validOffer()), spoof(2)...)
+	resp, out = mcpPublish(t, s, schema.ToolPublishOffer, mcpArgs(validOffer()), spoof(2)...)
 	checkLimited(t, "MCP publicar_ofrecimiento", resp, out, time.Minute)
 	if r, _ := call(t, s, "GET", "/api/public/v1/help", nil); r.StatusCode != http.StatusOK {
 		t.Errorf("reads are not limited by the publish budget: %d", r.StatusCode)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
 )
 
 // total is how many records the list view counts.
@@ -58,15 +58,15 @@ func TestPublishDryRun(t *testing.T) {
 	cs := sdkSession(t, s, "")
 	args := mcpArgs(validOffer())
 	args["dryRun"] = true
-	res := callTool(t, cs, backend.ToolPublishOffer, args)
+	res := callTool(t, cs, schema.ToolPublishOffer, args)
 	sc, _ := json.Marshal(res.StructuredContent)
 	if res.IsError || !strings.Contains(string(sc), `"dryRun":true`) || !strings.Contains(toolText(res), "no se guardó nada") {
 		t.Fatalf("MCP dry run: %s %s", toolText(res), sc)
 	}
 	args["publishContact"] = false
-	toolError(t, callTool(t, cs, backend.ToolPublishOffer, args), "publishContact")
+	toolError(t, callTool(t, cs, schema.ToolPublishOffer, args), "publishContact")
 	args["dryRun"] = "sí"
-	toolError(t, callTool(t, cs, backend.ToolPublishOffer, args), "dryRun")
+	toolError(t, callTool(t, cs, schema.ToolPublishOffer, args), "dryRun")
 	if n := total(t, s); n != 1 {
 		t.Fatalf("%v records after MCP dry runs, want the one real publication", n)
 	}

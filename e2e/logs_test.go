@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
 )
 
 // TestNoContactDataInLogs publishes, through every door and in every way that fails, records whose
@@ -50,8 +50,8 @@ func TestNoContactDataInLogs(t *testing.T) {
 	form.Set("publishContact", "true")
 	s.Do("POST", "/pedir", []byte(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
 	// MCP, accepted and refused.
-	mcpPublish(t, s, backend.ToolPublishOffer, mcpArgs(with(validOffer(), "contactName", name, "contactWhatsapp", phone, "address", address)))
-	mcpPublish(t, s, backend.ToolPublishOffer, mcpArgs(with(validOffer(), "contactName", name, "contactWhatsapp", "Xyzzyfoo 301 555 8899")))
+	mcpPublish(t, s, schema.ToolPublishOffer, mcpArgs(with(validOffer(), "contactName", name, "contactWhatsapp", phone, "address", address)))
+	mcpPublish(t, s, schema.ToolPublishOffer, mcpArgs(with(validOffer(), "contactName", name, "contactWhatsapp", "Xyzzyfoo 301 555 8899")))
 	// Reading the records back, the phone included (view=detail).
 	_, created := publish(t, s, with(validOffer(), "contactName", name, "contactWhatsapp", phone))
 	if id, ok := created["id"].(string); ok {

@@ -8,8 +8,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
 )
 
 // englishOrGo are words of mcp-go's and Go's own error texts: no protocol error may carry them.
@@ -122,7 +122,7 @@ func TestMCPErrorsInSpanish(t *testing.T) {
 	// Through the official Go SDK client: a tool's argument errors are tool results in Spanish.
 	cs := sdkSession(t, s, "2025-11-25")
 	for _, args := range []map[string]any{{}, {"id": 5}, {"id": "x", "otro": 1}} {
-		res := callTool(t, cs, backend.ToolViewHelp, args)
+		res := callTool(t, cs, schema.ToolViewHelp, args)
 		if !res.IsError {
 			t.Errorf("ver_ayuda %v: not an error", args)
 		}

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
 )
@@ -16,16 +15,16 @@ func TestMCPManageAndReport(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	cs := sdkSession(t, s, "")
 	const externalID = "mcp-ext-7f3a9c51"
-	pub := published(t, callTool(t, cs, backend.ToolPublishRequest, mcpArgs(with(validRequest(), "externalId", externalID))))
+	pub := published(t, callTool(t, cs, schema.ToolPublishRequest, mcpArgs(with(validRequest(), "externalId", externalID))))
 	if pub.ManageToken == "" {
 		t.Fatalf("no manageToken in the tool's result: %+v", pub)
 	}
 	manage := func(id, token, action string) (schema.ActionResult, string, bool) {
-		res := callTool(t, cs, backend.ToolManage, map[string]any{"id": id, "manageToken": token, "action": action})
+		res := callTool(t, cs, schema.ToolManage, map[string]any{"id": id, "manageToken": token, "action": action})
 		if res.IsError {
 			return schema.ActionResult{}, toolText(res), true
 		}
-		structuredAsText(t, backend.ToolManage, res)
+		structuredAsText(t, schema.ToolManage, res)
 		return roundTrip[schema.ActionResult](t, res.StructuredContent), toolText(res), false
 	}
 	list := func(status string) []string {
@@ -33,7 +32,7 @@ func TestMCPManageAndReport(t *testing.T) {
 		if status != "" {
 			args["status"] = status
 		}
-		res := callTool(t, cs, backend.ToolSearchHelp, args)
+		res := callTool(t, cs, schema.ToolSearchHelp, args)
 		if res.IsError {
 			t.Fatalf("buscar_ayudas %v: %s", args, toolText(res))
 		}
@@ -73,7 +72,7 @@ func TestMCPManageAndReport(t *testing.T) {
 	if got := list("resolved"); len(got) != 1 || got[0] != pub.ID {
 		t.Errorf("status=resolved: %v", got)
 	}
-	toolError(t, callTool(t, cs, backend.ToolSearchHelp, map[string]any{"status": "withdrawn"}), "status")
+	toolError(t, callTool(t, cs, schema.ToolSearchHelp, map[string]any{"status": "withdrawn"}), "status")
 
 	if res, _, _ := manage(pub.ID, pub.ManageToken, schema.ActionReopen); res.Status != "open" || res.ExpiresAt == nil {
 		t.Errorf("reopen: %+v", res)
@@ -83,15 +82,15 @@ func TestMCPManageAndReport(t *testing.T) {
 	}
 
 	// Anyone reports, with a reason; an unknown reason is refused naming the argument.
-	res2 := callTool(t, cs, backend.ToolReport, map[string]any{"id": pub.ID, "reason": "spam", "note": "Parece repetido"})
+	res2 := callTool(t, cs, schema.ToolReport, map[string]any{"id": pub.ID, "reason": "spam", "note": "Parece repetido"})
 	if res2.IsError {
 		t.Fatalf("report: %s", toolText(res2))
 	}
-	structuredAsText(t, backend.ToolReport, res2)
+	structuredAsText(t, schema.ToolReport, res2)
 	if rep := roundTrip[schema.ReportResult](t, res2.StructuredContent); !rep.OK || rep.ID != pub.ID || rep.Reason != "spam" || rep.Message == "" {
 		t.Errorf("report: %+v", rep)
 	}
-	toolError(t, callTool(t, cs, backend.ToolReport, map[string]any{"id": pub.ID, "reason": "aburrido"}), "reason")
+	toolError(t, callTool(t, cs, schema.ToolReport, map[string]any{"id": pub.ID, "reason": "aburrido"}), "reason")
 
 	// Withdraw erases the contact; the record page no longer shows the phone.
 	if res, _, _ := manage(pub.ID, pub.ManageToken, schema.ActionWithdraw); res.Status != "withdrawn" || !res.Changed {

@@ -10,7 +10,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/internal/testmcp"
 	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
@@ -38,12 +37,12 @@ func sdkSessionFrom(t *testing.T, s *testserver.Server, ip string) *sdk.ClientSe
 func TestMCPReportsNotMyNumberAndThreshold(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{Emergencies: testserver.TwoEmergencies + "\n\t\thide_after_reports 2"})
 	publisher := sdkSessionFrom(t, s, "127.0.0.1")
-	a := published(t, callTool(t, publisher, backend.ToolPublishRequest, mcpArgs(validRequest())))
-	b := published(t, callTool(t, publisher, backend.ToolPublishOffer, mcpArgs(with(validOffer(), "contactWhatsapp", "+57 312 555 0199"))))
+	a := published(t, callTool(t, publisher, schema.ToolPublishRequest, mcpArgs(validRequest())))
+	b := published(t, callTool(t, publisher, schema.ToolPublishOffer, mcpArgs(with(validOffer(), "contactWhatsapp", "+57 312 555 0199"))))
 
 	view := func(cs *sdk.ClientSession, id string) (map[string]any, string, bool) {
 		t.Helper()
-		res := callTool(t, cs, backend.ToolViewHelp, map[string]any{"id": id})
+		res := callTool(t, cs, schema.ToolViewHelp, map[string]any{"id": id})
 		if res.IsError {
 			return nil, toolText(res), true
 		}
@@ -51,7 +50,7 @@ func TestMCPReportsNotMyNumberAndThreshold(t *testing.T) {
 	}
 	listed := func(cs *sdk.ClientSession) string {
 		t.Helper()
-		res := callTool(t, cs, backend.ToolSearchHelp, map[string]any{})
+		res := callTool(t, cs, schema.ToolSearchHelp, map[string]any{})
 		if res.IsError {
 			t.Fatalf("buscar_ayudas: %s", toolText(res))
 		}
@@ -59,7 +58,7 @@ func TestMCPReportsNotMyNumberAndThreshold(t *testing.T) {
 	}
 	reportFrom := func(cs *sdk.ClientSession, id, reason string) schema.ReportResult {
 		t.Helper()
-		res := callTool(t, cs, backend.ToolReport, map[string]any{"id": id, "reason": reason})
+		res := callTool(t, cs, schema.ToolReport, map[string]any{"id": id, "reason": reason})
 		if res.IsError {
 			t.Fatalf("reportar_publicacion %s %s: %s", id, reason, toolText(res))
 		}
@@ -107,7 +106,7 @@ func TestMCPReportsNotMyNumberAndThreshold(t *testing.T) {
 	if l := listed(r1); strings.Contains(l, a.ID) {
 		t.Fatalf("a hidden record is listed by buscar_ayudas: %s", l)
 	}
-	toolError(t, callTool(t, r1, backend.ToolReport, map[string]any{"id": a.ID, "reason": "spam"}))
+	toolError(t, callTool(t, r1, schema.ToolReport, map[string]any{"id": a.ID, "reason": "spam"}))
 
 	// The operator reviews and restores: the read tools show it again, with its phone.
 	if q := moderate(t, s, "queue"); !strings.Contains(q, a.ID) || !strings.Contains(q, b.ID) || strings.Contains(q, "127.0.0.2") {

@@ -10,8 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/backend/mcpserver"
 	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
 )
 
 const modernProtocol = "2026-07-28"
@@ -136,15 +137,15 @@ func TestMCPProtocolVersions(t *testing.T) {
 			for _, tool := range c.request("tools/list", nil)["tools"].([]any) {
 				names = append(names, tool.(map[string]any)["name"].(string))
 			}
-			for _, want := range []string{backend.ToolListEmergencies, backend.ToolPublishRequest, backend.ToolPublishOffer} {
+			for _, want := range []string{schema.ToolListEmergencies, schema.ToolPublishRequest, schema.ToolPublishOffer} {
 				if !slices.Contains(names, want) {
 					t.Fatalf("tools/list lacks %s: %v", want, names)
 				}
 			}
-			if em := structured(t, c.callTool(backend.ToolListEmergencies, nil))["emergencies"].([]any); len(em) != 2 {
+			if em := structured(t, c.callTool(schema.ToolListEmergencies, nil))["emergencies"].([]any); len(em) != 2 {
 				t.Errorf("emergencies: %v", em)
 			}
-			res := structured(t, c.callTool(backend.ToolPublishOffer, mcpArgs(validOffer())))
+			res := structured(t, c.callTool(schema.ToolPublishOffer, mcpArgs(validOffer())))
 			if res["ok"] != true || res["duplicate"] != false || res["type"] != "offer" || res["emergencySlug"] != "eje-cafetero" {
 				t.Errorf("publish: %v", res)
 			}
@@ -215,13 +216,13 @@ func TestMCPHTTPAnswers(t *testing.T) {
 	rpcError(t, "unknown protocol version", resp, body, 400)
 	resp, body = call(t, s, "POST", "/mcp", []byte(`{"jsonrpc":"2.0","id":1,`), jsonCT...)
 	rpcError(t, "truncated JSON", resp, body, 400)
-	big := append(bytes.Repeat([]byte(" "), backend.MCPMaxBodyBytes), ping...)
+	big := append(bytes.Repeat([]byte(" "), mcpserver.MaxBodyBytes), ping...)
 	resp, body = call(t, s, "POST", "/mcp", big, jsonCT...)
 	rpcError(t, "body over the limit", resp, body, 413)
 
 	// Arguments over the publish body limit fit in a message but are refused like POST help refuses them.
 	c := &rpcClient{t: t, s: s, version: "2025-11-25"}
-	res := c.callTool(backend.ToolPublishOffer, with(mcpArgs(validOffer()), "description", strings.Repeat("a", 70<<10)))
+	res := c.callTool(schema.ToolPublishOffer, with(mcpArgs(validOffer()), "description", strings.Repeat("a", 70<<10)))
 	if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), "64 KiB") {
 		t.Errorf("70 KiB of arguments: %v", res)
 	}
@@ -236,7 +237,7 @@ func TestMCPBatchRefused(t *testing.T) {
 			rec := validOffer()
 			records = append(records, rec)
 			calls = append(calls, map[string]any{"jsonrpc": "2.0", "id": i, "method": "tools/call",
-				"params": map[string]any{"name": backend.ToolPublishOffer, "arguments": mcpArgs(rec)}})
+				"params": map[string]any{"name": schema.ToolPublishOffer, "arguments": mcpArgs(rec)}})
 		}
 		return mustJSON(t, calls), records
 	}
@@ -334,13 +335,13 @@ func TestMCPRateLimit(t *testing.T) {
 	for range 5 {
 		c.request("tools/list", nil)
 		c.request("ping", nil)
-		structured(t, c.callTool(backend.ToolListEmergencies, nil))
+		structured(t, c.callTool(schema.ToolListEmergencies, nil))
 	}
 	if resp, body := publish(t, s, validRequest()); resp.StatusCode != 201 {
 		t.Fatalf("POST help: %d %v", resp.StatusCode, body)
 	}
-	structured(t, c.callTool(backend.ToolPublishOffer, mcpArgs(validOffer())))
-	structured(t, c.callTool(backend.ToolPublishRequest, mcpArgs(validRequest())))
+	structured(t, c.callTool(schema.ToolPublishOffer, mcpArgs(validOffer())))
+	structured(t, c.callTool(schema.ToolPublishRequest, mcpArgs(validRequest())))
 
 	over := func(what string, resp *http.Response, body map[string]any) {
 		t.Helper()
@@ -352,7 +353,7 @@ func TestMCPRateLimit(t *testing.T) {
 		c.id++
 		return c.post(map[string]any{"id": c.id, "method": "tools/call", "params": map[string]any{"name": name, "arguments": args}})
 	}
-	resp, body := toolCall(backend.ToolPublishOffer, mcpArgs(validOffer()))
+	resp, body := toolCall(schema.ToolPublishOffer, mcpArgs(validOffer()))
 	over("MCP publish", resp, body)
 	resp, body = publish(t, s, validRequest())
 	over("POST help", resp, body)
@@ -361,7 +362,7 @@ func TestMCPRateLimit(t *testing.T) {
 	over("unknown tool", resp, body)
 	modern := &rpcClient{t: t, s: s, version: modernProtocol}
 	modern.connect()
-	resp, body = modern.post(map[string]any{"id": 1, "method": "tools/call", "params": map[string]any{"name": backend.ToolPublishRequest, "arguments": mcpArgs(validRequest())}})
+	resp, body = modern.post(map[string]any{"id": 1, "method": "tools/call", "params": map[string]any{"name": schema.ToolPublishRequest, "arguments": mcpArgs(validRequest())}})
 	over("MCP publish (2026-07-28)", resp, body)
 
 	// The agent can still connect, list, and call every tool annotated read-only (the annotation is what
@@ -381,5 +382,5 @@ func TestMCPRateLimit(t *testing.T) {
 	if free == 0 {
 		t.Error("no read-only tool listed")
 	}
-	structured(t, modern.callTool(backend.ToolListEmergencies, nil))
+	structured(t, modern.callTool(schema.ToolListEmergencies, nil))
 }

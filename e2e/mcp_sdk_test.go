@@ -10,7 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/backend/mcpserver"
 	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
 )
@@ -75,12 +75,12 @@ func TestMCPGoSDK(t *testing.T) {
 			for _, tool := range tools.Tools {
 				byName[tool.Name] = tool
 			}
-			for _, name := range []string{backend.ToolListEmergencies, backend.ToolPublishRequest, backend.ToolPublishOffer} {
+			for _, name := range []string{schema.ToolListEmergencies, schema.ToolPublishRequest, schema.ToolPublishOffer} {
 				if byName[name] == nil {
 					t.Fatalf("tools/list lacks %s", name)
 				}
 			}
-			for name, component := range map[string]string{backend.ToolPublishRequest: "HelpRequest", backend.ToolPublishOffer: "HelpOffer"} {
+			for name, component := range map[string]string{schema.ToolPublishRequest: "HelpRequest", schema.ToolPublishOffer: "HelpOffer"} {
 				tool := byName[name]
 				// The API's body as the served OpenAPI document describes it, less the `type` the tool sets.
 				want := served[component].(map[string]any)
@@ -99,45 +99,45 @@ func TestMCPGoSDK(t *testing.T) {
 					t.Errorf("%s: title %q, annotations %+v", name, tool.Title, a)
 				}
 			}
-			for _, name := range []string{backend.ToolListEmergencies, backend.ToolSearchHelp, backend.ToolViewHelp, backend.ToolPanorama} {
+			for _, name := range []string{schema.ToolListEmergencies, schema.ToolSearchHelp, schema.ToolViewHelp, schema.ToolPanorama} {
 				if tool := byName[name]; tool == nil || tool.Annotations == nil || !tool.Annotations.ReadOnlyHint || tool.Title == "" {
 					t.Errorf("%s must be listed, titled and read-only: %+v", name, tool)
 				}
 			}
-			for name, component := range map[string]string{backend.ToolSearchHelp: "HelpList", backend.ToolViewHelp: "PublicHelpDetail", backend.ToolPanorama: "Panorama"} {
+			for name, component := range map[string]string{schema.ToolSearchHelp: "HelpList", schema.ToolViewHelp: "PublicHelpDetail", schema.ToolPanorama: "Panorama"} {
 				if !reflect.DeepEqual(roundTrip[any](t, byName[name].OutputSchema), served[component]) {
 					t.Errorf("%s output schema is not %s's", name, component)
 				}
 			}
-			if got := roundTrip[any](t, byName[backend.ToolSearchHelp].InputSchema); !reflect.DeepEqual(got, served["ListQuery"]) {
+			if got := roundTrip[any](t, byName[schema.ToolSearchHelp].InputSchema); !reflect.DeepEqual(got, served["ListQuery"]) {
 				t.Errorf("buscar_ayudas input schema is not ListQuery's:\n got %s\nwant %s", mustJSON(t, got), mustJSON(t, served["ListQuery"]))
 			}
 
-			list := callTool(t, cs, backend.ToolListEmergencies, nil)
-			if em := roundTrip[backend.EmergencyList](t, list.StructuredContent); len(em.Emergencies) != 2 || em.Emergencies[0].Slug != "eje-cafetero" {
+			list := callTool(t, cs, schema.ToolListEmergencies, nil)
+			if em := roundTrip[mcpserver.EmergencyList](t, list.StructuredContent); len(em.Emergencies) != 2 || em.Emergencies[0].Slug != "eje-cafetero" {
 				t.Errorf("listar_emergencias: %+v", em)
 			}
 
 			req := mcpArgs(validRequest())
-			first := published(t, callTool(t, cs, backend.ToolPublishRequest, req))
+			first := published(t, callTool(t, cs, schema.ToolPublishRequest, req))
 			if !first.OK || first.Duplicate || first.Type != "request" || first.ID == "" || !strings.HasSuffix(first.PublicURL, "/ayudas/"+first.ID) {
 				t.Errorf("publish request: %+v", first)
 			}
-			retry := published(t, callTool(t, cs, backend.ToolPublishRequest, req))
+			retry := published(t, callTool(t, cs, schema.ToolPublishRequest, req))
 			if !retry.Duplicate || retry.ID != first.ID || retry.ContentMatches == nil || !*retry.ContentMatches {
 				t.Errorf("retry: %+v, first %+v", retry, first)
 			}
-			if offer := published(t, callTool(t, cs, backend.ToolPublishOffer, mcpArgs(validOffer()))); offer.Type != "offer" || offer.Duplicate {
+			if offer := published(t, callTool(t, cs, schema.ToolPublishOffer, mcpArgs(validOffer()))); offer.Type != "offer" || offer.Duplicate {
 				t.Errorf("publish offer: %+v", offer)
 			}
 
-			toolError(t, callTool(t, cs, backend.ToolPublishRequest, with(mcpArgs(validRequest()), "latitude", 40.7)),
+			toolError(t, callTool(t, cs, schema.ToolPublishRequest, with(mcpArgs(validRequest()), "latitude", 40.7)),
 				"latitude", "menor o igual que 13.6", "vuelva a llamar a publicar_solicitud")
-			toolError(t, callTool(t, cs, backend.ToolPublishOffer, with(mcpArgs(validOffer()), "publishContact", false)),
+			toolError(t, callTool(t, cs, schema.ToolPublishOffer, with(mcpArgs(validOffer()), "publishContact", false)),
 				"publishContact", "pregunte a la persona", "publishContact: true")
-			toolError(t, callTool(t, cs, backend.ToolPublishOffer, with(mcpArgs(validOffer()), "emergencySlug", nil)),
+			toolError(t, callTool(t, cs, schema.ToolPublishOffer, with(mcpArgs(validOffer()), "emergencySlug", nil)),
 				"emergencySlug", "listar_emergencias", "eje-cafetero", "inundaciones-la-mojana")
-			toolError(t, callTool(t, cs, backend.ToolPublishRequest, with(mcpArgs(validRequest()), "type", "offer")), "type")
+			toolError(t, callTool(t, cs, schema.ToolPublishRequest, with(mcpArgs(validRequest()), "type", "offer")), "type")
 		})
 	}
 }
@@ -148,7 +148,7 @@ func TestMCPSameRecordAsHTTP(t *testing.T) {
 	cs := sdkSession(t, s, "")
 
 	rec := validRequest()
-	viaMCP := published(t, callTool(t, cs, backend.ToolPublishRequest, mcpArgs(rec)))
+	viaMCP := published(t, callTool(t, cs, schema.ToolPublishRequest, mcpArgs(rec)))
 	resp, body := publish(t, s, rec)
 	if resp.StatusCode != 200 || body["duplicate"] != true || body["id"] != viaMCP.ID || body["contentMatches"] != true {
 		t.Errorf("POST help after MCP: %d %v (MCP id %s)", resp.StatusCode, body, viaMCP.ID)
@@ -159,12 +159,12 @@ func TestMCPSameRecordAsHTTP(t *testing.T) {
 	if resp.StatusCode != 201 {
 		t.Fatalf("POST help: %d %v", resp.StatusCode, body)
 	}
-	again := published(t, callTool(t, cs, backend.ToolPublishOffer, mcpArgs(off)))
+	again := published(t, callTool(t, cs, schema.ToolPublishOffer, mcpArgs(off)))
 	if !again.Duplicate || again.ID != body["id"] {
 		t.Errorf("MCP after POST help: %+v, HTTP id %v", again, body["id"])
 	}
 	// Same pair, other type: still that record, and the answer says the content differs.
-	other := published(t, callTool(t, cs, backend.ToolPublishRequest, mcpArgs(with(validRequest(), "externalId", off["externalId"]))))
+	other := published(t, callTool(t, cs, schema.ToolPublishRequest, mcpArgs(with(validRequest(), "externalId", off["externalId"]))))
 	if !other.Duplicate || other.ID != body["id"] || other.ContentMatches == nil || *other.ContentMatches {
 		t.Errorf("same pair through the other tool: %+v", other)
 	}
@@ -175,12 +175,12 @@ func TestMCPSameRecordAsHTTP(t *testing.T) {
 func TestMCPGoSDKRateLimited(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{PublishEvents: 1, PublishWindow: "1m"})
 	cs := sdkSession(t, s, "")
-	published(t, callTool(t, cs, backend.ToolPublishOffer, mcpArgs(validOffer())))
-	_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: backend.ToolPublishOffer, Arguments: mcpArgs(validOffer())})
+	published(t, callTool(t, cs, schema.ToolPublishOffer, mcpArgs(validOffer())))
+	_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: schema.ToolPublishOffer, Arguments: mcpArgs(validOffer())})
 	if err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
 		t.Fatalf("second publication: %v", err)
 	}
-	callTool(t, cs, backend.ToolListEmergencies, nil)
+	callTool(t, cs, schema.ToolListEmergencies, nil)
 	sdkSession(t, s, "2025-11-25") // connecting spends nothing either
 }
 
@@ -210,11 +210,11 @@ func TestMCPGoSDKReadTools(t *testing.T) {
 		{map[string]any{"latitude": 4.5339, "longitude": -75.6811, "radiusKm": 5, "type": "request"}, "latitude=4.5339&longitude=-75.6811&radiusKm=5&type=request", []string{ids[3], ids[0]}}, // equally near: newest first
 		{map[string]any{"type": "offer"}, "type=offer", []string{ids[2]}},
 	} {
-		res := callTool(t, cs, backend.ToolSearchHelp, c.args)
+		res := callTool(t, cs, schema.ToolSearchHelp, c.args)
 		if res.IsError {
 			t.Fatalf("buscar_ayudas %v: %s", c.args, toolText(res))
 		}
-		structuredAsText(t, backend.ToolSearchHelp, res)
+		structuredAsText(t, schema.ToolSearchHelp, res)
 		got := roundTrip[schema.HelpList](t, res.StructuredContent)
 		_, api := call(t, s, "GET", "/api/public/v1/help?view=list&"+c.query, nil)
 		apiList := roundTrip[schema.HelpList](t, api)
@@ -232,20 +232,20 @@ func TestMCPGoSDKReadTools(t *testing.T) {
 			t.Errorf("buscar_ayudas shows a phone number: %s", raw)
 		}
 	}
-	toolError(t, callTool(t, cs, backend.ToolSearchHelp, map[string]any{"latitude": 4.5}), "longitude")
-	toolError(t, callTool(t, cs, backend.ToolSearchHelp, map[string]any{"category": "comida"}), "category")
+	toolError(t, callTool(t, cs, schema.ToolSearchHelp, map[string]any{"latitude": 4.5}), "longitude")
+	toolError(t, callTool(t, cs, schema.ToolSearchHelp, map[string]any{"category": "comida"}), "category")
 
-	res := callTool(t, cs, backend.ToolViewHelp, map[string]any{"id": ids[0]})
+	res := callTool(t, cs, schema.ToolViewHelp, map[string]any{"id": ids[0]})
 	_, api := call(t, s, "GET", "/api/public/v1/help?view=detail&id="+ids[0], nil)
 	if res.IsError || !reflect.DeepEqual(roundTrip[map[string]any](t, res.StructuredContent), api) || !strings.Contains(toolText(res), "https://wa.me/573001234567") {
 		t.Errorf("ver_ayuda: %s\n%v\nAPI: %v", toolText(res), res.StructuredContent, api)
 	}
-	structuredAsText(t, backend.ToolViewHelp, res)
-	toolError(t, callTool(t, cs, backend.ToolViewHelp, map[string]any{"id": "0000000000000000"}), "0000000000000000")
+	structuredAsText(t, schema.ToolViewHelp, res)
+	toolError(t, callTool(t, cs, schema.ToolViewHelp, map[string]any{"id": "0000000000000000"}), "0000000000000000")
 
-	res = callTool(t, cs, backend.ToolPanorama, map[string]any{"emergencySlug": "eje-cafetero"})
-	structuredAsText(t, backend.ToolPanorama, res)
-	structuredAsText(t, backend.ToolListEmergencies, callTool(t, cs, backend.ToolListEmergencies, nil))
+	res = callTool(t, cs, schema.ToolPanorama, map[string]any{"emergencySlug": "eje-cafetero"})
+	structuredAsText(t, schema.ToolPanorama, res)
+	structuredAsText(t, schema.ToolListEmergencies, callTool(t, cs, schema.ToolListEmergencies, nil))
 	p := roundTrip[schema.Panorama](t, res.StructuredContent)
 	if res.IsError || len(p.Emergencies) != 1 || p.Emergencies[0].Requests != 2 || p.Emergencies[0].Offers != 1 {
 		t.Errorf("consultar_panorama: %s %+v", toolText(res), p)
@@ -260,16 +260,16 @@ func TestMCPContactLimit(t *testing.T) {
 	id := body["id"].(string)
 	cs := sdkSession(t, s, "")
 	for range 2 {
-		if res := callTool(t, cs, backend.ToolViewHelp, map[string]any{"id": id}); res.IsError {
+		if res := callTool(t, cs, schema.ToolViewHelp, map[string]any{"id": id}); res.IsError {
 			t.Fatalf("ver_ayuda: %s", toolText(res))
 		}
 	}
-	_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: backend.ToolViewHelp, Arguments: map[string]any{"id": id}})
+	_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: schema.ToolViewHelp, Arguments: map[string]any{"id": id}})
 	if err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
 		t.Fatalf("third ver_ayuda: %v", err)
 	}
-	callTool(t, cs, backend.ToolSearchHelp, map[string]any{})
-	published(t, callTool(t, cs, backend.ToolPublishOffer, mcpArgs(validOffer())))
+	callTool(t, cs, schema.ToolSearchHelp, map[string]any{})
+	published(t, callTool(t, cs, schema.ToolPublishOffer, mcpArgs(validOffer())))
 	for _, path := range []string{"/api/public/v1/help?view=detail&id=" + id, "/ayudas/" + id, "/ayudas/" + id + ".md"} {
 		resp, raw := s.Do("GET", path, nil)
 		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(raw), "teléfono") {
@@ -286,16 +286,16 @@ func TestMCPToolsSpendTheirZones(t *testing.T) {
 	id, token := body["id"].(string), body["manageToken"].(string)
 	cs := sdkSession(t, s, "")
 	for range 2 {
-		if res := callTool(t, cs, backend.ToolReport, map[string]any{"id": id, "reason": "spam"}); res.IsError {
+		if res := callTool(t, cs, schema.ToolReport, map[string]any{"id": id, "reason": "spam"}); res.IsError {
 			t.Fatalf("reportar_publicacion: %s", toolText(res))
 		}
-		if res := callTool(t, cs, backend.ToolManage, map[string]any{"id": id, "manageToken": token, "action": "renew"}); res.IsError {
+		if res := callTool(t, cs, schema.ToolManage, map[string]any{"id": id, "manageToken": token, "action": "renew"}); res.IsError {
 			t.Fatalf("actualizar_publicacion: %s", toolText(res))
 		}
 	}
 	// The publishing budget (one spent by the API) is whole but for that one.
-	published(t, callTool(t, cs, backend.ToolPublishOffer, mcpArgs(validOffer())))
-	published(t, callTool(t, cs, backend.ToolPublishOffer, mcpArgs(validOffer())))
+	published(t, callTool(t, cs, schema.ToolPublishOffer, mcpArgs(validOffer())))
+	published(t, callTool(t, cs, schema.ToolPublishOffer, mcpArgs(validOffer())))
 	// The third of each kind fits; the fourth, over either surface, does not.
 	if resp, raw := s.Do("POST", "/api/public/v1/help/"+id+"/reports", []byte(`{"reason":"spam"}`), "Content-Type", "application/json"); resp.StatusCode != 202 {
 		t.Fatalf("third report, over the API: %d %s", resp.StatusCode, raw)
@@ -306,7 +306,7 @@ func TestMCPToolsSpendTheirZones(t *testing.T) {
 	for _, c := range []struct {
 		tool string
 		args map[string]any
-	}{{backend.ToolReport, map[string]any{"id": id, "reason": "spam"}}, {backend.ToolManage, map[string]any{"id": id, "manageToken": token, "action": "renew"}}} {
+	}{{schema.ToolReport, map[string]any{"id": id, "reason": "spam"}}, {schema.ToolManage, map[string]any{"id": id, "manageToken": token, "action": "renew"}}} {
 		_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
 		if err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
 			t.Fatalf("fourth %s: %v", c.tool, err)

@@ -17,9 +17,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/internal/pgtest"
 	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
 )
 
 // metricsScenario drives a server through every kind of event the metrics count: publications created,
@@ -43,14 +43,14 @@ func metricsScenario(t *testing.T, s *testserver.Server, publishEvents, detailEv
 		"latitude": {"4.5"}, "longitude": {"-75.6"}, "contactName": {"Rosa"}, "contactWhatsapp": {"3001112233"}, "publishContact": {"true"}}
 	s.Do("POST", "/pedir", []byte(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
 	spent++
-	_, out := mcpPublish(t, s, backend.ToolPublishOffer, mcpArgs(validOffer()))
-	_, refused := mcpPublish(t, s, backend.ToolPublishOffer, mcpArgs(with(validOffer(), "publishContact", false)))
+	_, out := mcpPublish(t, s, schema.ToolPublishOffer, mcpArgs(validOffer()))
+	_, refused := mcpPublish(t, s, schema.ToolPublishOffer, mcpArgs(with(validOffer(), "publishContact", false)))
 	spent += 2
 	if out["result"] == nil || refused["result"] == nil {
 		t.Fatalf("MCP publications: %v %v", out, refused)
 	}
-	mcpCall(t, s, backend.ToolSearchHelp, map[string]any{"limit": 1})
-	mcpCall(t, s, backend.ToolPanorama, map[string]any{})
+	mcpCall(t, s, schema.ToolSearchHelp, map[string]any{"limit": 1})
+	mcpCall(t, s, schema.ToolPanorama, map[string]any{})
 	for _, q := range []string{"view=list", "view=list&format=csv", "view=list&format=geojson", "view=panorama", "view=list&format=xml"} {
 		s.Do("GET", "/api/public/v1/help?"+q, nil)
 	}
@@ -156,9 +156,9 @@ func TestMetrics(t *testing.T) {
 		{"directaid_publications_total", map[string]string{"channel": "form", "outcome": "created"}, 1},
 		{"directaid_publications_total", map[string]string{"channel": "mcp", "outcome": "created"}, 1},
 		{"directaid_publications_total", map[string]string{"channel": "mcp", "outcome": "refused", "code": "consent_required"}, 1},
-		{"directaid_mcp_tool_calls_total", map[string]string{"tool": backend.ToolPublishOffer, "outcome": "ok"}, 1},
-		{"directaid_mcp_tool_calls_total", map[string]string{"tool": backend.ToolPublishOffer, "outcome": "error"}, 1},
-		{"directaid_mcp_tool_calls_total", map[string]string{"tool": backend.ToolSearchHelp, "outcome": "ok"}, 1},
+		{"directaid_mcp_tool_calls_total", map[string]string{"tool": schema.ToolPublishOffer, "outcome": "ok"}, 1},
+		{"directaid_mcp_tool_calls_total", map[string]string{"tool": schema.ToolPublishOffer, "outcome": "error"}, 1},
+		{"directaid_mcp_tool_calls_total", map[string]string{"tool": schema.ToolSearchHelp, "outcome": "ok"}, 1},
 		{"directaid_read_duration_seconds", map[string]string{"view": "list", "format": "json"}, 1},
 		{"directaid_read_duration_seconds", map[string]string{"view": "list", "format": "csv"}, 1},
 		{"directaid_read_duration_seconds", map[string]string{"view": "list", "format": "geojson"}, 1},

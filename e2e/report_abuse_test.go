@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
 )
@@ -83,7 +82,7 @@ func TestReportsCannotBlankTheNetworkThroughTheBinary(t *testing.T) {
 						resp.Body.Close()
 						count(resp.StatusCode)
 					default:
-						res := callTool(t, cs, backend.ToolReport, map[string]any{"id": id, "reason": reason})
+						res := callTool(t, cs, schema.ToolReport, map[string]any{"id": id, "reason": reason})
 						if res.IsError {
 							count(410)
 						} else {

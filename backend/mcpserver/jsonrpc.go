@@ -1,4 +1,4 @@
-package backend
+package mcpserver
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -177,7 +178,7 @@ func jsonKind(v any) string {
 
 func writeRefusal(w http.ResponseWriter, r *rpcRefusal) {
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, rpcStatus(r.code), map[string]any{"jsonrpc": "2.0", "id": r.id, "error": map[string]any{"code": r.code, "message": r.msg}})
+	backend.WriteJSON(w, rpcStatus(r.code), map[string]any{"jsonrpc": "2.0", "id": r.id, "error": map[string]any{"code": r.code, "message": r.msg}})
 }
 
 // bufferedResponse holds mcp-go's answer (one JSON body: streaming is disabled) so that its errors can be

@@ -1,4 +1,4 @@
-package backend
+package mcpserver
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
 )
 
@@ -18,7 +19,9 @@ func TestToolsListedEverywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	h, err := NewHandler(NewService(s, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}}))
+	svc := backend.NewService(s, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})
+	e := New(svc)
+	h, err := backend.NewHandler(svc, e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +54,11 @@ func TestToolsListedEverywhere(t *testing.T) {
 	}
 	llms, guide := get("GET", "/llms.txt", ""), get("GET", "/integraciones.md", "")
 
-	registered := h.mcp.(*mcpEndpoint).srv.ListTools()
-	if len(registered) != len(h.tools) || len(registered) == 0 {
-		t.Fatalf("%d tools registered, %d documented", len(registered), len(h.tools))
+	registered := e.srv.ListTools()
+	if len(registered) != len(e.Tools()) || len(registered) == 0 {
+		t.Fatalf("%d tools registered, %d documented", len(registered), len(e.Tools()))
 	}
-	for _, doc := range h.tools {
+	for _, doc := range e.Tools() {
 		name := doc.Name
 		if _, ok := registered[name]; !ok {
 			t.Errorf("%s documented but not registered", name)

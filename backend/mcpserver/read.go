@@ -1,4 +1,4 @@
-package backend
+package mcpserver
 
 import (
 	"bytes"
@@ -10,15 +10,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/schema"
-)
-
-// The MCP read tools: the same filters, validation and answers as GET help?view=list|detail|panorama.
-const (
-	ToolSearchHelp = "buscar_ayudas"
-	ToolViewHelp   = "ver_ayuda"
-	ToolPanorama   = "consultar_panorama"
-	ToolMatches    = "buscar_coincidencias"
 )
 
 type viewHelpArgs struct {
@@ -31,10 +24,10 @@ type panoramaArgs struct {
 
 // readTools are the read-only tools, registered next to the publishing ones.
 // mcpReadViews are the views the read tools answer, for the read latency metric.
-var mcpReadViews = map[string]string{ToolSearchHelp: schema.ViewList, ToolViewHelp: schema.ViewDetail, ToolPanorama: schema.ViewPanorama, ToolMatches: readViewMatches}
+var mcpReadViews = map[string]string{schema.ToolSearchHelp: schema.ViewList, schema.ToolViewHelp: schema.ViewDetail, schema.ToolPanorama: schema.ViewPanorama, schema.ToolMatches: backend.ReadViewMatches}
 
-func readTools(svc *Service) []server.ServerTool {
-	search := mcp.NewToolWithRawSchema(ToolSearchHelp,
+func readTools(svc *backend.Service) []server.ServerTool {
+	search := mcp.NewToolWithRawSchema(schema.ToolSearchHelp,
 		"Busca en la red pública solicitudes de ayuda (request) y ofrecimientos (offer): por emergencia, tipo, categoría, urgencia, texto (q, sin distinguir tildes ni mayúsculas) "+
 			"y cerca de un punto (latitude, longitude, radiusKm: del más cercano al más lejano, con distanceKm). Devuelve los más recientes primero, de a limit (máximo 100); "+
 			"para ver más, vuelva a llamar con los mismos filtros y cursor = nextCursor. Las listas muestran el nombre de contacto pero no el teléfono: para contactar use ver_ayuda con el id. Solo lee.",
@@ -42,20 +35,20 @@ func readTools(svc *Service) []server.ServerTool {
 	search.RawOutputSchema = mustJSON(schema.JSONSchema("HelpList"))
 	annotate(&search, "Buscar solicitudes y ofrecimientos de ayuda", true)
 
-	view := mcp.NewToolWithRawSchema(ToolViewHelp,
+	view := mcp.NewToolWithRawSchema(schema.ToolViewHelp,
 		"Muestra un registro completo por su id, con el número de WhatsApp (E.164) y el enlace wa.me para contactar a la persona, publicados con su consentimiento. "+
 			"Úselo solo para el registro que la persona quiere contactar. Solo lee.",
 		mustJSON(schema.ReflectArgs(&viewHelpArgs{})))
 	view.RawOutputSchema = mustJSON(schema.JSONSchema("PublicHelpDetail"))
 	annotate(&view, "Ver un registro de ayuda con su contacto", true)
 
-	panorama := mcp.NewToolWithRawSchema(ToolPanorama,
+	panorama := mcp.NewToolWithRawSchema(schema.ToolPanorama,
 		"Resume cada emergencia activa: cuántas solicitudes y ofrecimientos hay por categoría y urgencia, cuántas personas necesitan ayuda y cuándo llegó el registro más reciente. Solo lee.",
 		mustJSON(schema.ReflectArgs(&panoramaArgs{})))
 	panorama.RawOutputSchema = mustJSON(schema.JSONSchema("Panorama"))
 	annotate(&panorama, "Consultar el panorama de las emergencias", true)
 
-	matches := mcp.NewToolWithRawSchema(ToolMatches,
+	matches := mcp.NewToolWithRawSchema(schema.ToolMatches,
 		"Busca quién puede responder a un registro: para una solicitud, los ofrecimientos vigentes; para un ofrecimiento, las solicitudes vigentes; "+
 			"de la misma emergencia y categoría, a menos de radiusKm (por defecto 25, máximo 100) del registro, del más cercano al más lejano (con distanceKm) y luego los más recientes. "+
 			"Un registro sin punto busca en su municipio. Devuelve hasta limit (por defecto 10, máximo 20), con el nombre de contacto pero sin teléfono: para contactar use ver_ayuda con el id. Solo lee.",
@@ -66,30 +59,30 @@ func readTools(svc *Service) []server.ServerTool {
 	return []server.ServerTool{
 		{Tool: search, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var q schema.ListQuery
-			if res := decodeArgs(ToolSearchHelp, req, &q, checkSearch); res != nil {
+			if res := decodeArgs(schema.ToolSearchHelp, req, &q, checkSearch); res != nil {
 				return res, nil
 			}
-			list, err := svc.listHelp(ctx, mcpBase(ctx), q)
+			list, err := svc.List(ctx, mcpBase(ctx), q)
 			if err != nil {
-				return readProblem(ToolSearchHelp, err), nil
+				return readProblem(schema.ToolSearchHelp, err), nil
 			}
 			return structuredResult(list, listText(list)), nil
 		}},
 		{Tool: view, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a viewHelpArgs
-			if res := decodeArgs(ToolViewHelp, req, &a, checkView); res != nil {
+			if res := decodeArgs(schema.ToolViewHelp, req, &a, checkView); res != nil {
 				return res, nil
 			}
 			if strings.TrimSpace(a.ID) == "" { // not helpDetail's message, which speaks of view=detail
-				return mcp.NewToolResultError("Argumentos inválidos para " + ToolViewHelp + ": «id» es obligatorio: el id de un registro, tomado de " + ToolSearchHelp + "."), nil
+				return mcp.NewToolResultError("Argumentos inválidos para " + schema.ToolViewHelp + ": «id» es obligatorio: el id de un registro, tomado de " + schema.ToolSearchHelp + "."), nil
 			}
-			d, err := svc.helpDetail(ctx, mcpBase(ctx), a.ID)
+			d, err := svc.Detail(ctx, mcpBase(ctx), a.ID)
 			if err != nil {
-				return readProblem(ToolViewHelp, err), nil
+				return readProblem(schema.ToolViewHelp, err), nil
 			}
 			contact := fmt.Sprintf("WhatsApp %s (%s)", d.Contact.Whatsapp, d.Contact.WhatsappURL)
 			if !d.Contact.Available { // expired, or its number reported as someone else's
-				contact = "sin número visible (estado: " + statusWords[d.Status] + ")"
+				contact = "sin número visible (estado: " + backend.StatusWords[d.Status] + ")"
 			}
 			text := fmt.Sprintf("%s: %s (%s, %s). Contacto: %s, %s. Página: %s",
 				typeLabel(d.Type), d.Title, d.Category, d.Emergency.Title, d.Contact.Name, contact, d.PublicURL)
@@ -97,12 +90,12 @@ func readTools(svc *Service) []server.ServerTool {
 		}},
 		{Tool: panorama, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a panoramaArgs
-			if res := decodeArgs(ToolPanorama, req, &a, checkPanorama); res != nil {
+			if res := decodeArgs(schema.ToolPanorama, req, &a, checkPanorama); res != nil {
 				return res, nil
 			}
-			p, err := svc.panorama(ctx, mcpBase(ctx), strings.TrimSpace(a.EmergencySlug))
+			p, err := svc.Panorama(ctx, mcpBase(ctx), strings.TrimSpace(a.EmergencySlug))
 			if err != nil {
-				return readProblem(ToolPanorama, err), nil
+				return readProblem(schema.ToolPanorama, err), nil
 			}
 			var b strings.Builder
 			for _, e := range p.Emergencies {
@@ -112,15 +105,15 @@ func readTools(svc *Service) []server.ServerTool {
 		}},
 		{Tool: matches, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a schema.MatchesArgs
-			if res := decodeArgs(ToolMatches, req, &a, checkMatches); res != nil {
+			if res := decodeArgs(schema.ToolMatches, req, &a, checkMatches); res != nil {
 				return res, nil
 			}
 			if strings.TrimSpace(a.ID) == "" {
-				return mcp.NewToolResultError("Argumentos inválidos para " + ToolMatches + ": «id» es obligatorio: el id de un registro, tomado de " + ToolSearchHelp + " o de su publicación."), nil
+				return mcp.NewToolResultError("Argumentos inválidos para " + schema.ToolMatches + ": «id» es obligatorio: el id de un registro, tomado de " + schema.ToolSearchHelp + " o de su publicación."), nil
 			}
-			m, err := svc.helpMatches(ctx, mcpBase(ctx), a.ID, a.MatchesQuery)
+			m, err := svc.Matches(ctx, mcpBase(ctx), a.ID, a.MatchesQuery)
 			if err != nil {
-				return readProblem(ToolMatches, err), nil
+				return readProblem(schema.ToolMatches, err), nil
 			}
 			return structuredResult(m, matchesText(m)), nil
 		}},
@@ -198,7 +191,7 @@ func decodeArgs(tool string, req mcp.CallToolRequest, v any, check func([]byte) 
 
 // readProblem explains a refused read so that the model can fix its call.
 func readProblem(tool string, err error) *mcp.CallToolResult {
-	p := asProblem(err)
+	p := backend.AsProblem(err)
 	var b strings.Builder
 	b.WriteString(toolErrorText(p.Body.Error))
 	for _, d := range p.Body.Details {

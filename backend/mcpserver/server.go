@@ -1,4 +1,4 @@
-package backend
+package mcpserver
 
 import (
 	"context"
@@ -12,14 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/schema"
-)
-
-// The MCP tools (SPEC.md names them).
-const (
-	ToolListEmergencies = "listar_emergencias"
-	ToolPublishRequest  = "publicar_solicitud"
-	ToolPublishOffer    = "publicar_ofrecimiento"
 )
 
 // EmergencyList is the structured result of listar_emergencias (MCP wants an object, not an array).
@@ -49,12 +43,14 @@ const consentHelp = `Consentimiento: el nombre y el número de WhatsApp de conta
 
 const emergencyHelp = `Emergencia: si hay más de una emergencia activa, emergencySlug es obligatorio; llame a listar_emergencias y pregunte a la persona a cuál corresponde.`
 
-// newMCPServer builds the MCP server over svc. It is stateless: every tool call stands alone.
-func newMCPServer(svc *Service) *server.MCPServer {
+// newMCPServer builds the MCP server over svc, and returns it with its tools as the documents list
+// them. It is stateless: every tool call stands alone.
+func newMCPServer(svc *backend.Service) (*server.MCPServer, []schema.MCPTool) {
 	tools := mcpTools(svc)
+	docs := toolDocs(tools)
 	s := server.NewMCPServer("directaid", schema.APIVersion,
 		server.WithTitle("Red pública de ayuda directa"),
-		server.WithInstructions(mcpInstructions(toolDocs(tools))),
+		server.WithInstructions(mcpInstructions(docs)),
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
 		// Counts every tool call by tool and outcome (the tool is always a registered one).
@@ -62,21 +58,21 @@ func newMCPServer(svc *Service) *server.MCPServer {
 			return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				start := time.Now()
 				res, err := next(ctx, req)
-				svc.cfg.Observe.mcpCall(req.Params.Name, err != nil || (res != nil && res.IsError))
+				svc.Observe().MCPCall(req.Params.Name, err != nil || (res != nil && res.IsError))
 				if view, ok := mcpReadViews[req.Params.Name]; ok {
-					svc.cfg.Observe.read(view, "mcp", start)
+					svc.Observe().Read(view, "mcp", start)
 				}
 				return res, err
 			}
 		}),
 	)
 	s.AddTools(tools...)
-	return s
+	return s, docs
 }
 
 // mcpTools are the tools of the MCP server, in the order tools/list and the documents show them.
-func mcpTools(svc *Service) []server.ServerTool {
-	list := mcp.NewToolWithRawSchema(ToolListEmergencies,
+func mcpTools(svc *backend.Service) []server.ServerTool {
+	list := mcp.NewToolWithRawSchema(schema.ToolListEmergencies,
 		"Lista las emergencias activas (terremotos, inundaciones…) en las que se puede publicar ayuda: slug, título, resumen, lugar, fecha y enlaces. "+
 			"Llámela antes de publicar: el slug es el valor de emergencySlug, obligatorio cuando hay más de una emergencia activa (pregunte entonces a la persona a cuál corresponde). Solo lee; no cambia nada.",
 		json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`))
@@ -88,13 +84,13 @@ func mcpTools(svc *Service) []server.ServerTool {
 
 	return append([]server.ServerTool{
 		server.ServerTool{Tool: list, Handler: func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return emergenciesResult(svc.activeEmergencies(mcpBase(ctx))), nil
+			return emergenciesResult(svc.ActiveEmergencies(mcpBase(ctx))), nil
 		}},
-		publishTool(svc, ToolPublishRequest, schema.TypeRequest, "Publicar una solicitud de ayuda",
+		publishTool(svc, schema.ToolPublishRequest, schema.TypeRequest, "Publicar una solicitud de ayuda",
 			"Publica una solicitud de ayuda: una persona o comunidad afectada por una emergencia necesita alimentos, salud, refugio, transporte, rescate u otra ayuda. "+
 				"Queda visible en el sitio web público para que quien pueda ayudar escriba por WhatsApp. Para ofrecer ayuda use publicar_ofrecimiento.\n\n"+
 				"Datos: los campos y sus límites están en el esquema de entrada. La dirección y las coordenadas (latitude, longitude, en Colombia) son obligatorias: si la persona no las sabe, pídale el lugar exacto."),
-		publishTool(svc, ToolPublishOffer, schema.TypeOffer, "Publicar un ofrecimiento de ayuda",
+		publishTool(svc, schema.ToolPublishOffer, schema.TypeOffer, "Publicar un ofrecimiento de ayuda",
 			"Publica un ofrecimiento de ayuda: una persona, negocio o centro de acopio ofrece alimentos, salud, refugio, transporte, rescate u otra ayuda a los afectados por una emergencia. "+
 				"Queda visible en el sitio web público para que quien la necesite escriba por WhatsApp. Para pedir ayuda use publicar_solicitud.\n\n"+
 				"Datos: los campos y sus límites están en el esquema de entrada; la ubicación es opcional. Un centro de acopio puede indicar su estado en collectionCenterStatus."),
@@ -126,9 +122,9 @@ type mcpClientKey struct{}
 
 // mcpContext carries the request's public base URL (links in results) and the client's address (what
 // tells reporters apart, as for POST reports) to the tool handlers.
-func mcpContext(svc *Service) server.HTTPContextFunc {
+func mcpContext(svc *backend.Service) server.HTTPContextFunc {
 	return func(ctx context.Context, r *http.Request) context.Context {
-		return context.WithValue(context.WithValue(ctx, mcpBaseKey{}, svc.baseURL(r)), mcpClientKey{}, clientIP(r))
+		return context.WithValue(context.WithValue(ctx, mcpBaseKey{}, svc.BaseURL(r)), mcpClientKey{}, backend.ClientIP(r))
 	}
 }
 
@@ -167,8 +163,8 @@ func emergenciesResult(list []schema.EmergencyInfo) *mcp.CallToolResult {
 
 // publishTool is a publishing tool; what tells a model what the record is and when to use the tool. Its
 // handler validates the raw arguments with our own validator (not mcp-go's, whose messages a model cannot
-// act on) through the same Service.publish as POST help, with the type the tool stands for.
-func publishTool(svc *Service, name, typ, title, what string) server.ServerTool {
+// act on) through the same Service.Publish as POST help, with the type the tool stands for.
+func publishTool(svc *backend.Service, name, typ, title, what string) server.ServerTool {
 	t := mcp.NewToolWithRawSchema(name, what+"\n"+emergencyHelp+"\n"+consentHelp+"\n"+idempotencyHelp+
 		"\nSi el resultado es un error, su texto dice qué campo corregir y cómo.", schema.ToolInputSchema(typ))
 	// A publication's result, or a dry run's (dryRun: true).
@@ -181,7 +177,7 @@ func publishTool(svc *Service, name, typ, title, what string) server.ServerTool 
 		}
 		start := time.Now()
 		if len(args) > schema.MaxBodyBytes {
-			svc.cfg.Observe.published(ChannelMCP, start, nil, false, &Problem{Status: http.StatusRequestEntityTooLarge, Body: schema.ErrorBody{Code: schema.CodeBodyTooLarge}})
+			svc.Observe().Published(backend.ChannelMCP, start, nil, false, &backend.Problem{Status: http.StatusRequestEntityTooLarge, Body: schema.ErrorBody{Code: schema.CodeBodyTooLarge}})
 			return mcp.NewToolResultError(fmt.Sprintf("No se publicó: los argumentos ocupan más de %d KiB. Acorte la descripción y vuelva a llamar a %s.", schema.MaxBodyBytes>>10, name)), nil
 		}
 		args, dry, p := takeDryRun(args)
@@ -189,9 +185,9 @@ func publishTool(svc *Service, name, typ, title, what string) server.ServerTool 
 			return problemResult(name, p), nil
 		}
 		if dry {
-			res, err := svc.dryRun(ctx, mcpBase(ctx), args, typ)
+			res, err := svc.DryRun(ctx, mcpBase(ctx), args, typ)
 			if err != nil {
-				return problemResult(name, asProblem(err)), nil
+				return problemResult(name, backend.AsProblem(err)), nil
 			}
 			text := "Validación sin publicar (dryRun): los datos son válidos y no se guardó nada. " +
 				"Para publicar de verdad, vuelva a llamar a " + name + " con los mismos datos y sin dryRun, solo si la persona lo autorizó."
@@ -206,13 +202,13 @@ func publishTool(svc *Service, name, typ, title, what string) server.ServerTool 
 			out.Content = append(out.Content, mcp.NewTextContent(string(mustJSON(res))))
 			return out, nil
 		}
-		res, created, err := svc.publish(ctx, mcpBase(ctx), args, typ)
+		res, created, err := svc.Publish(ctx, mcpBase(ctx), args, typ)
 		if err != nil {
-			p := asProblem(err)
-			svc.cfg.Observe.published(ChannelMCP, start, nil, false, p)
+			p := backend.AsProblem(err)
+			svc.Observe().Published(backend.ChannelMCP, start, nil, false, p)
 			return problemResult(name, p), nil
 		}
-		svc.cfg.Observe.published(ChannelMCP, start, res, created, nil)
+		svc.Observe().Published(backend.ChannelMCP, start, res, created, nil)
 		return publishedResult(res, created, typ), nil
 	}}
 }
@@ -220,7 +216,7 @@ func publishTool(svc *Service, name, typ, title, what string) server.ServerTool 
 // takeDryRun removes the dryRun argument from a publishing tool's arguments (the publication's decoder
 // refuses unknown fields) and reports its value. Arguments that are not a JSON object are left for the
 // decoder to refuse with its usual message.
-func takeDryRun(args []byte) ([]byte, bool, *Problem) {
+func takeDryRun(args []byte) ([]byte, bool, *backend.Problem) {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(args, &m) != nil {
 		return args, false, nil
@@ -231,13 +227,13 @@ func takeDryRun(args []byte) ([]byte, bool, *Problem) {
 	}
 	var dry bool
 	if json.Unmarshal(raw, &dry) != nil {
-		return nil, false, badRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Datos inválidos: revise details.",
+		return nil, false, backend.BadRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Datos inválidos: revise details.",
 			Details: []schema.FieldError{{Field: "/" + schema.DryRunArg, Message: "«dryRun» debe ser un booleano (true o false)"}}})
 	}
 	delete(m, schema.DryRunArg)
 	out, err := json.Marshal(m)
 	if err != nil {
-		return nil, false, asProblem(err)
+		return nil, false, backend.AsProblem(err)
 	}
 	return out, dry, nil
 }
@@ -279,7 +275,7 @@ func toolErrorText(msg string) string {
 var toolErrorWords = strings.NewReplacer("revise los campos indicados en details", "revise la lista de abajo",
 	"revise details", "revise la lista de abajo")
 
-func problemResult(tool string, p *Problem) *mcp.CallToolResult {
+func problemResult(tool string, p *backend.Problem) *mcp.CallToolResult {
 	var b strings.Builder
 	fmt.Fprintf(&b, "No se publicó. %s\n", toolErrorText(p.Body.Error))
 	if len(p.Body.Details) > 0 {

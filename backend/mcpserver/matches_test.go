@@ -1,4 +1,4 @@
-package backend
+package mcpserver
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
@@ -32,9 +33,9 @@ func TestMCPMatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := NewService(s, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})
+	svc := backend.NewService(s, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})
 
-	res := callReadTool(t, svc, ToolMatches, `{"id":"`+strings.ToUpper(req.ID)+`","radiusKm":5,"limit":3}`)
+	res := callReadTool(t, svc, schema.ToolMatches, `{"id":"`+strings.ToUpper(req.ID)+`","radiusKm":5,"limit":3}`)
 	text := resultText(res)
 	if res.IsError || !strings.Contains(text, "["+off.ID+"] Mercados para familias, a 2.2 km") || strings.Contains(text, "3001234567") {
 		t.Fatalf("buscar_coincidencias: %s", text)
@@ -44,7 +45,7 @@ func TestMCPMatches(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil || m.Type != schema.TypeOffer || m.Limit != 3 || *m.RadiusKm != 5 || len(m.Items) != 1 || m.Items[0].ID != off.ID {
 		t.Fatalf("structured: %s", b)
 	}
-	if res := callReadTool(t, svc, ToolMatches, `{"id":"`+off.ID+`"}`); res.IsError || !strings.Contains(resultText(res), "1 solicitudes vigentes de alimentos a menos de 25 km") {
+	if res := callReadTool(t, svc, schema.ToolMatches, `{"id":"`+off.ID+`"}`); res.IsError || !strings.Contains(resultText(res), "1 solicitudes vigentes de alimentos a menos de 25 km") {
 		t.Errorf("an offer's matches: %s", resultText(res))
 	}
 	if _, err := s.Update(ctx, off.ID, func(r *store.Record) error { r.Status = store.StatusWithdrawn; return nil }); err != nil {
@@ -58,7 +59,7 @@ func TestMCPMatches(t *testing.T) {
 		`{"id":"0000000000000000"}`:              "No existe ningún registro",
 		`{"id":"` + off.ID + `"}`:                "fue retirada",
 	} {
-		if res := callReadTool(t, svc, ToolMatches, args); !res.IsError || !strings.Contains(resultText(res), want) {
+		if res := callReadTool(t, svc, schema.ToolMatches, args); !res.IsError || !strings.Contains(resultText(res), want) {
 			t.Errorf("%s: %s", args, resultText(res))
 		}
 	}

@@ -1,39 +1,16 @@
-package backend
+package mcpserver
 
 import (
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/directaid/directaid/schema"
 )
-
-// mcpPost posts one MCP message at protocol proto (2026-07-28 adds the headers it requires).
-func (s *expiryServer) mcpPost(proto, body string) (int, string) {
-	s.t.Helper()
-	hd := []string{"Accept", "application/json, text/event-stream", "MCP-Protocol-Version", proto}
-	if proto == "2026-07-28" {
-		var m struct {
-			Method string `json:"method"`
-			Params struct {
-				Name string `json:"name"`
-			} `json:"params"`
-		}
-		_ = json.Unmarshal([]byte(body), &m)
-		hd = append(hd, "Mcp-Method", m.Method)
-		if m.Params.Name != "" {
-			hd = append(hd, "Mcp-Name", m.Params.Name)
-		}
-	}
-	return s.do("POST", schema.MCPPath, []byte(body), hd...)
-}
 
 // TestMCPIDsExact: JSON-RPC asks for the request's id back; integers past 2^53 (which a float64 rounds)
 // and long ones come back digit for digit, in results and in errors.
 func TestMCPIDsExact(t *testing.T) {
-	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	s := newTestServer(t)
 	for _, id := range []string{"9007199254740993", "123456789012345678901234567890", "-9007199254740993", `"9007199254740993"`, `"\u00e9\u2028"`, "0"} {
 		for _, m := range []string{`"method":"ping"`, `"method":"tools/list"`, `"method":"nope"`, `"method":"tools/list","params":{"cursor":"zzz"}`} {
 			body := `{"jsonrpc":"2.0","id":` + id + `,` + m + `}`
@@ -48,7 +25,7 @@ func TestMCPIDsExact(t *testing.T) {
 // TestMCPErrorReasons: a -32602 says what is wrong with the params, and every JSON-RPC error code has one
 // HTTP status, whoever refuses and whatever the protocol version; text cut short is -32700, not a batch.
 func TestMCPErrorReasons(t *testing.T) {
-	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	s := newTestServer(t)
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	for _, c := range []struct {
 		proto, body string

@@ -1,4 +1,4 @@
-package backend
+package mcpserver
 
 import (
 	"bytes"
@@ -15,30 +15,35 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/internal/webutil"
 	"github.com/directaid/directaid/schema"
 )
 
-// MCPMaxBodyBytes bounds one MCP message: a tools/call is at most a publish body (schema.MaxBodyBytes)
+// MaxBodyBytes bounds one MCP message: a tools/call is at most a publish body (schema.MaxBodyBytes)
 // in a small JSON-RPC envelope. mcp-go itself reads bodies unbounded.
-const MCPMaxBodyBytes = 2 * schema.MaxBodyBytes
+const MaxBodyBytes = 2 * schema.MaxBodyBytes
 
 // Headers a browser-based MCP client sends: Mcp-Method and Mcp-Name are required on every POST from
 // protocol 2026-07-28 on; Accept is listed because its MCP value is not a CORS-safelisted one.
 const mcpAllowHeaders = "Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID"
 
-// mcpEndpoint is the HTTP face of the MCP server: what mcp-go leaves to the host (CORS, body bounds,
+// Endpoint is the HTTP face of the MCP server: what mcp-go leaves to the host (CORS, body bounds,
 // batches, methods, DNS-rebinding protection) is decided here, and only a bounded, single JSON-RPC POST
 // reaches mcp-go.
-type mcpEndpoint struct {
+type Endpoint struct {
 	srv        *server.MCPServer
 	rpc        http.Handler
 	publicHost string   // host of public_url: a local reverse proxy forwards it over loopback
 	toolNames  []string // for the error that names an unknown tool
+	publicURL  string
+	tools      []schema.MCPTool
 }
 
-func newMCPEndpoint(svc *Service) *mcpEndpoint {
-	srv := newMCPServer(svc)
-	e := &mcpEndpoint{srv: srv, rpc: server.NewStreamableHTTPServer(srv,
+// New builds the MCP server over svc and its HTTP endpoint, which serves schema.MCPPath.
+func New(svc *backend.Service) *Endpoint {
+	srv, tools := newMCPServer(svc)
+	e := &Endpoint{srv: srv, publicURL: svc.Config().PublicURL, tools: tools, rpc: server.NewStreamableHTTPServer(srv,
 		server.WithStateLess(true),
 		server.WithDisableStreaming(true),
 		// Replaced by rebinding below, which lets public_url through a local reverse proxy and checks Origin.
@@ -49,13 +54,21 @@ func newMCPEndpoint(svc *Service) *mcpEndpoint {
 		e.toolNames = append(e.toolNames, name)
 	}
 	slices.Sort(e.toolNames)
-	if u, err := url.Parse(svc.cfg.PublicURL); err == nil {
+	if u, err := url.Parse(svc.Config().PublicURL); err == nil {
 		e.publicHost = u.Hostname()
 	}
 	return e
 }
 
-func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// Tools are the registered tools, in registration order, as the documents list them.
+func (e *Endpoint) Tools() []schema.MCPTool { return e.tools }
+
+func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, ok := webutil.BaseURL(e.publicURL, r); !ok {
+		// Links in the answer would carry the Host (the API and the site refuse it alike).
+		writeRPCError(w, http.StatusBadRequest, backend.BadHost)
+		return
+	}
 	if r.Method == http.MethodOptions {
 		// A preflight reads nothing and changes nothing; the request it announces meets the checks below.
 		// A browser's GET passes CORS without being listed (GET is CORS-safelisted), so a browser client
@@ -80,7 +93,7 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	if p := checkJSONContentType(r); p != nil {
+	if p := backend.CheckJSONContentType(r); p != nil {
 		if p.Status == http.StatusBadRequest {
 			writeRPCErrorCode(w, p.Status, mcp.INVALID_REQUEST, p.Body.Error)
 			return
@@ -92,12 +105,12 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusBadRequest, "Versión de protocolo MCP no admitida: "+v+"; admitidas: "+strings.Join(mcp.ValidProtocolVersions, ", ")+".")
 		return
 	}
-	if r.ContentLength > MCPMaxBodyBytes {
+	if r.ContentLength > MaxBodyBytes {
 		w.Header().Set("Connection", "close")
 		writeRPCError(w, http.StatusRequestEntityTooLarge, "Mensaje demasiado grande.")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MCPMaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -145,7 +158,7 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // host, or a page of a foreign origin sent it. On a public address, Caddy's site matching already
 // rejects foreign hosts. A local reverse proxy forwarding public_url's host is let through with CORS
 // open, as on any public deployment.
-func (e *mcpEndpoint) rebinding(r *http.Request) bool {
+func (e *Endpoint) rebinding(r *http.Request) bool {
 	if !loopbackConn(r) {
 		return false
 	}
@@ -198,46 +211,15 @@ func writeRPCError(w http.ResponseWriter, status int, msg string) {
 // clients parse on a failed POST.
 func writeRPCErrorCode(w http.ResponseWriter, status, code int, msg string) {
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, status, map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+	backend.WriteJSON(w, status, map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
 }
 
-// MCPUse is what an MCP POST may do, as far as the rate limits care.
-type MCPUse uint8
-
-const (
-	MCPFree    MCPUse = iota // spends no budget: initialize, tools/list, a read-only tool without contact data
-	MCPPublish               // may publish: metered with POST help (zone publish)
-	MCPContact               // reads a record's phone number: metered with view=detail (zone detail)
-	MCPReport                // reports a record: metered with POST …/reports (zone report)
-	MCPManage                // a publisher's action: metered with POST …/actions (zone manage)
-	MCPRespond               // a response to a record: metered with POST …/responses (zone respond)
-)
-
-// Zone is the rate_limit zone a call of this use spends (the Zones entry whose MCP it is), "" for none.
-func (u MCPUse) Zone() string {
-	for _, z := range Zones {
-		if u != MCPFree && z.MCP == u {
-			return z.Name
-		}
-	}
-	return ""
-}
-
-// MCPUseOf tells what an MCP POST body may do, so that the Caddyfile's rate-limit zones meter MCP as they
-// meter the HTTP API (caddymodule's matchers ask before the limiter runs).
-func (h *Handler) MCPUseOf(body []byte) MCPUse {
-	e, ok := h.mcp.(*mcpEndpoint)
-	if !ok {
-		return MCPPublish
-	}
-	return e.useOf(body)
-}
-
-// useOf: only a message that surely cannot publish is free of the publish budget, that is one that is not
+// UseOf tells what an MCP POST body may do, so that the rate limits meter MCP as they meter the HTTP
+// API: only a message that surely cannot publish is free of the publish budget, that is one that is not
 // a tools/call, or calls a tool annotated read-only (the annotation is the one source of that fact).
 // Anything unreadable counts, and is refused anyway. The decoding is mcp-go's own (encoding/json into a
 // struct: case-insensitive keys, the last duplicate wins), so the two cannot read one body differently.
-func (e *mcpEndpoint) useOf(body []byte) MCPUse {
+func (e *Endpoint) UseOf(body []byte) backend.MCPUse {
 	var msg struct {
 		Method string `json:"method"`
 		Params struct {
@@ -245,14 +227,14 @@ func (e *mcpEndpoint) useOf(body []byte) MCPUse {
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &msg) != nil {
-		return MCPPublish
+		return backend.MCPPublish
 	}
 	if msg.Method != string(mcp.MethodToolsCall) {
-		return MCPFree
+		return backend.MCPFree
 	}
 	t := e.srv.GetTool(msg.Params.Name)
 	if t == nil {
-		return MCPPublish
+		return backend.MCPPublish
 	}
 	return toolUse(&t.Tool)
 }

@@ -1,12 +1,14 @@
-package backend
+package mcpserver
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/store/storetest"
+	"github.com/directaid/directaid/schema"
 )
 
 // TestMCPReadToolsValidateLikeREST: the read tools refuse what their published input schema refuses,
@@ -19,7 +21,7 @@ func TestMCPReadToolsValidateLikeREST(t *testing.T) {
 	}
 	defer s.Close()
 	storetest.Seed(t, s, 5, time.Date(2026, 8, 11, 0, 0, 0, 0, time.UTC), time.Minute)
-	svc := NewService(s, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})
+	svc := backend.NewService(s, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})
 	for args, field := range map[string]string{
 		`{"limit":0}`:                        "/limit",
 		`{"limit":101}`:                      "/limit",
@@ -30,17 +32,17 @@ func TestMCPReadToolsValidateLikeREST(t *testing.T) {
 		`{"latitude":"4.5","longitude":-75}`: "/latitude",
 		`{"radiusKm":0,"latitude":4.5,"longitude":-75}`: "/radiusKm",
 	} {
-		res := callReadTool(t, svc, ToolSearchHelp, args)
+		res := callReadTool(t, svc, schema.ToolSearchHelp, args)
 		if text := resultText(res); !res.IsError || !strings.Contains(text, "«"+strings.TrimPrefix(field, "/")+"»") {
 			t.Errorf("buscar_ayudas %s: want an error naming %s, got %v", args, field, text)
 		}
 	}
-	if res := callReadTool(t, svc, ToolViewHelp, `{"id":""}`); !res.IsError || !strings.Contains(resultText(res), "«id»") {
+	if res := callReadTool(t, svc, schema.ToolViewHelp, `{"id":""}`); !res.IsError || !strings.Contains(resultText(res), "«id»") {
 		t.Errorf(`ver_ayuda {"id":""}: %v`, resultText(res))
 	}
 	// What the schema allows still works: no limit means the default, an empty text is no filter.
 	for _, args := range []string{`{}`, `{"limit":1}`, `{"q":""}`, `{"emergencySlug":"eje-cafetero","type":"request"}`} {
-		if res := callReadTool(t, svc, ToolSearchHelp, args); res.IsError {
+		if res := callReadTool(t, svc, schema.ToolSearchHelp, args); res.IsError {
 			t.Errorf("buscar_ayudas %s: %v", args, resultText(res))
 		}
 	}

@@ -1,4 +1,4 @@
-package backend
+package mcpserver
 
 import (
 	"context"
@@ -9,11 +9,13 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/store/storetest"
+	"github.com/directaid/directaid/schema"
 )
 
-func callReadTool(t *testing.T, svc *Service, name, args string) *mcp.CallToolResult {
+func callReadTool(t *testing.T, svc *backend.Service, name, args string) *mcp.CallToolResult {
 	t.Helper()
 	for _, st := range readTools(svc) {
 		if st.Tool.Name == name {
@@ -48,9 +50,9 @@ func TestMCPReadTools(t *testing.T) {
 	}
 	defer s.Close()
 	recs := storetest.Seed(t, s, 50, time.Date(2026, 8, 11, 0, 0, 0, 0, time.UTC), time.Minute)
-	svc := NewService(s, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}, {Slug: "la-mojana", Title: "Inundaciones"}}})
+	svc := backend.NewService(s, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}, {Slug: "la-mojana", Title: "Inundaciones"}}})
 
-	res := callReadTool(t, svc, ToolSearchHelp, `{"emergencySlug":"eje-cafetero","limit":3,"q":"MÉDIC"}`)
+	res := callReadTool(t, svc, schema.ToolSearchHelp, `{"emergencySlug":"eje-cafetero","limit":3,"q":"MÉDIC"}`)
 	if res.IsError || res.StructuredContent == nil || strings.Contains(resultText(res), "+57") {
 		t.Fatalf("buscar_ayudas: %v", resultText(res))
 	}
@@ -64,18 +66,18 @@ func TestMCPReadTools(t *testing.T) {
 		`{"category":"comida"}`: "category",
 		`{"latitude":4.5}`:      "longitude",
 	} {
-		if res := callReadTool(t, svc, ToolSearchHelp, args); !res.IsError || !strings.Contains(resultText(res), want) {
+		if res := callReadTool(t, svc, schema.ToolSearchHelp, args); !res.IsError || !strings.Contains(resultText(res), want) {
 			t.Errorf("%s: %v", args, resultText(res))
 		}
 	}
-	res = callReadTool(t, svc, ToolViewHelp, `{"id":"`+recs[0].ID+`"}`)
+	res = callReadTool(t, svc, schema.ToolViewHelp, `{"id":"`+recs[0].ID+`"}`)
 	if res.IsError || !strings.Contains(resultText(res), "https://wa.me/573001234567") {
 		t.Fatalf("ver_ayuda: %v", resultText(res))
 	}
-	if res := callReadTool(t, svc, ToolViewHelp, `{"id":"0000000000000000"}`); !res.IsError {
+	if res := callReadTool(t, svc, schema.ToolViewHelp, `{"id":"0000000000000000"}`); !res.IsError {
 		t.Fatal("ver_ayuda of an unknown id")
 	}
-	res = callReadTool(t, svc, ToolPanorama, `{}`)
+	res = callReadTool(t, svc, schema.ToolPanorama, `{}`)
 	if res.IsError || !strings.Contains(resultText(res), "Terremoto (eje-cafetero)") {
 		t.Fatalf("consultar_panorama: %v", resultText(res))
 	}

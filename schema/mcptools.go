@@ -1,0 +1,26 @@
+package schema
+
+// The names of the MCP tools, which the tools, the rate limits and the documents share.
+const (
+	ToolListEmergencies = "listar_emergencias"
+	ToolPublishRequest  = "publicar_solicitud"
+	ToolPublishOffer    = "publicar_ofrecimiento"
+)
+
+// The MCP read tools: the same filters, validation and answers as GET help?view=list|detail|panorama
+// and GET help/{id}/matches.
+const (
+	ToolSearchHelp = "buscar_ayudas"
+	ToolViewHelp   = "ver_ayuda"
+	ToolPanorama   = "consultar_panorama"
+	ToolMatches    = "buscar_coincidencias"
+)
+
+// The MCP tools of a record's life: the publisher's actions (as POST help/{id}/actions) and community
+// reports (as POST help/{id}/reports), through the same Service code.
+const (
+	ToolManage = "actualizar_publicacion"
+	ToolReport = "reportar_publicacion"
+	// ToolRespond answers "yo puedo ayudar" (as POST help/{id}/responses).
+	ToolRespond = "responder_solicitud"
+)
