@@ -10,6 +10,7 @@ import (
 
 	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/httpapi"
 	"github.com/directaid/directaid/backend/mcpserver"
 	"github.com/directaid/directaid/schema"
 )
@@ -26,7 +27,7 @@ func TestFarFromEmergencyWarns(t *testing.T) {
 		{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero", Area: []string{"63", "66", "17"}},
 		{Slug: "la-mojana", Title: "Inundaciones"},
 	}})
-	h, err := backend.NewHandler(svc, mcpserver.New(svc))
+	h, err := httpapi.NewHandler(svc, httpapi.Options{MCP: mcpserver.New(svc)})
 	if err != nil {
 		t.Fatal(err)
 	}

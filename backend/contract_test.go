@@ -14,6 +14,7 @@ import (
 
 	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/httpapi"
 	"github.com/directaid/directaid/backend/mcpserver"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/internal/golden"
@@ -55,7 +56,7 @@ func newContractServerOver(t *testing.T, st store.Store, ems []backend.Emergency
 	svc := backend.NewService(st, backend.Config{Emergencies: ems,
 		RateLimits: map[string]backend.Limit{backend.ZonePublish: {100000, time.Minute}, backend.ZoneDetail: {100000, time.Minute},
 			backend.ZoneReport: {100000, time.Minute}, backend.ZoneManage: {100000, time.Minute}, backend.ZoneRespond: {100000, time.Minute}}})
-	h, err := backend.NewHandler(svc, mcpserver.New(svc))
+	h, err := httpapi.NewHandler(svc, httpapi.Options{MCP: mcpserver.New(svc)})
 	if err != nil {
 		t.Fatal(err)
 	}

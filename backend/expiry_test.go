@@ -14,6 +14,7 @@ import (
 
 	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/httpapi"
 	"github.com/directaid/directaid/backend/mcpserver"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
@@ -49,7 +50,7 @@ func newExpiryServer(t *testing.T, clk *fakeClock) *expiryServer {
 		{Slug: "inundaciones-la-mojana", Title: "Inundaciones en La Mojana"}, // the defaults
 	}, RateLimits: map[string]backend.Limit{backend.ZonePublish: {1000, time.Minute}, backend.ZoneDetail: {1000, time.Minute}}})
 	svc.SetNow(clk.now)
-	h, err := backend.NewHandler(svc, mcpserver.New(svc))
+	h, err := httpapi.NewHandler(svc, httpapi.Options{MCP: mcpserver.New(svc)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,9 @@ func newExpiryServer(t *testing.T, clk *fakeClock) *expiryServer {
 }
 
 // withMCP is svc with its MCP server, as NewHandler takes them.
-func withMCP(svc *backend.Service) (*backend.Service, backend.MCP) { return svc, mcpserver.New(svc) }
+func withMCP(svc *backend.Service) (*backend.Service, httpapi.Options) {
+	return svc, httpapi.Options{MCP: mcpserver.New(svc)}
+}
 
 func (s *expiryServer) do(method, path string, body []byte, header ...string) (int, string) {
 	s.t.Helper()
@@ -349,7 +352,7 @@ func TestExpiry(t *testing.T) {
 	if d := detailOf(t, s, req.ID); d.Status != store.StatusOpen || !d.Contact.Available {
 		t.Errorf("restored: detail %+v", d)
 	}
-	// What stays forbidden: renewing a withdrawn record.
+	// What stays Forbidden: renewing a withdrawn record.
 	if code, _ := s.act(other.ID, other.ManageToken, schema.ActionWithdraw); code != http.StatusOK {
 		t.Fatalf("withdraw: %d", code)
 	}

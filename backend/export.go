@@ -1,17 +1,9 @@
 package backend
 
 import (
-	"bufio"
 	"cmp"
 	"context"
-	"encoding/csv"
-	"encoding/json"
-	"fmt"
-	"io"
 	"math"
-	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/directaid/directaid/backend/store"
@@ -22,18 +14,18 @@ import (
 // from the store, flushing each page before reading the next: the handler holds one page, whatever the
 // size of the result, and the client starts receiving at once (Transfer-Encoding: chunked).
 const (
-	// exportPage is the records read from the store per page of a whole export.
-	exportPage = 200
-	// exportWriteWindow is how long the client has to take each page: the server's write timeout covers
+	// ExportPage is the records read from the store per page of a whole export.
+	ExportPage = 200
+	// ExportWriteWindow is how long the client has to take each page: the server's write timeout covers
 	// a whole response, which a large export outlives, so it is moved on page by page.
-	exportWriteWindow = 30 * time.Second
+	ExportWriteWindow = 30 * time.Second
 )
 
-// exportPager reads the pages of a whole export from the store, in list order (cursor paging, so every
+// An ExportPager reads the pages of a whole export from the store, in list order (cursor paging, so every
 // record is read exactly once even while new ones arrive). A goroutine reads page k+1 while the handler
 // writes page k: on two cores reading (mostly decoding records) and writing overlap, and the handler
 // still holds at most two pages.
-type exportPager struct {
+type ExportPager struct {
 	s      *Service
 	base   string
 	spec   *store.ListSpec
@@ -48,24 +40,24 @@ type exportPageRead struct {
 	err   error
 }
 
-// export starts a whole export of q; errors are *Problem for bad input. q.Limit must be unset. The
+// Export starts a whole export of q; errors are *Problem for bad input. q.Limit must be unset. The
 // caller must stop it.
-func (s *Service) export(ctx context.Context, q schema.ListQuery, base string, page int) (*exportPager, error) {
+func (s *Service) Export(ctx context.Context, q schema.ListQuery, base string, page int) (*ExportPager, error) {
 	spec, errs := s.listSpec(&q)
 	if errs != nil {
-		return nil, invalidParams(errs)
+		return nil, InvalidParams(errs)
 	}
 	spec.Limit, spec.NoTotal, spec.Bulk = page, true, true
-	p := &exportPager{s: s, base: base, spec: spec, pages: make(chan exportPageRead)}
+	p := &ExportPager{s: s, base: base, spec: spec, pages: make(chan exportPageRead)}
 	ctx, p.cancel = context.WithCancel(ctx)
 	go p.read(ctx)
 	return p, nil
 }
 
-// stop ends the reading goroutine (at once, or after the page it is reading).
-func (p *exportPager) stop() { p.cancel() }
+// Stop ends the reading goroutine (at once, or after the page it is reading).
+func (p *ExportPager) Stop() { p.cancel() }
 
-func (p *exportPager) read(ctx context.Context) {
+func (p *ExportPager) read(ctx context.Context) {
 	defer close(p.pages)
 	for {
 		items, last, err := p.readPage(ctx)
@@ -80,8 +72,8 @@ func (p *exportPager) read(ctx context.Context) {
 	}
 }
 
-// next returns the next page (empty once done).
-func (p *exportPager) next(ctx context.Context) ([]schema.PublicHelp, error) {
+// Next returns the next page (empty once Done).
+func (p *ExportPager) Next(ctx context.Context) ([]schema.PublicHelp, error) {
 	if p.done {
 		return nil, nil
 	}
@@ -97,7 +89,10 @@ func (p *exportPager) next(ctx context.Context) ([]schema.PublicHelp, error) {
 	}
 }
 
-func (p *exportPager) readPage(ctx context.Context) (items []schema.PublicHelp, last bool, err error) {
+// Done reports whether the last page was returned.
+func (p *ExportPager) Done() bool { return p.done }
+
+func (p *ExportPager) readPage(ctx context.Context) (items []schema.PublicHelp, last bool, err error) {
 	res, err := p.s.store.List(ctx, p.spec)
 	if err != nil {
 		return nil, false, err
@@ -127,190 +122,4 @@ func (p *exportPager) readPage(ctx context.Context) (items []schema.PublicHelp, 
 	}
 	p.spec.After = res.Next
 	return items, false, nil
-}
-
-// exportAllParam checks the «all» parameter of view=list: "true" (only with format=csv or geojson, and
-// without limit) asks for the whole result in one response.
-func exportAllParam(v url.Values, format string) (bool, []schema.FieldError) {
-	all := strings.TrimSpace(v.Get("all"))
-	switch {
-	case all == "":
-		return false, nil
-	case all != "true":
-		return false, []schema.FieldError{paramError("all", fmt.Sprintf("«all» solo admite true (se recibió %s)", schema.Quote(all)), "true")}
-	case format != schema.FormatCSV && format != schema.FormatGeoJSON:
-		return false, []schema.FieldError{paramError("all", "«all» solo se usa con format=csv o format=geojson: la lista JSON se recorre por páginas con nextCursor")}
-	case v.Has("limit"):
-		return false, []schema.FieldError{paramError("limit", "«limit» no se usa con all=true: la exportación completa trae todos los registros")}
-	}
-	return true, nil
-}
-
-// serveExport streams a whole export. A store error before the first byte is an error answer; after it,
-// the connection is cut (http.ErrAbortHandler) so that the client sees an incomplete body, never a
-// complete-looking partial file.
-func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, q schema.ListQuery, format, base string, page int) {
-	pager, err := h.svc.export(r.Context(), q, base, page)
-	if err != nil {
-		writeProblem(w, withQueryFields(AsProblem(err)))
-		return
-	}
-	defer pager.stop()
-	start, generated := time.Now(), h.svc.now().UTC()
-	items, err := pager.next(r.Context())
-	if err != nil {
-		writeProblem(w, withQueryFields(AsProblem(err)))
-		return
-	}
-	hd := w.Header()
-	hd.Set("Cache-Control", cacheList)
-	switch format {
-	case schema.FormatCSV:
-		hd.Set("Content-Type", "text/csv; charset=utf-8")
-		hd.Set("Content-Disposition", `attachment; filename="ayudas.csv"`)
-	default:
-		hd.Set("Content-Type", "application/geo+json")
-	}
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodHead {
-		return
-	}
-	if wrap := h.svc.cfg.ExportWriter; wrap != nil {
-		w = wrap(w, r)
-	}
-	rc := http.NewResponseController(w)
-	cw := &countWriter{w: w}
-	bw := bufio.NewWriterSize(cw, 32<<10)
-	var ew exportWriter
-	if format == schema.FormatCSV {
-		ew = newCSVExport(bw)
-	} else {
-		ew = &geoJSONExport{w: bw, generated: generated}
-	}
-	// A cut is logged with how far the export got (the client only sees a cut body), then the
-	// connection is cut.
-	var written int64
-	abort := func(byStore bool, err error) {
-		h.svc.cfg.Observe.exportCut(format, written, cw.n, start, byStore, err)
-		panic(http.ErrAbortHandler)
-	}
-	if err := ew.start(); err != nil {
-		abort(false, err)
-	}
-	deadlineMoved := true
-	for {
-		// Without a deadline moved, the export is cut at the server's write timeout: say so once.
-		if err := rc.SetWriteDeadline(time.Now().Add(exportWriteWindow)); err != nil && deadlineMoved {
-			deadlineMoved = false
-			h.svc.cfg.Observe.exportDeadlineFixed(format, err)
-		}
-		for i := range items {
-			if err := ew.item(&items[i]); err != nil {
-				abort(false, err)
-			}
-			written++
-		}
-		if err := bw.Flush(); err != nil {
-			abort(false, err)
-		}
-		if err := rc.Flush(); err != nil {
-			abort(false, err)
-		}
-		if pager.done {
-			break
-		}
-		if items, err = pager.next(r.Context()); err != nil {
-			abort(r.Context().Err() == nil, err)
-		}
-	}
-	if err := ew.end(); err != nil {
-		abort(false, err)
-	}
-	if err := bw.Flush(); err != nil {
-		abort(false, err)
-	}
-}
-
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
-type exportWriter interface {
-	start() error
-	item(*schema.PublicHelp) error
-	end() error
-}
-
-// csvExport writes the rows of listCSV, one page at a time.
-type csvExport struct {
-	cw  *csv.Writer
-	row []string
-}
-
-func newCSVExport(w *bufio.Writer) *csvExport {
-	return &csvExport{cw: csv.NewWriter(w), row: make([]string, len(schema.CSVColumns))}
-}
-
-func (c *csvExport) start() error {
-	for _, head := range csvHeaderRows() {
-		if err := c.cw.Write(head); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (c *csvExport) item(it *schema.PublicHelp) error {
-	for i, col := range schema.CSVColumns {
-		c.row[i] = col.Cell(it)
-	}
-	return c.cw.Write(c.row)
-}
-
-func (c *csvExport) end() error {
-	c.cw.Flush()
-	return c.cw.Error()
-}
-
-// geoJSONExport writes the FeatureCollection of listGeoJSON, feature by feature; total (every feature,
-// exact) comes after them, since it is known only at the end.
-type geoJSONExport struct {
-	w         *bufio.Writer
-	generated time.Time
-	n         int
-}
-
-func (g *geoJSONExport) start() error {
-	_, err := g.w.WriteString(`{"type":"FeatureCollection","features":[`)
-	return err
-}
-
-func (g *geoJSONExport) item(it *schema.PublicHelp) error {
-	b, err := json.Marshal(geoJSONFeature(*it))
-	if err != nil {
-		return err
-	}
-	if g.n > 0 {
-		_ = g.w.WriteByte(',')
-	}
-	g.n++
-	_, err = g.w.Write(b)
-	return err
-}
-
-func (g *geoJSONExport) end() error {
-	at, err := json.Marshal(g.generated)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(g.w, `],"generatedAt":%s,"total":%d,"totalExact":true}`, at, g.n)
-	return err
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/httpapi"
 	"github.com/directaid/directaid/backend/mcpserver"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
@@ -113,7 +114,7 @@ func (s *sample) render(t *testing.T) {
 		{Slug: "inundaciones-la-mojana", Title: "Inundaciones en La Mojana"}},
 		RateLimits: map[string]backend.Limit{backend.ZonePublish: {1000, time.Minute}, backend.ZoneDetail: {1000, time.Minute}}})
 	svc.SetNow(func() time.Time { return s.at })
-	h, err := backend.NewHandler(svc, mcpserver.New(svc))
+	h, err := httpapi.NewHandler(svc, httpapi.Options{MCP: mcpserver.New(svc)})
 	if err != nil {
 		t.Fatal(err)
 	}

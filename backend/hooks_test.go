@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/directaid/directaid/backend/store"
-	"github.com/directaid/directaid/schema"
 )
 
 // What the package's external tests reach inside a Service for.
@@ -33,9 +32,4 @@ func (s *Service) ManageToken(ctx context.Context, rec *store.Record) (string, e
 // LegacyManageToken is the token of a record created before LegacyTokensBefore.
 func (s *Service) LegacyManageToken(ctx context.Context, id string) (string, error) {
 	return s.legacyManageToken(ctx, id)
-}
-
-// ReportResponse reports response rid of record id.
-func (s *Service) ReportResponse(ctx context.Context, id, rid string, in *schema.ReportInput, reporter string) (*schema.ReportResult, error) {
-	return s.reportResponse(ctx, id, rid, in, reporter)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/httpapi"
 )
 
 // A Host that could not be part of a link is refused by the API, MCP and the site alike, unless the
@@ -19,7 +20,7 @@ func TestBadHostRefused(t *testing.T) {
 	}
 	defer s.Close()
 	for _, publicURL := range []string{"", "https://ayuda.example.org"} {
-		h, err := backend.NewHandler(withMCP(backend.NewService(s, backend.Config{PublicURL: publicURL, Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})))
+		h, err := httpapi.NewHandler(withMCP(backend.NewService(s, backend.Config{PublicURL: publicURL, Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})))
 		if err != nil {
 			t.Fatal(err)
 		}

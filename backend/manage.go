@@ -85,7 +85,7 @@ func (s *Service) legacyManageToken(ctx context.Context, id string) (string, err
 
 // checkManageToken reports whether token is the manage token of record id, in constant time; an unknown
 // id is a wrong token.
-func (s *Service) checkManageToken(ctx context.Context, id, token string) (bool, error) {
+func (s *Service) CheckManageToken(ctx context.Context, id, token string) (bool, error) {
 	rec, err := s.store.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		rec = &store.Record{ID: id} // a MAC all the same: an unknown id costs what a known one does
@@ -125,16 +125,16 @@ func (s *Service) ttl(slug, typ string) time.Duration {
 	return DefaultRequestTTL
 }
 
-// unauthorized is the answer to an actions request with no Bearer token at all (RFC 6750: 401 with the
+// Unauthorized is the answer to an actions request with no Bearer token at all (RFC 6750: 401 with the
 // challenge), whether or not the id exists.
-func unauthorized() *Problem {
+func Unauthorized() *Problem {
 	return &Problem{Status: http.StatusUnauthorized, Challenge: schema.ManageTokenScheme, Body: schema.ErrorBody{Code: schema.CodeUnauthorized,
 		Error:   "Falta el código para gestionar esta publicación: envíelo en la cabecera Authorization: Bearer <manageToken>, el que recibió al publicarla.",
 		Details: []schema.FieldError{{Field: schema.Pointer("header", "Authorization"), Message: "falta «Authorization: Bearer <manageToken>»"}}}}
 }
 
-// forbidden is the one answer to a wrong or other record's token, whether or not the id exists.
-func forbidden() *Problem {
+// Forbidden is the one answer to a wrong or other record's token, whether or not the id exists.
+func Forbidden() *Problem {
 	return &Problem{Status: http.StatusForbidden, Body: schema.ErrorBody{Code: schema.CodeForbidden,
 		Error: "El código para gestionar esta publicación no es válido. Use el enlace o el código que recibió al publicarla."}}
 }
@@ -194,12 +194,12 @@ func (s *Service) applyAction(r *store.Record, action string, now time.Time) err
 
 // Act applies a publisher's action to record id, with its manage token. Errors are *Problem.
 func (s *Service) Act(ctx context.Context, base, id, token, action string) (*schema.ActionResult, error) {
-	ok, err := s.checkManageToken(ctx, id, token)
+	ok, err := s.CheckManageToken(ctx, id, token)
 	if err != nil {
 		return nil, err
 	}
 	if !ok || token == "" {
-		return nil, forbidden()
+		return nil, Forbidden()
 	}
 	if !slices.Contains(schema.Actions, action) {
 		msg := fmt.Sprintf("«action» debe ser una de: %s", strings.Join(schema.Actions, ", "))
@@ -222,7 +222,7 @@ func (s *Service) Act(ctx context.Context, base, id, token, action string) (*sch
 		return nil, &Problem{Status: http.StatusConflict, Body: schema.ErrorBody{Code: schema.CodeInvalidTransition,
 			Error: fmt.Sprintf("La publicación está %s: no admite la acción %s.", StatusWords[te.status], te.action)}}
 	case errors.Is(err, store.ErrNotFound):
-		return nil, forbidden() // a token of a record that is not there: cannot happen, but never say so
+		return nil, Forbidden() // a token of a record that is not there: cannot happen, but never say so
 	case err != nil:
 		return nil, err
 	}
@@ -247,63 +247,5 @@ func (s *Service) Act(ctx context.Context, base, id, token, action string) (*sch
 	return res, nil
 }
 
-// checkAction validates the body of POST …/{id}/actions against its JSON Schema.
-var checkAction = schema.ArgsValidator(&schema.ActionRequest{})
-
-// bearerToken is the token of "Authorization: Bearer <token>", "" when there is none.
-func bearerToken(r *http.Request) string {
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	if !ok || !strings.EqualFold(scheme, schema.ManageTokenScheme) {
-		return ""
-	}
-	return strings.TrimSpace(tok)
-}
-
-// serveRecordAPI serves the paths under HelpPath + "/{id}/": the publisher's actions.
-func (h *Handler) serveRecordAPI(w http.ResponseWriter, r *http.Request) {
-	rest := strings.TrimPrefix(r.URL.Path, schema.HelpPath+"/")
-	id, sub, ok := strings.Cut(rest, "/")
-	if !ok || "/"+sub != schema.ActionsSuffix || id == "" {
-		writeProblem(w, notFound())
-		return
-	}
-	if !allowWithHeaders(w, r, "POST, OPTIONS", "Content-Type, Authorization") {
-		return
-	}
-	w.Header().Set("Cache-Control", "no-store")
-	token := bearerToken(r)
-	// The token is checked before anything else, so that every refusal of a stranger is the same: 401
-	// without one, 403 with a wrong one, whether or not the id exists.
-	if token == "" {
-		writeProblem(w, unauthorized())
-		return
-	}
-	if ok, err := h.svc.checkManageToken(r.Context(), id, token); err != nil || !ok || token == "" {
-		if err != nil {
-			writeProblem(w, AsProblem(err))
-		} else {
-			writeProblem(w, forbidden())
-		}
-		return
-	}
-	if _, p := postParams(r); p != nil {
-		writeProblem(w, p)
-		return
-	}
-	body, p := readJSONBody(w, r)
-	if p != nil {
-		writeProblem(w, p)
-		return
-	}
-	var req schema.ActionRequest
-	if p := decodeBody(body, checkAction, &req); p != nil {
-		writeProblem(w, p)
-		return
-	}
-	res, err := h.svc.Act(r.Context(), h.svc.BaseURL(r), id, token, strings.TrimSpace(req.Action))
-	if err != nil {
-		writeProblem(w, AsProblem(err))
-		return
-	}
-	WriteJSON(w, http.StatusOK, res)
-}
+// CheckAction validates the body of POST …/{id}/actions against its JSON Schema.
+var CheckAction = schema.ArgsValidator(&schema.ActionRequest{})

@@ -12,7 +12,7 @@ import (
 
 // TestManageTokenBindsThePair: two publications given one id by force are stored under two ids, each
 // with a token of its own that acts on it alone; a token made for the same id with another pair acts on
-// nothing; and the tokens of records created before backend.LegacyTokensBefore (a MAC of the id alone) still act
+// nothing; and the tokens of records created before legacyTokensBefore (a MAC of the id alone) still act
 // on those records, never on newer ones.
 func TestManageTokenBindsThePair(t *testing.T) {
 	clk := &fakeClock{at: time.Now().UTC()}
@@ -52,14 +52,14 @@ func TestManageTokenBindsThePair(t *testing.T) {
 		t.Fatal(err)
 	}
 	if code, _ := s.act(a.ID, legacyA, "resolve"); code != http.StatusForbidden {
-		t.Fatalf("a token of the id alone on a record created after backend.LegacyTokensBefore: %d", code)
+		t.Fatalf("a token of the id alone on a record created after legacyTokensBefore: %d", code)
 	}
 	for _, r := range []struct{ id, token string }{{a.ID, a.ManageToken}, {b.ID, b.ManageToken}} {
 		if code, res := s.act(r.id, r.token, "resolve"); code != http.StatusOK || res.ID != r.id || res.Status != store.StatusResolved {
 			t.Fatalf("own token on %s: %d %+v", r.id, code, res)
 		}
 	}
-	// A record created before backend.LegacyTokensBefore keeps the token its publisher was given then.
+	// A record created before legacyTokensBefore keeps the token its publisher was given then.
 	clk.set(backend.LegacyTokensBefore.Add(-time.Hour))
 	s.svc.SetIDs(store.NewIDNear)
 	old := s.publish(pub("old", "Agua"))
@@ -68,7 +68,7 @@ func TestManageTokenBindsThePair(t *testing.T) {
 		t.Fatal(err)
 	}
 	if code, res := s.act(old.ID, legacy, "resolve"); code != http.StatusOK || res.Status != store.StatusResolved {
-		t.Fatalf("the legacy token of a record created before backend.LegacyTokensBefore: %d %+v", code, res)
+		t.Fatalf("the legacy token of a record created before legacyTokensBefore: %d %+v", code, res)
 	}
 	if code, _ := s.act(old.ID, old.ManageToken, "reopen"); code != http.StatusOK {
 		t.Fatalf("the token it is given now: %d", code)

@@ -1,7 +1,6 @@
 package backend
 
 import (
-	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -9,15 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
-	"github.com/directaid/directaid/site"
 )
 
 // Community reports, the operator's moderation and the audit trail.
@@ -93,21 +91,21 @@ func (s *Service) reporterKey(ctx context.Context, m store.Moderation, addr stri
 	return hex.EncodeToString(mac.Sum(nil)[:16]), nil
 }
 
-// decodeReport validates a report's JSON body: 400 invalid_json or invalid_body with every violation.
-func decodeReport(body []byte) (*schema.ReportInput, *Problem) {
+// DecodeReport validates a report's JSON body: 400 invalid_json or invalid_body with every violation.
+func DecodeReport(body []byte) (*schema.ReportInput, *Problem) {
 	var in schema.ReportInput
-	if p := decodeBody(body, checkReport, &in); p != nil {
+	if p := DecodeBody(body, checkReport, &in); p != nil {
 		return nil, p
 	}
 	in.Note = strings.TrimSpace(in.Note)
 	return &in, nil
 }
 
-// decodeBody reads a JSON body that is not a publication (an action, a report) into v by the rules a
+// DecodeBody reads a JSON body that is not a publication (an action, a report) into v by the rules a
 // publication's follows: schema.CheckJSON (no repeated member, …), then check, the JSON Schema of v
 // (exact-case names, no unknown member, types and values: every violation at once, each named by its
 // pointer). A refusal is 400 invalid_json or invalid_body.
-func decodeBody(body []byte, check func([]byte) []schema.FieldError, v any) *Problem {
+func DecodeBody(body []byte, check func([]byte) []schema.FieldError, v any) *Problem {
 	if eb := schema.CheckJSON(body); eb != nil {
 		return BadRequest(eb)
 	}
@@ -128,7 +126,7 @@ func decodeBody(body []byte, check func([]byte) []schema.FieldError, v any) *Pro
 func checkReportTarget(id string, in *schema.ReportInput) (string, *Problem) {
 	id = store.NormalizeID(id)
 	if !store.ValidID(id) {
-		return "", invalidParams([]schema.FieldError{paramError("id", badIDMessage(id))})
+		return "", InvalidParams([]schema.FieldError{ParamError("id", badIDMessage(id))})
 	}
 	if !slices.Contains(schema.ReportReasons, in.Reason) {
 		return "", &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Datos inválidos: motivo desconocido.",
@@ -418,60 +416,27 @@ func (s *Service) AuditTrail(ctx context.Context, after int64, limit int) ([]sto
 // moderationFormSecret names the secret under which the site's /moderacion signs its forms (CSRF).
 const moderationFormSecret = "moderation-form"
 
-// siteModeration is what the site's /moderacion needs: the queue, Moderate and RestoreByReporter, for
-// the moderator that the server authenticated (WithModerator), who the audit trail then names.
-func (s *Service) siteModeration() *site.Moderation {
-	var mu sync.Mutex
-	var key []byte
-	notFound := func(err error) error {
-		if errors.Is(err, store.ErrNotFound) {
-			return site.ErrNotFound
-		}
-		return err
+type clientIPKey struct{}
+
+// WithClientIP records the client's address as the server resolved it (Caddy's {client_ip}, which
+// honours trusted_proxies): the key of the rate limits and what tells reporters apart.
+func WithClientIP(ctx context.Context, ip string) context.Context {
+	return context.WithValue(ctx, clientIPKey{}, ip)
+}
+
+// ClientIP is the address WithClientIP recorded, or the connection's peer.
+func ClientIP(r *http.Request) string {
+	if ip, ok := r.Context().Value(clientIPKey{}).(string); ok && ip != "" {
+		return ip
 	}
-	return &site.Moderation{
-		Moderator: func(r *http.Request) string { return Moderator(r.Context()) },
-		Queue: func(ctx context.Context) ([]site.ModerationItem, error) {
-			q, err := s.ModerationQueue(ctx)
-			if err != nil {
-				return nil, err
-			}
-			items := make([]site.ModerationItem, 0, len(q))
-			for _, it := range q {
-				r := it.Record
-				mi := site.ModerationItem{ID: r.ID, Type: r.Type, EmergencySlug: r.EmergencySlug, Status: r.Status, Title: r.Title,
-					Description: r.Description, ContactName: r.ContactName, Phone: cmp.Or(r.ContactE164, r.ContactWhatsapp),
-					ContactHidden: r.ContactHidden, CreatedAt: r.CreatedAt}
-				for _, rp := range it.Reports {
-					mi.Reports = append(mi.Reports, site.ModerationReport{Reason: rp.Reason, Note: rp.Note, Reporter: rp.Reporter, At: rp.At, Reviewed: rp.Reviewed})
-				}
-				items = append(items, mi)
-			}
-			return items, nil
-		},
-		Act: func(ctx context.Context, id, action, status string) error {
-			id = store.NormalizeID(id)
-			if !store.ValidID(id) {
-				return site.ErrNotFound
-			}
-			_, err := s.Moderate(ctx, id, action, status)
-			return notFound(err)
-		},
-		RestoreReporter: func(ctx context.Context, reporter string) (int, error) {
-			ids, err := s.RestoreByReporter(ctx, reporter)
-			return len(ids), notFound(err)
-		},
-		Key: func(ctx context.Context) ([]byte, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			if key == nil {
-				k, err := s.store.Secret(ctx, moderationFormSecret)
-				if err != nil {
-					return nil, err
-				}
-				key = k
-			}
-			return key, nil
-		},
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
 	}
+	return host
+}
+
+// ModerationFormKey is the key of the moderation page's forms (their CSRF tokens), the same on every node.
+func (s *Service) ModerationFormKey(ctx context.Context) ([]byte, error) {
+	return s.store.Secret(ctx, moderationFormSecret)
 }

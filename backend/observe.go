@@ -115,9 +115,9 @@ func (o *Observe) Published(channel string, start time.Time, res *schema.Publish
 	o.Publications.Log(level, "publication", fields...)
 }
 
-// exportCut logs a whole export cut after its first byte: by the store (an error level: the client got
+// ExportCut logs a whole export cut after its first byte: by the store (an error level: the client got
 // part of the records), or by the client going away or not taking a page in time.
-func (o *Observe) exportCut(format string, records, bytes int64, start time.Time, byStore bool, err error) {
+func (o *Observe) ExportCut(format string, records, bytes int64, start time.Time, byStore bool, err error) {
 	if o == nil || o.Exports == nil {
 		return
 	}
@@ -129,9 +129,9 @@ func (o *Observe) exportCut(format string, records, bytes int64, start time.Time
 		zap.Int64("records", records), zap.Int64("bytes", bytes), zap.Duration("duration", time.Since(start)))
 }
 
-// exportDeadlineFixed logs a whole export that cannot move its write deadline (the response writer does
+// ExportDeadlineFixed logs a whole export that cannot move its write deadline (the response writer does
 // not reach the connection): the server's write timeout will cut it if it lasts longer.
-func (o *Observe) exportDeadlineFixed(format string, err error) {
+func (o *Observe) ExportDeadlineFixed(format string, err error) {
 	if o == nil || o.Exports == nil {
 		return
 	}
@@ -149,8 +149,8 @@ func (o *Observe) feedSubscribers(d int) {
 	}
 }
 
-// feedDelivered counts one event written to a subscriber.
-func (o *Observe) feedDelivered(event string) {
+// FeedDelivered counts one event written to a subscriber.
+func (o *Observe) FeedDelivered(event string) {
 	if o != nil && o.Metrics != nil {
 		o.Metrics.FeedDelivered(event)
 	}

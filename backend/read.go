@@ -21,7 +21,7 @@ import (
 // are validated here, once, for both; FieldError.Field names the parameter bare (limit), and each
 // surface adds its own prefix (/query/limit on HTTP, /limit in MCP).
 
-func invalidParams(details []schema.FieldError) *Problem {
+func InvalidParams(details []schema.FieldError) *Problem {
 	msg := "Parámetros inválidos: revise details."
 	if len(details) == 1 {
 		msg = "Parámetro inválido: " + details[0].Message + "."
@@ -29,7 +29,7 @@ func invalidParams(details []schema.FieldError) *Problem {
 	return BadRequest(&schema.ErrorBody{Code: schema.CodeInvalidParameter, Error: msg, Details: details})
 }
 
-func paramError(name, msg string, allowed ...string) schema.FieldError {
+func ParamError(name, msg string, allowed ...string) schema.FieldError {
 	return schema.FieldError{Field: name, Message: msg, Allowed: allowed}
 }
 
@@ -42,7 +42,7 @@ func (s *Service) knownSlugs() []string {
 	return out
 }
 
-func (s *Service) emergencyTitle(slug string) string {
+func (s *Service) EmergencyTitle(slug string) string {
 	for _, e := range s.cfg.Emergencies {
 		if e.Slug == slug {
 			return e.Title
@@ -58,7 +58,7 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 	enum := func(name string, v *string, allowed []string) {
 		*v = strings.TrimSpace(*v)
 		if *v != "" && !slices.Contains(allowed, *v) {
-			errs = append(errs, paramError(name, fmt.Sprintf("«%s» no admite %s; valores permitidos: %s", name, schema.Quote(*v), strings.Join(allowed, ", ")), allowed...))
+			errs = append(errs, ParamError(name, fmt.Sprintf("«%s» no admite %s; valores permitidos: %s", name, schema.Quote(*v), strings.Join(allowed, ", ")), allowed...))
 		}
 	}
 	enum("emergencySlug", &q.EmergencySlug, s.knownSlugs())
@@ -74,24 +74,24 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 		case 1:
 			q.Municipio, spec.Municipio = ms[0].Code, ms[0].Code
 		case 0:
-			errs = append(errs, paramError("municipio", fmt.Sprintf("«municipio» %s no es el código DIVIPOLA (5 dígitos) ni el nombre de ningún municipio", schema.Quote(q.Municipio))))
+			errs = append(errs, ParamError("municipio", fmt.Sprintf("«municipio» %s no es el código DIVIPOLA (5 dígitos) ni el nombre de ningún municipio", schema.Quote(q.Municipio))))
 		default:
 			var names []string
 			for _, m := range ms {
 				names = append(names, m.Code+" "+places.Label(m))
 			}
-			errs = append(errs, paramError("municipio", fmt.Sprintf("«municipio» %s nombra varios municipios: dé su código (%s) o añada el departamento", schema.Quote(q.Municipio), strings.Join(names, ", "))))
+			errs = append(errs, ParamError("municipio", fmt.Sprintf("«municipio» %s nombra varios municipios: dé su código (%s) o añada el departamento", schema.Quote(q.Municipio), strings.Join(names, ", "))))
 		}
 	}
 	q.Q = strings.TrimSpace(q.Q)
 	if n := utf8.RuneCountInString(q.Q); n > schema.MaxQueryRunes {
-		errs = append(errs, paramError("q", fmt.Sprintf("«q» admite como máximo %d caracteres (tiene %d)", schema.MaxQueryRunes, n)))
+		errs = append(errs, ParamError("q", fmt.Sprintf("«q» admite como máximo %d caracteres (tiene %d)", schema.MaxQueryRunes, n)))
 	} else if q.Q != "" {
 		spec.Words = strings.Fields(store.FoldText(q.Q))
 	}
 	finite := func(name string, v *float64, lo, hi float64) {
 		if v != nil && (math.IsNaN(*v) || *v < lo || *v > hi) {
-			errs = append(errs, paramError(name, fmt.Sprintf("«%s» debe ser un número entre %g y %g", name, lo, hi)))
+			errs = append(errs, ParamError(name, fmt.Sprintf("«%s» debe ser un número entre %g y %g", name, lo, hi)))
 		}
 	}
 	finite("latitude", q.Latitude, -90, 90)
@@ -104,15 +104,15 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 			q.RadiusKm = &r
 		}
 		if r := *q.RadiusKm; math.IsNaN(r) || r <= 0 || r > schema.MaxRadiusKm {
-			errs = append(errs, paramError("radiusKm", fmt.Sprintf("«radiusKm» debe ser mayor que 0 y como máximo %d", schema.MaxRadiusKm)))
+			errs = append(errs, ParamError("radiusKm", fmt.Sprintf("«radiusKm» debe ser mayor que 0 y como máximo %d", schema.MaxRadiusKm)))
 		}
 		spec.RadiusKm = *q.RadiusKm
 	case q.Latitude != nil:
-		errs = append(errs, paramError("longitude", "«longitude» es obligatorio junto con «latitude»"))
+		errs = append(errs, ParamError("longitude", "«longitude» es obligatorio junto con «latitude»"))
 	case q.Longitude != nil:
-		errs = append(errs, paramError("latitude", "«latitude» es obligatorio junto con «longitude»"))
+		errs = append(errs, ParamError("latitude", "«latitude» es obligatorio junto con «longitude»"))
 	case q.RadiusKm != nil:
-		errs = append(errs, paramError("radiusKm", "«radiusKm» solo se usa con «latitude» y «longitude»"))
+		errs = append(errs, ParamError("radiusKm", "«radiusKm» solo se usa con «latitude» y «longitude»"))
 	}
 	var after *store.Cursor // since is the id of an event of the live feed: after that change
 	if q.Since = strings.TrimSpace(q.Since); q.Since != "" {
@@ -124,18 +124,18 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 			}
 		}
 		if err != nil {
-			errs = append(errs, paramError("since", fmt.Sprintf("«since» debe ser una fecha y hora RFC 3339, p. ej. 2026-08-11T14:30:00Z, o el id de un evento del flujo %s, p. ej. 2026-08-11T14:30:00.123Z~01k2x3y4z5a6b7c8 (se recibió %s)", schema.EventsPath, schema.Quote(q.Since))))
+			errs = append(errs, ParamError("since", fmt.Sprintf("«since» debe ser una fecha y hora RFC 3339, p. ej. 2026-08-11T14:30:00Z, o el id de un evento del flujo %s, p. ej. 2026-08-11T14:30:00.123Z~01k2x3y4z5a6b7c8 (se recibió %s)", schema.EventsPath, schema.Quote(q.Since))))
 		}
 		spec.Since = t
 		if spec.Near || len(spec.Words) > 0 || spec.Municipio != "" {
-			errs = append(errs, paramError("since", "«since» no se combina con «q», «municipio» ni «latitude»/«longitude»: sincronice con since y filtre en su copia"))
+			errs = append(errs, ParamError("since", "«since» no se combina con «q», «municipio» ni «latitude»/«longitude»: sincronice con since y filtre en su copia"))
 		}
 	}
 	if q.Limit == 0 {
 		q.Limit = schema.DefaultListLimit
 	}
 	if q.Limit < 1 || q.Limit > schema.MaxListLimit {
-		errs = append(errs, paramError("limit", fmt.Sprintf("«limit» debe ser un entero entre 1 y %d", schema.MaxListLimit)))
+		errs = append(errs, ParamError("limit", fmt.Sprintf("«limit» debe ser un entero entre 1 y %d", schema.MaxListLimit)))
 	}
 	spec.Limit = q.Limit
 	if len(errs) > 0 {
@@ -146,9 +146,9 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 		c, err := spec.DecodeCursor(q.Cursor)
 		switch {
 		case errors.Is(err, store.ErrCursorMismatch):
-			return nil, []schema.FieldError{paramError("cursor", "«cursor» se hizo para otros filtros: repita los mismos filtros de la página anterior")}
+			return nil, []schema.FieldError{ParamError("cursor", "«cursor» se hizo para otros filtros: repita los mismos filtros de la página anterior")}
 		case err != nil:
-			return nil, []schema.FieldError{paramError("cursor", "«cursor» no es válido: use el nextCursor de la respuesta anterior tal cual")}
+			return nil, []schema.FieldError{ParamError("cursor", "«cursor» no es válido: use el nextCursor de la respuesta anterior tal cual")}
 		}
 		spec.After = c
 	}
@@ -159,7 +159,7 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 func (s *Service) List(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
 	spec, errs := s.listSpec(&q)
 	if errs != nil {
-		return nil, invalidParams(errs)
+		return nil, InvalidParams(errs)
 	}
 	now := s.now()
 	res, counts, err := s.listCounted(ctx, spec, q.Attended, now)
@@ -199,7 +199,7 @@ func listItem(s *Service, base string, spec *store.ListSpec, res *store.ListResu
 
 func publicRecord[C any](s *Service, base string, rec *store.Record, dist *float64, contact C) schema.HelpRecord[C] {
 	out := schema.HelpRecord[C]{
-		ID: rec.ID, Type: rec.Type, Emergency: schema.EmergencyRef{Slug: rec.EmergencySlug, Title: s.emergencyTitle(rec.EmergencySlug)},
+		ID: rec.ID, Type: rec.Type, Emergency: schema.EmergencyRef{Slug: rec.EmergencySlug, Title: s.EmergencyTitle(rec.EmergencySlug)},
 		Content: rec.Content, Needs: rec.Needs, CenterStatus: rec.CenterStatus, Contact: contact,
 		CreatedAt: rec.CreatedAt.UTC(), Status: rec.Status, UpdatedAt: rec.UpdatedAt.UTC(), PublicURL: base + schema.RecordPath(rec.ID),
 	}
@@ -244,9 +244,9 @@ func (s *Service) Detail(ctx context.Context, base, id string) (*schema.PublicHe
 	id = store.NormalizeID(id)
 	switch {
 	case id == "":
-		return nil, invalidParams([]schema.FieldError{paramError("id", "«id» es obligatorio con view=detail")})
+		return nil, InvalidParams([]schema.FieldError{ParamError("id", "«id» es obligatorio con view=detail")})
 	case !store.ValidID(id):
-		return nil, invalidParams([]schema.FieldError{paramError("id", badIDMessage(id))})
+		return nil, InvalidParams([]schema.FieldError{ParamError("id", badIDMessage(id))})
 	}
 	rec, err := s.publicRecordByID(ctx, id)
 	if err != nil {
@@ -301,7 +301,7 @@ func (s *Service) Panorama(ctx context.Context, base, slug string) (*schema.Pano
 	}
 	if slug != "" && len(ems) == 0 {
 		known := s.knownSlugs()
-		return nil, invalidParams([]schema.FieldError{paramError("emergencySlug",
+		return nil, InvalidParams([]schema.FieldError{ParamError("emergencySlug",
 			fmt.Sprintf("«emergencySlug» no admite %s; valores permitidos: %s", schema.Quote(slug), strings.Join(known, ", ")), known...)})
 	}
 	slugs := make([]string, len(ems))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/httpapi"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -35,7 +36,7 @@ func BenchmarkListRead(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = bs.Close() })
-	h, err := backend.NewHandler(withMCP(backend.NewService(bs, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})))
+	h, err := httpapi.NewHandler(withMCP(backend.NewService(bs, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/httpapi"
 	"github.com/directaid/directaid/backend/mcpserver"
 	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
@@ -30,7 +31,7 @@ func newReportServer(t *testing.T, hideAfter int) *contractServer {
 	t.Cleanup(func() { _ = st.Close() })
 	svc := backend.NewService(st, backend.Config{Emergencies: twoEmergencies, HideAfterReports: hideAfter,
 		RateLimits: map[string]backend.Limit{backend.ZonePublish: {100000, time.Minute}, backend.ZoneDetail: {100000, time.Minute}}})
-	h, err := backend.NewHandler(svc, mcpserver.New(svc))
+	h, err := httpapi.NewHandler(svc, httpapi.Options{MCP: mcpserver.New(svc)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func (s *Service) responseToken(ctx context.Context, id, rid string) (string, er
 }
 
 // checkResponseToken reports, in constant time, whether token is that of response rid of record id.
-func (s *Service) checkResponseToken(ctx context.Context, id, rid, token string) (bool, error) {
+func (s *Service) CheckResponseToken(ctx context.Context, id, rid, token string) (bool, error) {
 	want, err := s.responseToken(ctx, id, rid)
 	if err != nil {
 		return false, err
@@ -45,14 +45,14 @@ func (s *Service) checkResponseToken(ctx context.Context, id, rid, token string)
 	return token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1, nil
 }
 
-// forbiddenResponse is the one answer to a wrong responseToken, whether or not the response exists.
-func forbiddenResponse() *Problem {
+// ForbiddenResponse is the one answer to a wrong responseToken, whether or not the response exists.
+func ForbiddenResponse() *Problem {
 	return &Problem{Status: http.StatusForbidden, Body: schema.ErrorBody{Code: schema.CodeForbidden,
 		Error: "El código de esta respuesta no es válido. Use el responseToken que recibió al responder."}}
 }
 
-// unauthorizedResponse is the answer to a response action without a Bearer token.
-func unauthorizedResponse() *Problem {
+// UnauthorizedResponse is the answer to a response action without a Bearer token.
+func UnauthorizedResponse() *Problem {
 	return &Problem{Status: http.StatusUnauthorized, Challenge: schema.ManageTokenScheme, Body: schema.ErrorBody{Code: schema.CodeUnauthorized,
 		Error:   "Falta el código de la respuesta: envíelo en la cabecera Authorization: Bearer <responseToken>, el que recibió al responder.",
 		Details: []schema.FieldError{{Field: schema.Pointer("header", "Authorization"), Message: "falta «Authorization: Bearer <responseToken>»"}}}}
@@ -65,8 +65,8 @@ func newResponseID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// validResponseID reports whether rid has the shape newResponseID gives.
-func validResponseID(rid string) bool {
+// ValidResponseID reports whether rid has the shape newResponseID gives.
+func ValidResponseID(rid string) bool {
 	if len(rid) != 16 {
 		return false
 	}
@@ -76,13 +76,13 @@ func validResponseID(rid string) bool {
 
 var (
 	checkResponseInput  = schema.ArgsValidator(&schema.ResponseInput{})
-	checkResponseAction = schema.ArgsValidator(&schema.ResponseActionRequest{})
+	CheckResponseAction = schema.ArgsValidator(&schema.ResponseActionRequest{})
 )
 
-// decodeResponse validates a response's body: the JSON Schema, then the phone as publishing parses it.
-func decodeResponse(body []byte) (*schema.ResponseInput, string, *Problem) {
+// DecodeResponse validates a response's body: the JSON Schema, then the phone as publishing parses it.
+func DecodeResponse(body []byte) (*schema.ResponseInput, string, *Problem) {
 	var in schema.ResponseInput
-	if p := decodeBody(body, checkResponseInput, &in); p != nil {
+	if p := DecodeBody(body, checkResponseInput, &in); p != nil {
 		return nil, "", p
 	}
 	return NormalizeResponse(&in)
@@ -116,7 +116,7 @@ func NormalizeResponse(in *schema.ResponseInput) (*schema.ResponseInput, string,
 // takes no response (hidden, withdrawn, resolved or expired).
 func (s *Service) openRecord(ctx context.Context, id string, now time.Time) (*store.Record, error) {
 	if !store.ValidID(id) {
-		return nil, invalidParams([]schema.FieldError{paramError("id", badIDMessage(id))})
+		return nil, InvalidParams([]schema.FieldError{ParamError("id", badIDMessage(id))})
 	}
 	rec, err := s.store.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -178,7 +178,7 @@ func responseStatus(r *store.Response, now time.Time) string {
 
 // publisherResponses is what the publisher of record id sees of its responses (the caller checked the
 // manage token): every response but those hidden by reports, newest first.
-func (s *Service) publisherResponses(ctx context.Context, id string) (*schema.ResponseList, error) {
+func (s *Service) Responses(ctx context.Context, id string) (*schema.ResponseList, error) {
 	now := s.now()
 	rec, err := s.store.Get(ctx, id)
 	if err != nil {
@@ -207,7 +207,7 @@ func (s *Service) publisherResponses(ctx context.Context, id string) (*schema.Re
 }
 
 // actOnResponse applies the author's action to response rid of record id (the caller checked the token).
-func (s *Service) actOnResponse(ctx context.Context, id, rid, action string) (*schema.ResponseActionResult, error) {
+func (s *Service) ActOnResponse(ctx context.Context, id, rid, action string) (*schema.ResponseActionResult, error) {
 	if !slices.Contains(schema.ResponseActions, action) {
 		msg := "«action» debe ser una de: " + strings.Join(schema.ResponseActions, ", ")
 		return nil, BadRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Acción desconocida: " + msg + ".",
@@ -265,7 +265,7 @@ func (s *Service) actOnResponse(ctx context.Context, id, rid, action string) (*s
 		}
 		return nil, &Problem{Status: http.StatusConflict, Body: schema.ErrorBody{Code: schema.CodeInvalidTransition, Error: msg}}
 	case errors.Is(err, store.ErrNotFound):
-		return nil, forbiddenResponse() // a valid token of a response that is gone (erased with its record)
+		return nil, ForbiddenResponse() // a valid token of a response that is gone (erased with its record)
 	case err != nil:
 		return nil, err
 	}
@@ -308,7 +308,7 @@ func (s *Service) endResponses(ctx context.Context, id string, erase bool) error
 
 // reportResponse files a community report of response rid of record id: a reporter counts once, and
 // HideAfterReports distinct reporters hide the response from the publisher (and from the count).
-func (s *Service) reportResponse(ctx context.Context, id, rid string, in *schema.ReportInput, addr string) (*schema.ReportResult, error) {
+func (s *Service) ReportResponse(ctx context.Context, id, rid string, in *schema.ReportInput, addr string) (*schema.ReportResult, error) {
 	id, p := checkReportTarget(id, in)
 	if p != nil {
 		return nil, p
@@ -372,141 +372,6 @@ func (s *Service) responseCounts(ctx context.Context, recs []*store.Record, now 
 		return map[string]int{}, nil
 	}
 	return s.store.ResponseCounts(ctx, ids, now)
-}
-
-// serveResponses serves HelpPath + "/{id}/responses" and what is below it.
-func (h *Handler) serveResponses(w http.ResponseWriter, r *http.Request, id, rest string) {
-	w.Header().Set("Cache-Control", "no-store")
-	if rest == "" {
-		h.serveResponseCollection(w, r, id)
-		return
-	}
-	rid, sub, ok := strings.Cut(rest, "/")
-	if !ok || rid == "" {
-		writeProblem(w, notFound())
-		return
-	}
-	switch "/" + sub {
-	case schema.ActionsSuffix:
-		h.serveResponseAction(w, r, id, rid)
-	case schema.ReportsSuffix:
-		if !allow(w, r, "POST, OPTIONS") {
-			return
-		}
-		if !validResponseID(rid) {
-			writeProblem(w, withPathFields(invalidParams([]schema.FieldError{paramError("responseId", "«responseId» no tiene la forma de un id de respuesta (16 caracteres hexadecimales)")})))
-			return
-		}
-		in, p := readReport(w, r)
-		if p != nil {
-			writeProblem(w, p)
-			return
-		}
-		res, err := h.svc.reportResponse(r.Context(), id, rid, in, ClientIP(r))
-		if err != nil {
-			writeProblem(w, withPathFields(AsProblem(err)))
-			return
-		}
-		WriteJSON(w, http.StatusAccepted, res)
-	default:
-		writeProblem(w, notFound())
-	}
-}
-
-// postBody refuses every query parameter, then reads the JSON body.
-func postBody(w http.ResponseWriter, r *http.Request) ([]byte, *Problem) {
-	if _, p := postParams(r); p != nil {
-		return nil, p
-	}
-	return readJSONBody(w, r)
-}
-
-// serveResponseCollection: POST a response (anyone), GET the responses (the publisher, with the manage token).
-func (h *Handler) serveResponseCollection(w http.ResponseWriter, r *http.Request, id string) {
-	if !allowWithHeaders(w, r, "GET, POST, OPTIONS", "Content-Type, Authorization") {
-		return
-	}
-	if r.Method == http.MethodPost {
-		body, p := postBody(w, r)
-		if p != nil {
-			writeProblem(w, p)
-			return
-		}
-		in, e164, p := decodeResponse(body)
-		if p != nil {
-			writeProblem(w, p)
-			return
-		}
-		res, err := h.svc.Respond(r.Context(), id, in, e164)
-		if err != nil {
-			writeProblem(w, withPathFields(AsProblem(err)))
-			return
-		}
-		w.Header().Set("Location", h.svc.BaseURL(r)+schema.ResponsesPath(res.ID)+"/"+res.ResponseID)
-		WriteJSON(w, http.StatusCreated, res)
-		return
-	}
-	// GET: the manage token first, as on …/actions: 401 without one, the same 403 for a wrong one and an
-	// unknown id.
-	token := bearerToken(r)
-	if token == "" {
-		writeProblem(w, unauthorized())
-		return
-	}
-	if ok, err := h.svc.checkManageToken(r.Context(), id, token); err != nil || !ok {
-		if err != nil {
-			writeProblem(w, AsProblem(err))
-		} else {
-			writeProblem(w, forbidden())
-		}
-		return
-	}
-	if errs := checkParams(apiQuery(r), "", nil); len(errs) > 0 {
-		writeProblem(w, withQueryFields(invalidParams(errs)))
-		return
-	}
-	res, err := h.svc.publisherResponses(r.Context(), id)
-	if err != nil {
-		writeProblem(w, AsProblem(err))
-		return
-	}
-	WriteJSON(w, http.StatusOK, res)
-}
-
-// serveResponseAction: the author's renew or withdraw, with the responseToken.
-func (h *Handler) serveResponseAction(w http.ResponseWriter, r *http.Request, id, rid string) {
-	if !allowWithHeaders(w, r, "POST, OPTIONS", "Content-Type, Authorization") {
-		return
-	}
-	token := bearerToken(r)
-	if token == "" {
-		writeProblem(w, unauthorizedResponse())
-		return
-	}
-	if ok, err := h.svc.checkResponseToken(r.Context(), id, rid, token); err != nil || !ok {
-		if err != nil {
-			writeProblem(w, AsProblem(err))
-		} else {
-			writeProblem(w, forbiddenResponse())
-		}
-		return
-	}
-	body, p := postBody(w, r)
-	if p != nil {
-		writeProblem(w, p)
-		return
-	}
-	var req schema.ResponseActionRequest
-	if p := decodeBody(body, checkResponseAction, &req); p != nil {
-		writeProblem(w, p)
-		return
-	}
-	res, err := h.svc.actOnResponse(r.Context(), id, rid, strings.TrimSpace(req.Action))
-	if err != nil {
-		writeProblem(w, AsProblem(err))
-		return
-	}
-	WriteJSON(w, http.StatusOK, res)
 }
 
 // maxAttendedPages bounds the store pages one attended page reads: past it the page is returned short,

@@ -16,7 +16,6 @@ import (
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/internal/webutil"
 	"github.com/directaid/directaid/schema"
-	"github.com/directaid/directaid/site"
 )
 
 // Emergency is one emergency as the operator declares it.
@@ -51,8 +50,6 @@ type Config struct {
 	// OperatorContact tells people how to reach whoever runs the site (the party responsible for their
 	// data, as Ley 1581 asks): shown in every page's footer and on /privacidad; empty shows none.
 	OperatorContact string
-	// MapTiles is the background of the site's maps (zero: site.DefaultMapTiles, OpenStreetMap's).
-	MapTiles site.MapTiles
 	// ExportWriter, if set, wraps the writer of a whole export, which moves its write deadline page by page
 	// (http.ResponseController): the host's way to let that deadline pass its own write timeout.
 	ExportWriter func(http.ResponseWriter, *http.Request) http.ResponseWriter
@@ -91,6 +88,9 @@ func NewService(st store.Store, cfg Config) *Service {
 
 // Config is the configuration the service was built with.
 func (s *Service) Config() Config { return s.cfg }
+
+// Now is the service's clock.
+func (s *Service) Now() time.Time { return s.now() }
 
 // Observe is where the service reports its metrics and its publication log (nil observes nothing).
 func (s *Service) Observe() *Observe { return s.cfg.Observe }
@@ -338,4 +338,15 @@ func AsProblem(err error) *Problem {
 	}
 	return &Problem{Status: http.StatusInternalServerError, Body: schema.ErrorBody{Code: schema.CodeInternalError,
 		Error: "Error interno al guardar; reintente con el mismo externalId (no se duplicará)."}}
+}
+
+// ExampleEmergency is the emergency the served OpenAPI document's examples publish into: the first active
+// one (or, with none active, the first declared), so that its examples work on this server as written.
+func (s *Service) ExampleEmergency() schema.ExampleEmergency {
+	for _, list := range [][]Emergency{s.active, s.cfg.Emergencies} {
+		if len(list) > 0 {
+			return schema.ExampleEmergency{Slug: list[0].Slug, Title: list[0].Title}
+		}
+	}
+	return schema.DefaultExampleEmergency
 }

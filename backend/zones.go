@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/directaid/directaid/schema"
-	"github.com/directaid/directaid/site"
 )
 
 // A Zone is one of directaid's rate limits, per client IP. Zones is the one place a zone is declared:
@@ -29,7 +28,13 @@ type Zone struct {
 	Scope     string
 	// Refusal is the 429's message in the JSON error body; Page is what the 429 page tells a person.
 	Refusal string
-	Page    site.LimitPage
+	Page    LimitPage
+}
+
+// LimitPage is what the 429 page tells a person of a zone: Explain, what the site limits and why; Advice,
+// what to do now ({espera}: the time to wait, in words; {inicio}: the site's base URL).
+type LimitPage struct {
+	Explain, Advice string
 }
 
 // ZoneMatch is one kind of request a zone meters, as a Caddy matcher set: all that is set must hold.
@@ -56,7 +61,7 @@ var Zones = []Zone{
 		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.RateLimit },
 		Scope:     "publicaciones (POST " + schema.HelpPath + " y herramientas de publicación MCP) por dirección IP",
 		Refusal:   "Límite temporal de publicaciones alcanzado: espere los segundos que indica Retry-After y reintente con el mismo externalId.",
-		Page: site.LimitPage{
+		Page: LimitPage{
 			Explain: "Este sitio limita cuántas publicaciones se pueden enviar por minuto desde una misma red, para que nadie pueda copiar los números de todos.",
 			Advice:  "Espere {espera} y vuelva a cargar esta página.",
 		},
@@ -71,7 +76,7 @@ var Zones = []Zone{
 		Scope: "lecturas de un registro con su teléfono (GET " + schema.HelpPath + "?view=detail, las páginas " +
 			schema.RecordPathPrefix + "{id} y la herramienta MCP " + schema.ToolViewHelp + ") por dirección IP",
 		Refusal: "Límite temporal de consultas de registros con teléfono alcanzado: espere los segundos que indica Retry-After.",
-		Page: site.LimitPage{
+		Page: LimitPage{
 			Explain: "Este sitio limita cuántas páginas con número de teléfono se pueden abrir por minuto desde una misma red, para que nadie pueda copiar los números de todos.",
 			Advice:  "Espere {espera} y vuelva a cargar esta página.",
 		},
@@ -83,7 +88,7 @@ var Zones = []Zone{
 		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.ReportRateLimit },
 		Scope:     "reportes (POST " + schema.HelpPath + "/{id}" + schema.ReportsSuffix + " y el formulario " + schema.ReportFormPath + ") por dirección IP",
 		Refusal:   "Límite temporal de reportes alcanzado: espere los segundos que indica Retry-After.",
-		Page: site.LimitPage{
+		Page: LimitPage{
 			Explain: "Este sitio limita cuántos reportes se pueden enviar por minuto desde una misma red, para que nadie pueda llenar de reportes la revisión. Su reporte no se envió.",
 			Advice:  "Espere {espera} y vuelva a enviar el reporte desde la página de la publicación.",
 		},
@@ -95,7 +100,7 @@ var Zones = []Zone{
 		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.ManageRateLimit },
 		Scope:     "acciones con el código para gestionar (POST " + schema.HelpPath + "/{id}" + schema.ActionsSuffix + " y el formulario " + schema.ManagePath + ") por dirección IP",
 		Refusal:   "Límite temporal de acciones sobre publicaciones alcanzado: espere los segundos que indica Retry-After y reintente (repetir una acción no la aplica dos veces).",
-		Page: site.LimitPage{
+		Page: LimitPage{
 			Explain: "Este sitio limita cuántas veces por minuto se puede resolver, reabrir, renovar o retirar una publicación desde una misma red. Este intento no cambió nada.",
 			Advice:  "Espere {espera}, vuelva a [gestionar su publicación]({inicio}" + schema.ManagePath + ") con su código y pulse el botón otra vez: repetir una acción no la aplica dos veces.",
 		},
@@ -106,7 +111,7 @@ var Zones = []Zone{
 		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.RespondRateLimit },
 		Scope:     "respuestas «yo puedo ayudar» (POST " + schema.HelpPath + "/{id}" + schema.ResponsesSuffix + " y la herramienta MCP " + schema.ToolRespond + ") por dirección IP",
 		Refusal:   "Límite temporal de respuestas alcanzado: espere los segundos que indica Retry-After y reintente.",
-		Page: site.LimitPage{
+		Page: LimitPage{
 			Explain: "Este sitio limita cuántas respuestas «yo puedo ayudar» se pueden enviar por minuto desde una misma red, para que nadie pueda llenar de mensajes a quien pidió ayuda. Su respuesta no se envió.",
 			Advice:  "Espere {espera} y vuelva a enviarla desde la página de la publicación.",
 		},
@@ -131,15 +136,6 @@ func ZoneNamed(name string) *Zone {
 	}
 	return nil
 }
-
-// limitPages are the zones' 429 pages, by name, for the site.
-var limitPages = func() map[string]site.LimitPage {
-	pages := make(map[string]site.LimitPage, len(Zones))
-	for _, z := range Zones {
-		pages[z.Name] = z.Page
-	}
-	return pages
-}()
 
 // Limit is a zone's budget: Events per Window per client IP.
 type Limit struct {

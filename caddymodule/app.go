@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/backend/httpapi"
 	"github.com/directaid/directaid/backend/mcpserver"
 	"github.com/directaid/directaid/backend/places"
 	"github.com/directaid/directaid/backend/store"
@@ -76,7 +77,7 @@ type App struct {
 	store    store.Store
 	backup   store.Backupper // nil when the store cannot back itself up
 	svc      *backend.Service
-	handler  atomic.Pointer[backend.Handler]
+	handler  atomic.Pointer[httpapi.Handler]
 	current  atomic.Pointer[backend.Service] // svc, for the metrics scraped concurrently
 	disk     atomic.Value                    // store.DiskUser, for the metrics and the operator's page
 	observe  *backend.Observe
@@ -306,13 +307,14 @@ func (a *App) build(limits backend.Config) error {
 		limits.Emergencies = append(limits.Emergencies, be)
 	}
 	limits.HideAfterReports, limits.OperatorContact = a.HideAfterReports, a.OperatorContact
-	if a.MapTiles != nil {
-		limits.MapTiles = *a.MapTiles
-	}
 	limits.FeedStreams, limits.FeedStreamsPerClient = a.Feed.Streams, a.Feed.StreamsPerClient
 	a.svc = backend.NewService(a.store, limits)
 	a.current.Store(a.svc)
-	h, err := backend.NewHandler(a.svc, mcpserver.New(a.svc))
+	o := httpapi.Options{MCP: mcpserver.New(a.svc)}
+	if a.MapTiles != nil {
+		o.MapTiles = *a.MapTiles
+	}
+	h, err := httpapi.NewHandler(a.svc, o)
 	if err != nil {
 		return err
 	}

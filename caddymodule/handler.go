@@ -9,6 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/backend/httpapi"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -41,19 +42,19 @@ func directaidApp(ctx caddy.Context) (*App, error) {
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 	if herr, ok := r.Context().Value(caddyhttp.ErrorCtxKey).(error); ok {
-		backend.SetCommonHeaders(w)
+		httpapi.SetCommonHeaders(w)
 		p := problemFor(herr, r)
 		if p.Status == http.StatusTooManyRequests {
 			h.app.observe.RateLimited(limitZone(r))
 		}
-		backend.ServeError(h.app.handler.Load(), w, r, p)
+		httpapi.ServeError(h.app.handler.Load(), w, r, p)
 		return nil
 	}
 	if err := h.app.open(); err != nil {
 		// The store could not be opened (disk, permissions): say so on every request rather than crash.
-		backend.SetCommonHeaders(w)
+		httpapi.SetCommonHeaders(w)
 		w.Header().Set("Retry-After", "30")
-		backend.ServeError(nil, w, r, &backend.Problem{Status: http.StatusServiceUnavailable, Body: schema.ErrorBody{Code: schema.CodeUnavailable,
+		httpapi.ServeError(nil, w, r, &backend.Problem{Status: http.StatusServiceUnavailable, Body: schema.ErrorBody{Code: schema.CodeUnavailable,
 			Error: "El servicio no está disponible en este momento; reintente más tarde con el mismo externalId."}})
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/httpapi"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -31,7 +32,7 @@ func newTestServer(t *testing.T) *testServer {
 		{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero", RequestTTL: 48 * time.Hour, OfferTTL: 96 * time.Hour},
 		{Slug: "inundaciones-la-mojana", Title: "Inundaciones en La Mojana"},
 	}, RateLimits: map[string]backend.Limit{backend.ZonePublish: {Events: 1000, Window: time.Minute}, backend.ZoneDetail: {Events: 1000, Window: time.Minute}}})
-	h, err := backend.NewHandler(svc, New(svc))
+	h, err := httpapi.NewHandler(svc, httpapi.Options{MCP: New(svc)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/httpapi"
 )
 
 // Every tool the MCP server registers is listed in every document that lists tools: the MCP instructions,
@@ -21,7 +22,7 @@ func TestToolsListedEverywhere(t *testing.T) {
 	defer s.Close()
 	svc := backend.NewService(s, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})
 	e := New(svc)
-	h, err := backend.NewHandler(svc, e)
+	h, err := httpapi.NewHandler(svc, httpapi.Options{MCP: e})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,17 @@
-package backend
+package httpapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
+	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
 	"github.com/directaid/directaid/site"
 )
@@ -17,23 +21,23 @@ type baseURLKey struct{}
 // newSite builds the website over svc. Its no-JavaScript form fallback publishes through the same
 // service as POST help, so the rules, the errors and the idempotency are the same; its record pages and
 // lists read through the same service as GET help?view=detail|list, with the same parameters.
-func newSite(svc *Service, tools []schema.MCPTool) (http.Handler, error) {
+func newSite(svc *backend.Service, tools []schema.MCPTool, tiles site.MapTiles) (http.Handler, error) {
 	return site.New(site.Options{
 		Emergencies:     func() []schema.EmergencyInfo { return svc.ActiveEmergencies("") },
-		PublicURL:       svc.cfg.PublicURL,
-		Contact:         svc.cfg.OperatorContact,
-		MapTiles:        svc.cfg.MapTiles,
+		PublicURL:       svc.Config().PublicURL,
+		Contact:         svc.Config().OperatorContact,
+		MapTiles:        tiles,
 		Tools:           tools,
-		RateLimitEvents: svc.cfg.RateLimits[ZonePublish].Events,
-		RateLimitWindow: svc.cfg.RateLimits[ZonePublish].Window,
+		RateLimitEvents: svc.Config().RateLimits[backend.ZonePublish].Events,
+		RateLimitWindow: svc.Config().RateLimits[backend.ZonePublish].Window,
 		LimitPages:      limitPages,
 		Service:         siteService{svc},
-		Moderation:      svc.siteModeration(),
+		Moderation:      siteModeration(svc),
 	})
 }
 
 // siteService is the site.Service of svc: each method answers as the API endpoint the site names.
-type siteService struct{ svc *Service }
+type siteService struct{ svc *backend.Service }
 
 func (s siteService) ParseList(v url.Values) (schema.ListQuery, []schema.FieldError) {
 	return parseListQuery(v)
@@ -41,7 +45,7 @@ func (s siteService) ParseList(v url.Values) (schema.ListQuery, []schema.FieldEr
 
 func (s siteService) List(ctx context.Context, base string, q schema.ListQuery) (*schema.HelpList, error) {
 	l, err := s.svc.List(ctx, base, q)
-	if p := (*Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
+	if p := (*backend.Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
 		return nil, &site.QueryError{Details: p.Body.Details}
 	}
 	return l, err
@@ -50,7 +54,7 @@ func (s siteService) List(ctx context.Context, base string, q schema.ListQuery) 
 func (s siteService) Detail(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error) {
 	d, err := s.svc.Detail(ctx, base, id)
 	// A malformed id (400) has no page either.
-	p := (*Problem)(nil)
+	p := (*backend.Problem)(nil)
 	switch {
 	case errors.As(err, &p) && (p.Status == http.StatusNotFound || p.Status == http.StatusBadRequest):
 		return nil, site.ErrNotFound
@@ -70,26 +74,26 @@ func (s siteService) Act(ctx context.Context, base, id, token, action string) (i
 }
 
 func (s siteService) Responses(ctx context.Context, id, token string) (int, []byte) {
-	ok, err := s.svc.checkManageToken(ctx, id, token)
+	ok, err := s.svc.CheckManageToken(ctx, id, token)
 	if err == nil && !ok {
-		err = forbidden()
+		err = backend.Forbidden()
 	}
 	if err != nil {
 		return siteAnswer(0, nil, err)
 	}
-	res, err := s.svc.publisherResponses(ctx, id)
+	res, err := s.svc.Responses(ctx, id)
 	return siteAnswer(http.StatusOK, res, err)
 }
 
 // Report takes the form's body through the API's decoder and Service.report: the same rules and messages.
 func (s siteService) Report(r *http.Request, id string, body []byte) (int, []byte) {
-	in, p := decodeReport(body)
+	in, p := backend.DecodeReport(body)
 	if p != nil {
 		return siteAnswer(0, nil, p)
 	}
-	res, err := s.svc.Report(r.Context(), id, in, ClientIP(r))
-	if p := (*Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
-		err = notFound() // the body passed decodeReport: only the id was refused, and a malformed id has no page
+	res, err := s.svc.Report(r.Context(), id, in, backend.ClientIP(r))
+	if p := (*backend.Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
+		err = notFound() // the body passed backend.DecodeReport: only the id was refused, and a malformed id has no page
 	}
 	return siteAnswer(http.StatusAccepted, res, err)
 }
@@ -103,18 +107,18 @@ func (s siteService) Publish(ctx context.Context, body []byte) (int, []byte) {
 	status := http.StatusOK
 	switch {
 	case err != nil:
-		p := AsProblem(err)
+		p := backend.AsProblem(err)
 		status, v = p.Status, &p.Body
-		svc.cfg.Observe.Published(ChannelForm, start, nil, false, p)
+		svc.Config().Observe.Published(backend.ChannelForm, start, nil, false, p)
 	case created:
 		status = http.StatusCreated
 	}
 	if err == nil {
-		svc.cfg.Observe.Published(ChannelForm, start, res, created, nil)
+		svc.Config().Observe.Published(backend.ChannelForm, start, res, created, nil)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return http.StatusInternalServerError, internalErrorJSON()
+		return http.StatusInternalServerError, backend.InternalErrorJSON()
 	}
 	return status, b
 }
@@ -122,12 +126,12 @@ func (s siteService) Publish(ctx context.Context, body []byte) (int, []byte) {
 // siteAnswer is a service's answer as its endpoint sends it: status and res, or err's problem.
 func siteAnswer(status int, res any, err error) (int, []byte) {
 	if err != nil {
-		p := AsProblem(err)
+		p := backend.AsProblem(err)
 		status, res = p.Status, &p.Body
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
-		return http.StatusInternalServerError, internalErrorJSON()
+		return http.StatusInternalServerError, backend.InternalErrorJSON()
 	}
 	return status, b
 }
@@ -139,4 +143,62 @@ func (h *Handler) serveSite(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) withBase(r *http.Request) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), baseURLKey{}, h.svc.BaseURL(r)))
+}
+
+// siteModeration is what the site's /moderacion needs: the queue, Moderate and RestoreByReporter, for
+// the moderator that the server authenticated (WithModerator), who the audit trail then names.
+func siteModeration(s *backend.Service) *site.Moderation {
+	var mu sync.Mutex
+	var key []byte
+	notFound := func(err error) error {
+		if errors.Is(err, store.ErrNotFound) {
+			return site.ErrNotFound
+		}
+		return err
+	}
+	return &site.Moderation{
+		Moderator: func(r *http.Request) string { return backend.Moderator(r.Context()) },
+		Queue: func(ctx context.Context) ([]site.ModerationItem, error) {
+			q, err := s.ModerationQueue(ctx)
+			if err != nil {
+				return nil, err
+			}
+			items := make([]site.ModerationItem, 0, len(q))
+			for _, it := range q {
+				r := it.Record
+				mi := site.ModerationItem{ID: r.ID, Type: r.Type, EmergencySlug: r.EmergencySlug, Status: r.Status, Title: r.Title,
+					Description: r.Description, ContactName: r.ContactName, Phone: cmp.Or(r.ContactE164, r.ContactWhatsapp),
+					ContactHidden: r.ContactHidden, CreatedAt: r.CreatedAt}
+				for _, rp := range it.Reports {
+					mi.Reports = append(mi.Reports, site.ModerationReport{Reason: rp.Reason, Note: rp.Note, Reporter: rp.Reporter, At: rp.At, Reviewed: rp.Reviewed})
+				}
+				items = append(items, mi)
+			}
+			return items, nil
+		},
+		Act: func(ctx context.Context, id, action, status string) error {
+			id = store.NormalizeID(id)
+			if !store.ValidID(id) {
+				return site.ErrNotFound
+			}
+			_, err := s.Moderate(ctx, id, action, status)
+			return notFound(err)
+		},
+		RestoreReporter: func(ctx context.Context, reporter string) (int, error) {
+			ids, err := s.RestoreByReporter(ctx, reporter)
+			return len(ids), notFound(err)
+		},
+		Key: func(ctx context.Context) ([]byte, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if key == nil {
+				k, err := s.ModerationFormKey(ctx)
+				if err != nil {
+					return nil, err
+				}
+				key = k
+			}
+			return key, nil
+		},
+	}
 }

@@ -1,4 +1,4 @@
-package backend
+package httpapi
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/internal/webutil"
 	"github.com/directaid/directaid/schema"
 )
@@ -37,26 +38,6 @@ var paramAliases = map[string]string{
 	"offset": "cursor", "formato": "format",
 }
 
-// queryField is how details name a query parameter: a JSON pointer into {"query": {...}}.
-func queryField(name string) string { return schema.Pointer("query", name) }
-
-// withQueryFields turns the bare parameter names of p's details (the service's) into query pointers.
-func withQueryFields(p *Problem) *Problem { return withFields(p, queryField) }
-
-// withPathFields names the path parameters of p's details (the record id of …/{id}/reports): /path/id.
-func withPathFields(p *Problem) *Problem {
-	return withFields(p, func(name string) string { return schema.Pointer("path", name) })
-}
-
-func withFields(p *Problem, field func(string) string) *Problem {
-	for i, d := range p.Body.Details {
-		if d.Field != "" && !strings.HasPrefix(d.Field, "/") {
-			p.Body.Details[i].Field = field(d.Field)
-		}
-	}
-	return p
-}
-
 // serveRead answers GET /api/public/v1/help?view=…; sent is its query (apiQuery).
 func (h *Handler) serveRead(w http.ResponseWriter, r *http.Request, sent query) {
 	q := sent.vals
@@ -64,16 +45,16 @@ func (h *Handler) serveRead(w http.ResponseWriter, r *http.Request, sent query) 
 	allowed, ok := viewParams[view]
 	if !ok {
 		views := schema.Views
-		writeProblem(w, withQueryFields(invalidParams([]schema.FieldError{paramError("view",
+		backend.WriteProblem(w, backend.WithQueryFields(backend.InvalidParams([]schema.FieldError{backend.ParamError("view",
 			fmt.Sprintf("«view» no admite %s; valores permitidos: %s (sin view: descubrimiento)", schema.Quote(view), strings.Join(views, ", ")), views...)})))
 		return
 	}
 	if errs := checkParams(sent, view, allowed); len(errs) > 0 {
-		writeProblem(w, withQueryFields(invalidParams(errs)))
+		backend.WriteProblem(w, backend.WithQueryFields(backend.InvalidParams(errs)))
 		return
 	}
 	if f := readFormat(view, q.Get("format")); f != "" {
-		defer h.svc.cfg.Observe.Read(view, f, time.Now())
+		defer h.svc.Config().Observe.Read(view, f, time.Now())
 	}
 	base := h.svc.BaseURL(r)
 	switch view {
@@ -82,19 +63,19 @@ func (h *Handler) serveRead(w http.ResponseWriter, r *http.Request, sent query) 
 	case schema.ViewDetail:
 		d, err := h.svc.Detail(r.Context(), base, q.Get("id"))
 		if err != nil {
-			writeProblem(w, withQueryFields(AsProblem(err)))
+			backend.WriteProblem(w, backend.WithQueryFields(backend.AsProblem(err)))
 			return
 		}
 		body, err := json.Marshal(d)
 		if err != nil {
-			writeProblem(w, AsProblem(err))
+			backend.WriteProblem(w, backend.AsProblem(err))
 			return
 		}
 		serveCacheable(w, r, body, "application/json", cacheDetail)
 	case schema.ViewPanorama:
 		p, err := h.svc.Panorama(r.Context(), base, strings.TrimSpace(q.Get("emergencySlug")))
 		if err != nil {
-			writeProblem(w, withQueryFields(AsProblem(err)))
+			backend.WriteProblem(w, backend.WithQueryFields(backend.AsProblem(err)))
 			return
 		}
 		servePanorama(w, r, p)
@@ -131,7 +112,7 @@ func checkParams(sent query, view string, allowed []string) []schema.FieldError 
 			if views := viewsTaking(name); len(views) > 0 {
 				msg = fmt.Sprintf("el parámetro «%s» solo se usa con %s; sin view la respuesta es el documento de descubrimiento, que no admite parámetros", schema.Clip(name), strings.Join(views, " o "))
 			}
-			errs = append(errs, paramError(name, msg))
+			errs = append(errs, backend.ParamError(name, msg))
 		case !slices.Contains(allowed, name):
 			msg := fmt.Sprintf("el parámetro «%s» no existe con view=%s", schema.Clip(name), view)
 			if views := viewsTaking(name); len(views) > 0 {
@@ -141,9 +122,9 @@ func checkParams(sent query, view string, allowed []string) []schema.FieldError 
 			} else if a, ok := paramAliases[strings.ToLower(name)]; ok && slices.Contains(allowed, a) {
 				msg += fmt.Sprintf(" (¿quiso decir «%s»?)", a)
 			}
-			errs = append(errs, paramError(name, msg, allowed...))
+			errs = append(errs, backend.ParamError(name, msg, allowed...))
 		case len(q[name]) > 1:
-			errs = append(errs, paramError(name, fmt.Sprintf("el parámetro «%s» está repetido: envíelo una sola vez", schema.Clip(name))))
+			errs = append(errs, backend.ParamError(name, fmt.Sprintf("el parámetro «%s» está repetido: envíelo una sola vez", schema.Clip(name))))
 		}
 	}
 	return errs
@@ -169,7 +150,7 @@ func parseListQuery(v url.Values) (schema.ListQuery, []schema.FieldError) {
 		}
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			errs = append(errs, paramError(name, fmt.Sprintf("«%s» debe ser un número con punto decimal, p. ej. 4.5339 (se recibió %s)", name, schema.Quote(s))))
+			errs = append(errs, backend.ParamError(name, fmt.Sprintf("«%s» debe ser un número con punto decimal, p. ej. 4.5339 (se recibió %s)", name, schema.Quote(s))))
 			return nil
 		}
 		return &f
@@ -182,7 +163,7 @@ func parseListQuery(v url.Values) (schema.ListQuery, []schema.FieldError) {
 	if s := strings.TrimSpace(v.Get("limit")); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
-			errs = append(errs, paramError("limit", fmt.Sprintf("«limit» debe ser un entero entre 1 y %d", schema.MaxListLimit)))
+			errs = append(errs, backend.ParamError("limit", fmt.Sprintf("«limit» debe ser un entero entre 1 y %d", schema.MaxListLimit)))
 		} else {
 			q.Limit = n
 		}
@@ -195,20 +176,20 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request, v url.Values
 	formats := []string{schema.FormatJSON, schema.FormatCSV, schema.FormatGeoJSON, schema.FormatAtom}
 	q, errs := parseListQuery(v)
 	if format != "" && !slices.Contains(formats, format) {
-		errs = append(errs, paramError("format", fmt.Sprintf("«format» no admite %s; valores permitidos: %s", schema.Quote(format), strings.Join(formats, ", ")), formats...))
+		errs = append(errs, backend.ParamError("format", fmt.Sprintf("«format» no admite %s; valores permitidos: %s", schema.Quote(format), strings.Join(formats, ", ")), formats...))
 	}
 	all, allErrs := exportAllParam(v, format)
 	if errs = append(errs, allErrs...); len(errs) > 0 {
-		writeProblem(w, withQueryFields(invalidParams(errs)))
+		backend.WriteProblem(w, backend.WithQueryFields(backend.InvalidParams(errs)))
 		return
 	}
 	if all {
-		h.serveExport(w, r, q, format, base, exportPage)
+		h.serveExport(w, r, q, format, base, backend.ExportPage)
 		return
 	}
 	list, err := h.svc.List(r.Context(), base, q)
 	if err != nil {
-		writeProblem(w, withQueryFields(AsProblem(err)))
+		backend.WriteProblem(w, backend.WithQueryFields(backend.AsProblem(err)))
 		return
 	}
 	if list.NextCursor != "" {
@@ -227,7 +208,7 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request, v url.Values
 	case schema.FormatGeoJSON:
 		serveStamped(w, r, listGeoJSON(list), func(g *schema.GeoJSONList) *time.Time { return &g.GeneratedAt }, "application/geo+json", cacheList)
 	case schema.FormatAtom:
-		serveCacheable(w, r, h.svc.listAtom(list, base, base+schema.HelpPath+"?"+r.URL.RawQuery), "application/atom+xml; charset=utf-8", cacheList) // atom.go
+		serveCacheable(w, r, listAtom(h.svc, list, base, base+schema.HelpPath+"?"+r.URL.RawQuery), "application/atom+xml; charset=utf-8", cacheList) // atom.go
 	default:
 		serveStamped(w, r, list, func(l *schema.HelpList) *time.Time { return &l.GeneratedAt }, "application/json", cacheList)
 	}
@@ -245,7 +226,7 @@ func serveStamped[T any](w http.ResponseWriter, r *http.Request, v *T, stamp fun
 	defer putBody(buf)
 	buf.Reset()
 	if err := json.NewEncoder(buf).Encode(v); err != nil { // Marshal's bytes, and a newline
-		writeProblem(w, AsProblem(err))
+		backend.WriteProblem(w, backend.AsProblem(err))
 		return
 	}
 	body := buf.Bytes()[:buf.Len()-1]
@@ -256,7 +237,7 @@ func serveStamped[T any](w http.ResponseWriter, r *http.Request, v *T, stamp fun
 		unstamped, err := json.Marshal(v)
 		*stamp(v) = at
 		if err != nil {
-			writeProblem(w, AsProblem(err))
+			backend.WriteProblem(w, backend.AsProblem(err))
 			return
 		}
 		parts = [][]byte{unstamped}

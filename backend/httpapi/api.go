@@ -1,11 +1,10 @@
-package backend
+package httpapi
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,13 +12,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/internal/webutil"
 	"github.com/directaid/directaid/schema"
+	"github.com/directaid/directaid/site"
 )
 
 // Handler serves the API, and hands every other path to the site.
 type Handler struct {
-	svc     *Service
+	svc     *backend.Service
 	openapi []byte
 	site    http.Handler
 	mcp     MCP
@@ -30,23 +31,32 @@ type Handler struct {
 type MCP interface {
 	http.Handler
 	// UseOf tells what an MCP POST body may do, as far as the rate limits care.
-	UseOf(body []byte) MCPUse
+	UseOf(body []byte) backend.MCPUse
 	// Tools are the registered tools, as the documents list them.
 	Tools() []schema.MCPTool
 }
 
-// NewHandler builds the HTTP surface of svc, with mcp at /mcp (nil: /mcp is not found, and the
-// documents list no tools).
-func NewHandler(svc *Service, mcp MCP) (*Handler, error) {
+// Options are what a Handler serves besides the Service's API.
+type Options struct {
+	// MCP is served at /mcp (backend/mcpserver's New); nil: /mcp is not found, and the documents list no
+	// tools.
+	MCP MCP
+	// MapTiles is the background of the site's maps (zero: site.DefaultMapTiles, OpenStreetMap's).
+	MapTiles site.MapTiles
+}
+
+// NewHandler builds the HTTP surface of svc: the API, MCP and the site.
+func NewHandler(svc *backend.Service, o Options) (*Handler, error) {
+	mcp := o.MCP
 	var tools []schema.MCPTool
 	if mcp != nil {
 		tools = mcp.Tools()
 	}
-	doc, err := schema.OpenAPIFor(svc.cfg.PublicURL, svc.exampleEmergency(), tools...)
+	doc, err := schema.OpenAPIFor(svc.Config().PublicURL, svc.ExampleEmergency(), tools...)
 	if err != nil {
 		return nil, err
 	}
-	st, err := newSite(svc, tools)
+	st, err := newSite(svc, tools, o.MapTiles)
 	if err != nil {
 		return nil, err
 	}
@@ -54,23 +64,12 @@ func NewHandler(svc *Service, mcp MCP) (*Handler, error) {
 	return h, nil
 }
 
-// exampleEmergency is the emergency the served OpenAPI document's examples publish into: the first active
-// one (or, with none active, the first declared), so that its examples work on this server as written.
-func (s *Service) exampleEmergency() schema.ExampleEmergency {
-	for _, list := range [][]Emergency{s.active, s.cfg.Emergencies} {
-		if len(list) > 0 {
-			return schema.ExampleEmergency{Slug: list[0].Slug, Title: list[0].Title}
-		}
-	}
-	return schema.DefaultExampleEmergency
-}
-
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	SetCommonHeaders(w)
-	if _, ok := webutil.BaseURL(h.svc.cfg.PublicURL, r); !ok && (r.URL.Path == schema.HelpPath || r.URL.Path == schema.EventsPath) {
+	if _, ok := webutil.BaseURL(h.svc.Config().PublicURL, r); !ok && (r.URL.Path == schema.HelpPath || r.URL.Path == schema.EventsPath) {
 		// Links in the answer would carry the Host (the site and MCP refuse it alike).
-		writeProblem(w, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidRequest, Error: BadHost}})
+		backend.WriteProblem(w, &backend.Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidRequest, Error: backend.BadHost}})
 		return
 	}
 	switch r.URL.Path {
@@ -85,7 +84,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveCacheable(w, r, h.openapi, "application/json", "public, max-age=300")
 	case schema.MCPPath:
 		if h.mcp == nil {
-			writeProblem(w, notFound())
+			backend.WriteProblem(w, notFound())
 			return
 		}
 		h.mcp.ServeHTTP(w, r)
@@ -108,15 +107,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// No page lives under /api/: an unknown API path is 404 for every method, not the site's 405.
 		if h.site == nil || strings.HasPrefix(r.URL.Path, "/api/") {
-			writeProblem(w, notFound())
+			backend.WriteProblem(w, notFound())
 			return
 		}
 		h.serveSite(w, r)
 	}
 }
-
-// BadHost is the answer to a request whose Host header could not be part of a link.
-const BadHost = "Encabezado Host inválido: debe ser un nombre de host, una dirección IPv4 o una IPv6 entre corchetes, con puerto opcional."
 
 // SetCommonHeaders sets what every answer carries: the API version and open CORS.
 func SetCommonHeaders(w http.ResponseWriter) {
@@ -126,8 +122,8 @@ func SetCommonHeaders(w http.ResponseWriter) {
 	hd.Set("Access-Control-Expose-Headers", "Location, API-Version, Retry-After, ETag, Link, WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version")
 }
 
-func notFound() *Problem {
-	return &Problem{Status: http.StatusNotFound, Body: schema.ErrorBody{Code: schema.CodeNotFound, Error: "No existe ese recurso."}}
+func notFound() *backend.Problem {
+	return &backend.Problem{Status: http.StatusNotFound, Body: schema.ErrorBody{Code: schema.CodeNotFound, Error: "No existe ese recurso."}}
 }
 
 // allow answers OPTIONS (CORS preflight) and refuses methods not in methods; it reports whether the
@@ -154,7 +150,7 @@ func allowWithHeaders(w http.ResponseWriter, r *http.Request, methods, headers s
 		}
 	}
 	w.Header().Set("Allow", methods)
-	writeProblem(w, &Problem{Status: http.StatusMethodNotAllowed, Body: schema.ErrorBody{Code: schema.CodeMethodNotAllowed,
+	backend.WriteProblem(w, &backend.Problem{Status: http.StatusMethodNotAllowed, Body: schema.ErrorBody{Code: schema.CodeMethodNotAllowed,
 		Error: "Método no permitido aquí; use " + methods + "."}})
 	return false
 }
@@ -174,19 +170,19 @@ func (h *Handler) serveHelp(w http.ResponseWriter, r *http.Request) {
 	}
 	// Discovery takes no parameters: a list filter sent without view=list is told so, not ignored.
 	if errs := checkParams(sent, "", nil); len(errs) > 0 {
-		writeProblem(w, withQueryFields(invalidParams(errs)))
+		backend.WriteProblem(w, backend.WithQueryFields(backend.InvalidParams(errs)))
 		return
 	}
-	body, err := json.Marshal(h.svc.discovery(h.svc.BaseURL(r), h.tools))
+	body, err := json.Marshal(discovery(h.svc, h.svc.BaseURL(r), h.tools))
 	if err != nil {
-		writeProblem(w, AsProblem(err))
+		backend.WriteProblem(w, backend.AsProblem(err))
 		return
 	}
 	serveCacheable(w, r, body, "application/json", "public, max-age=60")
 }
 
 // discovery is the body of GET help; its capabilities are those of the MCP tools, then the API's own.
-func (s *Service) discovery(base string, tools []schema.MCPTool) *schema.Discovery {
+func discovery(s *backend.Service, base string, tools []schema.MCPTool) *schema.Discovery {
 	d := &schema.Discovery{
 		Name: "directaid", Version: schema.APIVersion, Public: true, Authentication: "none",
 		Documentation: base + "/integraciones", DocumentationMarkdown: base + "/integraciones.md",
@@ -197,8 +193,8 @@ func (s *Service) discovery(base string, tools []schema.MCPTool) *schema.Discove
 		d.Capabilities = append(d.Capabilities, t.Capability)
 	}
 	d.Capabilities = append(d.Capabilities, apiCapabilities...)
-	for _, z := range Zones {
-		if l := s.cfg.RateLimits[z.Name]; l.Events > 0 {
+	for _, z := range backend.Zones {
+		if l := s.Config().RateLimits[z.Name]; l.Events > 0 {
 			*z.Discovery(d) = &schema.RateLimit{Events: l.Events, WindowSeconds: int(l.Window.Seconds()), Scope: z.Scope}
 		}
 	}
@@ -210,9 +206,9 @@ var apiCapabilities = []string{"idempotent_publish", "mcp", "openapi", "markdown
 
 // MCPUseOf tells what an MCP POST body may do, so that the Caddyfile's rate-limit zones meter MCP as they
 // meter the HTTP API (caddymodule's matchers ask before the limiter runs).
-func (h *Handler) MCPUseOf(body []byte) MCPUse {
+func (h *Handler) MCPUseOf(body []byte) backend.MCPUse {
 	if h.mcp == nil {
-		return MCPPublish
+		return backend.MCPPublish
 	}
 	return h.mcp.UseOf(body)
 }
@@ -222,51 +218,51 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	q, p := postParams(r, schema.DryRunArg)
 	if p != nil {
-		h.svc.cfg.Observe.Published(ChannelAPI, start, nil, false, p)
-		writeProblem(w, p)
+		h.svc.Config().Observe.Published(backend.ChannelAPI, start, nil, false, p)
+		backend.WriteProblem(w, p)
 		return
 	}
 	body, p := readJSONBody(w, r)
 	if p != nil {
-		h.svc.cfg.Observe.Published(ChannelAPI, start, nil, false, p)
-		writeProblem(w, p)
+		h.svc.Config().Observe.Published(backend.ChannelAPI, start, nil, false, p)
+		backend.WriteProblem(w, p)
 		return
 	}
 	switch dry, p := dryRunParam(q); {
 	case p != nil:
-		writeProblem(w, p)
+		backend.WriteProblem(w, p)
 		return
 	case dry:
 		res, err := h.svc.DryRun(r.Context(), h.svc.BaseURL(r), body, "")
 		if err != nil {
-			writeProblem(w, AsProblem(err))
+			backend.WriteProblem(w, backend.AsProblem(err))
 			return
 		}
-		WriteJSON(w, http.StatusOK, res)
+		backend.WriteJSON(w, http.StatusOK, res)
 		return
 	}
 	base := h.svc.BaseURL(r)
 	res, created, err := h.svc.Publish(r.Context(), base, body, "")
 	if err != nil {
-		p := AsProblem(err)
-		h.svc.cfg.Observe.Published(ChannelAPI, start, nil, false, p)
-		writeProblem(w, p)
+		p := backend.AsProblem(err)
+		h.svc.Config().Observe.Published(backend.ChannelAPI, start, nil, false, p)
+		backend.WriteProblem(w, p)
 		return
 	}
-	h.svc.cfg.Observe.Published(ChannelAPI, start, res, created, nil)
+	h.svc.Config().Observe.Published(backend.ChannelAPI, start, res, created, nil)
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 		w.Header().Set("Location", res.PublicURL)
 	}
-	WriteJSON(w, status, res)
+	backend.WriteJSON(w, status, res)
 }
 
 // postParams reads the query of a POST (apiQuery) and refuses any parameter but allowed (and "_", which
 // GETs ignore too), whatever its value: a misspelled or assumed flag (dryrun, dry_run, dryRun where there
 // is none) must not let a call that acts for real go through as if it had been understood. An allowed
 // one sent as a bare name (?dryRun) is refused too: it may well mean true.
-func postParams(r *http.Request, allowed ...string) (url.Values, *Problem) {
+func postParams(r *http.Request, allowed ...string) (url.Values, *backend.Problem) {
 	var errs []schema.FieldError
 	sent := apiQuery(r)
 	for _, name := range sent.names {
@@ -287,17 +283,17 @@ func postParams(r *http.Request, allowed ...string) (url.Values, *Problem) {
 		if i := slices.IndexFunc(allowed, func(a string) bool { return strings.ToLower(a) == fold }); i >= 0 {
 			msg += fmt.Sprintf(" (¿quiso decir «%s»?)", allowed[i])
 		}
-		errs = append(errs, paramError(name, msg, allowed...))
+		errs = append(errs, backend.ParamError(name, msg, allowed...))
 	}
 	if len(errs) > 0 {
-		return nil, withQueryFields(invalidParams(errs))
+		return nil, backend.WithQueryFields(backend.InvalidParams(errs))
 	}
 	return sent.vals, nil
 }
 
 // dryRunParam reads ?dryRun=true|false from q (postParams'); any other value (or a repeated one) is
 // refused rather than taken as a publication.
-func dryRunParam(q url.Values) (bool, *Problem) {
+func dryRunParam(q url.Values) (bool, *backend.Problem) {
 	vals, ok := q[schema.DryRunArg]
 	if !ok {
 		return false, nil
@@ -305,39 +301,18 @@ func dryRunParam(q url.Values) (bool, *Problem) {
 	if len(vals) == 1 && (vals[0] == "true" || vals[0] == "false") {
 		return vals[0] == "true", nil
 	}
-	return false, withQueryFields(invalidParams([]schema.FieldError{paramError(schema.DryRunArg, "«dryRun» debe ser true o false, una sola vez")}))
-}
-
-// CheckJSONContentType accepts exactly one Content-Type field, application/json (UTF-8). Two fields are
-// ambiguous framing (a proxy may read the other one): refused rather than guessed.
-func CheckJSONContentType(r *http.Request) *Problem {
-	if len(r.Header.Values("Content-Type")) > 1 {
-		return ambiguousContentType()
-	}
-	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err == nil && mt == "application/json" {
-		if cs, ok := params["charset"]; !ok || strings.EqualFold(cs, "utf-8") {
-			return nil
-		}
-	}
-	return &Problem{Status: http.StatusUnsupportedMediaType, Body: schema.ErrorBody{Code: schema.CodeUnsupportedMediaType,
-		Error: "El cuerpo debe enviarse como JSON con la cabecera Content-Type: application/json."}}
-}
-
-func ambiguousContentType() *Problem {
-	return &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidRequest,
-		Error: "La petición trae varias cabeceras Content-Type: envíe una sola, Content-Type: application/json."}}
+	return false, backend.WithQueryFields(backend.InvalidParams([]schema.FieldError{backend.ParamError(schema.DryRunArg, "«dryRun» debe ser true o false, una sola vez")}))
 }
 
 // readJSONBody is the start of every handler that takes a JSON body: r must declare one (else 415, or
 // 400 for two Content-Type fields), and it is read up to schema.MaxBodyBytes; a larger one is refused
 // with 413 without reading it all (the connection is then closed). The caller writes the problem.
-func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *Problem) {
-	if p := CheckJSONContentType(r); p != nil {
+func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *backend.Problem) {
+	if p := backend.CheckJSONContentType(r); p != nil {
 		return nil, p
 	}
 	const limit = schema.MaxBodyBytes
-	tooLarge := &Problem{Status: http.StatusRequestEntityTooLarge, Body: schema.ErrorBody{Code: schema.CodeBodyTooLarge,
+	tooLarge := &backend.Problem{Status: http.StatusRequestEntityTooLarge, Body: schema.ErrorBody{Code: schema.CodeBodyTooLarge,
 		Error: "El cuerpo es demasiado grande: el máximo es 64 KiB."}}
 	if r.ContentLength > limit {
 		w.Header().Set("Connection", "close")
@@ -350,39 +325,10 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *Problem) {
 		return nil, tooLarge
 	}
 	if err != nil {
-		return nil, &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidJSON,
+		return nil, &backend.Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidJSON,
 			Error: "No se pudo leer el cuerpo de la petición."}}
 	}
 	return body, nil
-}
-
-func WriteJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status, b = http.StatusInternalServerError, internalErrorJSON()
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
-
-// internalErrorJSON is the body of a 500 that could not be marshalled.
-func internalErrorJSON() []byte {
-	return []byte(`{"error":"Error interno.","code":"` + schema.CodeInternalError + `"}`)
-}
-
-// writeProblem writes an error answer.
-func writeProblem(w http.ResponseWriter, p *Problem) {
-	p.Body.Cap()
-	w.Header().Set("Cache-Control", "no-store")
-	if p.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))
-	}
-	if p.Challenge != "" {
-		w.Header().Set("WWW-Authenticate", p.Challenge)
-	}
-	WriteJSON(w, p.Status, &p.Body)
 }
 
 // serveCacheable writes body with a strong ETag and answers If-None-Match with 304.

@@ -1,4 +1,4 @@
-package backend
+package httpapi
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/pgstore"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
@@ -47,7 +48,7 @@ func BenchmarkExportPostgres(b *testing.B) {
 	if err := ps.VacuumAnalyze(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	h, err := NewHandler(NewService(ps, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}, {Slug: "la-mojana", Title: "Inundaciones"}}}), nil)
+	h, err := NewHandler(backend.NewService(ps, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}, {Slug: "la-mojana", Title: "Inundaciones"}}}), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func BenchmarkExportPostgres(b *testing.B) {
 	pgCPU, ownCPU := pgtest.ClusterCPU(filepath.Join(cluster.Dir, "data")), pgtest.ProcessCPU()
 	for b.Loop() {
 		d := &discardFlusher{hd: http.Header{}}
-		h.serveExport(d, httptest.NewRequest("GET", "/", nil), schema.ListQuery{}, schema.FormatCSV, "http://x", exportPage)
+		h.serveExport(d, httptest.NewRequest("GET", "/", nil), schema.ListQuery{}, schema.FormatCSV, "http://x", backend.ExportPage)
 		b.SetBytes(d.n)
 	}
 	pgCPU, ownCPU = pgtest.ClusterCPU(filepath.Join(cluster.Dir, "data"))-pgCPU, pgtest.ProcessCPU()-ownCPU

@@ -1,4 +1,4 @@
-package backend
+package httpapi
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -49,5 +50,5 @@ func apiQuery(r *http.Request) query {
 // bareParam is the refusal of a parameter sent as a bare name.
 func bareParam(name string) schema.FieldError {
 	n := schema.Clip(name)
-	return paramError(name, fmt.Sprintf("el parámetro «%s» llegó sin valor: envíe %s=<valor> (vacío, %s=, es como no enviarlo)", n, n, n))
+	return backend.ParamError(name, fmt.Sprintf("el parámetro «%s» llegó sin valor: envíe %s=<valor> (vacío, %s=, es como no enviarlo)", n, n, n))
 }

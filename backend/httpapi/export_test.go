@@ -1,4 +1,4 @@
-package backend
+package httpapi
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
@@ -69,8 +70,8 @@ func exportFixture(t testing.TB, n int) (*Handler, *countingStore) {
 	t.Cleanup(func() { _ = bs.Close() })
 	storetest.Seed(t, bs, n, time.Date(2026, 8, 11, 10, 0, 0, 0, time.UTC), 7*time.Second)
 	st := &countingStore{Store: bs}
-	svc := NewService(st, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}, {Slug: "la-mojana", Title: "Inundaciones"}}})
-	h, err := NewHandler(svc, nil)
+	svc := backend.NewService(st, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}, {Slug: "la-mojana", Title: "Inundaciones"}}})
+	h, err := NewHandler(svc, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,8 +244,8 @@ func BenchmarkExport(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { _ = bs.Close() })
-		svc := NewService(bs, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})
-		if h, err = NewHandler(svc, nil); err != nil {
+		svc := backend.NewService(bs, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})
+		if h, err = NewHandler(svc, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	} else {
@@ -252,7 +253,7 @@ func BenchmarkExport(b *testing.B) {
 	}
 	export := func(d *discardFlusher, format string) {
 		d.hd = http.Header{}
-		h.serveExport(d, httptest.NewRequest("GET", "/", nil), schema.ListQuery{}, format, "http://x", exportPage)
+		h.serveExport(d, httptest.NewRequest("GET", "/", nil), schema.ListQuery{}, format, "http://x", backend.ExportPage)
 	}
 	for _, format := range []string{schema.FormatCSV, schema.FormatGeoJSON} {
 		b.Run(format, func(b *testing.B) {
@@ -288,10 +289,18 @@ func (f *failingWriter) Write(b []byte) (int, error) {
 
 func (f *failingWriter) Flush() { f.gone = true }
 
-// observeExports gives h's service an export log and returns what it receives.
-func observeExports(h *Handler) *observer.ObservedLogs {
+// observeExports makes h serve a service over st like its own with an export log, and returns what the
+// log receives.
+func observeExports(t testing.TB, h *Handler, st store.Store) *observer.ObservedLogs {
+	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
-	h.svc.cfg.Observe = &Observe{Exports: zap.New(core)}
+	cfg := h.svc.Config()
+	cfg.Observe = &backend.Observe{Exports: zap.New(core)}
+	nh, err := NewHandler(backend.NewService(st, cfg), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	*h = *nh
 	return logs
 }
 
@@ -315,7 +324,7 @@ func checkCutLine(t *testing.T, logs *observer.ObservedLogs, level zapcore.Level
 // goroutine is left behind. The cut is logged (a warning: the client's doing).
 func TestExportStopsWhenClientGoes(t *testing.T) {
 	h, st := exportFixture(t, 300)
-	logs := observeExports(h)
+	logs := observeExports(t, h, st)
 	var w *failingWriter
 	baseline := runtime.NumGoroutine()
 	func() {
@@ -357,8 +366,7 @@ func (f *failingStore) List(ctx context.Context, spec *store.ListSpec) (*store.L
 // an error with the store's error and how far the export got.
 func TestExportCutByStoreIsLogged(t *testing.T) {
 	h, st := exportFixture(t, 300)
-	h.svc.store = &failingStore{countingStore: st, ok: 2}
-	logs := observeExports(h)
+	logs := observeExports(t, h, &failingStore{countingStore: st, ok: 2})
 	w := &discardFlusher{hd: http.Header{}}
 	func() {
 		defer func() {
@@ -374,8 +382,8 @@ func TestExportCutByStoreIsLogged(t *testing.T) {
 // TestExportDeadlineNotMovedIsLogged: a response writer that cannot move its write deadline (here one
 // that does not reach a connection) is said once per export, in the export log; the export still runs.
 func TestExportDeadlineNotMovedIsLogged(t *testing.T) {
-	h, _ := exportFixture(t, 300)
-	logs := observeExports(h)
+	h, st := exportFixture(t, 300)
+	logs := observeExports(t, h, st)
 	w := httptest.NewRecorder()
 	h.serveExport(w, httptest.NewRequest("GET", "/", nil), schema.ListQuery{}, schema.FormatCSV, "http://x", 10)
 	all := logs.All()

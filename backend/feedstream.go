@@ -4,59 +4,24 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/directaid/directaid/schema"
 )
 
-// feedParams are the query parameters of the live feed: the list's filters and since.
-var feedParams = []string{"emergencySlug", "type", "category", "urgency", "municipio", "latitude", "longitude", "radiusKm", "status", "since"}
-
-// checkFeedParams names every parameter of q that the feed does not take, and every repeated one.
-func checkFeedParams(q map[string][]string) []schema.FieldError {
-	var errs []schema.FieldError
-	for _, name := range slices.Sorted(maps.Keys(q)) {
-		switch {
-		case name == "_":
-		case !slices.Contains(feedParams, name):
-			msg := fmt.Sprintf("el parámetro «%s» no existe en el flujo de eventos", schema.Clip(name))
-			if a, ok := paramAliases[name]; ok && slices.Contains(feedParams, a) {
-				msg += fmt.Sprintf(" (¿quiso decir «%s»?)", a)
-			}
-			errs = append(errs, paramError(name, msg, feedParams...))
-		case len(q[name]) > 1:
-			errs = append(errs, paramError(name, fmt.Sprintf("el parámetro «%s» está repetido: envíelo una sola vez", schema.Clip(name))))
-		}
-	}
-	return errs
-}
-
 // lastEventIDField names the Last-Event-ID header in an error's details.
 var lastEventIDField = schema.Pointer("header", "Last-Event-ID")
 
-// serveEvents answers GET /api/public/v1/help/events: a stream of Server-Sent Events (feed.go).
-func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
-	if !allowWithHeaders(w, r, "GET, OPTIONS", "Last-Event-ID") {
-		return
-	}
-	s := h.svc
-	q := r.URL.Query()
-	errs := checkFeedParams(q)
-	lq, perrs := parseListQuery(q)
-	errs = append(errs, perrs...)
+// ServeFeed answers GET /api/public/v1/help/events, whose parameters (lq) the API has read and checked:
+// a stream of Server-Sent Events (feed.go) from the position Last-Event-ID or since names.
+func (s *Service) ServeFeed(w http.ResponseWriter, r *http.Request, lq schema.ListQuery) {
 	since := strings.TrimSpace(lq.Since)
 	lq.Since = "" // a position, read below; listSpec would refuse it beside municipio or a radius
-	if len(errs) > 0 {
-		writeProblem(w, withQueryFields(invalidParams(errs)))
-		return
-	}
 	spec, errs := s.listSpec(&lq)
 	if len(errs) > 0 {
-		writeProblem(w, withQueryFields(invalidParams(errs)))
+		WriteProblem(w, WithQueryFields(InvalidParams(errs)))
 		return
 	}
 	filter := &feedFilter{spec: *spec, status: lq.Status}
@@ -67,17 +32,17 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 		field = lastEventIDField
 		var err error
 		if from, err = parseFeedPos(last); err != nil {
-			writeProblem(w, invalidParams([]schema.FieldError{paramError(field, fmt.Sprintf("«Last-Event-ID» %s no es el id de un evento de este flujo (p. ej. 2026-08-11T14:30:00.123Z~01k2x3y4z5a6b7c8) ni una fecha RFC 3339", schema.Quote(last)))}))
+			WriteProblem(w, InvalidParams([]schema.FieldError{ParamError(field, fmt.Sprintf("«Last-Event-ID» %s no es el id de un evento de este flujo (p. ej. 2026-08-11T14:30:00.123Z~01k2x3y4z5a6b7c8) ni una fecha RFC 3339", schema.Quote(last)))}))
 			return
 		}
 	case since != "":
 		field = "since"
 		var err error
 		if from, err = parseFeedPos(since); err != nil {
-			writeProblem(w, withQueryFields(invalidParams([]schema.FieldError{paramError(field, fmt.Sprintf("«since» %s no es el id de un evento (p. ej. 2026-08-11T14:30:00.123Z~01k2x3y4z5a6b7c8) ni una fecha RFC 3339", schema.Quote(since)))})))
+			WriteProblem(w, WithQueryFields(InvalidParams([]schema.FieldError{ParamError(field, fmt.Sprintf("«since» %s no es el id de un evento (p. ej. 2026-08-11T14:30:00.123Z~01k2x3y4z5a6b7c8) ni una fecha RFC 3339", schema.Quote(since)))})))
 			return
 		}
-		field = queryField(field)
+		field = QueryField(field)
 	}
 	hub := s.feed
 	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok {
@@ -87,14 +52,14 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 	start, err := hub.join(r.Context(), sub)
 	defer hub.leave(sub)
 	if err != nil {
-		writeProblem(w, AsProblem(err))
+		WriteProblem(w, AsProblem(err))
 		return
 	}
 	st := &feedStream{svc: s, filter: filter, base: s.BaseURL(r), last: start}
 	var replay []*feedEvent
 	if field != "" {
 		if replay, err = hub.replay(r.Context(), filter, from, start, field); err != nil {
-			writeProblem(w, AsProblem(err))
+			WriteProblem(w, AsProblem(err))
 			return
 		}
 	}
@@ -180,7 +145,7 @@ func (st *feedStream) events(evs []*feedEvent) {
 		}
 		st.sent = ev.pos
 		fmt.Fprintf(&st.buf, "id: %s\nevent: %s\ndata: %s\n\n", ev.pos, kind, data)
-		st.svc.cfg.Observe.feedDelivered(kind)
+		st.svc.cfg.Observe.FeedDelivered(kind)
 	}
 }
 
@@ -202,7 +167,7 @@ func (st *feedStream) flush() error {
 func (st *feedStream) end(code, msg string) {
 	data, _ := json.Marshal(schema.FeedReconnect{Code: code, Error: msg, LastEventID: st.sent.String()})
 	fmt.Fprintf(&st.buf, "event: %s\ndata: %s\n\n", schema.EventReconnect, data)
-	st.svc.cfg.Observe.feedDelivered(schema.EventReconnect)
+	st.svc.cfg.Observe.FeedDelivered(schema.EventReconnect)
 	_ = st.flush()
 }
 

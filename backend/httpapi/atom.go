@@ -1,4 +1,4 @@
-package backend
+package httpapi
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/schema"
 	"github.com/directaid/directaid/site"
 )
@@ -64,12 +65,12 @@ type atomEntry struct {
 const atomSummaryRunes = 300
 
 // listAtom renders list (answered for the query self, an absolute URL) as an Atom feed.
-func (s *Service) listAtom(list *schema.HelpList, base, self string) []byte {
+func listAtom(s *backend.Service, list *schema.HelpList, base, self string) []byte {
 	f := list.Filters
 	title := "Ayudas en todas las emergencias"
 	alternate := base + "/"
 	if f.EmergencySlug != "" {
-		title = "Ayudas: " + s.emergencyTitle(f.EmergencySlug)
+		title = "Ayudas: " + s.EmergencyTitle(f.EmergencySlug)
 		alternate = base + schema.EmergencyPath(f.EmergencySlug)
 	}
 	var scope []string

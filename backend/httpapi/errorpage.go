@@ -1,10 +1,11 @@
-package backend
+package httpapi
 
 import (
 	"net/http"
 	"strings"
 	"sync"
 
+	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/internal/webutil"
 	"github.com/directaid/directaid/schema"
 	"github.com/directaid/directaid/site"
@@ -30,7 +31,7 @@ var bareSite = sync.OnceValue(func() http.Handler {
 
 // ServeError answers r with p: the error body to those wantsJSON admits, the site's page in Spanish
 // (with what to do next) to people. h is nil when the store could not be opened.
-func ServeError(h *Handler, w http.ResponseWriter, r *http.Request, p *Problem) {
+func ServeError(h *Handler, w http.ResponseWriter, r *http.Request, p *backend.Problem) {
 	var st http.Handler
 	if h != nil {
 		st = h.site
@@ -38,7 +39,7 @@ func ServeError(h *Handler, w http.ResponseWriter, r *http.Request, p *Problem) 
 		st = bareSite()
 	}
 	if wantsJSON(r) || st == nil {
-		writeProblem(w, p)
+		backend.WriteProblem(w, p)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -46,6 +47,15 @@ func ServeError(h *Handler, w http.ResponseWriter, r *http.Request, p *Problem) 
 		r = h.withBase(r)
 	}
 	if !site.ServeError(st, w, r, p.Status, p.Zone) {
-		writeProblem(w, p)
+		backend.WriteProblem(w, p)
 	}
 }
+
+// limitPages are the zones' 429 pages, by name, for the site.
+var limitPages = func() map[string]site.LimitPage {
+	pages := make(map[string]site.LimitPage, len(backend.Zones))
+	for _, z := range backend.Zones {
+		pages[z.Name] = site.LimitPage(z.Page)
+	}
+	return pages
+}()
