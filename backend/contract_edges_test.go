@@ -14,7 +14,7 @@ import (
 )
 
 // The contract as an outside integrator meets it (issue 12): what the server answers to requests at the
-// edges of the documented surface, asked of backend.NewHandler in process (no Caddy is involved).
+// edges of the documented surface, asked of httpapi.NewHandler in process (no Caddy is involved).
 
 // doHeaders sends a request with repeated header fields (testserver.Do sets each name once).
 func doHeaders(t *testing.T, s *testserver.Server, method, path string, body []byte, header http.Header) (*http.Response, []byte) {

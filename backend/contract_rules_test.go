@@ -13,7 +13,7 @@ import (
 )
 
 // The publication rules (SPEC.md, DESIGN.md «Decisions on the publish contract»), asked of
-// backend.NewHandler in process: validation, malformed bodies, the choice of the emergency.
+// httpapi.NewHandler in process: validation, malformed bodies, the choice of the emergency.
 
 func TestValidationRules(t *testing.T) {
 	s := newContractServer(t).Server

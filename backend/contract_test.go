@@ -29,7 +29,7 @@ var twoEmergencies = []backend.Emergency{
 	{Slug: "inundaciones-la-mojana", Title: "Inundaciones en La Mojana", Location: "La Mojana", OccurredOn: "2026-10-02"},
 }
 
-// contractServer serves backend.NewHandler over a real Badger store in a temporary directory, configured as
+// contractServer serves httpapi.NewHandler over a real Badger store in a temporary directory, configured as
 // the binary is in the e2e tests (the limits are those testserver puts in its Caddyfile; the emergencies
 // are twoEmergencies unless given).
 type contractServer struct {
@@ -63,7 +63,7 @@ func newContractServerOver(t *testing.T, st store.Store, ems []backend.Emergency
 	return &contractServer{Server: testserver.Serve(t, h), t: t}
 }
 
-// TestGoldenInProcess: backend.NewHandler, without Caddy, gives the answers the binary gives (e2e's
+// TestGoldenInProcess: httpapi.NewHandler, without Caddy, gives the answers the binary gives (e2e's
 // TestGolden keeps them in e2e/testdata/golden).
 func TestGoldenInProcess(t *testing.T) {
 	s := newContractServer(t)

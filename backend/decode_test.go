@@ -16,7 +16,7 @@ import (
 )
 
 // What the server makes of bodies and ids at the edges of JSON and UTF-8 (issue 12), asked of
-// backend.NewHandler in process: none of it involves Caddy.
+// httpapi.NewHandler in process: none of it involves Caddy.
 
 // rawWith is body as JSON with the string member key set to a JSON string literal written as is, so
 // that escapes encoding/json would never produce (a lone surrogate) reach the server.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/directaid/directaid/backend/httpapi"
 	"github.com/directaid/directaid/backend/mcpserver"
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -63,35 +63,12 @@ func withMCP(svc *backend.Service) (*backend.Service, httpapi.Options) {
 }
 
 func (s *expiryServer) do(method, path string, body []byte, header ...string) (int, string) {
-	s.t.Helper()
-	r := httptest.NewRequest(method, "http://ayuda.test"+path, strings.NewReader(string(body)))
-	r.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(header); i += 2 {
-		r.Header.Set(header[i], header[i+1])
-	}
-	w := httptest.NewRecorder()
-	s.h.ServeHTTP(w, r)
-	return w.Code, w.Body.String()
+	return testserver.Record(s.h, method, path, body, header...)
 }
 
 // mcpPost posts one MCP message at protocol proto (2026-07-28 adds the headers it requires).
 func (s *expiryServer) mcpPost(proto, body string) (int, string) {
-	s.t.Helper()
-	hd := []string{"Accept", "application/json, text/event-stream", "MCP-Protocol-Version", proto}
-	if proto == "2026-07-28" {
-		var m struct {
-			Method string `json:"method"`
-			Params struct {
-				Name string `json:"name"`
-			} `json:"params"`
-		}
-		_ = json.Unmarshal([]byte(body), &m)
-		hd = append(hd, "Mcp-Method", m.Method)
-		if m.Params.Name != "" {
-			hd = append(hd, "Mcp-Name", m.Params.Name)
-		}
-	}
-	return s.do("POST", schema.MCPPath, []byte(body), hd...)
+	return s.do("POST", schema.MCPPath, []byte(body), testserver.MCPHeaders(proto, body)...)
 }
 
 // callTool calls an MCP tool through the handler and returns its result's text and structured content.

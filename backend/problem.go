@@ -1,5 +1,8 @@
 package backend
 
+// How a *Problem and a JSON answer are written, and the query and path pointers of their details: shared
+// by the transports, so that an answer is the same whoever sends it.
+
 import (
 	"encoding/json"
 	"mime"

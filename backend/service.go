@@ -1,5 +1,9 @@
-// Package backend is directaid without Caddy: the publish and read service, the HTTP API and the MCP
-// server, all usable with plain net/http over any store.Store (backend/store; Badger in backend/badgerstore).
+// Package backend is directaid's domain, without Caddy and without a transport: the Service publishes,
+// reads, exports, moderates, expires records and takes responses and reports over any store.Store
+// (backend/store; Badger in backend/badgerstore, PostgreSQL in backend/pgstore). The transports are
+// packages around it: the HTTP API and the site's wiring in backend/httpapi, the MCP server in
+// backend/mcpserver; the Prometheus series in backend/metrics. A refusal is a *Problem: an HTTP status
+// and the contract's error body, which every transport tells in its own way.
 package backend
 
 import (

@@ -1,3 +1,7 @@
+// Package httpapi is directaid's HTTP surface over a backend.Service: the REST API under
+// /api/public/v1/help, the OpenAPI document, the site (package site, through its site.Service) and its
+// error pages, and the MCP server (backend/mcpserver) at /mcp. It holds no rule of the service: each
+// handler reads its request, calls the Service and writes the answer.
 package httpapi
 
 import (
@@ -76,7 +80,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case schema.HelpPath:
 		h.serveHelp(w, r)
 	case schema.EventsPath:
-		h.serveEvents(w, r) // api_feed.go
+		h.serveEvents(w, r) // feed.go
 	case schema.OpenAPIPath:
 		if !allow(w, r, "GET, HEAD, OPTIONS") {
 			return
@@ -90,7 +94,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mcp.ServeHTTP(w, r)
 	default:
 		if id, ok := schema.ReportsPathID(r.URL.Path); ok {
-			h.serveReports(w, r, id) // api_reports.go
+			h.serveReports(w, r, id) // reports.go
 			return
 		}
 		if id, ok := schema.MatchesPathID(r.URL.Path); ok {
@@ -165,7 +169,7 @@ func (h *Handler) serveHelp(w http.ResponseWriter, r *http.Request) {
 	}
 	sent := apiQuery(r)
 	if sent.vals.Has("view") {
-		h.serveRead(w, r, sent) // api_read.go
+		h.serveRead(w, r, sent) // read.go
 		return
 	}
 	// Discovery takes no parameters: a list filter sent without view=list is told so, not ignored.

@@ -1,3 +1,7 @@
+// Package mcpserver is directaid's MCP server over a backend.Service (mcp-go, stateless, one JSON-RPC
+// POST at a time): the publishing, read and record tools, and its HTTP endpoint (CORS, body bounds,
+// DNS-rebinding protection, Spanish JSON-RPC errors). Its tools call the same Service operations as the
+// HTTP API, so a rule holds on every channel.
 package mcpserver
 
 import (

@@ -1,6 +1,6 @@
 // Package golden keeps the answers, pages and documents of a fixed server with fixed records byte for byte:
 // a change of any of them shows as the diff of a file. The same sequence runs through the binary (e2e's
-// TestGolden) and in process over backend.NewHandler (backend's TestGoldenInProcess), against the same files.
+// TestGolden) and in process over httpapi.NewHandler (backend's TestGoldenInProcess), against the same files.
 // Ids, times, the port, ETags and cursors are replaced by stable placeholders. Run the tests with -update
 // (or DIRECTAID_UPDATE_GOLDEN=1) to rewrite the files after a deliberate change, and commit them saying why.
 package golden

@@ -1,4 +1,4 @@
-// Package testmcp connects the official MCP Go SDK client to a test server (the binary or backend.NewHandler
+// Package testmcp connects the official MCP Go SDK client to a test server (the binary or httpapi.NewHandler
 // in process), every HTTP exchange checked against the served OpenAPI document. Tests only.
 package testmcp
 

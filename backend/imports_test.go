@@ -1,0 +1,38 @@
+package backend_test
+
+import (
+	"go/build"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestImportsPointDown: each package imports only the packages of ours below it in the layering that
+// docs/architecture.md draws, so the domain never imports a transport and the site never the domain.
+func TestImportsPointDown(t *testing.T) {
+	const mod = "github.com/directaid/directaid/"
+	allowed := map[string][]string{
+		"backend/httpapi":     {"backend", "site", "backend/store", "schema", "internal/webutil"},
+		"backend/mcpserver":   {"backend", "schema", "internal/webutil"},
+		"backend/metrics":     {"backend", "backend/store", "schema"},
+		"site":                {"schema", "backend/places", "internal/webutil"},
+		"backend":             {"backend/store", "schema", "backend/places", "internal/webutil"},
+		"backend/badgerstore": {"backend/store", "backend/store/recordjson", "schema"},
+		"backend/pgstore":     {"backend/store", "backend/store/recordjson", "schema"},
+		"backend/store":       {"schema"},
+		"schema":              {"backend/places"},
+		"backend/places":      nil,
+	}
+	for pkg, ok := range allowed {
+		p, err := build.Import(mod+pkg, ".", 0)
+		if err != nil {
+			t.Fatalf("%s: %v", pkg, err)
+		}
+		for _, imp := range p.Imports {
+			ours, found := strings.CutPrefix(imp, mod)
+			if found && !slices.Contains(ok, ours) {
+				t.Errorf("%s imports %s, which is not below it", pkg, ours)
+			}
+		}
+	}
+}
