@@ -23,7 +23,7 @@ var openAPIHeaders = map[string]any{
 	"WWW-Authenticate":              map[string]any{"description": "El esquema de autenticación que pide la ruta.", "schema": map[string]any{"type": "string", "const": ManageTokenScheme}},
 }
 
-// everyAnswer are the headers that every answer carries (backend.SetCommonHeaders).
+// everyAnswer are the headers that every answer carries (httpapi.SetCommonHeaders).
 var everyAnswer = []string{"API-Version", "Access-Control-Allow-Origin", "Access-Control-Expose-Headers"}
 
 func hdrs(names ...string) map[string]any {

@@ -68,7 +68,7 @@ func (h *handler) describe(r *http.Request, base string, mv *manageView) {
 	}
 }
 
-// manage handles the no-JavaScript form: a POST acts through Options.Act, the same service as
+// manage handles the no-JavaScript form: a POST acts through Service.Act, the same service as
 // POST help/{id}/actions. The token travels in the POST body only and is never logged.
 func (h *handler) manage(r *http.Request) (*manageView, int) {
 	mv := &manageView{Buttons: manageButtons}

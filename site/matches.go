@@ -12,7 +12,7 @@ import (
 
 // A record's matches on the site: its page and the confirmation of its publication (with or without
 // JavaScript) show up to siteMatches records of the other type that can answer it, each linking to its
-// page, as GET /api/public/v1/help/{id}/matches finds them (Options.Matches).
+// page, as GET /api/public/v1/help/{id}/matches finds them (Service.Matches).
 
 // siteMatches is how many matches the pages show.
 const siteMatches = 5
@@ -33,7 +33,7 @@ type matchesView struct {
 }
 
 // matches reads the matches of the record id, of type recordType in the emergency slug; nil without
-// Options.Matches.
+// Service.Matches.
 func (v *view) matches(ctx context.Context, id, recordType, slug string) (*matchesView, error) {
 	if v.h.o.Service == nil {
 		return nil, nil

@@ -23,7 +23,7 @@ import (
 // The published records on the site: a page per record at its publicUrl (/ayudas/{id}, the only page
 // with the phone number), and on each emergency's page the list of its records, filtered and paged by
 // query parameters (a name for the contact, never a number). Both are read per request through
-// Options.List and Options.Detail and rendered from Markdown like every page, but never kept in the
+// Service.List and Service.Detail and rendered from Markdown like every page, but never kept in the
 // render cache: they change with every publication.
 
 const (
@@ -41,14 +41,14 @@ const (
 // maxSitemapRecords/schema.MaxListLimit list reads.
 const maxSitemapRecords = 1000
 
-// ErrNotFound is what Options.Detail returns when no record has the id.
+// ErrNotFound is what Service.Detail returns when no record has the id.
 var ErrNotFound = errors.New("site: no such record")
 
-// ErrGone is what Options.Detail returns for a record withdrawn by its publisher or hidden by
+// ErrGone is what Service.Detail returns for a record withdrawn by its publisher or hidden by
 // moderation: its page answers 410.
 var ErrGone = errors.New("site: record withdrawn or hidden")
 
-// QueryError is what Options.List returns for filters it refuses; Details name each parameter.
+// QueryError is what Service.List returns for filters it refuses; Details name each parameter.
 type QueryError struct{ Details []schema.FieldError }
 
 func (e *QueryError) Error() string {

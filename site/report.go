@@ -74,7 +74,7 @@ func newReportView(base, id string) *reportView {
 		ReportsURL: base + schema.ReportsPath(id)}
 }
 
-// serveReport answers the form's POST: it reports through Options.Report, the same service as POST
+// serveReport answers the form's POST: it reports through Service.Report, the same service as POST
 // help/{id}/reports (its rules, its reporter key), and answers a page: the outcome, the form again with
 // the service's messages (400), or the site's 404/410 pages.
 func (h *handler) serveReport(w http.ResponseWriter, r *http.Request, v *view) {

@@ -16,8 +16,8 @@ import (
 	"github.com/directaid/directaid/site/sitetest"
 )
 
-// The site's side of the records: how it renders, links, caches and bounds what Options.List and
-// Options.Detail answer. The records here come from a slice; the end-to-end tests read them from the
+// The site's side of the records: how it renders, links, caches and bounds what Service.List and
+// Service.Detail answer. The records here come from a slice; the end-to-end tests read them from the
 // real service (e2e/site_records_test.go).
 
 // records is a store of records in a slice, newest last, answering as the service does in the ways
