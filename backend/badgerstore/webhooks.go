@@ -197,15 +197,16 @@ func (s *Store) RecentWebhookEvents(_ context.Context, limit int) ([]*store.Webh
 }
 
 // PendingWebhookEvents implements store.WebhookOutbox.
-func (s *Store) PendingWebhookEvents(_ context.Context) (int, error) {
+func (s *Store) PendingWebhookEvents(_ context.Context, now time.Time) (int, error) {
 	n := 0
 	err := s.view(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixWebhookQueue})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			n++
+		pending, err := pendingWebhookEvents(txn)
+		for _, ev := range pending {
+			if !ev.DueAt.After(now) {
+				n++
+			}
 		}
-		return nil
+		return err
 	})
 	return n, err
 }
@@ -218,7 +219,7 @@ func (s *Store) PruneWebhookEvents(_ context.Context, before time.Time) (int, er
 	}
 	var old []*store.WebhookEvent
 	for _, ev := range all {
-		if ev.CreatedAt.Before(before) {
+		if (ev.State == store.WebhookPending && ev.DueAt.Before(before)) || (ev.State != store.WebhookPending && ev.UpdatedAt.Before(before)) {
 			old = append(old, ev)
 		}
 	}

@@ -109,10 +109,10 @@ func (s *Store) RecentWebhookEvents(ctx context.Context, limit int) ([]*store.We
 }
 
 // PendingWebhookEvents implements store.WebhookOutbox.
-func (s *Store) PendingWebhookEvents(ctx context.Context) (int, error) {
+func (s *Store) PendingWebhookEvents(ctx context.Context, now time.Time) (int, error) {
 	n := 0
 	err := s.call(ctx, func(ctx context.Context) error {
-		return s.db.Pool.QueryRow(ctx, `SELECT count(*) FROM directaid_webhook_events WHERE state = 'pending'`).Scan(&n)
+		return s.db.Pool.QueryRow(ctx, `SELECT count(*) FROM directaid_webhook_events WHERE state = 'pending' AND due_at <= $1`, now).Scan(&n)
 	})
 	return n, err
 }
@@ -121,7 +121,8 @@ func (s *Store) PendingWebhookEvents(ctx context.Context) (int, error) {
 func (s *Store) PruneWebhookEvents(ctx context.Context, before time.Time) (int, error) {
 	n := 0
 	err := s.call(ctx, func(ctx context.Context) error {
-		tag, err := s.db.Pool.Exec(ctx, `DELETE FROM directaid_webhook_events WHERE created_at < $1`, before)
+		tag, err := s.db.Pool.Exec(ctx, `DELETE FROM directaid_webhook_events
+			WHERE (state = 'pending' AND due_at < $1) OR (state <> 'pending' AND updated_at < $1)`, before)
 		n = int(tag.RowsAffected())
 		return err
 	})

@@ -69,10 +69,12 @@ type WebhookOutbox interface {
 	FinishWebhookAttempt(ctx context.Context, ev *WebhookEvent, owner string) error
 	// RecentWebhookEvents returns up to limit events, the latest UpdatedAt first (the delivery log).
 	RecentWebhookEvents(ctx context.Context, limit int) ([]*WebhookEvent, error)
-	// PendingWebhookEvents counts the pending events.
-	PendingWebhookEvents(ctx context.Context) (int, error)
-	// PruneWebhookEvents deletes the events, whatever their state, enqueued before before, and returns
-	// how many.
+	// PendingWebhookEvents counts the pending events due at now (an expiring event waiting for its day is
+	// not counted).
+	PendingWebhookEvents(ctx context.Context, now time.Time) (int, error)
+	// PruneWebhookEvents deletes the events delivered, given up or skipped whose UpdatedAt is before
+	// before, and the pending ones whose DueAt is before before (never delivered: their webhook is gone
+	// from the configuration), and returns how many.
 	PruneWebhookEvents(ctx context.Context, before time.Time) (int, error)
 	// WebhookState reads a value the webhooks keep (the change feed's position, a record's last status):
 	// "" when none is stored.

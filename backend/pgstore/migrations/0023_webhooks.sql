@@ -23,9 +23,8 @@ CREATE TABLE directaid_webhook_events (
 
 -- The claims read the pending rows of each (hook, record) in seq order.
 CREATE INDEX directaid_webhook_events_pending ON directaid_webhook_events (hook, record_id, seq) WHERE state = 'pending';
--- The delivery log, newest first; the prune, oldest first.
+-- The delivery log, newest first, and the prune of the events done with.
 CREATE INDEX directaid_webhook_events_updated ON directaid_webhook_events (updated_at DESC);
-CREATE INDEX directaid_webhook_events_created ON directaid_webhook_events (created_at);
 
 -- What the webhooks remember between polls and across restarts: the change feed's position, the last
 -- status seen of each record published under a webhook's sources.

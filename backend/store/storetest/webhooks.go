@@ -14,7 +14,8 @@ import (
 // testWebhooks: the outbox keeps an event once by id; a claim leases the head of each (hook, record) only,
 // skips what is not due, leased or of another hook, and two owners claiming at once never get one event
 // twice; a finished event lets the next of its record go; a lost lease refuses the finish; the log, the
-// pending count, the prune and the state read back what was written.
+// pending count (of due events), the prune (of events done with, or pending long past due) and the state
+// read back what was written.
 func testWebhooks(t *testing.T, st store.Store) {
 	s, ok := st.(store.WebhookOutbox)
 	if !ok {
@@ -34,8 +35,8 @@ func testWebhooks(t *testing.T, st store.Store) {
 	if n, err := s.EnqueueWebhookEvents(ctx, []*store.WebhookEvent{mk("a1", "h1", "ra", t0), mk("d1", "h1", "rd", t0)}); err != nil || n != 1 {
 		t.Fatalf("enqueue again: %d stored, %v; want 1 (a1 is stored already)", n, err)
 	}
-	if p, err := s.PendingWebhookEvents(ctx); err != nil || p != 7 {
-		t.Fatalf("pending: %d, %v; want 7", p, err)
+	if p, err := s.PendingWebhookEvents(ctx, t0); err != nil || p != 6 {
+		t.Fatalf("pending due: %d, %v; want 6 (not \"later\")", p, err)
 	}
 	ids := func(evs []*store.WebhookEvent) []string {
 		var out []string
@@ -92,7 +93,7 @@ func testWebhooks(t *testing.T, st store.Store) {
 	if want := []string{"a2", "b1", "d1", "later"}; !slices.Equal(ids(got), want) {
 		t.Fatalf("claim after the leases: %v, want %v", ids(got), want)
 	}
-	if p, err := s.PendingWebhookEvents(ctx); err != nil || p != 6 {
+	if p, err := s.PendingWebhookEvents(ctx, t0.Add(2*time.Hour)); err != nil || p != 6 {
 		t.Fatalf("pending: %d, %v; want 6", p, err)
 	}
 	log, err := s.RecentWebhookEvents(ctx, 2)
@@ -135,11 +136,16 @@ func testWebhooks(t *testing.T, st store.Store) {
 		t.Errorf("claimed %d events of 10 records, want each record's head: %v", len(seen), seen)
 	}
 
-	if n, err := s.PruneWebhookEvents(ctx, t0.Add(time.Second)); err != nil || n != 47 {
+	// The prune deletes what is done with (a1, updated at t0+2s) and what is pending since before (the
+	// rest), not an event due after it.
+	if _, err := s.EnqueueWebhookEvents(ctx, []*store.WebhookEvent{mk("future", "h1", "re", t0.Add(10*time.Hour))}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.PruneWebhookEvents(ctx, t0.Add(3*time.Hour)); err != nil || n != 47 {
 		t.Fatalf("prune: %d, %v; want 47", n, err)
 	}
-	if p, err := s.PendingWebhookEvents(ctx); err != nil || p != 0 {
-		t.Fatalf("pending after the prune: %d, %v", p, err)
+	if p, err := s.PendingWebhookEvents(ctx, t0.Add(11*time.Hour)); err != nil || p != 1 {
+		t.Fatalf("pending after the prune: %d, %v; want 1 (future)", p, err)
 	}
 
 	if v, err := s.WebhookState(ctx, "cursor"); err != nil || v != "" {
