@@ -55,7 +55,7 @@ func (adminAPI) Routes() []caddy.AdminRoute {
 	return []caddy.AdminRoute{
 		{Pattern: "/directaid/backup", Handler: caddy.AdminHandlerFunc(backupHandler)},
 		{Pattern: "/directaid/status", Handler: caddy.AdminHandlerFunc(statusHandler)},
-		{Pattern: moderationPrefix, Handler: caddy.AdminHandlerFunc(moderationHandler)}, // moderation.go
+		{Pattern: moderationPrefix, Handler: caddy.AdminHandlerFunc(moderationHandler)},    // moderation.go
 		{Pattern: "/directaid/webhooks", Handler: caddy.AdminHandlerFunc(webhooksHandler)}, // webhooks.go
 	}
 }

@@ -110,7 +110,7 @@ func (s *Service) deliver(ctx context.Context, ev *store.WebhookEvent) {
 			ev.State, result = store.WebhookDelivered, ResultDelivered
 		} else {
 			ev.LastError = err.Error()
-			next, ok := nextAttempt(ev.Attempts, ev.DueAt, s.now())
+			next, ok := nextAttempt(ev.Attempts, later(ev.DueAt, ev.CreatedAt), s.now())
 			ev.NextAt, result = next.UTC(), ResultRetry
 			if !ok {
 				ev.State, result = store.WebhookFailed, ResultFailed
