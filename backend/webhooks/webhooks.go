@@ -258,7 +258,8 @@ func (s *Service) enqueue(ctx context.Context, evs []*store.WebhookEvent) error 
 // Responded enqueues the response event of a new response to record id (one per hook that follows the
 // record's source). The service calls it once the response is stored, before it answers.
 func (s *Service) Responded(ctx context.Context, id, responseID string) {
-	if err := s.responded(ctx, id, responseID); err != nil {
+	// The response is stored: its event must be too, even if the client has gone meanwhile.
+	if err := s.responded(context.WithoutCancel(ctx), id, responseID); err != nil {
 		s.log.Error("webhook response event not enqueued", zap.String("id", id), zap.Error(err))
 	}
 }
