@@ -31,16 +31,21 @@ func webhookQueueKey(seq int64) []byte {
 	return binary.BigEndian.AppendUint64(slices.Clone(prefixWebhookQueue), uint64(seq))
 }
 
-func getWebhookEventTxn(txn *badger.Txn, id string) (*store.WebhookEvent, error) {
-	item, err := txn.Get(webhookEventKey(id))
+// getJSONTxn decodes the JSON value of key into a new T: store.ErrNotFound when there is none.
+func getJSONTxn[T any](txn *badger.Txn, key []byte) (*T, error) {
+	item, err := txn.Get(key)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return nil, store.ErrNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
-	ev := new(store.WebhookEvent)
-	return ev, item.Value(func(v []byte) error { return json.Unmarshal(v, ev) })
+	v := new(T)
+	return v, item.Value(func(b []byte) error { return json.Unmarshal(b, v) })
+}
+
+func getWebhookEventTxn(txn *badger.Txn, id string) (*store.WebhookEvent, error) {
+	return getJSONTxn[store.WebhookEvent](txn, webhookEventKey(id))
 }
 
 func putWebhookEventTxn(txn *badger.Txn, ev *store.WebhookEvent) error {
