@@ -1,10 +1,12 @@
 package badgerstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -16,11 +18,13 @@ import (
 
 var _ store.WebhookOutbox = (*Store)(nil)
 
-// The webhooks' outbox: every event by id, the pending ones by Seq (a queue, read in order by claims),
-// the last Seq given, and the webhooks' small state by key.
+// The webhooks' outbox: every event by id; the pending ones by DueAt until they are due, then by Seq (the
+// queue, read in order by claims, which holds only due events however many wait for a later day); the
+// last Seq given; and the webhooks' small state by key.
 var (
 	prefixWebhookEvent = []byte("mwe\x00") // + event id → event JSON
-	prefixWebhookQueue = []byte("mwq\x00") // + uint64 BE seq → event id; pending events only
+	prefixWebhookDue   = []byte("mwd\x00") // + uint64 BE DueAt ms + uint64 BE seq → event id; pending events not yet moved to the queue
+	prefixWebhookQueue = []byte("mwq\x00") // + uint64 BE seq → event id; pending events found due
 	prefixWebhookState = []byte("mws\x00") // + key → value
 	keyWebhookSeq      = []byte("mwn\x00") // → uint64 BE, the last Seq given
 )
@@ -29,6 +33,43 @@ func webhookEventKey(id string) []byte { return append(slices.Clone(prefixWebhoo
 
 func webhookQueueKey(seq int64) []byte {
 	return binary.BigEndian.AppendUint64(slices.Clone(prefixWebhookQueue), uint64(seq))
+}
+
+func webhookDueKey(due time.Time, seq int64) []byte {
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(slices.Clone(prefixWebhookDue), uint64(max(due.UnixMilli(), 0))), uint64(seq))
+}
+
+// dueKeysTxn returns the keys of the due index up to now, and their values (event ids).
+func dueKeysTxn(txn *badger.Txn, now time.Time) (keys, ids [][]byte, err error) {
+	end := webhookDueKey(now, math.MaxInt64)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixWebhookDue})
+	defer it.Close()
+	for it.Rewind(); it.Valid() && bytes.Compare(it.Item().Key(), end) <= 0; it.Next() {
+		id, err := it.Item().ValueCopy(nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		keys, ids = append(keys, it.Item().KeyCopy(nil)), append(ids, id)
+	}
+	return keys, ids, nil
+}
+
+// moveDueTxn moves the events due at now from the due index to the queue, under their Seq.
+func moveDueTxn(txn *badger.Txn, now time.Time) error {
+	keys, ids, err := dueKeysTxn(txn, now)
+	if err != nil {
+		return err
+	}
+	for i, k := range keys {
+		if err := txn.Delete(k); err != nil {
+			return err
+		}
+		seq := k[len(prefixWebhookDue)+8:]
+		if err := txn.Set(append(slices.Clone(prefixWebhookQueue), seq...), ids[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // getJSONTxn decodes the JSON value of key into a new T: store.ErrNotFound when there is none.
@@ -83,7 +124,7 @@ func (s *Store) EnqueueWebhookEvents(_ context.Context, evs []*store.WebhookEven
 			if err := putWebhookEventTxn(txn, ev); err != nil {
 				return err
 			}
-			if err := txn.Set(webhookQueueKey(seq), []byte(ev.ID)); err != nil {
+			if err := txn.Set(webhookDueKey(ev.DueAt, seq), []byte(ev.ID)); err != nil {
 				return err
 			}
 			n++
@@ -93,8 +134,8 @@ func (s *Store) EnqueueWebhookEvents(_ context.Context, evs []*store.WebhookEven
 	return n, err
 }
 
-// pendingWebhookEvents reads the pending events in Seq order.
-func pendingWebhookEvents(txn *badger.Txn) ([]*store.WebhookEvent, error) {
+// queuedWebhookEvents reads the queue (pending events found due) in Seq order.
+func queuedWebhookEvents(txn *badger.Txn) ([]*store.WebhookEvent, error) {
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixWebhookQueue, PrefetchValues: true})
 	defer it.Close()
 	var out []*store.WebhookEvent
@@ -112,13 +153,16 @@ func pendingWebhookEvents(txn *badger.Txn) ([]*store.WebhookEvent, error) {
 	return out, nil
 }
 
-// ClaimWebhookEvents implements store.WebhookOutbox: one write transaction reads the queue in order and
-// leases the head of each (hook, record) that may go now.
+// ClaimWebhookEvents implements store.WebhookOutbox: one write transaction moves the events due now to
+// the queue, reads it in order and leases the head of each (hook, record) that may go now.
 func (s *Store) ClaimWebhookEvents(_ context.Context, hooks []string, owner string, now time.Time, lease time.Duration, limit int) ([]*store.WebhookEvent, error) {
 	var out []*store.WebhookEvent
 	err := s.modWrite(func(txn *badger.Txn) error {
 		out = nil
-		pending, err := pendingWebhookEvents(txn)
+		if err := moveDueTxn(txn, now); err != nil {
+			return err
+		}
+		pending, err := queuedWebhookEvents(txn)
 		if err != nil {
 			return err
 		}
@@ -205,12 +249,13 @@ func (s *Store) RecentWebhookEvents(_ context.Context, limit int) ([]*store.Webh
 func (s *Store) PendingWebhookEvents(_ context.Context, now time.Time) (int, error) {
 	n := 0
 	err := s.view(func(txn *badger.Txn) error {
-		pending, err := pendingWebhookEvents(txn)
-		for _, ev := range pending {
-			if !ev.DueAt.After(now) {
-				n++
-			}
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixWebhookQueue})
+		for it.Rewind(); it.Valid(); it.Next() {
+			n++
 		}
+		it.Close()
+		keys, _, err := dueKeysTxn(txn, now)
+		n += len(keys)
 		return err
 	})
 	return n, err
@@ -235,6 +280,9 @@ func (s *Store) PruneWebhookEvents(_ context.Context, before time.Time) (int, er
 					return err
 				}
 				if err := txn.Delete(webhookQueueKey(ev.Seq)); err != nil {
+					return err
+				}
+				if err := txn.Delete(webhookDueKey(ev.DueAt, ev.Seq)); err != nil {
 					return err
 				}
 			}

@@ -21,7 +21,9 @@ CREATE TABLE directaid_webhook_events (
 	lease_until timestamptz
 );
 
--- The claims read the pending rows of each (hook, record) in seq order.
+-- The claims read the pending rows due now (not the expiring events waiting for a later day), and each
+-- (hook, record)'s in seq order.
+CREATE INDEX directaid_webhook_events_due ON directaid_webhook_events (due_at) WHERE state = 'pending';
 CREATE INDEX directaid_webhook_events_pending ON directaid_webhook_events (hook, record_id, seq) WHERE state = 'pending';
 -- The delivery log, newest first, and the prune of the events done with.
 CREATE INDEX directaid_webhook_events_updated ON directaid_webhook_events (updated_at DESC);
