@@ -79,7 +79,7 @@ vulncheck:
 	$(GO) mod verify
 	$(GO) run golang.org/x/vuln/cmd/govulncheck@v1.2.0 ./...
 
-## bench: the benchmark table of the README, Badger and PostgreSQL side by side (about 6 minutes); PostgreSQL
+## bench: the benchmark table of docs/performance.md, Badger and PostgreSQL side by side (about 6 minutes); PostgreSQL
 ## runs when it is installed (a throwaway cluster): BENCH_PG=0 skips it, BENCH_PG=1 fails without it.
 ## BENCH_1M=1 adds the 1,000,000-record run (about 15 more minutes): published into Badger in a 256 MiB memory
 ## cgroup (BENCH_MEMORY=… to change it, BENCH_MEMORY= for none) after an unconstrained first 100k, copied into
