@@ -36,14 +36,15 @@ test: build
 # brute-force comparisons take minutes under the race detector and share no state between goroutines that
 # TestStore does not also drive. PostgreSQL's package is left out: its concurrency is the server's.
 RACE_PKGS := ./schema/... ./site/... ./backend/ ./backend/store/... ./caddymodule/ ./internal/webutil/ \
-	./internal/loadgen/ ./internal/testserver/
+	./internal/loadgen/ ./internal/testserver/ ./internal/golden/
 RACE_BADGER := ^(TestStore|TestSnapshotReadsConcurrent)$$
 
 ## check: the fast inner loop (a few minutes): the in-process tests of the contract, the service, the site
 ## and the stores' shared behaviour on Badger, under the race detector; no binary, no PostgreSQL
 check:
 	$(GO) vet ./...
-	$(GO) test -count=1 -race -short ./schema/... ./site/... ./backend/ ./backend/store/... ./internal/webutil/
+	$(GO) test -count=1 -race -short ./schema/... ./site/... ./backend/ ./backend/store/... ./internal/webutil/ \
+		./internal/golden/
 
 # phase runs a command as a named phase of a target: when it starts, and how long it took.
 phase = start=$$(date +%s); echo "== $(1): start $$(date -u +%H:%M:%S)"; $(2); rc=$$?; \
