@@ -28,6 +28,7 @@ const (
 // than maxPageWeight gzipped, their assets included; the service worker's install and the map page stay within
 // their bounds, and the place list is not part of the install. It prints each weight.
 func TestSitePageWeight(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	for range 20 {
 		publish(t, s, validRequest())
