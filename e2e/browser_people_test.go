@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/directaid/directaid/internal/testserver"
@@ -25,6 +26,8 @@ import (
 //     the name) and finds the records there, urgent requests first with a red badge, then, with the link
 //     in sight «Sin nadie ayudando», those nobody helps yet.
 //   - A person reports their number on a record's page and, going back, sees it gone at once.
+//   - A publisher withdraws: «Retirar» asks first (the browser's dialog with JavaScript, a confirmation
+//     step without), and changing one's mind keeps the publication.
 //
 // Every page met logs its weight (gzipped, with its assets). Screenshots go to test-artifacts/people/; axe-core checks the pages met on the way.
 func TestBrowserPeople(t *testing.T) {
@@ -264,6 +267,72 @@ func TestBrowserPeople(t *testing.T) {
 				t.Errorf("the number is still on the record's page after not_my_number:\n%s", text)
 			}
 			p.screenshot(t, "reporte-despues-"+mode)
+			axeClean(t, js)
+		})
+
+		t.Run("retira-"+mode, func(t *testing.T) {
+			_, res := publish(t, s, with(validRequest(), "title", "Colchones para 3 "+mode))
+			id, token := res["id"].(string), res["manageToken"].(string)
+			exists := func() bool {
+				t.Helper()
+				resp, _ := s.Do("GET", "/api/public/v1/help?view=detail&id="+id, nil)
+				return resp.StatusCode == 200
+			}
+			withdraw := `#gestion-formulario button[value="withdraw"]`
+			if js { // the manage link: its fragment fills the form
+				p.do(t, "open the manage link", chromedp.Navigate(s.URL+"/gestionar#id="+id+"&token="+token), chromedp.WaitVisible(chromedp.ID("g-id")))
+				run(p.ctx, t, "filled", chromedp.Poll[bool](`document.getElementById('g-token').value !== ''`, chromedp.WithPollingTimeout(10*time.Second)))
+				// «Retirar» asks first: «Cancelar» keeps the publication, «Aceptar» withdraws it.
+				answers := make(chan bool, 2)
+				asked := make(chan string, 2)
+				dctx, stop := context.WithCancel(p.ctx)
+				defer stop()
+				dialogs := chromedp.Events(dctx, page.JavascriptDialogOpening)
+				go func() {
+					for ev, err := range dialogs {
+						if err != nil {
+							return
+						}
+						asked <- ev.Message
+						_, _ = chromedp.Call(dctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: <-answers})
+					}
+				}()
+				for _, accept := range []bool{false, true} {
+					answers <- accept
+					tap(t, "withdraw", withdraw)
+					select {
+					case m := <-asked:
+						if !strings.HasPrefix(m, "¿Retirar la publicación?") {
+							t.Errorf("«Retirar» asks %q", m)
+						}
+					case <-time.After(15 * time.Second):
+						t.Fatal("«Retirar» withdrew without asking")
+					}
+					if !accept {
+						time.Sleep(500 * time.Millisecond) // what a withdrawal would have sent has arrived
+						if !exists() {
+							t.Fatal("«Cancelar» withdrew the publication")
+						}
+					}
+				}
+			} else { // without JavaScript the person pastes the link's id and code into the form
+				goTo(t, "/gestionar")
+				p.fill(t, map[string]string{"g-id": id, "g-token": token})
+				tap(t, "withdraw", withdraw)
+				p.wait(t, "confirmar-retiro")
+				if !exists() {
+					t.Fatal("«Retirar» withdrew without asking")
+				}
+				p.screenshot(t, "retira-confirmar-nojs")
+				axeClean(t, js)
+				tap(t, "yes, withdraw", `#confirmar-retiro button[value="withdraw"]`)
+			}
+			p.wait(t, "gestion-resultado")
+			waitText(t, p, "gestion-resultado", map[bool]string{true: "Retirar (borra mi nombre y teléfono): listo.", false: "Listo: la publicación quedó retirada"}[js])
+			if exists() {
+				t.Errorf("the publication is still there after «Retirar» was confirmed")
+			}
+			p.screenshot(t, "retira-hecho-"+mode)
 			axeClean(t, js)
 		})
 	}

@@ -86,7 +86,7 @@ func TestTownSearchBothStores(t *testing.T) {
 				{"municipio=Pereira&attended=true", []string{townWater}},
 				{"municipio=Pereira&type=request", []string{townRescue, townWater}}, // newest first
 			} {
-				body := page(t, s, "/emergencias/eje-cafetero?"+c.query)
+				body := mainOf(t, s, "/emergencias/eje-cafetero?"+c.query)
 				wantTitles(t, c.query, body, all, c.want)
 			}
 
@@ -101,7 +101,7 @@ func TestTownSearchBothStores(t *testing.T) {
 				t.Fatalf("/buscar: %d to %q", resp.StatusCode, loc)
 			}
 			u, _ := url.Parse(loc)
-			wantTitles(t, "/buscar", page(t, s, u.RequestURI()), all, []string{townInsulin})
+			wantTitles(t, "/buscar", mainOf(t, s, u.RequestURI()), all, []string{townInsulin})
 
 			// The API's own filter, which the pages use, on this store.
 			var l schema.HelpList
@@ -121,8 +121,8 @@ func TestTownSearchBothStores(t *testing.T) {
 	}
 }
 
-// page GETs an HTML page of the site and returns its <main>.
-func page(t *testing.T, s *testserver.Server, path string) string {
+// mainOf GETs an HTML page of the site and returns its <main>.
+func mainOf(t *testing.T, s *testserver.Server, path string) string {
 	t.Helper()
 	resp, body := s.Do("GET", path, nil)
 	if resp.StatusCode != 200 {
