@@ -26,6 +26,7 @@ import (
 //     the name) and finds the records there, urgent requests first with a red badge, then, with the link
 //     in sight «Sin nadie ayudando», those nobody helps yet.
 //   - A person reports their number on a record's page and, going back, sees it gone at once.
+//   - A town far from the emergency's area, chosen by mistake, publishes with a warning in sight.
 //   - A publisher withdraws: «Retirar» asks first (the browser's dialog with JavaScript, a confirmation
 //     step without), and changing one's mind keeps the publication.
 //
@@ -267,6 +268,41 @@ func TestBrowserPeople(t *testing.T) {
 				t.Errorf("the number is still on the record's page after not_my_number:\n%s", text)
 			}
 			p.screenshot(t, "reporte-despues-"+mode)
+			axeClean(t, js)
+		})
+
+		t.Run("lugar-lejos-"+mode, func(t *testing.T) {
+			// Armenia (Antioquia) chosen by mistake for the Eje Cafetero: published, with a warning in sight.
+			goTo(t, "/pedir")
+			p.fill(t, map[string]string{"f-emergencySlug": "eje-cafetero", "f-title": "Pañales para bebé " + mode,
+				"f-category": "salud", "f-address": "Calle 8 # 3-15", "f-contactName": "Rosa", "f-contactWhatsapp": "3001112244"})
+			if js {
+				p.do(t, "type armenia", chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), "armenia"))
+				run(p.ctx, t, "place list", chromedp.Poll[bool](`document.getElementById('lugar').classList.contains('al-instante')`,
+					chromedp.WithPollingTimeout(15*time.Second)))
+			} else {
+				p.do(t, "type armenia and Enter", chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), "armenia\r"))
+				p.do(t, "results", chromedp.WaitVisible(chromedp.CSS("#lugar-resultados button")))
+			}
+			if !run(p.ctx, t, "mark Antioquia", chromedp.Evaluate[bool](`(() => {
+				const b = Array.from(document.querySelectorAll('#lugar-resultados button')).find(b => b.textContent === 'Armenia (Antioquia)');
+				if (b) b.id = 'elegir-antioquia';
+				return !!b;
+			})()`)) {
+				t.Fatal("«armenia» does not offer Armenia (Antioquia)")
+			}
+			tap(t, "choose Armenia (Antioquia)", "#elegir-antioquia")
+			p.wait(t, "lugar-elegido")
+			if got := p.text(t, "lugar-elegido"); got != "Lugar: Armenia (Antioquia)" {
+				t.Fatalf("chosen place: %q", got)
+			}
+			p.check(t, "f-publishContact")
+			p.submit(t, "resultado-ver")
+			warn := p.text(t, "resultado-avisos")
+			if !strings.HasPrefix(warn, "Armenia (Antioquia) está a unos") || !strings.Contains(warn, "revise que eligió el municipio correcto. Se publicó de todos modos.") {
+				t.Errorf("the confirmation's warning: %q", warn)
+			}
+			p.screenshot(t, "lugar-lejos-"+mode)
 			axeClean(t, js)
 		})
 
