@@ -17,6 +17,7 @@ func TestImportsPointDown(t *testing.T) {
 		"backend/metrics":     {"backend", "backend/store", "schema"},
 		"site":                {"schema", "backend/places", "internal/webutil"},
 		"backend":             {"backend/store", "schema", "backend/places", "internal/webutil"},
+		"backend/webhooks":    {"backend/store", "schema"},
 		"backend/badgerstore": {"backend/store", "backend/store/recordjson", "schema"},
 		"backend/pgstore":     {"backend/store", "backend/store/recordjson", "schema"},
 		"backend/store":       {"schema"},
