@@ -40,15 +40,16 @@ var idSeq = func() *atomic.Uint32 {
 // (PlaceGroup), when there is a point: records published near each other share it, so a store can keep
 // their data together — pgstore keeps the personal rows in a partition per group, and a radius page's 20
 // records, read from ~17 of 64 partitions with random ids, come from one or two. The 26 bits before the
-// group are the sequence's low bits: a process makes 2^26 ids before two of one millisecond and cell could
-// meet. Without a point, all 32 bits are the sequence (and the group is its low bits).
+// group are the sequence's low bits, with a point or without (the group is then the sequence's own low
+// bits), so a process makes 2^26 ids before two of one millisecond could meet, whatever their points.
 func NewIDNear(t time.Time, lat, lon *float64) string {
 	b := idBytes(t.UnixMilli())
 	n := idSeq.Add(1)
+	group := n % IDGroups
 	if lat != nil && lon != nil {
-		n = n<<6 | uint32(PlaceGroup(*lat, *lon))
+		group = uint32(PlaceGroup(*lat, *lon))
 	}
-	binary.BigEndian.PutUint32(b[6:], n)
+	binary.BigEndian.PutUint32(b[6:], n<<6|group)
 	return encodeID(b)
 }
 

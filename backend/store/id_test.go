@@ -83,3 +83,19 @@ func TestIDsOfOneMillisecondAndCell(t *testing.T) {
 		}
 	}
 }
+
+// TestIDsWithAndWithoutAPointNeverMeet forces the case where a sequence number without a point equals the
+// bits a point's id was given (sequence then group): the two ids still differ, as the sequence alone
+// tells ids apart.
+func TestIDsWithAndWithoutAPointNeverMeet(t *testing.T) {
+	at := time.UnixMilli(1_790_000_000_000)
+	lat, lon := 4.5303, -75.6806
+	saved := idSeq.Load()
+	defer idSeq.Store(saved)
+	idSeq.Store(999)
+	withPoint := NewIDNear(at, &lat, &lon) // sequence 1000
+	idSeq.Store(1000<<6 | uint32(PlaceGroup(lat, lon)) - 1)
+	if without := NewID(at); without == withPoint {
+		t.Fatalf("an id without a point repeats %s, an id with one", withPoint)
+	}
+}
