@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"bytes"
 	"context"
+	"io"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,17 @@ import (
 type writerFunc func(p []byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// newMigration is `directaid migrate --from badger <dir> --to postgres <dsn> --batch <batch>`, reporting to out.
+func newMigration(t *testing.T, dir, dsn string, batch int, out io.Writer) *migration {
+	t.Helper()
+	m, err := parseMigration("badger", "postgres", []string{dir, dsn}, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.opts.Out = out
+	return m
+}
 
 // TestMigrateInterruptedResumes: a migrate interrupted mid-way, once by its context while a batch is in
 // PostgreSQL and once by a batch that fails, leaves whole batches only; run again it copies the rest, and
@@ -82,7 +94,7 @@ func TestMigrateInterruptedResumes(t *testing.T) {
 			}
 			return out.Write(p)
 		})
-		m := migration{dir: dir, dsn: dsn, batch: batch, out: w} // progress after every batch
+		m := newMigration(t, dir, dsn, batch, w) // progress after every batch
 		err := m.run(ctx)
 		return out.String(), err
 	}
@@ -234,8 +246,8 @@ func TestMigrateWaitsForTheSchema(t *testing.T) {
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, pgstore.MigrationLock); err != nil {
 		t.Fatal(err)
 	}
-	defer func(w time.Duration) { connectWait = w }(connectWait)
-	connectWait = 200 * time.Millisecond
+	defer func(w time.Duration) { pgstore.ConnectWait = w }(pgstore.ConnectWait)
+	pgstore.ConnectWait = 200 * time.Millisecond
 
 	var mu sync.Mutex
 	var out bytes.Buffer
@@ -245,8 +257,9 @@ func TestMigrateWaitsForTheSchema(t *testing.T) {
 		return out.Write(p)
 	})
 	done := make(chan error, 1)
-	go func() { done <- (&migration{dir: dir, dsn: dsn, batch: 100, out: w}).run(ctx) }()
-	time.Sleep(4 * connectWait) // the other node's migration outlasts the bound on connecting
+	m := newMigration(t, dir, dsn, 100, w)
+	go func() { done <- m.run(ctx) }()
+	time.Sleep(4 * pgstore.ConnectWait) // the other node's migration outlasts the bound on connecting
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, pgstore.MigrationLock); err != nil {
 		t.Fatal(err)
 	}
