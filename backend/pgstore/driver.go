@@ -29,9 +29,9 @@ func init() {
 
 // GCPercent is the garbage collector's target (GOGC) on a node over PostgreSQL, unless the environment
 // sets GOGC. Such a node keeps no records: its live heap is small, and at Go's default of 100 its
-// collector ran often enough under load to take cores that PostgreSQL shares (docs/performance.md has
-// the figures). The heap may then grow to three times the live one; a GOMEMLIMIT (Caddy sets one from a
-// cgroup's limit) still bounds it.
+// collector runs often enough under load to take cores that PostgreSQL shares (docs/postgres.md). The
+// heap may then grow to three times the live one; a GOMEMLIMIT (Caddy sets one from a cgroup's limit)
+// still bounds it.
 const GCPercent = 200
 
 // MaintenanceInterval is the period of a server's maintenance cycle (Maintain): every node runs it, and

@@ -92,4 +92,3 @@ func TestPostgresStorageCaddyfileErrors(t *testing.T) {
 		}
 	}
 }
-
