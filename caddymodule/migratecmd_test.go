@@ -37,7 +37,7 @@ func newMigration(t *testing.T, dir, dsn string, batch int, out io.Writer) *migr
 // TestMigrateInterruptedResumes: a migrate interrupted mid-way, once by its context while a batch is in
 // PostgreSQL and once by a batch that fails, leaves whole batches only; run again it copies the rest, and
 // the target then holds what one uninterrupted migrate makes of the same source: records, personal
-// fields, every counter, reports, audit trail and secrets.
+// fields, every counter, reports, responses, audit trail and secrets.
 func TestMigrateInterruptedResumes(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "data")
@@ -65,6 +65,11 @@ func TestMigrateInterruptedResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := src.AppendAudit(ctx, store.AuditEntry{Action: "hide", RecordID: recs[7].ID, Actor: store.ActorOperator}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	if err := src.CreateResponse(ctx, &store.Response{RecordID: recs[9].ID, ID: "r1", CreatedAt: at, UpdatedAt: at, ExpiresAt: at.Add(48 * time.Hour),
+		Status: store.ResponseActive, Message: "Tengo agua", ContactName: "Ana", ContactWhatsapp: "300 123 4567", ContactE164: "+573001234567"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := src.Close(); err != nil {
@@ -158,7 +163,7 @@ func TestMigrateInterruptedResumes(t *testing.T) {
 	exec(`DROP TRIGGER test_fail ON directaid_records`)
 	out, err = run(ctx, nil)
 	for _, want := range []string{"read 3000 records from badger", ": 800 created, 2200 already there, 0 conflicts", "PostgreSQL now holds 3000 records",
-		"community reports: 1 read, 1 created", "audit trail: 1 entries read, 1 appended", "server secrets: 0 copied, 1 already the same",
+		"community reports: 1 read, 1 created", "responses: 1 read, 1 created, 0 already there, 0 conflicts", "audit trail: 1 entries read, 1 appended", "server secrets: 0 copied, 1 already the same",
 		"tables vacuumed and planner statistics refreshed (VACUUM (ANALYZE))"} {
 		if err != nil || !strings.Contains(out, want) {
 			t.Fatalf("the migrate after the interruptions: %v; its report should say %q:\n%s", err, want, out)
@@ -194,11 +199,12 @@ func tableDigests(t *testing.T, dsn string) map[string]string {
 	defer db.Close()
 	digest := `count(*) || ' rows, md5 ' || md5(coalesce(string_agg(k, ',' ORDER BY k), ''))`
 	queries := map[string]string{
-		"records":  `SELECT ` + digest + ` FROM (SELECT to_jsonb(r)::text k FROM directaid_records r) x`,
-		"personal": `SELECT ` + digest + ` FROM (SELECT to_jsonb(p)::text k FROM directaid_personal p) x`,
-		"reports":  `SELECT ` + digest + ` FROM (SELECT to_jsonb(r)::text k FROM directaid_reports r) x`,
-		"secrets":  `SELECT ` + digest + ` FROM (SELECT to_jsonb(s)::text k FROM directaid_secrets s) x`,
-		"audit":    `SELECT ` + digest + ` FROM (SELECT doc::text k FROM directaid_audit) x`,
+		"records":   `SELECT ` + digest + ` FROM (SELECT to_jsonb(r)::text k FROM directaid_records r) x`,
+		"personal":  `SELECT ` + digest + ` FROM (SELECT to_jsonb(p)::text k FROM directaid_personal p) x`,
+		"reports":   `SELECT ` + digest + ` FROM (SELECT to_jsonb(r)::text k FROM directaid_reports r) x`,
+		"secrets":   `SELECT ` + digest + ` FROM (SELECT to_jsonb(s)::text k FROM directaid_secrets s) x`,
+		"audit":     `SELECT ` + digest + ` FROM (SELECT doc::text k FROM directaid_audit) x`,
+		"responses": `SELECT ` + digest + ` FROM (SELECT to_jsonb(r)::text k FROM directaid_responses r) x`,
 		// Counter rows summed over their shards, whatever columns they are kept by.
 		"counts": `SELECT ` + digest + ` FROM (SELECT concat_ws('|', to_jsonb(c) - 'shard' - 'n' - 'people' - 'newest', sum(n), sum(people), max(newest)) k
 			FROM directaid_counts c GROUP BY to_jsonb(c) - 'shard' - 'n' - 'people' - 'newest' HAVING sum(n) <> 0) x`,
