@@ -81,7 +81,7 @@ type migration struct {
 // parseMigration reads --from, --to and the locations: the source's first, then the target's, which may
 // be left out when the target's driver has a default (DIRECTAID_DATABASE_URL for postgres).
 func parseMigration(from, to string, args []string, batch int) (*migration, error) {
-	if from == "" || to == "" || from == to || len(args) < 1 || len(args) > 2 || batch < 1 {
+	if from == "" || to == "" || len(args) < 1 || len(args) > 2 || batch < 1 {
 		return nil, errors.New(migrateUsage)
 	}
 	src, err := store.Lookup(from)

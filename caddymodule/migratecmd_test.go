@@ -284,3 +284,36 @@ func TestMigrateWaitsForTheSchema(t *testing.T) {
 		t.Fatal("migrate did not end after the other node's migration")
 	}
 }
+
+// TestParseMigration: the flags name registered stores and where they are; anything else is the usage or
+// an error that says what is wrong, before anything is opened.
+func TestParseMigration(t *testing.T) {
+	t.Setenv("DIRECTAID_DATABASE_URL", "")
+	for _, c := range []struct {
+		from, to string
+		args     []string
+		batch    int
+		want     string
+	}{
+		{"", "postgres", []string{"/d"}, 500, "usage:"},
+		{"badger", "postgres", nil, 500, "usage:"},
+		{"badger", "postgres", []string{"/d", "dsn", "more"}, 500, "usage:"},
+		{"badger", "postgres", []string{"/d", "dsn"}, 0, "usage:"},
+		{"mysql", "postgres", []string{"/d", "dsn"}, 500, `--from: unknown database "mysql" (supported: badger, postgres)`},
+		{"badger", "sqlite", []string{"/d", "x"}, 500, `--to: unknown database "sqlite"`},
+		{"postgres", "badger", []string{"dsn"}, 500, "--to badger needs where its database is"},
+		{"badger", "postgres", []string{"/d"}, 500, "is empty once its placeholders are replaced (give it after --to postgres"},
+	} {
+		if _, err := parseMigration(c.from, c.to, c.args, c.batch); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s → %s %q: %v; want %q", c.from, c.to, c.args, err, c.want)
+		}
+	}
+	t.Setenv("DIRECTAID_DATABASE_URL", "postgres://u:secret@db.internal/directaid")
+	m, err := parseMigration("badger", "postgres", []string{"/var/lib/directaid"}, 500)
+	if err != nil || m.where != "postgres://u:secret@db.internal/directaid" || m.fromWhere != "/var/lib/directaid" || m.opts.Batch != 500 {
+		t.Fatalf("%+v, %v", m, err)
+	}
+	if desc, err := m.to.Describe(m.where); err != nil || strings.Contains(desc, "secret") {
+		t.Fatalf("the target is described as %q (%v): never with its password", desc, err)
+	}
+}

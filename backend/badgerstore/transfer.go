@@ -218,8 +218,7 @@ func (s *Store) importTxn(recs []*store.Record, res *store.ImportResult) (int, e
 	defer txn.Discard()
 	w := newIndexWriter(s.db)
 	top := s.lastStamp
-	var created []string
-	n := 0
+	created, n := 0, 0
 	for _, r := range recs {
 		rec := *r
 		rec.Normalize()
@@ -262,20 +261,13 @@ func (s *Store) importTxn(recs []*store.Record, res *store.ImportResult) (int, e
 			break // commit what fits; the rest goes in the next transaction
 		}
 		top = max(top, rec.UpdatedAt.UnixMilli())
-		created = append(created, rec.ID)
+		created++
 		n++
 	}
-	cached, err := w.agg.write(txn, &s.counters)
-	if err != nil {
+	if err := s.commitRecords(txn, w, top); err != nil {
 		return n, err
 	}
-	s.vocab.add(w.agg.tokens())
-	if err := txn.Commit(); err != nil {
-		return n, err
-	}
-	cached()
-	s.lastStamp = top
-	res.Created += len(created)
+	res.Created += created
 	return n, nil
 }
 

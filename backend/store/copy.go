@@ -221,55 +221,40 @@ func (c *copier) copySecrets(ctx context.Context) error {
 
 // copyReports copies every community report, reviewed or not, in batches.
 func (c *copier) copyReports(ctx context.Context) error {
-	var res ImportResult
-	read := 0
-	scan := func(yield func(Report) error) error {
-		return c.from.ScanReports(ctx, func(r Report) error {
-			read++
-			return yield(r)
-		})
-	}
-	err := inBatches(c.Batch, scan, func(batch []Report) error {
-		r, err := c.to.ImportReports(ctx, batch)
-		if err != nil {
-			return fmt.Errorf("reports, after %d: %w", read-len(batch), err)
-		}
-		res.Created += r.Created
-		res.Present += r.Present
-		c.reportConflicts = append(c.reportConflicts, r.Conflicts...)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	c.say("community reports: %d read, %d created, %d already there, %d conflicts", read, res.Created, res.Present, len(c.reportConflicts))
-	return nil
+	return copyAll(c, "community reports", "reports", func(fn func(Report) error) error { return c.from.ScanReports(ctx, fn) },
+		func(b []Report) (ImportResult, error) { return c.to.ImportReports(ctx, b) }, &c.reportConflicts)
 }
 
 // copyResponses copies every response, whatever its status, in batches.
 func (c *copier) copyResponses(ctx context.Context) error {
+	return copyAll(c, "responses", "responses", func(fn func(*Response) error) error { return c.from.ScanResponses(ctx, fn) },
+		func(b []*Response) (ImportResult, error) { return c.to.ImportResponses(ctx, b) }, &c.responseConflicts)
+}
+
+// copyAll imports what scan yields in batches, adding the conflicts to conflicts, and reports it as title.
+func copyAll[T any](c *copier, title, what string, scan func(func(T) error) error, imp func([]T) (ImportResult, error), conflicts *[]string) error {
 	var res ImportResult
 	read := 0
-	scan := func(yield func(*Response) error) error {
-		return c.from.ScanResponses(ctx, func(r *Response) error {
+	counted := func(yield func(T) error) error {
+		return scan(func(v T) error {
 			read++
-			return yield(r)
+			return yield(v)
 		})
 	}
-	err := inBatches(c.Batch, scan, func(batch []*Response) error {
-		r, err := c.to.ImportResponses(ctx, batch)
+	err := inBatches(c.Batch, counted, func(batch []T) error {
+		r, err := imp(batch)
 		if err != nil {
-			return fmt.Errorf("responses, after %d: %w", read-len(batch), err)
+			return fmt.Errorf("%s, after %d: %w", what, read-len(batch), err)
 		}
 		res.Created += r.Created
 		res.Present += r.Present
-		c.responseConflicts = append(c.responseConflicts, r.Conflicts...)
+		*conflicts = append(*conflicts, r.Conflicts...)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	c.say("responses: %d read, %d created, %d already there, %d conflicts", read, res.Created, res.Present, len(c.responseConflicts))
+	c.say("%s: %d read, %d created, %d already there, %d conflicts", title, read, res.Created, res.Present, len(*conflicts))
 	return nil
 }
 
