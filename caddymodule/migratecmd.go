@@ -56,7 +56,7 @@ and run migrate again to copy the rest.`,
 	})
 }
 
-const migrateUsage = "usage: directaid migrate --from badger <dir> --to postgres [<dsn>] [--merge] [--keep-target-secrets] [--batch n]"
+const migrateUsage = "usage: directaid migrate --from badger <dir> --to postgres [<dsn>] (or --from postgres <dsn> --to badger <dir>) [--merge] [--keep-target-secrets] [--batch n]"
 
 func migrateCmd(fl caddycmd.Flags) (int, error) {
 	m, err := parseMigration(fl.String("from"), fl.String("to"), fl.Args(), fl.Int("batch"))

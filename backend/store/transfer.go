@@ -27,8 +27,10 @@ type Transfer interface {
 	// Count is the number of records stored.
 	Count(ctx context.Context) (int, error)
 	// Import stores records exactly as given (id, createdAt, updatedAt, status, revision and every field),
-	// with their index entries and counters, atomically per call. A record whose id or (source, externalId)
-	// is stored with other content is a conflict.
+	// each whole with its index entries and counters; a store may commit a large call in parts, so an
+	// interrupted call leaves whole records and a run again completes it. A record whose id or (source,
+	// externalId) is stored with other content is a conflict. It is meant for a store no server writes to
+	// meanwhile: the records keep their updatedAt, older than what a change feed may have read past.
 	Import(ctx context.Context, recs []*Record) (ImportResult, error)
 	// FinishImport is called once after a run of Imports: what the store does then so that it serves the
 	// imported records as fast as written ones (PostgreSQL's VACUUM (ANALYZE)); say receives a line
