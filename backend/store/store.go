@@ -1,6 +1,8 @@
 // Package store is the seam between the service and the databases: the records, the one Store interface
-// every database implements (badgerstore, pgstore), and the store-neutral parts of queries (specs, cursors,
-// aggregates, ids, text folding). It imports no database; storetest holds the behaviour every Store must show.
+// every database implements (badgerstore, pgstore), the registry through which the Caddy glue and the
+// commands find them by name (Driver, Register, Lookup), the copy of one store into another (Copy), and
+// the store-neutral parts of queries (specs, cursors, aggregates, ids, text folding). It imports no
+// database; storetest holds the behaviour every Store must show.
 package store
 
 import (
