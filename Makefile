@@ -36,14 +36,15 @@ test: build
 # brute-force comparisons take minutes under the race detector and share no state between goroutines that
 # TestStore does not also drive. PostgreSQL's package is left out: its concurrency is the server's.
 RACE_PKGS := ./schema/... ./site/... ./backend/ ./backend/store/... ./caddymodule/ ./internal/webutil/ \
-	./internal/loadgen/ ./internal/testserver/
+	./internal/loadgen/ ./internal/testserver/ ./internal/golden/
 RACE_BADGER := ^(TestStore|TestSnapshotReadsConcurrent)$$
 
 ## check: the fast inner loop (a few minutes): the in-process tests of the contract, the service, the site
 ## and the stores' shared behaviour on Badger, under the race detector; no binary, no PostgreSQL
 check:
 	$(GO) vet ./...
-	$(GO) test -count=1 -race -short ./schema/... ./site/... ./backend/ ./backend/store/... ./internal/webutil/
+	$(GO) test -count=1 -race -short ./schema/... ./site/... ./backend/ ./backend/store/... ./internal/webutil/ \
+		./internal/golden/
 
 # phase runs a command as a named phase of a target: when it starts, and how long it took.
 phase = start=$$(date +%s); echo "== $(1): start $$(date -u +%H:%M:%S)"; $(2); rc=$$?; \
@@ -79,7 +80,7 @@ vulncheck:
 	$(GO) mod verify
 	$(GO) run golang.org/x/vuln/cmd/govulncheck@v1.2.0 ./...
 
-## bench: the benchmark table of the README, Badger and PostgreSQL side by side (about 6 minutes); PostgreSQL
+## bench: the benchmark table of docs/performance.md, Badger and PostgreSQL side by side (about 6 minutes); PostgreSQL
 ## runs when it is installed (a throwaway cluster): BENCH_PG=0 skips it, BENCH_PG=1 fails without it.
 ## BENCH_1M=1 adds the 1,000,000-record run (about 15 more minutes): published into Badger in a 256 MiB memory
 ## cgroup (BENCH_MEMORY=… to change it, BENCH_MEMORY= for none) after an unconstrained first 100k, copied into

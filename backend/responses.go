@@ -159,6 +159,9 @@ func (s *Service) respond(ctx context.Context, id string, in *schema.ResponseInp
 	if err != nil {
 		return nil, err
 	}
+	if s.cfg.Responded != nil {
+		s.cfg.Responded(ctx, rec.ID, r.ID)
+	}
 	tok, err := s.responseToken(ctx, rec.ID, r.ID)
 	if err != nil {
 		return nil, err

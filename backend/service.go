@@ -59,6 +59,9 @@ type Config struct {
 	// FeedStreams and FeedStreamsPerClient bound the open streams of the live feed, on this node and per
 	// client address (0: 1000 and 4).
 	FeedStreams, FeedStreamsPerClient int
+	// Responded, if set, is told of each new response once it is stored, before the answer (the webhooks'
+	// response events).
+	Responded func(ctx context.Context, recordID, responseID string)
 }
 
 // Service publishes records: validation, emergency selection, idempotency.

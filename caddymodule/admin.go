@@ -44,6 +44,7 @@ same checks on the restored directory and keeps it.`,
 // GET /directaid/backup streams a full, consistent backup of the database (one snapshot, checksummed)
 // while it serves.
 // GET /directaid/status is a read-only HTML page of the key figures (status.go).
+// GET /directaid/webhooks is the webhooks' delivery log (webhooks.go).
 type adminAPI struct{}
 
 func (adminAPI) CaddyModule() caddy.ModuleInfo {
@@ -54,7 +55,8 @@ func (adminAPI) Routes() []caddy.AdminRoute {
 	return []caddy.AdminRoute{
 		{Pattern: "/directaid/backup", Handler: caddy.AdminHandlerFunc(backupHandler)},
 		{Pattern: "/directaid/status", Handler: caddy.AdminHandlerFunc(statusHandler)},
-		{Pattern: moderationPrefix, Handler: caddy.AdminHandlerFunc(moderationHandler)}, // moderation.go
+		{Pattern: moderationPrefix, Handler: caddy.AdminHandlerFunc(moderationHandler)},    // moderation.go
+		{Pattern: "/directaid/webhooks", Handler: caddy.AdminHandlerFunc(webhooksHandler)}, // webhooks.go
 	}
 }
 

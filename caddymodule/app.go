@@ -22,6 +22,7 @@ import (
 
 	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/backend/webhooks"
 	"github.com/directaid/directaid/site"
 	"github.com/directaid/directaid/site/places"
 )
@@ -67,6 +68,8 @@ type App struct {
 	MapTiles *site.MapTiles `json:"map_tiles,omitempty"`
 	// Feed bounds the live feed's streams.
 	Feed FeedLimits `json:"feed,omitzero"`
+	// Webhooks tell the apps that publish what happens to their records (webhooks.go).
+	Webhooks []Webhook `json:"webhooks,omitempty"`
 
 	dir      string
 	dsn      string // the PostgreSQL DSN, placeholders replaced
@@ -84,6 +87,9 @@ type App struct {
 	// stopExpiry ends the expiry sweep started with the store (startExpiry); nil before.
 	expiryMu   sync.Mutex
 	stopExpiry func()
+	// webhooks runs this config's webhooks (nil without any); stopWebhooks ends them.
+	webhooks     atomic.Pointer[webhooks.Service]
+	stopWebhooks func()
 }
 
 // FeedLimits bound the open streams of the live feed (GET /api/public/v1/help/events); 0: the defaults
@@ -145,7 +151,7 @@ func (a *App) Validate() error {
 			return fmt.Errorf("directaid: emergency %q: request_ttl and offer_ttl must be positive", e.Slug)
 		}
 	}
-	return nil
+	return checkWebhooks(a.Webhooks)
 }
 
 // The checks below are also called by the Caddyfile parser at the token they concern, so that its
@@ -270,7 +276,7 @@ func (a *App) doOpen() error {
 		return err
 	}
 	a.startExpiry()
-	return nil
+	return a.startWebhooks()
 }
 
 // startExpiry runs this config's expiry sweep (backend.Service.RunExpiry) until Stop or Cleanup. During a
@@ -308,6 +314,7 @@ func (a *App) build(limits backend.Config) error {
 		limits.MapTiles = *a.MapTiles
 	}
 	limits.FeedStreams, limits.FeedStreamsPerClient = a.Feed.Streams, a.Feed.StreamsPerClient
+	limits.Responded = a.responded
 	a.svc = backend.NewService(a.store, limits)
 	a.current.Store(a.svc)
 	h, err := backend.NewHandler(a.svc)
@@ -355,16 +362,19 @@ func (a *App) findLimits() map[string]backend.Limit {
 	return limits
 }
 
-// Stop implements caddy.App: it ends the live feed's streams and the expiry sweep.
+// Stop implements caddy.App: it ends the live feed's streams, the expiry sweep and the webhooks.
 func (a *App) Stop() error {
 	if svc := a.current.Load(); svc != nil {
 		svc.CloseFeed()
 	}
 	a.expiryMu.Lock()
-	stop := a.stopExpiry
+	stops := []func(){a.stopExpiry, a.stopWebhooks}
+	a.stopExpiry, a.stopWebhooks = nil, nil
 	a.expiryMu.Unlock()
-	if stop != nil {
-		stop()
+	for _, stop := range stops {
+		if stop != nil {
+			stop()
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -37,6 +38,11 @@ func init() {
 //	    feed {                           # the live feed (GET /api/public/v1/help/events)
 //	        streams <n>                  # open streams on this node; default 1000
 //	        streams_per_client <n>       # open streams per client address; default 4
+//	    }
+//	    webhook <url> {                  # POSTs signed events about the records published under sources (repeatable)
+//	        secret  <secret>             # at least 16 characters; {env.VARIABLE} keeps it out of the file
+//	        sources <source>...          # the publications' source (the app's name in its publications)
+//	        timeout <duration>           # one attempt's bound; default 10s
 //	    }
 //	    emergency <slug> {
 //	        title    <text>
@@ -160,6 +166,15 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				}
 				*dst = v
 			}
+		case "webhook":
+			w, err := parseWebhook(d)
+			if err != nil {
+				return err
+			}
+			if slices.ContainsFunc(a.Webhooks, func(o Webhook) bool { return o.URL == w.URL }) {
+				return d.Errf("webhook %q is declared twice: give it every source in one block", w.URL)
+			}
+			a.Webhooks = append(a.Webhooks, w)
 		case "emergency":
 			e, err := parseEmergency(d, a.Emergencies)
 			if err != nil {
@@ -167,7 +182,7 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			a.Emergencies = append(a.Emergencies, e)
 		default:
-			return d.Errf("unknown directaid option %q (known: database, public_url, emergency, hide_after_reports, operator_contact, map_tiles, feed)", d.Val())
+			return d.Errf("unknown directaid option %q (known: database, public_url, emergency, hide_after_reports, operator_contact, map_tiles, feed, webhook)", d.Val())
 		}
 	}
 	if err := a.Validate(); err != nil {

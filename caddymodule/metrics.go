@@ -19,6 +19,11 @@ func registerMetrics(reg *prometheus.Registry, a *App) error {
 	if err := metrics.Register(reg); err != nil {
 		return err
 	}
+	for _, c := range webhookMetrics.Collectors() {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
 	if err := reg.Register(backend.RecordsCollector(a.current.Load)); err != nil {
 		return err
 	}

@@ -63,9 +63,8 @@ type shippedServer struct {
 	bin  string
 	dir  string // the working directory: the Caddyfile, and what it names relative to it (./data)
 	url  string // the site
-	cmd  *exec.Cmd
+	proc *testserver.Process
 	out  *lockedBuffer // stdout and stderr: Caddy's default log
-	done chan struct{}
 	// ns prefixes a command to run it in the server's mount namespace (nsenter), when it has one.
 	ns []string
 }
@@ -96,7 +95,7 @@ func startShippedFile(t *testing.T, dir, caddyfile string, port int, privateRun 
 		t.Fatal(err)
 	}
 	s := &shippedServer{t: t, bin: testserver.Binary(t), dir: dir, url: fmt.Sprintf("http://127.0.0.1:%d", port),
-		out: &lockedBuffer{}, done: make(chan struct{})}
+		out: &lockedBuffer{}}
 	args := []string{s.bin, "run", "--config", "Caddyfile"}
 	if privateRun {
 		if out, err := exec.Command("unshare", "--mount", "true").CombinedOutput(); err != nil {
@@ -109,54 +108,31 @@ func startShippedFile(t *testing.T, dir, caddyfile string, port int, privateRun 
 		args = append([]string{"unshare", "--mount", "--propagation", "private", "sh", "-c",
 			`mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -m 0700 /run/directaid && exec "$0" "$@"`}, args...)
 	}
-	s.cmd = exec.Command(args[0], args[1:]...)
-	s.cmd.Dir = dir
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
 	xdg := filepath.Join(dir, "xdg")
-	s.cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+xdg, "XDG_CONFIG_HOME="+xdg)
-	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
-	if err := s.cmd.Start(); err != nil {
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+xdg, "XDG_CONFIG_HOME="+xdg)
+	cmd.Stdout, cmd.Stderr = s.out, s.out
+	proc, err := testserver.StartProcess(cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = s.cmd.Wait(); close(s.done) }()
+	s.proc = proc
 	t.Cleanup(s.stop)
 	if privateRun {
-		s.ns = []string{"nsenter", "--target", strconv.Itoa(s.cmd.Process.Pid), "--mount", "--wd=" + dir, "--"}
+		s.ns = []string{"nsenter", "--target", strconv.Itoa(s.pid()), "--mount", "--wd=" + dir, "--"}
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case <-s.done:
-			t.Fatalf("the server exited during start (%v):\n%s", s.cmd.ProcessState, s.out)
-		default:
-		}
-		if resp, err := http.Get(s.url + "/api/public/v1/help"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return s
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not answer within 30 s:\n%s", s.out)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := proc.WaitAnswers(s.url+"/api/public/v1/help", 30*time.Second); err != nil {
+		t.Fatalf("the shipped server: %v:\n%s", err, s.out)
 	}
+	return s
 }
 
+// pid is the server's process id.
+func (s *shippedServer) pid() int { return s.proc.Cmd.Process.Pid }
+
 // stop ends the server gracefully (SIGINT), killing it after 15 s.
-func (s *shippedServer) stop() {
-	select {
-	case <-s.done:
-		return
-	default:
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-s.done:
-	case <-time.After(15 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
-}
+func (s *shippedServer) stop() { s.proc.Stop(syscall.SIGINT, 15*time.Second) }
 
 // run runs the binary with args in the server's working directory (and mount namespace), as root or, with
 // asNobody, as the user nobody; it returns the combined output and the error.
@@ -250,7 +226,7 @@ func TestAdminSocketClosedToOtherUsers(t *testing.T) {
 				}
 				s := startShippedFile(t, dir, cf, port, true)
 				// The test process is not in the server's mount namespace; /proc/PID/root is its view of the files.
-				sock = fmt.Sprintf("/proc/%d/root/run/directaid/admin.sock", s.cmd.Process.Pid)
+				sock = fmt.Sprintf("/proc/%d/root/run/directaid/admin.sock", s.pid())
 				// Prometheus scrapes the loopback metrics site, not the socket.
 				if resp, err := http.Post(s.url+"/api/public/v1/help", "application/json", bytes.NewReader(mustJSON(t, validRequest()))); err == nil {
 					resp.Body.Close()
@@ -318,7 +294,7 @@ func checkAdminSocket(t *testing.T, s *shippedServer, sock string, defaultArgs [
 	// The user nobody: every door of the admin endpoint refuses at the socket.
 	nobodyBin := nobodyBinary(t)
 	backups := worldDir(t)
-	admin := "unix/" + strings.TrimPrefix(sock, "/proc/"+strconv.Itoa(s.cmd.Process.Pid)+"/root")
+	admin := "unix/" + strings.TrimPrefix(sock, "/proc/"+strconv.Itoa(s.pid())+"/root")
 	tries := []struct {
 		what string
 		args []string
@@ -399,7 +375,7 @@ func checkAdminSocket(t *testing.T, s *shippedServer, sock string, defaultArgs [
 		t.Errorf("root: stop: %v\n%s", err, out)
 	}
 	select {
-	case <-s.done:
+	case <-s.proc.Done():
 	case <-time.After(15 * time.Second):
 		t.Errorf("the server did not stop on `directaid stop --config Caddyfile`")
 	}

@@ -15,6 +15,7 @@ import (
 )
 
 func TestBackupAndRestore(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	body := validRequest()
 	_, first := publish(t, s, body)

@@ -36,8 +36,10 @@ import (
 // the map says why it has none; the place picker, whose list was never fetched, says it needs the signal.
 // The publication sent when the signal returns shows its manage link, which stays on the phone until «Ya
 // lo guardé», as does one the worker sent with no page open; the worker keeps the last 50 pages opened.
+// axe-core checks the pages that show the manage link.
 func TestBrowserOffline(t *testing.T) {
 	artifacts := needBrowser(t)
+	axe := installAxe(t)
 	tiles := newTileServer(t) // the map's tiles, on loopback
 	s := testserver.Start(t, testserver.Options{Emergencies: fmt.Sprintf(`map_tiles "%s/{z}/{x}/{y}.png" "© Mapas de prueba"`, tiles.URL) +
 		testserver.TwoEmergencies})
@@ -243,6 +245,9 @@ func TestBrowserOffline(t *testing.T) {
 		t.Errorf("after an offline publication the manage link shows %v: %q", manage[0], manageURL)
 	}
 	p.screenshot(t, "offline-publicada")
+	for _, v := range axeViolations(t, p.ctx, axe) {
+		t.Errorf("axe, the publication sent when the signal returned: %s", v)
+	}
 	id := p.recordID(t)
 	run(p.ctx, t, "manage link kept", chromedp.Poll[bool](`(localStorage.getItem('directaid:enlaces-gestion') || '').indexOf('`+id+`') >= 0`,
 		chromedp.WithPollingTimeout(10*time.Second)))
@@ -254,6 +259,9 @@ func TestBrowserOffline(t *testing.T) {
 		t.Errorf("the home page's notice does not name the publication: %q", text)
 	}
 	p.screenshot(t, "offline-enlace-inicio")
+	for _, v := range axeViolations(t, p.ctx, axe) {
+		t.Errorf("axe, the home page with the manage link: %s", v)
+	}
 	p.do(t, "saved it", chromedp.Click(chromedp.CSS("#enlaces-gestion button"), chromedp.NodeVisible))
 	if left := run(p.ctx, t, "links left", chromedp.Evaluate[[]any](`[!!document.getElementById('enlaces-gestion'), localStorage.getItem('directaid:enlaces-gestion')]`)); left[0] != false || left[1] != "[]" {
 		t.Errorf("after «Ya lo guardé»: notice shown %v, stored %v", left[0], left[1])

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/directaid/directaid/internal/testserver"
@@ -21,29 +22,21 @@ import (
 //     her to the town field; she publishes her request by the town's name (Enter in the place search
 //     searches), keeps the manage link with «Gestionar» and resolves it; the record's page then says
 //     «Ya resuelta» first, with no WhatsApp button.
-//   - A volunteer in Pereira finds the requests there, urgent ones first with a red badge.
+//   - A volunteer in Pereira types «Pereira» in the filter's «Municipio» (no suggestions: the server reads
+//     the name) and finds the records there, urgent requests first with a red badge, then, with the link
+//     in sight «Sin nadie ayudando», those nobody helps yet.
 //   - A person reports their number on a record's page and, going back, sees it gone at once.
+//   - A town far from the emergency's area, chosen by mistake, publishes with a warning in sight.
+//   - A publisher withdraws: «Retirar» asks first (the browser's dialog with JavaScript, a confirmation
+//     step without), and changing one's mind keeps the publication.
 //
-// Screenshots go to test-artifacts/people/; axe-core checks the pages met on the way.
+// Every page met logs its weight (gzipped, with its assets). Screenshots go to test-artifacts/people/; axe-core checks the pages met on the way.
 func TestBrowserPeople(t *testing.T) {
 	artifacts := needBrowser(t, "people")
 	axe := installAxe(t)
-	s := testserver.Start(t, testserver.Options{}) // the Eje Cafetero has its area (63 66 17) and lines
-	place := func(title, code, urgency, category string) map[string]any {
-		return with(validRequest(), "title", title, "placeCode", code, "latitude", nil, "longitude", nil,
-			"urgency", urgency, "category", category, "neighborhood", nil)
-	}
-	for _, r := range []map[string]any{
-		place("Insulina para mi papá", "63001", "urgent", "salud"),    // Armenia (Quindío)
-		place("Insulina en Antioquia", "05059", "needed", "salud"),    // Armenia (Antioquia): warned, not refused
-		place("Agua potable en Cuba", "66001", "needed", "alimentos"), // Pereira
-		place("Persona atrapada en escombros", "66001", "urgent", "rescate"),
-		with(validOffer(), "title", "Transporte desde Pereira", "placeCode", "66001", "address", "Av. 30 de Agosto"),
-	} {
-		if resp, body := publish(t, s, r); resp.StatusCode != 201 {
-			t.Fatalf("seed %v: %d %v", r["title"], resp.StatusCode, body)
-		}
-	}
+	// The Eje Cafetero has its area (63 66 17) and lines; pages are compressed as the shipped Caddyfile does.
+	s := testserver.Start(t, testserver.Options{Site: "encode zstd gzip"})
+	seedTowns(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	p := &phone{ctx: startPhone(ctx, t), s: s, artifacts: artifacts}
@@ -58,6 +51,7 @@ func TestBrowserPeople(t *testing.T) {
 	goTo := func(t *testing.T, path string) {
 		t.Helper()
 		p.do(t, "open "+path, chromedp.Navigate(s.URL+path), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		p.weigh(t)
 	}
 	mainText := func(t *testing.T) string {
 		t.Helper()
@@ -197,19 +191,28 @@ func TestBrowserPeople(t *testing.T) {
 		})
 
 		t.Run("voluntario-pereira-"+mode, func(t *testing.T) {
-			for _, q := range []string{"?municipio=pereira", "?q=pereira"} {
-				goTo(t, "/emergencias/eje-cafetero"+q)
+			// He types «Pereira» in the filter's «Municipio» and filters: no suggestion list, no place list
+			// on the phone, the server reads the name.
+			goTo(t, "/emergencias/eje-cafetero")
+			tap(t, "open the filter", "#filtro summary")
+			p.fill(t, map[string]string{"filtro-municipio": "Pereira"})
+			tap(t, "filter", "#filtro button[type=submit]")
+			p.waitLocation(t, "municipio=Pereira")
+			p.weigh(t)
+			wantOrder := func(t *testing.T, what string, want ...string) string {
+				t.Helper()
 				text := mainText(t)
-				rescue, water := strings.Index(text, "Persona atrapada en escombros"), strings.Index(text, "Agua potable en Cuba")
-				offer := strings.Index(text, "Transporte desde Pereira")
-				if rescue < 0 || water < 0 || offer < 0 || rescue > water || water > offer || strings.Contains(text, "Insulina") {
-					t.Errorf("%s: Pereira's list (urgent, then requests, then offers, nothing else):\n%s", q, text)
+				wantTitles(t, what, text, []string{townInsulin, townInsulinOther, townWater, townRescue, townTransport}, want)
+				return text
+			}
+			text := wantOrder(t, "Pereira's list (urgent, then requests, then offers)", townRescue, townWater, townTransport)
+			for _, want := range []string{"Cruz Roja 132", "Compartir esta lista por WhatsApp", "1 persona dice que está ayudando"} {
+				if !strings.Contains(text, want) {
+					t.Errorf("Pereira's list lacks %q", want)
 				}
-				for _, want := range []string{"Cruz Roja 132", "Compartir esta lista por WhatsApp"} {
-					if !strings.Contains(text, want) {
-						t.Errorf("%s: the list lacks %q", q, want)
-					}
-				}
+			}
+			if js && run(p.ctx, t, "place list", chromedp.Evaluate[bool](`performance.getEntriesByType('resource').some(e => e.name.includes('lugares'))`)) {
+				t.Errorf("the filter by town fetched the place list")
 			}
 			bg := run(p.ctx, t, "badge", chromedp.Evaluate[string](`getComputedStyle(document.querySelector('main h4 + p strong')).backgroundColor`))
 			if bg != "rgb(179, 0, 27)" {
@@ -217,29 +220,158 @@ func TestBrowserPeople(t *testing.T) {
 			}
 			p.screenshot(t, "voluntario-pereira-"+mode)
 			axeClean(t, js)
+
+			// Those nobody is helping yet: one tap on a link in sight, the filter left folded.
+			tap(t, "nobody helping yet", `main a[href*="attended=false"]`)
+			url := p.waitLocation(t, "attended=false")
+			if !strings.Contains(url, "municipio=Pereira") {
+				t.Errorf("«sin nadie ayudando» left Pereira: %s", url)
+			}
+			p.weigh(t)
+			text = wantOrder(t, "Pereira's list of those nobody helps yet", townRescue, townTransport)
+			if strings.Contains(text, "dice que está ayudando") || strings.Contains(text, "dicen que están ayudando") {
+				t.Errorf("the list of those nobody helps yet shows one being helped:\n%s", text)
+			}
+			if got := run(p.ctx, t, "filter shown", chromedp.Value(chromedp.ID("filtro-attended"))); got != "false" {
+				t.Errorf("the filter's «Respuestas» says %q", got)
+			}
+			if !strings.Contains(text, "Ver también las que tienen ayuda") {
+				t.Errorf("no way back to the whole list of Pereira:\n%s", text)
+			}
+			p.screenshot(t, "voluntario-pereira-sin-ayuda-"+mode)
+			axeClean(t, js)
+
+			// The text search reads a town too.
+			goTo(t, "/emergencias/eje-cafetero?q=pereira")
+			wantOrder(t, "?q=pereira", townRescue, townWater, townTransport)
+		})
+
+		t.Run("reporta-su-numero-"+mode, func(t *testing.T) {
+			_, res := publish(t, s, with(validRequest(), "title", "Carpa para 4 "+mode, "contactWhatsapp", "3104445566"))
+			id := res["id"].(string)
+			goTo(t, "/ayudas/"+id)
+			if !strings.Contains(mainText(t), "+57 310 444 5566") {
+				t.Fatalf("the record does not show the number before the report")
+			}
+			p.screenshot(t, "reporte-antes-"+mode)
+			tap(t, "reason", "#motivo-not_my_number")
+			tap(t, "send", "#reporte-formulario button[type=submit]")
+			p.do(t, "back link", chromedp.WaitVisible(chromedp.CSS(`main a[href$="/ayudas/`+id+`"]`)))
+			p.screenshot(t, "reporte-enviado-"+mode)
+			axeClean(t, js)
+			tap(t, "back to the record", `main a[href$="/ayudas/`+id+`"]`)
+			p.waitLocation(t, "/ayudas/"+id)
+			p.do(t, "record", chromedp.WaitVisible(chromedp.CSS("main h1")))
+			p.weigh(t)
+			text := mainText(t)
+			if strings.Contains(text, "310 444 5566") || run(p.ctx, t, "links", chromedp.Evaluate[int](`document.querySelectorAll('a[href^="tel:+57"], a[href^="https://wa.me/57"]').length`)) != 0 {
+				t.Errorf("the number is still on the record's page after not_my_number:\n%s", text)
+			}
+			p.screenshot(t, "reporte-despues-"+mode)
+			axeClean(t, js)
+		})
+
+		t.Run("lugar-lejos-"+mode, func(t *testing.T) {
+			// Armenia (Antioquia) chosen by mistake for the Eje Cafetero: published, with a warning in sight.
+			goTo(t, "/pedir")
+			p.fill(t, map[string]string{"f-emergencySlug": "eje-cafetero", "f-title": "Pañales para bebé " + mode,
+				"f-category": "salud", "f-address": "Calle 8 # 3-15", "f-contactName": "Rosa", "f-contactWhatsapp": "3001112244"})
+			if js {
+				p.do(t, "type armenia", chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), "armenia"))
+				run(p.ctx, t, "place list", chromedp.Poll[bool](`document.getElementById('lugar').classList.contains('al-instante')`,
+					chromedp.WithPollingTimeout(15*time.Second)))
+			} else {
+				p.do(t, "type armenia and Enter", chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), "armenia\r"))
+				p.do(t, "results", chromedp.WaitVisible(chromedp.CSS("#lugar-resultados button")))
+			}
+			if !run(p.ctx, t, "mark Antioquia", chromedp.Evaluate[bool](`(() => {
+				const b = Array.from(document.querySelectorAll('#lugar-resultados button')).find(b => b.textContent === 'Armenia (Antioquia)');
+				if (b) b.id = 'elegir-antioquia';
+				return !!b;
+			})()`)) {
+				t.Fatal("«armenia» does not offer Armenia (Antioquia)")
+			}
+			tap(t, "choose Armenia (Antioquia)", "#elegir-antioquia")
+			p.wait(t, "lugar-elegido")
+			if got := p.text(t, "lugar-elegido"); got != "Lugar: Armenia (Antioquia)" {
+				t.Fatalf("chosen place: %q", got)
+			}
+			p.check(t, "f-publishContact")
+			p.submit(t, "resultado-ver")
+			warn := p.text(t, "resultado-avisos")
+			if !strings.HasPrefix(warn, "Armenia (Antioquia) está a unos") || !strings.Contains(warn, "revise que eligió el municipio correcto. Se publicó de todos modos.") {
+				t.Errorf("the confirmation's warning: %q", warn)
+			}
+			p.screenshot(t, "lugar-lejos-"+mode)
+			axeClean(t, js)
+		})
+
+		t.Run("retira-"+mode, func(t *testing.T) {
+			_, res := publish(t, s, with(validRequest(), "title", "Colchones para 3 "+mode))
+			id, token := res["id"].(string), res["manageToken"].(string)
+			exists := func() bool {
+				t.Helper()
+				resp, _ := s.Do("GET", "/api/public/v1/help?view=detail&id="+id, nil)
+				return resp.StatusCode == 200
+			}
+			withdraw := `#gestion-formulario button[value="withdraw"]`
+			if js { // the manage link: its fragment fills the form
+				p.do(t, "open the manage link", chromedp.Navigate(s.URL+"/gestionar#id="+id+"&token="+token), chromedp.WaitVisible(chromedp.ID("g-id")))
+				run(p.ctx, t, "filled", chromedp.Poll[bool](`document.getElementById('g-token').value !== ''`, chromedp.WithPollingTimeout(10*time.Second)))
+				// «Retirar» asks first: «Cancelar» keeps the publication, «Aceptar» withdraws it.
+				answers := make(chan bool, 2)
+				asked := make(chan string, 2)
+				dctx, stop := context.WithCancel(p.ctx)
+				defer stop()
+				dialogs := chromedp.Events(dctx, page.JavascriptDialogOpening)
+				go func() {
+					for ev, err := range dialogs {
+						if err != nil {
+							return
+						}
+						asked <- ev.Message
+						_, _ = chromedp.Call(dctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: <-answers})
+					}
+				}()
+				for _, accept := range []bool{false, true} {
+					answers <- accept
+					tap(t, "withdraw", withdraw)
+					select {
+					case m := <-asked:
+						if !strings.HasPrefix(m, "¿Retirar la publicación?") {
+							t.Errorf("«Retirar» asks %q", m)
+						}
+					case <-time.After(15 * time.Second):
+						t.Fatal("«Retirar» withdrew without asking")
+					}
+					if !accept {
+						time.Sleep(500 * time.Millisecond) // what a withdrawal would have sent has arrived
+						if !exists() {
+							t.Fatal("«Cancelar» withdrew the publication")
+						}
+					}
+				}
+			} else { // without JavaScript the person pastes the link's id and code into the form
+				goTo(t, "/gestionar")
+				p.fill(t, map[string]string{"g-id": id, "g-token": token})
+				tap(t, "withdraw", withdraw)
+				p.wait(t, "confirmar-retiro")
+				if !exists() {
+					t.Fatal("«Retirar» withdrew without asking")
+				}
+				p.screenshot(t, "retira-confirmar-nojs")
+				axeClean(t, js)
+				tap(t, "yes, withdraw", `#confirmar-retiro button[value="withdraw"]`)
+			}
+			p.wait(t, "gestion-resultado")
+			waitText(t, p, "gestion-resultado", map[bool]string{true: "Retirar (borra mi nombre y teléfono): listo.", false: "Listo: la publicación quedó retirada"}[js])
+			if exists() {
+				t.Errorf("the publication is still there after «Retirar» was confirmed")
+			}
+			p.screenshot(t, "retira-hecho-"+mode)
+			axeClean(t, js)
 		})
 	}
-
-	t.Run("reporta-su-numero", func(t *testing.T) {
-		setScripts(t, p.ctx, true)
-		_, res := publish(t, s, with(validRequest(), "title", "Carpa para 4", "contactWhatsapp", "3104445566"))
-		id := res["id"].(string)
-		goTo(t, "/ayudas/"+id)
-		if !strings.Contains(mainText(t), "+57 310 444 5566") {
-			t.Fatalf("the record does not show the number before the report")
-		}
-		p.screenshot(t, "reporte-antes")
-		tap(t, "reason", "#motivo-not_my_number")
-		tap(t, "send", "#reporte-formulario button[type=submit]")
-		p.do(t, "back link", chromedp.WaitVisible(chromedp.CSS(`main a[href$="/ayudas/`+id+`"]`)))
-		tap(t, "back to the record", `main a[href$="/ayudas/`+id+`"]`)
-		p.do(t, "record", chromedp.WaitVisible(chromedp.CSS("main h1")))
-		text := mainText(t)
-		if strings.Contains(text, "310 444 5566") || run(p.ctx, t, "links", chromedp.Evaluate[int](`document.querySelectorAll('a[href^="tel:+57"], a[href^="https://wa.me/57"]').length`)) != 0 {
-			t.Errorf("the number is still on the record's page after not_my_number:\n%s", text)
-		}
-		p.screenshot(t, "reporte-despues")
-	})
 
 	setScripts(t, p.ctx, true)
 	for _, m := range p.consoleErrors() {

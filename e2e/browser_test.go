@@ -262,16 +262,7 @@ func (p *phone) nearMe(t *testing.T) {
 		chromedp.WithPollingTimeout(15*time.Second)))
 	p.screenshot(t, "emergencia-cerca")
 	p.do(t, "filter", chromedp.Click(chromedp.CSS("#filtro button[type=submit]"), chromedp.NodeVisible))
-	// The form navigates: wait for the new page (the old one's h1 would answer a plain WaitVisible).
-	var url string
-	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(url, "latitude="); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the filter did not lead to a filtered page (at %q)", url)
-		}
-		time.Sleep(50 * time.Millisecond)
-		url, _ = chromedp.Run(p.ctx, chromedp.Location()) // fails while the page changes: try again
-	}
-	p.do(t, "filtered page", chromedp.WaitReady(chromedp.CSS("footer")))
+	url := p.waitLocation(t, "latitude=")
 	if !strings.Contains(url, "latitude=4.53390") || !strings.Contains(url, "longitude=-75.68110") {
 		t.Errorf("the filter went to %s", url)
 	}
@@ -280,6 +271,31 @@ func (p *phone) nearMe(t *testing.T) {
 		t.Errorf("the list near the point lacks the offer published there (with its distance):\n%s", main)
 	}
 	p.screenshot(t, "emergencia-filtrada")
+}
+
+// waitLocation waits until the tab is at a URL holding want, after a tap that navigates (the old page's
+// elements would answer a plain WaitVisible), and until that page is loaded; it returns the URL.
+func (p *phone) waitLocation(t *testing.T, want string) string {
+	t.Helper()
+	var url string
+	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(url, want); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the tap did not lead to a page at …%s… (at %q)", want, url)
+		}
+		time.Sleep(50 * time.Millisecond)
+		url, _ = chromedp.Run(p.ctx, chromedp.Location()) // fails while the page changes: try again
+	}
+	p.do(t, "page at "+want, chromedp.WaitReady(chromedp.CSS("footer")))
+	return url
+}
+
+// weigh logs what the page in the tab weighs on a first visit: the page and its assets, gzipped as the
+// shipped Caddyfile sends them (the browser's own counts are of no use once the service worker answers).
+func (p *phone) weigh(t *testing.T) {
+	t.Helper()
+	page := run(p.ctx, t, "path", chromedp.Evaluate[string](`location.pathname + location.search`))
+	raw, zipped, assets := pageWeight(t, p.s, page)
+	t.Logf("weight %s: %d bytes transferred gzipped with its %d assets (%d uncompressed)", page, zipped, assets, raw)
 }
 
 // locate makes the browser report the position (lat, lon), with permission granted as a person would.

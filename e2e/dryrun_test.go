@@ -22,6 +22,7 @@ func total(t *testing.T, s *testserver.Server) float64 {
 // answers 200 with what would be stored, and stores nothing; the same through the MCP tools' dryRun
 // argument; and the examples of the Markdown twins, run as written, publish nothing.
 func TestPublishDryRun(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	body := with(validRequest(), "title", "  Agua potable  ", "urgency", nil, "neededPeople", nil)
 	resp, out := call(t, s, "POST", "/api/public/v1/help?dryRun=true", mustJSON(t, body), "Content-Type", "application/json")

@@ -25,6 +25,7 @@ func lifetime(t *testing.T, out map[string]any, from string) time.Duration {
 // is published; a reload changes them for what is published or renewed after it, and an open record keeps
 // the date its publisher was told. Every answer is checked against the served OpenAPI document.
 func TestExpiryTTLChangedByReload(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	first := validRequest()
 	resp, a := publish(t, s, first)

@@ -14,6 +14,7 @@ import (
 // TestGestionar: the manage page without JavaScript acts through the same service as the API; a wrong
 // token gets a Spanish error page and changes nothing; the token never reaches a log line.
 func TestGestionar(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	_, pub := publish(t, s, validRequest())
 	id, token := pub["id"].(string), pub["manageToken"].(string)

@@ -12,6 +12,7 @@ import (
 // testdata/golden (see internal/golden; -update rewrites them). backend's TestGoldenInProcess compares
 // backend.NewHandler's answers with the same files.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	golden.Run(t, "testdata/golden", strings.TrimPrefix(s.URL, "http://"), s.Do)
 }

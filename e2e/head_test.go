@@ -10,6 +10,7 @@ import (
 // TestHeadMatchesGet: through the binary (Caddy, encode included), HEAD sends the Content-Length GET
 // sends, uncompressed, on the API's reads, the OpenAPI document and the site.
 func TestHeadMatchesGet(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	_, rec := publish(t, s, validRequest())
 	id, _ := rec["id"].(string)

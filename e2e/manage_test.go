@@ -37,6 +37,7 @@ func act(t *testing.T, s *testserver.Server, id, token, action string) (*http.Re
 // 401s without a token and identical 403s for a wrong one, a withdrawal that erases the contact and
 // that a retry never undoes.
 func TestManageActions(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	body := validRequest()
 	resp, pub := publish(t, s, body)
@@ -180,6 +181,7 @@ func checkNeverShown(t *testing.T, s *testserver.Server, secrets []string, ids .
 // TestManageWithdrawRace: 50 goroutines retry the publication while it is withdrawn: it is never
 // republished, and its phone never comes back.
 func TestManageWithdrawRace(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	body := with(validRequest(), "contactWhatsapp", "+57 311 765 4321")
 	_, pub := publish(t, s, body)

@@ -31,6 +31,7 @@ func spanishError(t *testing.T, what, msg string) {
 // TestMCPInvalidJSONRPC: what is neither a JSON-RPC 2.0 request, notification nor response is refused with
 // -32600 (400), and with id null where the id cannot be read; valid JSON that is no message is -32600 too.
 func TestMCPInvalidJSONRPC(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	jsonCT := []string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream"}
 	for _, c := range []struct {
@@ -92,6 +93,7 @@ func TestMCPInvalidJSONRPC(t *testing.T) {
 // TestMCPErrorsInSpanish: the errors of the MCP server itself (unknown method, malformed params, unknown
 // tool) keep their JSON-RPC codes and speak Spanish, without Go's words; so do the read tools' argument errors.
 func TestMCPErrorsInSpanish(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	jsonCT := []string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream"}
 	for _, c := range []struct {

@@ -13,6 +13,7 @@ import (
 // record with the manage token from the publication; a wrong token is refused with the API's 403 message
 // whether or not the id exists; anyone reports; buscar_ayudas shows other statuses with its status filter.
 func TestMCPManageAndReport(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	cs := sdkSession(t, s, "")
 	const externalID = "mcp-ext-7f3a9c51"

@@ -36,6 +36,7 @@ func sdkSessionFrom(t *testing.T, s *testserver.Server, ip string) *sdk.ClientSe
 // listed; hide_after_reports (2 here) distinct reporters hide a record, the same reporter twice counts
 // once; the operator's restore brings it back to the read tools.
 func TestMCPReportsNotMyNumberAndThreshold(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{Emergencies: testserver.TwoEmergencies + "\n\t\thide_after_reports 2"})
 	publisher := sdkSessionFrom(t, s, "127.0.0.1")
 	a := published(t, callTool(t, publisher, backend.ToolPublishRequest, mcpArgs(validRequest())))

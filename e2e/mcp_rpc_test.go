@@ -122,6 +122,7 @@ func structured(t *testing.T, result map[string]any) map[string]any {
 }
 
 func TestMCPProtocolVersions(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	for _, v := range []string{"2025-03-26", "2025-06-18", "2025-11-25", modernProtocol} {
 		t.Run(v, func(t *testing.T) {
@@ -170,6 +171,7 @@ func rpcError(t *testing.T, what string, resp *http.Response, body map[string]an
 }
 
 func TestMCPHTTPAnswers(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	ping := mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "ping"})
 	jsonCT := []string{"Content-Type", "application/json"}
@@ -228,6 +230,7 @@ func TestMCPHTTPAnswers(t *testing.T) {
 }
 
 func TestMCPBatchRefused(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	batch := func(n int) ([]byte, []map[string]any) {
 		var calls []any
@@ -270,6 +273,7 @@ func nonLoopbackIP() string {
 }
 
 func TestMCPDNSRebindingProtection(t *testing.T) {
+	t.Parallel()
 	public := nonLoopbackIP()
 	site := ""
 	if public != "" {
@@ -328,6 +332,7 @@ func TestMCPDNSRebindingProtection(t *testing.T) {
 // TestMCPRateLimit: MCP publishing spends the publish budget of POST help, and nothing else an agent
 // does (handshake, listing, pings, listar_emergencias) spends it or is blocked by it.
 func TestMCPRateLimit(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{PublishEvents: 3, PublishWindow: "1m"})
 	c := &rpcClient{t: t, s: s, version: "2025-11-25"}
 	c.connect()

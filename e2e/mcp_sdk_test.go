@@ -59,6 +59,7 @@ func servedSchemas(t *testing.T, s *testserver.Server) map[string]any {
 }
 
 func TestMCPGoSDK(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	for _, version := range []string{"", "2025-11-25", "2025-06-18", "2025-03-26"} {
 		t.Run("protocol "+version, func(t *testing.T) {
@@ -144,6 +145,7 @@ func TestMCPGoSDK(t *testing.T) {
 
 // TestMCPSameRecordAsHTTP: the idempotency pair is one namespace whichever door a record came in by.
 func TestMCPSameRecordAsHTTP(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	cs := sdkSession(t, s, "")
 
@@ -173,6 +175,7 @@ func TestMCPSameRecordAsHTTP(t *testing.T) {
 // TestMCPGoSDKRateLimited: over the publish limit the SDK gets a 429 for the publish call only, and its
 // session stays usable.
 func TestMCPGoSDKRateLimited(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{PublishEvents: 1, PublishWindow: "1m"})
 	cs := sdkSession(t, s, "")
 	published(t, callTool(t, cs, backend.ToolPublishOffer, mcpArgs(validOffer())))
@@ -187,6 +190,7 @@ func TestMCPGoSDKRateLimited(t *testing.T) {
 // TestMCPGoSDKReadTools: the read tools answer what the HTTP read API answers, through the official client,
 // and only ver_ayuda shows a phone number.
 func TestMCPGoSDKReadTools(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	near := with(validRequest(), "title", "Médico para un herido", "category", "salud", "latitude", 4.5339, "longitude", -75.6811)
 	far := with(validRequest(), "title", "Medico en Pereira", "category", "salud", "latitude", 4.8133, "longitude", -75.6961)
@@ -255,6 +259,7 @@ func TestMCPGoSDKReadTools(t *testing.T) {
 // TestMCPContactLimit: ver_ayuda spends the budget of the reads that show a phone number (the detail
 // zone), shared with view=detail and the record pages; searching and publishing do not.
 func TestMCPContactLimit(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{DetailEvents: 2})
 	_, body := publish(t, s, validRequest())
 	id := body["id"].(string)
@@ -281,6 +286,7 @@ func TestMCPContactLimit(t *testing.T) {
 // TestMCPToolsSpendTheirZones: reportar_publicacion spends the report budget and actualizar_publicacion
 // the manage budget, each shared with its HTTP twin (…/reports, …/actions), not the publishing budget.
 func TestMCPToolsSpendTheirZones(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{PublishEvents: 3})
 	_, body := publish(t, s, validRequest())
 	id, token := body["id"].(string), body["manageToken"].(string)

@@ -136,6 +136,7 @@ func hasLabels(m *dto.Metric, want map[string]string) bool {
 // TestMetrics runs the scenario and checks what each directaid series says of it, that the labels are
 // bounded (nothing a client sent, no id or phone), and that Caddy's own series sit beside ours.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	const publishEvents, detailEvents = 12, 2
 	s := testserver.Start(t, testserver.Options{PublishEvents: publishEvents, PublishWindow: "1m", DetailEvents: detailEvents,
 		Global: "\tmetrics"})
@@ -229,6 +230,7 @@ func TestMetrics(t *testing.T) {
 // queries against a real /metrics answer after the scenario: each metric name, and each label that a
 // query fixes to a value, must be there. A renamed metric or label fails here, not on an operator's screen.
 func TestDashboardSeriesExist(t *testing.T) {
+	t.Parallel()
 	dashboardSeriesExist(t, testserver.Options{}, nil)
 }
 
@@ -236,6 +238,7 @@ func TestDashboardSeriesExist(t *testing.T) {
 // same series as Badger's; only the free space of the database server's disk, which a node cannot see,
 // is Badger's alone.
 func TestDashboardSeriesExistOnPostgres(t *testing.T) {
+	t.Parallel()
 	o := testserver.Options{Postgres: pgtest.Shared(t).NewDatabase(t)}
 	fams := dashboardSeriesExist(t, o, []string{"directaid_store_disk_free_bytes"})
 	for _, c := range []struct {

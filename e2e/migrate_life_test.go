@@ -18,6 +18,7 @@ import (
 // once), the hidden record and the hidden phone stay hidden, the moderation queue and the audit trail read
 // the same through the admin endpoint, and a second run of migrate changes nothing.
 func TestMigrateKeepsRecordLives(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Shared(t).NewDatabase(t)
 	b := testserver.Start(t, testserver.Options{Emergencies: migrateEmergencies})
 	type pub struct{ id, token string }

@@ -48,6 +48,7 @@ func runMigrate(t *testing.T, dsn string, args ...string) (string, error) {
 // records with their ids, times and fields; run again it creates nothing; and both stores then give the
 // same answers, through the Store interface and through the API of a node on each.
 func TestMigrateBadgerToPostgres(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Shared(t).NewDatabase(t)
 	dir := filepath.Join(t.TempDir(), "data")
 	src, err := badgerstore.Open(badgerstore.Options{Dir: dir})

@@ -22,6 +22,7 @@ import (
 // holds no withdrawn or hidden record nor any of their names or addresses. A record never goes back to
 // an older version in the mirror.
 func TestMirrorReplaysSince(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{Emergencies: testserver.TwoEmergencies + "\n\t\thide_after_reports 2"})
 	type rec struct{ id, token, name, address string }
 	var mu sync.Mutex

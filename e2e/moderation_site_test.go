@@ -78,6 +78,7 @@ var tokenRe = regexp.MustCompile(`name="token" value="([^"]+)"`)
 // (confirmed), set status and restore-by-reporter, cross-site POSTs refused, and every action in the
 // audit trail under the volunteer's name.
 func TestModerationPage(t *testing.T) {
+	t.Parallel()
 	s := startModerated(t)
 	_, a := publish(t, s, validRequest())
 	_, b := publish(t, s, validOffer())

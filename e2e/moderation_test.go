@@ -63,6 +63,7 @@ func detailStatus(t *testing.T, s *testserver.Server, id string) (int, map[strin
 // hides the phone at once and the record stays listed; the operator's queue shows both, restore brings
 // the record back, erase leaves a tombstone, and the audit trail tells who did what.
 func TestReportsAndModeration(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	_, a := publish(t, s, validRequest())
 	_, b := publish(t, s, validOffer())
@@ -159,6 +160,7 @@ func TestReportsAndModeration(t *testing.T) {
 // admin endpoint), and the number is in no file of the data directory, in any form it was stored in.
 // The publisher's withdrawal through the API is the other door to the same erasure.
 func TestEraseLeavesNoBytesOnDisk(t *testing.T) {
+	t.Parallel()
 	t.Run("operator erase", func(t *testing.T) {
 		testEraseLeavesNoBytes(t, func(s *testserver.Server, id, _ string) { moderate(t, s, "erase", id) })
 	})
@@ -197,6 +199,7 @@ func testEraseLeavesNoBytes(t *testing.T, erase func(s *testserver.Server, id, t
 
 // Reports have their own per-IP limit (the shipped Caddyfiles' `report` zone), answered with the JSON 429.
 func TestReportsRateLimited(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{PublishEvents: 2})
 	_, rec := publish(t, s, validRequest())
 	id := rec["id"].(string)

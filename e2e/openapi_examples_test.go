@@ -34,6 +34,7 @@ const otherSlug = "sequia-la-guajira"
 // call checks each answer against the document too. (schema's TestEveryOperationHasExamples checks that
 // every operation has examples, valid against their schemas.)
 func TestOpenAPIExamplesWork(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{Emergencies: otherEmergencies})
 	resp, raw := s.Do("GET", "/api/public/openapi.json", nil)
 	if resp.StatusCode != 200 {
@@ -102,6 +103,7 @@ func TestOpenAPIExamplesWork(t *testing.T) {
 // the server: the validator refuses it if and only if the server refuses it as a malformed message
 // (-32600 or -32700, 400).
 func TestMCPRequestSchemaIsTheServers(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	val, err := s.Validator()
 	if err != nil {
@@ -149,6 +151,7 @@ func TestMCPRequestSchemaIsTheServers(t *testing.T) {
 // (operation, status) below is produced by one request, and the test fails for a documented one that no
 // request produces. Only a failing store gives the few listed in needsAFailingStore.
 func TestOpenAPIDocumentedResponses(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{Emergencies: otherEmergencies})
 	limited := testserver.Start(t, testserver.Options{Emergencies: otherEmergencies, PublishEvents: 1, DetailEvents: 1})
 	_, raw := s.Do("GET", schema.OpenAPIPath, nil)

@@ -10,6 +10,7 @@ import (
 // TestOperatorContact: the Caddyfile's operator_contact is on /privacidad and in every page's footer, so a
 // person without a link to their record can still reach whoever keeps their data (Ley 1581).
 func TestOperatorContact(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{Emergencies: testserver.TwoEmergencies + `
 		operator_contact "datos@ayuda.example.org o WhatsApp 300 000 0000 <b>"`})
 	for _, path := range []string{"/", "/privacidad", "/pedir", "/emergencias/eje-cafetero"} {

@@ -16,6 +16,7 @@ import (
 // still work; San Andrés, beyond the typed longitude bounds, is reachable by its code; lists filter by
 // municipio, by code or by name.
 func TestPlaceCodeThroughAPI(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	byCode := with(validRequest(), "latitude", nil, "longitude", nil, "placeCode", "63001001")
 	resp, out := publish(t, s, byCode)
@@ -93,6 +94,7 @@ func TestPlaceCodeThroughAPI(t *testing.T) {
 // TestPlacePickerWithoutJavaScript: a person without JavaScript picks departamento, then municipio, then
 // publishes; each step re-renders the form with everything typed, and the record has the place.
 func TestPlacePickerWithoutJavaScript(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	post := func(v url.Values) (int, string) {
 		resp, body := s.Do("POST", "/pedir", []byte(v.Encode()), "Content-Type", "application/x-www-form-urlencoded")

@@ -20,6 +20,7 @@ func countRecords(t *testing.T, dir string) int {
 }
 
 func TestPublishThenRetry(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	body := validRequest()
 	resp, first := publish(t, s, body)
@@ -69,6 +70,7 @@ func TestPublishThenRetry(t *testing.T) {
 }
 
 func TestDiscoveryOpenAPIAndCORS(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{PublishEvents: 60})
 	resp, disc := call(t, s, "GET", "/api/public/v1/help", nil)
 	if resp.StatusCode != 200 || disc["version"] != "1.0.0" || disc["public"] != true || disc["authentication"] != "none" {
@@ -119,6 +121,7 @@ func TestDiscoveryOpenAPIAndCORS(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{PublishEvents: 3, PublishWindow: "1m"})
 	for i := 0; i < 3; i++ {
 		if resp, body := publish(t, s, validRequest()); resp.StatusCode != 201 {
@@ -139,6 +142,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestConcurrentFirstPublication(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	body := mustJSON(t, validRequest())
 	const n = 50
@@ -189,6 +193,7 @@ func TestConcurrentFirstPublication(t *testing.T) {
 }
 
 func TestSurvivesRestartAndReload(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	body := validRequest()
 	_, first := publish(t, s, body)

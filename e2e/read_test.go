@@ -159,6 +159,7 @@ func listIDs(t *testing.T, s *testserver.Server, query string) ([]string, []item
 }
 
 func TestReadFilters(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	recs := seedKnown(t, s)
 	idx := func(ns ...int) []string {
@@ -260,6 +261,7 @@ func TestReadFilters(t *testing.T) {
 }
 
 func TestReadDetailPanoramaAndErrors(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	recs := seedKnown(t, s)
 
@@ -393,6 +395,7 @@ type featureCollection struct {
 }
 
 func TestReadExports(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	recs := seedKnown(t, s)
 	// A title that a spreadsheet would run as a formula stays text.
@@ -483,6 +486,7 @@ func TestReadExports(t *testing.T) {
 }
 
 func TestReadPagingUnderConcurrentInserts(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	// Seeded records lie 0 to 1.3 km north of the centre, so radius pages end at different distances.
 	var before []string
@@ -535,6 +539,7 @@ func TestReadPagingUnderConcurrentInserts(t *testing.T) {
 }
 
 func TestReadDetailRateLimit(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{DetailEvents: 3})
 	_, res := publish(t, s, validRequest())
 	id := res["id"].(string)

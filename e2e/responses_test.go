@@ -16,6 +16,7 @@ import (
 // responder's number in no public answer and no log line. Every answer is checked against the served
 // OpenAPI document.
 func TestResponsesThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	_, pub := publish(t, s, validRequest())
 	id, token := pub["id"].(string), pub["manageToken"].(string)

@@ -14,6 +14,7 @@ import (
 // of Retry-After — the no-JavaScript form back as they filled it — while the API and clients that ask
 // for JSON get the error body.
 func TestSiteErrorPagesForPeople(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{PublishEvents: 1, DetailEvents: 1})
 	_, res := publish(t, s, validRequest())
 	id := res["id"].(string)

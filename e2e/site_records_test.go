@@ -105,6 +105,7 @@ func listed(t *testing.T, s *testserver.Server, path, query string, wantStatus i
 const ejePage = "/emergencias/eje-cafetero"
 
 func TestSiteRecordPage(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	known, _, _ := seedSite(t, s)
 	rec := known[0] // a request: salud, urgent, 1 km north of Armenia, phone +57 300 555 0001
@@ -152,6 +153,7 @@ func TestSiteRecordPage(t *testing.T) {
 }
 
 func TestSiteEmergencyLists(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	known, hostile, offers := seedSite(t, s)
 	id := func(i int) string { return known[i].id }

@@ -16,6 +16,7 @@ import (
 // field, and enough for the lists to page): every sitemap page and its twin — the records' pages among
 // them —, every link, llms.txt; then fetches the links that leave the site for the API and MCP.
 func TestSiteThroughBinary(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	known, hostile, offers := seedSite(t, s)
 	res := sitetest.Check(t, http.DefaultClient, s.URL)
@@ -64,6 +65,7 @@ func TestSiteThroughBinary(t *testing.T) {
 
 // TestSiteFormWithoutJavaScript posts the request form as a browser without JavaScript does.
 func TestSiteFormWithoutJavaScript(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	form := "type=request&source=directaid-web&externalId=web-e2e-1&emergencySlug=eje-cafetero&title=Agua&category=alimentos" +
 		"&address=Cra+1&latitude=4.5&longitude=-75.6&contactName=Ana&contactWhatsapp=3001234567&publishContact=true"

@@ -28,34 +28,16 @@ const (
 // than maxPageWeight gzipped, their assets included; the service worker's install and the map page stay within
 // their bounds, and the place list is not part of the install. It prints each weight.
 func TestSitePageWeight(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	for range 20 {
 		publish(t, s, validRequest())
 	}
-	get := func(p string) []byte {
-		t.Helper()
-		resp, body := s.Do("GET", p, nil, "Accept-Encoding", "gzip")
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s: %d", p, resp.StatusCode)
-		}
-		return body
-	}
-	gz := func(b []byte) int {
-		var buf bytes.Buffer
-		w := gzip.NewWriter(&buf)
-		_, _ = w.Write(b)
-		_ = w.Close()
-		return buf.Len()
-	}
-	assets := regexp.MustCompile(`(?:href|src)="(/assets/[^"]+)"`)
+	get := func(p string) []byte { return getBody(t, s, p) }
+	gz := gzipped
 	weigh := func(page string) (raw, zipped int) {
-		body := get(page)
-		raw, zipped = len(body), gz(body)
-		for _, m := range assets.FindAllStringSubmatch(string(body), -1) {
-			a := get(m[1])
-			raw, zipped = raw+len(a), zipped+gz(a)
-		}
-		t.Logf("%s: %d bytes transferred, %d gzipped (page %d)", page, raw, zipped, len(body))
+		raw, zipped, _ = pageWeight(t, s, page)
+		t.Logf("%s: %d bytes, %d gzipped, with its assets", page, raw, zipped)
 		return raw, zipped
 	}
 	for _, page := range []string{"/", "/pedir", "/emergencias/eje-cafetero"} {
@@ -107,4 +89,38 @@ func TestSitePageWeight(t *testing.T) {
 			t.Logf("service worker install with the place list, as it was: %d bytes, %d gzipped", raw+len(b), zipped+gz(b))
 		}
 	}
+}
+
+// gzipped is the size of b gzipped, as the shipped Caddyfile's `encode zstd gzip` sends it.
+func gzipped(b []byte) int {
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	_, _ = w.Write(b)
+	_ = w.Close()
+	return buf.Len()
+}
+
+// getBody GETs path from the site and returns its body, decompressed.
+func getBody(t *testing.T, s *testserver.Server, path string) []byte {
+	t.Helper()
+	resp, body := s.Do("GET", path, nil) // the client asks for gzip and decompresses
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s: %d", path, resp.StatusCode)
+	}
+	return body
+}
+
+var pageAssets = regexp.MustCompile(`(?:href|src)="(/assets/[^"]+)"`)
+
+// pageWeight is what a first visit to page downloads: the page and the assets it names (its stylesheet
+// and scripts; not what a script fetches later), in bytes and gzipped, and how many assets.
+func pageWeight(t *testing.T, s *testserver.Server, page string) (raw, zipped, assets int) {
+	t.Helper()
+	body := getBody(t, s, page)
+	raw, zipped = len(body), gzipped(body)
+	for _, m := range pageAssets.FindAllStringSubmatch(string(body), -1) {
+		a := getBody(t, s, m[1])
+		raw, zipped, assets = raw+len(a), zipped+gzipped(a), assets+1
+	}
+	return raw, zipped, assets
 }

@@ -7,6 +7,7 @@ import (
 )
 
 func TestSmoke(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	req := s.NewRequest("GET", "/api/public/v1/help", nil)
 	resp, body := s.Do("GET", "/api/public/v1/help", nil)

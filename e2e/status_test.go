@@ -13,6 +13,7 @@ import (
 // TestStatusPage publishes a few records and reads the operator's page on the admin endpoint: the figures
 // are there, the chart is an inline SVG with one bar per minute of the last hour, and nothing is fetched.
 func TestStatusPage(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	publish(t, s, validRequest())
 	publish(t, s, validOffer())

@@ -18,6 +18,7 @@ import (
 // leave the status as it was; a withdrawal is possible from every status, hidden included, so that a
 // person can always take the number back.
 func TestManageEveryTransition(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	type want struct {
 		code    int

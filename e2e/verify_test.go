@@ -10,6 +10,7 @@ import (
 // TestVerifyCommand: `directaid verify` checks the running server's database through the admin endpoint
 // while it serves, and `--database` (and `--repair`) a stopped one; both say it is consistent.
 func TestVerifyCommand(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	for i := range 5 {
 		body := validRequest()

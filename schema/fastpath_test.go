@@ -41,6 +41,7 @@ func decodeBoth(t *testing.T, body []byte, forced string) {
 }
 
 func TestTypedMatchesGeneral(t *testing.T) {
+	t.Parallel()
 	r := func(old, new string) string { return strings.Replace(fastBody, old, new, 1) }
 	corpus := []string{
 		fastBody, ` ` + fastBody + "\n\t", fastBody + `x`, fastBody + `{}`, `{}`, `[]`, `null`, `true`, `"x"`, `1`, ``, ` `,
@@ -118,6 +119,7 @@ func TestTypedChecksCoverThePublicationSchemas(t *testing.T) {
 }
 
 func TestFastPhoneMatchesLibphonenumber(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	seps := []string{"", "", " ", "-", ".", "(", ")", "  "}
 	for range 20000 {

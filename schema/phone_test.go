@@ -177,6 +177,7 @@ func phoneCandidates(rng *rand.Rand) []string {
 }
 
 func TestPhonePatternHoldsEveryAcceptedNumber(t *testing.T) {
+	t.Parallel()
 	pattern, examples := documentedPhone(t)
 	m := phoneMatchers(t, pattern)
 	for _, e := range examples {

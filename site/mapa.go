@@ -179,7 +179,7 @@ func (v *view) mapLinks(pg *page) {
 		}
 		return s
 	}
-	lv.Next, lv.First, lv.Reset = swap(lv.Next), swap(lv.First), swap(lv.Reset)
+	lv.Next, lv.First, lv.Reset, lv.Unattended.URL = swap(lv.Next), swap(lv.First), swap(lv.Reset), swap(lv.Unattended.URL)
 	if fv != nil {
 		fv.Action, fv.Reset = swap(fv.Action), swap(fv.Reset)
 	}

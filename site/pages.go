@@ -193,6 +193,11 @@ func (d pageData) EmergencyURL(e schema.EmergencyInfo) string {
 	return d.Base + schema.EmergencyPath(e.Slug)
 }
 
+// MapURL is the absolute URL of an emergency's map: the home page links to it rather than loading it.
+func (d pageData) MapURL(e schema.EmergencyInfo) string {
+	return d.Base + mapPath(e.Slug)
+}
+
 // markdown executes a page's template: the text of its twin.
 func (v *view) markdown(p page, forApps bool) ([]byte, error) {
 	d := pageData{ForApps: forApps, Base: v.base, Tools: v.h.o.Tools, Emergencies: v.ems, Emergency: p.emergency, Form: p.form, Contact: v.h.o.Contact,

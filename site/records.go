@@ -371,6 +371,31 @@ type listView struct {
 	Next, First, Reset, API string
 	// MapURL is the same list on the emergency's map; on the map, ListURL is the list without it.
 	MapURL, ListURL string
+	// Unattended is the visible way to the same list without anyone helping yet (attended=false, which
+	// the filter form's «Respuestas» also sets, folded on a phone) and, on that list, back to all of them;
+	// its URL is "" on an emergency with no records.
+	Unattended pageLink
+}
+
+// pageLink is a link of a page: its absolute URL and its words.
+type pageLink struct{ URL, Label string }
+
+// unattendedLink links the list of filters to the same list of records nobody has answered yet, or, when
+// it is that list, to the same list with every record.
+func unattendedLink(list string, filters url.Values) pageLink {
+	link := maps.Clone(filters)
+	l := pageLink{Label: "Sin nadie ayudando"}
+	if link.Get("attended") == "false" {
+		link.Del("attended")
+		l.Label = "Ver también las que tienen ayuda"
+	} else {
+		link.Set("attended", "false")
+	}
+	l.URL = list
+	if len(link) > 0 {
+		l.URL += "?" + link.Encode()
+	}
+	return l
 }
 
 // listGroup is one part of an emergency page's default list, with a link to all of its records.
@@ -522,6 +547,9 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 		}
 	}
 	lv.Intro, lv.Note = listIntro(list, lv.Filtered, q.Latitude != nil, kept.Has("cursor"), group), note
+	if list.Total > 0 || filters.Has("attended") {
+		lv.Unattended = unattendedLink(v.base+path, filters)
+	}
 	if lv.Filtered {
 		lv.Share = shareURL("Publicaciones de «"+e.Title+"» con estos filtros:", v.base+path+"?"+filters.Encode())
 	}

@@ -13,6 +13,8 @@ func TestKeyPrefixesDistinct(t *testing.T) {
 		"text": prefixText, "agg": prefixAgg, "change": prefixChange, "expiry": prefixExpiry, "hour": prefixHour,
 		"word": prefixWord, "vocab": prefixVocab, "cellCount": prefixCellCount, "municipio": prefixMuni, "audit": prefixAudit,
 		"report": prefixReport, "secret": prefixSecret, "indexVersion": keyIndexVersion, "probe": keyProbe,
+		"response": prefixResponse, "webhookEvent": prefixWebhookEvent, "webhookQueue": prefixWebhookQueue, "webhookDue": prefixWebhookDue,
+		"webhookState": prefixWebhookState, "webhookSeq": keyWebhookSeq,
 	}
 	for a, pa := range prefixes {
 		for b, pb := range prefixes {

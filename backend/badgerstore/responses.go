@@ -26,15 +26,7 @@ func responsesPrefix(recordID string) []byte {
 func responseKey(recordID, id string) []byte { return append(responsesPrefix(recordID), id...) }
 
 func getResponseTxn(txn *badger.Txn, recordID, id string) (*store.Response, error) {
-	item, err := txn.Get(responseKey(recordID, id))
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, store.ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	r := new(store.Response)
-	return r, item.Value(func(v []byte) error { return json.Unmarshal(v, r) })
+	return getJSONTxn[store.Response](txn, responseKey(recordID, id))
 }
 
 func putResponseTxn(txn *badger.Txn, r *store.Response) error {

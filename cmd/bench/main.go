@@ -1,7 +1,11 @@
 // Command bench runs the directaid benchmark (`make bench`): the real binary on loopback over a fresh
 // Badger and, when PostgreSQL is installed, over a throwaway PostgreSQL cluster too, driven by the
 // closed-loop generator in internal/loadgen, reported as one table with the stores side by side and the
-// targets of issues 15 and 16 judged from the run. It exits 1 when a scenario answered errors.
+// targets judged from the run. It exits 1 when a scenario answered errors.
+//
+// Its subcommands are measuring probes over data kept loaded (probes.go): `cold` (Badger's cold reads in
+// a memory cgroup), `pg` (list rows on a node over a PostgreSQL database) and `alike` (the two stores'
+// radius pages compared over the same records).
 package main
 
 import (
@@ -19,6 +23,28 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 {
+		if sub, ok := subcommands[os.Args[1]]; ok {
+			os.Exit(sub.run(os.Args[2:]))
+		}
+	}
+	flag.Usage = usage
+	table()
+}
+
+// usage prints the table's flags and the subcommands.
+func usage() {
+	out := flag.CommandLine.Output()
+	fmt.Fprintf(out, "Usage: go run ./cmd/bench [flags]             the benchmark table (make bench)\n")
+	for _, name := range subcommandNames() {
+		fmt.Fprintf(out, "       go run ./cmd/bench %-6s [flags]      %s\n", name, subcommands[name].what)
+	}
+	fmt.Fprintf(out, "(go run ./cmd/bench SUBCOMMAND -h: its flags)\n\nThe table's flags:\n")
+	flag.PrintDefaults()
+}
+
+// table runs the benchmark table.
+func table() {
 	exit := 0
 	defer func() { os.Exit(exit) }() // after the deferred cluster.Close
 	bin := flag.String("bin", os.Getenv("DIRECTAID_BIN"), "directaid binary (default $DIRECTAID_BIN)")
@@ -33,7 +59,7 @@ func main() {
 	memLimit := flag.String("memory-limit", "", "run the -million server in a cgroup v1 memory cgroup of this size (e.g. 256MiB)")
 	serverLog := flag.String("server-log", "", "append what the servers print to this file")
 	postgres := flag.String("postgres", "auto", "run every scenario on PostgreSQL too (a throwaway cluster, fsync on): auto (when installed), on (fail without it), off")
-	sharedBuffers := flag.String("pg-shared-buffers", quarterOfMemory(), "the PostgreSQL cluster's shared_buffers: a quarter of the machine's memory, as README \"Más de una máquina\" tells operators (empty: PostgreSQL's 128 MB)")
+	sharedBuffers := flag.String("pg-shared-buffers", quarterOfMemory(), "the PostgreSQL cluster's shared_buffers: a quarter of the machine's memory, as docs/postgres.md tells operators (empty: PostgreSQL's 128 MB)")
 	feedSubs := flag.Int("feed", 0, "run only the live feed's fan-out: this many subscribers (1000 for the figure) of one Badger server, records published at -feed-rate for -d")
 	feedRate := flag.Int("feed-rate", 20, "with -feed: publications per second")
 	var serverEnv []string

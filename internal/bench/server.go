@@ -38,9 +38,9 @@ type server struct {
 	Dir       string
 	DataDir   string
 
-	cmd  *exec.Cmd
+	cmd  *exec.Cmd // the command of the next launch, then of the running process
+	proc *testserver.Process
 	out  *lockedBuffer
-	done chan struct{}
 	dsn  string // the PostgreSQL database, when the server runs on one
 }
 
@@ -66,7 +66,7 @@ func startServer(o Options, parent string, cg *memCgroup, dsn string) (*server, 
 	}
 	s := &server{
 		Addr: fmt.Sprintf("127.0.0.1:%d", port), AdminAddr: fmt.Sprintf("127.0.0.1:%d", adminPort),
-		Dir: dir, DataDir: filepath.Join(dir, "data"), out: &lockedBuffer{}, done: make(chan struct{}), dsn: dsn,
+		Dir: dir, DataDir: filepath.Join(dir, "data"), out: &lockedBuffer{}, dsn: dsn,
 	}
 	// caddy-ratelimit keeps a ring of `events` timestamps per client, so "off" is a high rate over a short
 	// window (100k per second, far above what two cores serve), not a huge count that would cost memory.
@@ -105,51 +105,27 @@ func (s *server) restart() error {
 	old := s.cmd
 	s.cmd = exec.Command(old.Path, old.Args[1:]...)
 	s.cmd.Env, s.cmd.Stdout, s.cmd.Stderr = old.Env, old.Stdout, old.Stderr
-	s.done = make(chan struct{})
 	return s.launch()
 }
 
 // launch starts s.cmd and waits until discovery answers.
 func (s *server) launch() error {
-	if err := s.cmd.Start(); err != nil {
+	proc, err := testserver.StartProcess(s.cmd)
+	if err != nil {
 		return err
 	}
-	go func() { _ = s.cmd.Wait(); close(s.done) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case <-s.done:
-			return fmt.Errorf("directaid exited during start:\n%s", s.out.String())
-		default:
-		}
-		if resp, err := http.Get("http://" + s.Addr + helpPath); err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			s.stop()
-			return fmt.Errorf("directaid did not answer within 30s:\n%s", s.out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	s.proc = proc
+	if err := proc.WaitAnswers("http://"+s.Addr+helpPath, 30*time.Second); err != nil {
+		s.stop()
+		return fmt.Errorf("directaid: %v:\n%s", err, s.out.String())
 	}
+	return nil
 }
 
 // stop shuts the server down gracefully (Badger flushes and closes), killing it after two minutes.
 func (s *server) stop() {
-	select {
-	case <-s.done:
-		return
-	default:
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-s.done:
-	case <-time.After(2 * time.Minute):
-		_ = s.cmd.Process.Kill()
-		<-s.done
+	if s.proc != nil {
+		s.proc.Stop(syscall.SIGINT, 2*time.Minute)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 // TestCluster starts a cluster, uses two separate databases (with the contrib extension the store needs),
 // restarts the server and finds the data still there.
 func TestCluster(t *testing.T) {
+	t.Parallel()
 	c := Start(t)
 	ctx := context.Background()
 	a, b := c.NewDatabase(t), c.NewDatabase(t)
@@ -50,6 +51,7 @@ func TestCluster(t *testing.T) {
 // TestSharedBuffers: a cluster started with Options.SharedBuffers runs with it (the bench's, sized as an
 // operator would).
 func TestSharedBuffers(t *testing.T) {
+	t.Parallel()
 	c := StartWith(t, Options{SharedBuffers: "200MB"})
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, c.NewDatabase(t))

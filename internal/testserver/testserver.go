@@ -6,6 +6,7 @@ package testserver
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -141,9 +142,8 @@ type Server struct {
 	caddyfile string
 	postgres  string // DSN given to the process as DIRECTAID_DATABASE_URL
 	mu        sync.Mutex
-	cmd       *exec.Cmd
+	proc      *Process // nil when stopped
 	out       *syncBuffer
-	waitDone  chan struct{}
 	validator *Validator
 }
 
@@ -330,13 +330,12 @@ func (s *Server) Launch() {
 		cmd.Env = append(cmd.Env, "DIRECTAID_DATABASE_URL="+s.postgres)
 	}
 	cmd.Stdout, cmd.Stderr = s.out, s.out
-	if err := cmd.Start(); err != nil {
+	proc, err := StartProcess(cmd)
+	if err != nil {
 		s.mu.Unlock()
 		s.t.Fatal(err)
 	}
-	s.cmd = cmd
-	s.waitDone = make(chan struct{})
-	go func(done chan struct{}) { _ = cmd.Wait(); close(done) }(s.waitDone)
+	s.proc = proc
 	s.mu.Unlock()
 	s.WaitReady()
 }
@@ -344,25 +343,18 @@ func (s *Server) Launch() {
 // WaitReady polls discovery until it answers 200, failing the test after 30 s.
 func (s *Server) WaitReady() {
 	s.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-s.waitDone:
-			log := s.Log()
-			log = log[max(0, len(log)-4000):]
-			s.t.Fatalf("directaid exited during start (%v):\n%s\nthe end of caddy.log:\n%s", s.cmd.ProcessState, s.Output(), log)
-		default:
-		}
-		resp, err := http.Get(s.URL + "/api/public/v1/help")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
+	s.mu.Lock()
+	proc := s.proc
+	s.mu.Unlock()
+	err := proc.WaitAnswers(s.URL+"/api/public/v1/help", 30*time.Second)
+	if errors.Is(err, ErrExited) {
+		log := s.Log()
+		log = log[max(0, len(log)-4000):]
+		s.t.Fatalf("directaid: %v:\n%s\nthe end of caddy.log:\n%s", err, s.Output(), log)
 	}
-	s.t.Fatalf("directaid did not answer within 30s:\n%s", s.Output())
+	if err != nil {
+		s.t.Fatalf("directaid: %v:\n%s", err, s.Output())
+	}
 }
 
 // Kill sends SIGKILL (a crash) and waits for the process to die.
@@ -374,17 +366,11 @@ func (s *Server) Stop() { s.signal(syscall.SIGINT) }
 func (s *Server) signal(sig syscall.Signal) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd == nil {
+	if s.proc == nil {
 		return
 	}
-	_ = s.cmd.Process.Signal(sig)
-	select {
-	case <-s.waitDone:
-	case <-time.After(15 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.waitDone
-	}
-	s.cmd = nil
+	s.proc.Stop(sig, 15*time.Second)
+	s.proc = nil
 }
 
 // Restart stops the process gracefully and starts it again over the same data.
@@ -406,10 +392,10 @@ func (s *Server) Reload() {
 func (s *Server) PID() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd == nil {
+	if s.proc == nil {
 		return 0
 	}
-	return s.cmd.Process.Pid
+	return s.proc.Cmd.Process.Pid
 }
 
 // Output is what the process printed (stdout and stderr).

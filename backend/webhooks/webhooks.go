@@ -1,0 +1,300 @@
+// Package webhooks tells the apps that publish what happens to their records: a match, a response, a
+// change of status, an expiry coming. Events are derived from the store's change feed (and, for
+// responses, from the service as it stores one) into a persisted outbox (store.WebhookOutbox), and a
+// dispatcher POSTs them, signed, to each webhook, at least once, in order per record, retried with
+// backoff for a day; on PostgreSQL the outbox's leases make one node deliver each event. Plain Go, no Caddy.
+package webhooks
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/schema"
+)
+
+// Hook is one webhook: where events go, the secret that signs them, and the sources whose records it
+// follows.
+type Hook struct {
+	URL     string
+	Secret  string
+	Sources []string
+	// Timeout bounds one attempt, from the connection to the end of the answer (0: DefaultTimeout).
+	Timeout time.Duration
+}
+
+// DefaultTimeout bounds an attempt when the hook sets no timeout.
+const DefaultTimeout = 10 * time.Second
+
+// ExpiringNotice is how long before a record's expiresAt its expiring event is due.
+const ExpiringNotice = 24 * time.Hour
+
+// The event types.
+const (
+	TypeMatch    = "match"
+	TypeResponse = "response"
+	TypeStatus   = "status"
+	TypeExpiring = "expiring"
+)
+
+// CheckHook checks a hook as the configuration gives it: an absolute http(s) URL, a secret of at least 16
+// bytes, at least one source.
+func CheckHook(h Hook) error {
+	u, err := url.Parse(h.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Fragment != "" {
+		return fmt.Errorf("webhook %q must be an absolute http(s) URL without credentials or fragment", h.URL)
+	}
+	if len(h.Secret) < 16 {
+		return fmt.Errorf("webhook %q: secret must have at least 16 characters", h.URL)
+	}
+	if len(h.Sources) == 0 {
+		return fmt.Errorf("webhook %q: name at least one source", h.URL)
+	}
+	for _, s := range h.Sources {
+		if s == "" || len(s) > 100 {
+			return fmt.Errorf("webhook %q: source %q must have 1 to 100 characters", h.URL, s)
+		}
+	}
+	if h.Timeout < 0 || h.Timeout > 5*time.Minute {
+		return fmt.Errorf("webhook %q: timeout must be positive and at most 5m", h.URL)
+	}
+	return nil
+}
+
+// Config is what Service runs with.
+type Config struct {
+	Hooks []Hook
+	// Store holds the records and must implement store.WebhookOutbox.
+	Store store.Store
+	// Matches answers the matches of a record (backend.Service.MatchesFor).
+	Matches func(ctx context.Context, id string) (*schema.HelpMatches, error)
+	// PublicURL is the base of the links in events (public_url; "" makes them paths).
+	PublicURL string
+	Metrics   *Metrics
+	Log       *zap.Logger
+	// Client sends the deliveries (nil: a client that follows no redirect).
+	Client *http.Client
+}
+
+// Service derives and delivers the events of one configuration; Run runs it until its context ends.
+type Service struct {
+	cfg    Config
+	outbox store.WebhookOutbox
+	hooks  map[string]*Hook // by URL
+	urls   []string
+	owner  string // this node's lease owner
+	log    *zap.Logger
+	client *http.Client
+	wake   chan struct{}
+	now    func() time.Time
+}
+
+// ErrNoOutbox is New's error for a store without an outbox.
+var ErrNoOutbox = errors.New("the store keeps no webhook outbox")
+
+// New checks cfg and returns its service (nil when cfg has no hook).
+func New(cfg Config) (*Service, error) {
+	if len(cfg.Hooks) == 0 {
+		return nil, nil
+	}
+	ob, ok := cfg.Store.(store.WebhookOutbox)
+	if !ok {
+		return nil, ErrNoOutbox
+	}
+	s := &Service{cfg: cfg, outbox: ob, hooks: map[string]*Hook{}, log: cfg.Log, client: cfg.Client, wake: make(chan struct{}, 1), now: time.Now}
+	for i := range cfg.Hooks {
+		h := &cfg.Hooks[i]
+		if err := CheckHook(*h); err != nil {
+			return nil, err
+		}
+		if s.hooks[h.URL] != nil {
+			return nil, fmt.Errorf("webhook %q is declared twice", h.URL)
+		}
+		if h.Timeout == 0 {
+			h.Timeout = DefaultTimeout
+		}
+		s.hooks[h.URL] = h
+		s.urls = append(s.urls, h.URL)
+	}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	if s.client == nil {
+		s.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	s.owner = hex.EncodeToString(b[:])
+	return s, nil
+}
+
+// hooksOf are the hooks that follow source.
+func (s *Service) hooksOf(source string) []*Hook {
+	var out []*Hook
+	for _, u := range s.urls {
+		if h := s.hooks[u]; slices.Contains(h.Sources, source) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// Event is the body of a delivery.
+type Event struct {
+	ID         string         `json:"id"`
+	Type       string         `json:"type"`
+	OccurredAt time.Time      `json:"occurredAt"`
+	Record     EventRecord    `json:"record"`
+	Match      *EventMatch    `json:"match,omitempty"`
+	Response   *EventResponse `json:"response,omitempty"`
+	Status     *EventStatus   `json:"status,omitempty"`
+	Expiring   *EventExpiring `json:"expiring,omitempty"`
+}
+
+// EventRecord is the record an event is about: what the app that published it knows of it already.
+type EventRecord struct {
+	ID         string `json:"id"`
+	Source     string `json:"source"`
+	ExternalID string `json:"externalId"`
+	Status     string `json:"status"`
+	URL        string `json:"url"`
+}
+
+// EventMatch is the new record of the other type that may answer the record.
+type EventMatch struct {
+	ID         string   `json:"id"`
+	URL        string   `json:"url"`
+	DistanceKm *float64 `json:"distanceKm,omitempty"`
+}
+
+// EventResponse says how many responses («yo puedo ayudar») the record has active now; the responders'
+// messages and numbers are read with the manage token (GET help/{id}/responses).
+type EventResponse struct {
+	Count int `json:"count"`
+}
+
+// EventStatus is a change of status; From is absent when the record's earlier status was never seen.
+type EventStatus struct {
+	From string `json:"from,omitempty"`
+	To   string `json:"to"`
+}
+
+// EventExpiring is when the open record expires unless renewed.
+type EventExpiring struct {
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// eventID is the id of an event: the same for the same event of the same hook, whoever derives it.
+func eventID(hook string, parts ...string) string {
+	h := sha256.New()
+	h.Write([]byte(hook))
+	for _, p := range parts {
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+func (s *Service) recordURL(id string) string { return s.cfg.PublicURL + schema.RecordPath(id) }
+
+func (s *Service) eventRecord(rec *store.Record) EventRecord {
+	return EventRecord{ID: rec.ID, Source: rec.Source, ExternalID: rec.ExternalID, Status: rec.Status, URL: s.recordURL(rec.ID)}
+}
+
+// outboxEvent makes the outbox's event of ev for hook, due at due.
+func outboxEvent(hook string, ev *Event, due, now time.Time) (*store.WebhookEvent, error) {
+	ev.ID = eventID(hook, ev.idParts()...)
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return nil, err
+	}
+	return &store.WebhookEvent{ID: ev.ID, Hook: hook, RecordID: ev.Record.ID, Type: ev.Type, CreatedAt: now, DueAt: due, NextAt: due, Body: body}, nil
+}
+
+// idParts is what makes an event itself: its type, record, and what happened.
+func (ev *Event) idParts() []string {
+	p := []string{ev.Type, ev.Record.ID}
+	switch {
+	case ev.Match != nil:
+		p = append(p, ev.Match.ID)
+	case ev.Status != nil:
+		p = append(p, ev.OccurredAt.Format(time.RFC3339Nano), ev.Status.To)
+	case ev.Expiring != nil:
+		p = append(p, ev.Expiring.ExpiresAt.Format(time.RFC3339Nano))
+	}
+	return p
+}
+
+// enqueue stores evs (one per hook of rec) and wakes the dispatcher.
+func (s *Service) enqueue(ctx context.Context, evs []*store.WebhookEvent) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	n, err := s.outbox.EnqueueWebhookEvents(ctx, evs)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// Responded enqueues the response event of a new response to record id (one per hook that follows the
+// record's source). The service calls it once the response is stored, before it answers.
+func (s *Service) Responded(ctx context.Context, id, responseID string) {
+	// The response is stored: its event must be too, even if the client has gone meanwhile.
+	if err := s.responded(context.WithoutCancel(ctx), id, responseID); err != nil {
+		s.log.Error("webhook response event not enqueued", zap.String("id", id), zap.Error(err))
+	}
+}
+
+func (s *Service) responded(ctx context.Context, id, responseID string) error {
+	rec, err := s.cfg.Store.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	hooks := s.hooksOf(rec.Source)
+	if len(hooks) == 0 {
+		return nil
+	}
+	now := s.now().UTC()
+	counts, err := s.cfg.Store.ResponseCounts(ctx, []string{id}, now)
+	if err != nil {
+		return err
+	}
+	var evs []*store.WebhookEvent
+	for _, h := range hooks {
+		ev := &Event{Type: TypeResponse, OccurredAt: now.Truncate(time.Millisecond), Record: s.eventRecord(rec), Response: &EventResponse{Count: counts[id]}}
+		ev.ID = eventID(h.URL, TypeResponse, id, responseID)
+		body, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		evs = append(evs, &store.WebhookEvent{ID: ev.ID, Hook: h.URL, RecordID: id, Type: TypeResponse, CreatedAt: now, DueAt: now, NextAt: now, Body: body})
+	}
+	return s.enqueue(ctx, evs)
+}
+
+// Run derives and delivers events until ctx ends.
+func (s *Service) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { s.runDerive(ctx) })
+	wg.Go(func() { s.runDispatch(ctx) })
+	wg.Wait()
+}

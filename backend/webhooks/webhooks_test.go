@@ -1,0 +1,151 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/backend/store/storetest"
+	"github.com/directaid/directaid/schema"
+)
+
+// TestEventsOfOneRecord, over a real Badger store and a receiver on loopback: a record's expiring event,
+// refused once, is skipped once a renewal makes it untrue, and the renewal's own goes out; then a
+// response and the resolution follow, in order, each signed; a status first seen open makes no event.
+func TestEventsOfOneRecord(t *testing.T) {
+	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	const secret = "0123456789abcdef-test"
+	var mu sync.Mutex
+	var got []Event
+	var n int
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := Verify([]byte(secret), r.Header.Get(HeaderSignature), r.Header.Get(HeaderTimestamp), body, time.Now(), time.Minute); err != nil {
+			t.Errorf("a delivery fails its signature: %v", err)
+		}
+		var ev Event
+		if err := json.Unmarshal(body, &ev); err != nil {
+			t.Errorf("body: %v", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if n++; n == 1 {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		got = append(got, ev)
+	}))
+	t.Cleanup(rcv.Close)
+	svc, err := New(Config{Hooks: []Hook{{URL: rcv.URL, Secret: secret, Sources: []string{"bot"}, Timeout: 2 * time.Second}}, Store: st,
+		PublicURL: "https://ayuda.example.org",
+		Matches:   func(context.Context, string) (*schema.HelpMatches, error) { return &schema.HelpMatches{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); svc.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	rec := storetest.Record("bot", "conv-1")
+	first := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Millisecond)
+	rec.ExpiresAt = first
+	if _, _, err := st.Create(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	received := func() []Event {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		for end := time.Now().Add(20 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(end) {
+				log, _ := svc.Deliveries(ctx, 100)
+				t.Fatalf("%s; received %+v; log %+v", what, received(), log)
+			}
+		}
+	}
+	wait("the first expiring event was not attempted", func() bool { mu.Lock(); defer mu.Unlock(); return n >= 1 })
+	second := first.Add(time.Hour)
+	if _, err := st.Update(ctx, rec.ID, func(r *store.Record) error { r.ExpiresAt = second; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	wait("the renewal's expiring event was not delivered", func() bool { return len(received()) >= 1 })
+	resp := &store.Response{RecordID: rec.ID, ID: "0011223344556677", CreatedAt: time.Now(), UpdatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour),
+		Status: store.ResponseActive, Message: "Voy"}
+	if err := st.CreateResponse(ctx, resp); err != nil {
+		t.Fatal(err)
+	}
+	svc.Responded(ctx, rec.ID, resp.ID)
+	if _, err := st.Update(ctx, rec.ID, func(r *store.Record) error { r.Status = store.StatusResolved; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	wait("not every event was delivered", func() bool { return len(received()) >= 3 })
+	var kinds []string
+	for _, ev := range received() {
+		k := ev.Type
+		switch {
+		case ev.Expiring != nil:
+			k += " " + ev.Expiring.ExpiresAt.Format(time.RFC3339Nano)
+		case ev.Response != nil:
+			k += fmt.Sprintf(" %d", ev.Response.Count)
+		case ev.Status != nil:
+			k += " " + ev.Status.From + ">" + ev.Status.To
+		}
+		kinds = append(kinds, k)
+		if ev.Record.ID != rec.ID || ev.Record.Source != "bot" || ev.Record.ExternalID != "conv-1" || ev.Record.URL != "https://ayuda.example.org/ayudas/"+rec.ID {
+			t.Errorf("record of the event: %+v", ev.Record)
+		}
+	}
+	want := []string{"expiring " + second.Format(time.RFC3339Nano), "response 1", "status open>resolved"}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("events %v, want %v", kinds, want)
+	}
+	log, err := svc.Deliveries(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]int{}
+	for _, d := range log.Items {
+		states[d.Type+" "+d.State]++
+	}
+	if states["expiring skipped"] != 1 || states["expiring delivered"] != 1 || len(log.Items) != 4 || log.Pending != 0 {
+		t.Errorf("log: %v (%d items, %d pending), want the first expiring event skipped", states, len(log.Items), log.Pending)
+	}
+}
+
+// TestCheckHook: what a webhook's configuration must be.
+func TestCheckHook(t *testing.T) {
+	good := Hook{URL: "https://bot.example.org/h", Secret: "0123456789abcdef", Sources: []string{"bot"}}
+	if err := CheckHook(good); err != nil {
+		t.Fatal(err)
+	}
+	for name, h := range map[string]Hook{
+		"relative":     {URL: "/h", Secret: good.Secret, Sources: good.Sources},
+		"ftp":          {URL: "ftp://bot.example.org/h", Secret: good.Secret, Sources: good.Sources},
+		"credentials":  {URL: "https://u:p@bot.example.org/h", Secret: good.Secret, Sources: good.Sources},
+		"short secret": {URL: good.URL, Secret: "corto", Sources: good.Sources},
+		"no source":    {URL: good.URL, Secret: good.Secret},
+		"empty source": {URL: good.URL, Secret: good.Secret, Sources: []string{""}},
+		"long timeout": {URL: good.URL, Secret: good.Secret, Sources: good.Sources, Timeout: time.Hour},
+	} {
+		if CheckHook(h) == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/directaid/directaid/internal/pgtest"
+	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
+)
+
+// The records of the Eje Cafetero's towns that the town tests and the people's walk find, by title.
+const (
+	townInsulin      = "Insulina para mi papá"         // Armenia (Quindío), urgent
+	townInsulinOther = "Insulina en Antioquia"         // Armenia (Antioquia): a name two municipios share
+	townWater        = "Agua potable en Cuba"          // Pereira; someone says they are helping
+	townRescue       = "Persona atrapada en escombros" // Pereira, urgent
+	townTransport    = "Transporte desde Pereira"      // Pereira, an offer
+)
+
+// seedTowns publishes the towns' records, placed by their DANE code only (no coordinate), and a response
+// («yo puedo ayudar») to the water request of Pereira, so that it is the one record there somebody attends.
+func seedTowns(t *testing.T, s *testserver.Server) {
+	t.Helper()
+	place := func(title, code, urgency, category string) map[string]any {
+		return with(validRequest(), "title", title, "placeCode", code, "latitude", nil, "longitude", nil,
+			"urgency", urgency, "category", category, "neighborhood", nil)
+	}
+	var water string
+	for _, r := range []map[string]any{
+		place(townInsulin, "63001", "urgent", "salud"),
+		place(townInsulinOther, "05059", "needed", "salud"), // warned, not refused
+		place(townWater, "66001", "needed", "alimentos"),
+		place(townRescue, "66001", "urgent", "rescate"),
+		with(validOffer(), "title", townTransport, "placeCode", "66001", "address", "Av. 30 de Agosto"),
+	} {
+		resp, body := publish(t, s, r)
+		if resp.StatusCode != 201 {
+			t.Fatalf("seed %v: %d %v", r["title"], resp.StatusCode, body)
+		}
+		if r["title"] == townWater {
+			water = body["id"].(string)
+		}
+	}
+	resp, body := s.Do("POST", schema.ResponsesPath(water), []byte(`{"message":"Llevo 20 litros esta tarde"}`), "Content-Type", "application/json")
+	if resp.StatusCode != 201 {
+		t.Fatalf("respond to %s: %d %s", townWater, resp.StatusCode, body)
+	}
+}
+
+// TestTownSearchBothStores: an emergency's page found by town, as a person types it, on Badger and on
+// PostgreSQL (each store answers the API's municipio filter from its own index): «Pereira» or its code in
+// «Municipio», a town in the text («insulina armenia», «pereira»), a name two municipios share (the one
+// in the emergency's area), the home page's search, and Pereira's records nobody is helping yet. Each
+// list holds exactly the records of that town.
+func TestTownSearchBothStores(t *testing.T) {
+	stores := map[string]func(t *testing.T) testserver.Options{
+		"badger": func(*testing.T) testserver.Options { return testserver.Options{} },
+		"postgres": func(t *testing.T) testserver.Options {
+			return testserver.Options{Postgres: pgtest.Shared(t).NewDatabase(t)}
+		},
+	}
+	for _, name := range []string{"badger", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			s := testserver.Start(t, stores[name](t))
+			seedTowns(t, s)
+			all := []string{townInsulin, townInsulinOther, townWater, townRescue, townTransport}
+			pereira := []string{townRescue, townWater, townTransport} // urgent, then requests, then offers
+			for _, c := range []struct {
+				query string
+				want  []string // in this order; the others of all absent
+			}{
+				{"municipio=Pereira", pereira},
+				{"municipio=pereira", pereira},
+				{"municipio=66001", pereira},
+				{"q=pereira", pereira},
+				{"q=Pereira", pereira},
+				{"municipio=Armenia", []string{townInsulin}},
+				{"municipio=armenia+antioquia", []string{townInsulinOther}},
+				{"q=insulina+armenia", []string{townInsulin}},
+				{"municipio=Pereira&attended=false", []string{townRescue, townTransport}},
+				{"municipio=Pereira&attended=true", []string{townWater}},
+				{"municipio=Pereira&type=request", []string{townRescue, townWater}}, // newest first
+			} {
+				body := mainOf(t, s, "/emergencias/eje-cafetero?"+c.query)
+				wantTitles(t, c.query, body, all, c.want)
+			}
+
+			// The home page's search: «insulina» in «Armenia», no emergency chosen.
+			resp, err := modClient.Do(s.NewRequest("GET", "/buscar?q=insulina&municipio=Armenia", nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			loc := resp.Header.Get("Location")
+			if resp.StatusCode != http.StatusSeeOther || !strings.HasSuffix(loc, "/emergencias/eje-cafetero?municipio=Armenia&q=insulina") {
+				t.Fatalf("/buscar: %d to %q", resp.StatusCode, loc)
+			}
+			u, _ := url.Parse(loc)
+			wantTitles(t, "/buscar", mainOf(t, s, u.RequestURI()), all, []string{townInsulin})
+
+			// The API's own filter, which the pages use, on this store.
+			var l schema.HelpList
+			if resp, raw := s.Do("GET", schema.HelpPath+"?view=list&emergencySlug=eje-cafetero&municipio=66001&attended=false", nil); resp.StatusCode != 200 {
+				t.Fatalf("view=list by municipio: %d %s", resp.StatusCode, raw)
+			} else if err := json.Unmarshal(raw, &l); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, it := range l.Items {
+				got = append(got, it.Title)
+			}
+			if strings.Join(got, "|") != townTransport+"|"+townRescue { // newest first
+				t.Errorf("view=list municipio=66001 attended=false: %q", got)
+			}
+		})
+	}
+}
+
+// mainOf GETs an HTML page of the site and returns its <main>.
+func mainOf(t *testing.T, s *testserver.Server, path string) string {
+	t.Helper()
+	resp, body := s.Do("GET", path, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d\n%s", path, resp.StatusCode, body)
+	}
+	html := string(body)
+	start, end := strings.Index(html, "<main"), strings.Index(html, "</main>")
+	if start < 0 || end < start {
+		t.Fatalf("GET %s: no <main>", path)
+	}
+	return html[start:end]
+}
+
+// wantTitles: of the titles in all, main holds those of want, in that order, and no other.
+func wantTitles(t *testing.T, what, main string, all, want []string) {
+	t.Helper()
+	for _, title := range all {
+		switch shown := strings.Contains(main, title); {
+		case slices.Contains(want, title) && !shown:
+			t.Errorf("%s: the list lacks %q", what, title)
+		case !slices.Contains(want, title) && shown:
+			t.Errorf("%s: the list shows %q, which is not of that town", what, title)
+		}
+	}
+	last := -1
+	for _, w := range want {
+		i := strings.Index(main, w)
+		if i >= 0 && i < last {
+			t.Errorf("%s: %q comes too early; want the order %q", what, w, want)
+		}
+		last = max(last, i)
+	}
+}
