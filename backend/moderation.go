@@ -41,13 +41,8 @@ var checkReport = schema.ArgsValidator(&schema.ReportInput{})
 
 var errNoChange = errors.New("no change")
 
-func (s *Service) moderation() (store.Moderation, error) {
-	m, ok := s.store.(store.Moderation)
-	if !ok {
-		return nil, errors.New("this store keeps no reports")
-	}
-	return m, nil
-}
+// moderation is the store: every store.Store keeps reports and the audit trail.
+func (s *Service) moderation() (store.Moderation, error) { return s.store, nil }
 
 // Audit appends an action on a record to the audit trail: what (action), which record, which kind of
 // actor (store.ActorPublisher, ActorCommunity, ActorOperator, ActorSystem), the status before and after

@@ -204,7 +204,7 @@ func (s *Service) createCompleting(ctx context.Context, rec *store.Record, pub *
 	if !schema.NeedsMunicipio(pub) {
 		return s.store.Create(ctx, rec)
 	}
-	c, ok := s.store.(store.Completer)
+	c, ok := s.store.(store.Completer) // optional: store.Completer says why
 	if !ok {
 		schema.FillMunicipio(&rec.Publication)
 		pub.MunicipioCode = rec.MunicipioCode

@@ -82,7 +82,7 @@ type App struct {
 	svc      *backend.Service
 	handler  atomic.Pointer[httpapi.Handler]
 	current  atomic.Pointer[backend.Service] // svc, for the metrics scraped concurrently
-	disk     atomic.Value                    // store.DiskUser, for the metrics and the operator's page
+	disk     atomic.Value                    // diskUser, for the metrics and the operator's page
 	observe  *backend.Observe
 	ctx      caddy.Context
 	logger   *zap.Logger
@@ -230,7 +230,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 		if err != nil {
 			return err
 		}
-		a.dsn, a.dir = dsn, "postgres\x00"+dsn // the key of the shared store
+		a.dsn, a.dir = dsn, "postgres\x00"+dsn // the key of the shared store (stores)
 		return nil
 	}
 	a.dir = a.Database.Badger
@@ -271,10 +271,9 @@ func (a *App) doOpen() error {
 		return err
 	}
 	a.store = val.(storeHandle).Store
+	// Optional: a database server is backed up with its own tools (store.Backupper).
 	a.backup, _ = a.store.(store.Backupper)
-	if du, ok := a.store.(store.DiskUser); ok {
-		a.disk.Store(du)
-	}
+	a.disk.Store(diskUser{a.store})
 	if err := a.build(backend.Config{RateLimits: a.findLimits()}); err != nil {
 		return err
 	}

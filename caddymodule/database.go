@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
@@ -9,48 +10,38 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
-	"github.com/directaid/directaid/backend/badgerstore"
-	"github.com/directaid/directaid/backend/pgstore"
 	"github.com/directaid/directaid/backend/store"
 )
 
-// The one place that knows which databases exist: everything else holds a store.Store.
+// The stores are found by name in store's registry (store.Driver): this package imports none of them.
+// The binary holds those its main package imports (directaid.go).
+
+// driver is the store that a.Database selects: postgres when a DSN is given, else the embedded one.
+func (a *App) driver() (store.Driver, error) {
+	if a.dsn != "" {
+		return store.Lookup("postgres")
+	}
+	return store.Embedded()
+}
 
 // openDatabase opens the store that a.Database selects.
 func (a *App) openDatabase() (store.Store, error) {
-	if a.dsn != "" {
-		h, err := loadPostgres(a.dsn)
-		if err != nil {
-			return nil, err
-		}
-		st := pgstore.NewStore(h.db)
-		st.Observer = series
-		if p, ok := setGCPercent(true); ok {
-			a.logger.Info("garbage collector target for a node over PostgreSQL (GOGC unset)", zap.Int("gogc", p))
-		}
-		// The erasure rewrite, on Badger's period (every node runs it; one rewrite serves all).
-		log := a.logger.Named("store")
-		st.MaintainEvery(badgerstore.DefaultMaintenanceInterval, func(err error) {
-			log.Error("maintenance cycle failed (retried next cycle)", zap.Error(err))
-		})
-		return &pgStore{Store: st, dsn: a.dsn}, nil
+	d, err := a.driver()
+	if err != nil {
+		return nil, err
 	}
-	setGCPercent(false)
-	log := a.logger.Named("store")
-	return badgerstore.Open(badgerstore.Options{Dir: a.dir, Logger: badgerLogger{a.logger.Named("badger").Sugar()},
-		MinFreeBytes: a.Database.MinFreeSpace, Observer: series,
-		// One line when publishing stops for want of disk, one when it resumes: not one per request.
-		WriteState: func(refusing error) {
-			if refusing != nil {
-				log.Error("publications refused until disk space returns (reads go on; answers 503 with Retry-After)", zap.Error(refusing))
-			} else {
-				log.Info("disk space is back: publications accepted again")
-			}
-		}})
+	if p, ok := setGCPercent(d.GCPercent); ok && d.GCPercent != 0 {
+		a.logger.Info("garbage collector target for a node over "+d.Title+" (GOGC unset)", zap.Int("gogc", p))
+	}
+	where := a.dir
+	if a.dsn != "" {
+		where = a.dsn
+	}
+	return d.Open(store.Config{Where: where, MinFreeBytes: a.Database.MinFreeSpace, Logger: a.logger, Observer: series})
 }
 
-// ExitNoSpace is the exit status of `directaid run` when the disk of its Badger database has too little
-// free space to open it (badgerstore.ErrNoSpaceToOpen). The systemd unit names it in
+// ExitNoSpace is the exit status of `directaid run` when the disk of its embedded database has too little
+// free space to open it (store.ErrNoSpaceToOpen). The systemd unit names it in
 // RestartPreventExitStatus: restarting every few seconds would only refuse again (before this check,
 // each start died of SIGBUS in Badger's open: a crash loop). An operator frees space, then starts it.
 const ExitNoSpace = 73 // EX_CANTCREAT of sysexits.h: the database's files cannot be created
@@ -59,7 +50,7 @@ const ExitNoSpace = 73 // EX_CANTCREAT of sysexits.h: the database's files canno
 // the database cannot open for want of disk space and this is the process's first config. A reload that
 // cannot open a new database only fails: the running config serves on.
 func (a *App) refuseStart(err error) {
-	if !errors.Is(err, badgerstore.ErrNoSpaceToOpen) || caddy.ActiveContext().Context != nil {
+	if !errors.Is(err, store.ErrNoSpaceToOpen) || caddy.ActiveContext().Context != nil {
 		return
 	}
 	a.logger.Error("not starting: the database's disk is full", zap.Error(err), zap.Int("exit_status", ExitNoSpace))
@@ -67,53 +58,38 @@ func (a *App) refuseStart(err error) {
 	os.Exit(ExitNoSpace)
 }
 
-// postgresGCPercent is the garbage collector's target (GOGC) on a node over PostgreSQL, unless the
-// environment sets GOGC. Such a node keeps no records: its live heap is ~10 MB, and at Go's default of
-// 100 it collected 27 times a second serving 1,800 radius lists a second at 1M records, its collector
-// taking cores PostgreSQL shares; at 200, 2,084-2,120 lists a second instead of 1,747-1,787 (README).
-// The heap may then grow to three times the live one (the node's RSS in the 1M CSV export: 131 MB, 104
-// at 100); a GOMEMLIMIT (Caddy sets one from a cgroup's limit) still bounds it. A node over Badger keeps Go's default: its caches are its heap.
-const postgresGCPercent = 200
-
-// setGCPercent sets the collector's target for the database in use (a reload may change it) and reports
-// it, unless GOGC is set.
-func setGCPercent(postgres bool) (int, bool) {
+// setGCPercent sets the collector's target for the database in use (a reload may change it; 0: Go's
+// default) and reports it, unless GOGC is set.
+func setGCPercent(percent int) (int, bool) {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return 0, false
 	}
 	p := 100
-	if postgres {
-		p = postgresGCPercent
+	if percent != 0 {
+		p = percent
 	}
 	debug.SetGCPercent(p)
 	return p, true
 }
 
 // restoreDatabase loads a backup taken from GET /directaid/backup into the empty database directory dir,
-// checking its checksums, and returns the line that says what they proved.
+// checking what it carries, and returns the line that says what the check proved.
 func restoreDatabase(dir string, backup io.Reader) (string, error) {
-	info, err := badgerstore.Restore(dir, backup)
-	return info.Summary(), err
-}
-
-// badgerLogger sends Badger's messages to Caddy's log. Badger never logs record contents.
-type badgerLogger struct{ s *zap.SugaredLogger }
-
-func (l badgerLogger) Errorf(f string, v ...any)   { l.s.Errorf(f, v...) }
-func (l badgerLogger) Warningf(f string, v ...any) { l.s.Warnf(f, v...) }
-func (l badgerLogger) Infof(f string, v ...any)    { l.s.Debugf(f, v...) }
-func (l badgerLogger) Debugf(f string, v ...any)   { l.s.Debugf(f, v...) }
-
-// pgStore releases the shared pool (pgDBs) when the store closes.
-type pgStore struct {
-	*pgstore.Store
-	dsn string
-}
-
-func (s *pgStore) Close() error {
-	if err := s.Store.Close(); err != nil {
-		return err
+	d, err := store.Embedded()
+	if err != nil {
+		return "", err
 	}
-	_, err := pgDBs.Delete(s.dsn)
-	return err
+	if d.Restore == nil {
+		return "", errors.New(d.Title + " is restored with its own tools")
+	}
+	return d.Restore(dir, backup)
+}
+
+// expandDSN resolves placeholders such as {env.DIRECTAID_DATABASE_URL}.
+func expandDSN(dsn string) (string, error) {
+	out := caddy.NewReplacer().ReplaceKnown(dsn, "")
+	if out == "" {
+		return "", fmt.Errorf("directaid: the PostgreSQL DSN %q is empty once its placeholders are replaced", dsn)
+	}
+	return out, nil
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/directaid/directaid/backend"
-	"github.com/directaid/directaid/backend/badgerstore"
+	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -18,7 +18,11 @@ import (
 // without: only a whole export wraps its writer (deadlineWriter), which TestExportOutlivesServerTimeouts
 // (e2e) checks. Before, every request allocated a deadlineWriter.
 func TestHandlerWrapsNoWriter(t *testing.T) {
-	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
+	d, err := store.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := d.Open(store.Config{Where: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

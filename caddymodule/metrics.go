@@ -30,8 +30,13 @@ func registerMetrics(reg *prometheus.Registry, a *App) error {
 	return reg.Register(metrics.DiskCollector(a.diskUser))
 }
 
-// diskUser is the store's DiskUser once it is open, else nil.
+// diskUser holds the store in a.disk (an atomic.Value takes one concrete type).
+type diskUser struct{ store.DiskUser }
+
+// diskUser is the store once it is open, else nil.
 func (a *App) diskUser() store.DiskUser {
-	du, _ := a.disk.Load().(store.DiskUser)
-	return du
+	if du, ok := a.disk.Load().(diskUser); ok {
+		return du.DiskUser
+	}
+	return nil
 }

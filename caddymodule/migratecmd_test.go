@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"bytes"
 	"context"
+	"io"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -22,10 +23,21 @@ type writerFunc func(p []byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
+// newMigration is `directaid migrate --from badger <dir> --to postgres <dsn> --batch <batch>`, reporting to out.
+func newMigration(t *testing.T, dir, dsn string, batch int, out io.Writer) *migration {
+	t.Helper()
+	m, err := parseMigration("badger", "postgres", []string{dir, dsn}, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.opts.Out = out
+	return m
+}
+
 // TestMigrateInterruptedResumes: a migrate interrupted mid-way, once by its context while a batch is in
 // PostgreSQL and once by a batch that fails, leaves whole batches only; run again it copies the rest, and
 // the target then holds what one uninterrupted migrate makes of the same source: records, personal
-// fields, every counter, reports, audit trail and secrets.
+// fields, every counter, reports, responses, audit trail and secrets.
 func TestMigrateInterruptedResumes(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "data")
@@ -55,6 +67,11 @@ func TestMigrateInterruptedResumes(t *testing.T) {
 	if err := src.AppendAudit(ctx, store.AuditEntry{Action: "hide", RecordID: recs[7].ID, Actor: store.ActorOperator}); err != nil {
 		t.Fatal(err)
 	}
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	if err := src.CreateResponse(ctx, &store.Response{RecordID: recs[9].ID, ID: "r1", CreatedAt: at, UpdatedAt: at, ExpiresAt: at.Add(48 * time.Hour),
+		Status: store.ResponseActive, Message: "Tengo agua", ContactName: "Ana", ContactWhatsapp: "300 123 4567", ContactE164: "+573001234567"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := src.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +99,7 @@ func TestMigrateInterruptedResumes(t *testing.T) {
 			}
 			return out.Write(p)
 		})
-		m := migration{dir: dir, dsn: dsn, batch: batch, out: w} // progress after every batch
+		m := newMigration(t, dir, dsn, batch, w) // progress after every batch
 		err := m.run(ctx)
 		return out.String(), err
 	}
@@ -146,7 +163,7 @@ func TestMigrateInterruptedResumes(t *testing.T) {
 	exec(`DROP TRIGGER test_fail ON directaid_records`)
 	out, err = run(ctx, nil)
 	for _, want := range []string{"read 3000 records from badger", ": 800 created, 2200 already there, 0 conflicts", "PostgreSQL now holds 3000 records",
-		"community reports: 1 read, 1 created", "audit trail: 1 entries read, 1 appended", "server secrets: 0 copied, 1 already the same",
+		"community reports: 1 read, 1 created", "responses: 1 read, 1 created, 0 already there, 0 conflicts", "audit trail: 1 entries read, 1 appended", "server secrets: 0 copied, 1 already the same",
 		"tables vacuumed and planner statistics refreshed (VACUUM (ANALYZE))"} {
 		if err != nil || !strings.Contains(out, want) {
 			t.Fatalf("the migrate after the interruptions: %v; its report should say %q:\n%s", err, want, out)
@@ -182,11 +199,12 @@ func tableDigests(t *testing.T, dsn string) map[string]string {
 	defer db.Close()
 	digest := `count(*) || ' rows, md5 ' || md5(coalesce(string_agg(k, ',' ORDER BY k), ''))`
 	queries := map[string]string{
-		"records":  `SELECT ` + digest + ` FROM (SELECT to_jsonb(r)::text k FROM directaid_records r) x`,
-		"personal": `SELECT ` + digest + ` FROM (SELECT to_jsonb(p)::text k FROM directaid_personal p) x`,
-		"reports":  `SELECT ` + digest + ` FROM (SELECT to_jsonb(r)::text k FROM directaid_reports r) x`,
-		"secrets":  `SELECT ` + digest + ` FROM (SELECT to_jsonb(s)::text k FROM directaid_secrets s) x`,
-		"audit":    `SELECT ` + digest + ` FROM (SELECT doc::text k FROM directaid_audit) x`,
+		"records":   `SELECT ` + digest + ` FROM (SELECT to_jsonb(r)::text k FROM directaid_records r) x`,
+		"personal":  `SELECT ` + digest + ` FROM (SELECT to_jsonb(p)::text k FROM directaid_personal p) x`,
+		"reports":   `SELECT ` + digest + ` FROM (SELECT to_jsonb(r)::text k FROM directaid_reports r) x`,
+		"secrets":   `SELECT ` + digest + ` FROM (SELECT to_jsonb(s)::text k FROM directaid_secrets s) x`,
+		"audit":     `SELECT ` + digest + ` FROM (SELECT doc::text k FROM directaid_audit) x`,
+		"responses": `SELECT ` + digest + ` FROM (SELECT to_jsonb(r)::text k FROM directaid_responses r) x`,
 		// Counter rows summed over their shards, whatever columns they are kept by.
 		"counts": `SELECT ` + digest + ` FROM (SELECT concat_ws('|', to_jsonb(c) - 'shard' - 'n' - 'people' - 'newest', sum(n), sum(people), max(newest)) k
 			FROM directaid_counts c GROUP BY to_jsonb(c) - 'shard' - 'n' - 'people' - 'newest' HAVING sum(n) <> 0) x`,
@@ -234,8 +252,8 @@ func TestMigrateWaitsForTheSchema(t *testing.T) {
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, pgstore.MigrationLock); err != nil {
 		t.Fatal(err)
 	}
-	defer func(w time.Duration) { connectWait = w }(connectWait)
-	connectWait = 200 * time.Millisecond
+	defer func(w time.Duration) { pgstore.ConnectWait = w }(pgstore.ConnectWait)
+	pgstore.ConnectWait = 200 * time.Millisecond
 
 	var mu sync.Mutex
 	var out bytes.Buffer
@@ -245,8 +263,9 @@ func TestMigrateWaitsForTheSchema(t *testing.T) {
 		return out.Write(p)
 	})
 	done := make(chan error, 1)
-	go func() { done <- (&migration{dir: dir, dsn: dsn, batch: 100, out: w}).run(ctx) }()
-	time.Sleep(4 * connectWait) // the other node's migration outlasts the bound on connecting
+	m := newMigration(t, dir, dsn, 100, w)
+	go func() { done <- m.run(ctx) }()
+	time.Sleep(4 * pgstore.ConnectWait) // the other node's migration outlasts the bound on connecting
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, pgstore.MigrationLock); err != nil {
 		t.Fatal(err)
 	}
@@ -264,4 +283,74 @@ func TestMigrateWaitsForTheSchema(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("migrate did not end after the other node's migration")
 	}
+}
+
+// TestParseMigration: the flags name registered stores and where they are; anything else is the usage or
+// an error that says what is wrong, before anything is opened.
+func TestParseMigration(t *testing.T) {
+	t.Setenv("DIRECTAID_DATABASE_URL", "")
+	for _, c := range []struct {
+		from, to string
+		args     []string
+		batch    int
+		want     string
+	}{
+		{"", "postgres", []string{"/d"}, 500, "usage:"},
+		{"badger", "postgres", nil, 500, "usage:"},
+		{"badger", "postgres", []string{"/d", "dsn", "more"}, 500, "usage:"},
+		{"badger", "postgres", []string{"/d", "dsn"}, 0, "usage:"},
+		{"mysql", "postgres", []string{"/d", "dsn"}, 500, `--from: unknown database "mysql" (supported: badger, postgres)`},
+		{"badger", "sqlite", []string{"/d", "x"}, 500, `--to: unknown database "sqlite"`},
+		{"postgres", "badger", []string{"dsn"}, 500, "--to badger needs where its database is"},
+		{"badger", "postgres", []string{"/d"}, 500, "is empty once its placeholders are replaced (give it after --to postgres"},
+	} {
+		if _, err := parseMigration(c.from, c.to, c.args, c.batch); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s → %s %q: %v; want %q", c.from, c.to, c.args, err, c.want)
+		}
+	}
+	t.Setenv("DIRECTAID_DATABASE_URL", "postgres://u:secret@db.internal/directaid")
+	m, err := parseMigration("badger", "postgres", []string{"/var/lib/directaid"}, 500)
+	if err != nil || m.where != "postgres://u:secret@db.internal/directaid" || m.fromWhere != "/var/lib/directaid" || m.opts.Batch != 500 {
+		t.Fatalf("%+v, %v", m, err)
+	}
+	if desc, err := m.to.Describe(m.where); err != nil || strings.Contains(desc, "secret") {
+		t.Fatalf("the target is described as %q (%v): never with its password", desc, err)
+	}
+}
+
+// TestMigrateThereAndBack: migrate copies Badger into PostgreSQL and PostgreSQL back into a new Badger
+// directory, and the second directory then holds what the first held: records, reports, responses,
+// audit trail and secrets.
+func TestMigrateThereAndBack(t *testing.T) {
+	ctx := context.Background()
+	dir, back := filepath.Join(t.TempDir(), "data"), filepath.Join(t.TempDir(), "back")
+	src, err := badgerstore.Open(badgerstore.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Fill(t, src, 50)
+	want := storetest.ReadContents(t, src)
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	var out bytes.Buffer
+	if err := newMigration(t, dir, dsn, 20, &out).run(ctx); err != nil {
+		t.Fatalf("badger → postgres: %v\n%s", err, out.String())
+	}
+	m, err := parseMigration("postgres", "badger", []string{dsn, back}, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	m.opts.Out = &out
+	if err := m.run(ctx); err != nil || !strings.Contains(out.String(), "read 50 records from postgres") || !strings.Contains(out.String(), "Badger now holds 50 records") {
+		t.Fatalf("postgres → badger: %v\n%s", err, out.String())
+	}
+	got, err := badgerstore.Open(badgerstore.Options{Dir: back})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	storetest.SameContents(t, "after badger → postgres → badger", want, storetest.ReadContents(t, got))
 }

@@ -2,7 +2,6 @@ package caddymodule
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -150,11 +149,8 @@ func moderationHandler(w http.ResponseWriter, r *http.Request) error {
 		if r.Method != http.MethodPost {
 			return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: errors.New("use POST")}
 		}
-		ran := false
-		if m, ok := app.store.(interface{ Maintain(context.Context) error }); ok {
-			err, ran = m.Maintain(ctx), true
-		}
-		out = map[string]bool{"ran": ran}
+		err = app.store.Maintain(ctx)
+		out = map[string]bool{"ran": true}
 	case backend.ActionHide, backend.ActionRestore, backend.ActionErase, "status":
 		if r.Method != http.MethodPost {
 			return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: errors.New("use POST")}

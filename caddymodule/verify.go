@@ -8,14 +8,22 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/store"
 )
 
 func init() { verifyBackupFile = verifyBackup }
 
-// verifyDatabase checks a database directory that nothing has open (store.Verification).
-func verifyDatabase(dir string) (*store.Verification, error) { return badgerstore.Verify(dir) }
+// verifyDatabase checks a directory of the embedded store that nothing has open (store.Verification).
+func verifyDatabase(dir string) (*store.Verification, error) {
+	d, err := store.Embedded()
+	if err != nil {
+		return nil, err
+	}
+	if d.Verify == nil {
+		return nil, errors.New(d.Title + " keeps itself consistent: there is nothing to verify")
+	}
+	return d.Verify(dir)
+}
 
 // verifyBackup restores the backup at path into a temporary directory (checking its checksums), checks
 // it (every record counted by status, every index entry and aggregate against the records), prints a

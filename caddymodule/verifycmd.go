@@ -12,7 +12,6 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
-	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/store"
 )
 
@@ -49,7 +48,7 @@ func verifyCmd(fl caddycmd.Flags) (int, error) {
 	var err error
 	switch {
 	case repair:
-		if err = badgerstore.Repair(dir, nil, os.Stdout); err == nil {
+		if err = repairDatabase(dir, os.Stdout); err == nil {
 			err = printVerification(os.Stdout, dir, dir)
 		}
 	case dir != "":
@@ -64,6 +63,18 @@ func verifyCmd(fl caddycmd.Flags) (int, error) {
 		return caddy.ExitCodeFailedStartup, err
 	}
 	return caddy.ExitCodeSuccess, nil
+}
+
+// repairDatabase mends a directory of the embedded store that nothing has open (store.Driver.Repair).
+func repairDatabase(dir string, report io.Writer) error {
+	d, err := store.Embedded()
+	if err != nil {
+		return err
+	}
+	if d.Repair == nil {
+		return errors.New(d.Title + " keeps itself consistent: there is nothing to repair")
+	}
+	return d.Repair(dir, report)
 }
 
 // verifyLive asks the running server at admin to verify its database and prints what it found.
@@ -100,6 +111,7 @@ func verifyHandler(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: err}
 	}
+	// Optional: a database whose constraints keep it consistent has nothing to check (store.Verifier).
 	vf, ok := app.store.(store.Verifier)
 	if !ok {
 		return caddy.APIError{HTTPStatus: http.StatusNotImplemented, Err: errors.New("this database checks itself with its own tools (PostgreSQL's constraints keep ids unique)")}

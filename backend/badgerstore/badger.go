@@ -577,18 +577,23 @@ func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 		res[i] = createRes{stored: r.rec, created: true}
 		n++
 	}
+	return n, s.commitRecords(txn, w, top)
+}
+
+// commitRecords writes the counters w gathered and commits txn; top becomes the last stamp.
+func (s *Store) commitRecords(txn *badger.Txn, w *indexWriter, top int64) error {
 	cached, err := w.agg.write(txn, &s.counters)
 	if err != nil {
-		return n, err
+		return err
 	}
 	// Before the commit: a reader may see a token without its postings, never the reverse.
 	s.vocab.add(w.agg.tokens())
 	if err := txn.Commit(); err != nil {
-		return n, err
+		return err
 	}
 	cached()
 	s.lastStamp = top
-	return n, nil
+	return nil
 }
 
 // lastChange is the greatest UpdatedAt (Unix ms) in the change index, 0 when it is empty.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -24,6 +25,11 @@ func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, ids store.IDSource) store.Store {
 		return open(t, Options{Dir: t.TempDir(), IDs: ids})
 	})
+}
+
+// TestDriver: the "badger" registration: open, backup and restore, verify, open again.
+func TestDriver(t *testing.T) {
+	storetest.RunDriver(t, "badger", func(t *testing.T) string { return filepath.Join(t.TempDir(), "db") })
 }
 
 func open(t testing.TB, o Options) *Store {

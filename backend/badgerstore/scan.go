@@ -13,9 +13,9 @@ import (
 	"github.com/directaid/directaid/backend/store/recordjson"
 )
 
-var _ store.Scanner = (*Store)(nil)
+var _ store.Transfer = (*Store)(nil)
 
-// Scan implements store.Scanner: the record keys in one read transaction, so that the scan is a snapshot
+// Scan implements store.Transfer: the record keys in one read transaction, so that the scan is a snapshot
 // even while the store takes writes.
 func (s *Store) Scan(ctx context.Context, fn func(*store.Record) error) error {
 	return s.db.View(func(txn *badger.Txn) error {

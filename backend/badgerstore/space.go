@@ -1,12 +1,13 @@
 package badgerstore
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/directaid/directaid/backend/store"
 )
 
 // ErrNoSpaceToOpen is returned by Open when the disk of the database has less free space than opening
@@ -14,7 +15,7 @@ import (
 // and flushes the memtables a crash left into table files written the same way: on a full disk the first
 // write into such a page kills the process (SIGBUS, in badger.(*DB).openMemTable), and under systemd's
 // Restart=on-failure that is a crash loop. Open refuses with the reason instead.
-var ErrNoSpaceToOpen = errors.New("too little free disk space to open the database")
+var ErrNoSpaceToOpen = store.ErrNoSpaceToOpen
 
 // openMargin is what openSpace adds for the rest of an open: the discard-stats file (1 MiB), the headers
 // of new log files, the manifest, and the first writes a reader's page faults do not count.

@@ -1,10 +1,12 @@
 package badgerstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/dgraph-io/badger/v4"
@@ -12,9 +14,9 @@ import (
 	"github.com/directaid/directaid/backend/store"
 )
 
-var _ store.Transferer = (*Store)(nil)
+var _ store.Transfer = (*Store)(nil)
 
-// Secrets implements store.Transferer.
+// Secrets implements store.Transfer.
 func (s *Store) Secrets(context.Context) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	err := s.db.View(func(txn *badger.Txn) error {
@@ -32,7 +34,7 @@ func (s *Store) Secrets(context.Context) (map[string][]byte, error) {
 	return out, err
 }
 
-// PutSecret implements store.Transferer.
+// PutSecret implements store.Transfer.
 func (s *Store) PutSecret(_ context.Context, name string, value []byte, replace bool) ([]byte, error) {
 	k := append(slices.Clone(prefixSecret), name...)
 	var out []byte
@@ -51,7 +53,7 @@ func (s *Store) PutSecret(_ context.Context, name string, value []byte, replace 
 	return out, err
 }
 
-// ScanReports implements store.Transferer: keys are record id then reporter, so that is the order.
+// ScanReports implements store.Transfer: keys are record id then reporter, so that is the order.
 func (s *Store) ScanReports(_ context.Context, fn func(store.Report) error) error {
 	return s.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixReport, PrefetchValues: true})
@@ -69,7 +71,7 @@ func (s *Store) ScanReports(_ context.Context, fn func(store.Report) error) erro
 	})
 }
 
-// ImportReports implements store.Transferer, in one transaction.
+// ImportReports implements store.Transfer, in one transaction.
 func (s *Store) ImportReports(_ context.Context, reps []store.Report) (store.ImportResult, error) {
 	var res store.ImportResult
 	err := s.modWrite(func(txn *badger.Txn) error {
@@ -118,7 +120,7 @@ func sameReport(a, b store.Report) bool {
 		a.At.Equal(b.At) && a.Reviewed == b.Reviewed
 }
 
-// ImportAudit implements store.Transferer, in one transaction.
+// ImportAudit implements store.Transfer, in one transaction.
 func (s *Store) ImportAudit(_ context.Context, entries []store.AuditEntry) (int, error) {
 	added := 0
 	err := s.modWrite(func(txn *badger.Txn) error {
@@ -156,4 +158,173 @@ func (s *Store) ImportAudit(_ context.Context, entries []store.AuditEntry) (int,
 		return nil
 	})
 	return added, err
+}
+
+// Count implements store.Transfer: the record keys, in one read transaction.
+func (s *Store) Count(ctx context.Context) (int, error) {
+	n := 0
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixRecord})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if n%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Import implements store.Transfer. Each record goes in whole with its pair key, index entries, change
+// entries and counters, between group commits (commitMu); a batch too large for one Badger transaction is
+// committed in several, so an interrupted Import leaves whole records, and running it again completes it.
+// The records keep their UpdatedAt: the store's next writes are stamped after the greatest.
+func (s *Store) Import(ctx context.Context, recs []*store.Record) (store.ImportResult, error) {
+	var res store.ImportResult
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	if err := s.failure(); err != nil {
+		return res, err
+	}
+	if err := s.guard.check(false); err != nil {
+		return res, s.refused(err)
+	}
+	select {
+	case <-s.quit:
+		return res, store.ErrClosed
+	default:
+	}
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	defer s.renewSnapshot()
+	for len(recs) > 0 {
+		n, err := s.importTxn(recs, &res)
+		if err != nil {
+			return res, err
+		}
+		recs = recs[n:]
+	}
+	return res, nil
+}
+
+// importTxn imports a prefix of recs in one transaction and reports how many it took.
+func (s *Store) importTxn(recs []*store.Record, res *store.ImportResult) (int, error) {
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
+	w := newIndexWriter(s.db)
+	top := s.lastStamp
+	created, n := 0, 0
+	for _, r := range recs {
+		rec := *r
+		rec.Normalize()
+		if rec.EmergencySlug == "" {
+			return n, fmt.Errorf("record %s: %w", rec.ID, errNoEmergency)
+		}
+		val, err := json.Marshal(&rec)
+		if err != nil {
+			return n, err
+		}
+		pk := pairKey(rec.Source, rec.ExternalID)
+		if stored, err := getByPairTxn(txn, pk); err == nil {
+			old, err := json.Marshal(stored)
+			if err != nil {
+				return n, err
+			}
+			if stored.ID == rec.ID && bytes.Equal(old, val) {
+				res.Present++
+			} else {
+				res.Conflicts = append(res.Conflicts, rec.ID)
+			}
+			n++
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return n, err
+		}
+		if _, err := getTxn(txn, rec.ID); err == nil {
+			res.Conflicts = append(res.Conflicts, rec.ID) // its id holds another pair's record
+			n++
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return n, err
+		}
+		entries := slices.Concat([]kv{{pk, []byte(rec.ID)}, {recordKey(rec.ID), val}}, indexEntries(&rec), changeEntries(&rec))
+		ok, err := w.put(txn, &rec, entries)
+		if err != nil {
+			return n, err
+		}
+		if !ok {
+			break // commit what fits; the rest goes in the next transaction
+		}
+		top = max(top, rec.UpdatedAt.UnixMilli())
+		created++
+		n++
+	}
+	if err := s.commitRecords(txn, w, top); err != nil {
+		return n, err
+	}
+	res.Created += created
+	return n, nil
+}
+
+// FinishImport implements store.Transfer: imported records are served as written ones at once.
+func (s *Store) FinishImport(context.Context, func(string)) error { return nil }
+
+// ScanResponses implements store.Transfer: keys are record id then response id, so that is the order.
+func (s *Store) ScanResponses(ctx context.Context, fn func(*store.Response) error) error {
+	return s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixResponse, PrefetchValues: true})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r := new(store.Response)
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, r) }); err != nil {
+				return err
+			}
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ImportResponses implements store.Transfer, in one transaction.
+func (s *Store) ImportResponses(_ context.Context, rs []*store.Response) (store.ImportResult, error) {
+	var res store.ImportResult
+	err := s.modWrite(func(txn *badger.Txn) error {
+		res = store.ImportResult{}
+		for _, r := range rs {
+			if _, err := getTxn(txn, r.RecordID); errors.Is(err, store.ErrNotFound) {
+				res.Conflicts = append(res.Conflicts, r.RecordID)
+				continue
+			} else if err != nil {
+				return err
+			}
+			old, err := getResponseTxn(txn, r.RecordID, r.ID)
+			if err == nil {
+				if store.SameResponse(old, r) {
+					res.Present++
+				} else {
+					res.Conflicts = append(res.Conflicts, r.RecordID)
+				}
+				continue
+			}
+			if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			if err := putResponseTxn(txn, r); err != nil {
+				return err
+			}
+			res.Created++
+		}
+		return nil
+	})
+	return res, err
 }

@@ -140,9 +140,9 @@ func storedSame(ctx context.Context, tx pgx.Tx, recs []*store.Record) ([]bool, e
 	return out, nil
 }
 
-var _ store.Scanner = (*Store)(nil)
+var _ store.Transfer = (*Store)(nil)
 
-// Scan implements store.Scanner, in id order, from one snapshot.
+// Scan implements store.Transfer, in id order, from one snapshot.
 func (s *Store) Scan(ctx context.Context, fn func(*store.Record) error) error {
 	var doc, pdoc []byte
 	var ms int64

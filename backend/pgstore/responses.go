@@ -129,3 +129,66 @@ func (s *Store) DeleteResponses(ctx context.Context, recordID string) error {
 		return err
 	})
 }
+
+// ScanResponses implements store.Transfer, from one snapshot.
+func (s *Store) ScanResponses(ctx context.Context, fn func(*store.Response) error) error {
+	var doc []byte
+	return s.scanSnapshot(ctx, `SELECT doc FROM directaid_responses ORDER BY record_id, id`, []any{&doc}, func() error {
+		r, err := decodeResponse(doc)
+		if err != nil {
+			return err
+		}
+		return fn(r)
+	})
+}
+
+// ImportResponses implements store.Transfer, in one transaction; each response's record is locked (FOR
+// SHARE) as by CreateResponse.
+func (s *Store) ImportResponses(ctx context.Context, rs []*store.Response) (store.ImportResult, error) {
+	var res store.ImportResult
+	if err := s.ready(ctx); err != nil {
+		return res, fail(err)
+	}
+	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
+		res = store.ImportResult{}
+		for _, r := range rs {
+			var one int
+			err := tx.QueryRow(ctx, `SELECT 1 FROM directaid_records WHERE id = $1 FOR SHARE`, r.RecordID).Scan(&one)
+			if errors.Is(err, pgx.ErrNoRows) {
+				res.Conflicts = append(res.Conflicts, r.RecordID)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			doc, err := json.Marshal(r)
+			if err != nil {
+				return err
+			}
+			tag, err := tx.Exec(ctx, `INSERT INTO directaid_responses (record_id, id, created_at, status, expires_at, doc)
+				VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, r.RecordID, r.ID, r.CreatedAt, r.Status, r.ExpiresAt, doc)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 1 {
+				res.Created++
+				continue
+			}
+			var stored []byte
+			if err := tx.QueryRow(ctx, `SELECT doc FROM directaid_responses WHERE record_id = $1 AND id = $2`, r.RecordID, r.ID).Scan(&stored); err != nil {
+				return err
+			}
+			old, err := decodeResponse(stored)
+			if err != nil {
+				return err
+			}
+			if store.SameResponse(old, r) {
+				res.Present++
+			} else {
+				res.Conflicts = append(res.Conflicts, r.RecordID)
+			}
+		}
+		return nil
+	})
+	return res, fail(err)
+}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/directaid/directaid/backend/pgstore"
-	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
 	"github.com/directaid/directaid/internal/pgtest"
 )
@@ -13,16 +12,7 @@ import (
 // TestStore runs the behaviour table every store runs (the Badger store too), each behaviour on a fresh
 // database of one shared cluster.
 func TestStore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T, ids store.IDSource) store.Store {
-		db, err := pgstore.Open(pgtest.Shared(t).NewDatabase(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(db.Close)
-		s := pgstore.NewStore(db)
-		s.IDs = ids
-		return s
-	})
+	storetest.Run(t, openPG)
 }
 
 // TestJITOff: the pool's connections run without JIT (pool.go: a list page spent 80 ms compiling its

@@ -10,9 +10,9 @@ import (
 	"github.com/directaid/directaid/backend/store"
 )
 
-var _ store.Transferer = (*Store)(nil)
+var _ store.Transfer = (*Store)(nil)
 
-// Secrets implements store.Transferer.
+// Secrets implements store.Transfer.
 func (s *Store) Secrets(ctx context.Context) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	err := s.call(ctx, func(ctx context.Context) error {
@@ -31,7 +31,7 @@ func (s *Store) Secrets(ctx context.Context) (map[string][]byte, error) {
 	return out, err
 }
 
-// PutSecret implements store.Transferer.
+// PutSecret implements store.Transfer.
 func (s *Store) PutSecret(ctx context.Context, name string, value []byte, replace bool) ([]byte, error) {
 	var out []byte
 	err := s.call(ctx, func(ctx context.Context) error {
@@ -51,7 +51,7 @@ func (s *Store) PutSecret(ctx context.Context, name string, value []byte, replac
 	return out, err
 }
 
-// ScanReports implements store.Transferer, from one snapshot.
+// ScanReports implements store.Transfer, from one snapshot.
 func (s *Store) ScanReports(ctx context.Context, fn func(store.Report) error) error {
 	var r store.Report
 	return s.scanSnapshot(ctx, `SELECT record_id, reporter, reason, note, at, reviewed FROM directaid_reports ORDER BY record_id, reporter COLLATE "C"`,
@@ -61,7 +61,7 @@ func (s *Store) ScanReports(ctx context.Context, fn func(store.Report) error) er
 		})
 }
 
-// ImportReports implements store.Transferer, in one transaction. Times are compared as stored
+// ImportReports implements store.Transfer, in one transaction. Times are compared as stored
 // (timestamptz keeps microseconds).
 func (s *Store) ImportReports(ctx context.Context, reps []store.Report) (store.ImportResult, error) {
 	var res store.ImportResult
@@ -103,7 +103,7 @@ func (s *Store) ImportReports(ctx context.Context, reps []store.Report) (store.I
 	return res, err
 }
 
-// ImportAudit implements store.Transferer, in one transaction that keeps other writers of the trail out
+// ImportAudit implements store.Transfer, in one transaction that keeps other writers of the trail out
 // (their bigserial must not hand out a Seq given here).
 func (s *Store) ImportAudit(ctx context.Context, entries []store.AuditEntry) (int, error) {
 	added := 0

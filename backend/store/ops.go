@@ -6,9 +6,8 @@ import (
 	"time"
 )
 
-// What an operator needs of a store besides records: figures, proof that a backup restores. Each is an
-// optional interface that the Caddy app looks up once; a store that lacks one simply has no such route or
-// series. Health is not optional: Probe is part of Store, so a store that cannot be probed does not compile.
+// What an operator needs of a store besides records: figures, proof that the database is consistent.
+// Probe, Maintain and DiskUsage are part of Store; Verifier is optional (see there).
 
 // ErrUnavailable wraps the reason a store refuses writes for now (the disk is nearly full, say). It is not
 // a failure of the request: the client retries later (503 with Retry-After), and the store accepts
@@ -33,7 +32,11 @@ type DiskUser interface {
 }
 
 // Verifier is a store that can check itself while it serves: its records against their index entries
-// and counters, and that no two publications share an id.
+// and counters, and that no two publications share an id. It is optional because it checks what a store
+// keeps by hand (Badger's index entries and counters are written beside each record by the store itself);
+// a database whose constraints and triggers keep them (PostgreSQL) has nothing of the kind to check, and
+// GET /directaid/verify answers 501 there. The offline check of a database nothing has open is the
+// store's Driver.Verify.
 type Verifier interface {
 	Verify(ctx context.Context) (*Verification, error)
 }

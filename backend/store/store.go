@@ -1,6 +1,8 @@
 // Package store is the seam between the service and the databases: the records, the one Store interface
-// every database implements (badgerstore, pgstore), and the store-neutral parts of queries (specs, cursors,
-// aggregates, ids, text folding). It imports no database; storetest holds the behaviour every Store must show.
+// every database implements (badgerstore, pgstore), the registry through which the Caddy glue and the
+// commands find them by name (Driver, Register, Lookup), the copy of one store into another (Copy), and
+// the store-neutral parts of queries (specs, cursors, aggregates, ids, text folding). It imports no
+// database; storetest holds the behaviour every Store must show.
 package store
 
 import (
@@ -84,7 +86,10 @@ var ErrClosed = errors.New("store closed")
 var ErrUnreachable = errors.New("database unreachable")
 
 // Store keeps records keyed by (source, externalId). Every method is safe for concurrent use; the
-// behaviour behind each line below is what storetest.Run checks.
+// behaviour behind each line below is what storetest.Run checks. Everything the service, the operator's
+// routes and `directaid migrate` need of a database is here, so that a store that lacks any of it does not
+// compile; the few optional interfaces (Completer, Backupper, Verifier) are what a database truly cannot
+// offer, and each says why.
 type Store interface {
 	// Create stores rec unless a record with its (source, externalId) exists, atomically under concurrency;
 	// it returns the stored record (the earlier one when created is false) only once that is on stable storage.
@@ -115,21 +120,37 @@ type Store interface {
 	// write, a real round trip to the database): a nil error means a publication now would be stored. It is
 	// what readiness asks (GET /directaid/health/ready); after Close it fails with ErrClosed.
 	Probe(ctx context.Context) error
+	// Maintain runs one cycle of the store's upkeep now (the rewrite that drops the bytes of erased
+	// personal data, say) and returns when it is done; a store may also run it by itself on a period. It is
+	// what the operator's POST /directaid/moderation/maintain asks.
+	Maintain(ctx context.Context) error
 	// Responses are the "yo puedo ayudar" of records (responses.go).
 	Responses
+	// Moderation is the community reports and the audit trail (moderation.go).
+	Moderation
+	// Transfer reads the store whole and takes over another's (transfer.go): what Copy needs.
+	Transfer
+	// DiskUser tells how many bytes the store takes (ops.go), for the metrics and the operator.
+	DiskUser
 	// Close stops the store: a Create in flight or after it fails with ErrClosed, never hangs; a second Close is a no-op.
 	Close() error
 }
 
 // Completer is a Store whose Create can leave part of a new record to compute until its pair is known to
-// be free, so that a retry is answered without computing it (the municipio of a point, say).
+// be free, so that a retry is answered without computing it (the municipio of a point, say). It is
+// optional because it is an economy of a store that finds the pair free before it writes (Badger's writer
+// reads the pair first); a store that learns it only by writing (PostgreSQL's one INSERT … ON CONFLICT)
+// would need a second round trip for it. Without it the service computes before Create.
 type Completer interface {
 	// CreateCompleting is Create that calls complete on rec (when not nil) before storing it, and only
 	// when rec is to be stored: never when the pair's record is found before the write.
 	CreateCompleting(ctx context.Context, rec *Record, complete func(*Record)) (stored *Record, created bool, err error)
 }
 
-// Backupper is a Store that can stream a full, consistent backup of itself while it serves.
+// Backupper is a Store that can stream a full, consistent backup of itself while it serves. It is
+// optional because a database server backs itself up with its own tools (PostgreSQL: pg_dump, base
+// backups and WAL archiving), better than a node could; a store without it has no GET /directaid/backup.
+// What reads such a backup back is the store's Driver.Restore.
 type Backupper interface {
 	// Backup writes the backup to w; the format is the store's own (its restore command reads it).
 	Backup(w io.Writer) error

@@ -7,7 +7,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	_ "github.com/mholt/caddy-ratelimit"
 
-	_ "github.com/directaid/directaid/caddymodule"
+	_ "github.com/directaid/directaid"
 )
 
 func main() {

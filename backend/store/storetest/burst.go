@@ -216,15 +216,13 @@ func checkHolds(t *testing.T, s store.Store, want map[string]*store.Record, wasS
 			t.Errorf("the expiry index lacks %s, acknowledged before the read began", id)
 		}
 	}
-	if sc, ok := s.(store.Scanner); ok {
-		scanned := map[string]bool{}
-		if err := sc.Scan(ctx, func(r *store.Record) error { scanned[r.ID] = true; return nil }); err != nil {
-			t.Fatal(err)
-		}
-		for id := range want {
-			if !scanned[id] {
-				t.Errorf("the scan lacks %s, acknowledged before the read began", id)
-			}
+	scanned := map[string]bool{}
+	if err := s.Scan(ctx, func(r *store.Record) error { scanned[r.ID] = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for id := range want {
+		if !scanned[id] {
+			t.Errorf("the scan lacks %s, acknowledged before the read began", id)
 		}
 	}
 }

@@ -16,6 +16,7 @@ var OpenBehaviours = []struct {
 	Test func(t *testing.T, open Open)
 }{
 	{"IDsNeverShared", testIDsNeverShared},
+	{"CopyIntoAnother", func(t *testing.T, open Open) { CopyBetween(t, open, open) }},
 }
 
 // collidingIDs is an id source that gives id for its first n calls, then NewIDNear's: a Create whose id

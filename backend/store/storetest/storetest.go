@@ -57,6 +57,9 @@ var Behaviours = []struct {
 	{"TransferSecrets", testTransferSecrets},
 	{"TransferReports", testTransferReports},
 	{"TransferAudit", testTransferAudit},
+	{"TransferResponses", testTransferResponses},
+	{"Import", testImport},
+	{"Maintain", testMaintain},
 	{"Probe", testProbe},
 	{"Close", testClose},
 }

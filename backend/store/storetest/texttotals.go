@@ -1,12 +1,10 @@
 package storetest
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,39 +24,13 @@ const textTotalRecords = 24000
 // are in random order (the estimate reads the newest 2,000 candidates): the figures measured are logged.
 const maxTextEstimateError = 0.10
 
-// seedFast stores recs (as they are), through the store's batch import when it has one.
+// seedFast stores recs (as they are) through the store's batch Import, faster than by one Create each.
 func seedFast(t *testing.T, s store.Store, recs []*store.Record) {
 	t.Helper()
-	// A store that takes records as they are, in batches (the PostgreSQL store's, for migrate), is faster
-	// to seed than by one Create each.
-	if imp, ok := s.(interface {
-		Import(ctx context.Context, recs []*store.Record) (store.ImportResult, error)
-	}); ok {
-		for b := range slices.Chunk(recs, 2000) {
-			if res, err := imp.Import(ctx, b); err != nil || res.Created != len(b) {
-				t.Fatalf("import: %+v, %v", res, err)
-			}
+	for b := range slices.Chunk(recs, 2000) {
+		if res, err := s.Import(ctx, b); err != nil || res.Created != len(b) {
+			t.Fatalf("import: %+v, %v", res, err)
 		}
-		return
-	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64)
-	errs := make(chan error, len(recs))
-	for _, r := range recs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if _, created, err := s.Create(ctx, r); err != nil || !created {
-				errs <- fmt.Errorf("create %s: created %v, %w", r.ID, created, err)
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
 	}
 }
 
