@@ -242,6 +242,7 @@ func OpenAPIFor(serverURL string, em ExampleEmergency, tools ...MCPTool) ([]byte
 				"options": mcpPreflight(),
 			},
 		},
+		"webhooks": webhookItems(), // webhooks.go
 		"components": map[string]any{"schemas": schemas, "headers": openAPIHeaders, "securitySchemes": map[string]any{
 			"manageToken": map[string]any{"type": "http", "scheme": "bearer",
 				"description": "El manageToken que devolvió la publicación (201, o un reintento con contentMatches true): Authorization: Bearer <manageToken>. Solo las acciones del publicador lo piden."},

@@ -9,14 +9,16 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/directaid/directaid/schema"
 )
 
 // The headers of a delivery.
 const (
-	HeaderSignature = "X-Directaid-Signature" // sha256=<hex HMAC-SHA256 of "<timestamp>.<body>" under the webhook's secret>
-	HeaderTimestamp = "X-Directaid-Timestamp" // Unix seconds when the attempt was signed
-	HeaderEventID   = "X-Directaid-Event-Id"  // the event's id, the same on every attempt: a receiver drops repeats by it
-	HeaderEventType = "X-Directaid-Event"     // match, response, status or expiring
+	HeaderSignature = schema.WebhookSignatureHeader
+	HeaderTimestamp = schema.WebhookTimestampHeader
+	HeaderEventID   = schema.WebhookEventIDHeader
+	HeaderEventType = schema.WebhookEventTypeHeader
 )
 
 // Sign is the value of HeaderSignature for body sent at Unix second ts under secret.

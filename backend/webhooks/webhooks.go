@@ -43,10 +43,10 @@ const ExpiringNotice = 24 * time.Hour
 
 // The event types.
 const (
-	TypeMatch    = "match"
-	TypeResponse = "response"
-	TypeStatus   = "status"
-	TypeExpiring = "expiring"
+	TypeMatch    = schema.WebhookMatch
+	TypeResponse = schema.WebhookResponse
+	TypeStatus   = schema.WebhookStatus
+	TypeExpiring = schema.WebhookExpiring
 )
 
 // CheckHook checks a hook as the configuration gives it: an absolute http(s) URL, a secret of at least 16
@@ -151,50 +151,15 @@ func (s *Service) hooksOf(source string) []*Hook {
 	return out
 }
 
-// Event is the body of a delivery.
-type Event struct {
-	ID         string         `json:"id"`
-	Type       string         `json:"type"`
-	OccurredAt time.Time      `json:"occurredAt"`
-	Record     EventRecord    `json:"record"`
-	Match      *EventMatch    `json:"match,omitempty"`
-	Response   *EventResponse `json:"response,omitempty"`
-	Status     *EventStatus   `json:"status,omitempty"`
-	Expiring   *EventExpiring `json:"expiring,omitempty"`
-}
-
-// EventRecord is the record an event is about: what the app that published it knows of it already.
-type EventRecord struct {
-	ID         string `json:"id"`
-	Source     string `json:"source"`
-	ExternalID string `json:"externalId"`
-	Status     string `json:"status"`
-	URL        string `json:"url"`
-}
-
-// EventMatch is the new record of the other type that may answer the record.
-type EventMatch struct {
-	ID         string   `json:"id"`
-	URL        string   `json:"url"`
-	DistanceKm *float64 `json:"distanceKm,omitempty"`
-}
-
-// EventResponse says how many responses («yo puedo ayudar») the record has active now; the responders'
-// messages and numbers are read with the manage token (GET help/{id}/responses).
-type EventResponse struct {
-	Count int `json:"count"`
-}
-
-// EventStatus is a change of status; From is absent when the record's earlier status was never seen.
-type EventStatus struct {
-	From string `json:"from,omitempty"`
-	To   string `json:"to"`
-}
-
-// EventExpiring is when the open record expires unless renewed.
-type EventExpiring struct {
-	ExpiresAt time.Time `json:"expiresAt"`
-}
+// The body of a delivery and its parts: the wire contract's (schema), which the OpenAPI document gives.
+type (
+	Event         = schema.WebhookEvent
+	EventRecord   = schema.WebhookRecord
+	EventMatch    = schema.WebhookMatchInfo
+	EventResponse = schema.WebhookResponseCount
+	EventStatus   = schema.WebhookStatusChange
+	EventExpiring = schema.WebhookExpiry
+)
 
 // eventID is the id of an event: the same for the same event of the same hook, whoever derives it.
 func eventID(hook string, parts ...string) string {
@@ -215,7 +180,7 @@ func (s *Service) eventRecord(rec *store.Record) EventRecord {
 
 // outboxEvent makes the outbox's event of ev for hook, due at due.
 func outboxEvent(hook string, ev *Event, due, now time.Time) (*store.WebhookEvent, error) {
-	ev.ID = eventID(hook, ev.idParts()...)
+	ev.ID = eventID(hook, idParts(ev)...)
 	body, err := json.Marshal(ev)
 	if err != nil {
 		return nil, err
@@ -224,7 +189,7 @@ func outboxEvent(hook string, ev *Event, due, now time.Time) (*store.WebhookEven
 }
 
 // idParts is what makes an event itself: its type, record, and what happened.
-func (ev *Event) idParts() []string {
+func idParts(ev *Event) []string {
 	p := []string{ev.Type, ev.Record.ID}
 	switch {
 	case ev.Match != nil:

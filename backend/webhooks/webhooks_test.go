@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
 	"github.com/directaid/directaid/schema"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // TestEventsOfOneRecord, over a real Badger store and a receiver on loopback: a record's expiring event,
@@ -31,8 +33,14 @@ func TestEventsOfOneRecord(t *testing.T) {
 	var mu sync.Mutex
 	var got []Event
 	var n int
+	documented := documentedEvent(t)
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body)); err != nil {
+			t.Errorf("body: %v", err)
+		} else if err := documented.Validate(v); err != nil {
+			t.Errorf("a delivery is not the OpenAPI document's WebhookEvent: %v\n%s", err, body)
+		}
 		if err := Verify([]byte(secret), r.Header.Get(HeaderSignature), r.Header.Get(HeaderTimestamp), body, time.Now(), time.Minute); err != nil {
 			t.Errorf("a delivery fails its signature: %v", err)
 		}
@@ -148,4 +156,47 @@ func TestCheckHook(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+}
+
+// documentedEvent is the schema of a delivery's body as the OpenAPI document gives it (its webhooks'
+// helpEvent request body).
+func documentedEvent(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	doc, err := schema.OpenAPI("https://ayuda.example.org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parsed struct {
+		Webhooks map[string]struct {
+			Post struct {
+				RequestBody struct {
+					Content map[string]struct {
+						Schema struct {
+							Ref string `json:"$ref"`
+						} `json:"schema"`
+					} `json:"content"`
+				} `json:"requestBody"`
+			} `json:"post"`
+		} `json:"webhooks"`
+	}
+	if err := json.Unmarshal(doc, &parsed); err != nil {
+		t.Fatal(err)
+	}
+	ref := parsed.Webhooks["helpEvent"].Post.RequestBody.Content["application/json"].Schema.Ref
+	if ref == "" {
+		t.Fatalf("the OpenAPI document has no webhooks.helpEvent body")
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("openapi.json", v); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("openapi.json" + ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch
 }
