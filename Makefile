@@ -35,7 +35,7 @@ test: build
 # own package runs under -race only for its shared behaviour and its concurrent reads (RACE_BADGER): its
 # brute-force comparisons take minutes under the race detector and share no state between goroutines that
 # TestStore does not also drive. PostgreSQL's package is left out: its concurrency is the server's.
-RACE_PKGS := ./schema/... ./site/... ./backend/ ./backend/places/ ./backend/httpapi/ ./backend/mcpserver/ ./backend/metrics/ ./backend/store/... ./caddymodule/ ./internal/webutil/ \
+RACE_PKGS := ./schema/... ./site/... ./backend/ ./backend/places/ ./backend/httpapi/ ./backend/mcpserver/ ./backend/metrics/ ./backend/webhooks/ ./backend/store/... ./caddymodule/ ./internal/webutil/ \
 	./internal/loadgen/ ./internal/testserver/ ./internal/golden/
 RACE_BADGER := ^(TestStore|TestSnapshotReadsConcurrent)$$
 
@@ -43,7 +43,7 @@ RACE_BADGER := ^(TestStore|TestSnapshotReadsConcurrent)$$
 ## and the stores' shared behaviour on Badger, under the race detector; no binary, no PostgreSQL
 check:
 	$(GO) vet ./...
-	$(GO) test -count=1 -race -short ./schema/... ./site/... ./backend/ ./backend/places/ ./backend/httpapi/ ./backend/mcpserver/ ./backend/metrics/ ./backend/store/... ./internal/webutil/ \
+	$(GO) test -count=1 -race -short ./schema/... ./site/... ./backend/ ./backend/places/ ./backend/httpapi/ ./backend/mcpserver/ ./backend/metrics/ ./backend/webhooks/ ./backend/store/... ./internal/webutil/ \
 		./internal/golden/
 
 # phase runs a command as a named phase of a target: when it starts, and how long it took.
