@@ -237,6 +237,9 @@ func TestBrowserOffline(t *testing.T) {
 	if !run(p.ctx, t, "saved message gone", chromedp.Evaluate[bool](`document.getElementById('resultado-guardada').hidden`)) {
 		t.Error("the saved message still shows after the publication")
 	}
+	if note := run(p.ctx, t, "kept copy's note", chromedp.Evaluate[string](`(document.querySelector('main .guardada') || {}).textContent || ''`)); note != "" {
+		t.Errorf("online again, /pedir still says it is the kept copy: %q", note)
+	}
 	// Its manage link shows, and stays on the phone until the person says they saved it.
 	manage := run(p.ctx, t, "manage link", chromedp.Evaluate[[]any](`[!document.getElementById('resultado-gestion').hidden,
 		document.getElementById('resultado-gestionar').href]`))

@@ -315,9 +315,21 @@ func TestBrowserPeople(t *testing.T) {
 				return resp.StatusCode == 200
 			}
 			withdraw := `#gestion-formulario button[value="withdraw"]`
+			danger := func(t *testing.T, sel string) { // «Retirar» is red (the danger style), with or without JS
+				t.Helper()
+				if !run(p.ctx, t, "danger style", chromedp.Evaluate[bool](fmt.Sprintf(`getComputedStyle(document.querySelector(%q)).backgroundColor === 'rgb(179, 0, 27)'`, sel))) {
+					t.Errorf("%s is not in the danger style", sel)
+				}
+			}
 			if js { // the manage link: its fragment fills the form
 				p.do(t, "open the manage link", chromedp.Navigate(s.URL+"/gestionar#id="+id+"&token="+token), chromedp.WaitVisible(chromedp.ID("g-id")))
 				run(p.ctx, t, "filled", chromedp.Poll[bool](`document.getElementById('g-token').value !== ''`, chromedp.WithPollingTimeout(10*time.Second)))
+				run(p.ctx, t, "described", chromedp.Poll[bool](`!document.getElementById('gestion-publicacion').hidden`, chromedp.WithPollingTimeout(10*time.Second)))
+				danger(t, withdraw)
+				if run(p.ctx, t, "reopen", chromedp.Evaluate[bool](`document.querySelector('#gestion-formulario button[value="reopen"]').offsetParent !== null`)) {
+					t.Error("an open record offers «Reabrir»")
+				}
+				p.screenshot(t, "retira-antes-js")
 				// «Retirar» asks first: «Cancelar» keeps the publication, «Aceptar» withdraws it.
 				answers := make(chan bool, 2)
 				asked := make(chan string, 2)
@@ -354,8 +366,11 @@ func TestBrowserPeople(t *testing.T) {
 			} else { // without JavaScript the person pastes the link's id and code into the form
 				goTo(t, "/gestionar")
 				p.fill(t, map[string]string{"g-id": id, "g-token": token})
+				danger(t, withdraw)
 				tap(t, "withdraw", withdraw)
 				p.wait(t, "confirmar-retiro")
+				danger(t, withdraw)
+				danger(t, `#confirmar-retiro button[value="withdraw"]`)
 				if !exists() {
 					t.Fatal("«Retirar» withdrew without asking")
 				}
@@ -367,6 +382,13 @@ func TestBrowserPeople(t *testing.T) {
 			waitText(t, p, "gestion-resultado", map[bool]string{true: "Retirar (borra mi nombre y teléfono): listo.", false: "Listo: la publicación quedó retirada"}[js])
 			if exists() {
 				t.Errorf("the publication is still there after «Retirar» was confirmed")
+			}
+			// Nothing is left to do with it: no action, no responses.
+			waitText(t, p, "gestion-publicacion", map[bool]string{true: "Esta publicación ya no existe.", false: "Esta publicación ya no está: se retiró."}[js])
+			left := run(p.ctx, t, "what is left", chromedp.Evaluate[[]any](`[Array.from(document.querySelectorAll('#gestion-formulario button')).filter(b => b.offsetParent !== null).map(b => b.textContent),
+				document.querySelector('main').innerText.includes('Nadie ha respondido')]`))
+			if b, _ := left[0].([]any); len(b) != 0 || left[1] != false {
+				t.Errorf("a withdrawn record's manage page shows the buttons %v, «Nadie ha respondido» %v", left[0], left[1])
 			}
 			p.screenshot(t, "retira-hecho-"+mode)
 			axeClean(t, js)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/directaid/directaid/schema"
@@ -28,6 +29,9 @@ type manageView struct {
 	// Responses are the «yo puedo ayudar» of the record, once the publisher asked to see them.
 	Responses     []responseItem
 	ShowResponses bool
+	// Gone is a record whose detail reads as gone (withdrawn, or hidden: Detail does not tell them apart):
+	// the form then shows no buttons and no responses.
+	Gone bool
 }
 
 // responseItem is one response as the publisher sees it on /gestionar.
@@ -44,10 +48,41 @@ var responseStatusWords = map[string]string{
 // responsesAction is the form's button that shows the responses (not an action of the API).
 const responsesAction = "responses"
 
-type manageButton struct{ Action, Label string }
+// manageButton is one action of the form; Class styles it (withdrawing, which erases, is «peligro»).
+type manageButton struct{ Action, Label, Class string }
 
-var manageButtons = []manageButton{{schema.ActionResolve, "Marcar como resuelta"}, {schema.ActionReopen, "Reabrir"},
-	{schema.ActionRenew, "Renovar"}, {schema.ActionWithdraw, "Retirar (borra mi nombre y teléfono)"}}
+var manageButtons = []manageButton{{schema.ActionResolve, "Marcar como resuelta", ""}, {schema.ActionReopen, "Reabrir", ""},
+	{schema.ActionRenew, "Renovar", ""}, {schema.ActionWithdraw, "Retirar (borra mi nombre y teléfono)", "peligro"}}
+
+// statusActions are the actions that change a record in each status (the service refuses the others, or
+// changes nothing): the form shows only those buttons, with JavaScript (data-acciones) and without.
+var statusActions = map[string][]string{
+	schema.StatusOpen:     {schema.ActionResolve, schema.ActionRenew, schema.ActionWithdraw},
+	schema.StatusResolved: {schema.ActionReopen, schema.ActionWithdraw},
+	schema.StatusExpired:  {schema.ActionResolve, schema.ActionReopen, schema.ActionRenew, schema.ActionWithdraw},
+	schema.StatusHidden:   {schema.ActionWithdraw},
+}
+
+// buttonsFor are the form's buttons for a record in status (all of them for a status it does not know).
+func buttonsFor(status string) []manageButton {
+	allowed, ok := statusActions[status]
+	if !ok {
+		return manageButtons
+	}
+	var out []manageButton
+	for _, b := range manageButtons {
+		if slices.Contains(allowed, b.Action) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// StatusActions is statusActions as JSON, for the form's data-acciones.
+func (mv *manageView) StatusActions() string {
+	b, _ := json.Marshal(statusActions)
+	return string(b)
+}
 
 var actionDone = map[string]string{
 	schema.ActionResolve: "Listo: la publicación quedó marcada como resuelta.", schema.ActionReopen: "Listo: la publicación quedó abierta de nuevo.",
@@ -63,8 +98,10 @@ func (h *handler) describe(r *http.Request, base string, mv *manageView) {
 	switch {
 	case errors.Is(err, ErrGone):
 		mv.Record = "Esta publicación ya no está: se retiró."
+		mv.Gone, mv.Buttons, mv.Confirm = true, nil, false
 	case err == nil:
 		mv.Record = "«" + d.Title + "» — Estado: " + strings.ToLower(enumLabels[d.Status]) + "."
+		mv.Buttons = buttonsFor(d.Status)
 	}
 }
 
@@ -86,10 +123,13 @@ func (h *handler) manage(r *http.Request) (*manageView, int) {
 		mv.Error = "Escriba el código de la publicación y el código para gestionar que recibió al publicarla."
 		return mv, http.StatusBadRequest
 	}
+	base, _ := h.baseURL(r)
 	if action == responsesAction && h.o.Service != nil {
+		if h.describe(r, base, mv); mv.Gone { // a withdrawn record's responses ended with it
+			return mv, http.StatusOK
+		}
 		return h.manageResponses(r, mv)
 	}
-	base, _ := h.baseURL(r)
 	defer h.describe(r, base, mv)
 	switch {
 	case action == "":

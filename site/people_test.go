@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -354,5 +355,58 @@ func TestEmergencyPageNobodyHelpingLink(t *testing.T) {
 	}
 	if _, md := sitetest.Get(t, c, testBase+"/emergencias/"+mojana.Slug+".md"); strings.Contains(string(md), "attended=") {
 		t.Errorf("an emergency with no records links to those nobody helps:\n%s", md)
+	}
+}
+
+// /gestionar shows only the actions that change the record in its status, «Retirar» in the danger style;
+// once withdrawn, no action and no responses are left, whichever button the form last sent.
+func TestManageFollowsStatus(t *testing.T) {
+	s := &records{}
+	id := s.add(eje.Slug, schema.TypeRequest, "Agua")
+	o := s.options(eje)
+	f := o.Service.(*funcs)
+	f.detail = func(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error) {
+		d, err := s.detail(ctx, base, id)
+		if err == nil && d.Status == schema.StatusWithdrawn {
+			return nil, ErrGone
+		}
+		return d, err
+	}
+	f.act = func(_ context.Context, _, gotID, _, action string) (int, []byte) {
+		s.set(gotID, func(r *schema.PublicHelpDetail) { r.Status = schema.StatusWithdrawn })
+		return 200, []byte(`{"ok":true,"id":"` + gotID + `","action":"` + action + `","status":"withdrawn","changed":true}`)
+	}
+	c := newSite(t, o)
+	button := func(action string) string { return `name="action" value="` + action + `"` }
+	for status, want := range map[string][]string{
+		schema.StatusOpen:     {schema.ActionResolve, schema.ActionRenew, schema.ActionWithdraw},
+		schema.StatusResolved: {schema.ActionReopen, schema.ActionWithdraw},
+		schema.StatusExpired:  {schema.ActionResolve, schema.ActionReopen, schema.ActionRenew, schema.ActionWithdraw},
+	} {
+		s.set(id, func(r *schema.PublicHelpDetail) { r.Status = status })
+		_, page := postForm(t, c, "/gestionar", url.Values{"id": {id}, "token": {"tok"}})
+		for _, a := range []string{schema.ActionResolve, schema.ActionReopen, schema.ActionRenew, schema.ActionWithdraw} {
+			if got := strings.Contains(string(page), button(a)); got != slices.Contains(want, a) {
+				t.Errorf("%s: button %s shown %v, want %v", status, a, got, !got)
+			}
+		}
+		if !strings.Contains(string(page), button(schema.ActionWithdraw)+` class="peligro"`) {
+			t.Errorf("%s: «Retirar» is not in the danger style:\n%s", status, page)
+		}
+		if !strings.Contains(string(page), `data-acciones="{`) {
+			t.Errorf("%s: the form does not tell its script which actions fit each status", status)
+		}
+	}
+	s.set(id, func(r *schema.PublicHelpDetail) { r.Status = schema.StatusOpen })
+	_, page := postForm(t, c, "/gestionar", url.Values{"id": {id}, "token": {"tok"}, "action": {"withdraw"}, "confirmar": {"si"}})
+	for _, sent := range []string{"withdraw", "responses", ""} {
+		if sent != "withdraw" {
+			_, page = postForm(t, c, "/gestionar", url.Values{"id": {id}, "token": {"tok"}, "action": {sent}})
+		}
+		text := string(page)
+		if !strings.Contains(text, "Esta publicación ya no está") || strings.Contains(text, `name="action"`) ||
+			strings.Contains(text, "Nadie ha respondido") || strings.Contains(text, `id="gestion-respuestas"`) {
+			t.Errorf("a withdrawn record, after %q: actions or responses still shown\n%s", sent, page)
+		}
 	}
 }

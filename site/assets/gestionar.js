@@ -18,13 +18,26 @@
     (ok ? okText : errText).textContent = text;
     (ok ? okBox : errBox).focus();
   }
+  // The buttons follow the record's status (data-acciones: the actions that change it); a record that is
+  // gone (withdrawn) has no buttons and no responses left.
+  var actions = JSON.parse(form.dataset.acciones || "{}"), gone = false;
+  var row = form.querySelector(".acciones"), box = document.getElementById("gestion-respuestas");
+  function fit(status) {
+    if (!row) return;
+    row.hidden = gone;
+    if (gone && box) box.hidden = true;
+    var ok = actions[status];
+    Array.prototype.forEach.call(row.querySelectorAll("button[value]"), function (b) {
+      if (b.value !== "responses") b.hidden = !!ok && ok.indexOf(b.value) < 0;
+    });
+  }
   function describe() {
     var id = idIn.value.trim();
-    if (!id) return;
+    if (!id) return Promise.resolve();
     // no-cache: the detail is cacheable for a minute, and the status just shown must be the new one.
-    fetch(api + "?view=detail&id=" + encodeURIComponent(id), { headers: { Accept: "application/json" }, cache: "no-cache" })
+    return fetch(api + "?view=detail&id=" + encodeURIComponent(id), { headers: { Accept: "application/json" }, cache: "no-cache" })
       .then(function (r) {
-        if (r.status === 410 || r.status === 404) { info.textContent = form.dataset.noExiste; info.hidden = false; return null; }
+        if (r.status === 410 || r.status === 404) { info.textContent = form.dataset.noExiste; info.hidden = false; gone = true; fit(""); return null; }
         return r.ok ? r.json() : null;
       })
       .then(function (d) {
@@ -32,20 +45,20 @@
         var w = { open: "vigente", resolved: "resuelta", withdrawn: "retirada", expired: "vencida", hidden: "oculta mientras se revisa" };
         info.textContent = (d.title || "") + " — " + form.dataset.estado + " " + (w[d.status] || d.status || "");
         info.hidden = false;
+        fit(d.status);
       })
       .catch(function () {});
   }
-  describe();
 
   // The responses («yo puedo ayudar»), with the manage token: only the publisher sees them.
-  var box = document.getElementById("gestion-respuestas"), list = document.getElementById("gestion-respuestas-lista");
+  var list = document.getElementById("gestion-respuestas-lista");
   function responses() {
     var id = idIn.value.trim(), tok = tokIn.value.trim();
-    if (!id || !tok || !box) return;
+    if (!id || !tok || !box || gone) return;
     fetch(api + "/" + encodeURIComponent(id) + "/responses", { headers: { Accept: "application/json", Authorization: "Bearer " + tok }, cache: "no-store" })
       .then(function (r) { return r.ok ? r.json() : null; })
       .then(function (d) {
-        if (!d) return;
+        if (!d || gone) return;
         var words = JSON.parse(box.dataset.estados || "{}");
         list.textContent = "";
         (d.items || []).forEach(function (it) {
@@ -66,7 +79,7 @@
       })
       .catch(function () {});
   }
-  responses();
+  describe().then(responses);
 
   form.addEventListener("submit", function (ev) {
     var btn = ev.submitter;

@@ -7,6 +7,14 @@
   'use strict';
   var sw = navigator.serviceWorker;
   if (sw && window.isSecureContext) sw.register('/sw.js').catch(function () { /* the site works without it */ });
+  // A form page opened from the phone's copy starts with the service worker's note «Sin señal al
+  // abrirla…»; once the signal is back (or a saved publication went out) the form works as online, and
+  // the note goes. Other pages keep it: what they show is still the copy.
+  function signalBack() {
+    var kept = document.getElementById('formulario') && document.querySelector('main > .guardada');
+    if (kept) kept.parentNode.removeChild(kept);
+  }
+  window.addEventListener('online', signalBack);
   var box = self.directaidOutbox, note = document.getElementById('bandeja');
   if (!box || !note) return;
 
@@ -61,6 +69,7 @@
   var linksHere = location.pathname === '/' || !!document.getElementById('formulario');
 
   function announce(item, data) {
+    signalBack();
     var ev = new CustomEvent('directaid:enviada', { cancelable: true, detail: { item: item, data: data } });
     collect().then(function () { if (!ev.defaultPrevented && !item.rejected) showLinks(); }).catch(function () { /* kept in IndexedDB */ });
     if (!document.dispatchEvent(ev)) return;
