@@ -9,5 +9,5 @@ import (
 	// The stores (store.Register): the embedded one, and PostgreSQL with Caddy's storage module over it.
 	// A store not imported here is not in the binary.
 	_ "github.com/directaid/directaid/backend/badgerstore"
-	_ "github.com/directaid/directaid/backend/pgstore/caddystorage"
+	_ "github.com/directaid/directaid/caddymodule/pgstorage"
 )

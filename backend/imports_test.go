@@ -2,6 +2,7 @@ package backend_test
 
 import (
 	"go/build"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -34,6 +35,21 @@ func TestImportsPointDown(t *testing.T) {
 			if found && !slices.Contains(ok, ours) {
 				t.Errorf("%s imports %s, which is not below it", pkg, ours)
 			}
+		}
+	}
+}
+
+// TestNoCaddyBelowTheGlue: neither the domain and its transports and stores (backend/...) nor the
+// contract (schema/...) depends on Caddy, directly or through another package: Caddy stays in caddymodule.
+// (certmagic, Caddy's TLS library, is allowed: pgstore's CertStorage implements its Storage interface.)
+func TestNoCaddyBelowTheGlue(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-test=false", "../backend/...", "../schema/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/caddyserver/caddy/") {
+			t.Errorf("backend/... or schema/... depends on %s", dep)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package caddystorage
+package pgstorage
 
 import (
 	"context"

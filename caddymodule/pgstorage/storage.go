@@ -1,11 +1,11 @@
-// Package caddystorage is Caddy's storage module over the PostgreSQL store's database: certificates,
+// Package pgstorage is Caddy's storage module over the PostgreSQL store's database: certificates,
 // OCSP staples, locks, and caddy-ratelimit's distributed state, shared by N nodes:
 //
 //	storage directaid_postgres {env.DIRECTAID_DATABASE_URL}
 //
 // It shares one pool per DSN with the store (pgstore.Acquire). Importing it registers the module and
 // the "postgres" store.
-package caddystorage
+package pgstorage
 
 import (
 	"fmt"
