@@ -51,7 +51,7 @@ func scopesOf(rec *store.Record) []string {
 }
 
 // addCells counts rec in the counters of its cells in every scope (n = -1 takes it out).
-func (d *aggDelta) addCells(rec *store.Record, n int64) {
+func (d *aggDelta) addCells(rec *store.Record, c counted, n int64) {
 	if rec.Latitude == nil || rec.Longitude == nil {
 		return
 	}
@@ -63,19 +63,19 @@ func (d *aggDelta) addCells(rec *store.Record, n int64) {
 	for _, scope := range scopesOf(rec) {
 		k := append(append(append(buf[:0], prefixCellCount...), scope...), 0)
 		for p := cellCountMin; p <= geoPrecision; p++ {
-			addKeyed(d.cells, append(k, gh[:p]...), rec, n)
+			addKeyed(d.cells, append(k, gh[:p]...), c, n)
 		}
 	}
 }
 
-// addKeyed counts rec in m's aggregate of key, which it copies only when the aggregate is new.
-func addKeyed(m map[string]*aggregate, key []byte, rec *store.Record, n int64) {
+// addKeyed counts c in m's aggregate of key, which it copies only when the aggregate is new.
+func addKeyed(m map[string]*aggregate, key []byte, c counted, n int64) {
 	a := m[string(key)]
 	if a == nil {
 		a = &aggregate{}
 		m[string(key)] = a
 	}
-	a.add(rec, n)
+	a.addCounted(c, n)
 }
 
 // countRadius is the total of a radius list (store.RadiusTotal, words aside) from this snapshot.

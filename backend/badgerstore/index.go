@@ -240,17 +240,33 @@ func cellParts(k uint16) (st, typ, cat, urg uint8) {
 	return uint8(k >> 10), uint8(k >> 9 & 1), uint8(k >> 3 & 63), uint8(k & 7)
 }
 
+// counted is what an aggregate counts of a record, worked out once for every counter it goes into.
+type counted struct {
+	cell    uint16
+	people  int64 // the people an open request needs, else 0
+	created int64 // Unix ms
+}
+
+func countOf(rec *store.Record) counted {
+	c := counted{cell: cellKey(statusCode(rec.Status), typeCode(rec.Type), catCode(rec.Category), urgCode(rec.Urgency)),
+		created: rec.CreatedAt.UnixMilli()}
+	if rec.Type == schema.TypeRequest && rec.Status == store.StatusOpen && rec.NeededPeople != nil && *rec.NeededPeople > 0 {
+		c.people = int64(*rec.NeededPeople)
+	}
+	return c
+}
+
 // add counts rec n times (n = -1 takes it out).
-func (a *aggregate) add(rec *store.Record, n int64) {
+func (a *aggregate) add(rec *store.Record, n int64) { a.addCounted(countOf(rec), n) }
+
+func (a *aggregate) addCounted(c counted, n int64) {
 	if a.cells == nil {
 		a.cells = map[uint16]int64{}
 	}
-	a.cells[cellKey(statusCode(rec.Status), typeCode(rec.Type), catCode(rec.Category), urgCode(rec.Urgency))] += n
-	if rec.Type == schema.TypeRequest && rec.Status == store.StatusOpen && rec.NeededPeople != nil && *rec.NeededPeople > 0 {
-		a.people += int64(*rec.NeededPeople) * n
-	}
+	a.cells[c.cell] += n
+	a.people += c.people * n
 	if n > 0 {
-		a.newest = max(a.newest, rec.CreatedAt.UnixMilli())
+		a.newest = max(a.newest, c.created)
 	}
 }
 
@@ -359,24 +375,30 @@ type aggDelta struct {
 }
 
 func (d *aggDelta) add(rec *store.Record, n int64) {
+	d.addCounters(rec, n)
+	d.addWords(rec, n)
+}
+
+// addCounters counts rec n times in every counter but the word counters.
+func (d *aggDelta) addCounters(rec *store.Record, n int64) {
 	if d.all == nil {
 		d.all = map[string]*aggregate{}
 	}
+	c := countOf(rec)
 	slug := rec.EmergencySlug
 	if d.all[slug] == nil {
 		d.all[slug] = &aggregate{}
 	}
-	d.all[slug].add(rec, n)
+	d.all[slug].addCounted(c, n)
 	if rec.MunicipioCode != "" {
 		if d.munis == nil {
 			d.munis = map[string]*aggregate{}
 		}
 		for _, scope := range []string{scopeOf("", rec.MunicipioCode), scopeOf(slug, rec.MunicipioCode)} {
-			addKeyed(d.munis, muniKey(scope), rec, n)
+			addKeyed(d.munis, muniKey(scope), c, n)
 		}
 	}
-	d.addWords(rec, n)
-	d.addCells(rec, n)
+	d.addCells(rec, c, n)
 }
 
 // counterCache holds the counters (aggregates, cell counters, word counters) as last committed, so that
@@ -557,7 +579,8 @@ func (w *indexWriter) put(txn *badger.Txn, rec *store.Record, entries []kv) (ok 
 		}
 	}
 	w.size, w.count = w.size+size, w.count+count
-	w.agg.add(rec, 1)
+	w.agg.addCounters(rec, 1)
+	w.agg.addWordKeys(entries, 1)
 	return true, nil
 }
 
@@ -586,8 +609,10 @@ func (w *indexWriter) replace(txn *badger.Txn, old, rec *store.Record, entries [
 		}
 	}
 	w.size, w.count = w.size+size, w.count+count
-	w.agg.add(old, -1)
-	w.agg.add(rec, 1)
+	w.agg.addCounters(old, -1)
+	w.agg.addWordKeys(dels, -1)
+	w.agg.addCounters(rec, 1)
+	w.agg.addWordKeys(entries, 1)
 	return true, nil
 }
 

@@ -159,6 +159,24 @@ func (d *aggDelta) addWords(rec *store.Record, n int64) {
 	}
 }
 
+// addWordKeys counts, n times, the tokens of the word postings among entries (a record's index entries,
+// indexEntries): the counters count exactly the postings written, and the writer does not fold and
+// split the text again.
+func (d *aggDelta) addWordKeys(entries []kv, n int64) {
+	if d.words == nil {
+		d.words = map[string]int64{}
+	}
+	for _, e := range entries {
+		if !bytes.HasPrefix(e.k, prefixWord) || len(e.k) < len(prefixWord)+2 {
+			continue
+		}
+		// wordPrefix: the status code, then the token up to its 0x00 (a token has letters and digits only)
+		if end := bytes.IndexByte(e.k[len(prefixWord)+1:], 0); end >= 0 {
+			d.words[string(e.k[len(prefixWord):len(prefixWord)+1+end])] += n
+		}
+	}
+}
+
 // tokens are the tokens of the delta, for the in-memory vocabulary.
 func (d *aggDelta) tokens() []string {
 	out := make([]string, 0, len(d.words))

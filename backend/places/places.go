@@ -105,20 +105,27 @@ func Departamentos() []Place {
 }
 
 // Children lists the municipios of a departamento, or the centros poblados of a municipio, by name.
+// The lists are made once, at the first call; each call gets its own copy.
 func Children(code string) []Place {
-	want := map[int]int{2: 5, 5: 8}[len(code)]
-	if want == 0 {
-		return nil
-	}
-	var out []Place
+	return slices.Clone(children()[code])
+}
+
+// children are the lists of Children by code, made once.
+var children = sync.OnceValue(func() map[string][]Place {
+	out := map[string][]Place{}
 	for _, p := range load().all {
-		if len(p.Code) == want && strings.HasPrefix(p.Code, code) {
-			out = append(out, p)
+		switch len(p.Code) {
+		case 5:
+			out[p.Code[:2]] = append(out[p.Code[:2]], p)
+		case 8:
+			out[p.Code[:5]] = append(out[p.Code[:5]], p)
 		}
 	}
-	sortByName(out)
+	for _, ps := range out {
+		sortByName(ps)
+	}
 	return out
-}
+})
 
 func sortByName(ps []Place) {
 	slices.SortStableFunc(ps, func(a, b Place) int { return strings.Compare(a.key, b.key) })

@@ -1,6 +1,7 @@
 package places
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -81,6 +82,29 @@ func TestLookupAndHierarchy(t *testing.T) {
 		if c.Kind() != CentroPoblado || c.MunicipioCode() != "63001" || c.Lat == 0 {
 			t.Errorf("child of Armenia: %+v", c)
 		}
+	}
+	// Every place is the child of its departamento or municipio, and of nothing else; a caller may
+	// change its copy.
+	kids := 0
+	for _, p := range load().all {
+		for _, parent := range []string{p.Code, p.Code[:2], p.Code[:min(5, len(p.Code))]} {
+			in := slices.ContainsFunc(Children(parent), func(c Place) bool { return c.Code == p.Code })
+			want := parent != p.Code && len(parent) == len(p.Code)-3
+			if len(p.Code) == 5 && parent == p.Code[:2] {
+				want = true
+			}
+			if in != want {
+				t.Errorf("%s in Children(%s): %v, want %v", p.Code, parent, in, want)
+			}
+		}
+		kids += len(Children(p.Code))
+	}
+	if kids != len(load().all)-33 {
+		t.Errorf("%d places are children, want every municipio and centro poblado (%d)", kids, len(load().all)-33)
+	}
+	Children("63")[0].Name = "cambiado"
+	if Children("63")[0].Name != "Armenia" {
+		t.Error("a caller's change to Children reached the list")
 	}
 	// Every municipio and centro poblado has a point in Colombia (the API's bounds).
 	n := 0
