@@ -111,6 +111,10 @@ func (o *Observe) Published(channel string, start time.Time, res *schema.Publish
 		level = zap.DebugLevel
 	case p != nil && p.Status >= 500:
 		level = zap.WarnLevel
+	case p == nil && !created && res.ContentMatches != nil && *res.ContentMatches:
+		// A faithful retry changes nothing: an app retrying a batch would fill the log with lines that say
+		// nothing new (the metrics count them). A retry whose content differs stays at INFO.
+		level = zap.DebugLevel
 	}
 	o.Publications.Log(level, "publication", fields...)
 }

@@ -17,7 +17,7 @@ import (
 // data: the site shows it by consent, a log file must not keep it.
 func TestNoContactDataInLogs(t *testing.T) {
 	// 18: every publication below gets through the limit except the last loop's, which logs 429s.
-	s := testserver.Start(t, testserver.Options{PublishEvents: 18, PublishWindow: "1m", Site: "\tlog"})
+	s := testserver.Start(t, testserver.Options{PublishEvents: 19, PublishWindow: "1m", Site: "\tlog"})
 	const name, phone, address = "Zenobia Qwxlpvr", "+57 301 555 8899", "Vereda Wqzrtyu, finca El Qoxal"
 	// The forms a phone takes: as typed, digits only, E.164, and the way a wa.me link or a log might split it.
 	secrets := []string{"Qwxlpvr", "Ñandúqwx", "301 555 8899", "3015558899", "+573015558899", "573015558899", "555 8899", "5558899",
@@ -26,6 +26,7 @@ func TestNoContactDataInLogs(t *testing.T) {
 	offer := with(validOffer(), "contactName", "Ñandúqwx Pérez", "contactWhatsapp", "310 444 2277", "address", address)
 	for _, b := range []map[string]any{
 		req,                                      // 201
+		req,                                      // 200, a faithful retry
 		with(req, "contactName", name+" (otra)"), // 200, content differs
 		offer,                                    // 201
 		with(validRequest(), "contactName", name+strings.Repeat("x", 100)), // too long
@@ -85,7 +86,7 @@ func TestNoContactDataInLogs(t *testing.T) {
 // directaid.publication, with the fields of the README's table, for every channel.
 func checkPublicationLines(t *testing.T, log string) {
 	t.Helper()
-	seen := map[string]int{}
+	seen, faithful := map[string]int{}, 0
 	for _, line := range strings.Split(log, "\n") {
 		if !strings.Contains(line, `"logger":"directaid.publication"`) {
 			continue
@@ -102,6 +103,15 @@ func checkPublicationLines(t *testing.T, log string) {
 			if l["id"] == nil || l["type"] == nil || l["emergency"] == nil {
 				t.Errorf("accepted publication line lacks id, type or emergency: %s", line)
 			}
+			// A faithful retry is a DEBUG line; one whose content differs, and a creation, INFO.
+			want := "info"
+			if l["outcome"] == "duplicate" && l["content_matches"] == true {
+				want = "debug"
+				faithful++
+			}
+			if l["level"] != want {
+				t.Errorf("publication line at %v, want %s: %s", l["level"], want, line)
+			}
 		case "refused":
 			if l["code"] == nil {
 				t.Errorf("refused publication line lacks code: %s", line)
@@ -114,5 +124,8 @@ func checkPublicationLines(t *testing.T, log string) {
 		if seen[want] == 0 {
 			t.Errorf("no publication line %q; lines: %v", want, seen)
 		}
+	}
+	if faithful == 0 {
+		t.Error("no line of a faithful retry: the test checks its level on nothing")
 	}
 }
