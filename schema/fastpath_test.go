@@ -153,6 +153,10 @@ func TestFastPhoneMatchesLibphonenumber(t *testing.T) {
 		if valid != wantValid || (valid && e164 != phonenumbers.Format(num, phonenumbers.E164)) {
 			t.Fatalf("%q: fast path %q valid=%v; libphonenumber valid=%v (%v)", s, e164, valid, wantValid, err)
 		}
+		// Asked again, the number's remembered answer is the same.
+		if again, againValid, againOK := fastPhone(s); !againOK || againValid != valid || again != e164 {
+			t.Fatalf("%q again: %q valid=%v ok=%v, first %q valid=%v", s, again, againValid, againOK, e164, valid)
+		}
 	}
 }
 
@@ -257,4 +261,25 @@ func FuzzTypedMatchesGeneral(f *testing.F) {
 			decodeBoth(t, body, forced)
 		}
 	})
+}
+
+// The memo of checked numbers stays bounded and keeps answering right past its bound.
+func TestMobileMemoBounded(t *testing.T) {
+	var c mobileMemo
+	for nn := range uint64(maxRememberedMobiles + 10) {
+		c.put(3000000000+nn, fmt.Sprint(nn))
+		if len(c.m) > maxRememberedMobiles {
+			t.Fatalf("%d numbers remembered, bound %d", len(c.m), maxRememberedMobiles)
+		}
+	}
+	if e164, valid, ok := c.get(3000000000 + maxRememberedMobiles + 9); !ok || !valid || e164 != fmt.Sprint(maxRememberedMobiles+9) {
+		t.Fatalf("the last number: %q %v %v", e164, valid, ok)
+	}
+	if _, _, ok := c.get(3000000000); ok {
+		t.Fatal("the first number survived the start-over")
+	}
+	c.put(3000000001, "")
+	if _, valid, ok := c.get(3000000001); !ok || valid {
+		t.Fatal("an invalid number is remembered as invalid")
+	}
 }
