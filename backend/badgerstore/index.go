@@ -256,9 +256,7 @@ func countOf(rec *store.Record) counted {
 	return c
 }
 
-// add counts rec n times (n = -1 takes it out).
-func (a *aggregate) add(rec *store.Record, n int64) { a.addCounted(countOf(rec), n) }
-
+// addCounted counts a record n times (n = -1 takes it out).
 func (a *aggregate) addCounted(c counted, n int64) {
 	if a.cells == nil {
 		a.cells = map[uint16]int64{}

@@ -167,7 +167,7 @@ func (s *Service) deriveRecord(ctx context.Context, rec *store.Record) error {
 			}
 		}
 	}
-	if err := s.enqueue(ctx, evs); err != nil {
+	if _, err := s.enqueue(ctx, evs); err != nil {
 		return err
 	}
 	if len(hooks) > 0 && last != rec.Status { // once its event is enqueued

@@ -202,14 +202,15 @@ func idParts(ev *Event) []string {
 	return p
 }
 
-// enqueue stores evs (one per hook of rec) and wakes the dispatcher.
-func (s *Service) enqueue(ctx context.Context, evs []*store.WebhookEvent) error {
+// enqueue stores evs (one per hook of rec), wakes the dispatcher, and returns how many were not stored
+// before.
+func (s *Service) enqueue(ctx context.Context, evs []*store.WebhookEvent) (int, error) {
 	if len(evs) == 0 {
-		return nil
+		return 0, nil
 	}
 	n, err := s.outbox.EnqueueWebhookEvents(ctx, evs)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if n > 0 {
 		select {
@@ -217,7 +218,7 @@ func (s *Service) enqueue(ctx context.Context, evs []*store.WebhookEvent) error 
 		default:
 		}
 	}
-	return nil
+	return n, nil
 }
 
 // Responded enqueues the response event of a new response to record id (one per hook that follows the
@@ -234,14 +235,64 @@ func (s *Service) responded(ctx context.Context, id, responseID string) error {
 	if err != nil {
 		return err
 	}
+	_, err = s.enqueueResponse(ctx, rec, responseID)
+	return err
+}
+
+// responseLookBack is how far back a node's start looks for responses whose event may not be in the
+// outbox: a node that died between storing a response and enqueueing its event enqueues it at its next
+// start. An event's id is its hook, type, record and response, so an event already stored is not stored
+// again (the outbox keeps events 7 days, far longer than the look-back).
+const responseLookBack = 24 * time.Hour
+
+// recoverResponses enqueues the events of the responses created within responseLookBack that the outbox
+// does not hold, and returns how many it stored.
+func (s *Service) recoverResponses(ctx context.Context) (int, error) {
+	since := s.now().Add(-responseLookBack)
+	type pair struct{ record, response string }
+	var recent []pair
+	err := s.cfg.Store.ScanResponses(ctx, func(r *store.Response) error {
+		if !r.CreatedAt.Before(since) {
+			recent = append(recent, pair{r.RecordID, r.ID})
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	stored := 0
+	for _, p := range recent {
+		rec, err := s.cfg.Store.Get(ctx, p.record)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // erased since
+		}
+		if err != nil {
+			return stored, err
+		}
+		if len(s.hooksOf(rec.Source)) == 0 {
+			continue
+		}
+		n, err := s.enqueueResponse(ctx, rec, p.response)
+		if err != nil {
+			return stored, err
+		}
+		stored += n
+	}
+	return stored, nil
+}
+
+// enqueueResponse stores the response event of responseID to rec for each hook that follows rec's
+// source, and returns how many were not stored before.
+func (s *Service) enqueueResponse(ctx context.Context, rec *store.Record, responseID string) (int, error) {
+	id := rec.ID
 	hooks := s.hooksOf(rec.Source)
 	if len(hooks) == 0 {
-		return nil
+		return 0, nil
 	}
 	now := s.now().UTC()
 	counts, err := s.cfg.Store.ResponseCounts(ctx, []string{id}, now)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var evs []*store.WebhookEvent
 	for _, h := range hooks {
@@ -249,7 +300,7 @@ func (s *Service) responded(ctx context.Context, id, responseID string) error {
 		ev.ID = eventID(h.URL, TypeResponse, id, responseID)
 		body, err := json.Marshal(ev)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		evs = append(evs, &store.WebhookEvent{ID: ev.ID, Hook: h.URL, RecordID: id, Type: TypeResponse, CreatedAt: now, DueAt: now, NextAt: now, Body: body})
 	}
@@ -259,7 +310,28 @@ func (s *Service) responded(ctx context.Context, id, responseID string) error {
 // Run derives and delivers events until ctx ends.
 func (s *Service) Run(ctx context.Context) {
 	var wg sync.WaitGroup
+	wg.Go(func() { s.runRecover(ctx) })
 	wg.Go(func() { s.runDerive(ctx) })
 	wg.Go(func() { s.runDispatch(ctx) })
 	wg.Wait()
+}
+
+// runRecover runs recoverResponses once, at start, until it succeeds or ctx ends.
+func (s *Service) runRecover(ctx context.Context) {
+	for {
+		n, err := s.recoverResponses(ctx)
+		if err == nil {
+			if n > 0 {
+				s.log.Warn("webhooks: response events missing from the outbox were enqueued at start", zap.Int("events", n))
+			}
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("webhooks: looking for response events missing from the outbox failed; retrying", zap.Error(err))
+		if !sleep(ctx, 5*time.Second) {
+			return
+		}
+	}
 }

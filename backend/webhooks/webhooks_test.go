@@ -200,3 +200,87 @@ func documentedEvent(t *testing.T) *jsonschema.Schema {
 	}
 	return sch
 }
+
+// TestResponseEventsRecoveredAtStart: a node that died between storing a response and enqueueing its
+// event enqueues it at its next start. A response whose event is in the outbox is not sent again, and one
+// older than the look-back is left alone.
+func TestResponseEventsRecoveredAtStart(t *testing.T) {
+	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	const secret = "0123456789abcdef-test"
+	var mu sync.Mutex
+	got := map[string]int{} // deliveries of response events, by event id
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(HeaderEventType) == TypeResponse {
+			mu.Lock()
+			got[r.Header.Get(HeaderEventID)]++
+			mu.Unlock()
+		}
+	}))
+	t.Cleanup(rcv.Close)
+	hook := Hook{URL: rcv.URL, Secret: secret, Sources: []string{"bot"}, Timeout: 2 * time.Second}
+	start := func() (*Service, func()) {
+		svc, err := New(Config{Hooks: []Hook{hook}, Store: st, PublicURL: "https://ayuda.example.org",
+			Matches: func(context.Context, string) (*schema.HelpMatches, error) { return &schema.HelpMatches{}, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); svc.Run(ctx) }()
+		return svc, func() { cancel(); <-done }
+	}
+	delivered := func(id string) int { mu.Lock(); defer mu.Unlock(); return got[id] }
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for end := time.Now().Add(20 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(end) {
+				mu.Lock()
+				defer mu.Unlock()
+				t.Fatalf("%s; delivered %v", what, got)
+			}
+		}
+	}
+	ctx := context.Background()
+	rec := storetest.Record("bot", "conv-2")
+	if _, _, err := st.Create(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	respond := func(id string, at time.Time) string {
+		t.Helper()
+		r := &store.Response{RecordID: rec.ID, ID: id, CreatedAt: at, UpdatedAt: at, ExpiresAt: at.Add(48 * time.Hour),
+			Status: store.ResponseActive, Message: "Voy"}
+		if err := st.CreateResponse(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		return eventID(hook.URL, TypeResponse, rec.ID, id)
+	}
+
+	// The normal path: stored, then enqueued, then delivered.
+	first, stop := start()
+	sent := respond("5555555555555555", time.Now())
+	first.Responded(ctx, rec.ID, "5555555555555555")
+	waitFor("the response event was not delivered", func() bool { return delivered(sent) == 1 })
+	stop()
+
+	// The node died between storing two responses and enqueueing their events; one is two days old.
+	lost := respond("ffffffffffffffff", time.Now())
+	old := respond("0000000000000000", time.Now().Add(-48*time.Hour))
+	second, stop := start()
+	defer stop()
+	waitFor("the response event missing from the outbox was not delivered after the restart", func() bool { return delivered(lost) == 1 })
+	log, err := second.Deliveries(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, d := range log.Items {
+		seen[d.ID]++
+	}
+	if seen[sent] != 1 || seen[lost] != 1 || seen[old] != 0 || delivered(sent) != 1 || delivered(old) != 0 {
+		t.Errorf("outbox %v, deliveries %v: want the delivered event once, the lost one once, none for the old response", seen, got)
+	}
+}
