@@ -298,7 +298,9 @@ func TestBrowserOffline(t *testing.T) {
 		sent: {id: 'x', title: 'Carpas para la vereda', publicUrl: location.origin + '/ayudas/x', manageUrl: location.origin + '/gestionar#id=x&token=t'}})`,
 		chromedp.EvalAwaitPromise))
 	open("/")
-	if got := run(p.ctx, t, "manage link of the worker's send", chromedp.Evaluate[string](`(document.querySelector('#enlaces-gestion a') || {}).href || ''`)); got != proxy.URL+"/gestionar#id=x&token=t" {
+	// The page moves it once IndexedDB answers, after the load: wait for the link.
+	if got := run(p.ctx, t, "manage link of the worker's send", chromedp.Poll[string](`(document.querySelector('#enlaces-gestion a') || {}).href || ''`,
+		chromedp.WithPollingTimeout(10*time.Second))); got != proxy.URL+"/gestionar#id=x&token=t" {
 		t.Errorf("the home page shows %q for a publication the worker sent", got)
 	}
 	left := run(p.ctx, t, "moved", chromedp.Evaluate[[]any](`directaidOutbox.all().then(items => [items.length, localStorage.getItem('directaid:enlaces-gestion')])`,

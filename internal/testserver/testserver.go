@@ -386,6 +386,9 @@ func (s *Server) Reload() {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		s.t.Fatalf("reload: %v\n%s", err, out)
 	}
+	// The reload ended the old server's idle keep-alive connections: a POST sent on one the client still
+	// holds would fail with EOF (the client retries only idempotent requests), so drop them.
+	http.DefaultClient.CloseIdleConnections()
 }
 
 // PID is the process id of the running binary (0 when stopped).
