@@ -269,9 +269,6 @@ func (s *Service) recoverResponses(ctx context.Context) (int, error) {
 		if err != nil {
 			return stored, err
 		}
-		if len(s.hooksOf(rec.Source)) == 0 {
-			continue
-		}
 		n, err := s.enqueueResponse(ctx, rec, p.response)
 		if err != nil {
 			return stored, err
