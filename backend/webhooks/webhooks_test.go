@@ -24,11 +24,7 @@ import (
 // refused once, is skipped once a renewal makes it untrue, and the renewal's own goes out; then a
 // response and the resolution follow, in order, each signed; a status first seen open makes no event.
 func TestEventsOfOneRecord(t *testing.T) {
-	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := openStore(t)
 	const secret = "0123456789abcdef-test"
 	var mu sync.Mutex
 	var got []Event
@@ -57,16 +53,9 @@ func TestEventsOfOneRecord(t *testing.T) {
 		got = append(got, ev)
 	}))
 	t.Cleanup(rcv.Close)
-	svc, err := New(Config{Hooks: []Hook{{URL: rcv.URL, Secret: secret, Sources: []string{"bot"}, Timeout: 2 * time.Second}}, Store: st,
-		PublicURL: "https://ayuda.example.org",
-		Matches:   func(context.Context, string) (*schema.HelpMatches, error) { return &schema.HelpMatches{}, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); svc.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	svc, stop := startService(t, st, Hook{URL: rcv.URL, Secret: secret, Sources: []string{"bot"}, Timeout: 2 * time.Second})
+	t.Cleanup(stop)
+	ctx := context.Background()
 
 	rec := storetest.Record("bot", "conv-1")
 	first := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Millisecond)
@@ -137,6 +126,31 @@ func TestEventsOfOneRecord(t *testing.T) {
 	}
 }
 
+// openStore opens a Badger store in a temporary directory, closed when the test ends.
+func openStore(t *testing.T) store.Store {
+	t.Helper()
+	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// startService runs the webhooks of hook over st until stop is called.
+func startService(t *testing.T, st store.Store, hook Hook) (svc *Service, stop func()) {
+	t.Helper()
+	svc, err := New(Config{Hooks: []Hook{hook}, Store: st, PublicURL: "https://ayuda.example.org",
+		Matches: func(context.Context, string) (*schema.HelpMatches, error) { return &schema.HelpMatches{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); svc.Run(ctx) }()
+	return svc, func() { cancel(); <-done }
+}
+
 // TestCheckHook: what a webhook's configuration must be.
 func TestCheckHook(t *testing.T) {
 	good := Hook{URL: "https://bot.example.org/h", Secret: "0123456789abcdef", Sources: []string{"bot"}}
@@ -205,11 +219,7 @@ func documentedEvent(t *testing.T) *jsonschema.Schema {
 // event enqueues it at its next start. A response whose event is in the outbox is not sent again, and one
 // older than the look-back is left alone.
 func TestResponseEventsRecoveredAtStart(t *testing.T) {
-	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := openStore(t)
 	const secret = "0123456789abcdef-test"
 	var mu sync.Mutex
 	got := map[string]int{} // deliveries of response events, by event id
@@ -222,17 +232,6 @@ func TestResponseEventsRecoveredAtStart(t *testing.T) {
 	}))
 	t.Cleanup(rcv.Close)
 	hook := Hook{URL: rcv.URL, Secret: secret, Sources: []string{"bot"}, Timeout: 2 * time.Second}
-	start := func() (*Service, func()) {
-		svc, err := New(Config{Hooks: []Hook{hook}, Store: st, PublicURL: "https://ayuda.example.org",
-			Matches: func(context.Context, string) (*schema.HelpMatches, error) { return &schema.HelpMatches{}, nil }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); svc.Run(ctx) }()
-		return svc, func() { cancel(); <-done }
-	}
 	delivered := func(id string) int { mu.Lock(); defer mu.Unlock(); return got[id] }
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
@@ -260,7 +259,7 @@ func TestResponseEventsRecoveredAtStart(t *testing.T) {
 	}
 
 	// The normal path: stored, then enqueued, then delivered.
-	first, stop := start()
+	first, stop := startService(t, st, hook)
 	sent := respond("5555555555555555", time.Now())
 	first.Responded(ctx, rec.ID, "5555555555555555")
 	waitFor("the response event was not delivered", func() bool { return delivered(sent) == 1 })
@@ -269,7 +268,7 @@ func TestResponseEventsRecoveredAtStart(t *testing.T) {
 	// The node died between storing two responses and enqueueing their events; one is two days old.
 	lost := respond("ffffffffffffffff", time.Now())
 	old := respond("0000000000000000", time.Now().Add(-48*time.Hour))
-	second, stop := start()
+	second, stop := startService(t, st, hook)
 	defer stop()
 	waitFor("the response event missing from the outbox was not delivered after the restart", func() bool { return delivered(lost) == 1 })
 	log, err := second.Deliveries(ctx, 100)
