@@ -126,8 +126,9 @@ type Store struct {
 	maxTextChecks, maxTotalTextChecks int
 	maxWordTokens                     int // tests set it to 0 to check the path without the word index
 
-	counters counterCache // the writer's (index.go)
-	adv      *adviser     // Badger's tables, advised MADV_RANDOM (advise_linux.go); only gcLoop after Open
+	counters  counterCache // the writer's (index.go)
+	blockSeqs blockSeqs    // the word blocks' keys (postings.go)
+	adv       *adviser     // Badger's tables, advised MADV_RANDOM (advise_linux.go); only gcLoop after Open
 }
 
 // snapshot is a read transaction that the reads share: Create's retry check and the readers' List, Get,
@@ -500,7 +501,7 @@ func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	// The record, its pair key and its index entries go in together or not at all (index.go).
-	w := newIndexWriter(s.db)
+	w := newIndexWriter(s)
 	floor := max(s.now().UnixMilli(), s.lastStamp+1)
 	top := s.lastStamp
 	stamp := func(rec *store.Record, at time.Time) {
@@ -582,7 +583,7 @@ func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 
 // commitRecords writes the counters w gathered and commits txn; top becomes the last stamp.
 func (s *Store) commitRecords(txn *badger.Txn, w *indexWriter, top int64) error {
-	cached, err := w.agg.write(txn, &s.counters)
+	cached, err := w.finish(txn)
 	if err != nil {
 		return err
 	}
@@ -699,6 +700,7 @@ func (s *Store) Close() error {
 	s.wg.Wait()
 	s.backups.reading.Lock() // for good: the backups' reads of Badger end, later ones find it closed
 	s.dropSnapshot()
+	s.blockSeqs.release()
 	settleCompactions(s.db, closeSettleMax)
 	return s.db.Close()
 }

@@ -39,7 +39,7 @@ var (
 )
 
 const (
-	indexVersion = "9" // 9: cell counters per emergency, municipio and both, aggregates per municipio; 8: no postings or counters for function words, change entries without the summary; 7: the expiry index off "ie", the cell counters' prefix it shared in 6; 6: the expiry index; 5: counters per geohash cell; 4: the word index of q; 3: statuses and the change index; 2: geographic index keyed by 6-character geohashes
+	indexVersion = "10" // 10: word postings in blocks; 9: cell counters per emergency, municipio and both, aggregates per municipio; 8: no postings or counters for function words, change entries without the summary; 7: the expiry index off "ie", the cell counters' prefix it shared in 6; 6: the expiry index; 5: counters per geohash cell; 4: the word index of q; 3: statuses and the change index; 2: geographic index keyed by 6-character geohashes
 	// allPartition is the partition of the time and kind indexes that holds every emergency; slugs are
 	// [a-z0-9-], so it cannot collide with one.
 	allPartition = "*"
@@ -543,36 +543,55 @@ func muniKey(scope string) []byte { return append(slices.Clone(prefixMuni), scop
 
 // indexWriter puts records and their index entries into one write transaction, keeping under Badger's
 // transaction size so that a record is never split from its indexes (a record that does not fit goes
-// into the next transaction whole).
+// into the next transaction whole). Word postings are gathered into blocks (postings.go) and written by
+// finish, with the counters.
 type indexWriter struct {
 	size, count       int64
 	maxSize, maxCount int64
 	agg               aggDelta
+	postings          postingWriter
+	s                 *Store
 }
 
 // Reserve for the aggregate keys written at the end, per record at most: its emergency's, its two
 // municipio aggregates, its cell counters in four scopes, and one spare.
 const aggReservePerRecord = (4 + 4*(geoPrecision-cellCountMin+1)) * 400
 
-func newIndexWriter(db *badger.DB) *indexWriter {
-	return &indexWriter{maxSize: db.MaxBatchSize() * 3 / 4, maxCount: db.MaxBatchCount() * 3 / 4}
+func newIndexWriter(s *Store) *indexWriter {
+	return &indexWriter{maxSize: s.db.MaxBatchSize() * 3 / 4, maxCount: s.db.MaxBatchCount() * 3 / 4, s: s}
+}
+
+// entriesSize is what entries add to the transaction, counted as if each posting were a key of its own
+// with its token's counter: more than its share of a block, never less.
+func entriesSize(entries []kv) int64 {
+	var size int64
+	for _, e := range entries {
+		size += int64(len(e.k)+len(e.v)) + 32
+		if bytes.HasPrefix(e.k, prefixWord) {
+			size += int64(len(e.k)) + 16
+		}
+	}
+	return size
+}
+
+// set writes e, a posting into its block.
+func (w *indexWriter) set(txn *badger.Txn, e kv) error {
+	if bytes.HasPrefix(e.k, prefixWord) {
+		w.postings.add(e.k, e.v)
+		return nil
+	}
+	return txn.Set(e.k, e.v)
 }
 
 // put writes rec's entries unless they would overflow the transaction; ok=false means "commit first".
 func (w *indexWriter) put(txn *badger.Txn, rec *store.Record, entries []kv) (ok bool, err error) {
-	var size int64 = aggReservePerRecord
-	for _, e := range entries {
-		size += int64(len(e.k)+len(e.v)) + 32
-		if bytes.HasPrefix(e.k, prefixWord) {
-			size += int64(len(e.k)) + 16 // and its token's counter
-		}
-	}
+	size := aggReservePerRecord + entriesSize(entries)
 	count := int64(2 * len(entries))
 	if w.count > 0 && (w.size+size > w.maxSize || w.count+count > w.maxCount) {
 		return false, nil
 	}
 	for _, e := range entries {
-		if err := txn.Set(e.k, e.v); err != nil {
+		if err := w.set(txn, e); err != nil {
 			return false, err
 		}
 	}
@@ -583,26 +602,48 @@ func (w *indexWriter) put(txn *badger.Txn, rec *store.Record, entries []kv) (ok 
 }
 
 // replace swaps old's index entries for rec's (entries, built like put's); ok=false means "commit first".
+// An entry that old and rec have alike (key and value) is left as it is.
 func (w *indexWriter) replace(txn *badger.Txn, old, rec *store.Record, entries []kv) (ok bool, err error) {
 	dels := append(indexEntries(old), changeEntries(old)...)
-	var size int64 = aggReservePerRecord
-	for _, e := range slices.Concat(entries, dels) {
-		size += int64(len(e.k)+len(e.v)) + 32
+	size := aggReservePerRecord + entriesSize(entries) + entriesSize(dels)
+	for _, e := range dels {
 		if bytes.HasPrefix(e.k, prefixWord) {
-			size += int64(len(e.k)) + 16 // and its token's counter
+			size += maxBlockBytes // the block it rewrites
 		}
 	}
 	count := int64(2 * (len(entries) + len(dels)))
 	if w.count > 0 && (w.size+size > w.maxSize || w.count+count > w.maxCount) {
 		return false, nil
 	}
+	kept := make(map[string][]byte, len(entries))
+	for _, e := range entries {
+		kept[string(e.k)] = e.v
+	}
+	same := func(e kv) bool { v, ok := kept[string(e.k)]; return ok && bytes.Equal(v, e.v) }
 	for _, e := range dels {
-		if err := txn.Delete(e.k); err != nil {
-			return false, err
+		switch {
+		case same(e):
+		case bytes.HasPrefix(e.k, prefixWord):
+			if err := w.postings.remove(txn, e.k); err != nil {
+				return false, err
+			}
+		default:
+			if err := txn.Delete(e.k); err != nil {
+				return false, err
+			}
+		}
+	}
+	unchanged := make(map[string]bool, len(dels))
+	for _, e := range dels {
+		if same(e) {
+			unchanged[string(e.k)] = true
 		}
 	}
 	for _, e := range entries {
-		if err := txn.Set(e.k, e.v); err != nil {
+		if unchanged[string(e.k)] {
+			continue
+		}
+		if err := w.set(txn, e); err != nil {
 			return false, err
 		}
 	}
@@ -612,6 +653,19 @@ func (w *indexWriter) replace(txn *badger.Txn, old, rec *store.Record, entries [
 	w.agg.addCounters(rec, 1)
 	w.agg.addWordKeys(entries, 1)
 	return true, nil
+}
+
+// finish writes the word blocks and the counters the transaction gathered; the returned function puts
+// the counters into the cache once the transaction has committed.
+func (w *indexWriter) finish(txn *badger.Txn) (commit func(), err error) {
+	if err := w.flushPostings(txn); err != nil {
+		return nil, err
+	}
+	return w.agg.write(txn, &w.s.counters)
+}
+
+func (w *indexWriter) flushPostings(txn *badger.Txn) error {
+	return w.postings.flush(txn, func() (uint64, error) { return w.s.blockSeqs.next(w.s.db) })
 }
 
 // ensureIndexes indexes every record of a database written before the indexes existed (or whose
@@ -667,7 +721,7 @@ func (s *Store) ensureIndexes() error {
 		}
 		for len(recs) > 0 {
 			txn := s.db.NewTransaction(true)
-			w := newIndexWriter(s.db)
+			w := newIndexWriter(s)
 			n := 0
 			for _, rec := range recs {
 				ok, err := w.put(txn, rec, append(indexEntries(rec), changeEntries(rec)...))
@@ -680,6 +734,10 @@ func (s *Store) ensureIndexes() error {
 				}
 				all.add(rec, 1)
 				n++
+			}
+			if err := w.flushPostings(txn); err != nil { // the counters are written whole below
+				txn.Discard()
+				return fmt.Errorf("reindex: %w", err)
 			}
 			if err := txn.Commit(); err != nil {
 				return fmt.Errorf("reindex: %w", err)

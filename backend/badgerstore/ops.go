@@ -199,6 +199,7 @@ func verifyDB(db *badger.DB) (*store.Verification, error) {
 	err := db.View(func(txn *badger.Txn) error {
 		var expected, missing int // index and pair entries the records call for, and those not found
 		var aggs aggDelta
+		postings := &postingReader{txn: txn}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixRecord, PrefetchValues: true, PrefetchSize: 64})
 		for it.Rewind(); it.Valid(); it.Next() {
 			id := string(it.Item().Key()[len(prefixRecord):])
@@ -217,6 +218,19 @@ func verifyDB(db *badger.DB) (*store.Verification, error) {
 			expected += len(entries)
 			for _, e := range entries {
 				v.Checked++
+				if bytes.HasPrefix(e.k, prefixWord) {
+					sum, ok, err := postings.get(e.k)
+					switch {
+					case err != nil:
+						return err
+					case !ok:
+						missing++
+						problem("record %s lacks its %s entry", id, keyKind(e.k))
+					case !bytes.Equal(sum, e.v):
+						problem("record %s: its %s entry differs from the record", id, keyKind(e.k))
+					}
+					continue
+				}
 				item, err := txn.Get(e.k)
 				if errors.Is(err, badger.ErrKeyNotFound) {
 					missing++
@@ -247,9 +261,14 @@ func verifyDB(db *badger.DB) (*store.Verification, error) {
 		}
 		// Entries without a record: every entry found above is one of these keys, so any surplus is an orphan.
 		found := 0
-		for _, p := range [][]byte{prefixPair, prefixTime, prefixKind, prefixGeo, prefixText, prefixChange, prefixWord, prefixExpiry} {
+		for _, p := range [][]byte{prefixPair, prefixTime, prefixKind, prefixGeo, prefixText, prefixChange, prefixExpiry} {
 			found += countKeys(txn, p)
 		}
+		n, err := countPostings(txn) // the word index: its postings, not its blocks
+		if err != nil {
+			return err
+		}
+		found += n
 		if orphans := found - (expected - missing); orphans != 0 {
 			problem("%d index entries for the %d the records have: %d belong to no record", found, expected-missing, orphans)
 		}

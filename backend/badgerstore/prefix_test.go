@@ -14,7 +14,7 @@ func TestKeyPrefixesDistinct(t *testing.T) {
 		"word": prefixWord, "vocab": prefixVocab, "cellCount": prefixCellCount, "municipio": prefixMuni, "audit": prefixAudit,
 		"report": prefixReport, "secret": prefixSecret, "indexVersion": keyIndexVersion, "probe": keyProbe,
 		"response": prefixResponse, "webhookEvent": prefixWebhookEvent, "webhookQueue": prefixWebhookQueue, "webhookDue": prefixWebhookDue,
-		"webhookState": prefixWebhookState, "webhookSeq": keyWebhookSeq,
+		"webhookState": prefixWebhookState, "webhookSeq": keyWebhookSeq, "blockSeq": keyBlockSeq,
 	}
 	for a, pa := range prefixes {
 		for b, pb := range prefixes {

@@ -26,11 +26,11 @@ func shareID(t *testing.T, s *Store, a, b *store.Record) {
 	}
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
-	w := newIndexWriter(s.db)
+	w := newIndexWriter(s)
 	if ok, err := w.put(txn, b, append(entries, changeEntries(b)...)); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	if _, err := w.agg.write(txn, &s.counters); err != nil {
+	if _, err := w.finish(txn); err != nil {
 		t.Fatal(err)
 	}
 	if err := txn.Commit(); err != nil {

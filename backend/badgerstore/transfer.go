@@ -216,7 +216,7 @@ func (s *Store) Import(ctx context.Context, recs []*store.Record) (store.ImportR
 func (s *Store) importTxn(recs []*store.Record, res *store.ImportResult) (int, error) {
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
-	w := newIndexWriter(s.db)
+	w := newIndexWriter(s)
 	top := s.lastStamp
 	created, n := 0, 0
 	for _, r := range recs {

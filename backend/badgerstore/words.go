@@ -19,11 +19,12 @@ import (
 // A query word made of letters and digits only lies inside one token wherever it occurs, so the records
 // that contain it are exactly those having a token that contains it; a word with other characters ("s/n")
 // needs each of its runs in some token, which narrows the candidates, and is then checked on the text.
-// The index is, per token, a posting list (newest first, with the summary, so filters need no record read)
+// The index is, per token, a posting list (newest first, with the summary, so filters need no record read;
+// stored in blocks, postings.go)
 // and a counter of the records having that token; the vocabulary of tokens is also kept in memory, where
 // the tokens containing a query word are found (insul → insulina, insulinas; sulina → insulina).
 var (
-	prefixWord  = []byte("iw\x00") // + status code + token + 0x00 + inv(id) → summary
+	prefixWord  = []byte("iw\x00") // + status code + token + 0x00 + inv(id[:bucketLen]) + seq → block of postings (postings.go)
 	prefixVocab = []byte("iv\x00") // + status code + token → uvarint count of the records of that status having it
 )
 
@@ -297,37 +298,25 @@ func (p *wordPlan) scan(txn *badger.Txn, spec *store.ListSpec, f *filter, from *
 	if from != nil {
 		fromInv = invID(from.ID)
 	}
-	prefixes := make([][]byte, len(p.tokens))
-	its := make([]*badger.Iterator, len(p.tokens))
+	streams := make([]*postingStream, len(p.tokens))
 	for i, tok := range p.tokens {
-		prefixes[i] = wordPrefix(p.st, tok)
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixes[i]})
-		defer it.Close()
-		it.Seek(append(slices.Clone(prefixes[i]), fromInv...))
-		its[i] = it
-	}
-	// A key of another token that starts with this one and 0x00 is longer: skipped.
-	valid := func(i int) bool {
-		for its[i].Valid() {
-			k := its[i].Item().Key()
-			if len(k) == len(prefixes[i])+idLen && (fromInv == nil || bytes.Compare(k[len(prefixes[i]):], fromInv) > 0) {
-				return true
-			}
-			its[i].Next()
-		}
-		return false
+		streams[i] = newPostingStream(txn, wordPrefix(p.st, tok), fromInv)
+		defer streams[i].close()
 	}
 	var last []byte
 	for {
 		best := -1
 		var bestInv []byte
-		for i := range its {
-			if !valid(i) {
+		for i, s := range streams {
+			h := s.head()
+			if h == nil {
+				if s.err != nil {
+					return s.err
+				}
 				continue
 			}
-			inv := its[i].Item().Key()[len(prefixes[i]):]
-			if best < 0 || bytes.Compare(inv, bestInv) < 0 {
-				best, bestInv = i, inv
+			if best < 0 || bytes.Compare(h.inv, bestInv) < 0 {
+				best, bestInv = i, h.inv
 			}
 		}
 		if best < 0 {
@@ -335,7 +324,7 @@ func (p *wordPlan) scan(txn *badger.Txn, spec *store.ListSpec, f *filter, from *
 		}
 		if bytes.Equal(bestInv, last) { // the same record under another token
 			p.postings++
-			its[best].Next()
+			streams[best].next()
 			continue
 		}
 		if p.budget > 0 && p.read >= p.budget {
@@ -349,11 +338,11 @@ func (p *wordPlan) scan(txn *badger.Txn, spec *store.ListSpec, f *filter, from *
 		if since >= 0 && store.IDMillis(id) <= since {
 			return nil
 		}
-		e, err := decodeItem(its[best].Item(), id)
+		e, err := decodeSummary(id, streams[best].head().sum)
 		if err != nil {
 			return err
 		}
-		its[best].Next()
+		streams[best].next()
 		if !f.matchCodes(e.typ, e.cat, e.urg) || (spec.EmergencySlug != "" && e.slug != spec.EmergencySlug) {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +21,16 @@ import (
 // infixes and suffixes, accents and capitals, punctuation inside a word, several words, words found in
 // no record, words too common for the index (one letter), with every other filter, a status other than
 // open (records moved there by Update) and the radius.
+//
+// Twice: records created 41 s apart, each in a bucket of the word blocks of its own (postings.go), and
+// records created 3 ms apart, as a burst of publications creates them, so that a bucket holds blocks of
+// many postings (several of them for a token, past maxBlockPostings) and updates rewrite them.
 func TestWordsMatchBruteForce(t *testing.T) {
+	t.Run("spread", func(t *testing.T) { wordsMatchBruteForce(t, 41*time.Second) })
+	t.Run("dense", func(t *testing.T) { wordsMatchBruteForce(t, 3*time.Millisecond) })
+}
+
+func wordsMatchBruteForce(t *testing.T, spacing time.Duration) {
 	// No text budget: the old path (words too common) must be exact too, so totals can be compared.
 	s := open(t, Options{Dir: t.TempDir(), MaxTextChecks: 1 << 30, MaxTotalTextChecks: 1 << 30})
 	defer s.Close()
@@ -32,7 +42,7 @@ func TestWordsMatchBruteForce(t *testing.T) {
 	const n = 1200
 	recs := make([]*store.Record, n)
 	for i := range recs {
-		rec := storetest.SynthRecord(rng, start.Add(time.Duration(i)*41*time.Second), i)
+		rec := storetest.SynthRecord(rng, start.Add(time.Duration(i)*spacing), i)
 		words := make([]string, rng.IntN(9))
 		for j := range words {
 			words[j] = vocab[rng.IntN(len(vocab))]
@@ -59,13 +69,47 @@ func TestWordsMatchBruteForce(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	// Every fifth record is resolved: its postings and counts move to that status's partition.
+	// Updates, concurrent so that some share a batch, and two of one record among them: every fifth record
+	// is resolved (its postings and counts move to that status's partition), every seventh gets another
+	// word in its title (postings removed and added), every eleventh another urgency (the same postings
+	// with another summary).
+	updates := map[int][]func(*store.Record) error{}
 	for i := 0; i < n; i += 5 {
-		rec, err := s.Update(context.Background(), recs[i].ID, func(r *store.Record) error { r.Status = store.StatusResolved; return nil })
+		updates[i] = append(updates[i], func(r *store.Record) error { r.Status = store.StatusResolved; return nil })
+	}
+	for i := 0; i < n; i += 7 {
+		w := vocab[rng.IntN(len(vocab))]
+		updates[i] = append(updates[i], func(r *store.Record) error { r.Title = w + " " + strings.Fields(r.Title)[0]; return nil })
+	}
+	for i := 0; i < n; i += 11 {
+		updates[i] = append(updates[i], func(r *store.Record) error {
+			r.Urgency = map[string]string{"urgent": "normal"}[r.Urgency]
+			if r.Urgency == "" {
+				r.Urgency = "urgent"
+			}
+			return nil
+		})
+	}
+	var wg sync.WaitGroup
+	for i, fns := range updates {
+		for _, fn := range fns {
+			wg.Go(func() {
+				if _, err := s.Update(context.Background(), recs[i].ID, fn); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	for i := range updates {
+		rec, err := s.Get(context.Background(), recs[i].ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		recs[i] = rec
+	}
+	if v, err := s.Verify(context.Background()); err != nil || len(v.Problems) > 0 {
+		t.Fatalf("verify: %v %v", err, v)
 	}
 	queries := []string{"insulina", "INSULÍNA", "insul", "sulina", "nsulin", "linas", "insulinodependiente", "agua", "agua-potable",
 		"gua-pot", "potable agua", "niños", "nino", "médico", "medic", "s/n", "s/n.", "/n", "cra.", "14#20", "#20-3", "100%",
