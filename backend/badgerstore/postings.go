@@ -43,35 +43,101 @@ type posting struct {
 	inv, sum []byte
 }
 
-func encodeBlock(ps []posting) []byte {
-	n := 0
+// A block's value: its slugs (a uvarint count, then each as a uvarint length and its bytes), then its
+// postings, each the last 8 bytes of its inverted id (the first 8 are the bucket, in the key), the
+// uvarint length of its summary without the slug, that part, and the uvarint index of its slug. Within a
+// block, most postings are of one emergency: its slug is written once.
+func encodeBlock(ps []posting) ([]byte, error) {
+	var slugs []string
+	idx := map[string]uint64{}
+	n := binary.MaxVarintLen16
 	for _, p := range ps {
-		n += idLen + binary.MaxVarintLen16 + len(p.sum)
+		_, slug, ok := splitSummary(p.sum)
+		if !ok {
+			return nil, fmt.Errorf("word block: bad summary of %s", idFromInv(p.inv))
+		}
+		if _, seen := idx[string(slug)]; !seen {
+			idx[string(slug)] = uint64(len(slugs))
+			slugs = append(slugs, string(slug))
+			n += 1 + len(slug)
+		}
+		n += idLen - bucketLen + 2 + len(p.sum)
 	}
 	b := make([]byte, 0, n)
-	for _, p := range ps {
-		b = append(append(b, p.inv...), binary.AppendUvarint(nil, uint64(len(p.sum)))...)
-		b = append(b, p.sum...)
+	b = binary.AppendUvarint(b, uint64(len(slugs)))
+	for _, sl := range slugs {
+		b = append(binary.AppendUvarint(b, uint64(len(sl))), sl...)
 	}
-	return b
+	for _, p := range ps {
+		head, slug, _ := splitSummary(p.sum)
+		b = append(b, p.inv[bucketLen:]...)
+		b = append(binary.AppendUvarint(b, uint64(len(head))), head...)
+		b = binary.AppendUvarint(b, idx[string(slug)])
+	}
+	return b, nil
+}
+
+// splitSummary cuts a summary (summaryOf) before its slug's length.
+func splitSummary(sum []byte) (head, slug []byte, ok bool) {
+	if len(sum) < 6 {
+		return nil, nil, false
+	}
+	i := 5
+	if sum[4] == 1 {
+		i = 21
+	}
+	if len(sum) <= i || int(sum[i]) != len(sum)-i-1 {
+		return nil, nil, false
+	}
+	return sum[:i], sum[i+1:], true
 }
 
 var errBadBlock = errors.New("bad word block")
 
-// decodeBlock appends v's postings to ps; they alias v.
-func decodeBlock(ps []posting, v []byte) ([]posting, error) {
+// decodeBlock appends the postings of block key's value v to ps.
+func decodeBlock(ps []posting, key, v []byte) ([]posting, error) {
+	bucket := key[len(key)-blockSeqLen-bucketLen : len(key)-blockSeqLen]
+	uv := func() (uint64, bool) {
+		x, m := binary.Uvarint(v)
+		if m <= 0 {
+			return 0, false
+		}
+		v = v[m:]
+		return x, true
+	}
+	ns, ok := uv()
+	if !ok || ns > uint64(len(v)) {
+		return ps, errBadBlock
+	}
+	slugs := make([][]byte, ns)
+	for i := range slugs {
+		l, ok := uv()
+		if !ok || l > uint64(len(v)) {
+			return ps, errBadBlock
+		}
+		slugs[i], v = v[:l], v[l:]
+	}
+	var buf []byte // the postings' ids and summaries, one allocation as it grows
 	for len(v) > 0 {
-		if len(v) < idLen+1 {
+		if len(v) < idLen-bucketLen+1 {
 			return ps, errBadBlock
 		}
-		inv := v[:idLen]
-		n, m := binary.Uvarint(v[idLen:])
-		if m <= 0 || n == 0 || uint64(len(v)-idLen-m) < n {
+		suffix := v[:idLen-bucketLen]
+		v = v[idLen-bucketLen:]
+		l, ok := uv()
+		if !ok || l > uint64(len(v)) {
 			return ps, errBadBlock
 		}
-		v = v[idLen+m:]
-		ps = append(ps, posting{inv: inv, sum: v[:n:n]})
-		v = v[n:]
+		head := v[:l]
+		v = v[l:]
+		si, ok := uv()
+		if !ok || si >= ns {
+			return ps, errBadBlock
+		}
+		start := len(buf)
+		buf = append(append(buf, bucket...), suffix...)
+		buf = append(append(append(buf, head...), byte(len(slugs[si]))), slugs[si]...)
+		ps = append(ps, posting{inv: buf[start : start+idLen : start+idLen], sum: buf[start+idLen : len(buf) : len(buf)]})
 	}
 	return ps, nil
 }
@@ -136,12 +202,7 @@ func (w *postingWriter) remove(txn *badger.Txn, k []byte) error {
 		if i < 0 {
 			return nil
 		}
-		kept := make([]posting, 0, len(ps)-1)
-		for j, p := range ps {
-			if j != i {
-				kept = append(kept, posting{inv: slices.Clone(p.inv), sum: slices.Clone(p.sum)})
-			}
-		}
+		kept := slices.Delete(slices.Clone(ps), i, i+1) // decodeBlock's postings are copies of the value
 		if blocks == nil {
 			if w.rewritten == nil {
 				w.rewritten = map[string]map[string][]posting{}
@@ -175,7 +236,7 @@ func groupBlocks(txn *badger.Txn, g []byte, fn func(key []byte, ps []posting) er
 		}
 		err := item.Value(func(v []byte) error {
 			var err error
-			if ps, err = decodeBlock(ps[:0], v); err != nil {
+			if ps, err = decodeBlock(ps[:0], item.Key(), v); err != nil {
 				return fmt.Errorf("word block: %w", err)
 			}
 			return fn(item.Key(), ps)
@@ -192,11 +253,15 @@ func groupBlocks(txn *badger.Txn, g []byte, fn func(key []byte, ps []posting) er
 func (w *postingWriter) flush(txn *badger.Txn, next func() (uint64, error)) error {
 	for _, blocks := range w.rewritten {
 		for key, ps := range blocks {
-			var err error
 			if len(ps) == 0 {
-				err = txn.Delete([]byte(key))
-			} else {
-				err = txn.Set([]byte(key), encodeBlock(ps))
+				if err := txn.Delete([]byte(key)); err != nil {
+					return err
+				}
+				continue
+			}
+			v, err := encodeBlock(ps)
+			if err == nil {
+				err = txn.Set([]byte(key), v)
 			}
 			if err != nil {
 				return err
@@ -215,7 +280,11 @@ func (w *postingWriter) flush(txn *badger.Txn, next func() (uint64, error)) erro
 			if err != nil {
 				return err
 			}
-			if err := txn.Set(binary.BigEndian.AppendUint64([]byte(g), seq), encodeBlock(chunk)); err != nil {
+			v, err := encodeBlock(chunk)
+			if err == nil {
+				err = txn.Set(binary.BigEndian.AppendUint64([]byte(g), seq), v)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -304,10 +373,11 @@ func (p *postingStream) fill() bool {
 		} else if !bytes.Equal(b, bucket) {
 			break
 		}
-		v, err := item.ValueCopy(nil)
-		if err == nil {
-			p.buf, err = decodeBlock(p.buf, v)
-		}
+		err := item.Value(func(v []byte) error {
+			var err error
+			p.buf, err = decodeBlock(p.buf, k, v)
+			return err
+		})
 		if err != nil {
 			p.err = fmt.Errorf("word block: %w", err)
 			return false
@@ -344,7 +414,7 @@ func (r *postingReader) get(k []byte) (sum []byte, ok bool, err error) {
 		ps = map[[idLen]byte][]byte{}
 		err := groupBlocks(r.txn, g, func(_ []byte, bl []posting) error {
 			for _, p := range bl {
-				ps[[idLen]byte(p.inv)] = slices.Clone(p.sum)
+				ps[[idLen]byte(p.inv)] = p.sum
 			}
 			return nil
 		})
@@ -366,7 +436,7 @@ func countPostings(txn *badger.Txn) (int, error) {
 	for it.Rewind(); it.Valid(); it.Next() {
 		err := it.Item().Value(func(v []byte) error {
 			var err error
-			ps, err = decodeBlock(ps[:0], v)
+			ps, err = decodeBlock(ps[:0], it.Item().Key(), v)
 			return err
 		})
 		if err != nil {
