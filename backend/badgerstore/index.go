@@ -27,7 +27,7 @@ var (
 	prefixTime   = []byte("it\x00") // + status code + partition (or municipioPartition) + 0x00 + inv(id) → summary
 	prefixKind   = []byte("ik\x00") // + status code + partition + 0x00 + type code + category code + inv(id) → summary
 	prefixGeo    = []byte("ig\x00") // + status code + geohash(geoPrecision) + inv(id) → summary
-	prefixText   = []byte("ix\x00") // + id → folded title and description, for q
+	prefixText   = []byte("ix\x00") // + id → the seq of the record's word blocks (8 bytes, postings.go), then its folded title and description, for q
 	prefixAgg    = []byte("ia\x00") // + slug → aggregate of every record of the emergency
 	prefixMuni   = []byte("im\x00") // + scopeOf(slug or "", municipio code) → aggregate of the municipio's records (of the emergency)
 	prefixChange = []byte("ic\x00") // + partition + 0x00 + uint64 BE updatedAt ms + id → status, type, category, urgency codes
@@ -220,7 +220,8 @@ func indexEntries(rec *store.Record) []kv {
 		out = append(out, kv{k, nil})
 	}
 	text := store.SearchText(rec)
-	out = append(out, kv{append(slices.Clone(prefixText), rec.ID...), []byte(text)})
+	// The seq of the record's word blocks is the writer's to set (indexWriter.blocks); 0 until then.
+	out = append(out, kv{append(slices.Clone(prefixText), rec.ID...), append(make([]byte, blockSeqLen, blockSeqLen+len(text)), text...)})
 	return append(out, wordEntries(st, text, sum, inv)...)
 }
 
@@ -551,6 +552,8 @@ type indexWriter struct {
 	agg               aggDelta
 	postings          postingWriter
 	s                 *Store
+	seq               uint64 // the seq of the block the records' postings go to now
+	inBlock           int    // the records given seq
 }
 
 // Reserve for the aggregate keys written at the end, per record at most: its emergency's, its two
@@ -574,13 +577,34 @@ func entriesSize(entries []kv) int64 {
 	return size
 }
 
-// set writes e, a posting into its block.
-func (w *indexWriter) set(txn *badger.Txn, e kv) error {
-	if bytes.HasPrefix(e.k, prefixWord) {
-		w.postings.add(e.k, e.v)
-		return nil
+// blockSeq is the seq of the block a record's postings go to: a new one every maxBlockPostings records.
+func (w *indexWriter) blockSeq() (uint64, error) {
+	if w.seq == 0 || w.inBlock == maxBlockPostings {
+		seq, err := w.s.blockSeqs.next(w.s.db)
+		if err != nil {
+			return 0, err
+		}
+		w.seq, w.inBlock = seq, 0
 	}
-	return txn.Set(e.k, e.v)
+	w.inBlock++
+	return w.seq, nil
+}
+
+// write writes entries, a record's: its postings into the blocks of seq, which its text entry records.
+func (w *indexWriter) write(txn *badger.Txn, entries []kv, seq uint64) error {
+	for _, e := range entries {
+		switch {
+		case bytes.HasPrefix(e.k, prefixWord):
+			w.postings.add(e.k, e.v, seq)
+			continue
+		case bytes.HasPrefix(e.k, prefixText):
+			binary.BigEndian.PutUint64(e.v, seq)
+		}
+		if err := txn.Set(e.k, e.v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // put writes rec's entries unless they would overflow the transaction; ok=false means "commit first".
@@ -590,10 +614,12 @@ func (w *indexWriter) put(txn *badger.Txn, rec *store.Record, entries []kv) (ok 
 	if w.count > 0 && (w.size+size > w.maxSize || w.count+count > w.maxCount) {
 		return false, nil
 	}
-	for _, e := range entries {
-		if err := w.set(txn, e); err != nil {
-			return false, err
-		}
+	seq, err := w.blockSeq()
+	if err != nil {
+		return false, err
+	}
+	if err := w.write(txn, entries, seq); err != nil {
+		return false, err
 	}
 	w.size, w.count = w.size+size, w.count+count
 	w.agg.addCounters(rec, 1)
@@ -602,48 +628,85 @@ func (w *indexWriter) put(txn *badger.Txn, rec *store.Record, entries []kv) (ok 
 }
 
 // replace swaps old's index entries for rec's (entries, built like put's); ok=false means "commit first".
-// An entry that old and rec have alike (key and value) is left as it is.
+// An entry that old and rec have alike (key and value) is left as it is; rec's postings go to the blocks
+// of old's seq, or of a new one when the status changes.
 func (w *indexWriter) replace(txn *badger.Txn, old, rec *store.Record, entries []kv) (ok bool, err error) {
 	dels := append(indexEntries(old), changeEntries(old)...)
 	size := aggReservePerRecord + entriesSize(entries) + entriesSize(dels)
-	for _, e := range dels {
+	for _, e := range slices.Concat(dels, entries) {
 		if bytes.HasPrefix(e.k, prefixWord) {
-			size += maxBlockBytes // the block it rewrites
+			size += maxBlockBytes // the block it leaves or joins, rewritten
 		}
 	}
 	count := int64(2 * (len(entries) + len(dels)))
 	if w.count > 0 && (w.size+size > w.maxSize || w.count+count > w.maxCount) {
 		return false, nil
 	}
+	// The stored text entry names the blocks of old's postings.
+	var oldSeq uint64
+	item, err := txn.Get(append(slices.Clone(prefixText), old.ID...))
+	switch {
+	case err == nil:
+		if err := item.Value(func(v []byte) error { oldSeq = textSeq(v); return nil }); err != nil {
+			return false, err
+		}
+	case !errors.Is(err, badger.ErrKeyNotFound):
+		return false, err
+	}
+	if oldSeq == 0 { // no text entry (or one without a seq): an index that lacks it gets one, with a seq
+		if oldSeq, err = w.blockSeq(); err != nil {
+			return false, err
+		}
+	}
+	// A record that changes status moves every posting: to a block of the transaction, which the writer
+	// need not read first; else they stay in the blocks of its seq.
+	seq := oldSeq
+	if statusCode(old.Status) != statusCode(rec.Status) {
+		if seq, err = w.blockSeq(); err != nil {
+			return false, err
+		}
+	}
+	for _, e := range dels {
+		if bytes.HasPrefix(e.k, prefixText) {
+			binary.BigEndian.PutUint64(e.v, oldSeq)
+		}
+	}
+	for _, e := range entries {
+		if bytes.HasPrefix(e.k, prefixText) {
+			binary.BigEndian.PutUint64(e.v, seq)
+		}
+	}
 	kept := make(map[string][]byte, len(entries))
 	for _, e := range entries {
 		kept[string(e.k)] = e.v
 	}
-	same := func(e kv) bool { v, ok := kept[string(e.k)]; return ok && bytes.Equal(v, e.v) }
-	for _, e := range dels {
-		switch {
-		case same(e):
-		case bytes.HasPrefix(e.k, prefixWord):
-			if err := w.postings.remove(txn, e.k); err != nil {
-				return false, err
-			}
-		default:
-			if err := txn.Delete(e.k); err != nil {
-				return false, err
-			}
-		}
-	}
 	unchanged := make(map[string]bool, len(dels))
 	for _, e := range dels {
-		if same(e) {
+		if v, ok := kept[string(e.k)]; ok && bytes.Equal(v, e.v) {
 			unchanged[string(e.k)] = true
+			continue
+		}
+		if bytes.HasPrefix(e.k, prefixWord) {
+			err = w.postings.remove(txn, e.k, oldSeq)
+		} else {
+			err = txn.Delete(e.k)
+		}
+		if err != nil {
+			return false, err
 		}
 	}
 	for _, e := range entries {
-		if unchanged[string(e.k)] {
+		switch {
+		case unchanged[string(e.k)]:
 			continue
+		case bytes.HasPrefix(e.k, prefixWord) && seq != oldSeq:
+			w.postings.add(e.k, e.v, seq)
+		case bytes.HasPrefix(e.k, prefixWord):
+			err = w.postings.put(txn, e.k, e.v, seq)
+		default:
+			err = txn.Set(e.k, e.v)
 		}
-		if err := w.set(txn, e); err != nil {
+		if err != nil {
 			return false, err
 		}
 	}
@@ -658,14 +721,10 @@ func (w *indexWriter) replace(txn *badger.Txn, old, rec *store.Record, entries [
 // finish writes the word blocks and the counters the transaction gathered; the returned function puts
 // the counters into the cache once the transaction has committed.
 func (w *indexWriter) finish(txn *badger.Txn) (commit func(), err error) {
-	if err := w.flushPostings(txn); err != nil {
+	if err := w.postings.flush(txn); err != nil {
 		return nil, err
 	}
 	return w.agg.write(txn, &w.s.counters)
-}
-
-func (w *indexWriter) flushPostings(txn *badger.Txn) error {
-	return w.postings.flush(txn, func() (uint64, error) { return w.s.blockSeqs.next(w.s.db) })
 }
 
 // ensureIndexes indexes every record of a database written before the indexes existed (or whose
@@ -735,7 +794,7 @@ func (s *Store) ensureIndexes() error {
 				all.add(rec, 1)
 				n++
 			}
-			if err := w.flushPostings(txn); err != nil { // the counters are written whole below
+			if err := w.postings.flush(txn); err != nil { // the counters are written whole below
 				txn.Discard()
 				return fmt.Errorf("reindex: %w", err)
 			}

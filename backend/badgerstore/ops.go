@@ -216,10 +216,16 @@ func verifyDB(db *badger.DB) (*store.Verification, error) {
 			aggs.add(rec, 1)
 			entries := slices.Concat([]kv{{pairKey(rec.Source, rec.ExternalID), []byte(rec.ID)}}, indexEntries(rec), changeEntries(rec))
 			expected += len(entries)
+			var seq uint64 // of the record's word blocks, in its text entry
+			if item, err := txn.Get(append(slices.Clone(prefixText), rec.ID...)); err == nil {
+				if err := item.Value(func(v []byte) error { seq = textSeq(v); return nil }); err != nil {
+					return err
+				}
+			}
 			for _, e := range entries {
 				v.Checked++
 				if bytes.HasPrefix(e.k, prefixWord) {
-					sum, ok, err := postings.get(e.k)
+					sum, ok, err := postings.get(e.k, seq)
 					switch {
 					case err != nil:
 						return err
@@ -241,6 +247,9 @@ func verifyDB(db *badger.DB) (*store.Verification, error) {
 					return err
 				}
 				if err := item.Value(func(b []byte) error {
+					if bytes.HasPrefix(e.k, prefixText) { // the seq is the writer's (indexEntries)
+						b, e.v = textOf(b), textOf(e.v)
+					}
 					if !bytes.Equal(b, e.v) {
 						problem("record %s: its %s entry differs from the record", id, keyKind(e.k))
 					}

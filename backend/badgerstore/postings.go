@@ -12,22 +12,23 @@ import (
 )
 
 // Word postings are stored in blocks, not one key per record and token: a record's postings (wordEntries)
-// name it by wordPrefix(st, tok) + inv(id), and a transaction writes the postings it adds for one token,
-// status and bucket in one block,
+// name it by wordPrefix(st, tok) + inv(id), and the writer files them in blocks of at most
+// maxBlockPostings records,
 //
 //	wordPrefix(st, tok) + inv(id[:bucketLen]) + seq (8 bytes, big-endian)
 //
-// whose value is the postings, newest first, each its inverted id, the uvarint length of its summary and
-// the summary. The bucket is an id's first bucketLen characters, its creation time to 256 ms: the
-// records a batch publishes fall in one or two buckets, so a batch writes about one key per token it
-// holds instead of one per record and token, and a bucket's blocks are all a read merges to yield its
-// postings in order (the buckets themselves are in order: newest first). seq is the store's block
-// sequence (blockSeq), so that two transactions never write one key.
+// The bucket is an id's first bucketLen characters, its creation time to 256 ms; seq is drawn from the
+// store's block sequence (blockSeqs) for every maxBlockPostings records a transaction writes, so two
+// transactions never write one key, and a record's postings share one seq, kept before its folded text
+// (prefixText). The records a batch publishes fall in one or two buckets, so a batch writes about one key
+// per token it holds instead of one per record and token, and a bucket's blocks are all a read merges to
+// yield its postings in order (the buckets themselves are in order: newest first).
 //
-// A record's posting is in exactly one block. Removing it (an update that moves the record to another
-// status, changes its summary or its text) rewrites the block that holds it, found among its group's (its
-// token, status and bucket): so no block holds a posting of a record that does not have it, and a block,
-// at most maxBlockPostings, bounds what a removal rewrites.
+// A record's posting is in exactly one block, the one its seq names. An update that changes a posting
+// (the record's summary or text) rewrites the block of its seq that holds it, at most maxBlockPostings
+// postings; one that changes the record's status moves every posting to the status's partition, in a
+// block of a new seq: the old blocks are rewritten, the new ones need not be read. So no block holds a
+// posting of a record that does not have it.
 const (
 	bucketLen   = 8 // an id's first 8 characters: 40 bits, its Unix milliseconds to 256 ms
 	blockSeqLen = 8
@@ -146,151 +147,170 @@ func byInv(a, b posting) int { return bytes.Compare(a.inv, b.inv) }
 
 // maxBlockPostings bounds a block, so that removing a posting rewrites at most that many (maxBlockBytes).
 const (
-	maxBlockPostings = 64
+	maxBlockPostings = 16
 	maxBlockBytes    = maxBlockPostings * (idLen + 2 + 22 + 64) // inverted id, length, summary with a slug of 64
 )
 
-// postingWriter gathers a transaction's word postings: those it adds, by group, and the stored blocks it
-// removes postings from, by key.
+// postingWriter gathers a transaction's word postings: those it adds and the stored blocks it removes
+// postings from, by block key.
 type postingWriter struct {
-	adds      map[string]map[[idLen]byte][]byte // group → inverted id → summary
-	rewritten map[string]map[string][]posting   // group → block key → the postings it keeps, sorted
+	adds      map[string]map[[idLen]byte][]byte // block key → inverted id → summary
+	rewritten map[string][]posting              // block key → the postings the stored block keeps, sorted
 }
 
-// add adds the posting k (wordEntries' key) with summary sum.
-func (w *postingWriter) add(k, sum []byte) {
+// blockKey is the key of the block of seq that holds posting k (wordEntries' key).
+func blockKey(k []byte, seq uint64) string {
+	return string(binary.BigEndian.AppendUint64(slices.Clone(postingGroup(k)), seq))
+}
+
+// add adds the posting k with summary sum to the block of seq.
+func (w *postingWriter) add(k, sum []byte, seq uint64) {
 	if w.adds == nil {
 		w.adds = map[string]map[[idLen]byte][]byte{}
 	}
-	g := w.adds[string(postingGroup(k))]
-	if g == nil {
-		g = map[[idLen]byte][]byte{}
-		w.adds[string(postingGroup(k))] = g
+	bk := blockKey(k, seq)
+	if ps, ok := w.rewritten[bk]; ok { // an update of this transaction made the block already
+		p := posting{inv: slices.Clone(k[len(k)-idLen:]), sum: sum}
+		if i, ok := findInv(ps, p.inv); ok {
+			ps[i] = p
+		} else {
+			w.rewritten[bk] = slices.Insert(ps, i, p)
+		}
+		return
 	}
-	g[[idLen]byte(k[len(k)-idLen:])] = sum
+	b := w.adds[bk]
+	if b == nil {
+		b = map[[idLen]byte][]byte{}
+		w.adds[bk] = b
+	}
+	b[[idLen]byte(k[len(k)-idLen:])] = sum
 }
 
-// remove removes the posting k: from this transaction's additions, or from the stored block that holds
-// it, which is then rewritten.
-func (w *postingWriter) remove(txn *badger.Txn, k []byte) error {
-	g, inv := postingGroup(k), k[len(k)-idLen:]
-	if adds := w.adds[string(g)]; adds != nil {
-		if _, ok := adds[[idLen]byte(inv)]; ok {
-			delete(adds, [idLen]byte(inv))
-			return nil
-		}
+// stored returns the postings of the stored block bk as this transaction leaves them, reading it the
+// first time (none when there is no such block).
+func (w *postingWriter) stored(txn *badger.Txn, bk string) ([]posting, error) {
+	if ps, ok := w.rewritten[bk]; ok {
+		return ps, nil
 	}
-	found := func(ps []posting) int {
-		i, ok := slices.BinarySearchFunc(ps, inv, func(p posting, inv []byte) int { return bytes.Compare(p.inv, inv) })
-		if !ok {
-			return -1
+	var ps []posting
+	item, err := txn.Get([]byte(bk))
+	switch {
+	case err == nil:
+		if err := item.Value(func(v []byte) error {
+			var err error
+			ps, err = decodeBlock(nil, []byte(bk), v)
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("word block: %w", err)
 		}
-		return i
+	case !errors.Is(err, badger.ErrKeyNotFound):
+		return nil, err
 	}
-	blocks := w.rewritten[string(g)]
-	for key, ps := range blocks {
-		if i := found(ps); i >= 0 {
-			blocks[key] = slices.Delete(ps, i, i+1)
-			return nil
-		}
+	if w.rewritten == nil {
+		w.rewritten = map[string][]posting{}
 	}
-	err := groupBlocks(txn, g, func(key []byte, ps []posting) error {
-		if _, done := blocks[string(key)]; done {
-			return nil
-		}
-		i := found(ps)
-		if i < 0 {
-			return nil
-		}
-		kept := slices.Delete(slices.Clone(ps), i, i+1) // decodeBlock's postings are copies of the value
-		if blocks == nil {
-			if w.rewritten == nil {
-				w.rewritten = map[string]map[string][]posting{}
-			}
-			blocks = map[string][]posting{}
-			w.rewritten[string(g)] = blocks
-		}
-		blocks[string(key)] = kept
-		return errFound
-	})
-	if errors.Is(err, errFound) {
+	w.rewritten[bk] = ps
+	return ps, nil
+}
+
+func findInv(ps []posting, inv []byte) (int, bool) {
+	return slices.BinarySearchFunc(ps, inv, func(p posting, inv []byte) int { return bytes.Compare(p.inv, inv) })
+}
+
+// remove removes the posting k from the block of seq: from this transaction's additions, or from the
+// stored block, which is then rewritten. A posting that is not there is gone already, as deleting a
+// missing key is no error (Verify reports an index that lacks a posting; an update must not stop the
+// store for it).
+func (w *postingWriter) remove(txn *badger.Txn, k []byte, seq uint64) error {
+	bk, inv := blockKey(k, seq), k[len(k)-idLen:]
+	if b := w.adds[bk]; b != nil {
+		delete(b, [idLen]byte(inv))
 		return nil
 	}
-	// Not found: the posting is gone already, as deleting a missing key is no error (Verify reports
-	// an index that lacks a posting; an update must not stop the store for it).
-	return err
-}
-
-var errFound = errors.New("found")
-
-// groupBlocks calls fn with each block of group g and its postings (valid during the call only), until fn
-// returns an error.
-func groupBlocks(txn *badger.Txn, g []byte, fn func(key []byte, ps []posting) error) error {
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: g})
-	defer it.Close()
-	var ps []posting
-	for it.Rewind(); it.Valid(); it.Next() {
-		item := it.Item()
-		if len(item.Key()) != len(g)+blockSeqLen {
-			continue
-		}
-		err := item.Value(func(v []byte) error {
-			var err error
-			if ps, err = decodeBlock(ps[:0], item.Key(), v); err != nil {
-				return fmt.Errorf("word block: %w", err)
-			}
-			return fn(item.Key(), ps)
-		})
-		if err != nil {
-			return err
-		}
+	ps, err := w.stored(txn, bk)
+	if err != nil {
+		return err
+	}
+	if i, ok := findInv(ps, inv); ok {
+		w.rewritten[bk] = slices.Delete(ps, i, i+1)
 	}
 	return nil
 }
 
-// flush writes the gathered postings into txn: the rewritten blocks under their keys (deleted when
-// empty), the added ones in new blocks of at most maxBlockPostings, each under a seq from next.
-func (w *postingWriter) flush(txn *badger.Txn, next func() (uint64, error)) error {
-	for _, blocks := range w.rewritten {
-		for key, ps := range blocks {
-			if len(ps) == 0 {
-				if err := txn.Delete([]byte(key)); err != nil {
-					return err
-				}
-				continue
-			}
-			v, err := encodeBlock(ps)
-			if err == nil {
-				err = txn.Set([]byte(key), v)
-			}
-			if err != nil {
+// put puts the posting k with summary sum into the block of seq, stored or not: an updated record's
+// postings stay in the blocks of its seq.
+func (w *postingWriter) put(txn *badger.Txn, k, sum []byte, seq uint64) error {
+	bk, inv := blockKey(k, seq), k[len(k)-idLen:]
+	if b := w.adds[bk]; b != nil {
+		b[[idLen]byte(inv)] = sum
+		return nil
+	}
+	ps, err := w.stored(txn, bk)
+	if err != nil {
+		return err
+	}
+	p := posting{inv: slices.Clone(inv), sum: sum}
+	if i, ok := findInv(ps, inv); ok {
+		ps[i] = p
+	} else {
+		ps = slices.Insert(ps, i, p)
+	}
+	w.rewritten[bk] = ps
+	return nil
+}
+
+// flush writes the gathered blocks into txn: the rewritten ones (deleted when empty) and the new ones.
+func (w *postingWriter) flush(txn *badger.Txn) error {
+	for key, ps := range w.rewritten {
+		if len(ps) == 0 {
+			if err := txn.Delete([]byte(key)); err != nil {
 				return err
 			}
+			continue
+		}
+		v, err := encodeBlock(ps)
+		if err == nil {
+			err = txn.Set([]byte(key), v)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	var ps []posting
-	for g, adds := range w.adds {
+	for key, adds := range w.adds {
+		if len(adds) == 0 {
+			continue
+		}
 		ps = ps[:0]
 		for inv, sum := range adds {
 			ps = append(ps, posting{inv: slices.Clone(inv[:]), sum: sum})
 		}
 		slices.SortFunc(ps, byInv)
-		for chunk := range slices.Chunk(ps, maxBlockPostings) {
-			seq, err := next()
-			if err != nil {
-				return err
-			}
-			v, err := encodeBlock(chunk)
-			if err == nil {
-				err = txn.Set(binary.BigEndian.AppendUint64([]byte(g), seq), v)
-			}
-			if err != nil {
-				return err
-			}
+		v, err := encodeBlock(ps)
+		if err == nil {
+			err = txn.Set([]byte(key), v)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	w.adds, w.rewritten = nil, nil
 	return nil
+}
+
+// textSeq is the seq of a record's word blocks in its text entry's value; textOf is its folded text.
+func textSeq(v []byte) uint64 {
+	if len(v) < blockSeqLen {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}
+
+func textOf(v []byte) []byte {
+	if len(v) < blockSeqLen {
+		return nil
+	}
+	return v[blockSeqLen:]
 }
 
 // blockSeqs hands out the block sequence, from Badger's sequence (leased 1,000 at a time, so a restart
@@ -310,7 +330,11 @@ func (b *blockSeqs) next(db *badger.DB) (uint64, error) {
 		}
 		b.seq = seq
 	}
-	return b.seq.Next()
+	n, err := b.seq.Next()
+	if n == 0 && err == nil { // 0 stays "none" (a text entry without a seq, the writer's fresh state)
+		n, err = b.seq.Next()
+	}
+	return n, err
 }
 
 func (b *blockSeqs) release() {
@@ -396,32 +420,39 @@ func (p *postingStream) fill() bool {
 	return true
 }
 
-// postingReader looks postings up by their key (wordEntries'), reading each group's blocks once. Verify
-// reads the records in id order, so the groups come bucket by bucket: it keeps one bucket's.
+// postingReader looks postings up in the block their record's seq names, reading each block once. Verify
+// reads the records in id order, so the blocks come bucket by bucket: it keeps one bucket's.
 type postingReader struct {
 	txn    *badger.Txn
 	bucket string
-	groups map[string]map[[idLen]byte][]byte
+	blocks map[string]map[[idLen]byte][]byte
 }
 
-func (r *postingReader) get(k []byte) (sum []byte, ok bool, err error) {
-	g := postingGroup(k)
-	if b := string(g[len(g)-bucketLen:]); b != r.bucket {
-		r.bucket, r.groups = b, map[string]map[[idLen]byte][]byte{}
+func (r *postingReader) get(k []byte, seq uint64) (sum []byte, ok bool, err error) {
+	if b := string(postingGroup(k)[len(postingGroup(k))-bucketLen:]); b != r.bucket {
+		r.bucket, r.blocks = b, map[string]map[[idLen]byte][]byte{}
 	}
-	ps, loaded := r.groups[string(g)]
+	bk := blockKey(k, seq)
+	ps, loaded := r.blocks[bk]
 	if !loaded {
 		ps = map[[idLen]byte][]byte{}
-		err := groupBlocks(r.txn, g, func(_ []byte, bl []posting) error {
-			for _, p := range bl {
-				ps[[idLen]byte(p.inv)] = p.sum
+		item, err := r.txn.Get([]byte(bk))
+		switch {
+		case err == nil:
+			err = item.Value(func(v []byte) error {
+				bl, err := decodeBlock(nil, []byte(bk), v)
+				for _, p := range bl {
+					ps[[idLen]byte(p.inv)] = p.sum
+				}
+				return err
+			})
+			if err != nil {
+				return nil, false, fmt.Errorf("word block: %w", err)
 			}
-			return nil
-		})
-		if err != nil {
+		case !errors.Is(err, badger.ErrKeyNotFound):
 			return nil, false, err
 		}
-		r.groups[string(g)] = ps
+		r.blocks[bk] = ps
 	}
 	sum, ok = ps[[idLen]byte(k[len(k)-idLen:])]
 	return sum, ok, nil

@@ -2,7 +2,9 @@ package badgerstore
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -102,4 +104,41 @@ func FuzzDecodeBlock(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestUpdatesKeepPostingsInTheirBlocks: on a fresh store (its first block's seq among them), each update
+// moves a record's postings within the blocks of its seq: to another status, to another text (erased, as
+// a withdrawal does), with another summary; Verify finds every posting where the record's text entry
+// says, and no other.
+func TestUpdatesKeepPostingsInTheirBlocks(t *testing.T) {
+	s := open(t, Options{Dir: t.TempDir()})
+	defer s.Close()
+	var ids []string
+	for i := range 3 * maxBlockPostings / 2 {
+		rec, _, err := s.Create(context.Background(), storetest.Record("app", fmt.Sprint(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, rec.ID)
+	}
+	for i, id := range ids {
+		_, err := s.Update(context.Background(), id, func(r *store.Record) error {
+			switch i % 3 {
+			case 0:
+				r.Status = store.StatusResolved
+			case 1:
+				r.Status = store.StatusWithdrawn
+				r.ErasePersonal()
+			default:
+				r.Urgency = "normal"
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.Verify(context.Background()); err != nil || len(v.Problems) > 0 {
+			t.Fatalf("after updating record %d: %v %v", i, err, v.Problems)
+		}
+	}
 }

@@ -268,7 +268,7 @@ func (c *textChecker) check(id string) (match, ok bool) {
 	c.budget--
 	item, err := c.txn.Get(append(slices.Clone(prefixText), id...))
 	if err == nil {
-		err = item.Value(func(v []byte) error { match = store.MatchText(string(v), c.words); return nil })
+		err = item.Value(func(v []byte) error { match = store.MatchText(string(textOf(v)), c.words); return nil })
 	}
 	if err != nil {
 		c.err = err

@@ -364,7 +364,7 @@ func (p *wordPlan) scan(txn *badger.Txn, spec *store.ListSpec, f *filter, from *
 func textMatches(txn *badger.Txn, id string, words []string) (match bool, err error) {
 	item, err := txn.Get(append(slices.Clone(prefixText), id...))
 	if err == nil {
-		err = item.Value(func(v []byte) error { match = store.MatchText(string(v), words); return nil })
+		err = item.Value(func(v []byte) error { match = store.MatchText(string(textOf(v)), words); return nil })
 	}
 	return match, err
 }

@@ -195,3 +195,69 @@ func cpuTime() int64 {
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// The write path of updates: b.N generator records published as BenchmarkPublish publishes them (not
+// measured), then each updated once from 64 goroutines, in the order they were published, as expiry and
+// the publishers' own changes come: half resolved (every index entry moves to another status), half
+// given another urgency (the same entries with another summary). It reports CPU and what Badger is
+// handed per update.
+//
+//	go test ./backend/badgerstore -run '^$' -bench Update -benchtime 20000x
+func BenchmarkUpdate(b *testing.B) {
+	const publishRate = 4000
+	s, err := Open(Options{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Date(2026, 8, 11, 14, 0, 0, 0, time.UTC)
+	n := max(b.N, 100_000)
+	ids := make([]string, b.N)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < b.N; i = int(next.Add(1) - 1) {
+				rec := storetest.UniformRecord(n, i, t0.Add(time.Duration(i)*time.Second/publishRate))
+				rec.MunicipioCode = places.Nearest(*rec.Latitude, *rec.Longitude).MunicipioCode()
+				stored, _, err := s.Create(context.Background(), rec)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				ids[i] = stored.ID
+			}
+		})
+	}
+	wg.Wait()
+	puts, userBytes := expvarInt("badger_put_num_user"), expvarInt("badger_write_bytes_user")
+	cpu := cpuTime()
+	next.Store(0)
+	b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := int(next.Add(1) - 1)
+			_, err := s.Update(context.Background(), ids[i], func(r *store.Record) error {
+				switch {
+				case i%2 == 0:
+					r.Status = store.StatusResolved
+				case r.Urgency == "urgent":
+					r.Urgency = "normal"
+				default:
+					r.Urgency = "urgent"
+				}
+				return nil
+			})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	nf := float64(b.N)
+	b.ReportMetric(float64(cpuTime()-cpu)/nf/1e3, "cpu-µs/update")
+	b.ReportMetric(float64(expvarInt("badger_put_num_user")-puts)/nf, "puts/update")
+	b.ReportMetric(float64(expvarInt("badger_write_bytes_user")-userBytes)/nf, "userB/update")
+}
