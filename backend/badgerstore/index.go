@@ -220,7 +220,7 @@ func indexEntries(rec *store.Record) []kv {
 		out = append(out, kv{k, nil})
 	}
 	text := store.SearchText(rec)
-	// The seq of the record's word blocks is the writer's to set (indexWriter.blocks); 0 until then.
+	// The seq of the record's word blocks is the writer's to set (indexWriter.write and replace); 0 until then.
 	out = append(out, kv{append(slices.Clone(prefixText), rec.ID...), append(make([]byte, blockSeqLen, blockSeqLen+len(text)), text...)})
 	return append(out, wordEntries(st, text, sum, inv)...)
 }
