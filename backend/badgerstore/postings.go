@@ -170,12 +170,7 @@ func (w *postingWriter) add(k, sum []byte, seq uint64) {
 	}
 	bk := blockKey(k, seq)
 	if ps, ok := w.rewritten[bk]; ok { // an update of this transaction made the block already
-		p := posting{inv: slices.Clone(k[len(k)-idLen:]), sum: sum}
-		if i, ok := findInv(ps, p.inv); ok {
-			ps[i] = p
-		} else {
-			w.rewritten[bk] = slices.Insert(ps, i, p)
-		}
+		w.rewritten[bk] = withPosting(ps, posting{inv: slices.Clone(k[len(k)-idLen:]), sum: sum})
 		return
 	}
 	b := w.adds[bk]
@@ -213,8 +208,19 @@ func (w *postingWriter) stored(txn *badger.Txn, bk string) ([]posting, error) {
 	return ps, nil
 }
 
+// findInv finds inv among sorted postings: its index, or where it would go.
 func findInv(ps []posting, inv []byte) (int, bool) {
 	return slices.BinarySearchFunc(ps, inv, func(p posting, inv []byte) int { return bytes.Compare(p.inv, inv) })
+}
+
+// withPosting puts p into sorted postings, in place of the one of its record if there is one.
+func withPosting(ps []posting, p posting) []posting {
+	i, ok := findInv(ps, p.inv)
+	if ok {
+		ps[i] = p
+		return ps
+	}
+	return slices.Insert(ps, i, p)
 }
 
 // remove removes the posting k from the block of seq: from this transaction's additions, or from the
@@ -249,13 +255,7 @@ func (w *postingWriter) put(txn *badger.Txn, k, sum []byte, seq uint64) error {
 	if err != nil {
 		return err
 	}
-	p := posting{inv: slices.Clone(inv), sum: sum}
-	if i, ok := findInv(ps, inv); ok {
-		ps[i] = p
-	} else {
-		ps = slices.Insert(ps, i, p)
-	}
-	w.rewritten[bk] = ps
+	w.rewritten[bk] = withPosting(ps, posting{inv: slices.Clone(inv), sum: sum})
 	return nil
 }
 
@@ -412,7 +412,7 @@ func (p *postingStream) fill() bool {
 	}
 	slices.SortFunc(p.buf, byInv)
 	if p.from != nil {
-		p.i, _ = slices.BinarySearchFunc(p.buf, p.from, func(a posting, inv []byte) int { return bytes.Compare(a.inv, inv) })
+		p.i, _ = findInv(p.buf, p.from)
 		for p.i < len(p.buf) && bytes.Equal(p.buf[p.i].inv, p.from) {
 			p.i++
 		}
