@@ -127,6 +127,7 @@ type Store struct {
 	maxWordTokens                     int // tests set it to 0 to check the path without the word index
 
 	counters  counterCache // the writer's (index.go)
+	cells     *cellTable   // the cell counters (cellmem.go)
 	blockSeqs blockSeqs    // the word blocks' keys (postings.go)
 	adv       *adviser     // Badger's tables, advised MADV_RANDOM (advise_linux.go); only gcLoop after Open
 }
@@ -144,8 +145,10 @@ type Store struct {
 // durable. Create's retry check may miss the latest batch; a pair it does not find goes to the writer,
 // which checks again in the batch's own transaction.
 type snapshot struct {
-	txn  *badger.Txn
-	refs atomic.Int32 // the store's reference plus one per reader; the transaction ends at zero
+	txn   *badger.Txn
+	refs  atomic.Int32 // the store's reference plus one per reader; the transaction ends at zero
+	cells *cellTable   // the cell counters, which keep what the snapshot does not see until it ends
+	batch uint64       // the last batch of cell counters the snapshot sees (cellmem.go)
 }
 
 func (s *Store) renewSnapshot() {
@@ -154,7 +157,11 @@ func (s *Store) renewSnapshot() {
 	if s.snapDone {
 		return
 	}
-	sn := &snapshot{txn: s.db.NewTransaction(false)}
+	sn := &snapshot{txn: s.db.NewTransaction(false), cells: s.cells}
+	// A failed read of the marker leaves batch 0: the snapshot's cell reads then fail (errCellsTooOld),
+	// as its other reads would.
+	sn.batch, _ = visibleBatch(sn.txn)
+	s.cells.hold(sn.batch)
 	sn.refs.Store(1)
 	if old := s.snap.Swap(sn); old != nil {
 		old.release()
@@ -200,6 +207,7 @@ func (s *Store) acquireSnapshot() *snapshot {
 func (sn *snapshot) release() {
 	if sn.refs.Add(-1) == 0 {
 		sn.txn.Discard()
+		sn.cells.let(sn.batch)
 	}
 }
 
@@ -264,7 +272,7 @@ func Open(o Options) (*Store, error) {
 	if s.ids = o.IDs; s.ids == nil {
 		s.ids = store.NewIDNear
 	}
-	if err := cmp.Or(s.ensureIndexes(), s.loadVocabulary()); err != nil {
+	if err := cmp.Or(s.ensureIndexes(), s.loadVocabulary(), s.loadCells()); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -476,13 +484,7 @@ func (s *Store) commit(batch []*createReq) {
 		s.obs.ObserveCommit(len(batch), time.Since(began))
 	}
 	if err != nil {
-		// The disk refused a write or a sync: what Badger holds may not be durable. Refuse everything
-		// from now on rather than acknowledge a record that a crash could lose.
-		s.failMu.Lock()
-		if s.failErr == nil {
-			s.failErr = fmt.Errorf("store failed: %w", err)
-		}
-		s.failMu.Unlock()
+		s.fail(err)
 		for i := range res {
 			res[i] = createRes{err: err}
 		}
@@ -491,6 +493,26 @@ func (s *Store) commit(batch []*createReq) {
 	for i, r := range batch {
 		r.done <- res[i]
 	}
+	if err == nil { // after the answers: none waits for a checkpoint
+		s.commitMu.Lock()
+		if s.cells.journaled >= cellCheckpointOps {
+			err = s.checkpointCells()
+		}
+		s.commitMu.Unlock()
+		if err != nil {
+			s.fail(err)
+		}
+	}
+}
+
+// fail records that the disk refused a write or a sync: what Badger holds may not be durable. The store
+// refuses every write from then on rather than acknowledge a record that a crash could lose.
+func (s *Store) fail(err error) {
+	s.failMu.Lock()
+	if s.failErr == nil {
+		s.failErr = fmt.Errorf("store failed: %w", err)
+	}
+	s.failMu.Unlock()
 }
 
 // commitTxn commits a prefix of reqs in one transaction and reports how many it took.
@@ -587,9 +609,14 @@ func (s *Store) commitRecords(txn *badger.Txn, w *indexWriter, top int64) error 
 	if err != nil {
 		return err
 	}
+	undo, err := s.cells.stage(txn, w.agg.cellOps)
+	if err != nil {
+		return err
+	}
 	// Before the commit: a reader may see a token without its postings, never the reverse.
 	s.vocab.add(w.agg.tokens())
 	if err := txn.Commit(); err != nil {
+		undo()
 		return err
 	}
 	cached()
@@ -701,8 +728,14 @@ func (s *Store) Close() error {
 	s.backups.reading.Lock() // for good: the backups' reads of Badger end, later ones find it closed
 	s.dropSnapshot()
 	s.blockSeqs.release()
+	var err error
+	if s.failure() == nil {
+		s.commitMu.Lock()
+		err = s.checkpointCells() // a restart then replays no journal
+		s.commitMu.Unlock()
+	}
 	settleCompactions(s.db, closeSettleMax)
-	return s.db.Close()
+	return errors.Join(err, s.db.Close())
 }
 
 // closeSettleMax bounds how long Close waits for Badger's pending compactions.

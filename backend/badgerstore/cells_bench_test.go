@@ -29,11 +29,15 @@ func BenchmarkUniformCellCounts(b *testing.B) {
 	const circles = 200
 	calls := make([][][]string, circles)
 	asked := 0
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
+		cells, err := s.cells.viewAt(txn)
+		if err != nil {
+			return err
+		}
 		for i := range circles {
 			lat, lon := uniformPoint(n, i)
 			spec := &store.ListSpec{Near: true, Lat: lat, Lon: lon, RadiusKm: 5, Limit: 20}
-			r := &recordedCells{cellCounter: &cellCounter{txn, spec, newFilter(spec)}}
+			r := &recordedCells{cellCounter: &cellCounter{cells, txn, spec, newFilter(spec)}}
 			if _, _, err := store.RadiusTotal(spec, r); err != nil {
 				return err
 			}
@@ -48,9 +52,13 @@ func BenchmarkUniformCellCounts(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	err = s.db.View(func(txn *badger.Txn) error {
+	err = s.view(func(txn *badger.Txn) error {
+		cells, err := s.cells.viewAt(txn)
+		if err != nil {
+			return err
+		}
 		spec := &store.ListSpec{Near: true, Limit: 20}
-		c := &cellCounter{txn, spec, newFilter(spec)}
+		c := &cellCounter{cells, txn, spec, newFilter(spec)}
 		for i := range b.N {
 			for _, cells := range calls[i%circles] {
 				if _, err := c.CellCounts(cells); err != nil {

@@ -39,7 +39,7 @@ var (
 )
 
 const (
-	indexVersion = "10" // 10: word postings in blocks; 9: cell counters per emergency, municipio and both, aggregates per municipio; 8: no postings or counters for function words, change entries without the summary; 7: the expiry index off "ie", the cell counters' prefix it shared in 6; 6: the expiry index; 5: counters per geohash cell; 4: the word index of q; 3: statuses and the change index; 2: geographic index keyed by 6-character geohashes
+	indexVersion = "11" // 11: cell counters in memory, with a journal and checkpoints; 10: word postings in blocks; 9: cell counters per emergency, municipio and both, aggregates per municipio; 8: no postings or counters for function words, change entries without the summary; 7: the expiry index off "ie", the cell counters' prefix it shared in 6; 6: the expiry index; 5: counters per geohash cell; 4: the word index of q; 3: statuses and the change index; 2: geographic index keyed by 6-character geohashes
 	// allPartition is the partition of the time and kind indexes that holds every emergency; slugs are
 	// [a-z0-9-], so it cannot collide with one.
 	allPartition = "*"
@@ -370,7 +370,8 @@ type aggDelta struct {
 	all   map[string]*aggregate // per emergency slug
 	munis map[string]*aggregate // per municipio and per (emergency, municipio), by key
 	words map[string]int64      // records per status and token (words.go)
-	cells map[string]*aggregate // per scope and geohash cell, by key (cells.go)
+	// cellOps are the changes of the cell counters (cells.go), which the cell table journals (cellmem.go).
+	cellOps []cellOp
 }
 
 func (d *aggDelta) add(rec *store.Record, n int64) {
@@ -400,7 +401,7 @@ func (d *aggDelta) addCounters(rec *store.Record, n int64) {
 	d.addCells(rec, c, n)
 }
 
-// counterCache holds the counters (aggregates, cell counters, word counters) as last committed, so that
+// counterCache holds the counters (aggregates, word counters) as last committed, so that
 // a batch adds its deltas without reading them back from the LSM tree. Only the writer goroutine uses
 // it (every counter write goes through commitTxn once the store is open); a miss reads the stored value.
 type counterCache struct {
@@ -418,7 +419,7 @@ func (d *aggDelta) write(txn *badger.Txn, c *counterCache) (commit func(), err e
 	if c.aggs == nil || len(c.aggs)+len(c.words) > maxCachedCounters {
 		c.aggs, c.words = map[string][]byte{}, map[string]int64{}
 	}
-	aggs := make(map[string][]byte, len(d.all)+len(d.munis)+len(d.cells))
+	aggs := make(map[string][]byte, len(d.all)+len(d.munis))
 	var m merger
 	put := func(key []byte, a *aggregate) error {
 		old, ok := c.aggs[string(key)]
@@ -449,11 +450,9 @@ func (d *aggDelta) write(txn *badger.Txn, c *counterCache) (commit func(), err e
 			return nil, err
 		}
 	}
-	for _, keyed := range []map[string]*aggregate{d.munis, d.cells} {
-		for k, a := range keyed {
-			if err := put([]byte(k), a); err != nil {
-				return nil, err
-			}
+	for k, a := range d.munis {
+		if err := put([]byte(k), a); err != nil {
+			return nil, err
 		}
 	}
 	return func() {
@@ -556,9 +555,10 @@ type indexWriter struct {
 	inBlock           int    // the records given seq
 }
 
-// Reserve for the aggregate keys written at the end, per record at most: its emergency's, its two
-// municipio aggregates, its cell counters in four scopes, and one spare.
-const aggReservePerRecord = (4 + 4*(geoPrecision-cellCountMin+1)) * 400
+// Reserve for what is written at the end, per record at most: its emergency's aggregate, its two
+// municipio aggregates and one spare, and its two changes (old and new) in the cell journal (a slug of
+// at most 255 bytes each).
+const aggReservePerRecord = 4*400 + 2*300
 
 func newIndexWriter(s *Store) *indexWriter {
 	return &indexWriter{maxSize: s.db.MaxBatchSize() * 3 / 4, maxCount: s.db.MaxBatchCount() * 3 / 4, s: s}
@@ -744,10 +744,11 @@ func (s *Store) ensureIndexes() error {
 	if err != nil || done {
 		return err
 	}
-	if err := s.db.DropPrefix(prefixTime, prefixKind, prefixGeo, prefixText, prefixAgg, prefixMuni, prefixHour, prefixChange, prefixWord, prefixVocab, prefixCellCount, prefixExpiry); err != nil {
+	if err := s.db.DropPrefix(prefixTime, prefixKind, prefixGeo, prefixText, prefixAgg, prefixMuni, prefixHour, prefixChange, prefixWord, prefixVocab, prefixCellCount, prefixCellJournal, prefixExpiry); err != nil {
 		return fmt.Errorf("reindex: %w", err)
 	}
 	var all aggDelta
+	cells := newCellTable()
 	var after []byte
 	for {
 		var recs []*store.Record
@@ -792,6 +793,8 @@ func (s *Store) ensureIndexes() error {
 					break
 				}
 				all.add(rec, 1)
+				cells.apply(all.cellOps, 1, false)
+				all.cellOps = all.cellOps[:0]
 				n++
 			}
 			if err := w.postings.flush(txn); err != nil { // the counters are written whole below
@@ -818,11 +821,19 @@ func (s *Store) ensureIndexes() error {
 			return fmt.Errorf("reindex: %w", err)
 		}
 	}
-	for _, keyed := range []map[string]*aggregate{all.munis, all.cells} {
-		for k, a := range keyed {
-			if err := wb.Set([]byte(k), a.encode()); err != nil {
-				return fmt.Errorf("reindex: %w", err)
-			}
+	for k, a := range all.munis {
+		if err := wb.Set([]byte(k), a.encode()); err != nil {
+			return fmt.Errorf("reindex: %w", err)
+		}
+	}
+	// The cell counters as of the last batch journaled: the journal is empty now.
+	batch, err := s.viewBatch()
+	if err != nil {
+		return fmt.Errorf("reindex: %w", err)
+	}
+	for k, c := range cells.counts {
+		if err := wb.Set([]byte(k), encodeCellCount(batch, *c)); err != nil {
+			return fmt.Errorf("reindex: %w", err)
 		}
 	}
 	if err := wb.Flush(); err != nil {

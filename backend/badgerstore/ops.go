@@ -199,6 +199,7 @@ func verifyDB(db *badger.DB) (*store.Verification, error) {
 	err := db.View(func(txn *badger.Txn) error {
 		var expected, missing int // index and pair entries the records call for, and those not found
 		var aggs aggDelta
+		cells := newCellTable() // the cell counters the records call for
 		postings := &postingReader{txn: txn}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixRecord, PrefetchValues: true, PrefetchSize: 64})
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -214,6 +215,8 @@ func verifyDB(db *badger.DB) (*store.Verification, error) {
 			rec.Normalize()
 			v.Records[recordStatus(rec)]++
 			aggs.add(rec, 1)
+			cells.apply(aggs.cellOps, 1, false)
+			aggs.cellOps = aggs.cellOps[:0]
 			entries := slices.Concat([]kv{{pairKey(rec.Source, rec.ExternalID), []byte(rec.ID)}}, indexEntries(rec), changeEntries(rec))
 			expected += len(entries)
 			var seq uint64 // of the record's word blocks, in its text entry
@@ -290,25 +293,42 @@ func verifyDB(db *badger.DB) (*store.Verification, error) {
 		if n := countKeys(txn, prefixAgg) + countKeys(txn, prefixHour); n != aggKeys {
 			problem("%d aggregates stored for %d computed from the records", n, aggKeys)
 		}
-		// Municipio aggregates and cell counters of every scope, likewise; a municipio or cell whose
-		// records are all gone may keep an empty one, but not one that still counts records.
-		for _, c := range []struct {
-			keyed  map[string]*aggregate
-			prefix []byte
-			what   string
-		}{{aggs.munis, prefixMuni, "aggregate of a municipio"}, {aggs.cells, prefixCellCount, "counter of a geographic cell"}} {
-			for k, a := range c.keyed {
-				checkAgg(txn, v, problem, []byte(k), a, c.what)
+		// Municipio aggregates, likewise; a municipio whose records are all gone may keep an empty one,
+		// but not one that still counts records.
+		const muniWhat, cellWhat = "aggregate of a municipio", "counter of a geographic cell"
+		for k, a := range aggs.munis {
+			checkAgg(txn, v, problem, []byte(k), a, muniWhat)
+		}
+		stray, err := strayCounters(txn, prefixMuni, func(k []byte) bool { return aggs.munis[string(k)] != nil }, func(b []byte) bool {
+			a, err := decodeAggregate(b)
+			return err != nil || a.nonZero()
+		})
+		if err != nil {
+			return err
+		}
+		if stray > 0 {
+			problem("%d stored with records counted, and no record behind them: %s", stray, muniWhat)
+		}
+		// The cell counters as Open loads them (the checkpoint and the journal) must be those the records
+		// call for.
+		stored, err := loadCells(txn)
+		if err != nil {
+			problem("the cell counters do not load: %v", err)
+		} else {
+			for k, want := range cells.counts {
+				v.Checked++
+				if got := stored.counts[k]; got == nil || !slices.Equal(*got, *want) {
+					problem("%s differs from the records", cellWhat)
+				}
 			}
-			stray, err := strayCounters(txn, c.prefix, func(k []byte) bool { return c.keyed[string(k)] != nil }, func(b []byte) bool {
-				a, err := decodeAggregate(b)
-				return err != nil || a.nonZero()
-			})
-			if err != nil {
-				return err
+			stray := 0
+			for k := range stored.counts {
+				if cells.counts[k] == nil {
+					stray++
+				}
 			}
 			if stray > 0 {
-				problem("%d stored with records counted, and no record behind them: %s", stray, c.what)
+				problem("%d stored with records counted, and no record behind them: %s", stray, cellWhat)
 			}
 		}
 		// Word counters, likewise (a token whose records are all gone may keep a counter of 0).
@@ -318,7 +338,7 @@ func verifyDB(db *badger.DB) (*store.Verification, error) {
 				problem("the counter of a word says %d records, %d have it (%v)", got, want, err)
 			}
 		}
-		stray, err := strayCounters(txn, prefixVocab, func(k []byte) bool { _, ok := aggs.words[string(k[len(prefixVocab):])]; return ok },
+		stray, err = strayCounters(txn, prefixVocab, func(k []byte) bool { _, ok := aggs.words[string(k[len(prefixVocab):])]; return ok },
 			func(b []byte) bool { n, m := binary.Uvarint(b); return m <= 0 || n != 0 })
 		if err != nil {
 			return err

@@ -49,7 +49,7 @@ func TestVerify(t *testing.T) {
 		if err := txn.Set(muniKey(scopeOf(recs[0].EmergencySlug, "63001")), stale); err != nil {
 			return err
 		}
-		if err := txn.Set(cellCountKey(scopeOf("", "63001"), cell), stale); err != nil {
+		if err := txn.Set(cellCountKey(scopeOf("", "63001"), cell), encodeCellCount(0, cellCount{{1, 1}})); err != nil {
 			return err
 		}
 		return txn.Set(aggKey(recs[0].EmergencySlug), stale)
@@ -98,18 +98,31 @@ func TestVerifyStrayCounters(t *testing.T) {
 	counting := (&aggregate{cells: map[uint16]int64{cellKey(statusCode(store.StatusOpen), 0, 1, 1): 2}}).encode()
 	report := plantVerify(t, dir, func(txn *badger.Txn) error {
 		// The premise: empty counters were left where the record was.
-		for _, k := range [][]byte{muniKey(scopeOf("", "66001")), cellCountKey(scopeOf("", "66001"), geohash(4.81, -75.69, geoPrecision))} {
-			if _, err := txn.Get(k); err != nil {
-				return fmt.Errorf("%q: %w", k, err)
-			}
-			if a, err := getAggregate(txn, k); err != nil || a.nonZero() {
-				return fmt.Errorf("%q is %+v, not empty (%v)", k, a, err)
-			}
+		k := muniKey(scopeOf("", "66001"))
+		if _, err := txn.Get(k); err != nil {
+			return fmt.Errorf("%q: %w", k, err)
 		}
-		for _, k := range [][]byte{muniKey(scopeOf("", "76001")), cellCountKey(scopeOf("otra-emergencia", ""), "d2g6")} {
-			if err := txn.Set(k, counting); err != nil {
-				return err
+		if a, err := getAggregate(txn, k); err != nil || a.nonZero() {
+			return fmt.Errorf("%q is %+v, not empty (%v)", k, a, err)
+		}
+		k = cellCountKey(scopeOf("", "66001"), geohash(4.81, -75.69, geoPrecision))
+		item, err := txn.Get(k)
+		if err != nil {
+			return fmt.Errorf("%q: %w", k, err)
+		}
+		if err := item.Value(func(v []byte) error {
+			if _, c, err := decodeCellCount(v); err != nil || len(c) > 0 {
+				return fmt.Errorf("%q is %v, not empty (%v)", k, c, err)
 			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := txn.Set(muniKey(scopeOf("", "76001")), counting); err != nil {
+			return err
+		}
+		if err := txn.Set(cellCountKey(scopeOf("otra-emergencia", ""), "d2g6"), encodeCellCount(0, cellCount{{cellKey(statusCode(store.StatusOpen), 0, 1, 1), 2}})); err != nil {
+			return err
 		}
 		return txn.Set(vocabKey(stTok(statusCode(store.StatusOpen), "helicoptero")), binary.AppendUvarint(nil, 4))
 	})

@@ -15,6 +15,7 @@ func TestKeyPrefixesDistinct(t *testing.T) {
 		"report": prefixReport, "secret": prefixSecret, "indexVersion": keyIndexVersion, "probe": keyProbe,
 		"response": prefixResponse, "webhookEvent": prefixWebhookEvent, "webhookQueue": prefixWebhookQueue, "webhookDue": prefixWebhookDue,
 		"webhookState": prefixWebhookState, "webhookSeq": keyWebhookSeq, "blockSeq": keyBlockSeq,
+		"cellJournal": prefixCellJournal, "cellBatch": keyCellBatch,
 	}
 	for a, pa := range prefixes {
 		for b, pb := range prefixes {

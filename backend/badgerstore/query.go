@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -86,9 +85,14 @@ func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult
 			return cover
 		}
 		stream := func(from *store.Cursor, yield func(*entry) bool) error { return scanTime(txn, spec, f, from, yield) }
+		var cells *cellView // the cell counters as the snapshot sees them
 		if spec.Near {
+			var err error
+			if cells, err = s.cells.viewAt(txn); err != nil {
+				return err
+			}
 			stream = func(from *store.Cursor, yield func(*entry) bool) error {
-				return nearestWalk(txn, spec, f, circle(), from, yield)
+				return nearestWalk(txn, cells, spec, f, circle(), from, yield)
 			}
 		}
 		if len(spec.Words) > 0 && spec.Municipio == "" { // a municipio's range is read whole, its words checked
@@ -150,7 +154,7 @@ func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult
 				res.TotalExact = false
 				var candidates int
 				if spec.Near {
-					candidates, _, err = countRadius(txn, spec, f, circle())
+					candidates, _, err = countRadius(cells, txn, spec, f, circle())
 				} else {
 					candidates, err = countByAggregates(txn, spec, f)
 				}
@@ -160,7 +164,7 @@ func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult
 		case spec.Near && spec.After == nil && res.Next == nil:
 			res.Total = len(hits) // the page is the whole list
 		case spec.Near:
-			res.Total, res.TotalExact, err = countRadius(txn, spec, f, circle())
+			res.Total, res.TotalExact, err = countRadius(cells, txn, spec, f, circle())
 			res.Total = max(res.Total, len(hits))
 		default:
 			res.Total, err = countByAggregates(txn, spec, f)
@@ -405,7 +409,7 @@ func scanCell(it *badger.Iterator, cell string, spec *store.ListSpec, f *filter,
 // a record is yielded, since it may hold a record of that distance that is newer. A record read costs no
 // allocation of its own: its inverted id is copied into a shared buffer, and only the records yielded
 // become entries.
-func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, cover *store.Cover, from *store.Cursor, yield func(*entry) bool) error {
+func nearestWalk(txn *badger.Txn, cells *cellView, spec *store.ListSpec, f *filter, cover *store.Cover, from *store.Cursor, yield func(*entry) bool) error {
 	gp := geoPrefix(uint8(f.st))
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: gp})
 	defer it.Close()
@@ -425,7 +429,7 @@ func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, cover *store.
 			q.push(walkItem{key: c.MinKm, cell: c.Cell})
 		}
 	}
-	held := scopeHolds(txn, spec, f)
+	held := scopeHolds(cells, spec, f)
 	// A municipio's counters are read for every cell (its entries cost a point read each); an emergency's
 	// only once a cell held none of its records: a list of an emergency that fills the circle reads none.
 	check := spec.Municipio != ""
@@ -491,7 +495,7 @@ func nearestWalk(txn *badger.Txn, spec *store.ListSpec, f *filter, cover *store.
 // with few records in a circle full of another's still read every entry of the circle. The scope's cell
 // counters (precisions cellCountMin and up) rule out the cells where it has none, with one read per cell,
 // and spare the point reads in the cells where the municipio has every record, with one more.
-func scopeHolds(txn *badger.Txn, spec *store.ListSpec, f *filter) func(cell string) (holds, whole bool, err error) {
+func scopeHolds(cells *cellView, spec *store.ListSpec, f *filter) func(cell string) (holds, whole bool, err error) {
 	if spec.Municipio == "" && spec.EmergencySlug == "" {
 		return func(string) (bool, bool, error) { return true, true, nil }
 	}
@@ -499,16 +503,9 @@ func scopeHolds(txn *badger.Txn, spec *store.ListSpec, f *filter) func(cell stri
 	var key []byte
 	count := func(scope, cell string, f *filter) (matching, all int, err error) {
 		key = appendCellCountKey(key[:0], scope, cell)
-		item, err := txn.Get(key)
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return 0, 0, nil
-		}
-		if err != nil {
-			return 0, 0, err
-		}
-		err = item.Value(func(v []byte) (err error) {
-			matching, all, err = countEncoded(v, f, status)
-			return err
+		err = cells.read(func(get cellGetter) error {
+			matching, all = countIn(get, key, f, status)
+			return nil
 		})
 		return matching, all, err
 	}
