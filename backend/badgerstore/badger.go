@@ -231,9 +231,9 @@ func badgerOptions(o Options) badger.Options {
 		WithValueLogFileSize(64 << 20).
 		// Every level-0 table spans the whole key space (pair keys and geohashes are random), so each
 		// L0 compaction rewrites the base level: merging 8 tables at a time, not 3, cuts what
-		// compaction writes per record, and with it the slowdown as the DB grows. Not 16: each level-0
-		// table holds a version of most cell counters, which a radius total steps through (with 13,
-		// 5× its instructions), and Close keeps level 0; 8 published as fast as 16 in the README's run.
+		// compaction writes per record, and with it the slowdown as the DB grows. Not 16: every read
+		// merges every level-0 table, Close keeps level 0, and 8 published as fast as 16 over 1M
+		// records (docs/performance.md).
 		WithNumLevelZeroTables(8).
 		WithNumLevelZeroTablesStall(32).
 		WithNumCompactors(2).

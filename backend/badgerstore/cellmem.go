@@ -1,6 +1,7 @@
 package badgerstore
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"errors"
@@ -9,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/directaid/directaid/backend/store"
 )
 
 // The cell counters (cells.go) are kept in memory (cellTable), so that publishing writes none of them:
@@ -39,14 +42,65 @@ type cellOp struct {
 	n              int64
 }
 
-// keys calls fn with the key of each counter op changes; fn must not keep key.
-func (op *cellOp) keys(buf []byte, fn func(key []byte)) {
+// cells calls fn with each counter op changes: its scope and its cell (packCell).
+func (op *cellOp) cells(fn func(scope string, cell uint64)) {
+	var packed [geoPrecision + 1]uint64
+	v := uint64(0)
+	for p := 1; p <= len(op.gh); p++ {
+		v = v<<5 | uint64(geohashDigit[op.gh[p-1]]-1)
+		packed[p] = v<<3 | uint64(p)
+	}
 	for _, scope := range scopesFor(op.slug, op.muni) {
-		k := appendCellCountKey(buf[:0], scope, "")
 		for p := cellCountMin; p <= len(op.gh); p++ {
-			fn(append(k, op.gh[:p]...))
+			fn(scope, packed[p])
 		}
 	}
+}
+
+// geohashDigit is the value of each geohash character plus one (0: not one).
+var geohashDigit = func() (d [256]uint8) {
+	for i := range len(store.GeohashAlphabet) {
+		d[store.GeohashAlphabet[i]] = uint8(i + 1)
+	}
+	return d
+}()
+
+// packCell is a cell of at most geoPrecision (< 8) characters as a number: its characters' values, 5
+// bits each, then its length in 3 bits; ok is false for a name that is not a geohash cell.
+func packCell(cell string) (v uint64, ok bool) {
+	if len(cell) == 0 || len(cell) > geoPrecision {
+		return 0, false
+	}
+	for i := range len(cell) {
+		d := geohashDigit[cell[i]]
+		if d == 0 {
+			return 0, false
+		}
+		v = v<<5 | uint64(d-1)
+	}
+	return v<<3 | uint64(len(cell)), true
+}
+
+func unpackCell(v uint64) string {
+	n := int(v & 7)
+	b := make([]byte, n)
+	v >>= 3
+	for i := n - 1; i >= 0; i-- {
+		b[i] = store.GeohashAlphabet[v&31]
+		v >>= 5
+	}
+	return string(b)
+}
+
+// splitCellKey is the scope and cell of a counter's key (cellCountKey).
+func splitCellKey(key []byte) (scope string, cell uint64, ok bool) {
+	rest, found := bytes.CutPrefix(key, prefixCellCount)
+	i := bytes.IndexByte(rest, 0)
+	if !found || i < 0 {
+		return "", 0, false
+	}
+	cell, ok = packCell(string(rest[i+1:]))
+	return string(rest[:i]), cell, ok && len(rest)-i-1 >= cellCountMin
 }
 
 func cellJournalKey(batch uint64) []byte {
@@ -94,7 +148,7 @@ func decodeCellOps(v []byte) ([]cellOp, error) {
 			return nil, errBadCellJournal
 		}
 		v = v[m:]
-		if len(parts[2]) < cellCountMin || len(parts[2]) > geoPrecision || parts[0] == "" {
+		if _, ok := packCell(parts[2]); !ok || len(parts[2]) < cellCountMin || parts[0] == "" {
 			return nil, errBadCellJournal
 		}
 		ops[i] = cellOp{parts[0], parts[1], parts[2], uint16(code), c}
@@ -190,15 +244,20 @@ func decodeCellCount(v []byte) (asOf uint64, c cellCount, err error) {
 // go through a cellView of their snapshot.
 type cellTable struct {
 	mu      sync.RWMutex
-	counts  map[string]*cellCount // by cellCountKey
-	batch   uint64                // the last batch counted (committed, or in its commit)
-	log     []cellBatch           // the batches after trimmed, oldest first: what an older snapshot takes out
-	trimmed uint64                // the last batch no longer in log: a snapshot must see it
-	live    map[uint64]int        // the live snapshots, by the last batch each sees
+	scopes  map[string]map[uint64]*cellEntry // by scope, then by packCell
+	batch   uint64                           // the last batch counted (committed, or in its commit)
+	log     []cellBatch                      // the batches after trimmed, oldest first: what an older snapshot takes out
+	trimmed uint64                           // the last batch no longer in log: a snapshot must see it
+	live    map[uint64]int                   // the live snapshots, by the last batch each sees
 
-	// The writer's alone (under commitMu):
-	dirty     map[string]struct{} // counters changed since the last checkpoint
-	journaled int                 // cellOps journaled since the last checkpoint
+	journaled int // cellOps journaled since the last checkpoint (the writer's, under commitMu)
+}
+
+// cellEntry is a counter in the table. One whose records are all gone stays until a checkpoint has
+// stored it empty.
+type cellEntry struct {
+	pairs cellCount
+	dirty bool // changed since the last checkpoint
 }
 
 type cellBatch struct {
@@ -217,31 +276,71 @@ const maxCellLog = 1 << 18
 var cellCheckpointOps = 1 << 17
 
 func newCellTable() *cellTable {
-	return &cellTable{counts: map[string]*cellCount{}, live: map[uint64]int{}, dirty: map[string]struct{}{}}
+	return &cellTable{scopes: map[string]map[uint64]*cellEntry{}, live: map[uint64]int{}}
 }
 
 // apply counts ops n times (1 or -1) into the counters, marking them dirty when dirty is set.
 func (t *cellTable) apply(ops []cellOp, n int64, dirty bool) {
-	var buf [96]byte
+	var last string
+	var cells map[uint64]*cellEntry // last's
 	for i := range ops {
 		op := &ops[i]
-		op.keys(buf[:0], func(key []byte) { t.count(key, op.code, op.n*n, dirty) })
+		op.cells(func(scope string, cell uint64) {
+			if cells == nil || scope != last {
+				last, cells = scope, t.scopeCells(scope)
+			}
+			t.count(cells, cell, op.code, op.n*n, dirty)
+		})
 	}
 }
 
-// count adds n records of code to the counter of key, marking it dirty when dirty is set.
-func (t *cellTable) count(key []byte, code uint16, n int64, dirty bool) {
-	c := t.counts[string(key)]
-	if c == nil {
-		c = &cellCount{}
-		t.counts[string(key)] = c
+func (t *cellTable) scopeCells(scope string) map[uint64]*cellEntry {
+	cells := t.scopes[scope]
+	if cells == nil {
+		cells = map[uint64]*cellEntry{}
+		t.scopes[scope] = cells
 	}
-	if c.add(code, n); len(*c) == 0 {
-		delete(t.counts, string(key))
+	return cells
+}
+
+// count adds n records of code to the counter of cell in cells, marking it dirty when dirty is set (a
+// counter left empty is dropped unless it is dirty).
+func (t *cellTable) count(cells map[uint64]*cellEntry, cell uint64, code uint16, n int64, dirty bool) {
+	e := cells[cell]
+	if e == nil {
+		e = &cellEntry{}
+		cells[cell] = e
 	}
-	if dirty {
-		t.dirty[string(key)] = struct{}{}
+	e.pairs.add(code, n)
+	e.dirty = e.dirty || dirty
+	if len(e.pairs) == 0 && !e.dirty {
+		delete(cells, cell)
 	}
+}
+
+// get is the counter of cell in scope (nil: none).
+func (t *cellTable) get(scope, cell string) cellCount {
+	v, ok := packCell(cell)
+	if !ok {
+		return nil
+	}
+	if e := t.scopes[scope][v]; e != nil {
+		return e.pairs
+	}
+	return nil
+}
+
+// all is every counter that counts records, by its key (Verify, tests).
+func (t *cellTable) all() map[string]cellCount {
+	out := map[string]cellCount{}
+	for scope, cells := range t.scopes {
+		for cell, e := range cells {
+			if len(e.pairs) > 0 {
+				out[string(cellCountKey(scope, unpackCell(cell)))] = slices.Clone(e.pairs)
+			}
+		}
+	}
+	return out
 }
 
 // stage journals ops in txn as the next batch and counts them, before txn commits: a snapshot taken
@@ -334,7 +433,7 @@ func (t *cellTable) let(batch uint64) {
 type cellView struct {
 	t      *cellTable
 	batch  uint64
-	unseen map[string]cellCount // what the batches after batch, up to upTo, take out
+	unseen map[string]map[uint64]cellCount // what the batches after batch, up to upTo, take out
 	upTo   uint64
 }
 
@@ -346,9 +445,9 @@ func (t *cellTable) viewAt(txn *badger.Txn) (*cellView, error) {
 	return &cellView{t: t, batch: b, upTo: b}, nil
 }
 
-// cellGetter returns what key counts in the table and what the batches its view does not see add to
-// it, taken out (both nil: none); they stay valid until the read's fn returns.
-type cellGetter func(key []byte) (base, unseen cellCount)
+// cellGetter returns what the counter of cell in scope counts in the table, and what the batches its
+// view does not see add to it, taken out (nil: none); they stay valid until the read's fn returns.
+type cellGetter func(scope, cell string) (base, unseen cellCount)
 
 // read calls fn with the counters as the view sees them.
 func (v *cellView) read(fn func(get cellGetter) error) error {
@@ -366,56 +465,72 @@ func (v *cellView) read(fn func(get cellGetter) error) error {
 			continue
 		}
 		if v.unseen == nil {
-			v.unseen = map[string]cellCount{}
+			v.unseen = map[string]map[uint64]cellCount{}
 		}
-		var buf [96]byte
 		for _, op := range b.ops {
-			op.keys(buf[:0], func(key []byte) {
-				c := v.unseen[string(key)]
+			op.cells(func(scope string, cell uint64) {
+				cells := v.unseen[scope]
+				if cells == nil {
+					cells = map[uint64]cellCount{}
+					v.unseen[scope] = cells
+				}
+				c := cells[cell]
 				c.add(op.code, -op.n)
-				v.unseen[string(key)] = c
+				cells[cell] = c
 			})
 		}
 		v.upTo = b.batch
 	}
-	return fn(func(key []byte) (cellCount, cellCount) {
-		var base cellCount
-		if c := t.counts[string(key)]; c != nil {
-			base = *c
+	return fn(func(scope, cell string) (cellCount, cellCount) {
+		var unseen cellCount
+		if v.unseen != nil {
+			if c, ok := packCell(cell); ok {
+				unseen = v.unseen[scope][c]
+			}
 		}
-		return base, v.unseen[string(key)]
+		return t.get(scope, cell), unseen
 	})
 }
 
-// countIn is what key counts through get: the records that match f, and those that match status.
-func countIn(get cellGetter, key []byte, f, status *filter) (matching, all int) {
-	base, unseen := get(key)
+// countIn is what the counter of cell in scope counts through get: the records that match f, and those
+// that match status.
+func countIn(get cellGetter, scope, cell string, f, status *filter) (matching, all int) {
+	base, unseen := get(scope, cell)
 	m, a := base.count(f, status)
 	um, ua := unseen.count(f, status)
 	return m + um, a + ua
+}
+
+// cellRef names a counter in the table.
+type cellRef struct {
+	scope string
+	cell  uint64
 }
 
 // loadCells reads the counters as txn holds them: the stored ones, then the journal entries each has
 // not counted yet.
 func loadCells(txn *badger.Txn) (*cellTable, error) {
 	t := newCellTable()
-	asOf := map[string]uint64{}
+	asOf := map[cellRef]uint64{}
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixCellCount, PrefetchValues: true, PrefetchSize: 256})
 	for it.Rewind(); it.Valid(); it.Next() {
+		scope, cell, ok := splitCellKey(it.Item().Key())
 		var b uint64
 		var c cellCount
 		err := it.Item().Value(func(v []byte) (err error) {
 			b, c, err = decodeCellCount(v)
 			return err
 		})
+		if err == nil && !ok {
+			err = fmt.Errorf("%w: not a cell counter's key", errBadAggregate)
+		}
 		if err != nil {
 			it.Close()
 			return nil, fmt.Errorf("%q: %w", it.Item().Key(), err)
 		}
-		k := string(it.Item().Key())
-		asOf[k] = b
+		asOf[cellRef{scope, cell}] = b
 		if len(c) > 0 {
-			t.counts[k] = &c
+			t.scopeCells(scope)[cell] = &cellEntry{pairs: c}
 		}
 		t.batch = max(t.batch, b)
 	}
@@ -432,11 +547,10 @@ func loadCells(txn *badger.Txn) (*cellTable, error) {
 		if err := it.Item().Value(func(v []byte) (err error) { ops, err = decodeCellOps(v); return err }); err != nil {
 			return nil, fmt.Errorf("%q: %w", key, err)
 		}
-		var buf [96]byte
 		for _, op := range ops {
-			op.keys(buf[:0], func(key []byte) {
-				if asOf[string(key)] < b { // else the checkpoint stored it counted
-					t.count(key, op.code, op.n, true)
+			op.cells(func(scope string, cell uint64) {
+				if asOf[cellRef{scope, cell}] < b { // else the checkpoint stored it counted
+					t.count(t.scopeCells(scope), cell, op.code, op.n, true)
 				}
 			})
 		}
@@ -473,25 +587,34 @@ func (s *Store) viewBatch() (b uint64, err error) {
 // deletes the journal up to it. The writer calls it between batches (commitMu held), and Close.
 func (s *Store) checkpointCells() error {
 	t := s.cells
-	if len(t.dirty) == 0 && t.journaled == 0 {
+	if t.journaled == 0 {
 		return nil
 	}
-	t.mu.RLock()
+	type put struct{ key, val []byte }
+	var puts []put
+	t.mu.Lock()
 	b := t.batch
+	for scope, cells := range t.scopes {
+		for cell, e := range cells {
+			if !e.dirty {
+				continue
+			}
+			// An empty one is stored too, so that the journal does not count it again.
+			puts = append(puts, put{cellCountKey(scope, unpackCell(cell)), encodeCellCount(b, e.pairs)})
+			if e.dirty = false; len(e.pairs) == 0 {
+				delete(cells, cell)
+			}
+		}
+	}
+	t.mu.Unlock()
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()
 	var err error
-	for k := range t.dirty {
-		if c := t.counts[k]; c != nil {
-			err = wb.Set([]byte(k), encodeCellCount(b, *c))
-		} else {
-			err = wb.Set([]byte(k), encodeCellCount(b, nil)) // kept, so that the journal does not count it again
-		}
-		if err != nil {
+	for _, p := range puts {
+		if err = wb.Set(p.key, p.val); err != nil {
 			break
 		}
 	}
-	t.mu.RUnlock()
 	if err = cmp.Or(err, wb.Flush()); err != nil {
 		return fmt.Errorf("checkpoint of the cell counters: %w", err)
 	}
@@ -515,7 +638,6 @@ func (s *Store) checkpointCells() error {
 	if err = cmp.Or(err, del.Flush()); err != nil {
 		return fmt.Errorf("checkpoint of the cell counters: %w", err)
 	}
-	clear(t.dirty)
 	t.journaled = 0
 	return nil
 }

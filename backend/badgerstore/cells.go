@@ -92,15 +92,12 @@ func (c *cellCounter) CellCounts(cells []string) ([]store.CellCount, error) {
 	scope := scopeOf(c.spec.EmergencySlug, c.spec.Municipio)
 	out := make([]store.CellCount, len(cells))
 	err := c.cells.read(func(get cellGetter) error {
-		var key []byte // one buffer for every key
 		for i, cell := range cells {
-			key = appendCellCountKey(key[:0], "", cell)
-			out[i].Matching, out[i].All = countIn(get, key, c.f, status)
+			out[i].Matching, out[i].All = countIn(get, "", cell, c.f, status)
 			if scope != "" {
 				out[i].Matching = 0
 				if out[i].All > 0 {
-					key = appendCellCountKey(key[:0], scope, cell)
-					out[i].Matching, _ = countIn(get, key, c.f, status)
+					out[i].Matching, _ = countIn(get, scope, cell, c.f, status)
 				}
 			}
 		}

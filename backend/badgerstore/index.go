@@ -831,8 +831,8 @@ func (s *Store) ensureIndexes() error {
 	if err != nil {
 		return fmt.Errorf("reindex: %w", err)
 	}
-	for k, c := range cells.counts {
-		if err := wb.Set([]byte(k), encodeCellCount(batch, *c)); err != nil {
+	for k, c := range cells.all() {
+		if err := wb.Set([]byte(k), encodeCellCount(batch, c)); err != nil {
 			return fmt.Errorf("reindex: %w", err)
 		}
 	}

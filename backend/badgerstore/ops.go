@@ -315,15 +315,16 @@ func verifyDB(db *badger.DB) (*store.Verification, error) {
 		if err != nil {
 			problem("the cell counters do not load: %v", err)
 		} else {
-			for k, want := range cells.counts {
+			want, got := cells.all(), stored.all()
+			for k, c := range want {
 				v.Checked++
-				if got := stored.counts[k]; got == nil || !slices.Equal(*got, *want) {
+				if !slices.Equal(got[k], c) {
 					problem("%s differs from the records", cellWhat)
 				}
 			}
 			stray := 0
-			for k := range stored.counts {
-				if cells.counts[k] == nil {
+			for k := range got {
+				if want[k] == nil {
 					stray++
 				}
 			}

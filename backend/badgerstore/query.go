@@ -500,11 +500,9 @@ func scopeHolds(cells *cellView, spec *store.ListSpec, f *filter) func(cell stri
 		return func(string) (bool, bool, error) { return true, true, nil }
 	}
 	scope, status := scopeOf(spec.EmergencySlug, spec.Municipio), &filter{-1, -1, -1, f.st}
-	var key []byte
 	count := func(scope, cell string, f *filter) (matching, all int, err error) {
-		key = appendCellCountKey(key[:0], scope, cell)
 		err = cells.read(func(get cellGetter) error {
-			matching, all = countIn(get, key, f, status)
+			matching, all = countIn(get, scope, cell, f, status)
 			return nil
 		})
 		return matching, all, err
