@@ -1,6 +1,7 @@
 package badgerstore
 
 import (
+	"cmp"
 	"context"
 	"expvar"
 	"fmt"
@@ -113,7 +114,7 @@ func openReadOnly(dir string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, maxTextChecks: maxTextChecks, maxTotalTextChecks: maxTotalTextChecks, maxWordTokens: maxWordTokens, now: time.Now}
-	if err := s.loadVocabulary(); err != nil {
+	if err := cmp.Or(s.loadVocabulary(), s.loadCells()); err != nil {
 		return nil, err
 	}
 	s.renewSnapshot()
