@@ -294,6 +294,13 @@ func (t *cellTable) apply(ops []cellOp, n int64, dirty bool) {
 	}
 }
 
+// take counts the cell changes d gathered and empties them: a table that counts a whole store (reindex,
+// Verify) need not hold a change per record.
+func (t *cellTable) take(d *aggDelta) {
+	t.apply(d.cellOps, 1, false)
+	d.cellOps = d.cellOps[:0]
+}
+
 func (t *cellTable) scopeCells(scope string) map[uint64]*cellEntry {
 	cells := t.scopes[scope]
 	if cells == nil {

@@ -793,8 +793,7 @@ func (s *Store) ensureIndexes() error {
 					break
 				}
 				all.add(rec, 1)
-				cells.apply(all.cellOps, 1, false)
-				all.cellOps = all.cellOps[:0]
+				cells.take(&all)
 				n++
 			}
 			if err := w.postings.flush(txn); err != nil { // the counters are written whole below

@@ -215,8 +215,7 @@ func verifyDB(db *badger.DB) (*store.Verification, error) {
 			rec.Normalize()
 			v.Records[recordStatus(rec)]++
 			aggs.add(rec, 1)
-			cells.apply(aggs.cellOps, 1, false)
-			aggs.cellOps = aggs.cellOps[:0]
+			cells.take(&aggs)
 			entries := slices.Concat([]kv{{pairKey(rec.Source, rec.ExternalID), []byte(rec.ID)}}, indexEntries(rec), changeEntries(rec))
 			expected += len(entries)
 			var seq uint64 // of the record's word blocks, in its text entry
