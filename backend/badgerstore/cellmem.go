@@ -42,13 +42,12 @@ type cellOp struct {
 	n              int64
 }
 
-// cells calls fn with each counter op changes: its scope and its cell (packCell).
+// cells calls fn with each counter op changes: its scope and its cell (packCell). op.gh is a geohash of
+// geoPrecision (addCells, decodeCellOps).
 func (op *cellOp) cells(fn func(scope string, cell uint64)) {
 	var packed [geoPrecision + 1]uint64
-	v := uint64(0)
-	for p := 1; p <= len(op.gh); p++ {
-		v = v<<5 | uint64(geohashDigit[op.gh[p-1]]-1)
-		packed[p] = v<<3 | uint64(p)
+	for p := cellCountMin; p <= len(op.gh); p++ {
+		packed[p], _ = packCell(op.gh[:p])
 	}
 	for _, scope := range scopesFor(op.slug, op.muni) {
 		for p := cellCountMin; p <= len(op.gh); p++ {
