@@ -127,7 +127,7 @@ type Store struct {
 	maxWordTokens                     int // tests set it to 0 to check the path without the word index
 
 	counters  counterCache // the writer's (index.go)
-	cells     *cellTable   // the cell counters (cellmem.go)
+	cells     *cellTable   // the cell and word counters (cellmem.go)
 	blockSeqs blockSeqs    // the word blocks' keys (postings.go)
 	adv       *adviser     // Badger's tables, advised MADV_RANDOM (advise_linux.go); only gcLoop after Open
 }
@@ -276,6 +276,7 @@ func Open(o Options) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	s.vocab.add(s.cells.tokens()) // those of the journal, not stored under prefixVocab yet
 	if s.lastStamp, err = lastChange(db); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -495,7 +496,7 @@ func (s *Store) commit(batch []*createReq) {
 	}
 	if err == nil { // after the answers: none waits for a checkpoint
 		s.commitMu.Lock()
-		if s.cells.journaled >= cellCheckpointOps {
+		if s.cells.journaled >= s.cells.checkpointAt {
 			err = s.checkpointCells()
 		}
 		s.commitMu.Unlock()
@@ -609,7 +610,7 @@ func (s *Store) commitRecords(txn *badger.Txn, w *indexWriter, top int64) error 
 	if err != nil {
 		return err
 	}
-	undo, err := s.cells.stage(txn, w.agg.cellOps)
+	undo, err := s.cells.stage(txn, w.agg.cellOps, wordOps(w.agg.words))
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/dgraph-io/badger/v4"
@@ -14,26 +15,46 @@ import (
 	"github.com/directaid/directaid/backend/store"
 )
 
-// The cell counters (cells.go) are kept in memory (cellTable), so that publishing writes none of them:
-// a record changes twelve counters (four scopes × three precisions), which were a third of what the
-// writer spent on it and most of its keys. What survives a crash is a journal and a checkpoint:
+// The cell counters (cells.go) and the word counters (words.go) are kept in memory (cellTable), so that
+// publishing writes none of them: a record changes twelve cell counters (four scopes × three
+// precisions) and one word counter per token, which were most of what the writer spent on it beyond the
+// record and its lists, and most of its keys. What survives a crash is a journal and a checkpoint:
 //
 //   - Every transaction that changes counters writes one journal entry (prefixCellJournal + its batch
-//     number: the changes as cellOps, a few dozen bytes a record) and the number of the last such
-//     batch (keyCellBatch), atomically with the records.
+//     number: the changes as cellOps and wordOps, a few dozen bytes a record) and the number of the last
+//     such batch (keyCellBatch), atomically with the records.
 //   - Now and then (checkpointCells) the writer stores the counters changed since the last checkpoint
-//     under prefixCellCount, each with the batch it is current as of, then deletes the journal up to
-//     that batch. Neither step need be atomic: Open (loadCells) applies an entry only to the counters
-//     stored as of an earlier batch, so a checkpoint cut short by a crash is applied once, not twice.
+//     (cell counters under prefixCellCount, word counters under prefixVocab), each with the batch it is
+//     current as of, then deletes the journal up to that batch. Neither step need be atomic: Open
+//     (loadCells) applies an entry only to the counters stored as of an earlier batch, so a checkpoint
+//     cut short by a crash is applied once, not twice.
 //
 // Reads are exact in their snapshot: a snapshot knows the last batch it sees (keyCellBatch), and the
 // table keeps the changes of the batches after the oldest live snapshot's (log), which a read takes out.
 var (
-	prefixCellJournal = []byte("ij\x00")         // + batch (8 bytes, big-endian) → encodeCellOps of its changes
+	prefixCellJournal = []byte("ij\x00")         // + batch (8 bytes, big-endian) → encodeJournal of its changes
 	keyCellBatch      = []byte("m\x00cellbatch") // → the last batch (8 bytes, big-endian) journaled
 	errCellsTooOld    = errors.New("badgerstore: the snapshot is older than the cell counters kept for it")
 	errBadCellJournal = errors.New("bad cell journal entry")
 )
+
+// wordOp adds n to the word counter of stTok (a status code and a token, words.go).
+type wordOp struct {
+	stTok string
+	n     int64
+}
+
+// wordOps are the word changes a transaction gathered (aggDelta.words), by token, none of them zero.
+func wordOps(words map[string]int64) []wordOp {
+	out := make([]wordOp, 0, len(words))
+	for tok, n := range words {
+		if n != 0 {
+			out = append(out, wordOp{tok, n})
+		}
+	}
+	slices.SortFunc(out, func(a, b wordOp) int { return strings.Compare(a.stTok, b.stTok) })
+	return out
+}
 
 // cellOp counts a record n times (1 in, -1 out) in the counters of its cells in every scope.
 type cellOp struct {
@@ -106,56 +127,99 @@ func cellJournalKey(batch uint64) []byte {
 	return binary.BigEndian.AppendUint64(append([]byte{}, prefixCellJournal...), batch)
 }
 
-func encodeCellOps(ops []cellOp) []byte {
-	b := binary.AppendUvarint([]byte{1}, uint64(len(ops)))
+// encodeJournal is a journal entry: version 2, the cell changes, then the word changes (version 1, of
+// index version 11, had no word changes).
+func encodeJournal(ops []cellOp, words []wordOp) []byte {
+	b := binary.AppendUvarint([]byte{2}, uint64(len(ops)))
 	for _, op := range ops {
 		for _, s := range []string{op.slug, op.muni, op.gh} {
 			b = append(binary.AppendUvarint(b, uint64(len(s))), s...)
 		}
 		b = binary.AppendVarint(binary.AppendUvarint(b, uint64(op.code)), op.n)
 	}
+	b = binary.AppendUvarint(b, uint64(len(words)))
+	for _, w := range words {
+		b = binary.AppendVarint(append(binary.AppendUvarint(b, uint64(len(w.stTok))), w.stTok...), w.n)
+	}
 	return b
 }
 
-func decodeCellOps(v []byte) ([]cellOp, error) {
-	if len(v) == 0 || v[0] != 1 {
-		return nil, errBadCellJournal
+// journalReader reads a journal entry's parts in turn; the first fault sticks.
+type journalReader struct {
+	v   []byte
+	bad bool
+}
+
+func (r *journalReader) uvarint() uint64 {
+	n, m := binary.Uvarint(r.v)
+	if m <= 0 {
+		r.bad, r.v = true, nil
+		return 0
 	}
-	v = v[1:]
-	n, m := binary.Uvarint(v)
-	if m <= 0 || n > uint64(len(v)) {
-		return nil, errBadCellJournal
+	r.v = r.v[m:]
+	return n
+}
+
+func (r *journalReader) varint() int64 {
+	n, m := binary.Varint(r.v)
+	if m <= 0 {
+		r.bad, r.v = true, nil
+		return 0
 	}
-	v = v[m:]
-	ops := make([]cellOp, n)
+	r.v = r.v[m:]
+	return n
+}
+
+func (r *journalReader) str() string {
+	l := r.uvarint()
+	if l > uint64(len(r.v)) {
+		r.bad, r.v = true, nil
+		return ""
+	}
+	s := string(r.v[:l])
+	r.v = r.v[l:]
+	return s
+}
+
+// count reads a count of items and checks it against what is left (each item takes a byte at least).
+func (r *journalReader) count() int {
+	n := r.uvarint()
+	if n > uint64(len(r.v)) {
+		r.bad, r.v = true, nil
+		return 0
+	}
+	return int(n)
+}
+
+func decodeJournal(v []byte) ([]cellOp, []wordOp, error) {
+	if len(v) == 0 || (v[0] != 1 && v[0] != 2) {
+		return nil, nil, errBadCellJournal
+	}
+	r := &journalReader{v: v[1:]}
+	ops := make([]cellOp, r.count())
 	for i := range ops {
-		var parts [3]string
-		for j := range parts {
-			l, m := binary.Uvarint(v)
-			if m <= 0 || l > uint64(len(v)-m) {
-				return nil, errBadCellJournal
+		slug, muni, gh := r.str(), r.str(), r.str()
+		code, n := r.uvarint(), r.varint()
+		if _, ok := packCell(gh); r.bad || !ok || len(gh) < cellCountMin || slug == "" || code > 0xffff {
+			return nil, nil, errBadCellJournal
+		}
+		ops[i] = cellOp{slug, muni, gh, uint16(code), n}
+	}
+	var words []wordOp
+	if v[0] == 2 {
+		words = make([]wordOp, r.count())
+		for i := range words {
+			tok, n := r.str(), r.varint()
+			if r.bad || len(tok) < 2 {
+				return nil, nil, errBadCellJournal
 			}
-			parts[j], v = string(v[m:m+int(l)]), v[m+int(l):]
+			words[i] = wordOp{tok, n}
 		}
-		code, m := binary.Uvarint(v)
-		if m <= 0 || code > 0xffff {
-			return nil, errBadCellJournal
-		}
-		v = v[m:]
-		c, m := binary.Varint(v)
-		if m <= 0 {
-			return nil, errBadCellJournal
-		}
-		v = v[m:]
-		if _, ok := packCell(parts[2]); !ok || len(parts[2]) < cellCountMin || parts[0] == "" {
-			return nil, errBadCellJournal
-		}
-		ops[i] = cellOp{parts[0], parts[1], parts[2], uint16(code), c}
 	}
-	if len(v) != 0 {
-		return nil, errBadCellJournal
+	if r.bad || len(r.v) != 0 {
+		return nil, nil, errBadCellJournal
 	}
-	return ops, nil
+	return ops, words, nil
 }
 
 // cellCount is one counter: records per cellKey, sorted by it, none at zero.
@@ -239,17 +303,36 @@ func decodeCellCount(v []byte) (asOf uint64, c cellCount, err error) {
 	return asOf, c, nil
 }
 
-// cellTable holds every cell counter. The writer changes it under commitMu (stage, checkpoint); reads
+// encodeWordCount is a word counter as stored: the batch it is current as of, then its count.
+func encodeWordCount(asOf uint64, n int64) []byte {
+	return binary.AppendUvarint(binary.AppendUvarint([]byte{2}, asOf), uint64(max(n, 0)))
+}
+
+func decodeWordCount(v []byte) (asOf uint64, n int64, err error) {
+	r := &journalReader{}
+	if len(v) > 0 && v[0] == 2 {
+		r.v = v[1:]
+		asOf, n = r.uvarint(), int64(r.uvarint())
+	}
+	if len(v) == 0 || v[0] != 2 || r.bad || len(r.v) != 0 || n < 0 {
+		return 0, 0, errors.New("bad word counter")
+	}
+	return asOf, n, nil
+}
+
+// cellTable holds every cell counter and every word counter. The writer changes it under commitMu (stage, checkpoint); reads
 // go through a cellView of their snapshot.
 type cellTable struct {
 	mu      sync.RWMutex
 	scopes  map[string]map[uint64]*cellEntry // by scope, then by packCell
+	words   map[string]*wordEntry            // by status code and token (stTok)
 	batch   uint64                           // the last batch counted (committed, or in its commit)
 	log     []cellBatch                      // the batches after trimmed, oldest first: what an older snapshot takes out
 	trimmed uint64                           // the last batch no longer in log: a snapshot must see it
 	live    map[uint64]int                   // the live snapshots, by the last batch each sees
 
-	journaled int // cellOps journaled since the last checkpoint (the writer's, under commitMu)
+	journaled    int // cellOps and wordOps journaled since the last checkpoint (the writer's, under commitMu)
+	checkpointAt int // the journaled changes that call for a checkpoint (cellCheckpointOps; under commitMu)
 }
 
 // cellEntry is a counter in the table. One whose records are all gone stays until a checkpoint has
@@ -259,10 +342,19 @@ type cellEntry struct {
 	dirty bool // changed since the last checkpoint
 }
 
+// wordEntry is a word counter in the table; like a cellEntry, one at zero stays until a checkpoint.
+type wordEntry struct {
+	n     int64
+	dirty bool
+}
+
 type cellBatch struct {
 	batch uint64
 	ops   []cellOp
+	words []wordOp
 }
+
+func (b *cellBatch) changes() int { return len(b.ops) + len(b.words) }
 
 // maxCellLog bounds the changes kept for live snapshots (about 100 bytes each): past it, the oldest go,
 // and a read in a snapshot that old gets errCellsTooOld rather than a wrong count. A read counts at its
@@ -275,11 +367,15 @@ const maxCellLog = 1 << 18
 var cellCheckpointOps = 1 << 17
 
 func newCellTable() *cellTable {
-	return &cellTable{scopes: map[string]map[uint64]*cellEntry{}, live: map[uint64]int{}}
+	return &cellTable{scopes: map[string]map[uint64]*cellEntry{}, words: map[string]*wordEntry{}, live: map[uint64]int{},
+		checkpointAt: cellCheckpointOps}
 }
 
-// apply counts ops n times (1 or -1) into the counters, marking them dirty when dirty is set.
-func (t *cellTable) apply(ops []cellOp, n int64, dirty bool) {
+// apply counts ops and words n times (1 or -1) into the counters, marking them dirty when dirty is set.
+func (t *cellTable) apply(ops []cellOp, words []wordOp, n int64, dirty bool) {
+	for _, w := range words {
+		t.countWord(w.stTok, w.n*n, dirty)
+	}
 	var last string
 	var cells map[uint64]*cellEntry // last's
 	for i := range ops {
@@ -293,11 +389,50 @@ func (t *cellTable) apply(ops []cellOp, n int64, dirty bool) {
 	}
 }
 
-// take counts the cell changes d gathered and empties them: a table that counts a whole store (reindex,
-// Verify) need not hold a change per record.
+// take counts the cell and word changes d gathered and empties them: a table that counts a whole store
+// (reindex, Verify) need not hold a change per record.
 func (t *cellTable) take(d *aggDelta) {
-	t.apply(d.cellOps, 1, false)
+	t.apply(d.cellOps, nil, 1, false)
 	d.cellOps = d.cellOps[:0]
+	for tok, n := range d.words {
+		t.countWord(tok, n, false)
+	}
+	clear(d.words)
+}
+
+// countWord adds n to the counter of stTok, marking it dirty when dirty is set (a counter at zero is
+// dropped unless it is dirty).
+func (t *cellTable) countWord(stTok string, n int64, dirty bool) {
+	e := t.words[stTok]
+	if e == nil {
+		e = &wordEntry{}
+		t.words[stTok] = e
+	}
+	e.n += n
+	e.dirty = e.dirty || dirty
+	if e.n == 0 && !e.dirty {
+		delete(t.words, stTok)
+	}
+}
+
+// wordCounts is every word counter that counts records (Verify, tests).
+func (t *cellTable) wordCounts() map[string]int64 {
+	out := map[string]int64{}
+	for tok, e := range t.words {
+		if e.n != 0 {
+			out[tok] = e.n
+		}
+	}
+	return out
+}
+
+// tokens are the tokens of the word counters (the vocabulary at Open).
+func (t *cellTable) tokens() []string {
+	out := make([]string, 0, len(t.words))
+	for tok := range t.words {
+		out = append(out, tok[1:])
+	}
+	return out
 }
 
 func (t *cellTable) scopeCells(scope string) map[uint64]*cellEntry {
@@ -349,15 +484,15 @@ func (t *cellTable) all() map[string]cellCount {
 	return out
 }
 
-// stage journals ops in txn as the next batch and counts them, before txn commits: a snapshot taken
-// before the commit does not see the batch (keyCellBatch) and takes it out. undo takes it back out when
-// the commit fails.
-func (t *cellTable) stage(txn *badger.Txn, ops []cellOp) (undo func(), err error) {
-	if len(ops) == 0 {
+// stage journals ops and words in txn as the next batch and counts them, before txn commits: a snapshot
+// taken before the commit does not see the batch (keyCellBatch) and takes it out. undo takes it back out
+// when the commit fails.
+func (t *cellTable) stage(txn *badger.Txn, ops []cellOp, words []wordOp) (undo func(), err error) {
+	if len(ops) == 0 && len(words) == 0 {
 		return func() {}, nil
 	}
 	b := t.batch + 1
-	if err := txn.Set(cellJournalKey(b), encodeCellOps(ops)); err != nil {
+	if err := txn.Set(cellJournalKey(b), encodeJournal(ops, words)); err != nil {
 		return nil, err
 	}
 	if err := txn.Set(keyCellBatch, binary.BigEndian.AppendUint64(nil, b)); err != nil {
@@ -365,20 +500,20 @@ func (t *cellTable) stage(txn *badger.Txn, ops []cellOp) (undo func(), err error
 	}
 	t.mu.Lock()
 	t.trim()
-	t.apply(ops, 1, true)
+	t.apply(ops, words, 1, true)
 	t.batch = b
-	t.log = append(t.log, cellBatch{b, ops})
+	t.log = append(t.log, cellBatch{b, ops, words})
 	t.mu.Unlock()
-	t.journaled += len(ops)
+	t.journaled += len(ops) + len(words)
 	return func() {
 		t.mu.Lock()
-		t.apply(ops, -1, true)
+		t.apply(ops, words, -1, true)
 		t.batch = b - 1
 		if i := len(t.log) - 1; i >= 0 && t.log[i].batch == b {
 			t.log = t.log[:i]
 		}
 		t.mu.Unlock()
-		t.journaled -= len(ops)
+		t.journaled -= len(ops) + len(words)
 	}, nil
 }
 
@@ -390,11 +525,11 @@ func (t *cellTable) trim() {
 	}
 	kept := 0
 	for _, b := range t.log {
-		kept += len(b.ops)
+		kept += b.changes()
 	}
 	i := 0
 	for ; i < len(t.log) && (t.log[i].batch <= oldest || kept > maxCellLog); i++ {
-		kept -= len(t.log[i].ops)
+		kept -= t.log[i].changes()
 		t.trimmed = t.log[i].batch
 	}
 	t.log = slices.Delete(t.log, 0, i)
@@ -437,10 +572,11 @@ func (t *cellTable) let(batch uint64) {
 
 // cellView reads the counters as a snapshot that sees batch does. One read uses it at a time.
 type cellView struct {
-	t      *cellTable
-	batch  uint64
-	unseen map[string]map[uint64]cellCount // what the batches after batch, up to upTo, take out
-	upTo   uint64
+	t           *cellTable
+	batch       uint64
+	unseen      map[string]map[uint64]cellCount // what the batches after batch, up to upTo, take out
+	unseenWords map[string]int64                // likewise, of the word counters
+	upTo        uint64
 }
 
 func (t *cellTable) viewAt(txn *badger.Txn) (*cellView, error) {
@@ -464,7 +600,7 @@ func (v *cellView) read(fn func(get cellGetter) error) error {
 		return errCellsTooOld
 	}
 	if t.batch < v.upTo { // a batch the view took out failed to commit, and went
-		v.unseen, v.upTo = nil, v.batch
+		v.unseen, v.unseenWords, v.upTo = nil, nil, v.batch
 	}
 	for _, b := range t.log {
 		if b.batch <= v.upTo {
@@ -485,6 +621,12 @@ func (v *cellView) read(fn func(get cellGetter) error) error {
 				cells[cell] = c
 			})
 		}
+		for _, w := range b.words {
+			if v.unseenWords == nil {
+				v.unseenWords = map[string]int64{}
+			}
+			v.unseenWords[w.stTok] -= w.n
+		}
 		v.upTo = b.batch
 	}
 	return fn(func(scope, cell string) (cellCount, cellCount) {
@@ -496,6 +638,18 @@ func (v *cellView) read(fn func(get cellGetter) error) error {
 		}
 		return t.get(scope, cell), unseen
 	})
+}
+
+// wordCount is the word counter of stTok as the view sees it.
+func (v *cellView) wordCount(stTok string) (n int64, err error) {
+	err = v.read(func(cellGetter) error {
+		if e := v.t.words[stTok]; e != nil {
+			n = e.n
+		}
+		n += v.unseenWords[stTok]
+		return nil
+	})
+	return n, err
 }
 
 // countIn is what the counter of cell in scope counts through get: the records that match f, and those
@@ -541,6 +695,23 @@ func loadCells(txn *badger.Txn) (*cellTable, error) {
 		t.batch = max(t.batch, b)
 	}
 	it.Close()
+	wordAsOf := map[string]uint64{}
+	it = txn.NewIterator(badger.IteratorOptions{Prefix: prefixVocab, PrefetchValues: true, PrefetchSize: 256})
+	for it.Rewind(); it.Valid(); it.Next() {
+		tok := string(it.Item().Key()[len(prefixVocab):])
+		var b uint64
+		var n int64
+		if err := it.Item().Value(func(v []byte) (err error) { b, n, err = decodeWordCount(v); return err }); err != nil {
+			it.Close()
+			return nil, fmt.Errorf("%q: %w", it.Item().Key(), err)
+		}
+		wordAsOf[tok] = b
+		if n != 0 {
+			t.words[tok] = &wordEntry{n: n}
+		}
+		t.batch = max(t.batch, b)
+	}
+	it.Close()
 	it = txn.NewIterator(badger.IteratorOptions{Prefix: prefixCellJournal, PrefetchValues: true})
 	defer it.Close()
 	for it.Rewind(); it.Valid(); it.Next() {
@@ -550,8 +721,14 @@ func loadCells(txn *badger.Txn) (*cellTable, error) {
 		}
 		b := binary.BigEndian.Uint64(key[len(prefixCellJournal):])
 		var ops []cellOp
-		if err := it.Item().Value(func(v []byte) (err error) { ops, err = decodeCellOps(v); return err }); err != nil {
+		var words []wordOp
+		if err := it.Item().Value(func(v []byte) (err error) { ops, words, err = decodeJournal(v); return err }); err != nil {
 			return nil, fmt.Errorf("%q: %w", key, err)
+		}
+		for _, w := range words {
+			if wordAsOf[w.stTok] < b {
+				t.countWord(w.stTok, w.n, true)
+			}
 		}
 		for _, op := range ops {
 			op.cells(func(scope string, cell uint64) {
@@ -560,7 +737,7 @@ func loadCells(txn *badger.Txn) (*cellTable, error) {
 				}
 			})
 		}
-		t.journaled += len(ops)
+		t.journaled += len(ops) + len(words)
 		t.batch = max(t.batch, b)
 	}
 	b, err := visibleBatch(txn)
@@ -589,8 +766,8 @@ func (s *Store) viewBatch() (b uint64, err error) {
 	return b, err
 }
 
-// checkpointCells stores the counters changed since the last checkpoint as of the last batch, then
-// deletes the journal up to it. The writer calls it between batches (commitMu held), and Close.
+// checkpointCells stores the counters (cell and word) changed since the last checkpoint as of the last
+// batch, then deletes the journal up to it. The writer calls it between batches (commitMu held), and Close.
 func (s *Store) checkpointCells() error {
 	t := s.cells
 	if t.journaled == 0 {
@@ -612,6 +789,14 @@ func (s *Store) checkpointCells() error {
 			}
 		}
 	}
+	for tok, e := range t.words {
+		if e.dirty {
+			puts = append(puts, put{vocabKey(tok), encodeWordCount(b, e.n)})
+			if e.dirty = false; e.n == 0 {
+				delete(t.words, tok)
+			}
+		}
+	}
 	t.mu.Unlock()
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()
@@ -622,7 +807,7 @@ func (s *Store) checkpointCells() error {
 		}
 	}
 	if err = cmp.Or(err, wb.Flush()); err != nil {
-		return fmt.Errorf("checkpoint of the cell counters: %w", err)
+		return fmt.Errorf("checkpoint of the counters: %w", err)
 	}
 	// The journal up to b: every counter it changed is stored as of b now.
 	del := s.db.NewWriteBatch()
@@ -642,7 +827,7 @@ func (s *Store) checkpointCells() error {
 		return nil
 	})
 	if err = cmp.Or(err, del.Flush()); err != nil {
-		return fmt.Errorf("checkpoint of the cell counters: %w", err)
+		return fmt.Errorf("checkpoint of the counters: %w", err)
 	}
 	t.journaled = 0
 	return nil

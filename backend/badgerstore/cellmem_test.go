@@ -2,6 +2,7 @@ package badgerstore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"maps"
 	"math/rand/v2"
@@ -27,10 +28,12 @@ func crashClose(t *testing.T, s *Store) {
 	}
 }
 
-// cellRecords are n records spread over a 40 × 40 km box, a third of them in a municipio.
+// cellRecords are n records spread over a 40 × 40 km box, a third of them in a municipio, with three
+// titles that share a word.
 func cellRecords(prefix string, n int, rng *rand.Rand) []*store.Record {
 	recs := records(prefix, n)
 	for i, r := range recs {
+		r.Title = []string{"Agua potable", "Agua y mercado", "Carpa"}[i%3]
 		lat, lon := 4.6+rng.Float64()*0.36, -75.9+rng.Float64()*0.36
 		r.Latitude, r.Longitude = &lat, &lon
 		if i%3 == 0 {
@@ -42,17 +45,22 @@ func cellRecords(prefix string, n int, rng *rand.Rand) []*store.Record {
 
 func copyCounts(t *cellTable) map[string]cellCount { return t.all() }
 
-// dirtyKeys are the keys of t's counters changed since its last checkpoint.
-func dirtyKeys(t *cellTable) []string {
-	var out []string
-	for scope, cells := range t.scopes {
-		for cell, e := range cells {
+// dirtyKeys are the keys of t's cell counters changed since its last checkpoint, and the stTok of its
+// word counters changed since.
+func dirtyKeys(t *cellTable) (cells, words []string) {
+	for scope, cs := range t.scopes {
+		for cell, e := range cs {
 			if e.dirty {
-				out = append(out, string(cellCountKey(scope, unpackCell(cell))))
+				cells = append(cells, string(cellCountKey(scope, unpackCell(cell))))
 			}
 		}
 	}
-	return out
+	for tok, e := range t.words {
+		if e.dirty {
+			words = append(words, tok)
+		}
+	}
+	return cells, words
 }
 
 func loadDir(t *testing.T, dir string) *cellTable {
@@ -88,12 +96,19 @@ func TestCellCountersAfterACrash(t *testing.T) {
 		}
 	}
 	for i := 0; i < len(recs); i += 4 { // a status changed, a record moved
+		if i == 40 {
+			// No checkpoint from here on (a pending one included: the writer decides under commitMu),
+			// so that the journal holds the last updates' changes and some records' at the crash.
+			s.commitMu.Lock()
+			s.cells.checkpointAt = 1 << 30
+			s.commitMu.Unlock()
+		}
 		_, err := s.Update(ctx, recs[i].ID, func(r *store.Record) error {
 			if i%8 == 0 {
 				r.Status = store.StatusResolved
 			} else {
 				lat := *r.Latitude + 0.05
-				r.Latitude = &lat
+				r.Latitude, r.Title = &lat, "Carpa y mercado"
 			}
 			return nil
 		})
@@ -101,10 +116,15 @@ func TestCellCountersAfterACrash(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	for _, r := range cellRecords("last", 3, rng) {
+		if _, _, err := s.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if s.cells.journaled == 0 || s.cells.trimmed == 0 {
 		t.Fatalf("the premise: checkpoints were taken (last batch %d) and the journal holds changes since (%d)", s.cells.batch, s.cells.journaled)
 	}
-	want := copyCounts(s.cells)
+	want, wantWords := copyCounts(s.cells), s.cells.wordCounts()
 	crashClose(t, s)
 	if v, err := Verify(dir); err != nil || len(v.Problems) > 0 {
 		t.Fatalf("after a crash: %v %+v", err, v)
@@ -113,28 +133,41 @@ func TestCellCountersAfterACrash(t *testing.T) {
 	if got := copyCounts(loaded); !maps.EqualFunc(got, want, slices.Equal) {
 		t.Fatalf("a restart loads %d counters, the store had %d, not alike", len(got), len(want))
 	}
-	if len(dirtyKeys(loaded)) == 0 {
-		t.Fatal("the premise: the journal changes counters stored before it")
+	if got := loaded.wordCounts(); !maps.Equal(got, wantWords) || len(got) < 4 {
+		t.Fatalf("a restart loads the word counters %v, the store had %v", got, wantWords)
+	}
+	dirtyCells, dirtyWords := dirtyKeys(loaded)
+	if len(dirtyCells) == 0 || len(dirtyWords) == 0 {
+		t.Fatalf("the premise: the journal changes counters stored before it (%d, %d; %d journaled)", len(dirtyCells), len(dirtyWords), loaded.journaled)
 	}
 
 	// Half a checkpoint: half the counters the journal changes, stored as of its last batch.
 	report := plantVerify(t, dir, func(txn *badger.Txn) error {
-		i := 0
-		for _, k := range dirtyKeys(loaded) {
-			if i++; i%2 == 0 {
-				continue
+		for i, k := range dirtyCells {
+			if i%2 == 0 {
+				if err := txn.Set([]byte(k), encodeCellCount(loaded.batch, want[k])); err != nil {
+					return err
+				}
 			}
-			if err := txn.Set([]byte(k), encodeCellCount(loaded.batch, want[k])); err != nil {
-				return err
+		}
+		for i, tok := range dirtyWords {
+			if i%2 == 0 {
+				if err := txn.Set(vocabKey(tok), encodeWordCount(loaded.batch, wantWords[tok])); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	})
-	if strings.Contains(report, "cell") {
+	if strings.Contains(report, "cell") || strings.Contains(report, "word") {
 		t.Fatalf("after a checkpoint cut short:\n%s", report)
 	}
-	if got := copyCounts(loadDir(t, dir)); !maps.EqualFunc(got, want, slices.Equal) {
+	half := loadDir(t, dir)
+	if got := copyCounts(half); !maps.EqualFunc(got, want, slices.Equal) {
 		t.Fatal("after a checkpoint cut short, a restart loads other counters")
+	}
+	if got := half.wordCounts(); !maps.Equal(got, wantWords) {
+		t.Fatalf("after a checkpoint cut short, a restart loads the word counters %v, the store had %v", got, wantWords)
 	}
 
 	// And the store opened again goes on from there: more records, a clean close, Verify.
@@ -186,12 +219,34 @@ func TestCellReadsAsTheirSnapshot(t *testing.T) {
 		}
 		return n
 	}
+	// The word counter of "mercado" (in one title of three) among open records, as the q total reads it.
+	mercado := func(txn *badger.Txn) int64 {
+		t.Helper()
+		cells, err := s.cells.viewAt(txn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := cells.wordCount(stTok(statusCode(store.StatusOpen), "mercado"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	bruteMercado := func(recs []*store.Record, resolved map[string]bool) (n int64) {
+		for _, r := range recs {
+			if !resolved[r.ID] && strings.Contains(r.Title, "mercado") {
+				n++
+			}
+		}
+		return n
+	}
 	muni := *spec
 	muni.Municipio = "66001"
 	sn := s.acquireSnapshot()
-	before, beforeMuni := count(sn.txn, spec), count(sn.txn, &muni)
-	if before != brute(first, nil, spec) || before == 0 || beforeMuni != brute(first, nil, &muni) {
-		t.Fatalf("the premise: %d and %d counted, %d and %d in the circle", before, beforeMuni, brute(first, nil, spec), brute(first, nil, &muni))
+	before, beforeMuni, beforeWord := count(sn.txn, spec), count(sn.txn, &muni), mercado(sn.txn)
+	if before != brute(first, nil, spec) || before == 0 || beforeMuni != brute(first, nil, &muni) || beforeWord != bruteMercado(first, nil) {
+		t.Fatalf("the premise: %d, %d and %d counted, %d and %d in the circle, %d with the word", before, beforeMuni, beforeWord,
+			brute(first, nil, spec), brute(first, nil, &muni), bruteMercado(first, nil))
 	}
 	more := cellRecords("unseen", 30, rng)
 	for _, r := range more {
@@ -209,6 +264,9 @@ func TestCellReadsAsTheirSnapshot(t *testing.T) {
 	if got, gotMuni := count(sn.txn, spec), count(sn.txn, &muni); got != before || gotMuni != beforeMuni {
 		t.Errorf("the old snapshot counts %d and %d, it saw %d and %d", got, gotMuni, before, beforeMuni)
 	}
+	if got := mercado(sn.txn); got != beforeWord {
+		t.Errorf("the old snapshot counts %d records with the word, it saw %d", got, beforeWord)
+	}
 	all := append(slices.Clone(first), more...)
 	err := s.view(func(txn *badger.Txn) error {
 		if got, want := count(txn, spec), brute(all, resolved, spec); got != want {
@@ -216,6 +274,9 @@ func TestCellReadsAsTheirSnapshot(t *testing.T) {
 		}
 		if got, want := count(txn, &muni), brute(all, resolved, &muni); got != want {
 			t.Errorf("a new snapshot counts %d in the municipio, %d in the circle", got, want)
+		}
+		if got, want := mercado(txn), bruteMercado(all, resolved); got != want || got == beforeWord {
+			t.Errorf("a new snapshot counts %d records with the word, %d have it (%d before)", got, want, beforeWord)
 		}
 		return nil
 	})
@@ -242,10 +303,29 @@ func TestCellReadsAsTheirSnapshot(t *testing.T) {
 // extended one is an error, never a panic.
 func TestCellEncodings(t *testing.T) {
 	ops := []cellOp{{"eje-cafetero", "66001", "d2g6fz", 517, 1}, {"eje-cafetero", "", "d2g6", 3, -1}}
-	v := encodeCellOps(ops)
-	got, err := decodeCellOps(v)
-	if err != nil || !slices.Equal(got, ops) {
-		t.Fatalf("%v %v", got, err)
+	words := []wordOp{{"\x00agua", 3}, {"\x01insulina", -1}}
+	v := encodeJournal(ops, words)
+	got, gotWords, err := decodeJournal(v)
+	if err != nil || !slices.Equal(got, ops) || !slices.Equal(gotWords, words) {
+		t.Fatalf("%v %v %v", got, gotWords, err)
+	}
+	// Version 1 (index version 11) had cell changes only.
+	e := encodeJournal(ops, nil) // its last byte counts no word changes
+	v1 := append([]byte{1}, e[1:len(e)-1]...)
+	if got, gotWords, err := decodeJournal(v1); err != nil || !slices.Equal(got, ops) || gotWords != nil {
+		t.Fatalf("version 1: %v %v %v", got, gotWords, err)
+	}
+	wc := encodeWordCount(12, 40)
+	if asOf, n, err := decodeWordCount(wc); err != nil || asOf != 12 || n != 40 {
+		t.Fatalf("word counter: %d %d %v", asOf, n, err)
+	}
+	for i := range len(wc) {
+		if _, _, err := decodeWordCount(wc[:i]); err == nil {
+			t.Errorf("a word counter cut at %d decodes", i)
+		}
+	}
+	if _, _, err := decodeWordCount(binary.AppendUvarint(nil, 4)); err == nil {
+		t.Error("a word counter of index version 11 decodes")
 	}
 	c := cellCount{{3, 2}, {517, 40}}
 	w := encodeCellCount(77, c)
@@ -253,7 +333,7 @@ func TestCellEncodings(t *testing.T) {
 		t.Fatalf("%d %v %v", asOf, back, err)
 	}
 	for i := range len(v) {
-		if _, err := decodeCellOps(v[:i]); err == nil {
+		if _, _, err := decodeJournal(v[:i]); err == nil {
 			t.Errorf("a journal entry cut at %d decodes", i)
 		}
 	}
@@ -262,7 +342,7 @@ func TestCellEncodings(t *testing.T) {
 			t.Errorf("a counter cut at %d decodes", i)
 		}
 	}
-	if _, err := decodeCellOps(append(v, 0)); err == nil {
+	if _, _, err := decodeJournal(append(v, 0)); err == nil {
 		t.Error("a journal entry with a byte more decodes")
 	}
 	seen := map[uint64]string{}
@@ -280,12 +360,13 @@ func TestCellEncodings(t *testing.T) {
 	}
 }
 
-// FuzzDecodeCellOps: any bytes decode to ops of a record's shape or to an error.
-func FuzzDecodeCellOps(f *testing.F) {
-	f.Add(encodeCellOps([]cellOp{{"eje-cafetero", "66001", "d2g6fz", 517, 1}}))
+// FuzzDecodeJournal: any bytes decode to changes of a record's shape or to an error.
+func FuzzDecodeJournal(f *testing.F) {
+	f.Add(encodeJournal([]cellOp{{"eje-cafetero", "66001", "d2g6fz", 517, 1}}, []wordOp{{"\x00agua", 1}}))
 	f.Add([]byte{1, 200, 1})
+	f.Add([]byte{2, 0, 1, 1, 0, 2})
 	f.Fuzz(func(t *testing.T, v []byte) {
-		ops, err := decodeCellOps(v)
+		ops, words, err := decodeJournal(v)
 		if err != nil {
 			return
 		}
@@ -294,8 +375,14 @@ func FuzzDecodeCellOps(f *testing.F) {
 				t.Fatalf("%+v", op)
 			}
 		}
-		if back, err := decodeCellOps(encodeCellOps(ops)); err != nil || !slices.Equal(back, ops) {
-			t.Fatalf("%+v does not round-trip: %v", ops, err)
+		for _, w := range words {
+			if len(w.stTok) < 2 {
+				t.Fatalf("%+v", w)
+			}
+		}
+		back, backWords, err := decodeJournal(encodeJournal(ops, words))
+		if err != nil || !slices.Equal(back, ops) || len(backWords) != len(words) || (len(words) > 0 && !slices.Equal(backWords, words)) {
+			t.Fatalf("%+v %+v does not round-trip: %v", ops, words, err)
 		}
 	})
 }

@@ -39,7 +39,7 @@ var (
 )
 
 const (
-	indexVersion = "11" // 11: cell counters in memory, with a journal and checkpoints; 10: word postings in blocks; 9: cell counters per emergency, municipio and both, aggregates per municipio; 8: no postings or counters for function words, change entries without the summary; 7: the expiry index off "ie", the cell counters' prefix it shared in 6; 6: the expiry index; 5: counters per geohash cell; 4: the word index of q; 3: statuses and the change index; 2: geographic index keyed by 6-character geohashes
+	indexVersion = "12" // 12: word counters in memory, in the cell counters' journal and checkpoints; 11: cell counters in memory, with a journal and checkpoints; 10: word postings in blocks; 9: cell counters per emergency, municipio and both, aggregates per municipio; 8: no postings or counters for function words, change entries without the summary; 7: the expiry index off "ie", the cell counters' prefix it shared in 6; 6: the expiry index; 5: counters per geohash cell; 4: the word index of q; 3: statuses and the change index; 2: geographic index keyed by 6-character geohashes
 	// allPartition is the partition of the time and kind indexes that holds every emergency; slugs are
 	// [a-z0-9-], so it cannot collide with one.
 	allPartition = "*"
@@ -401,23 +401,22 @@ func (d *aggDelta) addCounters(rec *store.Record, n int64) {
 	d.addCells(rec, c, n)
 }
 
-// counterCache holds the counters (aggregates, word counters) as last committed, so that
-// a batch adds its deltas without reading them back from the LSM tree. Only the writer goroutine uses
-// it (every counter write goes through commitTxn once the store is open); a miss reads the stored value.
+// counterCache holds the aggregates as last committed, so that a batch adds its deltas without reading
+// them back from the LSM tree. Only the writer goroutine uses it (every aggregate write goes through
+// commitTxn once the store is open); a miss reads the stored value.
 type counterCache struct {
-	words map[string]int64  // stTok → count
-	aggs  map[string][]byte // key → encoded aggregate
+	aggs map[string][]byte // key → encoded aggregate
 }
 
-// maxCachedCounters bounds the cache to a few MB (at 1M records of the bench: ~8k cells and some
-// hundred words; real text has more words); past it, it starts over empty and refills from reads.
+// maxCachedCounters bounds the cache to a few MB (an emergency's aggregate and two per municipio);
+// past it, it starts over empty and refills from reads.
 const maxCachedCounters = 1 << 16
 
-// write adds the deltas to the stored counters, and returns what to put into the cache once the
-// transaction has committed.
+// write adds the aggregate deltas to the stored aggregates, and returns what to put into the cache once
+// the transaction has committed. The cell and word counters are the cell table's (cellTable.stage).
 func (d *aggDelta) write(txn *badger.Txn, c *counterCache) (commit func(), err error) {
-	if c.aggs == nil || len(c.aggs)+len(c.words) > maxCachedCounters {
-		c.aggs, c.words = map[string][]byte{}, map[string]int64{}
+	if c.aggs == nil || len(c.aggs) > maxCachedCounters {
+		c.aggs = map[string][]byte{}
 	}
 	aggs := make(map[string][]byte, len(d.all)+len(d.munis))
 	var m merger
@@ -441,10 +440,6 @@ func (d *aggDelta) write(txn *badger.Txn, c *counterCache) (commit func(), err e
 		aggs[string(key)] = v
 		return txn.Set(key, v)
 	}
-	words, err := d.writeWords(txn, c.words)
-	if err != nil {
-		return nil, err
-	}
 	for slug, a := range d.all {
 		if err := put(aggKey(slug), a); err != nil {
 			return nil, err
@@ -455,10 +450,7 @@ func (d *aggDelta) write(txn *badger.Txn, c *counterCache) (commit func(), err e
 			return nil, err
 		}
 	}
-	return func() {
-		maps.Copy(c.aggs, aggs)
-		maps.Copy(c.words, words)
-	}, nil
+	return func() { maps.Copy(c.aggs, aggs) }, nil
 }
 
 // merger merges a delta into an encoded aggregate as decodeAggregate, merge and encode would, without
@@ -810,11 +802,6 @@ func (s *Store) ensureIndexes() error {
 	// the marker goes last.
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()
-	for tok, n := range all.words {
-		if err := wb.Set(vocabKey(tok), binary.AppendUvarint(nil, uint64(n))); err != nil {
-			return fmt.Errorf("reindex: %w", err)
-		}
-	}
 	for slug, a := range all.all {
 		if err := wb.Set(aggKey(slug), a.encode()); err != nil {
 			return fmt.Errorf("reindex: %w", err)
@@ -825,13 +812,18 @@ func (s *Store) ensureIndexes() error {
 			return fmt.Errorf("reindex: %w", err)
 		}
 	}
-	// The cell counters as of the last batch journaled: the journal is empty now.
+	// The cell and word counters as of the last batch journaled: the journal is empty now.
 	batch, err := s.viewBatch()
 	if err != nil {
 		return fmt.Errorf("reindex: %w", err)
 	}
 	for k, c := range cells.all() {
 		if err := wb.Set([]byte(k), encodeCellCount(batch, c)); err != nil {
+			return fmt.Errorf("reindex: %w", err)
+		}
+	}
+	for tok, n := range cells.wordCounts() {
+		if err := wb.Set(vocabKey(tok), encodeWordCount(batch, n)); err != nil {
 			return fmt.Errorf("reindex: %w", err)
 		}
 	}

@@ -2,7 +2,6 @@ package badgerstore
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"
@@ -124,7 +123,7 @@ func TestVerifyStrayCounters(t *testing.T) {
 		if err := txn.Set(cellCountKey(scopeOf("otra-emergencia", ""), "d2g6"), encodeCellCount(0, cellCount{{cellKey(statusCode(store.StatusOpen), 0, 1, 1), 2}})); err != nil {
 			return err
 		}
-		return txn.Set(vocabKey(stTok(statusCode(store.StatusOpen), "helicoptero")), binary.AppendUvarint(nil, 4))
+		return txn.Set(vocabKey(stTok(statusCode(store.StatusOpen), "helicoptero")), encodeWordCount(0, 4))
 	})
 	for _, want := range []string{"1 stored with records counted, and no record behind them: aggregate of a municipio",
 		"1 stored with records counted, and no record behind them: counter of a geographic cell",

@@ -96,12 +96,18 @@ func (s *Store) List(_ context.Context, spec *store.ListSpec) (*store.ListResult
 			}
 		}
 		if len(spec.Words) > 0 && spec.Municipio == "" { // a municipio's range is read whole, its words checked
-			plan, err := planWords(txn, &s.vocab, spec.Words, f, s.maxWordTokens)
+			if cells == nil {
+				var err error
+				if cells, err = s.cells.viewAt(txn); err != nil {
+					return err
+				}
+			}
+			plan, err := planWords(cells, &s.vocab, spec.Words, f, s.maxWordTokens)
 			if err != nil {
 				return err
 			}
 			if plan != nil && (!spec.Near || plan.counts <= maxNearCollect) {
-				return s.listWords(txn, spec, f, plan, res)
+				return s.listWords(txn, cells, spec, f, plan, res)
 			}
 		}
 		// The page: limit+1 matches tell whether there is a next page.
@@ -194,7 +200,7 @@ func fillRecords(txn *badger.Txn, res *store.ListResult, hits []*entry) error {
 // listWords answers a q list from the word index: pages are exact (no budget), and so is the total, from
 // the word's counter when nothing else narrows it, else by reading the candidates (an estimate from the
 // first maxTotalTextChecks of them when there are more than maxExactWordWalk).
-func (s *Store) listWords(txn *badger.Txn, spec *store.ListSpec, f *filter, plan *wordPlan, res *store.ListResult) error {
+func (s *Store) listWords(txn *badger.Txn, cells *cellView, spec *store.ListSpec, f *filter, plan *wordPlan, res *store.ListResult) error {
 	stream := plan.scan
 	if spec.Near {
 		stream = plan.nearest
@@ -217,7 +223,7 @@ func (s *Store) listWords(txn *badger.Txn, spec *store.ListSpec, f *filter, plan
 	case spec.After == nil && res.Next == nil:
 		res.Total = len(hits)
 	case plan.onlyToken(spec):
-		n, err := vocabCount(txn, stTok(plan.st, plan.tokens[0]))
+		n, err := cells.wordCount(stTok(plan.st, plan.tokens[0]))
 		if err != nil {
 			return err
 		}

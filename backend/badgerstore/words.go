@@ -2,8 +2,6 @@ package badgerstore
 
 import (
 	"bytes"
-	"encoding/binary"
-	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -25,7 +23,7 @@ import (
 // the tokens containing a query word are found (insul → insulina, insulinas; sulina → insulina).
 var (
 	prefixWord  = []byte("iw\x00") // + status code + token + 0x00 + inv(id[:bucketLen]) + seq → block of postings (postings.go)
-	prefixVocab = []byte("iv\x00") // + status code + token → uvarint count of the records of that status having it
+	prefixVocab = []byte("iv\x00") // + status code + token → encodeWordCount: the records of that status having it, as of a checkpoint (cellmem.go)
 )
 
 const (
@@ -187,45 +185,6 @@ func (d *aggDelta) tokens() []string {
 	return out
 }
 
-func vocabCount(txn *badger.Txn, stTok string) (int64, error) {
-	item, err := txn.Get(vocabKey(stTok))
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	var n uint64
-	err = item.Value(func(v []byte) error {
-		var m int
-		if n, m = binary.Uvarint(v); m <= 0 {
-			return errors.New("bad word counter")
-		}
-		return nil
-	})
-	return int64(n), err
-}
-
-// writeWords adds the delta's word counts to the stored counters (cached: the counts as committed) and
-// returns the new counts.
-func (d *aggDelta) writeWords(txn *badger.Txn, cached map[string]int64) (map[string]int64, error) {
-	out := make(map[string]int64, len(d.words))
-	for tok, n := range d.words {
-		old, ok := cached[tok]
-		if !ok {
-			var err error
-			if old, err = vocabCount(txn, tok); err != nil {
-				return nil, err
-			}
-		}
-		out[tok] = max(old+n, 0)
-		if err := txn.Set(vocabKey(tok), binary.AppendUvarint(nil, uint64(out[tok]))); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
 // wordPlan is how a q query is answered: the tokens containing one run of letters and digits of one
 // query word (the most selective) yield the candidates, and the words are checked on the text unless
 // the candidates are exactly the matches (one word, letters and digits only). A nil plan means that no
@@ -243,7 +202,7 @@ type wordPlan struct {
 	spent                  bool
 }
 
-func planWords(txn *badger.Txn, v *vocabulary, words []string, f *filter, maxTokens int) (*wordPlan, error) {
+func planWords(cells *cellView, v *vocabulary, words []string, f *filter, maxTokens int) (*wordPlan, error) {
 	if f.st < 0 {
 		return nil, nil // every status: not an index's partition
 	}
@@ -260,7 +219,7 @@ func planWords(txn *badger.Txn, v *vocabulary, words []string, f *filter, maxTok
 			}
 			p := &wordPlan{words: words, tokens: toks, st: st}
 			for _, t := range toks {
-				n, err := vocabCount(txn, stTok(st, t))
+				n, err := cells.wordCount(stTok(st, t))
 				if err != nil {
 					return nil, err
 				}

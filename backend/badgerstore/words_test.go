@@ -166,12 +166,16 @@ func TestWordsIndexed(t *testing.T) {
 		}
 	}
 	err := s.db.View(func(txn *badger.Txn) error {
+		cells, err := s.cells.viewAt(txn)
+		if err != nil {
+			return err
+		}
 		for _, c := range []struct {
 			q       string
 			indexed bool
 		}{{"agua", true}, {"medic", true}, {"agua potable", true}, {"zzz", true},
 			{"de", false}, {"esde", false}, {"para", false}, {"agua de", true}} {
-			p, err := planWords(txn, &s.vocab, strings.Fields(store.FoldText(c.q)), newFilter(&store.ListSpec{}), maxWordTokens)
+			p, err := planWords(cells, &s.vocab, strings.Fields(store.FoldText(c.q)), newFilter(&store.ListSpec{}), maxWordTokens)
 			if err != nil {
 				return err
 			}
@@ -179,10 +183,10 @@ func TestWordsIndexed(t *testing.T) {
 				t.Errorf("q=%s: plan %+v, want indexed %v", c.q, p, c.indexed)
 			}
 		}
-		if n, err := vocabCount(txn, stTok(statusCode(store.StatusOpen), "con")); n != 0 || err != nil || countKeys(txn, wordPrefix(0, "con")) != 0 {
+		if n, err := cells.wordCount(stTok(statusCode(store.StatusOpen), "con")); n != 0 || err != nil || countKeys(txn, wordPrefix(0, "con")) != 0 {
 			t.Errorf("a function word has a counter (%d, %v) or postings", n, err)
 		}
-		n, err := vocabCount(txn, stTok(statusCode(store.StatusOpen), "agua"))
+		n, err := cells.wordCount(stTok(statusCode(store.StatusOpen), "agua"))
 		if n != int64(agua) || agua == 0 {
 			t.Errorf("counter of agua: %d, want %d", n, agua)
 		}
