@@ -361,10 +361,11 @@ func (b *cellBatch) changes() int { return len(b.ops) + len(b.words) }
 // start, so only a snapshot held by a stalled reader falls that far behind.
 const maxCellLog = 1 << 18
 
-// cellCheckpointOps is how many journaled changes (about one per record) call for a checkpoint: about
-// a third of a key per record is then written for the counters (the bench's 1M records change some
-// 40,000), and Open replays at most that many.
-var cellCheckpointOps = 1 << 17
+// cellCheckpointOps is how many journaled changes call for a checkpoint. A record makes about three (its
+// cell change, and its share of its batch's word changes: 2.7 a record in the publishing benchmark), so
+// a checkpoint comes about every 100,000 records, and writes under half a key per record for the
+// counters (the bench's 1M records change some 40,000); Open replays at most that many changes.
+var cellCheckpointOps = 1 << 18
 
 func newCellTable() *cellTable {
 	return &cellTable{scopes: map[string]map[uint64]*cellEntry{}, words: map[string]*wordEntry{}, live: map[uint64]int{},
