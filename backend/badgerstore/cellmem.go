@@ -320,8 +320,8 @@ func decodeWordCount(v []byte) (asOf uint64, n int64, err error) {
 	return asOf, n, nil
 }
 
-// cellTable holds every cell counter and every word counter. The writer changes it under commitMu (stage, checkpoint); reads
-// go through a cellView of their snapshot.
+// cellTable holds every cell counter and every word counter. The writer changes it under commitMu
+// (stage, checkpoint); reads go through a cellView of their snapshot.
 type cellTable struct {
 	mu      sync.RWMutex
 	scopes  map[string]map[uint64]*cellEntry // by scope, then by packCell
@@ -331,8 +331,8 @@ type cellTable struct {
 	trimmed uint64                           // the last batch no longer in log: a snapshot must see it
 	live    map[uint64]int                   // the live snapshots, by the last batch each sees
 
-	journaled    int // cellOps and wordOps journaled since the last checkpoint (the writer's, under commitMu)
-	checkpointAt int // the journaled changes that call for a checkpoint (cellCheckpointOps; under commitMu)
+	journaled    int // the counter updates journaled since the last checkpoint (updates; the writer's, under commitMu)
+	checkpointAt int // the journaled updates that call for a checkpoint (cellCheckpointUpdates; under commitMu)
 }
 
 // cellEntry is a counter in the table. One whose records are all gone stays until a checkpoint has
@@ -361,15 +361,23 @@ func (b *cellBatch) changes() int { return len(b.ops) + len(b.words) }
 // start, so only a snapshot held by a stalled reader falls that far behind.
 const maxCellLog = 1 << 18
 
-// cellCheckpointOps is how many journaled changes call for a checkpoint. A record makes about three (its
-// cell change, and its share of its batch's word changes: 2.7 a record in the publishing benchmark), so
-// a checkpoint comes about every 100,000 records, and writes under half a key per record for the
-// counters (the bench's 1M records change some 40,000); Open replays at most that many changes.
-var cellCheckpointOps = 1 << 18
+// cellCheckpointUpdates is how many journaled counter updates (updates) call for a checkpoint: what Open
+// replays at most. A record makes 14–16 (its cell change, twelve, and its share of its batch's word
+// changes, which depends on how many records a batch holds), so a checkpoint comes every 130,000–150,000
+// records and writes about a third of a key per record for the counters (the bench's 1M records change
+// some 40,000).
+var cellCheckpointUpdates = 1 << 21
+
+// cellUpdatesPerOp is how many counters a cell change updates at most: four scopes × its precisions.
+const cellUpdatesPerOp = 4 * (geoPrecision - cellCountMin + 1)
+
+// updates is the measure of a journal entry's changes that checkpoints bound: the counter updates Open
+// replays for it, each cell change counted as cellUpdatesPerOp.
+func updates(ops []cellOp, words []wordOp) int { return cellUpdatesPerOp*len(ops) + len(words) }
 
 func newCellTable() *cellTable {
 	return &cellTable{scopes: map[string]map[uint64]*cellEntry{}, words: map[string]*wordEntry{}, live: map[uint64]int{},
-		checkpointAt: cellCheckpointOps}
+		checkpointAt: cellCheckpointUpdates}
 }
 
 // apply counts ops and words n times (1 or -1) into the counters, marking them dirty when dirty is set.
@@ -505,7 +513,7 @@ func (t *cellTable) stage(txn *badger.Txn, ops []cellOp, words []wordOp) (undo f
 	t.batch = b
 	t.log = append(t.log, cellBatch{b, ops, words})
 	t.mu.Unlock()
-	t.journaled += len(ops) + len(words)
+	t.journaled += updates(ops, words)
 	return func() {
 		t.mu.Lock()
 		t.apply(ops, words, -1, true)
@@ -514,7 +522,7 @@ func (t *cellTable) stage(txn *badger.Txn, ops []cellOp, words []wordOp) (undo f
 			t.log = t.log[:i]
 		}
 		t.mu.Unlock()
-		t.journaled -= len(ops) + len(words)
+		t.journaled -= updates(ops, words)
 	}, nil
 }
 
@@ -738,7 +746,7 @@ func loadCells(txn *badger.Txn) (*cellTable, error) {
 				}
 			})
 		}
-		t.journaled += len(ops) + len(words)
+		t.journaled += updates(ops, words)
 		t.batch = max(t.batch, b)
 	}
 	b, err := visibleBatch(txn)

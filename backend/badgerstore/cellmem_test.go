@@ -83,8 +83,8 @@ func loadDir(t *testing.T, dir string) *cellTable {
 // as of its batch, the journal it covers still there. Counting those entries again would count their
 // records twice.
 func TestCellCountersAfterACrash(t *testing.T) {
-	defer func(n int) { cellCheckpointOps = n }(cellCheckpointOps)
-	cellCheckpointOps = 10
+	defer func(n int) { cellCheckpointUpdates = n }(cellCheckpointUpdates)
+	cellCheckpointUpdates = 100 // a checkpoint every few records
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := open(t, Options{Dir: dir})
