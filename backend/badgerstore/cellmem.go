@@ -150,30 +150,39 @@ type journalReader struct {
 	bad bool
 }
 
-func (r *journalReader) uvarint() uint64 {
-	n, m := binary.Uvarint(r.v)
+// fail marks the entry bad: every later read returns zero.
+func (r *journalReader) fail() { r.bad, r.v = true, nil }
+
+// skip moves past the m bytes of a varint just read, or fails when there was none (m <= 0).
+func (r *journalReader) skip(m int) bool {
 	if m <= 0 {
-		r.bad, r.v = true, nil
-		return 0
+		r.fail()
+		return false
 	}
 	r.v = r.v[m:]
+	return true
+}
+
+func (r *journalReader) uvarint() uint64 {
+	n, m := binary.Uvarint(r.v)
+	if !r.skip(m) {
+		return 0
+	}
 	return n
 }
 
 func (r *journalReader) varint() int64 {
 	n, m := binary.Varint(r.v)
-	if m <= 0 {
-		r.bad, r.v = true, nil
+	if !r.skip(m) {
 		return 0
 	}
-	r.v = r.v[m:]
 	return n
 }
 
 func (r *journalReader) str() string {
 	l := r.uvarint()
 	if l > uint64(len(r.v)) {
-		r.bad, r.v = true, nil
+		r.fail()
 		return ""
 	}
 	s := string(r.v[:l])
@@ -185,7 +194,7 @@ func (r *journalReader) str() string {
 func (r *journalReader) count() int {
 	n := r.uvarint()
 	if n > uint64(len(r.v)) {
-		r.bad, r.v = true, nil
+		r.fail()
 		return 0
 	}
 	return int(n)
