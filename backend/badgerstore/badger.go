@@ -272,11 +272,10 @@ func Open(o Options) (*Store, error) {
 	if s.ids = o.IDs; s.ids == nil {
 		s.ids = store.NewIDNear
 	}
-	if err := cmp.Or(s.ensureIndexes(), s.loadVocabulary(), s.loadCells()); err != nil {
+	if err := cmp.Or(s.ensureIndexes(), s.loadCounters()); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
-	s.vocab.add(s.cells.tokens()) // those of the journal, not stored under prefixVocab yet
 	if s.lastStamp, err = lastChange(db); err != nil {
 		_ = db.Close()
 		return nil, err

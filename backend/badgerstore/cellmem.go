@@ -767,12 +767,20 @@ func loadCells(txn *badger.Txn) (*cellTable, error) {
 	return t, nil
 }
 
-// loadCells loads the cell table from the database (Open).
-func (s *Store) loadCells() (err error) {
-	return s.db.View(func(txn *badger.Txn) error {
+// loadCounters loads the cell table and the vocabulary from the database (Open): the stored word
+// counters' tokens, and those the journal holds that no checkpoint has stored yet.
+func (s *Store) loadCounters() (err error) {
+	if err := s.loadVocabulary(); err != nil {
+		return err
+	}
+	err = s.db.View(func(txn *badger.Txn) error {
 		s.cells, err = loadCells(txn)
 		return err
 	})
+	if err == nil {
+		s.vocab.add(s.cells.tokens())
+	}
+	return err
 }
 
 // viewBatch is the last batch the database holds.

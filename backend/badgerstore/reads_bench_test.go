@@ -1,7 +1,6 @@
 package badgerstore
 
 import (
-	"cmp"
 	"context"
 	"expvar"
 	"fmt"
@@ -114,7 +113,7 @@ func openReadOnly(dir string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, maxTextChecks: maxTextChecks, maxTotalTextChecks: maxTotalTextChecks, maxWordTokens: maxWordTokens, now: time.Now}
-	if err := cmp.Or(s.loadVocabulary(), s.loadCells()); err != nil {
+	if err := s.loadCounters(); err != nil {
 		return nil, err
 	}
 	s.renewSnapshot()
