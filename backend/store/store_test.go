@@ -2,16 +2,62 @@ package store
 
 import (
 	"errors"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
 
 func TestFoldText(t *testing.T) {
-	for in, want := range map[string]string{"Médico  ÚTILES\nNiño": "medico utiles nino", " Ñandú ": "nandu"} {
+	for in, want := range map[string]string{
+		"Médico  ÚTILES\nNiño": "medico utiles nino", " Ñandú ": "nandu", "ÅÆÇ ß\u00a0x\u0085": "aæc ß x",
+		"Niño\u0301 Ñu": "nino nu", "naïve café\u2028ŒUVRE": "naive cafe œuvre", "\xc3": "\ufffd", "a\xc3(": "a\ufffd(",
+	} {
 		if got := FoldText(in); got != want {
 			t.Errorf("FoldText(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestFoldTextAsUnicode checks FoldText's table against the decomposition it stands for: every rune below
+// U+0180 in every position of texts with runs of spaces, and random texts of them and a few others.
+func TestFoldTextAsUnicode(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		if got, want := FoldText(s), foldUnicode(s); got != want {
+			t.Fatalf("FoldText(%q) = %q, the decomposition gives %q", s, got, want)
+		}
+	}
+	for r := range rune(0x180) {
+		for _, f := range []string{"%c", " %c", "%c ", "a%cb", "A \t%c\n B", "%c%c", "%c\u0301"} {
+			check(strings.ReplaceAll(f, "%c", string(r)))
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	extra := []rune{0x301, 0x2028, 0x3000, 0x130, 0x1e9e, 0xfb01, 0xfffd}
+	for range 20000 {
+		var sb strings.Builder
+		for range rng.IntN(12) {
+			if rng.IntN(8) == 0 {
+				sb.WriteRune(extra[rng.IntN(len(extra))])
+			} else {
+				sb.WriteRune(rune(rng.IntN(0x100)))
+			}
+		}
+		check(sb.String())
+	}
+}
+
+// FuzzFoldText checks FoldText against the decomposition on any input, invalid UTF-8 included.
+func FuzzFoldText(f *testing.F) {
+	for _, s := range []string{"Médico  ÚTILES\nNiño", " Ñandú ", "\xc3", "e\u0301", "İstanbul", "\u00a0x\u0085y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := FoldText(s), foldUnicode(s); got != want {
+			t.Fatalf("FoldText(%q) = %q, the decomposition gives %q", s, got, want)
+		}
+	})
 }
 
 func TestCursorEncoding(t *testing.T) {
@@ -50,5 +96,23 @@ func TestIDs(t *testing.T) {
 		if ValidID(bad) {
 			t.Errorf("ValidID(%q)", bad)
 		}
+	}
+}
+
+// BenchmarkFoldText folds a publication's title and description, Spanish with accents (the table) and
+// the same through the decomposition (foldUnicode).
+func BenchmarkFoldText(b *testing.B) {
+	text := "Necesitamos agua potable y pañales para niños en el albergue\nSomos 40 familias en el coliseo del barrio San José; " +
+		"hay adultos mayores y una señora con diabetes que necesita insulina. Llamar después de las 6 p.m."
+	for _, c := range []struct {
+		name string
+		fold func(string) string
+	}{{"table", FoldText}, {"decomposition", foldUnicode}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = c.fold(text)
+			}
+		})
 	}
 }
