@@ -3,12 +3,15 @@ package schema
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	json2 "github.com/go-json-experiment/json"
 	"github.com/nyaruka/phonenumbers"
@@ -248,6 +251,17 @@ func BenchmarkDecodeParts(b *testing.B) {
 			}
 		})
 	}
+	// A new number each time, as a flood of publishers sends them: the memo does not have it.
+	b.Run("phone-fast-new", func(b *testing.B) {
+		b.ReportAllocs()
+		nn := 3_030_000_000 + uint64(time.Now().UnixNano()%9_000_000) // 303 xxx xxxx
+		for b.Loop() {
+			nn++
+			if _, fe := parsePhone("+57 "+strconv.FormatUint(nn, 10), true); fe != nil {
+				b.Fatal(fe)
+			}
+		}
+	})
 }
 
 // FuzzTypedMatchesGeneral compares the typed decode with the general path on arbitrary bytes.
@@ -281,5 +295,43 @@ func TestMobileMemoBounded(t *testing.T) {
 	c.put(3000000001, "")
 	if _, valid, ok := c.get(3000000001); !ok || valid {
 		t.Fatal("an invalid number is remembered as invalid")
+	}
+}
+
+// colombianMobile answers from CO's metadata, never says valid where IsValidNumber does not (every
+// 7-digit prefix of 3xx numbers, numbers of other lengths and first digits), and covers the valid 3xx
+// numbers: otherwise every new number would pay for IsValidNumber again.
+func TestColombianMobileAsLibphonenumber(t *testing.T) {
+	if coMobile().general == nil {
+		t.Fatal("CO's general and mobile descriptions are not read from libphonenumber's metadata")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	valid, fast := 0, 0
+	check := func(ns string) {
+		nn, err := strconv.ParseUint(ns, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lib := phonenumbers.IsValidNumber(&phonenumbers.PhoneNumber{CountryCode: &colombiaCode, NationalNumber: &nn})
+		got := colombianMobile(ns)
+		if got && !lib {
+			t.Fatalf("%s: the CO mobile description matches, IsValidNumber says invalid", ns)
+		}
+		if lib && ns[0] == '3' && len(ns) == 10 {
+			valid++
+			if got {
+				fast++
+			}
+		}
+	}
+	for prefix := 3000000; prefix < 4000000; prefix += 1 + rng.IntN(12) {
+		check(fmt.Sprintf("%d%03d", prefix, rng.IntN(1000)))
+	}
+	for range 5000 {
+		n := 7 + rng.IntN(6)
+		check(fmt.Sprintf("%d%0*d", 1+rng.IntN(9), n-1, rng.Int64N(int64(math.Pow10(n-1)))))
+	}
+	if valid < 1000 || fast != valid {
+		t.Fatalf("of %d valid 3xx numbers the mobile description matched %d", valid, fast)
 	}
 }
