@@ -39,6 +39,10 @@ func pick(r *rng, s []string) string { return s[r.intn(len(s))] }
 // title of 4 to 6 words and a text of 8 to 37 from the vocabulary, every category, both types.
 func publishBody(tag string) func(n int64, b []byte) []byte { return bodies(tag, true) }
 
+// PublishBody is publishBody, for the in-process benchmarks of the request path (backend's
+// BenchmarkPublishHandler): the bodies the publishing rows send.
+func PublishBody(tag string) func(n int64, b []byte) []byte { return publishBody(tag) }
+
 // onePointBody is publishBody with one point, one title and one text for every record: what the
 // publishing rows sent before they varied, kept as a row to compare (it writes the fewest index keys).
 func onePointBody(tag string) func(n int64, b []byte) []byte { return bodies(tag, false) }
