@@ -38,7 +38,7 @@ func BenchmarkPublishHandler(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		buf := make([]byte, 0, 2048)
-		w := &codeWriter{hd: http.Header{}}
+		w := &nopWriter{hd: http.Header{}}
 		for pb.Next() {
 			buf = body(n.Add(1), buf[:0])
 			req := httptest.NewRequest("POST", "http://localhost"+schema.HelpPath, bytes.NewReader(buf))
@@ -54,13 +54,3 @@ func BenchmarkPublishHandler(b *testing.B) {
 		b.Fatalf("a publication answered %d, not 201", c)
 	}
 }
-
-// codeWriter is a ResponseWriter that keeps only the status.
-type codeWriter struct {
-	hd   http.Header
-	code int
-}
-
-func (w *codeWriter) Header() http.Header         { return w.hd }
-func (w *codeWriter) WriteHeader(c int)           { w.code = c }
-func (w *codeWriter) Write(b []byte) (int, error) { return len(b), nil }

@@ -14,11 +14,15 @@ import (
 	"github.com/directaid/directaid/schema"
 )
 
-// nopWriter is a ResponseWriter that keeps nothing: the benchmark measures the handler, not a recorder.
-type nopWriter struct{ hd http.Header }
+// nopWriter is a ResponseWriter that keeps only the status: the benchmarks measure the handler, not a
+// recorder.
+type nopWriter struct {
+	hd   http.Header
+	code int
+}
 
 func (w *nopWriter) Header() http.Header         { return w.hd }
-func (w *nopWriter) WriteHeader(int)             {}
+func (w *nopWriter) WriteHeader(code int)        { w.code = code }
 func (w *nopWriter) Write(b []byte) (int, error) { return len(b), nil }
 
 // BenchmarkListRead: the first page of the list reads of `make bench` through the HTTP handler, in
