@@ -108,6 +108,9 @@ type Store struct {
 	// commitMu is held by each batch's commit, modWrite and the erasure rewrite: one write at a time.
 	// A backup takes no lock a writer takes: it reads one snapshot (backup.go).
 	commitMu sync.Mutex
+	// ckptMu is held while a checkpoint of the counters is written (writeCheckpoint): one at a time, and
+	// the erasure rewrite, which blocks Badger's writes, waits for it (after commitMu).
+	ckptMu   sync.Mutex
 	backups  backupState
 	snap     atomic.Pointer[snapshot] // renewed after every write (renewSnapshot)
 	snapMu   sync.Mutex               // orders renewals: a later write's snapshot never gives way to an earlier one
@@ -493,15 +496,13 @@ func (s *Store) commit(batch []*createReq) {
 	for i, r := range batch {
 		r.done <- res[i]
 	}
-	if err == nil { // after the answers: none waits for a checkpoint
+	if err == nil { // after the answers; a checkpoint is written beside the next batches, which do not wait for it
 		s.commitMu.Lock()
-		if s.cells.journaled >= s.cells.checkpointAt {
-			err = s.checkpointCells()
+		if s.cells.journaled >= s.cells.checkpointAt && s.ckptMu.TryLock() {
+			s.wg.Add(1) // the writer's own count keeps Close's Wait from ending first
+			go s.checkpointBeside(s.cells.takeCheckpoint())
 		}
 		s.commitMu.Unlock()
-		if err != nil {
-			s.fail(err)
-		}
 	}
 }
 

@@ -23,9 +23,10 @@ import (
 //   - Every transaction that changes counters writes one journal entry (prefixCellJournal + its batch
 //     number: the changes as cellOps and wordOps, a few dozen bytes a record) and the number of the last
 //     such batch (keyCellBatch), atomically with the records.
-//   - Now and then (checkpointCells) the writer stores the counters changed since the last checkpoint
-//     (cell counters under prefixCellCount, word counters under prefixVocab), each with the batch it is
-//     current as of, then deletes the journal up to that batch. Neither step need be atomic: Open
+//   - Now and then the writer takes a checkpoint (takeCheckpoint), and a goroutine beside it stores the
+//     counters changed since the last one (cell counters under prefixCellCount, word counters under
+//     prefixVocab), each with the batch it is current as of, then deletes the journal up to that batch
+//     (writeCheckpoint), while the writer goes on publishing. Neither step need be atomic: Open
 //     (loadCells) applies an entry only to the counters stored as of an earlier batch, so a checkpoint
 //     cut short by a crash is applied once, not twice.
 //
@@ -340,7 +341,7 @@ type cellTable struct {
 	trimmed uint64                           // the last batch no longer in log: a snapshot must see it
 	live    map[uint64]int                   // the live snapshots, by the last batch each sees
 
-	journaled    int // the counter updates journaled since the last checkpoint (updates; the writer's, under commitMu)
+	journaled    int // the counter updates journaled since the last checkpoint was taken (updates; the writer's, under commitMu)
 	checkpointAt int // the journaled updates that call for a checkpoint (cellCheckpointUpdates; under commitMu)
 }
 
@@ -792,24 +793,30 @@ func (s *Store) viewBatch() (b uint64, err error) {
 	return b, err
 }
 
-// checkpointCells stores the counters (cell and word) changed since the last checkpoint as of the last
-// batch, then deletes the journal up to it. The writer calls it between batches (commitMu held), and Close.
-func (s *Store) checkpointCells() error {
-	t := s.cells
+// cellCheckpoint is a checkpoint taken from the table (takeCheckpoint): the counters changed since the
+// last one, as of batch b, for writeCheckpoint to store.
+type cellCheckpoint struct {
+	b    uint64
+	puts []kv
+}
+
+// takeCheckpoint takes the counters (cell and word) changed since the last checkpoint, as of the last
+// batch, marks them clean, and starts counting journaled updates again (commitMu held, so the last batch
+// is committed). nil when nothing was journaled since.
+func (t *cellTable) takeCheckpoint() *cellCheckpoint {
 	if t.journaled == 0 {
 		return nil
 	}
-	type put struct{ key, val []byte }
-	var puts []put
+	c := &cellCheckpoint{}
 	t.mu.Lock()
-	b := t.batch
+	c.b = t.batch
 	for scope, cells := range t.scopes {
 		for cell, e := range cells {
 			if !e.dirty {
 				continue
 			}
 			// An empty one is stored too, so that the journal does not count it again.
-			puts = append(puts, put{cellCountKey(scope, unpackCell(cell)), encodeCellCount(b, e.pairs)})
+			c.puts = append(c.puts, kv{cellCountKey(scope, unpackCell(cell)), encodeCellCount(c.b, e.pairs)})
 			if e.dirty = false; len(e.pairs) == 0 {
 				delete(cells, cell)
 			}
@@ -817,44 +824,103 @@ func (s *Store) checkpointCells() error {
 	}
 	for tok, e := range t.words {
 		if e.dirty {
-			puts = append(puts, put{vocabKey(tok), encodeWordCount(b, e.n)})
+			c.puts = append(c.puts, kv{vocabKey(tok), encodeWordCount(c.b, e.n)})
 			if e.dirty = false; e.n == 0 {
 				delete(t.words, tok)
 			}
 		}
 	}
 	t.mu.Unlock()
-	wb := s.db.NewWriteBatch()
-	defer wb.Cancel()
-	var err error
-	for _, p := range puts {
-		if err = wb.Set(p.key, p.val); err != nil {
-			break
-		}
+	t.journaled = 0
+	return c
+}
+
+// checkpointHook, when a test sets it, runs as writeCheckpoint begins.
+var checkpointHook func()
+
+// writeCheckpoint stores c's counters, then deletes the journal up to c's batch (ckptMu held). It takes no
+// lock of the writer's, which goes on publishing beside it: the batches after c's journal entries of
+// their own that it leaves, and change counters that are dirty again for the next checkpoint, and Open
+// applies an entry only to the counters stored as of an earlier batch. Once it fails, the store takes no
+// more writes (fail): the journal it did not delete is what a restart replays.
+func (s *Store) writeCheckpoint(c *cellCheckpoint) error {
+	if checkpointHook != nil {
+		checkpointHook()
 	}
-	if err = cmp.Or(err, wb.Flush()); err != nil {
+	if err := s.writeInSteps(c.puts, false); err != nil {
 		return fmt.Errorf("checkpoint of the counters: %w", err)
 	}
-	// The journal up to b: every counter it changed is stored as of b now.
-	del := s.db.NewWriteBatch()
-	defer del.Cancel()
-	err = s.db.View(func(txn *badger.Txn) error {
+	// The journal up to c.b: every counter it changed is stored as of c.b now.
+	var dels []kv
+	err := s.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixCellJournal})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			k := it.Item().KeyCopy(nil)
-			if binary.BigEndian.Uint64(k[len(prefixCellJournal):]) > b {
+			if binary.BigEndian.Uint64(k[len(prefixCellJournal):]) > c.b {
 				break
 			}
-			if err := del.Delete(k); err != nil {
-				return err
-			}
+			dels = append(dels, kv{k: k})
 		}
 		return nil
 	})
-	if err = cmp.Or(err, del.Flush()); err != nil {
+	if err = cmp.Or(err, s.writeInSteps(dels, true)); err != nil {
 		return fmt.Errorf("checkpoint of the counters: %w", err)
 	}
-	t.journaled = 0
 	return nil
+}
+
+// checkpointStep is how many keys a checkpoint writes in one transaction. Badger's write goroutine applies
+// a transaction whole before the next, so the writer's batches wait for one step at most: written in one
+// write batch, the 36,000 counters of 140,000 records held them up about as long as a checkpoint between
+// batches did (docs/performance.md).
+const checkpointStep = 1024
+
+// writeInSteps puts entries, or deletes their keys (del), in transactions of checkpointStep keys.
+func (s *Store) writeInSteps(entries []kv, del bool) error {
+	for len(entries) > 0 {
+		step := entries[:min(len(entries), checkpointStep)]
+		entries = entries[len(step):]
+		err := s.db.Update(func(txn *badger.Txn) error {
+			for _, e := range step {
+				var err error
+				if del {
+					err = txn.Delete(e.k)
+				} else {
+					err = txn.Set(e.k, e.v)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkpointCells takes a checkpoint and writes it before it returns (Close, with commitMu held).
+func (s *Store) checkpointCells() error {
+	c := s.cells.takeCheckpoint()
+	if c == nil {
+		return nil
+	}
+	s.ckptMu.Lock()
+	defer s.ckptMu.Unlock()
+	return s.writeCheckpoint(c)
+}
+
+// checkpointBeside writes c beside the writer (a goroutine of s.wg that holds ckptMu, which it releases).
+func (s *Store) checkpointBeside(c *cellCheckpoint) {
+	defer s.wg.Done()
+	defer s.ckptMu.Unlock()
+	if c == nil {
+		return
+	}
+	if err := s.writeCheckpoint(c); err != nil {
+		s.fail(err)
+	}
 }

@@ -8,7 +8,9 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -385,4 +387,90 @@ func FuzzDecodeJournal(f *testing.F) {
 			t.Fatalf("%+v %+v does not round-trip: %v", ops, words, err)
 		}
 	})
+}
+
+// TestCheckpointBesideTheWriter: a checkpoint of the counters is written beside the writer, which goes on
+// publishing while it is held up; the erasure rewrite, which blocks Badger's writes, waits for it; and
+// what a restart loads after it is what the store had.
+func TestCheckpointBesideTheWriter(t *testing.T) {
+	defer func(n int) { cellCheckpointUpdates = n }(cellCheckpointUpdates)
+	cellCheckpointUpdates = 100 // a checkpoint after a few records
+	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	checkpointHook = func() {
+		once.Do(func() { close(started); <-release })
+	}
+	defer func() { checkpointHook = nil }()
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := open(t, Options{Dir: dir})
+	rng := rand.New(rand.NewPCG(5, 6))
+publishing:
+	for _, r := range cellRecords("before", 40, rng) {
+		if _, _, err := s.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-started:
+			break publishing
+		default:
+		}
+	}
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no checkpoint after 40 records")
+	}
+	// The first checkpoint is held: publications and updates go on.
+	done := make(chan error, 1)
+	go func() {
+		for _, r := range cellRecords("during", 30, rng) {
+			if _, _, err := s.Create(ctx, r); err != nil {
+				done <- err
+				return
+			}
+			if _, err := s.Update(ctx, r.ID, func(r *store.Record) error { r.Status = store.StatusResolved; return nil }); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("publishing waited for the checkpoint")
+	}
+	// The erasure rewrite waits until the checkpoint is written.
+	s.noteErasure()
+	maintained := make(chan error, 1)
+	go func() { maintained <- s.Maintain(ctx) }()
+	select {
+	case err := <-maintained:
+		t.Fatalf("the erasure rewrite ran while a checkpoint was being written (%v)", err)
+	case <-time.After(2 * time.Second):
+	}
+	close(release)
+	if err := <-maintained; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.failure(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range cellRecords("after", 10, rng) {
+		if _, _, err := s.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, wantWords := copyCounts(s.cells), s.cells.wordCounts()
+	crashClose(t, s)
+	if got := loadDir(t, dir); !maps.EqualFunc(copyCounts(got), want, slices.Equal) || !maps.Equal(got.wordCounts(), wantWords) {
+		t.Fatal("after checkpoints written beside the writer, a restart loads other counters")
+	}
+	if v, err := Verify(dir); err != nil || len(v.Problems) > 0 {
+		t.Fatalf("%v %+v", err, v)
+	}
 }

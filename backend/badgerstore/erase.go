@@ -57,6 +57,10 @@ func (s *Store) rewrite() error {
 	began := time.Now()
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
+	// DropPrefix below blocks Badger's writes: a checkpoint written meanwhile would fail, and the store
+	// with it. Wait for the one in progress; the writer starts none while commitMu is held.
+	s.ckptMu.Lock()
+	defer s.ckptMu.Unlock()
 	err := s.db.Update(func(txn *badger.Txn) error {
 		if err := txn.Delete(keyEraseLow); err != nil {
 			return err

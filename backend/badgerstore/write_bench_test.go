@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -260,4 +261,70 @@ func BenchmarkUpdate(b *testing.B) {
 	b.ReportMetric(float64(cpuTime()-cpu)/nf/1e3, "cpu-µs/update")
 	b.ReportMetric(float64(expvarInt("badger_put_num_user")-puts)/nf, "puts/update")
 	b.ReportMetric(float64(expvarInt("badger_write_bytes_user")-userBytes)/nf, "userB/update")
+}
+
+// BenchmarkCheckpointLatency: the latency of publications while a checkpoint of the counters is written.
+// 140,000 generator records from 64 goroutines, then 6,400 more during which one checkpoint falls (the
+// counters of the 140,000), or none; reports the p99 and the max of those 6,400.
+//
+//	go test ./backend/badgerstore -run '^$' -bench CheckpointLatency -benchtime 1x
+func BenchmarkCheckpointLatency(b *testing.B) {
+	for _, c := range []struct {
+		name       string
+		checkpoint bool
+	}{{"checkpoint", true}, {"none", false}} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				p99, top := checkpointLatency(b, c.checkpoint)
+				b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
+				b.ReportMetric(float64(top.Microseconds())/1000, "max-ms")
+			}
+		})
+	}
+}
+
+func checkpointLatency(b *testing.B, checkpoint bool) (p99, top time.Duration) {
+	s, err := Open(Options{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	s.commitMu.Lock()
+	s.cells.checkpointAt = 1 << 40
+	s.commitMu.Unlock()
+	t0 := time.Date(2026, 8, 11, 14, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	var lat []time.Duration
+	publish := func(from, n int) {
+		var wg sync.WaitGroup
+		for g := range 64 {
+			wg.Go(func() {
+				for i := from + g; i < from+n; i += 64 {
+					r := storetest.UniformRecord(1_000_000, i, t0.Add(time.Duration(i)*time.Second/4000))
+					r.MunicipioCode = places.Nearest(*r.Latitude, *r.Longitude).MunicipioCode()
+					began := time.Now()
+					if _, _, err := s.Create(context.Background(), r); err != nil {
+						b.Error(err)
+						return
+					}
+					mu.Lock()
+					lat = append(lat, time.Since(began))
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+	}
+	publish(0, 140_000)
+	if checkpoint {
+		s.commitMu.Lock()
+		s.cells.checkpointAt = s.cells.journaled // the next batch calls for one, and no later one does
+		s.commitMu.Unlock()
+	}
+	lat = lat[:0]
+	b.ResetTimer()
+	publish(140_000, 6_400)
+	b.StopTimer()
+	slices.Sort(lat)
+	return lat[len(lat)*99/100], lat[len(lat)-1]
 }
