@@ -9,20 +9,16 @@ import (
 	"testing"
 
 	"github.com/directaid/directaid/backend"
-	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/httpapi"
 	"github.com/directaid/directaid/backend/mcpserver"
+	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
 )
 
 // A publication placed far outside its emergency's area is published with a warning (201 and dry run);
 // one inside it, or near it, or in an emergency without an area, gets none.
 func TestFarFromEmergencyWarns(t *testing.T) {
-	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := testserver.Badger(t)
 	svc := backend.NewService(st, backend.Config{Emergencies: []backend.Emergency{
 		{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero", Area: []string{"63", "66", "17"}},
 		{Slug: "la-mojana", Title: "Inundaciones"},

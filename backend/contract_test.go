@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/directaid/directaid/backend"
-	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/httpapi"
 	"github.com/directaid/directaid/backend/mcpserver"
 	"github.com/directaid/directaid/backend/store"
@@ -42,11 +41,7 @@ func newContractServer(t *testing.T, ems ...backend.Emergency) *contractServer {
 	if ems == nil {
 		ems = twoEmergencies
 	}
-	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := testserver.Badger(t)
 	return newContractServerOver(t, st, ems)
 }
 

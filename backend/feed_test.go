@@ -7,18 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
 )
 
 func newFeedService(t *testing.T) *Service {
 	t.Helper()
-	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := testserver.Badger(t)
 	svc := NewService(st, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero"}}})
 	t.Cleanup(svc.CloseFeed)
 	return svc

@@ -7,18 +7,14 @@ import (
 	"testing"
 
 	"github.com/directaid/directaid/backend"
-	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/httpapi"
+	"github.com/directaid/directaid/internal/testserver"
 )
 
 // A Host that could not be part of a link is refused by the API, MCP and the site alike, unless the
 // operator set the public URL (then no link carries the Host).
 func TestBadHostRefused(t *testing.T) {
-	s, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testserver.Badger(t)
 	for _, publicURL := range []string{"", "https://ayuda.example.org"} {
 		h, err := httpapi.NewHandler(withMCP(backend.NewService(s, backend.Config{PublicURL: publicURL, Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})))
 		if err != nil {

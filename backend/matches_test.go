@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/pgstore"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
@@ -29,17 +28,6 @@ type matchesFixture struct {
 
 // Armenia's centre, and 0.01° of latitude (1.11 km).
 const armLat, armLon, kmLat = 4.5339, -75.6811, 0.01
-
-// badgerStore is a Badger store in a temporary directory, closed with the test.
-func badgerStore(t *testing.T) store.Store {
-	t.Helper()
-	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	return st
-}
 
 func newMatchesFixture(t *testing.T, st store.Store) *matchesFixture {
 	t.Helper()
@@ -127,7 +115,7 @@ func (f *matchesFixture) names(items []schema.PublicHelp) []string {
 // radiusKm (default 25, at most 100) of it, nearest first then newest, at most limit (default 10, at
 // most 20), as list items without phones; an offer's are requests; bad parameters, unknown, withdrawn
 // and hidden records answer as the detail does.
-func TestContractMatches(t *testing.T) { checkMatches(t, newMatchesFixture(t, badgerStore(t))) }
+func TestContractMatches(t *testing.T) { checkMatches(t, newMatchesFixture(t, testserver.Badger(t))) }
 
 func checkMatches(t *testing.T, f *matchesFixture) {
 	req := f.ids["request"]
@@ -244,7 +232,7 @@ func checkMatches(t *testing.T, f *matchesFixture) {
 // TestContractMatchesByMunicipio: a record with a place but no point matches the records of its
 // municipio, newest first, without distances.
 func TestContractMatchesByMunicipio(t *testing.T) {
-	checkMatchesByMunicipio(t, newMatchesFixture(t, badgerStore(t)))
+	checkMatchesByMunicipio(t, newMatchesFixture(t, testserver.Badger(t)))
 }
 
 func checkMatchesByMunicipio(t *testing.T, f *matchesFixture) {
@@ -287,7 +275,7 @@ func checkMatchesByMunicipio(t *testing.T, f *matchesFixture) {
 // TestSiteMatches: a request's page (and its Markdown twin) lists the offers that can serve it under
 // «Ofrecimientos cerca que pueden servirle», an offer's the requests, each linking to its page; the
 // confirmation of a publication by the form without JavaScript lists them at once.
-func TestSiteMatches(t *testing.T) { checkSiteMatches(t, newMatchesFixture(t, badgerStore(t))) }
+func TestSiteMatches(t *testing.T) { checkSiteMatches(t, newMatchesFixture(t, testserver.Badger(t))) }
 
 func checkSiteMatches(t *testing.T, f *matchesFixture) {
 	// Seven offers within the radius: the page shows the nearest five.

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/directaid/directaid/backend"
-	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/httpapi"
 	"github.com/directaid/directaid/internal/bench"
+	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -20,11 +20,7 @@ import (
 //
 //	go test ./backend -run '^$' -bench PublishHandler -benchmem -benchtime 20000x
 func BenchmarkPublishHandler(b *testing.B) {
-	bs, err := badgerstore.Open(badgerstore.Options{Dir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = bs.Close() })
+	bs := testserver.Badger(b)
 	svc := backend.NewService(bs, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto", Area: []string{"63", "66", "17"}}}})
 	h, err := httpapi.NewHandler(withMCP(svc))
 	if err != nil {

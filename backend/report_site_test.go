@@ -10,7 +10,6 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/directaid/directaid/backend"
-	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/httpapi"
 	"github.com/directaid/directaid/backend/mcpserver"
 	"github.com/directaid/directaid/internal/testserver"
@@ -24,11 +23,7 @@ import (
 // newReportServer is newContractServer with hide_after_reports set.
 func newReportServer(t *testing.T, hideAfter int) *contractServer {
 	t.Helper()
-	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := testserver.Badger(t)
 	svc := backend.NewService(st, backend.Config{Emergencies: twoEmergencies, HideAfterReports: hideAfter,
 		RateLimits: map[string]backend.Limit{backend.ZonePublish: {100000, time.Minute}, backend.ZoneDetail: {100000, time.Minute}}})
 	h, err := httpapi.NewHandler(svc, httpapi.Options{MCP: mcpserver.New(svc)})

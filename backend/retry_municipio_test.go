@@ -9,6 +9,7 @@ import (
 	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/internal/golden"
+	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -32,11 +33,7 @@ type onlyStore struct{ store.Store }
 // of the same content is answered without searching the places, with the same answer: content matches
 // for the same point, not for another point, and the same with a store that cannot defer the search.
 func TestRetrySearchesNoPlace(t *testing.T) {
-	bs, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = bs.Close() })
+	bs := testserver.Badger(t)
 	counted := &completions{Store: bs}
 	for _, c := range []struct {
 		name string

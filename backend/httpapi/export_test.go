@@ -26,6 +26,7 @@ import (
 	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
+	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -63,11 +64,7 @@ func (f *flushRecorder) Flush() {
 
 func exportFixture(t testing.TB, n int) (*Handler, *countingStore) {
 	t.Helper()
-	bs, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = bs.Close() })
+	bs := testserver.Badger(t)
 	storetest.Seed(t, bs, n, time.Date(2026, 8, 11, 10, 0, 0, 0, time.UTC), 7*time.Second)
 	st := &countingStore{Store: bs}
 	svc := backend.NewService(st, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}, {Slug: "la-mojana", Title: "Inundaciones"}}})

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/directaid/directaid/backend"
-	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/httpapi"
 	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
@@ -21,11 +20,7 @@ type testServer struct {
 
 func newTestServer(t *testing.T) *testServer {
 	t.Helper()
-	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := testserver.Badger(t)
 	svc := backend.NewService(st, backend.Config{Emergencies: []backend.Emergency{
 		{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero", RequestTTL: 48 * time.Hour, OfferTTL: 96 * time.Hour},
 		{Slug: "inundaciones-la-mojana", Title: "Inundaciones en La Mojana"},

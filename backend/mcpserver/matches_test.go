@@ -7,20 +7,16 @@ import (
 	"testing"
 
 	"github.com/directaid/directaid/backend"
-	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
+	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
 )
 
 // TestMCPMatches: buscar_coincidencias answers what GET help/{id}/matches answers, and refuses bad
 // arguments, unknown and withdrawn records with messages a model can act on.
 func TestMCPMatches(t *testing.T) {
-	s, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testserver.Badger(t)
 	ctx := context.Background()
 	req, _, err := s.Create(ctx, storetest.Record("mcp", "req"))
 	if err != nil {

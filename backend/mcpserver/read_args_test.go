@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/directaid/directaid/backend"
-	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/store/storetest"
+	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -15,11 +15,7 @@ import (
 // as GET help?view=list refuses limit=0 (issue 12): no silent default for limit 0, no empty enum taken
 // as "any".
 func TestMCPReadToolsValidateLikeREST(t *testing.T) {
-	s, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testserver.Badger(t)
 	storetest.Seed(t, s, 5, time.Date(2026, 8, 11, 0, 0, 0, 0, time.UTC), time.Minute)
 	svc := backend.NewService(s, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})
 	for args, field := range map[string]string{

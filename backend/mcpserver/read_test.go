@@ -10,8 +10,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/directaid/directaid/backend"
-	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/store/storetest"
+	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -44,11 +44,7 @@ func resultText(r *mcp.CallToolResult) string {
 }
 
 func TestMCPReadTools(t *testing.T) {
-	s, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testserver.Badger(t)
 	recs := storetest.Seed(t, s, 50, time.Date(2026, 8, 11, 0, 0, 0, 0, time.UTC), time.Minute)
 	svc := backend.NewService(s, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}, {Slug: "la-mojana", Title: "Inundaciones"}}})
 

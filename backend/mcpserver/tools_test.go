@@ -8,18 +8,14 @@ import (
 	"testing"
 
 	"github.com/directaid/directaid/backend"
-	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/httpapi"
+	"github.com/directaid/directaid/internal/testserver"
 )
 
 // Every tool the MCP server registers is listed in every document that lists tools: the MCP instructions,
 // the OpenAPI description of /mcp, discovery's capabilities, llms.txt and the integration guide.
 func TestToolsListedEverywhere(t *testing.T) {
-	s, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testserver.Badger(t)
 	svc := backend.NewService(s, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto"}}})
 	e := New(svc)
 	h, err := httpapi.NewHandler(svc, httpapi.Options{MCP: e})

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
+	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -24,7 +24,7 @@ import (
 // refused once, is skipped once a renewal makes it untrue, and the renewal's own goes out; then a
 // response and the resolution follow, in order, each signed; a status first seen open makes no event.
 func TestEventsOfOneRecord(t *testing.T) {
-	st := openStore(t)
+	st := testserver.Badger(t)
 	const secret = "0123456789abcdef-test"
 	var mu sync.Mutex
 	var got []Event
@@ -126,17 +126,6 @@ func TestEventsOfOneRecord(t *testing.T) {
 	}
 }
 
-// openStore opens a Badger store in a temporary directory, closed when the test ends.
-func openStore(t *testing.T) store.Store {
-	t.Helper()
-	st, err := badgerstore.Open(badgerstore.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	return st
-}
-
 // startService runs the webhooks of hook over st until stop is called.
 func startService(t *testing.T, st store.Store, hook Hook) (svc *Service, stop func()) {
 	t.Helper()
@@ -219,7 +208,7 @@ func documentedEvent(t *testing.T) *jsonschema.Schema {
 // event enqueues it at its next start. A response whose event is in the outbox is not sent again, and one
 // older than the look-back is left alone.
 func TestResponseEventsRecoveredAtStart(t *testing.T) {
-	st := openStore(t)
+	st := testserver.Badger(t)
 	const secret = "0123456789abcdef-test"
 	var mu sync.Mutex
 	got := map[string]int{} // deliveries of response events, by event id
