@@ -839,10 +839,10 @@ func (t *cellTable) takeCheckpoint() *cellCheckpoint {
 var checkpointHook func()
 
 // writeCheckpoint stores c's counters, then deletes the journal up to c's batch (ckptMu held). It takes no
-// lock of the writer's, which goes on publishing beside it: the batches after c's journal entries of
-// their own that it leaves, and change counters that are dirty again for the next checkpoint, and Open
-// applies an entry only to the counters stored as of an earlier batch. Once it fails, the store takes no
-// more writes (fail): the journal it did not delete is what a restart replays.
+// lock of the writer's, which goes on publishing beside it: later batches journal their changes after
+// c's batch, where it deletes nothing, and mark the counters they change dirty for the next checkpoint;
+// Open applies an entry only to the counters stored as of an earlier batch. Once it fails, the store
+// takes no more writes (fail): the journal it did not delete is what a restart replays.
 func (s *Store) writeCheckpoint(c *cellCheckpoint) error {
 	if checkpointHook != nil {
 		checkpointHook()

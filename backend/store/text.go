@@ -31,8 +31,8 @@ func haversineOf(sinLat, cosCos, sinLon float64) float64 {
 // FoldText lowercases s and strips accents ("Médico" → "medico", "NIÑOS" → "ninos") and collapses
 // whitespace, so that searches ignore case and accents. Every publication folds its title and
 // description, so text of Latin-1 letters (Spanish, with or without accents) takes a table (foldLatin1)
-// instead of the Unicode decomposition, which takes four times as long (BenchmarkFoldText); anything else goes through
-// foldUnicode, what the table is made of.
+// instead of the Unicode decomposition, which takes four times as long (BenchmarkFoldText); any other
+// text goes through foldUnicode, what the table is made of.
 func FoldText(s string) string {
 	buf := make([]byte, 0, len(s))
 	space := true
