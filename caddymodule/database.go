@@ -33,6 +33,9 @@ func (a *App) openDatabase() (store.Store, error) {
 	if p, ok := setGCPercent(d.GCPercent); ok && d.GCPercent != 0 {
 		a.logger.Info("garbage collector target for a node over "+d.Title+" (GOGC unset)", zap.Int("gogc", p))
 	}
+	if limit := theHeapGuard.use(d.HeapTarget); limit >= 0 && d.HeapTarget != 0 {
+		a.logger.Info("soft memory limit for a node over "+d.Title+" (GOMEMLIMIT unset)", zap.Int64("target_bytes", d.HeapTarget), zap.Int64("limit_bytes", limit))
+	}
 	where := a.dir
 	if a.dsn != "" {
 		where = a.dsn

@@ -13,21 +13,8 @@ import (
 func TestGCPercent(t *testing.T) {
 	gogc := func() int { p := debug.SetGCPercent(100); debug.SetGCPercent(p); return p }
 	t.Cleanup(func() { debug.SetGCPercent(gogc()) })
-	open := func(a *App) {
-		t.Helper()
-		a.logger = zap.NewNop()
-		s, err := a.openDatabase()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if v, set := os.LookupEnv("GOGC"); set {
-		t.Cleanup(func() { os.Setenv("GOGC", v) })
-	}
-	os.Unsetenv("GOGC")
+	open := func(a *App) { t.Helper(); openAndClose(t, a) }
+	unsetEnv(t, "GOGC")
 	debug.SetGCPercent(100)
 	open(&App{dsn: "postgres://directaid@127.0.0.1:1/none"}) // opening does not connect
 	if p := gogc(); p != 200 {
@@ -43,4 +30,25 @@ func TestGCPercent(t *testing.T) {
 	if p := gogc(); p != 150 {
 		t.Errorf("GOGC=150 in the environment: %d", p)
 	}
+}
+
+// openAndClose opens the database a selects, as a server does (openDatabase), and closes it.
+func openAndClose(t *testing.T, a *App) {
+	t.Helper()
+	a.logger = zap.NewNop()
+	s, err := a.openDatabase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// unsetEnv unsets the environment variable name for the test, and sets it back afterwards.
+func unsetEnv(t *testing.T, name string) {
+	if v, set := os.LookupEnv(name); set {
+		t.Cleanup(func() { os.Setenv(name, v) })
+	}
+	os.Unsetenv(name)
 }

@@ -40,6 +40,10 @@ type Driver struct {
 	// GCPercent is Go's garbage collector target (GOGC) for a node over this store unless GOGC is set;
 	// 0 keeps Go's default. A node whose store keeps no data in its heap can afford a higher one.
 	GCPercent int
+	// HeapTarget is a soft limit in bytes for Go's heap on a node over this store unless GOMEMLIMIT is
+	// set; 0: none. It holds while the heap that lasts is under half of it, and rises with it beyond
+	// (the server's heapGuard); a lower limit already in effect (Caddy's, from a memory cgroup) stays.
+	HeapTarget int64
 	// Verify checks the database at where, which nothing has open; nil when the database keeps itself
 	// consistent (Verifier says why a store may not need it).
 	Verify func(where string) (*Verification, error)
