@@ -298,7 +298,7 @@ func (r *Report) printMillion(w io.Writer) {
 	}
 }
 
-// Target is one target of issues 15 and 16, judged from the run.
+// Target is one target of an issue (15, 16, 28, 34), judged from the run.
 type Target struct {
 	Issue  int
 	What   string
@@ -306,8 +306,8 @@ type Target struct {
 	Status string // met, missed, or not measured
 }
 
-// Targets judges the targets of issues 15 (PostgreSQL), 16 (reads at 1M in 256 MB) and 28 (publishing
-// during a backup) from the run.
+// Targets judges the targets of issues 15 (PostgreSQL), 16 (reads at 1M in 256 MB), 28 (publishing
+// during a backup) and 34 (publishing varied records at full speed) from the run.
 func (r *Report) Targets() []Target {
 	var out []Target
 	set, records := r.readSet()
@@ -407,7 +407,64 @@ func (r *Report) Targets() []Target {
 		add(16, "server RSS growth during that export ≤ 50 MB", res2, ok2, measured2)
 	}
 	r.backupTargets(add)
+	r.publishingTargets(add, scale)
 	return out
+}
+
+// publishingTargets judges the targets of issue 34 (publishing varied records at full speed) that one run
+// can: the rates against the ceiling, what Badger writes a record, and the long run's rate and memory.
+// The comparison with the binary before the record lifecycle needs that binary, alternated with this one.
+func (r *Report) publishingTargets(add func(issue int, what, result string, ok, measured bool), scale string) {
+	for _, t := range []struct {
+		name  string
+		share float64
+	}{{"POST new", 0.20}, {"POST retry (existing)", 0.40}} {
+		res, ok, measured := "needs the "+t.name+"/64 scenario", false, false
+		if m := r.find(Badger, t.name, "", 64); m != nil && r.Ceiling > 0 {
+			v := m.Res.Throughput()
+			res, ok, measured = fmt.Sprintf("%.0f vs %.0f req/s = %.0f%%", v, r.Ceiling, 100*v/r.Ceiling), v >= t.share*r.Ceiling, true
+		}
+		add(34, fmt.Sprintf("%s/64 ≥ %.0f%% of Caddy's respond", t.name, 100*t.share), res, ok, measured)
+	}
+	add(34, "POST new/64 ≥ 1.0× the binary before the record lifecycle", "needs that binary, alternated with this one", false, false)
+	m := r.find(Badger, "POST new", "", 64)
+	for _, t := range []struct {
+		what   string
+		bound  float64
+		value  func(*Measure) float64
+		format string
+	}{{"≤ 10 key writes a record (all of Badger's)", 10, func(m *Measure) float64 { return m.KeyWrites }, "%.1f keys (POST new/64)"},
+		{"≤ 900 bytes written a record (all of Badger's)", 900, func(m *Measure) float64 { return m.WriteBytes }, "%.0f bytes (POST new/64)"}} {
+		res, ok, measured := "needs the POST new/64 scenario", false, false
+		if m != nil && m.Writes {
+			v := t.value(m)
+			res, ok, measured = fmt.Sprintf(t.format, v), v <= t.bound, true
+		}
+		add(34, t.what, res, ok, measured)
+	}
+	mil := r.Million
+	long := mil != nil && mil.Res != nil && len(mil.Res.Marks) > 0
+	why := "needs -million (BENCH_1M=1)"
+	if mil != nil && !long {
+		why = "the long run stopped before its first slice"
+	}
+	res, ok, measured := why, false, false
+	if long {
+		v := mil.Res.Throughput()
+		res, ok, measured = fmt.Sprintf("%.0f req/s%s", v, scale), v >= 5000, true
+	}
+	add(34, "publishing the long run at ≥ 5,000 req/s on average", res, ok, measured)
+	res, ok, measured = why, false, false
+	if long {
+		first, last := mil.Res.MarkRate(0, mil.Slice), mil.Res.MarkRate(len(mil.Res.Marks)-1, mil.Slice)
+		res, ok, measured = fmt.Sprintf("%.0f vs %.0f req/s = %.2f%s", last, first, last/max(first, 1e-9), scale), last >= 0.85*first, true
+	}
+	add(34, "its last slice at ≥ 0.85 of its first", res, ok, measured)
+	res, ok, measured = why, false, false
+	if long && mil.PeakAnon > 0 {
+		res, ok, measured = fmt.Sprintf("%.1f MB%s", mb(mil.PeakAnon), scale), mil.PeakAnon <= 300<<20, true
+	}
+	add(34, "its server's peak anonymous RSS ≤ 300 MB", res, ok, measured)
 }
 
 func memLabel(m *MillionResult) string {
@@ -418,7 +475,7 @@ func memLabel(m *MillionResult) string {
 }
 
 func (r *Report) printTargets(w io.Writer) {
-	fmt.Fprintln(w, "\nTargets of issues 15, 16 and 28 (this machine; ratios from this one run):")
+	fmt.Fprintln(w, "\nTargets of issues 15, 16, 28 and 34 (this machine; ratios from this one run):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, t := range r.Targets() {
 		fmt.Fprintf(tw, "  [%s]\t#%d\t%s\t%s\n", t.Status, t.Issue, t.What, t.Result)
