@@ -34,8 +34,7 @@ type heapGuard struct {
 	next     int               // where the next sample goes
 	live     func() int64      // the live heap now (liveHeap; tests replace it)
 	setLimit func(int64) int64 // debug.SetMemoryLimit (tests replace it)
-	running  bool
-	stop     chan struct{}
+	stop     chan struct{}     // closed to stop the sampling goroutine; nil when none runs
 }
 
 // heapTick is how often the guard samples the live heap.
@@ -75,17 +74,17 @@ func (g *heapGuard) use(target int64) int64 {
 	}
 	g.target = target
 	if target <= 0 {
-		if g.running {
+		if g.stop != nil {
 			close(g.stop)
-			g.running = false
+			g.stop = nil
 		}
 		g.setLimit(g.ceiling)
 		return g.ceiling
 	}
 	g.n, g.next = 0, 0
 	limit := g.apply()
-	if !g.running {
-		g.running, g.stop = true, make(chan struct{})
+	if g.stop == nil {
+		g.stop = make(chan struct{})
 		go g.run(g.stop)
 	}
 	return limit
@@ -104,18 +103,18 @@ func (g *heapGuard) run(stop chan struct{}) {
 	}
 }
 
-// tick samples the live heap and sets the limit it calls for; it returns that limit.
-func (g *heapGuard) tick() int64 {
+// tick samples the live heap and sets the limit it calls for.
+func (g *heapGuard) tick() {
 	live := g.live()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.target <= 0 {
-		return g.ceiling
+		return
 	}
 	g.samples[g.next] = live
 	g.next = (g.next + 1) % len(g.samples)
 	g.n = min(g.n+1, len(g.samples))
-	return g.apply()
+	g.apply()
 }
 
 // apply sets the limit for the target and the samples (g.mu held).

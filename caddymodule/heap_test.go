@@ -80,7 +80,7 @@ func TestHeapGuard(t *testing.T) {
 	if got := g.use(0); got != 900*MiB || limit != 900*MiB {
 		t.Errorf("use(0) = %d, limit %d MiB, want 900", got>>20, limit>>20)
 	}
-	if g.running {
+	if g.stop != nil {
 		t.Error("the sampling goroutine runs without a target")
 	}
 	// GOMEMLIMIT set: nothing changes.

@@ -133,6 +133,11 @@ type MillionResult struct {
 	CgroupError                                                      string
 }
 
+// sliceRates are the publishing rates of the long run's first and last slices.
+func (m *MillionResult) sliceRates() (first, last float64) {
+	return m.Res.MarkRate(0, m.Slice), m.Res.MarkRate(len(m.Res.Marks)-1, m.Slice)
+}
+
 // Report is a whole run.
 type Report struct {
 	Measures     []Measure // in the order they ran
