@@ -1,8 +1,10 @@
 package backend_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -55,6 +57,41 @@ func TestEmptyQueryParameterIsAbsent(t *testing.T) {
 	refused("GET", schema.HelpPath+"?view=list&nope=", nil, "/query/nope")
 	refused("POST", schema.HelpPath+"?dryrun=", offer("unknown"), "/query/dryrun")
 	refused("POST", schema.ActionsPath(rec.ID)+"?dryRun=", []byte(`{"action":"resolve"}`), "/query/dryRun", "Authorization", "Bearer "+rec.ManageToken)
+
+	// A pair url.ParseQuery rejects (";", an escape that does not decode) or without a name refuses the
+	// whole query, on every path of the API: Caddy's query matchers see no parameter at all in such a
+	// query, and skipping the pair would publish a dry run for real or ignore a filter. Nothing is stored.
+	for _, c := range []struct{ method, target, field string }{
+		{"POST", schema.HelpPath + "?dryRun=true;", "/query/dryRun"},
+		{"POST", schema.HelpPath + "?dryRun=true%", "/query/dryRun"},
+		{"POST", schema.HelpPath + "?dryRun=tr%ue", "/query/dryRun"},
+		{"POST", schema.HelpPath + "?;dryRun=true", "/query/;dryRun"},
+		{"GET", schema.HelpPath + "?view=detail&id=" + rec.ID + "&x=%zz", "/query/x"},
+		{"GET", schema.HelpPath + "?view=detail&id=" + rec.ID + "&%", "/query/%"},
+		{"GET", schema.HelpPath + "?view=detail&id=" + rec.ID + "&;", "/query/;"},
+		{"GET", schema.HelpPath + "?view=list&q=%", "/query/q"},
+		{"GET", schema.HelpPath + "?view=list&=1", "/query/"},
+		{"GET", schema.MatchesPath(rec.ID) + "?radiusKm=5%", "/query/radiusKm"},
+		{"GET", schema.OpenAPIPath + "?a;b", "/query/a;b"},
+	} {
+		body := []byte(nil)
+		if c.method == "POST" {
+			body = offer("malformed")
+		}
+		refused(c.method, c.target, body, c.field)
+	}
+	// The event stream too, which would otherwise stream until its request ends (here, in 5 s).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req := httptest.NewRequestWithContext(ctx, "GET", schema.EventsPath+"?emergencySlug=eje-cafetero&%zz=1", nil)
+	rec2 := httptest.NewRecorder()
+	s.h.ServeHTTP(rec2, req)
+	if rec2.Code != http.StatusBadRequest || !strings.Contains(rec2.Body.String(), `"field":"/query/%zz"`) {
+		t.Errorf("GET events with a malformed pair: %d %.300s, want 400 naming /query/%%zz", rec2.Code, rec2.Body.String())
+	}
+	if code, out := s.do("POST", schema.HelpPath, offer("malformed")); code != http.StatusCreated {
+		t.Errorf("after the refusals, the publication is new: %d %s, want 201 (a refused query stored it)", code, out)
+	}
 
 	// POST: dryRun= is no dry run (the default), as a form's empty field is.
 	code, out := s.do("POST", schema.HelpPath+"?dryRun=", offer("empty"))

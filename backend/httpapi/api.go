@@ -76,6 +76,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		backend.WriteProblem(w, &backend.Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidRequest, Error: backend.BadHost}})
 		return
 	}
+	if errs := malformedQuery(r.URL.RawQuery); len(errs) > 0 {
+		backend.WriteProblem(w, backend.WithQueryFields(backend.InvalidParams(errs)))
+		return
+	}
 	switch r.URL.Path {
 	case schema.HelpPath:
 		h.serveHelp(w, r)

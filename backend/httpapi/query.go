@@ -21,7 +21,44 @@ type query struct {
 	names []string
 }
 
-// apiQuery reads r's query string. Pairs that do not decode are dropped, as url.ParseQuery drops them.
+// malformedQuery refuses every pair of a raw query string that url.ParseQuery rejects (one holding ";",
+// or an escape that does not decode), and a pair without a name ("=x"). Such a query is refused whole,
+// before any handler reads it: Caddy's query matchers, which meter the rate limits, see no parameter at
+// all in a query that does not parse, so a reader that skipped the bad pair would serve what they do not
+// count (a record's phone number past its limit), or ignore what its sender meant (dryRun=true%).
+func malformedQuery(raw string) []schema.FieldError {
+	var errs []schema.FieldError
+	for pair := range strings.SplitSeq(raw, "&") {
+		if pair == "" {
+			continue
+		}
+		rawName, rawValue, _ := strings.Cut(pair, "=")
+		name, err1 := url.QueryUnescape(rawName)
+		_, err2 := url.QueryUnescape(rawValue)
+		field := name
+		switch {
+		case err1 != nil:
+			field = rawName
+		case name == "":
+			field = schema.Pointer("query", "") // WithQueryFields leaves an empty name as it is
+		}
+		var msg string
+		switch {
+		case strings.Contains(pair, ";"):
+			msg = fmt.Sprintf("«%s» lleva «;»: separe los parámetros con & y escriba ; como %%3B", schema.Clip(pair))
+		case err1 != nil || err2 != nil:
+			msg = fmt.Sprintf("«%s» no se puede leer: escriba %% como %%25 y cada carácter especial con su código %%XX", schema.Clip(pair))
+		case name == "":
+			msg = fmt.Sprintf("«%s» no tiene nombre: envíe nombre=valor", schema.Clip(pair))
+		default:
+			continue
+		}
+		errs = append(errs, backend.ParamError(field, msg))
+	}
+	return errs
+}
+
+// apiQuery reads r's query string, which ServeHTTP has checked (malformedQuery).
 func apiQuery(r *http.Request) query {
 	q := query{vals: url.Values{}}
 	for pair := range strings.SplitSeq(r.URL.RawQuery, "&") {
