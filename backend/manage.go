@@ -86,6 +86,7 @@ func (s *Service) legacyManageToken(ctx context.Context, id string) (string, err
 // checkManageToken reports whether token is the manage token of record id, in constant time; an unknown
 // id is a wrong token.
 func (s *Service) CheckManageToken(ctx context.Context, id, token string) (bool, error) {
+	id = store.NormalizeID(id)
 	rec, err := s.store.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		rec = &store.Record{ID: id} // a MAC all the same: an unknown id costs what a known one does
@@ -194,6 +195,7 @@ func (s *Service) applyAction(r *store.Record, action string, now time.Time) err
 
 // Act applies a publisher's action to record id, with its manage token. Errors are *Problem.
 func (s *Service) Act(ctx context.Context, base, id, token, action string) (*schema.ActionResult, error) {
+	id = store.NormalizeID(id)
 	ok, err := s.CheckManageToken(ctx, id, token)
 	if err != nil {
 		return nil, err

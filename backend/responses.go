@@ -38,6 +38,7 @@ func (s *Service) responseToken(ctx context.Context, id, rid string) (string, er
 
 // checkResponseToken reports, in constant time, whether token is that of response rid of record id.
 func (s *Service) CheckResponseToken(ctx context.Context, id, rid, token string) (bool, error) {
+	id, rid = store.NormalizeID(id), strings.ToLower(rid)
 	want, err := s.responseToken(ctx, id, rid)
 	if err != nil {
 		return false, err
@@ -182,6 +183,7 @@ func responseStatus(r *store.Response, now time.Time) string {
 // publisherResponses is what the publisher of record id sees of its responses (the caller checked the
 // manage token): every response but those hidden by reports, newest first.
 func (s *Service) Responses(ctx context.Context, id string) (*schema.ResponseList, error) {
+	id = store.NormalizeID(id)
 	now := s.now()
 	rec, err := s.store.Get(ctx, id)
 	if err != nil {
@@ -211,6 +213,7 @@ func (s *Service) Responses(ctx context.Context, id string) (*schema.ResponseLis
 
 // actOnResponse applies the author's action to response rid of record id (the caller checked the token).
 func (s *Service) ActOnResponse(ctx context.Context, id, rid, action string) (*schema.ResponseActionResult, error) {
+	id, rid = store.NormalizeID(id), strings.ToLower(rid)
 	if !slices.Contains(schema.ResponseActions, action) {
 		msg := "«action» debe ser una de: " + strings.Join(schema.ResponseActions, ", ")
 		return nil, BadRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Acción desconocida: " + msg + ".",
@@ -316,6 +319,7 @@ func (s *Service) ReportResponse(ctx context.Context, id, rid string, in *schema
 	if p != nil {
 		return nil, p
 	}
+	rid = strings.ToLower(rid)
 	m, err := s.moderation()
 	if err != nil {
 		return nil, err

@@ -402,3 +402,32 @@ func TestGestionarShowsResponses(t *testing.T) {
 		t.Fatalf("/gestionar with a wrong token: %d", code)
 	}
 }
+
+// TestTokenPathsReadIDsAsTyped: an id read back by a person, upper case or with O for 0 (Crockford's
+// base32 reads both), reaches the same record on the paths that check a token as on the reads: the
+// publisher's responses and actions, and a response's own actions and reports.
+func TestTokenPathsReadIDsAsTyped(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)})
+	a := s.publish(insulinRequest("typed"))
+	typed := func(id string) string { return strings.ReplaceAll(strings.ToUpper(id), "0", "O") }
+	if typed(a.ID) == a.ID {
+		t.Fatalf("id %s reads the same typed", a.ID)
+	}
+	code, r, body := s.respond(typed(a.ID), `{"message":"Tengo insulina"}`)
+	if code != http.StatusCreated || r.ID != a.ID {
+		t.Fatalf("respond to %s: %d %s", typed(a.ID), code, body)
+	}
+	if code, list, body := s.responsesOf(typed(a.ID), a.ManageToken); code != http.StatusOK || len(list.Items) != 1 {
+		t.Fatalf("responses of %s with the manage token: %d %s", typed(a.ID), code, body)
+	}
+	rid := strings.ToUpper(r.ResponseID) // hexadecimal
+	if code, res := s.responseAct(typed(a.ID), rid, r.ResponseToken, "renew"); code != http.StatusOK || res.ExpiresAt == nil {
+		t.Fatalf("renew %s/%s with its token: %d", typed(a.ID), rid, code)
+	}
+	if code, body := s.do("POST", schema.ResponsesPath(typed(a.ID))+"/"+rid+schema.ReportsSuffix, []byte(`{"reason":"spam"}`)); code != http.StatusAccepted {
+		t.Fatalf("report %s/%s: %d %s", typed(a.ID), rid, code, body)
+	}
+	if code, res := s.act(typed(a.ID), a.ManageToken, "resolve"); code != http.StatusOK || res.Status != "resolved" {
+		t.Fatalf("resolve %s with its manage token: %d %+v", typed(a.ID), code, res)
+	}
+}

@@ -16,6 +16,7 @@ func (h *Handler) serveResponses(w http.ResponseWriter, r *http.Request, id, res
 		return
 	}
 	rid, sub, ok := strings.Cut(rest, "/")
+	rid = strings.ToLower(rid) // hexadecimal, whatever its case
 	if !ok || rid == "" {
 		backend.WriteProblem(w, notFound())
 		return
