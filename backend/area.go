@@ -16,7 +16,8 @@ const farKm = 50
 
 // warnings are what a publication may have got wrong without being refused: a point far outside the area
 // of its emergency (Armenia, Antioquia, chosen for the Eje Cafetero quake instead of Armenia, Quindío).
-func (s *Service) warnings(pub *schema.Publication) []schema.Warning {
+// stored says whether the publication was stored (a dry run's was not).
+func (s *Service) warnings(pub *schema.Publication, stored bool) []schema.Warning {
 	if pub.Latitude == nil || pub.Longitude == nil {
 		return nil
 	}
@@ -36,9 +37,13 @@ func (s *Service) warnings(pub *schema.Publication) []schema.Warning {
 		if m, ok := places.Lookup(pub.MunicipioCode); ok {
 			where = places.Label(m)
 		}
+		outcome := "Se publicó de todos modos."
+		if !stored {
+			outcome = "Esta prueba (dryRun) no publicó nada; sin dryRun se publicaría de todos modos."
+		}
 		return []schema.Warning{{Code: schema.CodeFarFromEmergency, Field: field, Message: fmt.Sprintf(
-			"%s está a unos %d km de la zona de la emergencia «%s»: revise que eligió el municipio correcto. Se publicó de todos modos.",
-			where, int(math.Round(d)), e.Title)}}
+			"%s está a unos %d km de la zona de la emergencia «%s»: revise que eligió el municipio correcto. %s",
+			where, int(math.Round(d)), e.Title, outcome)}}
 	}
 	return nil
 }

@@ -61,6 +61,10 @@ func TestFarFromEmergencyWarns(t *testing.T) {
 			if w["code"] != schema.CodeFarFromEmergency || w["field"] != "/placeCode" || !strings.Contains(w["message"].(string), "Terremoto en el Eje Cafetero") {
 				t.Errorf("warning %v", w)
 			}
+			// It says what became of the publication: a dry run stored nothing.
+			if said, dry := strings.Contains(w["message"].(string), "Se publicó de todos modos"), tc.query != ""; said == dry {
+				t.Errorf("%s%s: warning %q", tc.place, tc.query, w["message"])
+			}
 		}
 	}
 }

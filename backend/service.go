@@ -165,7 +165,7 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 	res = &schema.PublishResult{
 		OK: true, Duplicate: !created, ID: stored.ID, Type: stored.Type, EmergencySlug: stored.EmergencySlug,
 		CreatedAt: stored.CreatedAt, PublicURL: base + schema.RecordPath(stored.ID), Status: stored.Status,
-		Warnings: s.warnings(&stored.Publication),
+		Warnings: s.warnings(&stored.Publication, true),
 	}
 	if stored.Status == store.StatusOpen && !stored.ExpiresAt.IsZero() {
 		e := stored.ExpiresAt.UTC()
@@ -250,7 +250,7 @@ func (s *Service) DryRun(ctx context.Context, base string, body []byte, forcedTy
 		return nil, err
 	}
 	schema.FillMunicipio(pub)
-	res := &schema.DryRunResult{OK: true, DryRun: true, Record: *pub, Warnings: s.warnings(pub)}
+	res := &schema.DryRunResult{OK: true, DryRun: true, Record: *pub, Warnings: s.warnings(pub, false)}
 	stored, err := s.store.Lookup(ctx, pub.Source, pub.ExternalID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -221,6 +221,9 @@ func TestMCPHTTPAnswers(t *testing.T) {
 	big := append(bytes.Repeat([]byte(" "), mcpserver.MaxBodyBytes), ping...)
 	resp, body = call(t, s, "POST", "/mcp", big, jsonCT...)
 	rpcError(t, "body over the limit", resp, body, 413)
+	if e, _ := body["error"].(map[string]any); !strings.Contains(fmt.Sprint(e["message"]), "128 KiB") {
+		t.Errorf("body over the limit does not say the limit: %v", body)
+	}
 
 	// Arguments over the publish body limit fit in a message but are refused like POST help refuses them.
 	c := &rpcClient{t: t, s: s, version: "2025-11-25"}

@@ -100,6 +100,10 @@ func TestMCPGoSDK(t *testing.T) {
 					t.Errorf("%s: title %q, annotations %+v", name, tool.Title, a)
 				}
 			}
+			// Each call of responder_solicitud is one more response: a client must not retry it as idempotent.
+			if tool := byName[schema.ToolRespond]; tool == nil || tool.Annotations == nil || tool.Annotations.IdempotentHint {
+				t.Errorf("%s must not be marked idempotent: %+v", schema.ToolRespond, tool)
+			}
 			for _, name := range []string{schema.ToolListEmergencies, schema.ToolSearchHelp, schema.ToolViewHelp, schema.ToolPanorama} {
 				if tool := byName[name]; tool == nil || tool.Annotations == nil || !tool.Annotations.ReadOnlyHint || tool.Title == "" {
 					t.Errorf("%s must be listed, titled and read-only: %+v", name, tool)
@@ -139,6 +143,13 @@ func TestMCPGoSDK(t *testing.T) {
 			toolError(t, callTool(t, cs, schema.ToolPublishOffer, with(mcpArgs(validOffer()), "emergencySlug", nil)),
 				"emergencySlug", "listar_emergencias", "eje-cafetero", "inundaciones-la-mojana")
 			toolError(t, callTool(t, cs, schema.ToolPublishRequest, with(mcpArgs(validRequest()), "type", "offer")), "type")
+			// An unknown place is the data's fault: ask the person, never "retry the same call".
+			unknown := with(mcpArgs(validRequest()), "latitude", nil, "longitude", nil, "placeCode", "99999")
+			res := callTool(t, cs, schema.ToolPublishRequest, unknown)
+			toolError(t, res, "placeCode", "pregunte a la persona", schema.PlacesPath, "no reintente el mismo código")
+			if text := toolText(res); strings.Contains(text, "error temporal") {
+				t.Errorf("an unknown placeCode is called a temporary error:\n%s", text)
+			}
 		})
 	}
 }

@@ -234,6 +234,8 @@ func TestOpenAPIDocumentedResponses(t *testing.T) {
 
 		{"publishHelp", 201, s, "POST", schema.HelpPath, mustJSON(t, with(validRequest(), "emergencySlug", otherSlug, "externalId", "documented-3")), jsonCT},
 		{"publishHelp", 200, s, "POST", schema.HelpPath, mustJSON(t, with(validRequest(), "emergencySlug", otherSlug, "externalId", "documented-3")), jsonCT},
+		// A dry run placed by its placeCode alone: its record's locationPrecision is place.
+		{"publishHelp", 200, s, "POST", schema.HelpPath + "?dryRun=true", mustJSON(t, with(validRequest(), "emergencySlug", otherSlug, "externalId", "documented-4", "latitude", nil, "longitude", nil, "placeCode", "63001")), jsonCT},
 		{"publishHelp", 400, s, "POST", schema.HelpPath, []byte(`{}`), jsonCT},
 		{"publishHelp", 413, s, "POST", schema.HelpPath, big, jsonCT},
 		{"publishHelp", 415, s, "POST", schema.HelpPath, []byte(`{}`), []string{"Content-Type", "text/plain"}},

@@ -1,5 +1,7 @@
 package schema
 
+import "github.com/invopop/jsonschema"
+
 // DryRunResult is the answer to a publication validated with dryRun=true (POST help?dryRun=true, the
 // dryRun argument of the MCP publishing tools): it passed every rule a publication must pass, and this
 // is what would be stored. Nothing was stored. When its (source, externalId) is already stored, it
@@ -23,6 +25,19 @@ type DryRunResult struct {
 const DryRunDescription = "true para solo validar: responde 200 con lo que se guardaría (o el mismo error que una publicación) y no guarda nada; si el par (source, externalId) ya existe lo dice (duplicate, contentMatches, id), como la publicación real. Úselo para probar una integración sin publicar en una emergencia real."
 
 func init() { wireTypes["DryRunResult"] = &DryRunResult{} }
+
+// storedPrecision describes the locationPrecision of a dry run's record as it would be stored: a publisher
+// sends gps or exact with coordinates, and a record placed by its placeCode alone gets place.
+func storedPrecision(s *jsonschema.Schema) {
+	rec, ok := s.Properties.Get("record")
+	if !ok || rec.Properties == nil {
+		return
+	}
+	if p, ok := rec.Properties.Get("locationPrecision"); ok {
+		p.Enum = []any{PrecisionPlace, PrecisionGPS, PrecisionExact}
+		p.Description = "De dónde sale el punto: place (el punto del lugar de placeCode, aproximado: no se enviaron coordenadas), gps (el GPS del teléfono) o exact (un punto conocido; por defecto con coordenadas)."
+	}
+}
 
 // DryRunArg names the switch: the query parameter of POST help and the argument of the MCP tools.
 const DryRunArg = "dryRun"

@@ -54,7 +54,11 @@ func trimmedSpace() string {
 // PhoneExamples are values of contactWhatsapp that the server accepts (a test checks each).
 var PhoneExamples = []string{"+57 300 123 4567", "3001234567", "(+57) 321-555-0199", "601 234 5678", "+58 412 1234567"}
 
-// phoneDescription says in Spanish what contactWhatsapp accepts.
-const phoneDescription = "Número de WhatsApp de contacto; se publica. Celular colombiano (300 123 4567, con o sin +57), " +
+// phoneDescription says in Spanish what a publication's contactWhatsapp is and accepts; a contactWhatsapp
+// with a description of its own (a response's, which is never public) keeps it, before phoneRules.
+const phoneDescription = "Número de WhatsApp de contacto; se publica. " + phoneRules
+
+// phoneRules say in Spanish what a contactWhatsapp accepts.
+const phoneRules = "Celular colombiano (300 123 4567, con o sin +57), " +
 	"fijo colombiano (601 234 5678) o número de otro país con + y su indicativo (+58 412 1234567). " +
 	"Solo dígitos, espacios, guiones, puntos, paréntesis y un + inicial; el número debe existir en el plan de numeración de su país."

@@ -290,3 +290,33 @@ func FuzzPhonePattern(f *testing.F) {
 		checkPhone(t, m, s)
 	})
 }
+
+// TestPhoneDescriptionsSayWhoSeesTheNumber: every contactWhatsapp of the OpenAPI document gets the phone
+// rules, and says who sees the number: a publication's is published, a response's never is.
+func TestPhoneDescriptionsSayWhoSeesTheNumber(t *testing.T) {
+	doc, err := OpenAPI("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]struct {
+					Description string `json:"description"`
+				} `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(doc, &d); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"HelpRequest": "se publica", "HelpOffer": "se publica", "ResponseInput": "nunca se muestra en público"} {
+		desc := d.Components.Schemas[name].Properties["contactWhatsapp"].Description
+		if !strings.Contains(desc, want) || !strings.Contains(desc, phoneRules) {
+			t.Errorf("%s.contactWhatsapp: %q, want %q and the rules", name, desc, want)
+		}
+		if name == "ResponseInput" && strings.Contains(desc, "se publica") {
+			t.Errorf("%s.contactWhatsapp says the number is published: %q", name, desc)
+		}
+	}
+}

@@ -37,6 +37,9 @@ func reflectSchema(v any) *jsonschema.Schema {
 	}
 	fieldEnums(s, reflect.TypeOf(v))
 	fillEnums(s)
+	if _, ok := v.(*DryRunResult); ok {
+		storedPrecision(s)
+	}
 	return s
 }
 
@@ -116,7 +119,11 @@ func fillEnums(s *jsonschema.Schema) {
 	if s.Properties != nil {
 		for name, p := range s.Properties.FromOldest() {
 			if name == "contactWhatsapp" && p.Type == "string" { // Common's phone, wherever it is embedded
-				p.Pattern, p.Description, p.Examples = PhonePattern, phoneDescription, nil
+				desc := phoneDescription
+				if p.Description != "" {
+					desc = p.Description + " " + phoneRules
+				}
+				p.Pattern, p.Description, p.Examples = PhonePattern, desc, nil
 				for _, e := range PhoneExamples {
 					p.Examples = append(p.Examples, e)
 				}

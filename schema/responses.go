@@ -60,7 +60,7 @@ func ResponsePath(path string) (id, rest string, ok bool) {
 type ResponseInput struct {
 	Message         string `json:"message" jsonschema:"minLength=1,maxLength=300,pattern=^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Qué puede hacer y cuándo (máximo 300 caracteres). Solo lo ve quien publicó."`
 	ContactName     string `json:"contactName,omitempty" jsonschema:"maxLength=100,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Nombre opcional de quien responde. Solo lo ve quien publicó."`
-	ContactWhatsapp string `json:"contactWhatsapp,omitempty" jsonschema:"maxLength=40" jsonschema_description:"WhatsApp opcional de quien responde, con las mismas reglas que al publicar (ejemplo: +57 300 123 4567 o 3001234567). Solo lo ve quien publicó; nunca se muestra en público."`
+	ContactWhatsapp string `json:"contactWhatsapp,omitempty" jsonschema:"maxLength=40" jsonschema_description:"WhatsApp opcional de quien responde. Solo lo ve quien publicó; nunca se muestra en público."`
 }
 
 // RespondArgs is the input of the MCP tool responder_solicitud.

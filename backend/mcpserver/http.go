@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -23,6 +24,9 @@ import (
 // MaxBodyBytes bounds one MCP message: a tools/call is at most a publish body (schema.MaxBodyBytes)
 // in a small JSON-RPC envelope. mcp-go itself reads bodies unbounded.
 const MaxBodyBytes = 2 * schema.MaxBodyBytes
+
+// tooLarge refuses a message over MaxBodyBytes, saying the bound.
+var tooLarge = fmt.Sprintf("Mensaje demasiado grande: un mensaje MCP tiene como máximo %d KiB.", MaxBodyBytes>>10)
 
 // Headers a browser-based MCP client sends: Mcp-Method and Mcp-Name are required on every POST from
 // protocol 2026-07-28 on; Accept is listed because its MCP value is not a CORS-safelisted one.
@@ -107,7 +111,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.ContentLength > MaxBodyBytes {
 		w.Header().Set("Connection", "close")
-		writeRPCError(w, http.StatusRequestEntityTooLarge, "Mensaje demasiado grande.")
+		writeRPCError(w, http.StatusRequestEntityTooLarge, tooLarge)
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
@@ -115,7 +119,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			w.Header().Set("Connection", "close")
-			writeRPCError(w, http.StatusRequestEntityTooLarge, "Mensaje demasiado grande.")
+			writeRPCError(w, http.StatusRequestEntityTooLarge, tooLarge)
 			return
 		}
 		writeRPCError(w, http.StatusBadRequest, "No se pudo leer el cuerpo de la petición.")

@@ -44,6 +44,8 @@ func manageTools(svc *backend.Service) []server.ServerTool {
 		mustJSON(schema.ReflectArgs(&schema.RespondArgs{})))
 	respond.RawOutputSchema = mustJSON(schema.JSONSchema("ResponseCreated"))
 	annotate(&respond, "Responder «yo puedo ayudar»", false)
+	no := false
+	respond.Annotations.IdempotentHint = &no // each call is one more response, with its own token
 
 	return []server.ServerTool{
 		{Tool: respond, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

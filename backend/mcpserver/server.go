@@ -93,7 +93,7 @@ func mcpTools(svc *backend.Service) []server.ServerTool {
 		publishTool(svc, schema.ToolPublishRequest, schema.TypeRequest, "Publicar una solicitud de ayuda",
 			"Publica una solicitud de ayuda: una persona o comunidad afectada por una emergencia necesita alimentos, salud, refugio, transporte, rescate u otra ayuda. "+
 				"Queda visible en el sitio web público para que quien pueda ayudar escriba por WhatsApp. Para ofrecer ayuda use publicar_ofrecimiento.\n\n"+
-				"Datos: los campos y sus límites están en el esquema de entrada. La dirección y las coordenadas (latitude, longitude, en Colombia) son obligatorias: si la persona no las sabe, pídale el lugar exacto."),
+				"Datos: los campos y sus límites están en el esquema de entrada. La dirección es obligatoria, y el lugar: las coordenadas (latitude, longitude, en Colombia) o, si la persona no las sabe, el código DIVIPOLA de su municipio o centro poblado (placeCode); pídale el lugar exacto."),
 		publishTool(svc, schema.ToolPublishOffer, schema.TypeOffer, "Publicar un ofrecimiento de ayuda",
 			"Publica un ofrecimiento de ayuda: una persona, negocio o centro de acopio ofrece alimentos, salud, refugio, transporte, rescate u otra ayuda a los afectados por una emergencia. "+
 				"Queda visible en el sitio web público para que quien la necesite escriba por WhatsApp. Para pedir ayuda use publicar_solicitud.\n\n"+
@@ -309,8 +309,14 @@ func problemResult(tool string, p *backend.Problem) *mcp.CallToolResult {
 		if slices.ContainsFunc(p.Body.Details, func(d schema.FieldError) bool { return d.Field == "/publishContact" }) {
 			b.WriteString(" Falta también el consentimiento: publishContact: true solo si la persona acepta que su nombre y su número de WhatsApp se muestren públicamente.")
 		}
+	case schema.CodeUnknownPlace:
+		b.WriteString("ese placeCode no es un lugar de la lista DIVIPOLA: pregunte a la persona el municipio o el centro poblado (o use las coordenadas que tenga), busque su código en " + schema.PlacesPath + " y " + retry + " y ese placeCode; no reintente el mismo código.")
 	default:
-		fmt.Fprintf(&b, "es un error temporal del servicio: %s y exactamente los mismos datos; no se duplicará.", retry)
+		if p.Status >= 500 {
+			fmt.Fprintf(&b, "es un error temporal del servicio: %s y exactamente los mismos datos; no se duplicará.", retry)
+		} else { // a refusal of the data: the same call would be refused again
+			b.WriteString("corrija lo indicado (pregunte a la persona lo que no sepa; no invente datos) y " + retry + "; no reintente los mismos datos.")
+		}
 	}
 	return mcp.NewToolResultError(b.String())
 }
