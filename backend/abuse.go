@@ -23,19 +23,40 @@ const (
 func breakerLimit(total, per, floor int) int { return max(floor, total/per) }
 
 // Phones: 2% of the emergency's records, at least 5. Records: 0.5%, at least 3 (three reporters hide one).
-func phoneBreakerLimit(total int) int  { return breakerLimit(total, 50, 5) }
-func recordBreakerLimit(total int) int { return breakerLimit(total, 200, 3) }
+// Responses («yo puedo ayudar»): as many as records, counted apart.
+func phoneBreakerLimit(total int) int    { return breakerLimit(total, 50, 5) }
+func recordBreakerLimit(total int) int   { return breakerLimit(total, 200, 3) }
+func responseBreakerLimit(total int) int { return recordBreakerLimit(total) }
 
 // hideBudget keeps the automatic hides of the last window: per reporter, and per emergency phones and records.
 type hideBudget struct {
-	mu       sync.Mutex
-	reporter map[string][]time.Time
-	phones   map[string][]time.Time
-	records  map[string][]time.Time
+	mu        sync.Mutex
+	reporter  map[string][]time.Time
+	phones    map[string][]time.Time
+	records   map[string][]time.Time
+	responses map[string][]time.Time
 }
 
 func newHideBudget() *hideBudget {
-	return &hideBudget{reporter: map[string][]time.Time{}, phones: map[string][]time.Time{}, records: map[string][]time.Time{}}
+	return &hideBudget{reporter: map[string][]time.Time{}, phones: map[string][]time.Time{}, records: map[string][]time.Time{},
+		responses: map[string][]time.Time{}}
+}
+
+// reserveResponse takes a response hide in emergency slug (of total records) when its breaker is closed;
+// release gives it back when the report then did not hide the response.
+func (b *hideBudget) reserveResponse(now time.Time, slug string, total int) (ok bool, release func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.prune(now)
+	if recent(b.responses, slug, now) >= responseBreakerLimit(total) {
+		return false, func() {}
+	}
+	b.responses[slug] = append(b.responses[slug], now)
+	return true, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.responses[slug] = dropOne(b.responses[slug], now)
+	}
 }
 
 // recent drops the times of m[k] older than the window and returns how many are left.
@@ -91,7 +112,7 @@ func (b *hideBudget) prune(now time.Time) {
 	if len(b.reporter) < pruneAt {
 		return
 	}
-	for _, m := range []map[string][]time.Time{b.reporter, b.phones, b.records} {
+	for _, m := range []map[string][]time.Time{b.reporter, b.phones, b.records, b.responses} {
 		for k := range m {
 			recent(m, k, now)
 		}

@@ -313,7 +313,9 @@ func (s *Service) endResponses(ctx context.Context, id string, erase bool) error
 }
 
 // reportResponse files a community report of response rid of record id: a reporter counts once, and
-// HideAfterReports distinct reporters hide the response from the publisher (and from the count).
+// HideAfterReports distinct reporters hide the response from the publisher (and from the count), within
+// the emergency's breaker (abuse.go): past it, a report is counted and hides nothing, so that a few
+// addresses cannot hide every response of an emergency.
 func (s *Service) ReportResponse(ctx context.Context, id, rid string, in *schema.ReportInput, addr string) (*schema.ReportResult, error) {
 	id, p := checkReportTarget(id, in)
 	if p != nil {
@@ -332,19 +334,47 @@ func (s *Service) ReportResponse(ctx context.Context, id, rid string, in *schema
 	if hideAfter <= 0 {
 		hideAfter = defaultHideAfterReports
 	}
+	// Whether this report would hide the response, then whether the emergency's breaker lets it.
+	wouldHide, mayHide, release := false, false, func() {}
+	if rs, err := s.store.RecordResponses(ctx, id); err != nil {
+		return nil, err
+	} else if i := slices.IndexFunc(rs, func(r *store.Response) bool { return r.ID == rid }); i >= 0 {
+		r := rs[i]
+		n := len(r.Reporters)
+		if !slices.Contains(r.Reporters, who) {
+			n++
+		}
+		if wouldHide = n >= hideAfter && r.Status == schema.ResponseActive; wouldHide {
+			rec, err := s.store.Get(ctx, id)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, err
+			}
+			if rec != nil {
+				total, err := s.emergencyRecords(ctx, rec.EmergencySlug)
+				if err != nil {
+					return nil, err
+				}
+				mayHide, release = s.hides.reserveResponse(s.now(), rec.EmergencySlug, total)
+			}
+		}
+	}
 	hid := false
 	_, err = s.store.UpdateResponse(ctx, id, rid, func(r *store.Response) error {
+		hid = false
 		if r.Status == schema.ResponseHidden || r.Status == schema.ResponseWithdrawn {
 			return errGoneResponse
 		}
 		if !slices.Contains(r.Reporters, who) {
 			r.Reporters = append(r.Reporters, who)
 		}
-		if len(r.Reporters) >= hideAfter {
+		if len(r.Reporters) >= hideAfter && mayHide {
 			r.Status, hid = schema.ResponseHidden, true
 		}
 		return nil
 	})
+	if !hid {
+		release()
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, &Problem{Status: http.StatusNotFound, Body: schema.ErrorBody{Code: "not_found", Error: "No existe esa respuesta."}}
@@ -358,8 +388,11 @@ func (s *Service) ReportResponse(ctx context.Context, id, rid string, in *schema
 	}
 	res := &schema.ReportResult{OK: true, ID: id, Reason: in.Reason, Outcome: schema.ReportCounted,
 		Message: "Gracias: el reporte de la respuesta quedó registrado."}
-	if hid {
+	switch {
+	case hid:
 		res.Outcome, res.Message = schema.ReportHidRecord, "Gracias: varias personas reportaron esta respuesta y ya no se muestra a quien publicó."
+	case wouldHide:
+		res.Outcome, res.Message = schema.ReportQueued, "Gracias: el reporte quedó registrado. Por ahora no se oculta nada automáticamente en esta emergencia (hubo muchos reportes recientes)."
 	}
 	s.cfg.Observe.reported(in.Reason, res.Outcome)
 	return res, nil

@@ -3,6 +3,7 @@ package backend_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -350,6 +351,58 @@ func TestResponseReports(t *testing.T) {
 	}
 	if code, _ := s.do("POST", schema.ResponsesPath(a.ID)+"/ffffffffffffffff"+schema.ReportsSuffix, []byte(`{"reason":"fraud"}`)); code != http.StatusNotFound {
 		t.Fatalf("reporting an unknown response: %d", code)
+	}
+}
+
+// TestResponseReportsBreaker: a few addresses cannot hide every response of an emergency: past the
+// emergency's breaker (as many response hides an hour as record hides), reports are counted and the
+// response stays, until the window has passed.
+func TestResponseReportsBreaker(t *testing.T) {
+	clk := &fakeClock{at: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	s := newExpiryServer(t, clk)
+	a := s.publish(insulinRequest("a"))
+	var rids []string
+	for i := range 5 {
+		_, r, body := s.respond(a.ID, fmt.Sprintf(`{"message":"Puedo ayudar %d"}`, i))
+		if r.ResponseID == "" {
+			t.Fatalf("respond %d: %s", i, body)
+		}
+		rids = append(rids, r.ResponseID)
+	}
+	ctx := context.Background()
+	report := func(rid, addr string) string {
+		t.Helper()
+		res, err := s.svc.ReportResponse(ctx, a.ID, rid, &schema.ReportInput{Reason: "spam"}, addr)
+		if err != nil {
+			t.Fatalf("report %s from %s: %v", rid, addr, err)
+		}
+		return res.Outcome
+	}
+	limit := 3 // responseBreakerLimit of an emergency of a few records
+	for i, rid := range rids {
+		var last string
+		for _, addr := range []string{"198.51.100.1", "198.51.100.2", "198.51.100.3"} {
+			last = report(rid, addr)
+		}
+		want := schema.ReportHidRecord
+		if i >= limit {
+			want = schema.ReportQueued
+		}
+		if last != want {
+			t.Errorf("response %d, third reporter: %s, want %s", i, last, want)
+		}
+	}
+	if n := s.count(a.ID); n != len(rids)-limit {
+		t.Fatalf("after the breaker: %d responses count, want %d", n, len(rids)-limit)
+	}
+	if _, list, _ := s.responsesOf(a.ID, a.ManageToken); len(list.Items) != len(rids)-limit {
+		t.Fatalf("the publisher sees %d responses, want %d", len(list.Items), len(rids)-limit)
+	}
+	// An hour later the breaker is closed again: the next report of a response already reported by
+	// three hides it.
+	clk.set(clk.now().Add(time.Hour + time.Minute))
+	if got := report(rids[limit], "198.51.100.4"); got != schema.ReportHidRecord {
+		t.Fatalf("after the window: %s, want %s", got, schema.ReportHidRecord)
 	}
 }
 
