@@ -195,6 +195,15 @@ func TestBrowserOffline(t *testing.T) {
 	if h1 := run(p.ctx, t, "offline h1", chromedp.Text(chromedp.CSS("main h1"))); h1 != "Sin conexión" {
 		t.Errorf("a page not kept, offline: %q, want «Sin conexión»", h1)
 	}
+	// The emergency page's buttons open the forms with their emergency (/pedir?emergencia=…): offline,
+	// the kept form, never «Sin conexión».
+	for _, form := range []string{"/pedir", "/ofrecer"} {
+		open(form + "?emergencia=eje-cafetero")
+		if h1 := run(p.ctx, t, "form h1", chromedp.Text(chromedp.CSS("main h1"))); h1 == "Sin conexión" || !run(p.ctx, t, "form", chromedp.Evaluate[bool](`document.getElementById('enviar') !== null`)) {
+			t.Errorf("%s?emergencia=eje-cafetero offline: %q, want the kept form", form, h1)
+		}
+		savedNote(form + "?emergencia=eje-cafetero")
+	}
 	open("/pedir")
 	// The place list comes on the picker's first use, which was never with signal: the picker says so.
 	// (Enter as the page's script receives it: DevTools' key events also type a character, which submits.)

@@ -69,7 +69,10 @@ func TestBrowserEveryPage(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{DetailEvents: detailLimit})
 	var id, manage string
 	for range 3 {
-		_, res := publish(t, s, validRequest())
+		// Text as people paste it: a map link and a name without a space, each wider than a phone.
+		_, res := publish(t, s, with(validRequest(),
+			"description", "Estamos aquí: https://www.google.com/maps/place/Armenia,+Quind%C3%ADo/@4.5338889,-75.6811111,15z/data=!3m1!4b1!4m6!3m5!1s0x8e38f4",
+			"contactName", "María_Fernanda_de_los_Ángeles_Rodríguez_Gutiérrez_Santamaría"))
 		id, manage = res["id"].(string), res["manageUrl"].(string)
 	}
 	manageURL, err := url.Parse(manage)

@@ -94,15 +94,22 @@ func (v *view) serviceWorker() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	var forms []string // a form opened with a query (/pedir?emergencia=…) is the same form offline
+	for _, p := range staticPages {
+		if p.form != "" {
+			forms = append(forms, p.Path)
+		}
+	}
 	cfg := struct {
 		Version string            `json:"version"`
 		URLs    []string          `json:"urls"`
+		Forms   []string          `json:"forms"`
 		Visit   []string          `json:"visit"`
 		Visited int               `json:"visited"`
 		Assets  map[string]string `json:"assets"`
 		Saved   string            `json:"saved"`
 		Offline string            `json:"offline"`
-	}{URLs: v.offlineURLs(), Visit: visitPrefixes, Visited: maxVisited, Assets: v.currentAssets(), Saved: savedNote, Offline: string(offline)}
+	}{URLs: v.offlineURLs(), Forms: forms, Visit: visitPrefixes, Visited: maxVisited, Assets: v.currentAssets(), Saved: savedNote, Offline: string(offline)}
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-// The service worker. The server prepends self.DIRECTAID = {version, urls, visit, visited, assets, saved,
+// The service worker. The server prepends self.DIRECTAID = {version, urls, forms, visit, visited, assets, saved,
 // offline} (its build and the active emergencies decide them: a deploy changes the script, so browsers
 // install the new one) and the outbox. The pages of urls (home, forms, emergency pages) and the assets
 // they use are kept at install; other assets (the place list, the map's) when a page first asks for
@@ -50,9 +50,13 @@
       });
     });
   }
-  // fromCache is the kept copy of exactly this URL (path and query), with a note saying when it was kept.
-  function fromCache(key) {
-    return caches.match(key, { ignoreVary: true }).then(function (m) { return m && withNote(m); });
+  // fromCache is the kept copy of exactly this URL (path and query), with a note saying when it was kept;
+  // for a form (C.forms) opened with a query (/pedir?emergencia=…, from an emergency's page), the form's.
+  function fromCache(key, path) {
+    return caches.match(key, { ignoreVary: true }).then(function (m) {
+      if (!m && key !== path && C.forms.indexOf(path) >= 0) return caches.match(path, { ignoreVary: true });
+      return m;
+    }).then(function (m) { return m && withNote(m); });
   }
   function withNote(res) {
     var t = Number(res.headers.get(STAMP));
@@ -81,10 +85,10 @@
     });
     net.catch(noop);
     var slow = new Promise(function (ok) { setTimeout(ok, wait); }).then(function () {
-      return fromCache(key).then(function (m) { return m || net; });
+      return fromCache(key, u.pathname).then(function (m) { return m || net; });
     });
     return Promise.race([net, slow]).catch(function () {
-      return fromCache(key).then(function (m) { return m || offline(); });
+      return fromCache(key, u.pathname).then(function (m) { return m || offline(); });
     });
   }
   // An asset (its URL holds a hash of its content, so a kept copy is always right): from the cache, else
