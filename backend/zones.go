@@ -1,9 +1,11 @@
 package backend
 
 import (
+	"fmt"
 	"net/http"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -190,14 +192,24 @@ func pathMatches(pattern, p string) bool {
 	return ok
 }
 
-// RateLimitedIn is the answer to a request over the limit of zone (Retry-After is set by the limiter).
-func RateLimitedIn(zone string) *Problem {
+// RateLimitedIn is the answer to a request over the limit of zone; retryAfter is the Retry-After the
+// limiter set (in seconds, "" when none), which the message then says too: a client that shows a model
+// or a person the body alone (an MCP tool call) cannot read the header.
+func RateLimitedIn(zone, retryAfter string) *Problem {
 	z := ZoneNamed(zone)
 	if z == nil {
 		z = &Zones[0]
 	}
+	msg := z.Refusal
+	if n, err := strconv.Atoi(retryAfter); err == nil && n > 0 {
+		wait := fmt.Sprintf("%d segundos (Retry-After)", n)
+		if n == 1 {
+			wait = "1 segundo (Retry-After)"
+		}
+		msg = strings.Replace(msg, "los segundos que indica Retry-After", wait, 1)
+	}
 	return &Problem{Status: http.StatusTooManyRequests, Zone: z.Name,
-		Body: schema.ErrorBody{Code: schema.CodeRateLimited, Error: z.Refusal}}
+		Body: schema.ErrorBody{Code: schema.CodeRateLimited, Error: msg}}
 }
 
 // MCPUse is what an MCP POST may do, as far as the rate limits care.

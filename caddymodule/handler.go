@@ -43,7 +43,7 @@ func directaidApp(ctx caddy.Context) (*App, error) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 	if herr, ok := r.Context().Value(caddyhttp.ErrorCtxKey).(error); ok {
 		httpapi.SetCommonHeaders(w)
-		p := problemFor(herr, r)
+		p := problemFor(herr, w, r)
 		if p.Status == http.StatusTooManyRequests {
 			h.app.observe.RateLimited(limitZone(r))
 		}
@@ -133,8 +133,9 @@ func limitZone(r *http.Request) (zone, channel string) {
 	return zone, channel
 }
 
-// problemFor renders an error that another handler returned (we are in handle_errors).
-func problemFor(err error, r *http.Request) *backend.Problem {
+// problemFor renders an error that another handler returned (we are in handle_errors); w holds the
+// headers that handler set (the limiter's Retry-After).
+func problemFor(err error, w http.ResponseWriter, r *http.Request) *backend.Problem {
 	status := http.StatusInternalServerError
 	var he caddyhttp.HandlerError
 	if errors.As(err, &he) && he.StatusCode != 0 {
@@ -142,7 +143,7 @@ func problemFor(err error, r *http.Request) *backend.Problem {
 	}
 	if status == http.StatusTooManyRequests {
 		zone, _ := limitZone(r)
-		return backend.RateLimitedIn(zone)
+		return backend.RateLimitedIn(zone, w.Header().Get("Retry-After"))
 	}
 	p := &backend.Problem{Status: status, Body: schema.ErrorBody{Code: schema.CodeInternalError, Error: "Error interno."}}
 	if status < 500 {

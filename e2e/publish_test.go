@@ -132,6 +132,10 @@ func TestRateLimit(t *testing.T) {
 	if resp.StatusCode != 429 || body["code"] != "rate_limited" || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("over the limit: %d %v %v", resp.StatusCode, resp.Header, body)
 	}
+	// The body says the wait too, for a client that shows it alone (an agent's tool call).
+	if wait := "espere " + resp.Header.Get("Retry-After") + " segundo"; !strings.Contains(fmt.Sprint(body["error"]), wait) {
+		t.Errorf("over the limit: %q does not say %q", body["error"], wait)
+	}
 	if resp.Header.Get("Access-Control-Allow-Origin") != "*" || resp.Header.Get("API-Version") != "1.0.0" {
 		t.Errorf("429 must carry CORS and API-Version so browsers can read it: %v", resp.Header)
 	}
