@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +19,9 @@ import (
 // its own raw URL. Screenshots go to test-artifacts/ (firstscreen-*.png).
 func TestBrowserFirstScreen(t *testing.T) {
 	artifacts := needBrowser(t)
-	s := testserver.Start(t, testserver.Options{})
+	// The emergencies of the shipped Caddyfile.local, with their summaries and phone lines: what an
+	// operator's texts look like, longer than the test server's own.
+	s := testserver.Start(t, testserver.Options{Emergencies: shippedEmergencies(t)})
 	var id string
 	for range 3 {
 		_, res := publish(t, s, with(validRequest(), "description", strings.Repeat("Necesitamos agua y comida. ", 20)))
@@ -57,4 +61,21 @@ func TestBrowserFirstScreen(t *testing.T) {
 // jsString quotes s as a JavaScript string literal.
 func jsString(s string) string {
 	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+}
+
+// shippedEmergencies are the emergency blocks of the repository's Caddyfile.local, as testserver.Options
+// takes them.
+func shippedEmergencies(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "Caddyfile.local"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	start := strings.Index(text, "\n\t\temergency ")
+	end := strings.Index(text[max(start, 0):], "\n\t}\n")
+	if start < 0 || end < 0 {
+		t.Fatal("Caddyfile.local: no emergency blocks in its directaid block")
+	}
+	return text[start : start+end]
 }

@@ -56,7 +56,7 @@ func (e *QueryError) Error() string {
 }
 
 // listHeading is the heading of an emergency page's list; the filter form goes right after it.
-const listHeading = "Solicitudes y ofrecimientos publicados"
+const listHeading = "Publicaciones"
 
 // The query parameters an emergency's page honours, with the names view=list gives them: the filters
 // of its form and the cursor of its paging. Any other parameter (emergencySlug: the page's own; limit;
@@ -581,7 +581,7 @@ func listIntro(l *schema.HelpList, filtered, near, later, grouped bool) string {
 		}
 	}
 	if grouped { // the first record must stay on a phone's first screen: the words are few
-		return n + ": primero las solicitudes urgentes, luego las demás y los ofrecimientos; el WhatsApp, en la página de cada una."
+		return n + ", las urgentes primero; el WhatsApp está en la página de cada una."
 	}
 	order := "las más recientes primero"
 	switch {
