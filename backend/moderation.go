@@ -92,7 +92,7 @@ func DecodeReport(body []byte) (*schema.ReportInput, *Problem) {
 	if p := DecodeBody(body, checkReport, &in); p != nil {
 		return nil, p
 	}
-	in.Note = strings.TrimSpace(in.Note)
+	in.Note = schema.TrimText(in.Note)
 	return &in, nil
 }
 

@@ -91,7 +91,7 @@ func DecodeResponse(body []byte) (*schema.ResponseInput, string, *Problem) {
 
 // NormalizeResponse trims in and parses its phone (the same rules as a publication's).
 func NormalizeResponse(in *schema.ResponseInput) (*schema.ResponseInput, string, *Problem) {
-	in.Message, in.ContactName, in.ContactWhatsapp = strings.TrimSpace(in.Message), strings.TrimSpace(in.ContactName), strings.TrimSpace(in.ContactWhatsapp)
+	in.Message, in.ContactName, in.ContactWhatsapp = schema.TrimText(in.Message), schema.TrimText(in.ContactName), schema.TrimText(in.ContactWhatsapp)
 	var errs []schema.FieldError
 	if in.Message == "" {
 		errs = append(errs, schema.FieldError{Field: "/message", Message: "«message» no puede estar vacío: diga qué puede hacer"})

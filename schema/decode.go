@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -204,7 +205,7 @@ func (d Decoder) general(body []byte, forcedType string) (map[string]any, *Error
 	// that it is refused by name even when blank (an unknown field, an empty enum, a number as text).
 	for k, val := range m {
 		if s, ok := val.(string); ok {
-			if s = strings.TrimSpace(s); s == "" && c.texts[k] {
+			if s = TrimText(s); s == "" && c.texts[k] {
 				delete(m, k)
 			} else {
 				m[k] = s
@@ -582,3 +583,19 @@ func parsePhone(s string, fast bool) (string, *FieldError) {
 	}
 	return phonenumbers.Format(num, phonenumbers.E164), nil
 }
+
+// TrimText trims what a person cannot see around a string: white space and format characters (zero-width
+// spaces and joiners, a byte order mark, direction marks). A string with nothing visible left (only
+// those, or combining marks on nothing) is empty: a title of zero-width spaces is no title.
+func TrimText(s string) string {
+	s = strings.TrimFunc(s, invisible)
+	for _, r := range s {
+		if !invisible(r) && !unicode.In(r, unicode.Mn, unicode.Me) {
+			return s
+		}
+	}
+	return ""
+}
+
+// invisible reports whether r is white space or a format character (Unicode's Cf).
+func invisible(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) }

@@ -197,3 +197,28 @@ func TestConsentCodeWhenItDominates(t *testing.T) {
 		}
 	}
 }
+
+// TestInvisibleTextIsAbsent: what a person cannot see around a string is trimmed, and a free text with
+// nothing visible (zero-width spaces, a byte order mark, combining marks alone) is no text: a required
+// one is refused as missing, an optional one is absent. Both decode paths say the same.
+func TestInvisibleTextIsAbsent(t *testing.T) {
+	for _, blank := range []string{`\u200b\u200b`, `\ufeff`, `\u200d\u0301`, ` \u2060 `, `\u0301\u0308`} {
+		body := strings.Replace(validReq, `" Agua "`, `"`+blank+`"`, 1)
+		decodeBoth(t, []byte(body), "")
+		p, e := Decode([]byte(body), "")
+		if p != nil || e == nil || len(e.Details) == 0 || e.Details[0].Field != "/title" {
+			t.Errorf("title %s: %+v %+v, want /title refused as missing", blank, p, e)
+		}
+		withDesc := strings.Replace(validReq, `"address"`, `"description":"`+blank+`","address"`, 1)
+		decodeBoth(t, []byte(withDesc), "")
+		if p, e := Decode([]byte(withDesc), ""); e != nil || p.Description != "" {
+			t.Errorf("description %s: %+v %+v, want absent", blank, p, e)
+		}
+	}
+	// Around visible text, the same characters are trimmed; inside it, kept.
+	body := strings.Replace(validReq, `" Agua "`, `"\ufeff\u200bAgua\u200bfría\u200b "`, 1)
+	decodeBoth(t, []byte(body), "")
+	if p, e := Decode([]byte(body), ""); e != nil || p.Title != "Agua\u200bfría" {
+		t.Errorf("title around visible text: %+v %+v", p, e)
+	}
+}

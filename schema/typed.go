@@ -61,7 +61,7 @@ var unmarshalers = json.WithUnmarshalers(json.JoinUnmarshalers(
 		if err != nil {
 			return err
 		}
-		s := strings.TrimSpace(tok.String())
+		s := TrimText(tok.String())
 		if s == "" && !typedChecks().texts[dec.StackPointer().LastToken()] {
 			return errKind
 		}
