@@ -92,7 +92,7 @@ var ErrorExamples = map[string]ErrorBody{
 	"405": {Code: CodeMethodNotAllowed, Error: "Método no permitido en esta ruta."},
 	"413": {Code: CodeBodyTooLarge, Error: "El cuerpo supera los 64 KiB."},
 	"415": {Code: CodeUnsupportedMediaType, Error: "Envíe el cuerpo con Content-Type: application/json."},
-	"429": {Code: CodeRateLimited, Error: "Demasiadas publicaciones desde esta dirección: reintente en 60 segundos con el mismo externalId."},
+	"429": {Code: CodeRateLimited, Error: "Límite temporal de publicaciones alcanzado: espere 60 segundos (Retry-After) y reintente con el mismo externalId."},
 	"500": {Code: CodeInternalError, Error: "Error interno: reintente con el mismo externalId."},
 	"503": {Code: CodeUnavailable, Error: "Servicio no disponible por un momento: reintente tras Retry-After segundos."},
 }
@@ -110,6 +110,8 @@ func operationExamples(em ExampleEmergency) map[string]OperationExample {
 				"200": {{Name: "reintento", Summary: "El par (source, externalId) ya existía", Value: examplePublished(em, true)}},
 			},
 		},
+		"helpEvents": {Responses: map[string][]Example{"429": {{Name: CodeTooManyStreams, Value: ErrorBody{Code: CodeTooManyStreams,
+			Error: "Esta dirección ya tiene 4 flujos de eventos abiertos, el máximo: cierre uno antes de abrir otro."}}}}},
 		"reportHelp": {
 			Request: []Example{{Name: "fraude", Summary: "Reportar una publicación que pide dinero", Status: "202",
 				Value: ReportInput{Reason: "fraud", Note: "Piden una consignación antes de entregar la ayuda."}}},
@@ -177,8 +179,10 @@ func addExamples(paths map[string]any, em ExampleEmergency) {
 					continue
 				}
 				switch sch, _ := mt["schema"].(map[string]any); sch["$ref"] {
-				case "#/components/schemas/Error":
-					if e, ok := ErrorExamples[status]; ok {
+				case "#/components/schemas/Error": // the operation's own example, else the status's
+					if list := ex.Responses[status]; len(list) > 0 {
+						mt["examples"] = exampleObjects(list)
+					} else if e, ok := ErrorExamples[status]; ok {
 						mt["examples"] = exampleObjects([]Example{{Name: e.Code, Value: e}})
 					}
 				case "#/components/schemas/JSONRPCError":
