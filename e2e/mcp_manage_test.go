@@ -100,6 +100,11 @@ func TestMCPManageAndReport(t *testing.T) {
 	if _, text, isErr := manage(pub.ID, pub.ManageToken, schema.ActionReopen); !isErr || !strings.Contains(text, "retirada") {
 		t.Errorf("reopen after withdraw: %v %s", isErr, text)
 	}
+	// The same publication again: the record was withdrawn, which the answer says (its data do not differ).
+	again := callTool(t, cs, schema.ToolPublishRequest, mcpArgs(with(validRequest(), "externalId", externalID)))
+	if text := toolText(again); again.IsError || !strings.Contains(text, "retiró") || strings.Contains(text, "difieren") {
+		t.Errorf("publishing a withdrawn record again: %s", text)
+	}
 	_, detail := call(t, s, "GET", "/api/public/v1/help?view=detail&id="+pub.ID, nil)
 	if raw := string(mustJSON(t, detail)); strings.Contains(raw, "3001234567") {
 		t.Errorf("withdrawn record still shows the phone: %s", raw)

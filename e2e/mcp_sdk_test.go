@@ -118,6 +118,7 @@ func TestMCPGoSDK(t *testing.T) {
 				t.Errorf("buscar_ayudas input schema is not ListQuery's:\n got %s\nwant %s", mustJSON(t, got), mustJSON(t, served["ListQuery"]))
 			}
 
+			toolError(t, callTool(t, cs, schema.ToolListEmergencies, map[string]any{"foo": 1}), `"foo" no existe`)
 			list := callTool(t, cs, schema.ToolListEmergencies, nil)
 			if em := roundTrip[mcpserver.EmergencyList](t, list.StructuredContent); len(em.Emergencies) != 2 || em.Emergencies[0].Slug != "eje-cafetero" {
 				t.Errorf("listar_emergencias: %+v", em)
@@ -177,7 +178,11 @@ func TestMCPSameRecordAsHTTP(t *testing.T) {
 		t.Errorf("MCP after POST help: %+v, HTTP id %v", again, body["id"])
 	}
 	// Same pair, other type: still that record, and the answer says the content differs.
-	other := published(t, callTool(t, cs, schema.ToolPublishRequest, mcpArgs(with(validRequest(), "externalId", off["externalId"]))))
+	otherRes := callTool(t, cs, schema.ToolPublishRequest, mcpArgs(with(validRequest(), "externalId", off["externalId"])))
+	if text := toolText(otherRes); !strings.HasPrefix(text, "El ofrecimiento ya estaba publicado") {
+		t.Errorf("the stored record is an offer: %s", text)
+	}
+	other := published(t, otherRes)
 	if !other.Duplicate || other.ID != body["id"] || other.ContentMatches == nil || *other.ContentMatches {
 		t.Errorf("same pair through the other tool: %+v", other)
 	}
@@ -214,6 +219,8 @@ func TestMCPGoSDKReadTools(t *testing.T) {
 		ids = append(ids, body["id"].(string))
 	}
 	cs := sdkSession(t, s, "")
+	// A radius must be more than 0 km, and the refusal says so.
+	toolError(t, callTool(t, cs, schema.ToolSearchHelp, map[string]any{"latitude": 4.5339, "longitude": -75.6811, "radiusKm": 0}), "radiusKm", "mayor que 0")
 
 	// Each search answers the same items as GET help?view=list with the same filters.
 	for _, c := range []struct {

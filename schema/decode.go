@@ -477,6 +477,10 @@ func collect(ve *jsonschema.ValidationError, out []FieldError) []FieldError {
 		add(fmt.Sprintf("%s debe ser mayor o igual que %s", name, ratString(k.Want)))
 	case *kind.Maximum:
 		add(fmt.Sprintf("%s debe ser menor o igual que %s", name, ratString(k.Want)))
+	case *kind.ExclusiveMinimum:
+		add(fmt.Sprintf("%s debe ser mayor que %s", name, ratString(k.Want)))
+	case *kind.ExclusiveMaximum:
+		add(fmt.Sprintf("%s debe ser menor que %s", name, ratString(k.Want)))
 	case *kind.Pattern:
 		if strings.HasPrefix(k.Want, `^[^\x00`) { // the texts' "no control characters"
 			add(fmt.Sprintf("%s contiene caracteres de control no permitidos", name))

@@ -87,7 +87,11 @@ func mcpTools(svc *backend.Service) []server.ServerTool {
 	annotate(&list, "Listar emergencias activas", true)
 
 	return append([]server.ServerTool{
-		server.ServerTool{Tool: list, Handler: func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		server.ServerTool{Tool: list, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			// No arguments: an unknown one is refused by name, as every tool refuses it.
+			if res := decodeArgs(schema.ToolListEmergencies, req, &struct{}{}, func([]byte) []schema.FieldError { return nil }); res != nil {
+				return res, nil
+			}
 			return emergenciesResult(svc.ActiveEmergencies(mcpBase(ctx))), nil
 		}},
 		publishTool(svc, schema.ToolPublishRequest, schema.TypeRequest, "Publicar una solicitud de ayuda",
@@ -198,7 +202,10 @@ func publishTool(svc *backend.Service, name, typ, title, what string) server.Ser
 			if res.Duplicate {
 				text = fmt.Sprintf("Validación sin publicar (dryRun): los datos son válidos, pero ya hay un registro con este source y externalId (id %s, %s): "+
 					"publicar no crearía otro y respondería con ese registro.", res.ID, res.PublicURL)
-				if !*res.ContentMatches {
+				switch {
+				case res.Status == schema.StatusWithdrawn:
+					text += " Quien lo publicó lo retiró, y un registro retirado no se vuelve a publicar; para publicar de nuevo use un externalId nuevo."
+				case !*res.ContentMatches:
 					text += " Los datos enviados difieren de los guardados y el cambio NO se aplicaría; para publicar otro registro use un externalId nuevo."
 				}
 			}
@@ -253,10 +260,13 @@ func publishedResult(res *schema.PublishResult, created bool, typ string) *mcp.C
 	if created {
 		text = fmt.Sprintf("%s (id %s, emergencia %s). Página pública: %s — compártala con la persona.",
 			published[typ].created, res.ID, res.EmergencySlug, res.PublicURL)
-	} else {
+	} else { // the stored record's type, which a retry through the other tool does not change
 		text = fmt.Sprintf("%s con este source y externalId: no se creó un duplicado (id %s). Página pública: %s",
-			published[typ].existed, res.ID, res.PublicURL)
-		if res.ContentMatches != nil && !*res.ContentMatches {
+			published[res.Type].existed, res.ID, res.PublicURL)
+		switch {
+		case res.Status == schema.StatusWithdrawn:
+			text += ". Atención: quien la publicó la retiró, y un registro retirado no se vuelve a publicar; para publicar de nuevo use un externalId nuevo."
+		case res.ContentMatches != nil && !*res.ContentMatches:
 			text += ". Atención: los datos enviados difieren de los guardados y el cambio NO se aplicó; para publicar otro registro use un externalId nuevo."
 		}
 	}
