@@ -99,6 +99,13 @@ func TestBrowserEveryPage(t *testing.T) {
 	submitEmpty := func(t *testing.T, _ bool) {
 		p.do(t, "submit empty", chromedp.Click(chromedp.ID("enviar"), chromedp.NodeVisible))
 		p.do(t, "errors", chromedp.WaitVisible(chromedp.ID("errores")))
+		// With or without JavaScript, the list starts with the emergency, asked by its title (a person
+		// does not know the slugs), and follows the fields' order on the page.
+		items := run(p.ctx, t, "error list", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#errores-lista li')).map(li => li.textContent)`))
+		if len(items) < 2 || !strings.HasPrefix(items[0], "Elija la emergencia") || !strings.Contains(items[0], "«Terremoto en el Eje Cafetero»") ||
+			strings.Contains(strings.Join(items, " "), "eje-cafetero") || !strings.Contains(items[len(items)-1], "autoriz") {
+			t.Errorf("errors listed: %q, want the emergency first by its title and the consent last", items)
+		}
 	}
 	pages := []pg{
 		{"home", "/", "main h1", nil},

@@ -150,6 +150,9 @@ type groupView struct {
 
 type input struct {
 	Name, ID, Label, Kind, Hint, Value, Error string
+	// Missing is what form.js shows when the API says the field is missing, instead of the API's words
+	// (the emergency's: the titles of the active ones, where the API names their slugs).
+	Missing string
 	// Only is the category the field applies to ("" for every one): with JavaScript it shows only then.
 	Only                         string
 	Step, Min, Max, Autocomplete string
@@ -249,6 +252,7 @@ func (fv *formView) build(s *formSpec, ems []schema.EmergencyInfo, vals url.Valu
 		}
 		in.setValue(vals.Get("emergencySlug"))
 		fv.Emergency = &in
+		in.Missing = fv.emergencyMessage()
 	}
 	legends := [3]string{s.texts.What, "¿Dónde?", "Cómo contactarle"}
 	if s.place {

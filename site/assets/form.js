@@ -34,12 +34,20 @@
     Array.prototype.forEach.call(form.querySelectorAll('[aria-invalid]'), function (el) { el.removeAttribute('aria-invalid'); });
   }
 
+  // fieldName is the form field an API detail is about.
+  function fieldName(d) {
+    var name = String(d.field || '').slice(1);
+    // No place and no coordinates: said once, at the «¿Dónde?» picker.
+    if ((name === 'latitude' || name === 'longitude') && $('f-placeCode') && !form.elements[name].value.trim()) name = 'placeCode';
+    return name;
+  }
   function showErrors(summary, details) {
     $('errores-mensaje').textContent = summary;
-    (details || []).forEach(function (d) {
-      var name = String(d.field || '').slice(1);
-      // No place and no coordinates: said once, at the «¿Dónde?» picker.
-      if ((name === 'latitude' || name === 'longitude') && $('f-placeCode') && !form.elements[name].value.trim()) name = 'placeCode';
+    // In the order of the fields on the page, as the page without JavaScript lists them; the rest after.
+    var fields = Array.prototype.slice.call(form.elements);
+    var at = function (d) { var i = fields.indexOf($('f-' + fieldName(d))); return i < 0 ? fields.length : i; };
+    (details || []).slice().sort(function (a, b) { return at(a) - at(b); }).forEach(function (d) {
+      var name = fieldName(d);
       var el = $('f-' + name), p = $('f-' + name + '-error');
       var text = String(d.message || '');
       if (el && p && el.getAttribute('data-error') && p.textContent) return;
