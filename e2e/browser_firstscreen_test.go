@@ -55,6 +55,13 @@ func TestBrowserFirstScreen(t *testing.T) {
 	}
 	onFirstScreen(t, "/", `main a[href$="/pedir"]`, `main a[href$="/ofrecer"]`, `main a[href*="/emergencias/inundaciones-la-mojana"]`)
 	onFirstScreen(t, "/emergencias/eje-cafetero", `#filtro summary`, `main :is(h3, h4) a[href*="/ayudas/"]`)
+	// Its emergency lines are finger-sized targets, not the size of their three digits.
+	for _, box := range run(p.ctx, t, "emergency lines", chromedp.Evaluate[[][]float64](`Array.from(document.querySelectorAll('main a[href^="tel:"]')).map(a => {
+		const r = a.getBoundingClientRect(); return [r.width, r.height]; })`)) {
+		if len(box) != 2 || box[0] < 36 || box[1] < 36 {
+			t.Errorf("an emergency line's link is %v CSS px, want at least 36×36", box)
+		}
+	}
 	onFirstScreen(t, "/ayudas/"+id, `main a[href^="https://wa.me/"]`)
 }
 
