@@ -21,6 +21,27 @@ func (s *Service) warnings(pub *schema.Publication, stored bool) []schema.Warnin
 	if pub.Latitude == nil || pub.Longitude == nil {
 		return nil
 	}
+	outcome := "Se publicó de todos modos."
+	if !stored {
+		outcome = "Esta prueba (dryRun) no publicó nada; sin dryRun se publicaría de todos modos."
+	}
+	var out []schema.Warning
+	// A placeCode and typed coordinates that disagree: the point is the coordinates', the municipio the code's.
+	if pub.PlaceCode != "" && pub.LocationPrecision != schema.PrecisionPlace {
+		if pl, ok := places.Lookup(pub.PlaceCode); ok && (pl.Lat != 0 || pl.Lon != 0) {
+			if d := store.HaversineKm(pl.Lat, pl.Lon, *pub.Latitude, *pub.Longitude); d > farKm {
+				out = append(out, schema.Warning{Code: schema.CodePlaceFarFromPoint, Field: "/placeCode", Message: fmt.Sprintf(
+					"%s (placeCode) está a unos %d km de las coordenadas dadas (latitude, longitude): revise cuál de los dos es el correcto; el punto del registro es el de las coordenadas. %s",
+					places.Label(pl), int(math.Round(d)), outcome)})
+			}
+		}
+	}
+	return append(out, s.areaWarnings(pub, outcome)...)
+}
+
+// areaWarnings warn of a publication's point far outside its emergency's area; outcome says what became
+// of the publication.
+func (s *Service) areaWarnings(pub *schema.Publication, outcome string) []schema.Warning {
 	for _, e := range s.active {
 		if e.Slug != pub.EmergencySlug || len(e.Area) == 0 || places.InArea(pub.MunicipioCode, e.Area) {
 			continue
@@ -36,10 +57,6 @@ func (s *Service) warnings(pub *schema.Publication, stored bool) []schema.Warnin
 		where := "El lugar"
 		if m, ok := places.Lookup(pub.MunicipioCode); ok {
 			where = places.Label(m)
-		}
-		outcome := "Se publicó de todos modos."
-		if !stored {
-			outcome = "Esta prueba (dryRun) no publicó nada; sin dryRun se publicaría de todos modos."
 		}
 		return []schema.Warning{{Code: schema.CodeFarFromEmergency, Field: field, Message: fmt.Sprintf(
 			"%s está a unos %d km de la zona de la emergencia «%s»: revise que eligió el municipio correcto. %s",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,6 +66,43 @@ func TestFarFromEmergencyWarns(t *testing.T) {
 			if said, dry := strings.Contains(w["message"].(string), "Se publicó de todos modos"), tc.query != ""; said == dry {
 				t.Errorf("%s%s: warning %q", tc.place, tc.query, w["message"])
 			}
+		}
+	}
+}
+
+// TestPlaceFarFromPointWarns: a placeCode and typed coordinates that disagree by more than farKm give a
+// warning on /placeCode (the point stays the coordinates'); close ones, or a placeCode alone, none.
+func TestPlaceFarFromPointWarns(t *testing.T) {
+	st := testserver.Badger(t)
+	svc := backend.NewService(st, backend.Config{Emergencies: []backend.Emergency{{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero"}}})
+	h, err := httpapi.NewHandler(svc, httpapi.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		where string
+		warn  bool
+	}{
+		{`"placeCode":"63001","latitude":12.5,"longitude":-71.7`, true},       // Armenia and La Guajira: ~900 km
+		{`"placeCode":"63001","latitude":4.5339,"longitude":-75.6811`, false}, // Armenia and its own point
+		{`"placeCode":"63001"`, false},                                        // the place's point
+		{`"latitude":12.5,"longitude":-71.7`, false},                          // coordinates alone
+	} {
+		body := fmt.Sprintf(`{"type":"request","source":"t","externalId":"p%d","title":"Insulina","category":"salud",
+			"contactName":"María","contactWhatsapp":"3001234567","publishContact":true,"address":"Calle 1",%s}`, i, tc.where)
+		r := httptest.NewRequest(http.MethodPost, "http://ayuda.test"+schema.HelpPath, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		var m struct {
+			Warnings []schema.Warning `json:"warnings"`
+		}
+		_ = json.Unmarshal(w.Body.Bytes(), &m)
+		got := slices.ContainsFunc(m.Warnings, func(w schema.Warning) bool {
+			return w.Code == schema.CodePlaceFarFromPoint && w.Field == "/placeCode" && strings.Contains(w.Message, "Armenia")
+		})
+		if w.Code != http.StatusCreated || got != tc.warn {
+			t.Errorf("%s: %d %s, want 201 and the warning %v", tc.where, w.Code, w.Body, tc.warn)
 		}
 	}
 }
