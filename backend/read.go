@@ -74,7 +74,8 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 		case 1:
 			q.Municipio, spec.Municipio = ms[0].Code, ms[0].Code
 		case 0:
-			errs = append(errs, ParamError("municipio", fmt.Sprintf("«municipio» %s no es el código DIVIPOLA (5 dígitos) ni el nombre de ningún municipio", schema.Quote(q.Municipio))))
+			msg := fmt.Sprintf("«municipio» %s no es el código DIVIPOLA (5 dígitos) ni el nombre de ningún municipio", schema.Quote(q.Municipio))
+			errs = append(errs, ParamError("municipio", msg+centroPobladoHint(q.Municipio)))
 		default:
 			var names []string
 			for _, m := range ms {
@@ -347,4 +348,21 @@ func cmpCount(a, b schema.PanoramaCount) int {
 		cmp.Compare(slices.Index(types, a.Type), slices.Index(types, b.Type)),
 		cmp.Compare(slices.Index(schema.Categories, a.Category), slices.Index(schema.Categories, b.Category)),
 		cmp.Compare(slices.Index(schema.Urgencies, a.Urgency), slices.Index(schema.Urgencies, b.Urgency)))
+}
+
+// centroPobladoHint names the municipios of the centros poblados called name (El Caimo is in Armenia),
+// for the refusal of a municipio filter given such a name: "" when none is.
+func centroPobladoHint(name string) string {
+	var in []string
+	for _, p := range places.Search(name, 20) {
+		if p.Kind() == places.CentroPoblado && places.Fold(p.Name) == places.Fold(name) {
+			if m, ok := places.Lookup(p.MunicipioCode()); ok {
+				in = append(in, fmt.Sprintf("en %s (municipio=%s)", places.Label(m), m.Code))
+			}
+		}
+	}
+	if len(in) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s es un centro poblado: filtre por su municipio, %s", schema.Quote(name), strings.Join(in, " o "))
 }
