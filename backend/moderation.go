@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -75,15 +76,30 @@ func Moderator(ctx context.Context) string {
 	return name
 }
 
-// reporterKey is the keyed hash that tells reporters apart.
+// reporterKey is the keyed hash that tells reporters apart: of the client's network (ClientNet), so that
+// one IPv6 host is one reporter however many of its addresses it uses.
 func (s *Service) reporterKey(ctx context.Context, m store.Moderation, addr string) (string, error) {
 	key, err := m.Secret(ctx, "reporters")
 	if err != nil {
 		return "", err
 	}
 	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(addr))
+	mac.Write([]byte(ClientNet(addr)))
 	return hex.EncodeToString(mac.Sum(nil)[:16]), nil
+}
+
+// ClientNet is what counts as one client of address addr: an IPv4 address itself, and an IPv6 address's
+// /64, the network a single host or home is given (any of its 2^64 addresses is the same client). An
+// address that does not parse stays as it is.
+func ClientNet(addr string) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	if a = a.Unmap(); a.Is4() {
+		return a.String()
+	}
+	return netip.PrefixFrom(a.WithZone(""), 64).Masked().String()
 }
 
 // DecodeReport validates a report's JSON body: 400 invalid_json or invalid_body with every violation.
