@@ -344,6 +344,9 @@ func (a *App) findLimits() map[string]backend.Limit {
 	walk = func(routes caddyhttp.RouteList) {
 		for _, rt := range routes {
 			for _, h := range rt.Handlers {
+				if rl, ok := h.(*RateLimits); ok {
+					h = rl.limiter
+				}
 				switch h := h.(type) {
 				case *ratelimit.Handler:
 					for _, z := range backend.Zones {

@@ -1,11 +1,14 @@
 package caddymodule
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -16,13 +19,15 @@ import (
 )
 
 func init() {
+	caddy.RegisterModule(RateLimits{})
 	httpcaddyfile.RegisterHandlerDirective("directaid_rate_limits", parseRateLimits)
 	// Where caddy-ratelimit puts rate_limit: before authentication and before directaid.
 	httpcaddyfile.RegisterDirectiveOrder("directaid_rate_limits", httpcaddyfile.Before, "basic_auth")
 }
 
-// parseRateLimits parses the directaid_rate_limits directive into caddy-ratelimit's handler, one zone per
-// entry of backend.Zones, keyed by {client_ip}, with the zone's matchers:
+// parseRateLimits parses the directaid_rate_limits directive into caddy-ratelimit's handler (behind
+// RateLimits), one zone per entry of backend.Zones, keyed by the client's network, with the zone's
+// matchers:
 //
 //	directaid_rate_limits {
 //	    <zone> <events> <window>   # publish, detail, report, manage; a zone left out keeps its default
@@ -77,8 +82,51 @@ func parseRateLimits(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error
 	if err := rl.UnmarshalCaddyfile(caddyfile.NewDispenser(tokens)); err != nil {
 		return nil, err
 	}
-	return &rl, nil
+	return &RateLimits{LimiterRaw: caddyconfig.JSONModuleObject(&rl, "handler", "rate_limit", nil)}, nil
 }
+
+// clientNetVar is the request variable that keys directaid's zones: the client's network (ClientNet).
+const clientNetVar = "directaid_client_net"
+
+// RateLimits is caddy-ratelimit's handler (what directaid_rate_limits writes) behind one step: it sets
+// {http.vars.directaid_client_net}, the client's network (backend.ClientNet: an IPv4 address, an IPv6
+// address's /64), which keys directaid's zones, so that a host cannot spread its requests over the 2^64
+// addresses of its IPv6 network.
+type RateLimits struct {
+	LimiterRaw json.RawMessage `json:"limiter" caddy:"namespace=http.handlers inline_key=handler"`
+	limiter    caddyhttp.MiddlewareHandler
+}
+
+// CaddyModule implements caddy.Module.
+func (RateLimits) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "http.handlers.directaid_rate_limits", New: func() caddy.Module { return new(RateLimits) }}
+}
+
+// Provision loads the limiter.
+func (h *RateLimits) Provision(ctx caddy.Context) error {
+	mod, err := ctx.LoadModule(h, "LimiterRaw")
+	if err != nil {
+		return fmt.Errorf("loading the rate limiter: %w", err)
+	}
+	limiter, ok := mod.(caddyhttp.MiddlewareHandler)
+	if !ok {
+		return fmt.Errorf("the rate limiter is a %T, not an HTTP handler", mod)
+	}
+	h.limiter = limiter
+	return nil
+}
+
+// ServeHTTP sets the client's network, then lets the limiter meter the request.
+func (h *RateLimits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	ip, _ := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string)
+	caddyhttp.SetVar(r.Context(), clientNetVar, backend.ClientNet(ip))
+	return h.limiter.ServeHTTP(w, r, next)
+}
+
+var (
+	_ caddy.Provisioner           = (*RateLimits)(nil)
+	_ caddyhttp.MiddlewareHandler = (*RateLimits)(nil)
+)
 
 // parseZoneLimit reads `<zone> <events> <window>` or `<zone> off`, the dispenser on the zone's name.
 func parseZoneLimit(d *caddyfile.Dispenser, zone string) (backend.Limit, error) {
@@ -104,7 +152,7 @@ func parseZoneLimit(d *caddyfile.Dispenser, zone string) (backend.Limit, error) 
 }
 
 // writeZone writes z as a zone of a rate_limit block: its matchers (POST /mcp with the matcher of its
-// MCP use among them), the client's IP as the key, and l.
+// MCP use among them), the client's network (RateLimits) as the key, and l.
 func writeZone(b *strings.Builder, z backend.Zone, l backend.Limit) {
 	fmt.Fprintf(b, "zone %s {\n", z.Name)
 	for _, m := range z.Match {
@@ -123,5 +171,5 @@ func writeZone(b *strings.Builder, z backend.Zone, l backend.Limit) {
 	if z.MCP != backend.MCPFree {
 		fmt.Fprintf(b, "match {\nmethod POST\npath %s\n%s\n}\n", schema.MCPPath, mcpMatchers[z.MCP])
 	}
-	fmt.Fprintf(b, "key {http.vars.client_ip}\nevents %d\nwindow %s\n}\n", l.Events, l.Window.String())
+	fmt.Fprintf(b, "key {http.vars.%s}\nevents %d\nwindow %s\n}\n", clientNetVar, l.Events, l.Window.String())
 }

@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -29,7 +30,10 @@ func TestZoneOfAgreesWithTheLimiter(t *testing.T) {
 			HTTP struct {
 				Servers map[string]struct {
 					Routes []struct {
-						Handle []ratelimit.Handler `json:"handle"`
+						Handle []struct {
+							Handler string            `json:"handler"`
+							Limiter ratelimit.Handler `json:"limiter"`
+						} `json:"handle"`
 					} `json:"routes"`
 				} `json:"servers"`
 			} `json:"http"`
@@ -38,7 +42,11 @@ func TestZoneOfAgreesWithTheLimiter(t *testing.T) {
 	if err := json.Unmarshal(out, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	zones := cfg.Apps.HTTP.Servers["srv0"].Routes[0].Handle[0].RateLimits
+	h := cfg.Apps.HTTP.Servers["srv0"].Routes[0].Handle[0]
+	if h.Handler != "directaid_rate_limits" {
+		t.Fatalf("directaid_rate_limits wrote the handler %q", h.Handler)
+	}
+	zones := h.Limiter.RateLimits
 	if len(zones) != len(backend.Zones) {
 		t.Fatalf("directaid_rate_limits wrote %d zones, the table has %d", len(zones), len(backend.Zones))
 	}
@@ -104,4 +112,28 @@ func TestZoneOfAgreesWithTheLimiter(t *testing.T) {
 			t.Errorf("no request spent zone %s", z.Name)
 		}
 	}
+}
+
+// TestRateLimitsKeyTheClientsNetwork: the limiter meters a request by the client's network, which
+// RateLimits sets before it: an IPv6 address's /64, an IPv4 address itself.
+func TestRateLimitsKeyTheClientsNetwork(t *testing.T) {
+	var seen string
+	h := &RateLimits{}
+	h.limiter = middlewareFunc(func(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+		seen, _ = caddyhttp.GetVar(r.Context(), clientNetVar).(string)
+		return nil
+	})
+	for ip, want := range map[string]string{"2001:db8:1:2::5": "2001:db8:1:2::/64", "2001:db8:1:2:ffff::1": "2001:db8:1:2::/64", "198.51.100.7": "198.51.100.7"} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r = r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{caddyhttp.ClientIPVarKey: ip}))
+		if err := h.ServeHTTP(httptest.NewRecorder(), r, nil); err != nil || seen != want {
+			t.Errorf("client %s: keyed %q (%v), want %q", ip, seen, err, want)
+		}
+	}
+}
+
+type middlewareFunc func(http.ResponseWriter, *http.Request, caddyhttp.Handler) error
+
+func (f middlewareFunc) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	return f(w, r, next)
 }
