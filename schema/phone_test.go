@@ -17,9 +17,13 @@ import (
 // reads it (ECMA-262, here regexp2's ECMAScript mode) and as our validator reads it (Go's regexp), and
 // must refuse what is plainly not a phone number.
 
-// documentedPhone is contactWhatsapp's schema in every place it is published: the OpenAPI document's
-// HelpRequest and HelpOffer, and the MCP publishing tools' input schemas.
-func documentedPhone(t testing.TB) (pattern string, examples []string) {
+// documentedSchema is a component schema of the OpenAPI document, its properties as they are written.
+type documentedSchema struct {
+	Properties map[string]json.RawMessage `json:"properties"`
+}
+
+// documentedSchemas are the component schemas of the OpenAPI document, by name.
+func documentedSchemas(t testing.TB) map[string]documentedSchema {
 	t.Helper()
 	doc, err := OpenAPI("")
 	if err != nil {
@@ -27,17 +31,23 @@ func documentedPhone(t testing.TB) (pattern string, examples []string) {
 	}
 	var d struct {
 		Components struct {
-			Schemas map[string]struct {
-				Properties map[string]json.RawMessage `json:"properties"`
-			} `json:"schemas"`
+			Schemas map[string]documentedSchema `json:"schemas"`
 		} `json:"components"`
 	}
 	if err := json.Unmarshal(doc, &d); err != nil {
 		t.Fatal(err)
 	}
+	return d.Components.Schemas
+}
+
+// documentedPhone is contactWhatsapp's schema in every place it is published: the OpenAPI document's
+// HelpRequest and HelpOffer, and the MCP publishing tools' input schemas.
+func documentedPhone(t testing.TB) (pattern string, examples []string) {
+	t.Helper()
+	schemas := documentedSchemas(t)
 	var props []json.RawMessage
 	for _, name := range []string{"HelpRequest", "HelpOffer"} {
-		props = append(props, d.Components.Schemas[name].Properties["contactWhatsapp"])
+		props = append(props, schemas[name].Properties["contactWhatsapp"])
 	}
 	for _, typ := range []string{TypeRequest, TypeOffer} {
 		var tool struct {
@@ -294,24 +304,15 @@ func FuzzPhonePattern(f *testing.F) {
 // TestPhoneDescriptionsSayWhoSeesTheNumber: every contactWhatsapp of the OpenAPI document gets the phone
 // rules, and says who sees the number: a publication's is published, a response's never is.
 func TestPhoneDescriptionsSayWhoSeesTheNumber(t *testing.T) {
-	doc, err := OpenAPI("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d struct {
-		Components struct {
-			Schemas map[string]struct {
-				Properties map[string]struct {
-					Description string `json:"description"`
-				} `json:"properties"`
-			} `json:"schemas"`
-		} `json:"components"`
-	}
-	if err := json.Unmarshal(doc, &d); err != nil {
-		t.Fatal(err)
-	}
+	schemas := documentedSchemas(t)
 	for name, want := range map[string]string{"HelpRequest": "se publica", "HelpOffer": "se publica", "ResponseInput": "nunca se muestra en público"} {
-		desc := d.Components.Schemas[name].Properties["contactWhatsapp"].Description
+		var p struct {
+			Description string `json:"description"`
+		}
+		if err := json.Unmarshal(schemas[name].Properties["contactWhatsapp"], &p); err != nil {
+			t.Fatalf("%s.contactWhatsapp: %v", name, err)
+		}
+		desc := p.Description
 		if !strings.Contains(desc, want) || !strings.Contains(desc, phoneRules) {
 			t.Errorf("%s.contactWhatsapp: %q, want %q and the rules", name, desc, want)
 		}
