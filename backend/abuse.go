@@ -3,6 +3,8 @@ package backend
 import (
 	"sync"
 	"time"
+
+	"github.com/directaid/directaid/schema"
 )
 
 // What community reports may hide without a moderator. "Someone else's number" disappears at once for the
@@ -59,11 +61,16 @@ func (b *hideBudget) reserveResponse(now time.Time, slug string, total int) (ok 
 	}
 }
 
-// recent drops the times of m[k] older than the window and returns how many are left.
+// recent drops the times of m[k] older than the breakers' window and returns how many are left.
 func recent(m map[string][]time.Time, k string, now time.Time) int {
+	return recentIn(m, k, now, breakerWindow)
+}
+
+// recentIn drops the times of m[k] older than window and returns how many are left.
+func recentIn(m map[string][]time.Time, k string, now time.Time, window time.Duration) int {
 	ts := m[k]
 	i := 0
-	for i < len(ts) && now.Sub(ts[i]) >= breakerWindow {
+	for i < len(ts) && now.Sub(ts[i]) >= window {
 		i++
 	}
 	if i == len(ts) {
@@ -135,4 +142,43 @@ func (b *hideBudget) open(now time.Time, slug string, total int) (phones, record
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return recent(b.phones, slug, now) >= phoneBreakerLimit(total), recent(b.records, slug, now) >= recordBreakerLimit(total)
+}
+
+// What one client adds to the public count of responses. A response counts («N personas dicen que están
+// ayudando», attended=true) for schema.ResponseTTL; the responses of one network (ClientNet) made or renewed
+// within that long count up to responderCounted, so that a few addresses cannot make the requests of an
+// emergency look attended and drop them from the attended=false lists that volunteers read. Past it a
+// response is still stored and reaches its publisher (store.Response.Uncounted): a shared address (a
+// carrier's NAT, a bot relaying many volunteers) loses a number on a page, never a connection between two
+// people. Like the breakers, the window is this node's.
+const responderCounted = 20
+
+// countBudget keeps, per network, when its counted responses were made or renewed within the window.
+type countBudget struct {
+	mu    sync.Mutex
+	nets  map[string][]time.Time
+	calls int
+}
+
+func newCountBudget() *countBudget { return &countBudget{nets: map[string][]time.Time{}} }
+
+// take counts one more response of network at now when its share allows; release gives it back when the
+// response was then not stored (or not renewed).
+func (b *countBudget) take(now time.Time, network string) (ok bool, release func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.calls++; b.calls%pruneAt == 0 { // networks that stopped responding leave with their window
+		for k := range b.nets {
+			recentIn(b.nets, k, now, schema.ResponseTTL)
+		}
+	}
+	if recentIn(b.nets, network, now, schema.ResponseTTL) >= responderCounted {
+		return false, func() {}
+	}
+	b.nets[network] = append(b.nets[network], now)
+	return true, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.nets[network] = dropOne(b.nets[network], now)
+	}
 }

@@ -137,22 +137,28 @@ func (s *Service) openRecord(ctx context.Context, id string, now time.Time) (*st
 	return rec, nil
 }
 
-// respond stores a new response to record id. Errors are *Problem.
-func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInput, e164 string) (*schema.ResponseCreated, error) {
+// Respond stores a new response to record id from the client at addr (ClientIP), which its network's share
+// of the public count (countBudget) may leave uncounted. Errors are *Problem.
+func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInput, e164, addr string) (*schema.ResponseCreated, error) {
 	id = store.NormalizeID(id)
 	now := s.now().UTC().Truncate(time.Millisecond)
 	rec, err := s.openRecord(ctx, id, now)
 	if err != nil {
 		return nil, err
 	}
+	counted, release := s.counted.take(now, ClientNet(addr))
 	r := &store.Response{RecordID: rec.ID, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(schema.ResponseTTL),
-		Status: store.ResponseActive, Message: in.Message, ContactName: in.ContactName, ContactWhatsapp: in.ContactWhatsapp, ContactE164: e164}
+		Status: store.ResponseActive, Message: in.Message, ContactName: in.ContactName, ContactWhatsapp: in.ContactWhatsapp, ContactE164: e164,
+		Uncounted: !counted}
 	for try := 0; ; try++ {
 		r.ID = newResponseID()
 		err = s.store.CreateResponse(ctx, r)
 		if !errors.Is(err, store.ErrResponseExists) || try == 3 {
 			break
 		}
+	}
+	if err != nil {
+		release()
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, unknownRecord(id)
@@ -167,10 +173,19 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 	if err != nil {
 		return nil, err
 	}
+	msg := "Gracias: quien publicó verá su mensaje" + map[bool]string{true: " y su WhatsApp", false: ""}[e164 != ""] +
+		". La respuesta cuenta 48 horas; renuévela o retírela con el responseToken."
+	if !counted {
+		msg = "Gracias: quien publicó verá su mensaje" + map[bool]string{true: " y su WhatsApp", false: ""}[e164 != ""] + ". " + uncountedWords +
+			" La respuesta dura 48 horas; renuévela o retírela con el responseToken."
+	}
 	return &schema.ResponseCreated{OK: true, ID: rec.ID, ResponseID: r.ID, ResponseToken: tok, Status: r.Status, ExpiresAt: r.ExpiresAt,
-		Message: "Gracias: quien publicó verá su mensaje" + map[bool]string{true: " y su WhatsApp", false: ""}[e164 != ""] +
-			". La respuesta cuenta 48 horas; renuévela o retírela con el responseToken."}, nil
+		Counted: counted, Message: msg}, nil
 }
+
+// uncountedWords tell a responder why their response does not add to the public count.
+var uncountedWords = fmt.Sprintf("Desde su conexión ya se sumaron %d respuestas al número público de personas que ayudan en las últimas 48 horas: "+
+	"esta no se suma a ese número.", responderCounted)
 
 // responseStatus is how r reads at now: expired once past its ExpiresAt while active.
 func responseStatus(r *store.Response, now time.Time) string {
@@ -211,8 +226,9 @@ func (s *Service) Responses(ctx context.Context, id string) (*schema.ResponseLis
 	return out, nil
 }
 
-// actOnResponse applies the author's action to response rid of record id (the caller checked the token).
-func (s *Service) ActOnResponse(ctx context.Context, id, rid, action string) (*schema.ResponseActionResult, error) {
+// ActOnResponse applies the author's action to response rid of record id (the caller checked the token),
+// from the client at addr: a renewal counts again within its network's share (countBudget).
+func (s *Service) ActOnResponse(ctx context.Context, id, rid, action, addr string) (*schema.ResponseActionResult, error) {
 	id, rid = store.NormalizeID(id), strings.ToLower(rid)
 	if !slices.Contains(schema.ResponseActions, action) {
 		msg := "«action» debe ser una de: " + strings.Join(schema.ResponseActions, ", ")
@@ -228,6 +244,10 @@ func (s *Service) ActOnResponse(ctx context.Context, id, rid, action string) (*s
 		}
 		recordOpen = err == nil && readAt(rec, now).Status == store.StatusOpen
 	}
+	counted, release := false, func() {}
+	if action == schema.ResponseActionRenew && recordOpen {
+		counted, release = s.counted.take(now, ClientNet(addr))
+	}
 	changed := true
 	r, err := s.store.UpdateResponse(ctx, id, rid, func(r *store.Response) error {
 		st := responseStatus(r, now)
@@ -242,11 +262,14 @@ func (s *Service) ActOnResponse(ctx context.Context, id, rid, action string) (*s
 			if (st != store.ResponseActive && st != schema.ResponseStatusExpired) || !recordOpen {
 				return &transitionError{action, st}
 			}
-			r.Status, r.ExpiresAt = store.ResponseActive, now.Add(schema.ResponseTTL)
+			r.Status, r.ExpiresAt, r.Uncounted = store.ResponseActive, now.Add(schema.ResponseTTL), !counted
 		}
 		r.UpdatedAt = now
 		return nil
 	})
+	if err != nil {
+		release()
+	}
 	if errors.Is(err, errNoChange) {
 		changed = false
 		var rs []*store.Response
@@ -275,7 +298,8 @@ func (s *Service) ActOnResponse(ctx context.Context, id, rid, action string) (*s
 	case err != nil:
 		return nil, err
 	}
-	res := &schema.ResponseActionResult{OK: true, ID: id, ResponseID: rid, Action: action, Changed: changed, Status: responseStatus(r, now)}
+	res := &schema.ResponseActionResult{OK: true, ID: id, ResponseID: rid, Action: action, Changed: changed, Status: responseStatus(r, now),
+		Counted: r.CountsAt(now)}
 	if r.ActiveAt(now) {
 		e := r.ExpiresAt.UTC()
 		res.ExpiresAt = &e

@@ -519,3 +519,77 @@ func TestReporterIsTheClientsNetwork(t *testing.T) {
 		t.Fatalf("three networks did not hide the response: %d", n)
 	}
 }
+
+// TestResponsesOfOneNetworkCountUpToItsShare: one network's responses add to the public counts up to its
+// share within 48 hours; past it a response still reaches its publisher, the record stays in attended=false
+// and out of attended=true, and a renewal takes a share like a new response. Other networks count as
+// before, and the share comes back once its window has passed.
+func TestResponsesOfOneNetworkCountUpToItsShare(t *testing.T) {
+	clk := &fakeClock{at: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	s := newExpiryServer(t, clk)
+	const share = 20 // responderCounted
+	recs := make([]schema.PublishResult, share+1)
+	for i := range recs {
+		recs[i] = s.publish(insulinRequest(fmt.Sprint("n", i)))
+	}
+	// Through the API, from httptest's one address.
+	var last schema.ResponseCreated
+	for i, rec := range recs {
+		code, r, body := s.respond(rec.ID, `{"message":"Llevo insulina esta tarde"}`)
+		if code != http.StatusCreated || r.Counted != (i < share) || !strings.Contains(body, `"counted":`) {
+			t.Fatalf("response %d: %d %s", i, code, body)
+		}
+		last = r
+	}
+	if !strings.Contains(last.Message, "no se suma") {
+		t.Errorf("an uncounted response's message: %q", last.Message)
+	}
+	over := recs[share].ID
+	if n := s.count(over); n != 0 {
+		t.Fatalf("the response past the share counts: %d", n)
+	}
+	if n := s.count(recs[0].ID); n != 1 {
+		t.Fatalf("a response within the share: %d", n)
+	}
+	if l := s.list("&attended=false"); l[over] == "" || l[recs[0].ID] != "" {
+		t.Fatalf("attended=false: %v", l)
+	}
+	if l := s.list("&attended=true"); l[over] != "" || len(l) != share {
+		t.Fatalf("attended=true: %d records, %v", len(l), l)
+	}
+	if _, list, _ := s.responsesOf(over, recs[share].ManageToken); len(list.Items) != 1 || list.Items[0].Message != "Llevo insulina esta tarde" {
+		t.Fatalf("the publisher does not see the uncounted response: %+v", list)
+	}
+	// A renewal from the same network takes a share too: none is left, so the response stops counting.
+	// (The service's ActOnResponse is what the actions call once the response token is checked.)
+	first := recs[0].ID
+	_, rs, _ := s.responsesOf(first, recs[0].ManageToken)
+	ctx := context.Background()
+	in := &schema.ResponseInput{Message: "Tengo agua"}
+	other, err := s.svc.Respond(ctx, first, in, "", "198.51.100.7")
+	if err != nil || !other.Counted {
+		t.Fatalf("another network's response: %+v %v", other, err)
+	}
+	if n := s.count(first); n != 2 {
+		t.Fatalf("after another network's response: %d, want 2", n)
+	}
+	if _, err := s.svc.ActOnResponse(ctx, first, rs.Items[0].ResponseID, schema.ResponseActionRenew, "192.0.2.1"); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.count(first); n != 1 {
+		t.Fatalf("a renewal past the share still counts: %d, want 1", n)
+	}
+	res, err := s.svc.ActOnResponse(ctx, first, other.ResponseID, schema.ResponseActionRenew, "198.51.100.7")
+	if err != nil || !res.Counted {
+		t.Fatalf("a renewal within the share: %+v %v", res, err)
+	}
+	// 48 hours later the share is back: a response from the first network counts again.
+	clk.set(clk.now().Add(schema.ResponseTTL + time.Minute))
+	fresh := s.publish(insulinRequest("fresh"))
+	if code, r, body := s.respond(fresh.ID, `{"message":"Puedo llevarla"}`); code != http.StatusCreated || !r.Counted {
+		t.Fatalf("after the window: %d %s", code, body)
+	}
+	if n := s.count(fresh.ID); n != 1 {
+		t.Fatalf("after the window: %d, want 1", n)
+	}
+}

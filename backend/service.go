@@ -75,6 +75,8 @@ type Service struct {
 	ids store.IDSource
 	// hides bounds what community reports hide by themselves (abuse.go); shared by copies of the Service.
 	hides *hideBudget
+	// counted bounds what one network's responses add to the public counts (abuse.go); shared likewise.
+	counted *countBudget
 	// secrets caches the store's secrets (manage.go); a pointer, so that Service stays copyable.
 	secrets *secrets
 	// feed is the live feed's poller and subscribers (feed.go).
@@ -83,7 +85,7 @@ type Service struct {
 
 // NewService returns a service over store with cfg.
 func NewService(st store.Store, cfg Config) *Service {
-	s := &Service{store: st, cfg: cfg, now: time.Now, ids: store.NewIDNear, hides: newHideBudget(), secrets: &secrets{}}
+	s := &Service{store: st, cfg: cfg, now: time.Now, ids: store.NewIDNear, hides: newHideBudget(), counted: newCountBudget(), secrets: &secrets{}}
 	s.feed = newFeedHub(s)
 	for _, e := range cfg.Emergencies {
 		if !e.Inactive {

@@ -77,6 +77,7 @@ type ResponseCreated struct {
 	ResponseToken string    `json:"responseToken" jsonschema_description:"Código para renovar o retirar la respuesta (Authorization: Bearer <responseToken> en POST …/responses/{responseId}/actions). Solo se entrega ahora: guárdelo."`
 	Status        string    `json:"status" jsonschema:"enum=active"`
 	ExpiresAt     time.Time `json:"expiresAt" jsonschema_description:"Cuándo deja de contar la respuesta (48 horas) si no se renueva."`
+	Counted       bool      `json:"counted" jsonschema_description:"true si la respuesta se suma al número público de personas que responden (responses, attended). false cuando desde la misma conexión ya se sumaron 20 respuestas en las últimas 48 horas: la respuesta llega igual a quien publicó."`
 	Message       string    `json:"message" jsonschema_description:"Qué pasa ahora, en español."`
 }
 
@@ -94,6 +95,7 @@ type ResponseActionResult struct {
 	Changed    bool       `json:"changed" jsonschema_description:"false si la respuesta ya estaba así."`
 	Status     string     `json:"status" jsonschema:"enum=active,enum=withdrawn,enum=ended,enum=hidden"`
 	ExpiresAt  *time.Time `json:"expiresAt,omitempty" jsonschema_description:"Cuándo deja de contar, mientras está activa."`
+	Counted    bool       `json:"counted" jsonschema_description:"true si la respuesta se suma ahora al número público de personas que responden. Una renovación se suma dentro de lo que su conexión puede sumar (20 respuestas en 48 horas)."`
 }
 
 // ResponseView is one response as the publisher sees it (GET …/{id}/responses with the manage token).
@@ -229,7 +231,7 @@ func addResponsesExamples(ex map[string]OperationExample) {
 		Request: []Example{{Name: "puedo-ayudar", Summary: "Ofrecer ayuda a una solicitud, con WhatsApp solo para quien publicó", Status: "201",
 			Value: ResponseInput{Message: "Tengo insulina refrigerada; puedo llevarla hoy en la tarde.", ContactName: "Luis", ContactWhatsapp: "+57 310 555 0101"}}},
 		Responses: map[string][]Example{"201": {{Name: "guardada", Value: ResponseCreated{OK: true, ID: exampleID, ResponseID: exampleResponseID,
-			ResponseToken: "q8Zt1m2R3x4Y5w6V7u8T9s0R1q2P3o4N5m6L7k8J9i0", Status: ResponseActive, ExpiresAt: exp,
+			ResponseToken: "q8Zt1m2R3x4Y5w6V7u8T9s0R1q2P3o4N5m6L7k8J9i0", Status: ResponseActive, ExpiresAt: exp, Counted: true,
 			Message: "Gracias: quien publicó verá su mensaje y su WhatsApp. La respuesta cuenta 48 horas; renuévela o retírela con el responseToken."}}}},
 	}
 	ex["listHelpResponses"] = OperationExample{Responses: map[string][]Example{"200": {{Name: "respuestas",
@@ -240,7 +242,7 @@ func addResponsesExamples(ex map[string]OperationExample) {
 		Request: []Example{{Name: "renovar", Summary: "Renovar por 48 horas más (sin Authorization: Bearer <responseToken> responde 401)", Status: "401",
 			Value: ResponseActionRequest{Action: ResponseActionRenew}}},
 		Responses: map[string][]Example{"200": {{Name: "renovada", Value: ResponseActionResult{OK: true, ID: exampleID, ResponseID: exampleResponseID,
-			Action: ResponseActionRenew, Changed: true, Status: ResponseActive, ExpiresAt: &exp}}}},
+			Action: ResponseActionRenew, Changed: true, Status: ResponseActive, ExpiresAt: &exp, Counted: true}}}},
 	}
 	ex["reportResponse"] = OperationExample{
 		Request: []Example{{Name: "spam", Summary: "Reportar una respuesta engañosa", Status: "202", Value: ReportInput{Reason: "spam"}}},

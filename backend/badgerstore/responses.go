@@ -117,7 +117,7 @@ func (s *Store) ResponseCounts(_ context.Context, ids []string, at time.Time) (m
 				return err
 			}
 			for _, r := range rs {
-				if r.ActiveAt(at) {
+				if r.CountsAt(at) {
 					counts[id]++
 				}
 			}

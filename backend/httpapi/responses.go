@@ -72,7 +72,7 @@ func (h *Handler) serveResponseCollection(w http.ResponseWriter, r *http.Request
 			backend.WriteProblem(w, p)
 			return
 		}
-		res, err := h.svc.Respond(r.Context(), id, in, e164)
+		res, err := h.svc.Respond(r.Context(), id, in, e164, backend.ClientIP(r))
 		if err != nil {
 			backend.WriteProblem(w, backend.WithPathFields(backend.AsProblem(err)))
 			return
@@ -136,7 +136,7 @@ func (h *Handler) serveResponseAction(w http.ResponseWriter, r *http.Request, id
 		backend.WriteProblem(w, p)
 		return
 	}
-	res, err := h.svc.ActOnResponse(r.Context(), id, rid, strings.TrimSpace(req.Action))
+	res, err := h.svc.ActOnResponse(r.Context(), id, rid, strings.TrimSpace(req.Action), backend.ClientIP(r))
 	if err != nil {
 		backend.WriteProblem(w, backend.AsProblem(err))
 		return

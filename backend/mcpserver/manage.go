@@ -57,7 +57,7 @@ func manageTools(svc *backend.Service) []server.ServerTool {
 			if p != nil {
 				return readProblem(schema.ToolRespond, p), nil
 			}
-			res, err := svc.Respond(ctx, strings.TrimSpace(a.ID), in, e164)
+			res, err := svc.Respond(ctx, strings.TrimSpace(a.ID), in, e164, mcpClient(ctx))
 			if err != nil {
 				return readProblem(schema.ToolRespond, err), nil
 			}

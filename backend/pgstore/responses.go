@@ -30,8 +30,8 @@ func (s *Store) CreateResponse(ctx context.Context, r *store.Response) error {
 			if err != nil {
 				return err
 			}
-			tag, err := tx.Exec(ctx, `INSERT INTO directaid_responses (record_id, id, created_at, status, expires_at, doc)
-				VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, r.RecordID, r.ID, r.CreatedAt, r.Status, r.ExpiresAt, doc)
+			tag, err := tx.Exec(ctx, `INSERT INTO directaid_responses (record_id, id, created_at, status, expires_at, counted, doc)
+				VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`, r.RecordID, r.ID, r.CreatedAt, r.Status, r.ExpiresAt, !r.Uncounted, doc)
 			if err == nil && tag.RowsAffected() == 0 {
 				err = store.ErrResponseExists
 			}
@@ -73,8 +73,8 @@ func (s *Store) UpdateResponse(ctx context.Context, recordID, id string, fn func
 			if doc, err = json.Marshal(r); err != nil {
 				return err
 			}
-			_, err = tx.Exec(ctx, `UPDATE directaid_responses SET status = $3, expires_at = $4, doc = $5 WHERE record_id = $1 AND id = $2`,
-				recordID, id, r.Status, r.ExpiresAt, doc)
+			_, err = tx.Exec(ctx, `UPDATE directaid_responses SET status = $3, expires_at = $4, counted = $5, doc = $6 WHERE record_id = $1 AND id = $2`,
+				recordID, id, r.Status, r.ExpiresAt, !r.Uncounted, doc)
 			out = r
 			return err
 		})
@@ -110,7 +110,7 @@ func (s *Store) ResponseCounts(ctx context.Context, ids []string, at time.Time) 
 	}
 	err := s.call(ctx, func(ctx context.Context) error {
 		rows, err := s.db.Pool.Query(ctx, `SELECT record_id, count(*) FROM directaid_responses
-			WHERE record_id = ANY($1) AND status = $2 AND expires_at > $3 GROUP BY record_id`, ids, store.ResponseActive, at)
+			WHERE record_id = ANY($1) AND status = $2 AND expires_at > $3 AND counted GROUP BY record_id`, ids, store.ResponseActive, at)
 		if err != nil {
 			return err
 		}
@@ -165,8 +165,8 @@ func (s *Store) ImportResponses(ctx context.Context, rs []*store.Response) (stor
 			if err != nil {
 				return err
 			}
-			tag, err := tx.Exec(ctx, `INSERT INTO directaid_responses (record_id, id, created_at, status, expires_at, doc)
-				VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, r.RecordID, r.ID, r.CreatedAt, r.Status, r.ExpiresAt, doc)
+			tag, err := tx.Exec(ctx, `INSERT INTO directaid_responses (record_id, id, created_at, status, expires_at, counted, doc)
+				VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`, r.RecordID, r.ID, r.CreatedAt, r.Status, r.ExpiresAt, !r.Uncounted, doc)
 			if err != nil {
 				return err
 			}

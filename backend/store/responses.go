@@ -21,12 +21,18 @@ type Response struct {
 	ContactE164     string    `json:"contactE164,omitempty"`
 	// Reporters are the keyed hashes of the addresses that reported it (each once).
 	Reporters []string `json:"reporters,omitempty"`
+	// Uncounted marks a response that reaches its publisher but is left out of the public count
+	// (ResponseCounts): its responder's network had already added its share to the count.
+	Uncounted bool `json:"uncounted,omitempty"`
 }
 
-// ActiveAt reports whether the response counts at: stored active and not past its ExpiresAt.
+// ActiveAt reports whether the response is active at: stored active and not past its ExpiresAt.
 func (r *Response) ActiveAt(at time.Time) bool {
 	return r.Status == ResponseActive && at.Before(r.ExpiresAt)
 }
+
+// CountsAt reports whether the response adds to its record's public count at: active, and not Uncounted.
+func (r *Response) CountsAt(at time.Time) bool { return r.ActiveAt(at) && !r.Uncounted }
 
 // ErasePersonal removes what the responder wrote: message, name and phone.
 func (r *Response) ErasePersonal() {
@@ -49,7 +55,7 @@ type Responses interface {
 	UpdateResponse(ctx context.Context, recordID, id string, fn func(*Response) error) (*Response, error)
 	// RecordResponses returns every response of recordID, newest first.
 	RecordResponses(ctx context.Context, recordID string) ([]*Response, error)
-	// ResponseCounts counts, for each of ids, the responses active at (ActiveAt); ids without any are absent.
+	// ResponseCounts counts, for each of ids, the responses that count at (CountsAt); ids without any are absent.
 	ResponseCounts(ctx context.Context, ids []string, at time.Time) (map[string]int, error)
 	// DeleteResponses removes every response of recordID from the database (the record's erasure).
 	DeleteResponses(ctx context.Context, recordID string) error

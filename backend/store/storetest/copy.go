@@ -131,7 +131,8 @@ func Fill(t testing.TB, s store.Store, n int) []*store.Record {
 			t.Fatal(err)
 		}
 		resp := &store.Response{RecordID: r.ID, ID: fmt.Sprintf("resp%d", i), CreatedAt: at, UpdatedAt: at, ExpiresAt: at.Add(48 * time.Hour),
-			Status: store.ResponseActive, Message: "Tengo agua", ContactName: "Ana", ContactWhatsapp: "300 123 4567", ContactE164: "+573001234567"}
+			Status: store.ResponseActive, Message: "Tengo agua", ContactName: "Ana", ContactWhatsapp: "300 123 4567", ContactE164: "+573001234567",
+			Uncounted: i == 2} // one past its network's share: copied as such, and left out of the counts
 		if err := s.CreateResponse(ctx, resp); err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +189,7 @@ func CopyBetween(t *testing.T, openFrom, openTo Open) {
 	if err != nil || len(res.Records) == 0 {
 		t.Fatalf("a list of the target: %+v, %v", res, err)
 	}
-	ids := []string{recs[0].ID, recs[1].ID}
+	ids := []string{recs[0].ID, recs[1].ID, recs[2].ID} // recs[2]'s one response is uncounted
 	cFrom, err1 := from.ResponseCounts(ctx, ids, time.Date(2026, 11, 2, 11, 0, 0, 0, time.UTC))
 	cTo, err2 := to.ResponseCounts(ctx, ids, time.Date(2026, 11, 2, 11, 0, 0, 0, time.UTC))
 	if err := errors.Join(err1, err2); err != nil || !maps.Equal(cFrom, cTo) || len(cTo) != 2 {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ import (
 )
 
 // testResponses: a response is stored once per (record, id), read back whole, newest first; the counts
-// follow status and expiry; an update is atomic; a record's responses are deleted together.
+// follow status, expiry and Uncounted; an update is atomic; a record's responses are deleted together.
 func testResponses(t *testing.T, s store.Store) {
 	a, b := Record("app", "resp-a"), Record("app", "resp-b")
 	for _, r := range []*store.Record{a, b} {
@@ -68,6 +69,31 @@ func testResponses(t *testing.T, s store.Store) {
 	if c := counts(t0.Add(2 * time.Hour)); c[a.ID] != 1 {
 		t.Fatalf("a withdrawn response still counts: %v", c)
 	}
+	// An uncounted response is stored, read back as such, and left out of the counts until an update
+	// counts it.
+	r4 := mk(b, "r4", t0)
+	r4.Uncounted = true
+	if err := s.CreateResponse(ctx, r4); err != nil {
+		t.Fatal(err)
+	}
+	if c := counts(t0.Add(2 * time.Hour)); c[b.ID] != 1 {
+		t.Fatalf("an uncounted response counts: %v", c)
+	}
+	if rs, err := s.RecordResponses(ctx, b.ID); err != nil || len(rs) != 2 || !slices.ContainsFunc(rs, func(r *store.Response) bool { return r.ID == "r4" && r.Uncounted }) {
+		t.Fatalf("responses of b: %v %v, want r4 uncounted among them", rs, err)
+	}
+	if _, err := s.UpdateResponse(ctx, b.ID, "r4", func(r *store.Response) error { r.Uncounted = false; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if c := counts(t0.Add(2 * time.Hour)); c[b.ID] != 2 {
+		t.Fatalf("a response counted again: %v, want 2", c)
+	}
+	if _, err := s.UpdateResponse(ctx, b.ID, "r4", func(r *store.Response) error { r.Uncounted = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if c := counts(t0.Add(2 * time.Hour)); c[b.ID] != 1 {
+		t.Fatalf("a response uncounted by an update: %v, want 1", c)
+	}
 	if _, err := s.UpdateResponse(ctx, a.ID, "nope", func(*store.Response) error { return nil }); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("update of an unknown response: %v", err)
 	}
@@ -101,7 +127,7 @@ func testResponses(t *testing.T, s store.Store) {
 	if got, err := s.RecordResponses(ctx, a.ID); err != nil || len(got) != 0 {
 		t.Fatalf("after DeleteResponses: %v %v", got, err)
 	}
-	if got, err := s.RecordResponses(ctx, b.ID); err != nil || len(got) != 1 {
+	if got, err := s.RecordResponses(ctx, b.ID); err != nil || len(got) != 2 {
 		t.Fatalf("another record's responses: %v %v", got, err)
 	}
 }
