@@ -279,9 +279,13 @@ func (s *Service) emergencyRecords(ctx context.Context, slug string) (int, error
 type QueueItem struct {
 	Record  *store.Record  `json:"record"`
 	Reports []store.Report `json:"reports"`
+	// HiddenResponses are the record's responses that reports hid, with their reporters' hashes (the
+	// operator sees what the responder wrote, to judge it).
+	HiddenResponses []*store.Response `json:"hiddenResponses,omitempty"`
 }
 
-// ModerationQueue returns the records with unreviewed reports and the hidden ones, with their reports.
+// ModerationQueue returns the records with unreviewed reports, the hidden ones and those with responses
+// hidden by reports, with their reports and those responses.
 func (s *Service) ModerationQueue(ctx context.Context) ([]QueueItem, error) {
 	m, err := s.moderation()
 	if err != nil {
@@ -307,6 +311,17 @@ func (s *Service) ModerationQueue(ctx context.Context) ([]QueueItem, error) {
 		}
 		spec.After = res.Next
 	}
+	hidden, err := s.store.HiddenResponses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byRecord := map[string][]*store.Response{}
+	for _, r := range hidden {
+		if byRecord[r.RecordID] == nil && !slices.Contains(ids, r.RecordID) {
+			ids = append(ids, r.RecordID)
+		}
+		byRecord[r.RecordID] = append(byRecord[r.RecordID], r)
+	}
 	items := []QueueItem{}
 	for _, id := range ids {
 		rec, err := s.store.Get(ctx, id)
@@ -322,14 +337,15 @@ func (s *Service) ModerationQueue(ctx context.Context) ([]QueueItem, error) {
 		}
 		// Each report keeps its reporter: a keyed hash of the address (never the address), so that an
 		// operator can single out one reporter's reports and undo them (RestoreByReporter).
-		items = append(items, QueueItem{Record: rec, Reports: reps})
+		items = append(items, QueueItem{Record: rec, Reports: reps, HiddenResponses: byRecord[id]})
 	}
 	return items, nil
 }
 
 // RestoreByReporter restores (as Moderate's restore) every record in the moderation queue that is hidden,
-// or whose phone is hidden, and that reporter (a hash of the queue) reported without review: the way back
-// from one address's campaign of reports. It returns the ids it restored.
+// or whose phone is hidden, and that reporter (a hash of the queue) reported without review, and (as
+// RestoreResponse) every response hidden with that reporter among its reporters: the way back from one
+// address's campaign of reports. It returns the ids it restored, a response's as id/responses/responseId.
 func (s *Service) RestoreByReporter(ctx context.Context, reporter string) ([]string, error) {
 	if reporter == "" {
 		return nil, store.ErrNotFound
@@ -351,7 +367,45 @@ func (s *Service) RestoreByReporter(ctx context.Context, reporter string) ([]str
 		}
 		restored = append(restored, it.Record.ID)
 	}
+	for _, it := range items {
+		for _, r := range it.HiddenResponses {
+			if !slices.Contains(r.Reporters, reporter) {
+				continue
+			}
+			if err := s.RestoreResponse(ctx, r.RecordID, r.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return restored, err
+			}
+			restored = append(restored, r.RecordID+schema.ResponsesSuffix+"/"+r.ID)
+		}
+	}
 	return restored, nil
+}
+
+// ActionRestoreResponse is the audit trail's action of an operator restoring a response hidden by reports.
+const ActionRestoreResponse = "restore_response"
+
+// RestoreResponse shows again response rid of record id, which reports hid: it reaches the publisher and
+// counts as before, and its reporters' reports are reviewed (Cleared), so that they cannot hide it again.
+// ErrNotFound when there is no such hidden response.
+func (s *Service) RestoreResponse(ctx context.Context, id, rid string) error {
+	id, rid = store.NormalizeID(id), strings.ToLower(rid)
+	now := s.now().UTC().Truncate(time.Millisecond)
+	_, err := s.store.UpdateResponse(ctx, id, rid, func(r *store.Response) error {
+		if r.Status != schema.ResponseHidden {
+			return store.ErrNotFound
+		}
+		r.Status, r.UpdatedAt = store.ResponseActive, now
+		r.Cleared, r.Reporters = append(r.Cleared, r.Reporters...), nil
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.Audit(ctx, ActionRestoreResponse, id, store.ActorOperator, schema.ResponseHidden, store.ResponseActive, ""); err != nil {
+		return err
+	}
+	s.cfg.Observe.moderated(ActionRestoreResponse)
+	return nil
 }
 
 // ErrBadStatus is returned by Moderate for a status that does not exist.

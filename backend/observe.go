@@ -190,7 +190,7 @@ func (o *Observe) publishedRateLimited(channel string) {
 }
 
 // ModerationActions are the label values of directaid_moderation_actions_total: Moderate's actions.
-var ModerationActions = []string{ActionHide, ActionRestore, ActionErase, ActionSetStatus}
+var ModerationActions = []string{ActionHide, ActionRestore, ActionErase, ActionSetStatus, ActionRestoreResponse}
 
 // moderated counts one moderation action (one of ModerationActions).
 func (o *Observe) moderated(action string) {

@@ -365,7 +365,7 @@ func (s *Service) ReportResponse(ctx context.Context, id, rid string, in *schema
 	} else if i := slices.IndexFunc(rs, func(r *store.Response) bool { return r.ID == rid }); i >= 0 {
 		r := rs[i]
 		n := len(r.Reporters)
-		if !slices.Contains(r.Reporters, who) {
+		if !slices.Contains(r.Reporters, who) && !slices.Contains(r.Cleared, who) {
 			n++
 		}
 		if wouldHide = n >= hideAfter && r.Status == schema.ResponseActive; wouldHide {
@@ -388,7 +388,7 @@ func (s *Service) ReportResponse(ctx context.Context, id, rid string, in *schema
 		if r.Status == schema.ResponseHidden || r.Status == schema.ResponseWithdrawn {
 			return errGoneResponse
 		}
-		if !slices.Contains(r.Reporters, who) {
+		if !slices.Contains(r.Reporters, who) && !slices.Contains(r.Cleared, who) { // an operator reviewed a cleared reporter's report
 			r.Reporters = append(r.Reporters, who)
 		}
 		if len(r.Reporters) >= hideAfter && mayHide {

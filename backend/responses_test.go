@@ -3,14 +3,17 @@ package backend_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -591,5 +594,103 @@ func TestResponsesOfOneNetworkCountUpToItsShare(t *testing.T) {
 	}
 	if n := s.count(fresh.ID); n != 1 {
 		t.Fatalf("after the window: %d, want 1", n)
+	}
+}
+
+// TestModeratorsRestoreHiddenResponses: a response that reports hid is in the moderation queue under its
+// record, with what it said and its reporters; an operator shows it again (audited), and the reporters
+// whose reports were so reviewed cannot hide it again, while new ones can. RestoreByReporter undoes one
+// reporter's hides of responses too.
+func TestModeratorsRestoreHiddenResponses(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	ctx := context.Background()
+	a := s.publish(insulinRequest("a"))
+	_, r1, _ := s.respond(a.ID, `{"message":"Tengo insulina refrigerada","contactName":"Luis","contactWhatsapp":"311 222 3344"}`)
+	_, r2, _ := s.respond(a.ID, `{"message":"Tengo una nevera"}`)
+	hide := func(rid string, addrs ...string) string {
+		t.Helper()
+		var out string
+		for _, addr := range addrs {
+			res, err := s.svc.ReportResponse(ctx, a.ID, rid, &schema.ReportInput{Reason: "spam"}, addr)
+			if err != nil {
+				t.Fatalf("report from %s: %v", addr, err)
+			}
+			out = res.Outcome
+		}
+		return out
+	}
+	if got := hide(r1.ResponseID, "198.51.100.1", "198.51.100.2", "198.51.100.3"); got != schema.ReportHidRecord {
+		t.Fatalf("three reporters: %s", got)
+	}
+	q, err := s.svc.ModerationQueue(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q) != 1 || q[0].Record.ID != a.ID || len(q[0].HiddenResponses) != 1 {
+		t.Fatalf("queue: %+v", q)
+	}
+	hr := q[0].HiddenResponses[0]
+	if hr.ID != r1.ResponseID || hr.Message != "Tengo insulina refrigerada" || hr.ContactE164 != "+573112223344" || len(hr.Reporters) != 3 {
+		t.Fatalf("the queue's hidden response: %+v", hr)
+	}
+	if err := s.svc.RestoreResponse(ctx, a.ID, r2.ResponseID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("restoring a response that is not hidden: %v", err)
+	}
+	if err := s.svc.RestoreResponse(ctx, strings.ToUpper(a.ID), strings.ToUpper(r1.ResponseID)); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.count(a.ID); n != 2 {
+		t.Fatalf("after the restore: %d responses count, want 2", n)
+	}
+	if _, list, _ := s.responsesOf(a.ID, a.ManageToken); len(list.Items) != 2 {
+		t.Fatalf("the publisher sees %d responses after the restore, want 2", len(list.Items))
+	}
+	if q, err := s.svc.ModerationQueue(ctx); err != nil || len(q) != 0 {
+		t.Fatalf("queue after the restore: %+v %v", q, err)
+	}
+	audit, err := s.svc.AuditTrail(ctx, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := audit[len(audit)-1]; e.Action != backend.ActionRestoreResponse || e.RecordID != a.ID || e.Actor != store.ActorOperator ||
+		e.From != schema.ResponseHidden || e.To != store.ResponseActive {
+		t.Fatalf("audit entry: %+v", e)
+	}
+	// The reviewed reporters again: counted, nothing hidden. Three new ones hide it.
+	if got := hide(r1.ResponseID, "198.51.100.1", "198.51.100.2", "198.51.100.3"); got != schema.ReportCounted {
+		t.Fatalf("reviewed reporters again: %s, want %s", got, schema.ReportCounted)
+	}
+	if n := s.count(a.ID); n != 2 {
+		t.Fatalf("reviewed reporters hid the response again: %d", n)
+	}
+	if got := hide(r1.ResponseID, "198.51.100.4", "198.51.100.5", "198.51.100.6"); got != schema.ReportHidRecord {
+		t.Fatalf("three new reporters: %s", got)
+	}
+	// One reporter's campaign undone: every response it helped hide comes back.
+	if got := hide(r2.ResponseID, "198.51.100.4", "198.51.100.7", "198.51.100.8"); got != schema.ReportHidRecord {
+		t.Fatalf("r2's reporters: %s", got)
+	}
+	q, err = s.svc.ModerationQueue(ctx)
+	if err != nil || len(q) != 1 || len(q[0].HiddenResponses) != 2 {
+		t.Fatalf("queue: %+v %v", q, err)
+	}
+	var shared string
+	for _, rep := range q[0].HiddenResponses[0].Reporters {
+		if slices.Contains(q[0].HiddenResponses[1].Reporters, rep) {
+			shared = rep
+		}
+	}
+	ids, err := s.svc.RestoreByReporter(ctx, shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{a.ID + "/responses/" + r1.ResponseID, a.ID + "/responses/" + r2.ResponseID}
+	slices.Sort(ids)
+	slices.Sort(want)
+	if !slices.Equal(ids, want) {
+		t.Fatalf("RestoreByReporter: %v, want %v", ids, want)
+	}
+	if n := s.count(a.ID); n != 2 {
+		t.Fatalf("after RestoreByReporter: %d responses count, want 2", n)
 	}
 }

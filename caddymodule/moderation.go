@@ -18,18 +18,21 @@ import (
 
 	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/schema"
 )
 
 // The operator's moderation on Caddy's admin endpoint (the shipped Caddyfiles put it on a unix socket
 // that only the service's user and root can open):
 //
-//	GET  /directaid/moderation/queue            records with unreviewed reports, and hidden ones, with their reports
+//	GET  /directaid/moderation/queue            records with unreviewed reports, hidden ones and those with
+//	                                             responses hidden by reports, with their reports and those responses
 //	POST /directaid/moderation/hide     {"id"}  hide until reviewed
 //	POST /directaid/moderation/restore  {"id"}  back to open, phone shown again, reports reviewed
 //	POST /directaid/moderation/erase    {"id"}  remove every personal field; the record stays as a tombstone
 //	POST /directaid/moderation/status   {"id", "status"}  set any status
-//	POST /directaid/moderation/restore_reporter {"reporter"}  restore every hidden record (or phone) that
-//	                                             reporter (its hash in the queue) reported
+//	POST /directaid/moderation/restore_response {"id", "responseId"}  show again a response reports hid
+//	POST /directaid/moderation/restore_reporter {"reporter"}  restore every hidden record (or phone) and
+//	                                             response that reporter (its hash in the queue) reported
 //	GET  /directaid/moderation/audit?after=&limit=  the audit trail, oldest first
 //	POST /directaid/moderation/maintain         run the store's maintenance cycle now (erasure rewrite)
 //
@@ -39,15 +42,19 @@ const moderationPrefix = "/directaid/moderation/"
 func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "moderate",
-		Usage: "queue | hide <id> | restore <id> | restore-reporter <hash> | erase <id> | status <id> <status> | audit [--after n] [--limit n] | maintain  [--admin <address> | --config <Caddyfile>]",
+		Usage: "queue | hide <id> | restore <id> | restore-response <id> <responseId> | restore-reporter <hash> | erase <id> | status <id> <status> | audit [--after n] [--limit n] | maintain  [--admin <address> | --config <Caddyfile>]",
 		Short: "Moderates records through the running server's admin endpoint",
 		Long: `Calls the running server's admin endpoint: --admin, else the admin address of the --config file,
 else $CADDY_ADMIN, else the shipped one, ` + DefaultAdminSocket + `:
-  queue                  the records with unreviewed community reports and the hidden ones, with their reports
+  queue                  the records with unreviewed community reports, the hidden ones and those with
+                         responses hidden by reports, with their reports and those responses
   hide <id>              hides a record until it is reviewed
   restore <id>           shows it again (status open, phone shown), marking its reports reviewed
-  restore-reporter <hash>  restores every hidden record, or hidden phone, that one reporter reported (the
-                         reporter's hash is in the queue's reports): the way back from one address's campaign
+  restore-response <id> <responseId>
+                         shows again a «yo puedo ayudar» that reports hid (the queue lists them under
+                         their record), marking its reports reviewed
+  restore-reporter <hash>  restores every hidden record, hidden phone and hidden response that one reporter
+                         reported (its hash is in the queue): the way back from one address's campaign
   erase <id>             removes its contact name, phone and exact place for good; the record stays as a
                          withdrawn tombstone (its bytes leave the database files at the next maintenance cycle)
   status <id> <status>   sets any status (open, resolved, withdrawn, expired, hidden)
@@ -66,7 +73,7 @@ Every action is written to the audit trail as done by the operator. Output is JS
 
 func moderateCmd(fl caddycmd.Flags) (int, error) {
 	args := fl.Args()
-	usage := errors.New("usage: directaid moderate queue | hide <id> | restore <id> | restore-reporter <hash> | erase <id> | status <id> <status> | audit [--after n] [--limit n] | maintain")
+	usage := errors.New("usage: directaid moderate queue | hide <id> | restore <id> | restore-response <id> <responseId> | restore-reporter <hash> | erase <id> | status <id> <status> | audit [--after n] [--limit n] | maintain")
 	if len(args) == 0 {
 		return caddy.ExitCodeFailedStartup, usage
 	}
@@ -82,6 +89,9 @@ func moderateCmd(fl caddycmd.Flags) (int, error) {
 	case (verb == "hide" || verb == "restore" || verb == "erase") && len(args) == 2:
 		method, uri = http.MethodPost, moderationPrefix+verb
 		body, _ = json.Marshal(map[string]string{"id": args[1]})
+	case verb == "restore-response" && len(args) == 3:
+		method, uri = http.MethodPost, moderationPrefix+"restore_response"
+		body, _ = json.Marshal(map[string]string{"id": args[1], "responseId": args[2]})
 	case verb == "restore-reporter" && len(args) == 2:
 		method, uri = http.MethodPost, moderationPrefix+"restore_reporter"
 		body, _ = json.Marshal(map[string]string{"reporter": args[1]})
@@ -163,6 +173,16 @@ func moderationHandler(w http.ResponseWriter, r *http.Request) error {
 			action = backend.ActionSetStatus
 		}
 		out, err = svc.Moderate(ctx, store.NormalizeID(in.ID), action, in.Status)
+	case backend.ActionRestoreResponse:
+		if r.Method != http.MethodPost {
+			return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: errors.New("use POST")}
+		}
+		var in struct{ ID, ResponseID string }
+		if err := json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&in); err != nil || in.ID == "" || in.ResponseID == "" {
+			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: errors.New(`body: {"id": "…", "responseId": "…"} (from the queue's hiddenResponses)`)}
+		}
+		err = svc.RestoreResponse(ctx, in.ID, in.ResponseID)
+		out = map[string]string{"restored": in.ID + schema.ResponsesSuffix + "/" + strings.ToLower(in.ResponseID)}
 	case "restore_reporter":
 		if r.Method != http.MethodPost {
 			return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: errors.New("use POST")}

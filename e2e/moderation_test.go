@@ -216,3 +216,66 @@ func TestReportsRateLimited(t *testing.T) {
 		t.Fatalf("another reporter: %d", resp.StatusCode)
 	}
 }
+
+// A response that three reporters hid is in the operator's queue under its record, and `directaid moderate
+// restore-response` shows it again: it counts again in the record's detail.
+func TestModeratorRestoresAResponse(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{})
+	_, a := publish(t, s, validRequest())
+	id := a["id"].(string)
+	resp, raw := s.Do("POST", "/api/public/v1/help/"+id+"/responses", []byte(`{"message":"Tengo insulina refrigerada"}`), "Content-Type", "application/json")
+	var r map[string]any
+	if err := json.Unmarshal(raw, &r); err != nil || resp.StatusCode != 201 || r["counted"] != true {
+		t.Fatalf("respond: %d %s", resp.StatusCode, raw)
+	}
+	rid := r["responseId"].(string)
+	responses := func() float64 {
+		t.Helper()
+		_, body := detailStatus(t, s, id)
+		n, _ := body["responses"].(float64)
+		return n
+	}
+	for _, ip := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"} {
+		req := s.NewRequest("POST", "/api/public/v1/help/"+id+"/responses/"+rid+"/reports", mustJSON(t, map[string]any{"reason": "fraud"}),
+			"Content-Type", "application/json")
+		resp, err := fromAddr(ip).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 202 {
+			t.Fatalf("report from %s: %d", ip, resp.StatusCode)
+		}
+	}
+	if n := responses(); n != 0 {
+		t.Fatalf("three reporters did not hide the response: %v", n)
+	}
+	var q []struct {
+		Record          struct{ ID string }
+		HiddenResponses []struct {
+			ID, Message string
+			Reporters   []string
+		}
+	}
+	if err := json.Unmarshal([]byte(moderate(t, s, "queue")), &q); err != nil {
+		t.Fatal(err)
+	}
+	if len(q) != 1 || q[0].Record.ID != id || len(q[0].HiddenResponses) != 1 || q[0].HiddenResponses[0].ID != rid ||
+		q[0].HiddenResponses[0].Message != "Tengo insulina refrigerada" || len(q[0].HiddenResponses[0].Reporters) != 3 {
+		t.Fatalf("queue: %+v", q)
+	}
+	if out := moderate(t, s, "restore-response", id, rid); !strings.Contains(out, rid) {
+		t.Fatalf("restore-response: %s", out)
+	}
+	if n := responses(); n != 1 {
+		t.Fatalf("after restore-response the response counts %v times, want 1", n)
+	}
+	var trail []map[string]any
+	if err := json.Unmarshal([]byte(moderate(t, s, "audit")), &trail); err != nil {
+		t.Fatal(err)
+	}
+	if e := trail[len(trail)-1]; e["action"] != "restore_response" || e["recordId"] != id || e["actor"] != "operator" {
+		t.Fatalf("the audit trail's last entry: %v", e)
+	}
+}

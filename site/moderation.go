@@ -31,6 +31,7 @@ const (
 	modErase           = "erase"
 	modSetStatus       = "set_status"
 	modRestoreReporter = "restore_reporter"
+	modRestoreResponse = "restore_response"
 )
 
 // Moderation is what /moderacion needs of the service. Nil disables the page (404).
@@ -42,8 +43,12 @@ type Moderation struct {
 	// Act applies action (hide, restore, erase, set_status with status) to record id on behalf of the
 	// moderator that ctx carries; ErrNotFound when there is no such record.
 	Act func(ctx context.Context, id, action, status string) error
-	// RestoreReporter restores everything that one reporter (its hash) had hidden; it returns how many records.
-	RestoreReporter func(ctx context.Context, reporter string) (int, error)
+	// RestoreReporter restores everything that one reporter (its hash) had hidden; it returns how many
+	// records and how many responses.
+	RestoreReporter func(ctx context.Context, reporter string) (records, responses int, err error)
+	// RestoreResponse shows again response rid of record id, which reports hid; ErrNotFound when there is
+	// no such hidden response.
+	RestoreResponse func(ctx context.Context, id, rid string) error
 	// Key is a server secret: the forms' tokens are a MAC of the moderator's name and the hour under it.
 	Key func(ctx context.Context) ([]byte, error)
 }
@@ -55,6 +60,15 @@ type ModerationItem struct {
 	ContactHidden                                       bool
 	CreatedAt                                           time.Time
 	Reports                                             []ModerationReport
+	HiddenResponses                                     []ModerationResponse
+}
+
+// ModerationResponse is a response («yo puedo ayudar») that reports hid, with what its responder wrote and
+// the hashes of its reporters.
+type ModerationResponse struct {
+	ID, Message, ContactName, Phone string
+	CreatedAt                       time.Time
+	Reporters                       []string
 }
 
 // ModerationReport is a community report of a record; Reporter is the keyed hash that tells reporters apart.
@@ -79,6 +93,12 @@ type modItem struct {
 	Statuses                                                                     []modOption
 	Reports                                                                      []modReport
 	Pending                                                                      int // unreviewed reports
+	Responses                                                                    []modResponse
+}
+
+type modResponse struct {
+	ID, Message, ContactName, Phone, Created string
+	Reporters                                []string // shortened hashes
 }
 
 type modOption struct {
@@ -200,12 +220,18 @@ func (h *handler) moderate(w http.ResponseWriter, r *http.Request, v *view, m *M
 		}
 		err = m.Act(r.Context(), id, action, st)
 		back.Set("estado", st)
+	case modRestoreResponse:
+		rid := strings.ToLower(strings.TrimSpace(f.Get("response")))
+		if err = m.RestoreResponse(r.Context(), id, rid); err == nil {
+			back.Set("respuesta", rid)
+		}
 	case modRestoreReporter:
 		rep := f.Get("reporter")
-		var n int
-		if n, err = m.RestoreReporter(r.Context(), rep); err == nil || errors.Is(err, ErrNotFound) {
+		var n, nr int
+		if n, nr, err = m.RestoreReporter(r.Context(), rep); err == nil || errors.Is(err, ErrNotFound) {
 			err = nil
 			back.Set("n", strconv.Itoa(n))
+			back.Set("nr", strconv.Itoa(nr))
 			back.Set("reporte", shortHash(rep))
 		}
 	default:
@@ -215,7 +241,9 @@ func (h *handler) moderate(w http.ResponseWriter, r *http.Request, v *view, m *M
 	if id != "" {
 		back.Set("id", id)
 	}
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, ErrNotFound) && action == modRestoreResponse {
+		back = url.Values{"error": {"sin_respuesta"}, "id": {id}}
+	} else if errors.Is(err, ErrNotFound) {
 		back = url.Values{"error": {"no_existe"}, "id": {id}}
 	} else if err != nil {
 		h.serverError(w, r, err)
@@ -231,8 +259,11 @@ func modMessage(q url.Values) (done, fail string) {
 	if !validModID(id) {
 		id = ""
 	}
-	if q.Get("error") == "no_existe" {
+	switch q.Get("error") {
+	case "no_existe":
 		return "", "No existe la publicación " + id + ": no se cambió nada."
+	case "sin_respuesta":
+		return "", "Esa respuesta de la publicación " + id + " ya no está oculta (o no existe): no se cambió nada."
 	}
 	switch q.Get("hecho") {
 	case modHide:
@@ -245,19 +276,32 @@ func modMessage(q url.Values) (done, fail string) {
 		if l, ok := enumLabels[q.Get("estado")]; ok && slices.Contains(schema.Statuses, q.Get("estado")) {
 			return "Listo: la publicación " + id + " quedó en estado «" + l + "».", ""
 		}
+	case modRestoreResponse:
+		if rid := q.Get("respuesta"); validModID(rid) {
+			return "Listo: la respuesta " + rid + " de la publicación " + id + " se muestra de nuevo a quien publicó; sus reportes quedaron revisados.", ""
+		}
 	case modRestoreReporter:
 		n, _ := strconv.Atoi(q.Get("n"))
+		nr, _ := strconv.Atoi(q.Get("nr"))
 		rep := q.Get("reporte")
 		if len(rep) > 8 {
 			rep = rep[:8]
 		}
-		switch n {
-		case 0:
+		if n <= 0 && nr <= 0 {
 			return "No había nada oculto por los reportes de " + rep + ": no se cambió nada.", ""
-		case 1:
-			return "Listo: se restauró 1 publicación que habían ocultado los reportes de " + rep + ".", ""
 		}
-		return "Listo: se restauraron " + strconv.Itoa(n) + " publicaciones que habían ocultado los reportes de " + rep + ".", ""
+		var what []string
+		if n > 0 {
+			what = append(what, countWords(n, "publicación", "publicaciones"))
+		}
+		if nr > 0 {
+			what = append(what, countWords(nr, "respuesta", "respuestas"))
+		}
+		verb := "se restauraron "
+		if n+nr == 1 {
+			verb = "se restauró "
+		}
+		return "Listo: " + verb + strings.Join(what, " y ") + " que habían ocultado los reportes de " + rep + ".", ""
 	}
 	return "", ""
 }
@@ -292,6 +336,20 @@ func (mv *moderationView) fill(items []ModerationItem, confirm string) {
 					g.Pending++
 				}
 			}
+		}
+		for _, hr := range it.HiddenResponses {
+			mr := modResponse{ID: hr.ID, Message: hr.Message, ContactName: hr.ContactName, Phone: hr.Phone, Created: shortTime(hr.CreatedAt)}
+			for _, rep := range hr.Reporters {
+				mr.Reporters = append(mr.Reporters, shortHash(rep))
+				g := byReporter[rep]
+				if g == nil {
+					g = &modReporter{Hash: rep, Short: shortHash(rep)}
+					byReporter[rep] = g
+				}
+				g.Reports++
+				g.Pending++
+			}
+			mi.Responses = append(mi.Responses, mr)
 		}
 		mv.Items = append(mv.Items, mi)
 	}
@@ -330,4 +388,12 @@ func checkModToken(key []byte, who string, now time.Time, token string) bool {
 		}
 	}
 	return ok
+}
+
+// countWords is n with the noun that agrees with it: «1 publicación», «2 publicaciones».
+func countWords(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

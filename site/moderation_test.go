@@ -20,6 +20,7 @@ type fakeModeration struct {
 const (
 	hashA = "aaaaaaaa11112222333344445555666"
 	hashB = "bbbbbbbb99990000111122223333444"
+	hashC = "cccccccc99990000111122223333444"
 )
 
 func (f *fakeModeration) options() *Moderation {
@@ -34,6 +35,9 @@ func (f *fakeModeration) options() *Moderation {
 						{Reason: "fraud", Reporter: hashB, At: at}}},
 				{ID: "01k2x3y4z5a6b7c9", Type: "offer", EmergencySlug: "eje-cafetero", Status: "open", Title: "Transporte", ContactHidden: true,
 					CreatedAt: at, Reports: []ModerationReport{{Reason: "not_my_number", Reporter: hashA, At: at}}},
+				{ID: "01k2x3y4z5a6b7ca", Type: "request", EmergencySlug: "eje-cafetero", Status: "open", Title: "Insulina", CreatedAt: at,
+					HiddenResponses: []ModerationResponse{{ID: "3f9a1c0b7d2e4a61", Message: "Tengo insulina, la llevo hoy", ContactName: "Luis",
+						Phone: "+573105550101", CreatedAt: at, Reporters: []string{hashA, hashB, hashC}}}},
 			}, nil
 		},
 		Act: func(_ context.Context, id, action, status string) error {
@@ -43,9 +47,16 @@ func (f *fakeModeration) options() *Moderation {
 			f.acts = append(f.acts, action+" "+id+" "+status)
 			return nil
 		},
-		RestoreReporter: func(_ context.Context, reporter string) (int, error) {
+		RestoreReporter: func(_ context.Context, reporter string) (int, int, error) {
 			f.acts = append(f.acts, "restore_reporter "+reporter)
-			return 2, nil
+			return 2, 1, nil
+		},
+		RestoreResponse: func(_ context.Context, id, rid string) error {
+			if rid != "3f9a1c0b7d2e4a61" {
+				return ErrNotFound
+			}
+			f.acts = append(f.acts, "restore_response "+id+" "+rid)
+			return nil
 		},
 		Key: func(context.Context) ([]byte, error) { return []byte("test key"), nil },
 	}
@@ -91,15 +102,23 @@ func TestModerationPage(t *testing.T) {
 	doc := sitetest.ParseHTML(t, body)
 	sitetest.CheckStructure(t, "/moderacion", doc)
 	text := strings.Join(strings.Fields(sitetest.VisibleText(doc)), " ")
-	for _, want := range []string{"Usuario de moderación: ana", "Publicaciones por revisar (2)", "Agua para 5 personas", "Oculta mientras se revisa",
+	for _, want := range []string{"Usuario de moderación: ana", "Publicaciones por revisar (3)", "Agua para 5 personas", "Oculta mientras se revisa",
 		"teléfono oculto", "+573001234567", "Es publicidad", "Parece un engaño", "Es mi número y no di permiso", "«repetido <b>x</b>»",
-		"12 de agosto, 10:04", "aaaaaaaa : 2 reportes", "bbbbbbbb : 1 reporte"} {
+		"12 de agosto, 10:04", "aaaaaaaa : 3 reportes", "bbbbbbbb : 2 reportes", "cccccccc : 1 reporte",
+		"Respuestas ocultas por reportes: 1", "«Tengo insulina, la llevo hoy»", "Luis · +573105550101 · la reportaron: aaaaaaaa , bbbbbbbb , cccccccc"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("page lacks %q:\n%s", want, text)
 		}
 	}
-	if n := strings.Count(string(body), ">Restaurar todo lo que ocultó</button>"); n != 2 {
-		t.Errorf("%d «Restaurar todo lo que ocultó» buttons, want 2", n)
+	if n := strings.Count(string(body), ">Restaurar todo lo que ocultó</button>"); n != 3 {
+		t.Errorf("%d «Restaurar todo lo que ocultó» buttons, want 3", n)
+	}
+	if n := strings.Count(string(body), ">Mostrar de nuevo</button>"); n != 1 {
+		t.Errorf("%d «Mostrar de nuevo» buttons, want 1", n)
+	}
+	// A record in the queue for its hidden response alone does not claim the team hid it.
+	if n := strings.Count(text, "Sin reportes: la ocultó el equipo."); n != 0 {
+		t.Errorf("«Sin reportes: la ocultó el equipo.» %d times", n)
 	}
 	if strings.Contains(text, hashA) {
 		t.Error("the page shows a reporter's whole hash")
@@ -139,7 +158,11 @@ func TestModerationActions(t *testing.T) {
 		{url.Values{"action": {"set_status"}, "id": {id}, "status": {"resolved"}}, "/moderacion?estado=resolved&hecho=set_status&id=" + id, "quedó en estado «Resuelta»"},
 		{url.Values{"action": {"erase"}, "id": {id}}, "/moderacion?borrar=" + id + "#confirmar", "¿Borrar los datos personales?"},
 		{url.Values{"action": {"erase"}, "id": {id}, "confirmar": {"si"}}, "/moderacion?hecho=erase&id=" + id, "se borraron los datos personales"},
-		{url.Values{"action": {"restore_reporter"}, "reporter": {hashA}}, "/moderacion?hecho=restore_reporter&n=2&reporte=aaaaaaaa", "se restauraron 2 publicaciones"},
+		{url.Values{"action": {"restore_reporter"}, "reporter": {hashA}}, "/moderacion?hecho=restore_reporter&n=2&nr=1&reporte=aaaaaaaa", "se restauraron 2 publicaciones y 1 respuesta"},
+		{url.Values{"action": {"restore_response"}, "id": {"01k2x3y4z5a6b7ca"}, "response": {"3F9A1C0B7D2E4A61"}}, "/moderacion?hecho=restore_response&id=01k2x3y4z5a6b7ca&respuesta=3f9a1c0b7d2e4a61",
+			"la respuesta 3f9a1c0b7d2e4a61 de la publicación 01k2x3y4z5a6b7ca se muestra de nuevo"},
+		{url.Values{"action": {"restore_response"}, "id": {"01k2x3y4z5a6b7ca"}, "response": {"0000000000000000"}}, "/moderacion?error=sin_respuesta&id=01k2x3y4z5a6b7ca",
+			"ya no está oculta"},
 		{url.Values{"action": {"hide"}, "id": {"0000000000000000"}}, "/moderacion?error=no_existe&id=0000000000000000", "No existe la publicación"},
 	} {
 		resp, body := modPost(t, c, tc.vals, "Sec-Fetch-Site: same-origin", "Origin: "+testBase)
@@ -152,7 +175,8 @@ func TestModerationActions(t *testing.T) {
 			t.Errorf("%v: page after the redirect (%d) lacks %q", tc.vals, resp.StatusCode, tc.message)
 		}
 	}
-	want := []string{"hide " + id + " ", "restore " + id + " ", "set_status " + id + " resolved", "erase " + id + " ", "restore_reporter " + hashA}
+	want := []string{"hide " + id + " ", "restore " + id + " ", "set_status " + id + " resolved", "erase " + id + " ", "restore_reporter " + hashA,
+		"restore_response 01k2x3y4z5a6b7ca 3f9a1c0b7d2e4a61"}
 	if strings.Join(f.acts, "|") != strings.Join(want, "|") {
 		t.Errorf("actions applied:\n%q\nwant\n%q", f.acts, want)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/schema"
 )
 
 var _ store.Responses = (*Store)(nil)
@@ -77,17 +78,24 @@ func (s *Store) UpdateResponse(_ context.Context, recordID, id string, fn func(*
 	return out, err
 }
 
-func responsesTxn(txn *badger.Txn, recordID string) ([]*store.Response, error) {
-	p := responsesPrefix(recordID)
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: p, PrefetchValues: true})
+// eachResponse calls fn with every response under prefix, in key order.
+func eachResponse(txn *badger.Txn, prefix []byte, fn func(*store.Response)) error {
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true})
 	defer it.Close()
-	var out []*store.Response
 	for it.Rewind(); it.Valid(); it.Next() {
 		r := new(store.Response)
 		if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, r) }); err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, r)
+		fn(r)
+	}
+	return nil
+}
+
+func responsesTxn(txn *badger.Txn, recordID string) ([]*store.Response, error) {
+	var out []*store.Response
+	if err := eachResponse(txn, responsesPrefix(recordID), func(r *store.Response) { out = append(out, r) }); err != nil {
+		return nil, err
 	}
 	slices.SortStableFunc(out, func(a, b *store.Response) int {
 		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
@@ -147,4 +155,18 @@ func (s *Store) DeleteResponses(_ context.Context, recordID string) error {
 		s.noteErasure()
 	}
 	return err
+}
+
+// HiddenResponses implements store.Responses: the responses' range read whole, in key order (record id,
+// then response id). Hidden responses are few, and only an operator's queue reads them.
+func (s *Store) HiddenResponses(context.Context) ([]*store.Response, error) {
+	var out []*store.Response
+	err := s.view(func(txn *badger.Txn) error {
+		return eachResponse(txn, prefixResponse, func(r *store.Response) {
+			if r.Status == schema.ResponseHidden {
+				out = append(out, r)
+			}
+		})
+	})
+	return out, err
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -172,6 +173,10 @@ func siteModeration(s *backend.Service) *site.Moderation {
 				for _, rp := range it.Reports {
 					mi.Reports = append(mi.Reports, site.ModerationReport{Reason: rp.Reason, Note: rp.Note, Reporter: rp.Reporter, At: rp.At, Reviewed: rp.Reviewed})
 				}
+				for _, hr := range it.HiddenResponses {
+					mi.HiddenResponses = append(mi.HiddenResponses, site.ModerationResponse{ID: hr.ID, Message: hr.Message, ContactName: hr.ContactName,
+						Phone: cmp.Or(hr.ContactE164, hr.ContactWhatsapp), CreatedAt: hr.CreatedAt, Reporters: hr.Reporters})
+				}
 				items = append(items, mi)
 			}
 			return items, nil
@@ -184,9 +189,22 @@ func siteModeration(s *backend.Service) *site.Moderation {
 			_, err := s.Moderate(ctx, id, action, status)
 			return notFound(err)
 		},
-		RestoreReporter: func(ctx context.Context, reporter string) (int, error) {
+		RestoreReporter: func(ctx context.Context, reporter string) (records, responses int, err error) {
 			ids, err := s.RestoreByReporter(ctx, reporter)
-			return len(ids), notFound(err)
+			for _, id := range ids {
+				if strings.Contains(id, schema.ResponsesSuffix+"/") {
+					responses++
+				} else {
+					records++
+				}
+			}
+			return records, responses, notFound(err)
+		},
+		RestoreResponse: func(ctx context.Context, id, rid string) error {
+			if !store.ValidID(store.NormalizeID(id)) || !backend.ValidResponseID(strings.ToLower(rid)) {
+				return site.ErrNotFound
+			}
+			return notFound(s.RestoreResponse(ctx, id, rid))
 		},
 		Key: func(ctx context.Context) ([]byte, error) {
 			mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/schema"
 )
 
 var _ store.Responses = (*Store)(nil)
@@ -84,9 +85,14 @@ func (s *Store) UpdateResponse(ctx context.Context, recordID, id string, fn func
 
 // RecordResponses implements store.Responses.
 func (s *Store) RecordResponses(ctx context.Context, recordID string) ([]*store.Response, error) {
+	return s.queryResponses(ctx, `SELECT doc FROM directaid_responses WHERE record_id = $1 ORDER BY created_at DESC, id DESC`, recordID)
+}
+
+// queryResponses runs a query of response documents and decodes them.
+func (s *Store) queryResponses(ctx context.Context, sql string, args ...any) ([]*store.Response, error) {
 	var out []*store.Response
 	err := s.call(ctx, func(ctx context.Context) error {
-		rows, err := s.db.Pool.Query(ctx, `SELECT doc FROM directaid_responses WHERE record_id = $1 ORDER BY created_at DESC, id DESC`, recordID)
+		rows, err := s.db.Pool.Query(ctx, sql, args...)
 		if err != nil {
 			return err
 		}
@@ -120,6 +126,11 @@ func (s *Store) ResponseCounts(ctx context.Context, ids []string, at time.Time) 
 		return err
 	})
 	return counts, err
+}
+
+// HiddenResponses implements store.Responses.
+func (s *Store) HiddenResponses(ctx context.Context) ([]*store.Response, error) {
+	return s.queryResponses(ctx, `SELECT doc FROM directaid_responses WHERE status = $1 ORDER BY record_id, id`, schema.ResponseHidden)
 }
 
 // DeleteResponses implements store.Responses.

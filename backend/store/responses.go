@@ -21,6 +21,9 @@ type Response struct {
 	ContactE164     string    `json:"contactE164,omitempty"`
 	// Reporters are the keyed hashes of the addresses that reported it (each once).
 	Reporters []string `json:"reporters,omitempty"`
+	// Cleared are the reporters whose reports an operator reviewed when restoring the response: their
+	// reports no longer count towards hiding it.
+	Cleared []string `json:"cleared,omitempty"`
 	// Uncounted marks a response that reaches its publisher but is left out of the public count
 	// (ResponseCounts): its responder's network had already added its share to the count.
 	Uncounted bool `json:"uncounted,omitempty"`
@@ -59,4 +62,7 @@ type Responses interface {
 	ResponseCounts(ctx context.Context, ids []string, at time.Time) (map[string]int, error)
 	// DeleteResponses removes every response of recordID from the database (the record's erasure).
 	DeleteResponses(ctx context.Context, recordID string) error
+	// HiddenResponses returns every response hidden by reports (status schema.ResponseHidden), by record id
+	// then response id: the operator's moderation queue.
+	HiddenResponses(ctx context.Context) ([]*Response, error)
 }

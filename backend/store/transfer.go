@@ -70,5 +70,5 @@ func SameResponse(a, b *Response) bool {
 	return a.RecordID == b.RecordID && a.ID == b.ID && a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt) &&
 		a.ExpiresAt.Equal(b.ExpiresAt) && a.Status == b.Status && a.Message == b.Message && a.ContactName == b.ContactName &&
 		a.ContactWhatsapp == b.ContactWhatsapp && a.ContactE164 == b.ContactE164 && slices.Equal(a.Reporters, b.Reporters) &&
-		a.Uncounted == b.Uncounted
+		slices.Equal(a.Cleared, b.Cleared) && a.Uncounted == b.Uncounted
 }

@@ -141,7 +141,7 @@ func Fill(t testing.TB, s store.Store, n int) []*store.Record {
 		t.Fatal(err)
 	}
 	if _, err := s.UpdateResponse(ctx, recs[1].ID, "resp1", func(r *store.Response) error {
-		r.Reporters = append(r.Reporters, "h9")
+		r.Reporters, r.Cleared = append(r.Reporters, "h9"), []string{"h8"} // an operator cleared h8's report
 		r.UpdatedAt = r.UpdatedAt.Add(time.Minute)
 		return nil
 	}); err != nil {

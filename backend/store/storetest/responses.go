@@ -94,6 +94,51 @@ func testResponses(t *testing.T, s store.Store) {
 	if c := counts(t0.Add(2 * time.Hour)); c[b.ID] != 1 {
 		t.Fatalf("a response uncounted by an update: %v, want 1", c)
 	}
+	// Hidden responses are listed for the operator, by record then response, with their reporters; a
+	// restored one leaves the list with its reporters cleared.
+	if hidden, err := s.HiddenResponses(ctx); err != nil || len(hidden) != 0 {
+		t.Fatalf("hidden responses of a store with none: %v %v", hidden, err)
+	}
+	for _, h := range []struct{ rec, id string }{{b.ID, "r4"}, {b.ID, "r3"}, {a.ID, "r1"}} {
+		if _, err := s.UpdateResponse(ctx, h.rec, h.id, func(r *store.Response) error {
+			r.Status, r.Reporters = "hidden", []string{"x", "y", "z"}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hidden, err := s.HiddenResponses(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, h := range hidden {
+		keys = append(keys, h.RecordID+"/"+h.ID)
+		if len(h.Reporters) != 3 || h.Message == "" {
+			t.Errorf("hidden %s/%s read back as %+v", h.RecordID, h.ID, h)
+		}
+	}
+	want := []string{b.ID + "/r3", b.ID + "/r4", a.ID + "/r1"}
+	if a.ID < b.ID {
+		want = []string{a.ID + "/r1", b.ID + "/r3", b.ID + "/r4"}
+	}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("hidden responses %v, want %v", keys, want)
+	}
+	for _, h := range []struct{ rec, id string }{{b.ID, "r4"}, {b.ID, "r3"}, {a.ID, "r1"}} {
+		if _, err := s.UpdateResponse(ctx, h.rec, h.id, func(r *store.Response) error {
+			r.Status, r.Cleared, r.Reporters = store.ResponseActive, r.Reporters, nil
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if hidden, err := s.HiddenResponses(ctx); err != nil || len(hidden) != 0 {
+		t.Fatalf("hidden responses once restored: %v %v", hidden, err)
+	}
+	if rs, err := s.RecordResponses(ctx, a.ID); err != nil || !slices.ContainsFunc(rs, func(r *store.Response) bool { return r.ID == "r1" && len(r.Cleared) == 3 }) {
+		t.Fatalf("a restored response's cleared reporters: %v %v", rs, err)
+	}
 	if _, err := s.UpdateResponse(ctx, a.ID, "nope", func(*store.Response) error { return nil }); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("update of an unknown response: %v", err)
 	}
