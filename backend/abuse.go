@@ -12,7 +12,8 @@ import (
 // reporter hides at most reporterHidesPerHour phones by itself, and each emergency is a circuit breaker —
 // once more than a small share of its phones (or records) were hidden automatically within the last hour,
 // automatic hiding pauses there and new reports wait in the moderation queue. Every report is recorded
-// either way. The windows are this node's (a restart or another node starts its own).
+// either way. The windows are this node's (a restart or another node starts its own; a reload keeps them,
+// Config.Windows).
 const (
 	// reporterHidesPerHour is how many phones one reporter (keyed hash of its address) hides by itself.
 	reporterHidesPerHour = 2
@@ -20,7 +21,7 @@ const (
 	breakerWindow = time.Hour
 )
 
-// breakerLimit is how many automatic hides of one kind an emergency of total records takes in a window
+// breakerLimit is how many automatic hides of one kind an emergency of total open records takes in a window
 // before its breaker opens: a share of its records, and at least floor.
 func breakerLimit(total, per, floor int) int { return max(floor, total/per) }
 
@@ -82,7 +83,7 @@ func recentIn(m map[string][]time.Time, k string, now time.Time, window time.Dur
 }
 
 // reserve takes what a report may hide now: phone (a phone hide by reporter in slug) and record (a record
-// hide in slug), each only when asked for and within its budget. total is the emergency's record count.
+// hide in slug), each only when asked for and within its budget. total is the emergency's open records.
 // release gives back what the report then did not hide.
 func (b *hideBudget) reserve(now time.Time, reporter, slug string, total int, phone, record bool) (gotPhone, gotRecord bool, release func(phone, record bool)) {
 	b.mu.Lock()
@@ -150,7 +151,7 @@ func (b *hideBudget) open(now time.Time, slug string, total int) (phones, record
 // emergency look attended and drop them from the attended=false lists that volunteers read. Past it a
 // response is still stored and reaches its publisher (store.Response.Uncounted): a shared address (a
 // carrier's NAT, a bot relaying many volunteers) loses a number on a page, never a connection between two
-// people. Like the breakers, the window is this node's.
+// people. Like the breakers, the window is this node's, and a reload keeps it.
 const responderCounted = 20
 
 // countBudget keeps, per network, when its counted responses were made or renewed within the window.

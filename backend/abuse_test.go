@@ -164,3 +164,41 @@ func TestRestoreByReporter(t *testing.T) {
 		}
 	}
 }
+
+// TestWithdrawnRecordsDoNotRaiseTheBreakers: the breakers' shares are of the emergency's open records.
+// Records published and withdrawn at once (which nobody sees) do not raise what reports may hide: with 20
+// open records beside 1,980 withdrawn ones, three reporters hide 3 records (the floor), not 10 (0.5% of
+// 2,000).
+func TestWithdrawnRecordsDoNotRaiseTheBreakers(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	ctx := context.Background()
+	var open []string
+	for i := range 2000 {
+		rec := storetest.Record("app", fmt.Sprintf("w-%d", i))
+		if i >= 20 {
+			rec.Status = store.StatusWithdrawn
+		}
+		stored, _, err := s.st.Create(ctx, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < 20 {
+			open = append(open, stored.ID)
+		}
+	}
+	hid := 0
+	for _, id := range open {
+		for _, addr := range []string{"198.51.100.1", "198.51.100.2", "198.51.100.3"} {
+			res, err := s.svc.Report(ctx, id, &schema.ReportInput{Reason: "spam"}, addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Outcome == schema.ReportHidRecord {
+				hid++
+			}
+		}
+	}
+	if hid != 3 {
+		t.Fatalf("three reporters hid %d of 20 open records beside 1,980 withdrawn ones: want 3", hid)
+	}
+}

@@ -259,19 +259,18 @@ func reportedBefore(ctx context.Context, m store.Moderation, id, reporter string
 	return slices.ContainsFunc(reps, func(r store.Report) bool { return r.Reporter == reporter && r.Reviewed }), nil
 }
 
-// emergencyRecords is how many records emergency slug holds, of every status.
+// emergencyRecords is how many open records emergency slug holds: what the breakers' shares are of. Only
+// open ones, so that records published and then withdrawn (or resolved), which nobody sees, cannot raise
+// what reports may hide.
 func (s *Service) emergencyRecords(ctx context.Context, slug string) (int, error) {
 	aggs, err := s.store.Aggregates(ctx, []string{slug})
 	if err != nil {
 		return 0, err
 	}
-	total := 0
 	if a := aggs[slug]; a != nil {
-		for _, n := range a.Statuses {
-			total += n
-		}
+		return a.Statuses[store.StatusOpen], nil
 	}
-	return total, nil
+	return 0, nil
 }
 
 // QueueItem is a record of the moderation queue with its reports (the operator sees the phone: it is

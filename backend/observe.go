@@ -252,7 +252,6 @@ func (s *Service) EmergencyFigures(ctx context.Context) ([]EmergencyFigures, err
 	out := make([]EmergencyFigures, 0, len(slugs))
 	for _, slug := range slugs {
 		f := EmergencyFigures{Emergency: slug, Open: map[string]int{schema.TypeRequest: 0, schema.TypeOffer: 0}, Statuses: map[string]int{}}
-		total := 0
 		for _, st := range store.Statuses {
 			f.Statuses[st] = 0
 		}
@@ -262,10 +261,10 @@ func (s *Service) EmergencyFigures(ctx context.Context) ([]EmergencyFigures, err
 			}
 			for st, n := range a.Statuses {
 				f.Statuses[st] += n
-				total += n
 			}
 		}
-		f.PhonesPaused, f.RecordsPaused = s.hides.open(now, slug, total)
+		// The breakers' shares are of the open records (emergencyRecords).
+		f.PhonesPaused, f.RecordsPaused = s.hides.open(now, slug, f.Statuses[store.StatusOpen])
 		out = append(out, f)
 	}
 	return out, nil

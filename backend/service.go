@@ -63,6 +63,21 @@ type Config struct {
 	// Responded, if set, is told of each new response once it is stored, before the answer (the webhooks'
 	// response events).
 	Responded func(ctx context.Context, recordID, responseID string)
+	// Windows are the abuse bounds' windows (what reports hid, what responses added to the counts within
+	// the hour or the 48 hours): the host keeps one per database and gives it to every Service it builds
+	// over that database, so that a reload resets none of them. Nil: the Service makes its own.
+	Windows *AbuseWindows
+}
+
+// AbuseWindows hold what the abuse bounds (abuse.go) counted within their windows, in memory.
+type AbuseWindows struct {
+	hides   *hideBudget
+	counted *countBudget
+}
+
+// NewAbuseWindows returns empty windows.
+func NewAbuseWindows() *AbuseWindows {
+	return &AbuseWindows{hides: newHideBudget(), counted: newCountBudget()}
 }
 
 // Service publishes records: validation, emergency selection, idempotency.
@@ -73,9 +88,9 @@ type Service struct {
 	now    func() time.Time
 	// ids makes a new record's id (store.NewIDNear; tests force collisions with another).
 	ids store.IDSource
-	// hides bounds what community reports hide by themselves (abuse.go); shared by copies of the Service.
-	hides *hideBudget
-	// counted bounds what one network's responses add to the public counts (abuse.go); shared likewise.
+	// hides bounds what community reports hide by themselves, counted what one network's responses add to
+	// the public counts (abuse.go): cfg.Windows', shared by copies of the Service and across reloads.
+	hides   *hideBudget
 	counted *countBudget
 	// secrets caches the store's secrets (manage.go); a pointer, so that Service stays copyable.
 	secrets *secrets
@@ -85,7 +100,11 @@ type Service struct {
 
 // NewService returns a service over store with cfg.
 func NewService(st store.Store, cfg Config) *Service {
-	s := &Service{store: st, cfg: cfg, now: time.Now, ids: store.NewIDNear, hides: newHideBudget(), counted: newCountBudget(), secrets: &secrets{}}
+	w := cfg.Windows
+	if w == nil {
+		w = NewAbuseWindows()
+	}
+	s := &Service{store: st, cfg: cfg, now: time.Now, ids: store.NewIDNear, hides: w.hides, counted: w.counted, secrets: &secrets{}}
 	s.feed = newFeedHub(s)
 	for _, e := range cfg.Emergencies {
 		if !e.Inactive {

@@ -38,7 +38,12 @@ func init() {
 // old one still holds Badger's directory lock, so both must use the same handle.
 var stores = caddy.NewUsagePool()
 
-type storeHandle struct{ store.Store }
+// storeHandle is a database shared by the configs that name it, with the abuse bounds' windows over it,
+// which a reload therefore keeps.
+type storeHandle struct {
+	store.Store
+	windows *backend.AbuseWindows
+}
 
 func (s storeHandle) Destruct() error { return s.Close() }
 
@@ -78,7 +83,8 @@ type App struct {
 	openOnce sync.Once
 	openErr  error
 	store    store.Store
-	backup   store.Backupper // nil when the store cannot back itself up
+	windows  *backend.AbuseWindows // the abuse bounds' windows over store, kept across reloads
+	backup   store.Backupper       // nil when the store cannot back itself up
 	svc      *backend.Service
 	handler  atomic.Pointer[httpapi.Handler]
 	current  atomic.Pointer[backend.Service] // svc, for the metrics scraped concurrently
@@ -265,12 +271,12 @@ func (a *App) doOpen() error {
 		if err != nil {
 			return nil, err
 		}
-		return storeHandle{s}, nil
+		return storeHandle{s, backend.NewAbuseWindows()}, nil
 	})
 	if err != nil {
 		return err
 	}
-	a.store = val.(storeHandle).Store
+	a.store, a.windows = val.(storeHandle).Store, val.(storeHandle).windows
 	// Optional: a database server is backed up with its own tools (store.Backupper).
 	a.backup, _ = a.store.(store.Backupper)
 	a.disk.Store(diskUser{a.store})
@@ -313,7 +319,7 @@ func (a *App) build(limits backend.Config) error {
 	}
 	limits.HideAfterReports, limits.OperatorContact = a.HideAfterReports, a.OperatorContact
 	limits.FeedStreams, limits.FeedStreamsPerClient = a.Feed.Streams, a.Feed.StreamsPerClient
-	limits.Responded = a.responded
+	limits.Responded, limits.Windows = a.responded, a.windows
 	a.svc = backend.NewService(a.store, limits)
 	a.current.Store(a.svc)
 	o := httpapi.Options{MCP: mcpserver.New(a.svc)}

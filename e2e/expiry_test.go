@@ -40,16 +40,7 @@ func TestExpiryTTLChangedByReload(t *testing.T) {
 		t.Errorf("offer with the default offer_ttl: lives %v, want 30 days", d)
 	}
 
-	cf, err := readFile(s.CaddyfilePath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	const at = "occurred 2026-08-11\n"
-	if !strings.Contains(cf, at) {
-		t.Fatalf("the test Caddyfile changed: no %q in\n%s", at, cf)
-	}
-	s.WriteCaddyfile(strings.Replace(cf, at, at+"\t\t\trequest_ttl 2d\n\t\t\toffer_ttl 36h\n", 1))
-	s.Reload()
+	reloadWith(t, s, "request_ttl 2d", "offer_ttl 36h")
 
 	_, b := publish(t, s, validRequest())
 	_, offer2 := publish(t, s, validOffer())
@@ -78,4 +69,23 @@ func TestExpiryTTLChangedByReload(t *testing.T) {
 	if d := lifetime(t, r, "updatedAt"); d < 48*time.Hour-time.Second || d > 48*time.Hour {
 		t.Errorf("renewed after the reload: lives %v from its update, want 48h", d)
 	}
+}
+
+// reloadWith adds lines to the first emergency of the server's Caddyfile and reloads it.
+func reloadWith(t *testing.T, s *testserver.Server, lines ...string) {
+	t.Helper()
+	cf, err := readFile(s.CaddyfilePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const at = "occurred 2026-08-11\n"
+	if !strings.Contains(cf, at) {
+		t.Fatalf("the test Caddyfile changed: no %q in\n%s", at, cf)
+	}
+	add := ""
+	for _, l := range lines {
+		add += "\t\t\t" + l + "\n"
+	}
+	s.WriteCaddyfile(strings.Replace(cf, at, at+add, 1))
+	s.Reload()
 }

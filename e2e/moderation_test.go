@@ -279,3 +279,26 @@ func TestModeratorRestoresAResponse(t *testing.T) {
 		t.Fatalf("the audit trail's last entry: %v", e)
 	}
 }
+
+// A reload keeps what the abuse bounds counted: a reporter that hid its two phones of the hour hides no
+// third after `directaid reload` with a changed Caddyfile, where a fresh Service would have let it.
+func TestReloadKeepsTheAbuseWindows(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{})
+	var ids []string
+	for i := range 3 {
+		req := validRequest()
+		req["externalId"] = fmt.Sprintf("reload-window-%d", i)
+		_, rec := publish(t, s, req)
+		ids = append(ids, rec["id"].(string))
+	}
+	for _, id := range ids[:2] {
+		if _, res := report(t, s, "127.0.0.9", id, map[string]any{"reason": "not_my_number"}); res["outcome"] != "hid_phone" {
+			t.Fatalf("report of %s: %v", id, res)
+		}
+	}
+	reloadWith(t, s, "request_ttl 20d")
+	if _, res := report(t, s, "127.0.0.9", ids[2], map[string]any{"reason": "not_my_number"}); res["outcome"] != "queued" {
+		t.Fatalf("a third phone by the same reporter after the reload: %v, want queued", res)
+	}
+}
