@@ -98,7 +98,7 @@ var Zones = []Zone{
 	{
 		Name: ZoneManage, Events: 30, Window: time.Minute, MCP: MCPManage,
 		Match: []ZoneMatch{{Methods: []string{http.MethodPost}, Paths: []string{schema.HelpPath + "/*" + schema.ActionsSuffix, schema.ManagePath,
-			schema.HelpPath + "/*" + schema.ResponsesSuffix + "/*" + schema.ActionsSuffix}}},
+			schema.HelpPath + "/*" + schema.ResponsesSuffix + "/*" + schema.ActionsSuffix, schema.ResponseFormPath}}},
 		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.ManageRateLimit },
 		Scope:     "acciones con el código para gestionar (POST " + schema.HelpPath + "/{id}" + schema.ActionsSuffix + " y el formulario " + schema.ManagePath + ") por dirección IP",
 		Refusal:   "Límite temporal de acciones sobre publicaciones alcanzado: espere los segundos que indica Retry-After y reintente (repetir una acción no la aplica dos veces).",
@@ -109,10 +109,11 @@ var Zones = []Zone{
 	},
 	{
 		Name: ZoneRespond, Events: 20, Window: time.Minute, MCP: MCPRespond,
-		Match:     []ZoneMatch{{Methods: []string{http.MethodPost}, Paths: []string{schema.HelpPath + "/*" + schema.ResponsesSuffix}}},
+		Match:     []ZoneMatch{{Methods: []string{http.MethodPost}, Paths: []string{schema.HelpPath + "/*" + schema.ResponsesSuffix, schema.RespondFormPath}}},
 		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.RespondRateLimit },
-		Scope:     "respuestas «yo puedo ayudar» (POST " + schema.HelpPath + "/{id}" + schema.ResponsesSuffix + " y la herramienta MCP " + schema.ToolRespond + ") por dirección IP",
-		Refusal:   "Límite temporal de respuestas alcanzado: espere los segundos que indica Retry-After y reintente.",
+		Scope: "respuestas «yo puedo ayudar» (POST " + schema.HelpPath + "/{id}" + schema.ResponsesSuffix + ", el formulario " + schema.RespondFormPath +
+			" y la herramienta MCP " + schema.ToolRespond + ") por dirección IP",
+		Refusal: "Límite temporal de respuestas alcanzado: espere los segundos que indica Retry-After y reintente.",
 		Page: LimitPage{
 			Explain: "Este sitio limita cuántas respuestas «yo puedo ayudar» se pueden enviar por minuto desde una misma red, para que nadie pueda llenar de mensajes a quien pidió ayuda. Su respuesta no se envió.",
 			Advice:  "Espere {espera} y vuelva a enviarla desde la página de la publicación.",

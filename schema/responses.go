@@ -222,6 +222,14 @@ func responsesPathItems() map[string]any {
 	}
 }
 
+// RespondFormPath is where the site's «Yo puedo ayudar» form of the record pages posts (the respond
+// zone's), and ResponseFormPath where its confirmation's buttons renew or withdraw the response (the
+// manage zone's).
+const (
+	RespondFormPath  = "/responder"
+	ResponseFormPath = "/mi-respuesta"
+)
+
 var exampleResponseID = "3f9a1c0b7d2e4a61"
 
 // addResponsesExamples adds the responses' operations' examples to ex (they name no emergency).

@@ -31,18 +31,8 @@ var labels = map[string]string{
 	"type": "Tipo", "q": "Texto", "radiusKm": "Radio en kilómetros", "municipio": "Municipio",
 }
 
-// enumLabels name the schema's enumeration values for people.
-var enumLabels = map[string]string{
-	"alimentos": "Alimentos", "salud": "Salud", "refugio": "Refugio", "transporte": "Transporte",
-	"acopio": "Acopio", "rescate": "Rescate", "otro": "Otro",
-	"urgent": "Urgente", "needed": "Necesaria", "stable": "Estable",
-	"full": "Lleno", "needs_volunteers": "Necesita voluntarios", "needs_resources": "Necesita recursos",
-	"gps": "GPS del teléfono", "exact": "Punto exacto",
-	"request": "Solicitud", "offer": "Ofrecimiento",
-	// A record's status (the record page says «Estado de la publicación»).
-	schema.StatusOpen: "Vigente", schema.StatusResolved: "Resuelta", schema.StatusWithdrawn: "Retirada", schema.StatusExpired: "Vencida",
-	schema.StatusHidden: "Oculta mientras se revisa",
-}
+// enumLabels name the schema's enumeration values for people (schema.EnumLabels).
+var enumLabels = schema.EnumLabels
 
 // formHints replace the schema's description where it speaks to apps (the coordinates name placeCode,
 // which the form's picker stands for).
@@ -534,9 +524,4 @@ func (fv *formView) apply(status int, resp []byte) int {
 }
 
 // EnumLabel names an enumeration value of the schema for people (the value itself when it has no label).
-func EnumLabel(v string) string {
-	if l, ok := enumLabels[v]; ok {
-		return l
-	}
-	return v
-}
+func EnumLabel(v string) string { return schema.EnumLabel(v) }

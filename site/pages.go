@@ -32,7 +32,8 @@ type page struct {
 	err     *errorInfo // on an error page
 	manage  bool       // the publisher's manage page
 	mv      *manageView
-	report  *reportView // a record's «Reportar» form, or the outcome of its POST
+	report  *reportView  // a record's «Reportar» form, or the outcome of its POST
+	respond *respondView // an open record's «Yo puedo ayudar» form, or the outcome of its POST
 	mod     *moderationView
 	onMap   bool     // the map of the emergency's records (mapa.go)
 	mapv    *mapView // its data, once its list is read
@@ -40,7 +41,7 @@ type page struct {
 
 // dynamic tells whether the page shows data read from the store, which the render cache must not keep.
 func (p page) dynamic() bool {
-	return p.record != nil || p.list != nil || p.err != nil || p.report != nil || p.mod != nil
+	return p.record != nil || p.list != nil || p.err != nil || p.report != nil || p.respond != nil || p.mod != nil
 }
 
 // staticPages are the pages that do not depend on the configuration, in sitemap order (the emergency
@@ -175,6 +176,7 @@ type pageData struct {
 	List        *listView    // on an emergency's page, when the site can read records
 	Error       *errorInfo   // on an error page
 	Report      *reportView  // on a record's page and on the outcome of its «Reportar» form
+	Respond     *respondView // on an open record's page and on the outcome of its «Yo puedo ayudar» form
 	// OnMap is true on an emergency's map: the same page as its list, titled as a map.
 	OnMap bool
 	// ForApps is true in the Markdown twin, false in the HTML page: the page's URL, the examples and
@@ -201,7 +203,7 @@ func (d pageData) MapURL(e schema.EmergencyInfo) string {
 // markdown executes a page's template: the text of its twin.
 func (v *view) markdown(p page, forApps bool) ([]byte, error) {
 	d := pageData{ForApps: forApps, Base: v.base, Tools: v.h.o.Tools, Emergencies: v.ems, Emergency: p.emergency, Form: p.form, Contact: v.h.o.Contact,
-		RateLimit: rateLimitText(v.h.o.RateLimitEvents, v.h.o.RateLimitWindow), Record: p.record, Matches: p.matches, List: p.list, Error: p.err, Report: p.report}
+		RateLimit: rateLimitText(v.h.o.RateLimitEvents, v.h.o.RateLimitWindow), Record: p.record, Matches: p.matches, List: p.list, Error: p.err, Report: p.report, Respond: p.respond}
 	if p.Path != "" {
 		d.URL = v.base + p.Path
 	}
@@ -239,6 +241,7 @@ type layoutData struct {
 	Filter        *filterView
 	Manage        *manageView
 	Report        *reportView // the «Reportar» form, at the end of the page
+	Respond       *respondView
 	Moderation    *moderationView
 	Search        *searchView // the home page's «¿Qué necesita? ¿Dónde?»
 	ManageJS      string
@@ -265,6 +268,14 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 	asMarkdown := twin || wantsMarkdown(r)
 	if p == reportPath && !twin {
 		h.serveReport(w, r, v)
+		return
+	}
+	if p == schema.RespondFormPath && !twin {
+		h.serveRespond(w, r, v)
+		return
+	}
+	if p == schema.ResponseFormPath && !twin {
+		h.serveResponseAction(w, r, v)
 		return
 	}
 	if p == searchPath && !twin {
@@ -371,6 +382,9 @@ func (v *view) load(r *http.Request, pg *page) (int, string, error) {
 		}
 		if o.Service != nil {
 			pg.report = newReportView(v.base, d.ID)
+			if d.Status == schema.StatusOpen {
+				pg.respond = newRespondView(v.base, d.ID, d.Type == schema.TypeOffer)
+			}
 		}
 		// /ayudas/06H0ESGYP8JKSWEC is the record 06h0esgyp8jkswec: its links name it as stored.
 		pg.Path = schema.RecordPath(d.ID)
@@ -401,11 +415,19 @@ func (h *handler) htmlPage(d *doc, pg page, v *view, form *formView) ([]byte, er
 			before, after = d.html[:i+3+j], d.html[i+3+j:]
 		}
 	}
+	// An open record's «Yo puedo ayudar» form goes after its section's first paragraph.
+	if pg.respond != nil && pg.respond.Done == "" && !pg.respond.Closed {
+		if i := bytes.Index(d.html, []byte("<h2>"+html.EscapeString(pg.respond.Heading)+"</h2>\n")); i >= 0 {
+			if j := bytes.Index(d.html[i:], []byte("</p>\n")); j >= 0 {
+				before, after = d.html[:i+j+5], d.html[i+j+5:]
+			}
+		}
+	}
 	heading := []byte("<h2>" + html.EscapeString(listHeading) + "</h2>\n")
 	if i := bytes.Index(d.html, heading); i >= 0 && pg.filter != nil {
 		before, after = d.html[:i+len(heading)], d.html[i+len(heading):]
 	}
-	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, Filter: pg.filter, Manage: pg.mv, Report: pg.report, Moderation: pg.mod, Search: search, ManageJS: h.manageJS, CSS: h.css, JS: h.js, SiteJS: h.siteJS, PlacesJS: h.placesJS, Contact: h.o.Contact,
+	ld := layoutData{Nav: nav, Path: pg.Path, Title: d.title, Summary: d.summary, Form: form, Filter: pg.filter, Manage: pg.mv, Report: pg.report, Respond: pg.respond, Moderation: pg.mod, Search: search, ManageJS: h.manageJS, CSS: h.css, JS: h.js, SiteJS: h.siteJS, PlacesJS: h.placesJS, Contact: h.o.Contact,
 		Before: htmltemplate.HTML(before), After: htmltemplate.HTML(after)} // goldmark escaped both; raw HTML is off
 	if pg.mapv != nil {
 		ld.Map, ld.MapJS, ld.MapCSS = pg.mapv, h.mapJS, h.mapCSS

@@ -191,8 +191,11 @@ type recordView struct {
 	Description                []string // its lines, without the empty ones
 	Excerpt                    string   // its beginning, on one line
 	ContactName                string
-	// Helping is «N personas dicen que están ayudando» (its responses), "" when nobody responded.
+	// Helping is «N personas dicen que están ayudando» (its responses; of an offer, «… que les interesa»),
+	// "" when nobody responded.
 	Helping string
+	// CategoryPhrase follows its type's name: «de alimentos», «de otro tipo».
+	CategoryPhrase string
 }
 
 type detailView struct {
@@ -220,17 +223,10 @@ func newRecordView[C any](v *view, r *schema.HelpRecord[C], contactName string) 
 	if u := spanishDateTime(r.UpdatedAt); !r.UpdatedAt.IsZero() && u != rv.Created {
 		rv.Updated = u
 	}
-	switch n := r.Responses; {
-	case n == 1:
-		rv.Helping = "1 persona dice que está ayudando"
-	case n > 1:
-		rv.Helping = fmt.Sprintf("%d personas dicen que están ayudando", n)
-	}
+	rv.Helping = helpingWords(r.Type, r.Responses)
+	rv.CategoryPhrase = schema.CategoryPhrase(r.Category)
 	if r.NeededPeople != nil {
-		rv.People = fmt.Sprintf("%d personas", *r.NeededPeople)
-		if *r.NeededPeople == 1 {
-			rv.People = "1 persona"
-		}
+		rv.People = schema.PeopleWords(*r.NeededPeople)
 	}
 	for _, e := range v.ems {
 		if e.Slug == r.Emergency.Slug {
@@ -682,4 +678,20 @@ func rankByArea(ps []places.Place, area []string) []places.Place {
 		return 0
 	})
 	return out
+}
+
+// helpingWords say how many responses a record of type has: «1 persona dice que está ayudando» (a
+// request), «2 personas dicen que les interesa» (an offer); "" for none.
+func helpingWords(typ string, n int) string {
+	switch {
+	case n <= 0:
+		return ""
+	case typ == schema.TypeOffer && n == 1:
+		return "1 persona dice que le interesa"
+	case typ == schema.TypeOffer:
+		return fmt.Sprintf("%d personas dicen que les interesa", n)
+	case n == 1:
+		return "1 persona dice que está ayudando"
+	}
+	return fmt.Sprintf("%d personas dicen que están ayudando", n)
 }

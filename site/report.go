@@ -115,20 +115,9 @@ func (h *handler) serveReport(w http.ResponseWriter, r *http.Request, v *view) {
 		rv.Done = res.Message
 		h.writePage(w, r, v, pg, http.StatusOK, "no-store", false)
 	case http.StatusBadRequest:
-		var e schema.ErrorBody
-		if err := json.Unmarshal(resp, &e); err != nil {
+		if rv.Errors, err = fieldMessages(resp, reportFieldLabels); err != nil {
 			h.serverError(w, r, err)
 			return
-		}
-		for _, d := range e.Details {
-			m := d.Message
-			for name, label := range reportFieldLabels {
-				m = strings.ReplaceAll(m, "«"+name+"»", "«"+label+"»")
-			}
-			rv.Errors = append(rv.Errors, upperFirst(m)+".")
-		}
-		if len(rv.Errors) == 0 {
-			rv.Errors = []string{e.Error}
 		}
 		h.writePage(w, r, v, pg, http.StatusBadRequest, "no-store", false)
 	case http.StatusNotFound:

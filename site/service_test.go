@@ -64,3 +64,11 @@ func (f *funcs) Responses(context.Context, string, string) (int, []byte) {
 func (f *funcs) Report(*http.Request, string, []byte) (int, []byte) {
 	return http.StatusNotFound, nil
 }
+
+func (f *funcs) Respond(*http.Request, string, []byte) (int, []byte) {
+	return http.StatusNotFound, nil
+}
+
+func (f *funcs) ActOnResponse(*http.Request, string, string, string, string) (int, []byte) {
+	return http.StatusNotFound, nil
+}

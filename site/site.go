@@ -80,6 +80,14 @@ type Service interface {
 	// help/{id}/reports does, the reporter told apart by r's client address as there; it serves the
 	// «Reportar» form of the record pages (POST /reportar).
 	Report(r *http.Request, id string, body []byte) (status int, resp []byte)
+	// Respond stores a response «yo puedo ayudar» to record id (body: a JSON schema.ResponseInput) as POST
+	// help/{id}/responses does, from r's client address as there; it serves the record pages' form (POST
+	// /responder).
+	Respond(r *http.Request, id string, body []byte) (status int, resp []byte)
+	// ActOnResponse applies action (renew, withdraw) to response rid of record id with its response token,
+	// as POST help/{id}/responses/{rid}/actions does; it serves the buttons after a response (POST
+	// /mi-respuesta).
+	ActOnResponse(r *http.Request, id, rid, token, action string) (status int, resp []byte)
 }
 
 // publishFunc is the service's Publish, nil without a service.

@@ -141,12 +141,12 @@ func atomTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // atomSummary says what the record is, where and in which state, and quotes the start of its description:
 // no name, no phone, no address.
 func atomSummary(it *schema.PublicHelp) string {
-	parts := []string{site.EnumLabel(it.Type) + " de " + strings.ToLower(site.EnumLabel(it.Category))}
+	parts := []string{site.EnumLabel(it.Type) + " " + schema.CategoryPhrase(it.Category)}
 	if it.Urgency != "" {
 		parts = append(parts, "urgencia: "+strings.ToLower(site.EnumLabel(it.Urgency)))
 	}
 	if it.NeededPeople != nil {
-		parts = append(parts, fmt.Sprintf("%d personas", *it.NeededPeople))
+		parts = append(parts, schema.PeopleWords(*it.NeededPeople))
 	}
 	if it.Location != nil && it.Location.Municipio != "" {
 		parts = append(parts, it.Location.Municipio)

@@ -99,6 +99,35 @@ func (s siteService) Report(r *http.Request, id string, body []byte) (int, []byt
 	return siteAnswer(http.StatusAccepted, res, err)
 }
 
+// Respond takes the form's body through the API's decoder and Service.Respond: the same rules, messages
+// and share of the public count as POST help/{id}/responses.
+func (s siteService) Respond(r *http.Request, id string, body []byte) (int, []byte) {
+	in, e164, p := backend.DecodeResponse(body)
+	if p != nil {
+		return siteAnswer(0, nil, p)
+	}
+	res, err := s.svc.Respond(r.Context(), id, in, e164, backend.ClientIP(r))
+	if p := (*backend.Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
+		err = notFound() // the body passed DecodeResponse: only the id was refused, and a malformed id has no page
+	}
+	return siteAnswer(http.StatusCreated, res, err)
+}
+
+// ActOnResponse checks the response token as POST …/responses/{rid}/actions does (the same 403 for a
+// wrong code and an unknown response), then applies action through Service.ActOnResponse.
+func (s siteService) ActOnResponse(r *http.Request, id, rid, token, action string) (int, []byte) {
+	ctx := r.Context()
+	ok, err := s.svc.CheckResponseToken(ctx, id, rid, token)
+	if err == nil && !ok {
+		err = backend.ForbiddenResponse()
+	}
+	if err != nil {
+		return siteAnswer(0, nil, err)
+	}
+	res, err := s.svc.ActOnResponse(ctx, id, rid, action, backend.ClientIP(r))
+	return siteAnswer(http.StatusOK, res, err)
+}
+
 func (s siteService) Publish(ctx context.Context, body []byte) (int, []byte) {
 	svc := s.svc
 	start := time.Now()

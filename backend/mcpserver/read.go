@@ -234,9 +234,9 @@ func listText(l *schema.HelpList) string {
 		fmt.Fprintf(&b, "Unos %d registros en total (estimado); estos son %d:", l.Total, l.Returned)
 	}
 	for _, it := range l.Items {
-		fmt.Fprintf(&b, "\n- [%s] %s: %s (%s", it.ID, typeLabel(it.Type), it.Title, it.Category)
+		fmt.Fprintf(&b, "\n- [%s] %s: %s (%s", it.ID, typeLabel(it.Type), it.Title, strings.ToLower(schema.EnumLabel(it.Category)))
 		if it.Urgency != "" {
-			b.WriteString(", " + it.Urgency)
+			b.WriteString(", " + strings.ToLower(schema.EnumLabel(it.Urgency)))
 		}
 		if it.Location != nil && it.Location.DistanceKm != nil {
 			fmt.Fprintf(&b, ", a %.1f km", *it.Location.DistanceKm)
