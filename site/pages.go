@@ -308,6 +308,12 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 		if pg.onMap {
 			w.Header().Set("Content-Security-Policy", h.mapCSP)
 		}
+		if pg.record != nil {
+			// A record's page is in the sitemap, so that people find it, and carries a phone number: search
+			// engines are asked to keep no copy of it and to show no extract, so that neither outlives its
+			// withdrawal (then 410) nor shows the number outside the page.
+			w.Header().Set("X-Robots-Tag", recordRobots)
+		}
 	}
 	if pg.form == "" || (asMarkdown && r.Method != http.MethodPost) {
 		h.writePage(w, r, v, pg, status, cache, asMarkdown)

@@ -30,6 +30,8 @@ const (
 	// A record's page carries a phone number: only the reader's own browser may keep it, and it asks
 	// again (by ETag) every time, so that a report, a resolution or a withdrawal shows at once.
 	recordCache = "private, no-cache"
+	// recordRobots is the X-Robots-Tag of a record's page and twin.
+	recordRobots = "noarchive, nosnippet"
 	// An emergency's page lists records, which change with every publication: revalidated every time.
 	listCache = "no-cache"
 )

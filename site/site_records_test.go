@@ -152,14 +152,18 @@ func TestRecordsCaching(t *testing.T) {
 	s := &records{}
 	id := s.add(eje.Slug, schema.TypeRequest, "Agua")
 	c := newSite(t, s.options(eje))
-	for _, tc := range []struct{ path, cache string }{
-		{"/ayudas/" + id, recordCache}, {"/ayudas/" + id + ".md", recordCache},
-		{"/emergencias/eje-cafetero", listCache}, {"/emergencias/eje-cafetero.md?type=offer", listCache},
+	for _, tc := range []struct{ path, cache, robots string }{
+		{"/ayudas/" + id, recordCache, recordRobots}, {"/ayudas/" + id + ".md", recordCache, recordRobots},
+		{"/emergencias/eje-cafetero", listCache, ""}, {"/emergencias/eje-cafetero.md?type=offer", listCache, ""},
 	} {
 		res, _ := sitetest.Get(t, c, testBase+tc.path)
 		etag := res.Header.Get("ETag")
 		if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != tc.cache || etag == "" {
 			t.Errorf("GET %s: %d Cache-Control %q ETag %q", tc.path, res.StatusCode, res.Header.Get("Cache-Control"), etag)
+		}
+		// A record's page (with its phone) asks search engines for no copy and no extract.
+		if got := res.Header.Get("X-Robots-Tag"); got != tc.robots {
+			t.Errorf("GET %s: X-Robots-Tag %q, want %q", tc.path, got, tc.robots)
 		}
 		if res, _ := sitetest.Get(t, c, testBase+tc.path, "If-None-Match: "+etag); res.StatusCode != http.StatusNotModified {
 			t.Errorf("GET %s If-None-Match: %d", tc.path, res.StatusCode)
