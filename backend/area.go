@@ -50,17 +50,17 @@ func (s *Service) areaWarnings(pub *schema.Publication, outcome string) []schema
 		if d <= farKm {
 			return nil
 		}
-		field := "/latitude" // typed coordinates, else the place's point
+		field, check := "/latitude", "revise las coordenadas (latitude, longitude)" // typed coordinates, else the place's point
 		if pub.PlaceCode != "" && pub.LocationPrecision == schema.PrecisionPlace {
-			field = "/placeCode"
+			field, check = "/placeCode", "revise que eligió el lugar correcto"
 		}
-		where := "El lugar"
+		where := "El punto, que no está en ningún municipio de Colombia,"
 		if m, ok := places.Lookup(pub.MunicipioCode); ok {
 			where = places.Label(m)
 		}
 		return []schema.Warning{{Code: schema.CodeFarFromEmergency, Field: field, Message: fmt.Sprintf(
-			"%s está a unos %d km de la zona de la emergencia «%s»: revise que eligió el municipio correcto. %s",
-			where, int(math.Round(d)), e.Title, outcome)}}
+			"%s está a unos %d km de la zona de la emergencia «%s»: %s. %s",
+			where, int(math.Round(d)), e.Title, check, outcome)}}
 	}
 	return nil
 }

@@ -106,3 +106,26 @@ func TestPlaceFarFromPointWarns(t *testing.T) {
 		}
 	}
 }
+
+// A point outside Colombia, farther than places.MaxMunicipioKm from every listed place, is in no
+// municipio: published with its coordinates and no municipio (not in any town's list), and the warning
+// says the point is in none and asks to check the coordinates.
+func TestPointAbroadHasNoMunicipio(t *testing.T) {
+	s := newContractServer(t, backend.Emergency{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero", Area: []string{"63", "66", "17"}})
+	body := `{"type":"request","source":"t","externalId":"caracas","emergencySlug":"eje-cafetero","title":"Insulina","category":"salud",
+		"contactName":"María","contactWhatsapp":"3001234567","publishContact":true,"address":"Calle 1","latitude":10.5,"longitude":-66.9}`
+	resp, m := s.publish(body)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("publish: %d %v", resp.StatusCode, m)
+	}
+	ws, _ := m["warnings"].([]any)
+	if len(ws) != 1 || !strings.Contains(ws[0].(map[string]any)["message"].(string), "no está en ningún municipio de Colombia") ||
+		!strings.Contains(ws[0].(map[string]any)["message"].(string), "revise las coordenadas") {
+		t.Fatalf("warnings: %v", m["warnings"])
+	}
+	_, _, d := s.call("GET", schema.HelpPath+"?view=detail&id="+m["id"].(string), nil)
+	loc, _ := d["location"].(map[string]any)
+	if loc == nil || loc["municipio"] != nil || loc["municipioCode"] != nil || loc["latitude"] != 10.5 {
+		t.Fatalf("location of a point abroad: %v", d["location"])
+	}
+}

@@ -54,10 +54,10 @@ func locate(p *Publication, later bool) []FieldError {
 			p.LocationPrecision = PrecisionExact
 		}
 		if pl.Code == "" {
-			if later {
-				return nil
+			if !later {
+				p.MunicipioCode = places.MunicipioOf(*p.Latitude, *p.Longitude)
 			}
-			pl = places.Nearest(*p.Latitude, *p.Longitude)
+			return nil
 		}
 	case pl.Code != "":
 		lat, lon := pl.Lat, pl.Lon
@@ -72,10 +72,10 @@ func NeedsMunicipio(p *Publication) bool {
 	return p.Latitude != nil && p.Longitude != nil && p.PlaceCode == "" && p.MunicipioCode == ""
 }
 
-// FillMunicipio gives p, located by coordinates alone, the municipio of the nearest listed place: what
-// Decode does unless MunicipioLater.
+// FillMunicipio gives p, located by coordinates alone, the municipio of the nearest listed place (none
+// for a point farther than places.MaxMunicipioKm from every place): what Decode does unless MunicipioLater.
 func FillMunicipio(p *Publication) {
 	if NeedsMunicipio(p) {
-		p.MunicipioCode = places.Nearest(*p.Latitude, *p.Longitude).MunicipioCode()
+		p.MunicipioCode = places.MunicipioOf(*p.Latitude, *p.Longitude)
 	}
 }

@@ -6,6 +6,7 @@ package places
 
 import (
 	_ "embed"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -251,6 +252,31 @@ func allWordPrefixes(text string, words []string) bool {
 // it is the first by code. It searches a grid of the places, not the whole list.
 func Nearest(lat, lon float64) Place {
 	return load().all[loadGrid().nearest(lat, lon)]
+}
+
+// MaxMunicipioKm is how far a point may be from its nearest listed place and still be in that place's
+// municipio (MunicipioOf): farther than a point of Colombia is from a listed place (the widest gap between
+// neighbouring places, in Vaupés, is 84 km), nearer than a point abroad (Caracas is about 480 km from
+// Puerto Carreño, the nearest listed place).
+const MaxMunicipioKm = 100
+
+// MunicipioOf is the municipio code of the place nearest to (lat, lon), or "" when that place is more than
+// MaxMunicipioKm away: a point outside Colombia is in none of its municipios.
+func MunicipioOf(lat, lon float64) string {
+	p := Nearest(lat, lon)
+	if distanceKm(lat, lon, p.Lat, p.Lon) > MaxMunicipioKm {
+		return ""
+	}
+	return p.MunicipioCode()
+}
+
+// distanceKm is the great-circle distance (haversine; the store's HaversineKm, which this package cannot
+// import).
+func distanceKm(lat1, lon1, lat2, lon2 float64) float64 {
+	const rad, earthKm = math.Pi / 180, 6371.0088
+	sLat, sLon := math.Sin((lat2-lat1)*rad/2), math.Sin((lon2-lon1)*rad/2)
+	a := sLat*sLat + math.Cos(lat1*rad)*math.Cos(lat2*rad)*sLon*sLon
+	return 2 * earthKm * math.Asin(math.Min(1, math.Sqrt(a)))
 }
 
 // Municipios finds municipios by code (5 digits) or by name, ignoring case and accents; a name may be

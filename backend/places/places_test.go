@@ -159,3 +159,30 @@ func TestMunicipios(t *testing.T) {
 		}
 	}
 }
+
+// TestMunicipioOf: a point takes the municipio of its nearest listed place, every place's own point its
+// own municipio, and a point abroad, farther than MaxMunicipioKm from every place, none.
+func TestMunicipioOf(t *testing.T) {
+	for _, p := range load().all {
+		if len(p.Code) == 2 || (p.Lat == 0 && p.Lon == 0) {
+			continue
+		}
+		if got := MunicipioOf(p.Lat, p.Lon); got != Nearest(p.Lat, p.Lon).MunicipioCode() {
+			t.Fatalf("%s %s: MunicipioOf %q, Nearest's %q", p.Code, p.Name, got, Nearest(p.Lat, p.Lon).MunicipioCode())
+		}
+	}
+	for _, c := range []struct {
+		name     string
+		lat, lon float64
+		want     string
+	}{
+		{"Armenia", 4.5339, -75.6811, "63001"},
+		{"Caracas", 10.5, -66.9, ""},
+		{"the Peru–Ecuador border", -4.2, -79.0, ""},
+		{"Panamá City", 8.98, -79.52, ""},
+	} {
+		if got := MunicipioOf(c.lat, c.lon); got != c.want {
+			t.Errorf("%s (%v, %v): %q, want %q", c.name, c.lat, c.lon, got, c.want)
+		}
+	}
+}
