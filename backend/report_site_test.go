@@ -238,3 +238,29 @@ func TestReportFormHiddenRecord(t *testing.T) {
 		t.Errorf("report of a hidden record: %d\n%s", resp.StatusCode, page)
 	}
 }
+
+// A phone hidden by a not_my_number report: the record's page says why no number shows (and no longer
+// that the person authorized showing it), and its publisher's /gestionar says so too.
+func TestPhoneReportedIsSaid(t *testing.T) {
+	s := newContractServer(t)
+	_, a := s.publish(string(testserver.MustJSON(t, testserver.ValidRequest())))
+	id, token := a["id"].(string), a["manageToken"].(string)
+	if _, page := s.Do("GET", schema.RecordPath(id), nil); !strings.Contains(string(page), "La persona autorizó publicar su nombre y su número") {
+		t.Fatal("before the report, the page lacks the consent sentence")
+	}
+	if resp, _, body := s.call("POST", schema.ReportsPath(id), []byte(`{"reason":"not_my_number"}`), "Content-Type", "application/json"); resp.StatusCode != http.StatusAccepted || body["outcome"] != schema.ReportHidPhone {
+		t.Fatalf("report: %d %v", resp.StatusCode, body)
+	}
+	for _, p := range []string{schema.RecordPath(id), schema.RecordPath(id) + ".md"} {
+		_, page := s.Do("GET", p, nil)
+		text := strings.Join(strings.Fields(string(page)), " ")
+		if !strings.Contains(text, "alguien informó que el número no es de quien publicó") || strings.Contains(text, "La persona autorizó publicar su nombre y su número") {
+			t.Errorf("%s after the report:\n%s", p, text)
+		}
+	}
+	resp, raw := s.Do("POST", schema.ManagePath, []byte(url.Values{"id": {id}, "token": {token}, "action": {"responses"}}.Encode()),
+		"Content-Type", "application/x-www-form-urlencoded")
+	if text := sitetest.VisibleText(sitetest.ParseHTML(t, raw)); resp.StatusCode != http.StatusOK || !strings.Contains(text, "Su número no se muestra: alguien informó que no es suyo") {
+		t.Errorf("/gestionar after the report: %d %s", resp.StatusCode, text)
+	}
+}

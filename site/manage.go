@@ -89,6 +89,13 @@ var actionDone = map[string]string{
 	schema.ActionRenew: "Listo: la publicación quedó renovada.", schema.ActionWithdraw: "Listo: la publicación quedó retirada; su nombre y su teléfono se borraron.",
 }
 
+// phoneReportedWords tell a publisher why the page of its open record shows no number.
+const phoneReportedWords = "Su número no se muestra: alguien informó que no es suyo. Quien opera el sitio lo revisará; " +
+	"si el número es suyo y quiere que se vea, retire esta publicación y publíquela de nuevo."
+
+// PhoneReportedWords are phoneReportedWords, for the page's script.
+func (manageView) PhoneReportedWords() string { return phoneReportedWords }
+
 // describe says which record mv manages and its status, read as its page reads it.
 func (h *handler) describe(r *http.Request, base string, mv *manageView) {
 	if h.o.Service == nil || mv.ID == "" {
@@ -101,6 +108,9 @@ func (h *handler) describe(r *http.Request, base string, mv *manageView) {
 		mv.Gone, mv.Buttons, mv.Confirm = true, nil, false
 	case err == nil:
 		mv.Record = "«" + d.Title + "» — Estado: " + strings.ToLower(enumLabels[d.Status]) + "."
+		if d.Status == schema.StatusOpen && d.Contact.Whatsapp == "" {
+			mv.Record += " " + phoneReportedWords
+		}
 		mv.Buttons = buttonsFor(d.Status)
 	}
 }

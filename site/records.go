@@ -208,6 +208,9 @@ type detailView struct {
 	WhatsappURL string       // "" unless it is a plain https://wa.me/ link, or when the record is closed
 	Details     []detailItem // the lines of «Detalles» (recordLines)
 	Expired     bool         // its time passed unrenewed: no phone shown until its publisher renews it
+	// PhoneReported is an open record without its phone: someone reported it as not the publisher's
+	// (not_my_number), and an operator reviews it.
+	PhoneReported bool
 	// Closed says first, in a banner, that nobody needs to write any more: resolved or expired.
 	Closed string
 	Share  string // a WhatsApp link that shares the record's page (no number in it)
@@ -332,7 +335,7 @@ func shareURL(text, link string) string {
 func newDetailView(v *view, d *schema.PublicHelpDetail) *detailView {
 	r := schema.HelpRecord[schema.DetailContact](*d)
 	dv := &detailView{recordView: newRecordView(v, &r, d.Contact.Name), Phone: d.Contact.Whatsapp, Expired: d.Status == schema.StatusExpired,
-		Closed: closedBanner[d.Status]}
+		Closed: closedBanner[d.Status], PhoneReported: d.Status == schema.StatusOpen && d.Contact.Whatsapp == ""}
 	dv.Share = shareURL("Una publicación de ayuda directa:", dv.URL)
 	if dv.Phone != "" {
 		dv.PhoneText = phoneText(dv.Phone)

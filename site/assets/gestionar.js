@@ -43,7 +43,9 @@
       .then(function (d) {
         if (!d) return;
         var w = { open: "vigente", resolved: "resuelta", withdrawn: "retirada", expired: "vencida", hidden: "oculta mientras se revisa" };
-        info.textContent = (d.title || "") + " — " + form.dataset.estado + " " + (w[d.status] || d.status || "");
+        info.textContent = (d.title || "") + " — " + form.dataset.estado + " " + (w[d.status] || d.status || "") + ".";
+        // An open record without its phone: someone reported it as not the publisher's.
+        if (d.status === "open" && !(d.contact && d.contact.whatsapp)) info.textContent += " " + form.dataset.numeroOculto;
         info.hidden = false;
         fit(d.status);
       })
