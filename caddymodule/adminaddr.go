@@ -1,10 +1,17 @@
 package caddymodule
 
 import (
+	"fmt"
+	"io"
+	"net"
 	"os"
+	"strings"
+	"time"
 
+	"github.com/caddyserver/caddy/v2"
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // DefaultAdminSocket is the admin endpoint of the shipped Caddyfile and systemd unit: a unix socket in
@@ -32,4 +39,45 @@ func adminAddress(fl caddycmd.Flags) (string, error) {
 		return a, nil
 	}
 	return DefaultAdminSocket, nil
+}
+
+// RefuseSecondServer returns an error when args (the command line after the program's name) start a
+// server (`run`, `start`) whose admin endpoint, as its --config file says, already answers: another
+// server is running with it. Caddy removes a unix socket's file before it binds, and binds TCP with
+// SO_REUSEPORT, so a second server would take the admin endpoint from the first (its backups, moderation
+// and reloads would then fail once the second exits on the database's lock) and share its port. Without
+// --config, or when the address does not answer, it returns nil and the command runs as Caddy's.
+func RefuseSecondServer(args []string) error {
+	if len(args) == 0 || (args[0] != "run" && args[0] != "start") {
+		return nil
+	}
+	fs := pflag.NewFlagSet(args[0], pflag.ContinueOnError)
+	fs.ParseErrorsAllowlist.UnknownFlags = true
+	fs.SetOutput(io.Discard)
+	config, adapter := fs.String("config", "", ""), fs.String("adapter", "", "")
+	fs.BoolP("help", "h", false, "")
+	if err := fs.Parse(args[1:]); err != nil || *config == "" {
+		return nil
+	}
+	addr, err := caddycmd.DetermineAdminAPIAddress("", nil, *config, *adapter)
+	if err != nil || addr == "" {
+		return nil // the command itself says what is wrong with the file
+	}
+	na, err := caddy.ParseNetworkAddress(addr)
+	if err != nil || na.PortRangeSize() > 1 {
+		return nil
+	}
+	target := na.JoinHostPort(0)
+	if na.IsUnixNetwork() {
+		target, _, _ = strings.Cut(na.Host, "|") // unix//path|0600: the socket's mode follows its path
+	}
+	conn, err := net.DialTimeout(na.Network, target, 2*time.Second)
+	if err != nil {
+		return nil // nothing answers (a socket file left by a server that was killed is removed by Caddy)
+	}
+	_ = conn.Close()
+	return fmt.Errorf("another server is already running with the admin endpoint %s of %s: stop it first "+
+		"(directaid stop --config %s), or reload it with the new configuration (directaid reload --config %s). "+
+		"Starting a second one would take that admin endpoint from the first, whose backups, moderation and "+
+		"reloads would then fail", addr, *config, *config, *config)
 }
