@@ -50,6 +50,16 @@ func TestSamePublicationComparesEveryField(t *testing.T) {
 			}
 		}
 	}
+	// The same number written another way is the same content; another number is not.
+	phone := func(given, e164 string) *schema.Publication {
+		return &schema.Publication{Common: schema.Common{ContactWhatsapp: given}, ContactE164: e164}
+	}
+	if !samePublication(phone("300 123 4567", "+573001234567"), phone("3001234567", "+573001234567")) {
+		t.Error("one number written two ways compares different")
+	}
+	if samePublication(phone("300 123 4567", "+573001234567"), phone("300 123 4568", "+573001234568")) {
+		t.Error("two numbers compare equal")
+	}
 	// 0 and -0 marshal differently.
 	zero, negZero := 0.0, 0.0
 	negZero = -negZero

@@ -290,7 +290,8 @@ func (s *Service) DryRun(ctx context.Context, base string, body []byte, forcedTy
 // A Publication holds strings, booleans and pointers to numbers only, so the pointees are compared (bit for
 // bit, as their JSON differs for 0 and -0) and the rest with ==, without marshalling both on every retry.
 // A field of another kind makes Publication incomparable (a slice, a map) or is caught by
-// TestSamePublicationComparesEveryField (a pointer).
+// TestSamePublicationComparesEveryField (a pointer). One difference is no difference of content: the
+// same number written another way (contactWhatsapp «300 123 4567» and «3001234567», one contactE164).
 func samePublication(a, b *schema.Publication) bool {
 	if !sameFloat(a.Latitude, b.Latitude) || !sameFloat(a.Longitude, b.Longitude) || !samePtr(a.NeededPeople, b.NeededPeople) {
 		return false
@@ -298,6 +299,9 @@ func samePublication(a, b *schema.Publication) bool {
 	x, y := *a, *b
 	x.Latitude, x.Longitude, x.NeededPeople = nil, nil, nil
 	y.Latitude, y.Longitude, y.NeededPeople = nil, nil, nil
+	if x.ContactE164 != "" && x.ContactE164 == y.ContactE164 {
+		x.ContactWhatsapp = y.ContactWhatsapp
+	}
 	return x == y
 }
 
