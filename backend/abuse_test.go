@@ -3,6 +3,7 @@ package backend_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -200,5 +201,31 @@ func TestWithdrawnRecordsDoNotRaiseTheBreakers(t *testing.T) {
 	}
 	if hid != 3 {
 		t.Fatalf("three reporters hid %d of 20 open records beside 1,980 withdrawn ones: want 3", hid)
+	}
+}
+
+// An erased record (its personal data removed) cannot be shown again by an operator: restore and a listed
+// status answer ErrErased and change nothing; hiding it, or another unlisted status, still works.
+func TestErasedRecordStaysDown(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	ctx := context.Background()
+	rec, _, err := s.st.Create(ctx, storetest.Record("app", "erase-me"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.svc.Moderate(ctx, rec.ID, backend.ActionErase, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ action, status string }{{backend.ActionRestore, ""}, {backend.ActionSetStatus, store.StatusOpen},
+		{backend.ActionSetStatus, store.StatusResolved}, {backend.ActionSetStatus, store.StatusExpired}} {
+		if _, err := s.svc.Moderate(ctx, rec.ID, c.action, c.status); !errors.Is(err, backend.ErrErased) {
+			t.Errorf("%s %s of an erased record: %v, want ErrErased", c.action, c.status, err)
+		}
+	}
+	if got, err := s.st.Get(ctx, rec.ID); err != nil || got.Status != store.StatusWithdrawn {
+		t.Fatalf("after the refused actions: %+v %v", got, err)
+	}
+	if _, err := s.svc.Moderate(ctx, rec.ID, backend.ActionHide, ""); err != nil {
+		t.Fatalf("hiding an erased record: %v", err)
 	}
 }

@@ -129,3 +129,22 @@ func TestPointAbroadHasNoMunicipio(t *testing.T) {
 		t.Fatalf("location of a point abroad: %v", d["location"])
 	}
 }
+
+// The MCP tools say the warnings in their text too, which is all some clients show a model.
+func TestMCPPublishSaysItsWarnings(t *testing.T) {
+	st := testserver.Badger(t)
+	svc := backend.NewService(st, backend.Config{Emergencies: []backend.Emergency{
+		{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero", Area: []string{"63", "66", "17"}},
+	}})
+	h, err := httpapi.NewHandler(svc, httpapi.Options{MCP: mcpserver.New(svc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"publicar_solicitud","arguments":{"source":"t","externalId":"far",
+		"emergencySlug":"eje-cafetero","title":"Insulina","category":"salud","contactName":"María","contactWhatsapp":"3001234567",
+		"publishContact":true,"address":"Calle 1","placeCode":"05059"}}}`
+	code, out := testserver.Record(h, "POST", schema.MCPPath, []byte(body), testserver.MCPHeaders("2025-06-18", body)...)
+	if code != http.StatusOK || !strings.Contains(out, "Aviso para la persona: Armenia (Antioquia) está a unos") {
+		t.Fatalf("%d %s", code, out)
+	}
+}

@@ -410,6 +410,10 @@ func (s *Service) RestoreResponse(ctx context.Context, id, rid string) error {
 // ErrBadStatus is returned by Moderate for a status that does not exist.
 var ErrBadStatus = errors.New("unknown status")
 
+// ErrErased is returned by Moderate for an action that would show again a record whose personal data
+// were erased (withdrawn by its publisher, or an operator's erase): it would be listed with no contact.
+var ErrErased = errors.New("the record's personal data were erased: it cannot be shown again")
+
 // Moderate applies an operator's action to record id: hide, restore (open, phone shown again, reports
 // reviewed), erase (every personal field removed, record kept as a withdrawn tombstone, report notes
 // dropped) or set_status (to status). It returns the record as stored.
@@ -445,6 +449,9 @@ func (s *Service) Moderate(ctx context.Context, id, action, status string) (*sto
 			r.Status = status
 		default:
 			return fmt.Errorf("unknown action %q", action)
+		}
+		if r.ContactName == "" && listed(r.Status) {
+			return ErrErased
 		}
 		return nil
 	})

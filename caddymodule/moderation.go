@@ -202,6 +202,8 @@ func moderationHandler(w http.ResponseWriter, r *http.Request) error {
 		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: err}
 	case errors.Is(err, backend.ErrBadStatus):
 		return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: err}
+	case errors.Is(err, backend.ErrErased):
+		return caddy.APIError{HTTPStatus: http.StatusConflict, Err: err}
 	case err != nil:
 		return caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: err}
 	}

@@ -241,7 +241,9 @@ func (h *handler) moderate(w http.ResponseWriter, r *http.Request, v *view, m *M
 	if id != "" {
 		back.Set("id", id)
 	}
-	if errors.Is(err, ErrNotFound) && action == modRestoreResponse {
+	if errors.Is(err, ErrErased) {
+		back = url.Values{"error": {"borrada"}, "id": {id}}
+	} else if errors.Is(err, ErrNotFound) && action == modRestoreResponse {
 		back = url.Values{"error": {"sin_respuesta"}, "id": {id}}
 	} else if errors.Is(err, ErrNotFound) {
 		back = url.Values{"error": {"no_existe"}, "id": {id}}
@@ -262,6 +264,8 @@ func modMessage(q url.Values) (done, fail string) {
 	switch q.Get("error") {
 	case "no_existe":
 		return "", "No existe la publicación " + id + ": no se cambió nada."
+	case "borrada":
+		return "", "La publicación " + id + " tiene sus datos personales borrados: no puede volver a mostrarse. No se cambió nada."
 	case "sin_respuesta":
 		return "", "Esa respuesta de la publicación " + id + " ya no está oculta (o no existe): no se cambió nada."
 	}

@@ -50,6 +50,10 @@ var ErrNotFound = errors.New("site: no such record")
 // moderation: its page answers 410.
 var ErrGone = errors.New("site: record withdrawn or hidden")
 
+// ErrErased is what the moderation's Act returns for an action that would show again a record whose
+// personal data were erased.
+var ErrErased = errors.New("site: the record's personal data were erased")
+
 // QueryError is what Service.List returns for filters it refuses; Details name each parameter.
 type QueryError struct{ Details []schema.FieldError }
 

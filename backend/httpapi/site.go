@@ -181,8 +181,11 @@ func siteModeration(s *backend.Service) *site.Moderation {
 	var mu sync.Mutex
 	var key []byte
 	notFound := func(err error) error {
-		if errors.Is(err, store.ErrNotFound) {
+		switch {
+		case errors.Is(err, store.ErrNotFound):
 			return site.ErrNotFound
+		case errors.Is(err, backend.ErrErased):
+			return site.ErrErased
 		}
 		return err
 	}

@@ -270,6 +270,10 @@ func publishedResult(res *schema.PublishResult, created bool, typ string) *mcp.C
 			text += ". Atención: los datos enviados difieren de los guardados y el cambio NO se aplicó; para publicar otro registro use un externalId nuevo."
 		}
 	}
+	// The warnings (a place far from the emergency, …) in the text too: a model may read only the text.
+	for _, w := range res.Warnings {
+		text += "\nAviso para la persona: " + w.Message
+	}
 	out := mcp.NewToolResultStructured(res, text)
 	// The JSON too, for clients that show the model only the text content (MCP asks for both).
 	out.Content = append(out.Content, mcp.NewTextContent(string(mustJSON(res))))
