@@ -1,6 +1,7 @@
 package backend_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -148,5 +149,32 @@ func TestRespondFormPost(t *testing.T) {
 	resp, raw, text = postForm(s, schema.RespondFormPath, url.Values{"id": {id}, "message": {"Voy"}})
 	if resp.StatusCode != http.StatusGone || !strings.Contains(text, "ya no recibe respuestas") || strings.Contains(raw, "<textarea") {
 		t.Fatalf("a resolved record: %d %s", resp.StatusCode, text)
+	}
+}
+
+// With attended, the emergency page's counts are upper bounds, and say so («hasta 12»), never a bare
+// number that is not the count.
+func TestAttendedPageSaysUpperBounds(t *testing.T) {
+	s := newContractServer(t)
+	var first string
+	for i := range 12 {
+		offer := testserver.ValidOffer()
+		offer["externalId"] = fmt.Sprintf("offer-%d", i)
+		_, rec := s.publish(string(testserver.MustJSON(t, offer)))
+		if i == 0 {
+			first = rec["id"].(string)
+		}
+	}
+	if resp, _, _ := s.call("POST", schema.ResponsesPath(first), []byte(`{"message":"Me interesa"}`), "Content-Type", "application/json"); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("respond: %d", resp.StatusCode)
+	}
+	_, page := s.Do("GET", "/emergencias/eje-cafetero?attended=false", nil)
+	text := strings.Join(strings.Fields(sitetest.VisibleText(sitetest.ParseHTML(t, page))), " ")
+	if !strings.Contains(text, "Ofrecimientos (hasta 12)") || strings.Contains(text, "Ofrecimientos (12)") || !strings.Contains(text, "Hasta 12 publicaciones") {
+		t.Fatalf("the attended=false page:\n%s", text)
+	}
+	_, page = s.Do("GET", "/emergencias/eje-cafetero", nil)
+	if text := sitetest.VisibleText(sitetest.ParseHTML(t, page)); !strings.Contains(text, "Ofrecimientos (12)") {
+		t.Fatalf("the page without attended:\n%s", text)
 	}
 }

@@ -132,7 +132,7 @@ func (s *filterSpec) view(action string, vals url.Values) *filterView {
 			if f.Name == "attended" {
 				in.Label = "Respuestas"
 				for i, o := range in.Options {
-					in.Options[i].Label = map[string]string{"": "Todas", "false": "Solo las que nadie ha respondido todavía", "true": "Solo las que alguien ya está atendiendo"}[o.Value]
+					in.Options[i].Label = map[string]string{"": "Todas", "false": "Sin nadie ayudando todavía", "true": "Con alguien ayudando"}[o.Value]
 				}
 			}
 			in.setValue(vals.Get(f.Name))
@@ -433,7 +433,7 @@ func (v *view) grouped(ctx context.Context, q schema.ListQuery, path string, fil
 	var out []listGroup
 	for _, g := range listGroups {
 		var items []schema.PublicHelp
-		total := 0
+		total, exact := 0, true
 		for _, u := range g.urgencies {
 			gq := q
 			gq.Type, gq.Urgency, gq.Limit = g.typ, u, groupLimit
@@ -443,8 +443,9 @@ func (v *view) grouped(ctx context.Context, q schema.ListQuery, path string, fil
 			}
 			items = append(items, l.Items...)
 			total += l.Total
-			all.TotalExact = all.TotalExact && l.TotalExact
+			exact = exact && l.TotalExact
 		}
+		all.TotalExact = all.TotalExact && exact
 		slices.SortStableFunc(items, func(a, b schema.PublicHelp) int { return b.CreatedAt.Compare(a.CreatedAt) })
 		items = items[:min(len(items), groupLimit)]
 		all.Total += total
@@ -452,7 +453,8 @@ func (v *view) grouped(ctx context.Context, q schema.ListQuery, path string, fil
 		if len(items) == 0 {
 			continue
 		}
-		lg := listGroup{Heading: fmt.Sprintf("%s (%d)", g.heading, total)}
+		count := totalWords(total, exact, q.Attended != "")
+		lg := listGroup{Heading: fmt.Sprintf("%s (%s)", g.heading, count)}
 		for i := range items {
 			r := schema.HelpRecord[schema.PublicContact](items[i])
 			rv := newRecordView(v, &r, r.Contact.Name)
@@ -462,7 +464,7 @@ func (v *view) grouped(ctx context.Context, q schema.ListQuery, path string, fil
 		if total > len(items) {
 			link := maps.Clone(filters)
 			maps.Copy(link, g.link)
-			lg.More, lg.MoreLabel = v.base+path+"?"+link.Encode(), fmt.Sprintf("%s (%d)", g.more, total)
+			lg.More, lg.MoreLabel = v.base+path+"?"+link.Encode(), fmt.Sprintf("%s (%s)", g.more, count)
 		}
 		out = append(out, lg)
 	}
@@ -551,7 +553,7 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 			lv.Items = append(lv.Items, newRecordView(v, &r, r.Contact.Name))
 		}
 	}
-	lv.Intro, lv.Note = listIntro(list, lv.Filtered, q.Latitude != nil, kept.Has("cursor"), group), note
+	lv.Intro, lv.Note = listIntro(list, lv.Filtered, q.Latitude != nil, kept.Has("cursor"), group, q.Attended != ""), note
 	if list.Total > 0 || filters.Has("attended") {
 		lv.Unattended = unattendedLink(v.base+path, filters)
 	}
@@ -561,8 +563,21 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 	return lv, fv, http.StatusOK, nil
 }
 
-// listIntro says how many records there are and in which order they come.
-func listIntro(l *schema.HelpList, filtered, near, later, grouped bool) string {
+// totalWords is a list's total as the page says it: exact, an upper bound («hasta 16»: a total with
+// attended counts the records whatever their responses) or an estimate («unos 16»).
+func totalWords(total int, exact, upperBound bool) string {
+	switch {
+	case exact:
+		return strconv.Itoa(total)
+	case upperBound:
+		return "hasta " + strconv.Itoa(total)
+	}
+	return "unos " + strconv.Itoa(total)
+}
+
+// listIntro says how many records there are and in which order they come; upperBound says that an
+// inexact total is an upper bound (attended), not an estimate.
+func listIntro(l *schema.HelpList, filtered, near, later, grouped, upperBound bool) string {
 	switch {
 	case l.Total == 0 && filtered:
 		return "Ninguna publicación cumple estos filtros."
@@ -575,7 +590,10 @@ func listIntro(l *schema.HelpList, filtered, near, later, grouped bool) string {
 	if l.Total == 1 {
 		n = "1 publicación"
 	}
-	if !l.TotalExact {
+	switch {
+	case !l.TotalExact && upperBound:
+		n = "Hasta " + n
+	case !l.TotalExact:
 		n = "Alrededor de " + n
 	}
 	s := n + " en esta emergencia"
