@@ -1,6 +1,7 @@
 package backend_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -176,5 +177,51 @@ func TestAttendedPageSaysUpperBounds(t *testing.T) {
 	_, page = s.Do("GET", "/emergencias/eje-cafetero", nil)
 	if text := sitetest.VisibleText(sitetest.ParseHTML(t, page)); !strings.Contains(text, "Ofrecimientos (12)") {
 		t.Fatalf("the page without attended:\n%s", text)
+	}
+}
+
+// The map of a search that names a town reads the same records as the list: its data URL carries the
+// municipio the words named («agua armenia»: q=agua in Armenia (Quindío)), as the list read them, and so
+// does a municipio filter given by name.
+func TestMapReadsTheListsPlace(t *testing.T) {
+	s := newContractServer(t)
+	for i, place := range []string{"63001", "63001", "66001"} {
+		req := testserver.ValidRequest()
+		req["externalId"], req["title"], req["placeCode"] = fmt.Sprintf("agua-%d", i), "Agua potable para la familia", place
+		delete(req, "latitude")
+		delete(req, "longitude")
+		if resp, body := s.publish(string(testserver.MustJSON(t, req))); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("publish: %d %v", resp.StatusCode, body)
+		}
+	}
+	for query, want := range map[string][]string{
+		"q=agua+armenia":     {"municipio=63001", "q=agua&"},
+		"municipio=armenia":  {"municipio=63001"},
+		"q=agua":             {"q=agua&"},
+		"q=agua+inexistente": {"q=agua+inexistente"},
+	} {
+		_, page := s.Do("GET", "/emergencias/eje-cafetero/mapa?"+query, nil)
+		box := sitetest.ByID(sitetest.ParseHTML(t, page), "mapa")
+		if box == nil {
+			t.Fatalf("%s: no map", query)
+		}
+		data := sitetest.Attr(box, "data-datos")
+		for _, w := range want {
+			if !strings.Contains(data+"&", w) {
+				t.Errorf("%s: the map reads %q, want %q in it", query, data, w)
+			}
+		}
+		if strings.Contains(data, "armenia") {
+			t.Errorf("%s: the map sends the town's name to the API: %q", query, data)
+		}
+		// The API answers the map's URL with the list's records.
+		resp, geo := s.Do("GET", data, nil)
+		var fc struct{ Features []any }
+		if err := json.Unmarshal(geo, &fc); resp.StatusCode != http.StatusOK || err != nil {
+			t.Errorf("%s: the map's data: %d %s", query, resp.StatusCode, geo)
+		}
+		if n := map[string]int{"q=agua+armenia": 2, "municipio=armenia": 2, "q=agua": 3}[query]; n > 0 && len(fc.Features) != n {
+			t.Errorf("%s: the map has %d points, the list %d", query, len(fc.Features), n)
+		}
 	}
 }

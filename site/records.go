@@ -521,7 +521,7 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 	q, list, groups, errs, err := read(placed)
 	if err == nil && len(errs) == 0 && note != "" && list.Total == 0 {
 		// Nothing in that municipio: the words may not have meant a place («victoria», a name).
-		note = ""
+		note, placed = "", kept
 		q, list, groups, errs, err = read(kept)
 	}
 	if err != nil {
@@ -533,8 +533,10 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 		lv.Reset = v.base + path
 		return lv, fv, http.StatusBadRequest, nil
 	}
+	// The same list from the API (and the map's data): the filters as the page read them, with the
+	// municipio that q or a municipio's name stood for.
 	api := url.Values{"view": {schema.ViewList}, "emergencySlug": {e.Slug}}
-	maps.Copy(api, kept)
+	maps.Copy(api, placed)
 	lv.API = v.base + schema.HelpPath + "?" + api.Encode()
 	if list.NextCursor != "" {
 		next := maps.Clone(filters)
