@@ -225,3 +225,21 @@ func TestMapReadsTheListsPlace(t *testing.T) {
 		}
 	}
 }
+
+// The list's point filter takes the decimal comma, as the publishing forms do (a phone keyboard or a
+// Colombian habit writes it): the same records as with the point.
+func TestListFilterTakesTheDecimalComma(t *testing.T) {
+	s := newContractServer(t)
+	req := testserver.ValidRequest()
+	req["latitude"], req["longitude"] = 4.5339, -75.6811
+	if resp, body := s.publish(string(testserver.MustJSON(t, req))); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("publish: %d %v", resp.StatusCode, body)
+	}
+	comma, dot := "latitude=4%2C5339&longitude=-75%2C6811&radiusKm=5", "latitude=4.5339&longitude=-75.6811&radiusKm=5"
+	r1, p1 := s.Do("GET", "/emergencias/eje-cafetero?"+comma, nil)
+	r2, p2 := s.Do("GET", "/emergencias/eje-cafetero?"+dot, nil)
+	t1, t2 := sitetest.VisibleText(sitetest.ParseHTML(t, p1)), sitetest.VisibleText(sitetest.ParseHTML(t, p2))
+	if r1.StatusCode != http.StatusOK || r2.StatusCode != http.StatusOK || !strings.Contains(t1, "1 publicación") || !strings.Contains(t2, "1 publicación") {
+		t.Fatalf("with the comma: %d %s\nwith the dot: %d %s", r1.StatusCode, t1, r2.StatusCode, t2)
+	}
+}

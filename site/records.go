@@ -478,6 +478,9 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 	kept := url.Values{}
 	for _, name := range append(append(filterParams, nearParams...), "cursor") {
 		if s := strings.TrimSpace(query.Get(name)); s != "" {
+			if slices.Contains(nearParams, name) && strings.Count(s, ",") == 1 && !strings.Contains(s, ".") {
+				s = strings.Replace(s, ",", ".", 1) // the decimal comma, as the publishing forms take it
+			}
 			kept.Set(name, s)
 		}
 	}
