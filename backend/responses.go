@@ -137,8 +137,15 @@ func (s *Service) openRecord(ctx context.Context, id string, now time.Time) (*st
 	return rec, nil
 }
 
+// retryWindow is how long the same response from the same network to the same record is a retry: an
+// app or an agent that lost the answer (a timeout) sends it again and gets the stored one back.
+const retryWindow = 10 * time.Minute
+
 // Respond stores a new response to record id from the client at addr (ClientIP), which its network's share
-// of the public count (countBudget) may leave uncounted. Errors are *Problem.
+// of the public count (countBudget) may leave uncounted. The same response (message, name and number) from
+// the same network within retryWindow is a retry: its id is a keyed hash of all that, so the store finds
+// it taken however many retries race, and the answer is the stored response (Duplicate). Errors are
+// *Problem.
 func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInput, e164, addr string) (*schema.ResponseCreated, error) {
 	id = store.NormalizeID(id)
 	now := s.now().UTC().Truncate(time.Millisecond)
@@ -146,13 +153,41 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 	if err != nil {
 		return nil, err
 	}
+	retryID, err := s.retryResponseID(ctx, rec.ID, in, e164, addr, now)
+	if err != nil {
+		return nil, err
+	}
+	// A retry sent just after the window's turn: the one of the window before, if sent within retryWindow.
+	prevID, err := s.retryResponseID(ctx, rec.ID, in, e164, addr, now.Add(-retryWindow))
+	if err != nil {
+		return nil, err
+	}
+	if prev, err := s.storedRetry(ctx, rec.ID, prevID); err != nil || (prev != nil && now.Sub(prev.CreatedAt) < retryWindow) {
+		if err != nil {
+			return nil, err
+		}
+		return s.responseCreated(ctx, prev, true)
+	}
 	counted, release := s.counted.take(now, ClientNet(addr))
 	r := &store.Response{RecordID: rec.ID, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(schema.ResponseTTL),
 		Status: store.ResponseActive, Message: in.Message, ContactName: in.ContactName, ContactWhatsapp: in.ContactWhatsapp, ContactE164: e164,
 		Uncounted: !counted}
 	for try := 0; ; try++ {
-		r.ID = newResponseID()
+		r.ID = retryID
+		if try > 0 {
+			r.ID = newResponseID()
+		}
 		err = s.store.CreateResponse(ctx, r)
+		if try == 0 && errors.Is(err, store.ErrResponseExists) {
+			if stored, err := s.storedRetry(ctx, rec.ID, retryID); err != nil || stored != nil {
+				release()
+				if err != nil {
+					return nil, err
+				}
+				return s.responseCreated(ctx, stored, true)
+			}
+			continue // the earlier one was withdrawn: this is a new response
+		}
 		if !errors.Is(err, store.ErrResponseExists) || try == 3 {
 			break
 		}
@@ -169,18 +204,57 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 	if s.cfg.Responded != nil {
 		s.cfg.Responded(ctx, rec.ID, r.ID)
 	}
-	tok, err := s.responseToken(ctx, rec.ID, r.ID)
+	return s.responseCreated(ctx, r, false)
+}
+
+// retryResponseID is the id of a response that its retries share: a keyed hash of the record, the
+// client's network, what it says and the retryWindow (counted from the epoch) it was sent in.
+func (s *Service) retryResponseID(ctx context.Context, id string, in *schema.ResponseInput, e164, addr string, now time.Time) (string, error) {
+	key, err := s.manageKey(ctx)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, key)
+	fmt.Fprintf(m, "response-retry/1\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d", id, ClientNet(addr), in.Message, in.ContactName, e164, now.UnixNano()/int64(retryWindow))
+	return hex.EncodeToString(m.Sum(nil)[:8]), nil
+}
+
+// storedRetry is the stored response rid of record id when a retry should answer with it: nil when it was
+// withdrawn (sending it again is a new response), a 410 when reports hid it.
+func (s *Service) storedRetry(ctx context.Context, id, rid string) (*store.Response, error) {
+	rs, err := s.store.RecordResponses(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	msg := "Gracias: quien publicó verá su mensaje" + map[bool]string{true: " y su WhatsApp", false: ""}[e164 != ""] +
-		". La respuesta cuenta 48 horas; renuévela o retírela con el responseToken."
-	if !counted {
-		msg = "Gracias: quien publicó verá su mensaje" + map[bool]string{true: " y su WhatsApp", false: ""}[e164 != ""] + ". " + uncountedWords +
+	i := slices.IndexFunc(rs, func(r *store.Response) bool { return r.ID == rid })
+	switch {
+	case i < 0 || rs[i].Status == schema.ResponseWithdrawn:
+		return nil, nil
+	case rs[i].Status == schema.ResponseHidden:
+		return nil, &Problem{Status: http.StatusGone, Body: schema.ErrorBody{Code: schema.CodeGone, Error: "Esa respuesta ya se envió y varias personas la reportaron: ya no se muestra."}}
+	}
+	return rs[i], nil
+}
+
+// responseCreated is the answer to a new response, or to a retry of one (duplicate).
+func (s *Service) responseCreated(ctx context.Context, r *store.Response, duplicate bool) (*schema.ResponseCreated, error) {
+	tok, err := s.responseToken(ctx, r.RecordID, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	counted := !r.Uncounted
+	with := map[bool]string{true: " y su WhatsApp", false: ""}[r.ContactE164 != ""]
+	msg := "Gracias: quien publicó verá su mensaje" + with + ". La respuesta cuenta 48 horas; renuévela o retírela con el responseToken."
+	switch {
+	case duplicate:
+		msg = "Esta respuesta ya se había enviado: no se creó otra. Quien publicó verá su mensaje" + with +
+			"; este es el mismo responseToken para renovarla o retirarla."
+	case !counted:
+		msg = "Gracias: quien publicó verá su mensaje" + with + ". " + uncountedWords +
 			" La respuesta dura 48 horas; renuévela o retírela con el responseToken."
 	}
-	return &schema.ResponseCreated{OK: true, ID: rec.ID, ResponseID: r.ID, ResponseToken: tok, Status: r.Status, ExpiresAt: r.ExpiresAt,
-		Counted: counted, Message: msg}, nil
+	return &schema.ResponseCreated{OK: true, ID: r.RecordID, ResponseID: r.ID, ResponseToken: tok, Status: r.Status, ExpiresAt: r.ExpiresAt,
+		Counted: counted, Duplicate: duplicate, Message: msg}, nil
 }
 
 // uncountedWords tell a responder why their response does not add to the public count.

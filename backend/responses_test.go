@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -692,5 +693,93 @@ func TestModeratorsRestoreHiddenResponses(t *testing.T) {
 	}
 	if n := s.count(a.ID); n != 2 {
 		t.Fatalf("after RestoreByReporter: %d responses count, want 2", n)
+	}
+}
+
+// TestRespondRetriesAreOneResponse: the same response (message, name, number) from the same network to the
+// same record within 10 minutes is one response, however many retries race: each answers the stored one
+// (duplicate, 200 over HTTP) with its token. Another network, other words, a withdrawal or 10 minutes make
+// a new one.
+func TestRespondRetriesAreOneResponse(t *testing.T) {
+	clk := &fakeClock{at: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	s := newExpiryServer(t, clk)
+	a := s.publish(insulinRequest("a"))
+	ctx := context.Background()
+	in := func(msg string) *schema.ResponseInput {
+		return &schema.ResponseInput{Message: msg, ContactName: "Luis"}
+	}
+	var wg sync.WaitGroup
+	results := make([]*schema.ResponseCreated, 12)
+	for i := range results {
+		wg.Go(func() {
+			r, err := s.svc.Respond(ctx, a.ID, in("Tengo insulina"), "+573112223344", "198.51.100.1")
+			if err != nil {
+				t.Error(err)
+			}
+			results[i] = r
+		})
+	}
+	wg.Wait()
+	created := 0
+	for _, r := range results {
+		if r == nil {
+			t.FailNow()
+		}
+		if !r.Duplicate {
+			created++
+		}
+		if r.ResponseID != results[0].ResponseID || r.ResponseToken != results[0].ResponseToken {
+			t.Fatalf("racing retries got %s/%s and %s/%s", r.ResponseID, r.ResponseToken, results[0].ResponseID, results[0].ResponseToken)
+		}
+	}
+	if created != 1 || s.count(a.ID) != 1 {
+		t.Fatalf("12 racing retries: %d created, %d counted; want 1 and 1", created, s.count(a.ID))
+	}
+	// Over HTTP a retry answers 200 with duplicate.
+	body := `{"message":"Voy en moto"}`
+	if code, r, out := s.respond(a.ID, body); code != http.StatusCreated || r.Duplicate {
+		t.Fatalf("first: %d %s", code, out)
+	}
+	code, out := s.do("POST", schema.ResponsesPath(a.ID), []byte(body))
+	if code != http.StatusOK || !strings.Contains(out, `"duplicate":true`) || !strings.Contains(out, "ya se había enviado") {
+		t.Fatalf("retry: %d %s", code, out)
+	}
+	if n := s.count(a.ID); n != 2 {
+		t.Fatalf("after a retry over HTTP: %d responses, want 2", n)
+	}
+	// Another network, and other words, are new responses.
+	if r, err := s.svc.Respond(ctx, a.ID, in("Tengo insulina"), "+573112223344", "198.51.100.2"); err != nil || r.Duplicate {
+		t.Fatalf("another network: %+v %v", r, err)
+	}
+	if r, err := s.svc.Respond(ctx, a.ID, in("Tengo insulina y agujas"), "+573112223344", "198.51.100.1"); err != nil || r.Duplicate {
+		t.Fatalf("other words: %+v %v", r, err)
+	}
+	// Withdrawn, then sent again: a new response.
+	if _, err := s.svc.ActOnResponse(ctx, a.ID, results[0].ResponseID, schema.ResponseActionWithdraw, "198.51.100.1"); err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.svc.Respond(ctx, a.ID, in("Tengo insulina"), "+573112223344", "198.51.100.1")
+	if err != nil || again.Duplicate || again.ResponseID == results[0].ResponseID {
+		t.Fatalf("after the withdrawal: %+v %v", again, err)
+	}
+	// Ten minutes later, the same words (httptest's address, as the HTTP ones) are a new response.
+	if r, err := s.svc.Respond(ctx, a.ID, &schema.ResponseInput{Message: "Voy en moto"}, "", "192.0.2.1"); err != nil || !r.Duplicate {
+		t.Fatalf("the HTTP one's retry through the service: %+v %v", r, err)
+	}
+	// Across the turn of a window: a retry 2 minutes after a response sent a minute before the turn is
+	// still that response.
+	turn := clk.now().Truncate(10 * time.Minute).Add(10 * time.Minute)
+	clk.set(turn.Add(-time.Minute))
+	before, err := s.svc.Respond(ctx, a.ID, in("Llego a las 3"), "", "198.51.100.3")
+	if err != nil || before.Duplicate {
+		t.Fatalf("before the turn: %+v %v", before, err)
+	}
+	clk.set(turn.Add(time.Minute))
+	if after, err := s.svc.Respond(ctx, a.ID, in("Llego a las 3"), "", "198.51.100.3"); err != nil || !after.Duplicate || after.ResponseID != before.ResponseID {
+		t.Fatalf("a retry across the turn: %+v %v", after, err)
+	}
+	clk.set(clk.now().Add(11 * time.Minute))
+	if r, err := s.svc.Respond(ctx, a.ID, &schema.ResponseInput{Message: "Voy en moto"}, "", "192.0.2.1"); err != nil || r.Duplicate {
+		t.Fatalf("11 minutes later: %+v %v", r, err)
 	}
 }

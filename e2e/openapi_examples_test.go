@@ -192,9 +192,11 @@ func TestOpenAPIDocumentedResponses(t *testing.T) {
 		return []string{"Content-Type", "application/json", "Authorization", "Bearer " + tok}
 	}
 	// respond answers record on srv «yo puedo ayudar»: the response's id and token.
+	responses := 0
 	respond := func(srv *testserver.Server, record string) (string, string) {
 		t.Helper()
-		resp, out := call(t, srv, "POST", schema.ResponsesPath(record), []byte(`{"message":"Puedo ayudar"}`), "Content-Type", "application/json")
+		responses++ // each its own words: the same ones again would be a retry (200)
+		resp, out := call(t, srv, "POST", schema.ResponsesPath(record), []byte(fmt.Sprintf(`{"message":"Puedo ayudar (%d)"}`, responses)), "Content-Type", "application/json")
 		if resp.StatusCode != 201 {
 			t.Fatalf("respond to %s: %d %v", record, resp.StatusCode, out)
 		}
@@ -281,6 +283,7 @@ func TestOpenAPIDocumentedResponses(t *testing.T) {
 		{"preflightMatches", 204, s, "OPTIONS", schema.MatchesPath(id), nil, nil},
 
 		{"respondToHelp", 201, s, "POST", schema.ResponsesPath(id), []byte(`{"message":"Llevo agua"}`), jsonCT},
+		{"respondToHelp", 200, s, "POST", schema.ResponsesPath(id), []byte(`{"message":"Llevo agua"}`), jsonCT}, // its retry
 		{"respondToHelp", 400, s, "POST", schema.ResponsesPath(id), []byte(`{"message":""}`), jsonCT},
 		{"respondToHelp", 404, s, "POST", schema.ResponsesPath(unknownID), []byte(`{"message":"Llevo agua"}`), jsonCT},
 		{"respondToHelp", 410, s, "POST", schema.ResponsesPath(goneID), []byte(`{"message":"Llevo agua"}`), jsonCT},

@@ -77,6 +77,7 @@ type ResponseCreated struct {
 	ResponseToken string    `json:"responseToken" jsonschema_description:"Código para renovar o retirar la respuesta (Authorization: Bearer <responseToken> en POST …/responses/{responseId}/actions). Solo se entrega ahora: guárdelo."`
 	Status        string    `json:"status" jsonschema:"enum=active"`
 	ExpiresAt     time.Time `json:"expiresAt" jsonschema_description:"Cuándo deja de contar la respuesta (48 horas) si no se renueva."`
+	Duplicate     bool      `json:"duplicate,omitempty" jsonschema_description:"true (y HTTP 200) cuando la misma respuesta (mensaje, nombre y número) ya se había enviado desde la misma conexión en los últimos 10 minutos: se devuelve la guardada, con su responseToken; no se creó otra."`
 	Counted       bool      `json:"counted" jsonschema_description:"true si la respuesta se suma al número público de personas que responden (responses, attended). false cuando desde la misma conexión ya se sumaron 20 respuestas en las últimas 48 horas: la respuesta llega igual a quien publicó."`
 	Message       string    `json:"message" jsonschema_description:"Qué pasa ahora, en español."`
 }
@@ -150,7 +151,8 @@ func responsesPathItems() map[string]any {
 			"description": "Cualquiera puede responder a una publicación abierta: a una solicitud («puedo ayudarle») o a un ofrecimiento («me interesa»). message es obligatorio; contactName y contactWhatsapp son opcionales (el teléfono con las mismas reglas que al publicar) y solo los ve quien publicó, con su manageToken: nunca aparecen en listas, detalles, páginas, exportaciones ni registros. El público ve solo el número de respuestas activas (responses en cada registro). La respuesta cuenta 48 horas; su autor la renueva o la retira con el responseToken (POST …/responses/{responseId}/actions). Resolver o retirar la publicación termina sus respuestas; retirarla las borra.",
 			"requestBody": map[string]any{"required": true, "content": jsonBody(ref("ResponseInput"))},
 			"responses": map[string]any{
-				"201": map[string]any{"description": "Respuesta guardada: el responseToken solo se entrega ahora.", "headers": hdrs("Cache-Control", "Location"), "content": jsonBody(ref("ResponseCreated"))},
+				"200": map[string]any{"description": "La misma respuesta (mensaje, nombre y número) ya se había enviado desde esta conexión en los últimos 10 minutos: se devuelve la guardada con duplicate true y su mismo responseToken; no se creó otra.", "headers": hdrs("Cache-Control", "Location"), "content": jsonBody(ref("ResponseCreated"))},
+				"201": map[string]any{"description": "Respuesta guardada: el responseToken solo se entrega ahora (y a un reintento de la misma respuesta en 10 minutos).", "headers": hdrs("Cache-Control", "Location"), "content": jsonBody(ref("ResponseCreated"))},
 				"400": errResp("Datos inválidos (invalid_body con details por campo, invalid_json; invalid_parameter si el id no tiene la forma de un id o la URL trae parámetros)."),
 				"404": errResp("No existe ese registro (not_found)."),
 				"410": errResp("La publicación no está abierta (resuelta, vencida, retirada u oculta): no recibe respuestas (gone)."),
@@ -240,7 +242,11 @@ func addResponsesExamples(ex map[string]OperationExample) {
 			Value: ResponseInput{Message: "Tengo insulina refrigerada; puedo llevarla hoy en la tarde.", ContactName: "Luis", ContactWhatsapp: "+57 310 555 0101"}}},
 		Responses: map[string][]Example{"201": {{Name: "guardada", Value: ResponseCreated{OK: true, ID: exampleID, ResponseID: exampleResponseID,
 			ResponseToken: "q8Zt1m2R3x4Y5w6V7u8T9s0R1q2P3o4N5m6L7k8J9i0", Status: ResponseActive, ExpiresAt: exp, Counted: true,
-			Message: "Gracias: quien publicó verá su mensaje y su WhatsApp. La respuesta cuenta 48 horas; renuévela o retírela con el responseToken."}}}},
+			Message: "Gracias: quien publicó verá su mensaje y su WhatsApp. La respuesta cuenta 48 horas; renuévela o retírela con el responseToken."}}},
+			"200": {{Name: "reintento", Summary: "La misma respuesta enviada otra vez en 10 minutos: la guardada", Value: ResponseCreated{OK: true, ID: exampleID,
+				ResponseID: exampleResponseID, ResponseToken: "q8Zt1m2R3x4Y5w6V7u8T9s0R1q2P3o4N5m6L7k8J9i0", Status: ResponseActive, ExpiresAt: exp,
+				Counted: true, Duplicate: true,
+				Message: "Esta respuesta ya se había enviado: no se creó otra. Quien publicó verá su mensaje y su WhatsApp; este es el mismo responseToken para renovarla o retirarla."}}}},
 	}
 	ex["listHelpResponses"] = OperationExample{Responses: map[string][]Example{"200": {{Name: "respuestas",
 		Value: ResponseList{ID: exampleID, Active: 1, Items: []ResponseView{{ResponseID: exampleResponseID, CreatedAt: exampleTime, ExpiresAt: exp,

@@ -69,7 +69,7 @@ func (h *handler) serveRespond(w http.ResponseWriter, r *http.Request, v *view) 
 	}
 	status, resp := h.o.Service.Respond(r, id, body)
 	switch status {
-	case http.StatusCreated:
+	case http.StatusCreated, http.StatusOK: // OK: the form sent twice, the stored response
 		var res schema.ResponseCreated
 		if err := json.Unmarshal(resp, &res); err != nil {
 			h.serverError(w, r, err)

@@ -78,7 +78,11 @@ func (h *Handler) serveResponseCollection(w http.ResponseWriter, r *http.Request
 			return
 		}
 		w.Header().Set("Location", h.svc.BaseURL(r)+schema.ResponsesPath(res.ID)+"/"+res.ResponseID)
-		backend.WriteJSON(w, http.StatusCreated, res)
+		status := http.StatusCreated
+		if res.Duplicate { // a retry: the stored response
+			status = http.StatusOK
+		}
+		backend.WriteJSON(w, status, res)
 		return
 	}
 	// GET: the manage token first, as on …/actions: 401 without one, the same 403 for a wrong one and an

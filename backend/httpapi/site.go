@@ -110,7 +110,11 @@ func (s siteService) Respond(r *http.Request, id string, body []byte) (int, []by
 	if p := (*backend.Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
 		err = notFound() // the body passed DecodeResponse: only the id was refused, and a malformed id has no page
 	}
-	return siteAnswer(http.StatusCreated, res, err)
+	status := http.StatusCreated
+	if res != nil && res.Duplicate {
+		status = http.StatusOK
+	}
+	return siteAnswer(status, res, err)
 }
 
 // ActOnResponse checks the response token as POST …/responses/{rid}/actions does (the same 403 for a

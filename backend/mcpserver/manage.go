@@ -40,6 +40,7 @@ func manageTools(svc *backend.Service) []server.ServerTool {
 		"Responde «yo puedo ayudar» a una publicación abierta (a una solicitud: puedo ayudarle; a un ofrecimiento: me interesa) con un mensaje de hasta 300 caracteres "+
 			"y, si la persona quiere, su nombre y su WhatsApp: solo los ve quien publicó, con su código para gestionar; el público ve únicamente cuántas personas responden. "+
 			"La respuesta cuenta 48 horas. Devuelve un responseToken para renovarla o retirarla (POST …/responses/{responseId}/actions): entrégueselo a la persona. "+
+			"Si no recibió la respuesta de la herramienta, reintente con los mismos datos: en 10 minutos devuelve la misma respuesta (duplicate), sin crear otra. "+
 			"Pregunte a la persona antes de enviar su número.",
 		mustJSON(schema.ReflectArgs(&schema.RespondArgs{})))
 	respond.RawOutputSchema = mustJSON(schema.JSONSchema("ResponseCreated"))
