@@ -48,9 +48,9 @@ func CheckMatchesQuery(q *schema.MatchesQuery) []schema.FieldError {
 // bad parameter, 404 for an unknown id, 410 for a withdrawn or hidden record, as helpDetail answers.
 func (s *Service) Matches(ctx context.Context, base, id string, q schema.MatchesQuery) (*schema.HelpMatches, error) {
 	errs := CheckMatchesQuery(&q)
-	id = store.NormalizeID(id)
-	if !store.ValidID(id) {
-		errs = append([]schema.FieldError{ParamError("id", badIDMessage(id))}, errs...)
+	typed := id
+	if id = store.NormalizeID(id); !store.ValidID(id) {
+		errs = append([]schema.FieldError{ParamError("id", badIDMessage(typed))}, errs...)
 	}
 	if len(errs) > 0 {
 		return nil, InvalidParams(errs)

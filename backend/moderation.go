@@ -135,9 +135,9 @@ func DecodeBody(body []byte, check func([]byte) []schema.FieldError, v any) *Pro
 
 // checkReportTarget normalizes the id of a report and checks it and the reason: 400 for either.
 func checkReportTarget(id string, in *schema.ReportInput) (string, *Problem) {
-	id = store.NormalizeID(id)
-	if !store.ValidID(id) {
-		return "", InvalidParams([]schema.FieldError{ParamError("id", badIDMessage(id))})
+	typed := id
+	if id = store.NormalizeID(id); !store.ValidID(id) {
+		return "", InvalidParams([]schema.FieldError{ParamError("id", badIDMessage(typed))})
 	}
 	if !slices.Contains(schema.ReportReasons, in.Reason) {
 		return "", &Problem{Status: http.StatusBadRequest, Body: schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Datos inválidos: motivo desconocido.",

@@ -228,7 +228,8 @@ func goneRecord(st string) *Problem {
 	return &Problem{Status: http.StatusGone, Body: schema.ErrorBody{Code: schema.CodeGone, Error: msg}}
 }
 
-// badIDMessage tells that id (as given, at most 40 characters of it) is not a record id.
+// badIDMessage tells that id (as given: before store.NormalizeID, at most 40 characters of it) is not a
+// record id.
 func badIDMessage(id string) string {
 	return fmt.Sprintf("«id» %s no tiene la forma de un id (16 caracteres, p. ej. 01k2x3y4z5a6b7c8)", schema.Quote(id))
 }
@@ -242,12 +243,13 @@ func unknownRecord(id string) *Problem {
 // helpDetail answers view=detail and ver_ayuda: one record with its phone. Errors are *Problem for a
 // malformed (400) or unknown (404) id.
 func (s *Service) Detail(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error) {
+	typed := id
 	id = store.NormalizeID(id)
 	switch {
 	case id == "":
 		return nil, InvalidParams([]schema.FieldError{ParamError("id", "«id» es obligatorio con view=detail")})
 	case !store.ValidID(id):
-		return nil, InvalidParams([]schema.FieldError{ParamError("id", badIDMessage(id))})
+		return nil, InvalidParams([]schema.FieldError{ParamError("id", badIDMessage(typed))})
 	}
 	rec, err := s.publicRecordByID(ctx, id)
 	if err != nil {

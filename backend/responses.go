@@ -116,8 +116,9 @@ func NormalizeResponse(in *schema.ResponseInput) (*schema.ResponseInput, string,
 // openRecord reads record id for a response: 400 for a malformed id, 404 unknown, 410 for a record that
 // takes no response (hidden, withdrawn, resolved or expired).
 func (s *Service) openRecord(ctx context.Context, id string, now time.Time) (*store.Record, error) {
-	if !store.ValidID(id) {
-		return nil, InvalidParams([]schema.FieldError{ParamError("id", badIDMessage(id))})
+	typed := id
+	if id = store.NormalizeID(id); !store.ValidID(id) {
+		return nil, InvalidParams([]schema.FieldError{ParamError("id", badIDMessage(typed))})
 	}
 	rec, err := s.store.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -147,7 +148,6 @@ const retryWindow = 10 * time.Minute
 // it taken however many retries race, and the answer is the stored response (Duplicate). Errors are
 // *Problem.
 func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInput, e164, addr string) (*schema.ResponseCreated, error) {
-	id = store.NormalizeID(id)
 	now := s.now().UTC().Truncate(time.Millisecond)
 	rec, err := s.openRecord(ctx, id, now)
 	if err != nil {

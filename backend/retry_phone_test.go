@@ -1,9 +1,11 @@
 package backend_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
 )
 
 // A retry that writes the publisher's number another way is the same content: 200 with contentMatches
@@ -24,5 +26,22 @@ func TestRetryWithThePhoneWrittenAnotherWay(t *testing.T) {
 	pub["contactWhatsapp"] = "300 123 4568"
 	if resp, other := s.publish(string(testserver.MustJSON(t, pub))); resp.StatusCode != 200 || other["contentMatches"] != false || other["manageToken"] != nil {
 		t.Fatalf("retry with another number: %d %v", resp.StatusCode, other)
+	}
+}
+
+// A malformed id is quoted back as it was sent, not as the store would read it («nope», not «n0pe»).
+func TestBadIDQuotedAsSent(t *testing.T) {
+	s := newContractServer(t)
+	for _, path := range []string{schema.HelpPath + "?view=detail&id=nope", schema.HelpPath + "/nope/matches"} {
+		_, raw := s.Do("GET", path, nil)
+		if !strings.Contains(string(raw), `nope`) || strings.Contains(string(raw), "n0pe") {
+			t.Errorf("%s: %s", path, raw)
+		}
+	}
+	for _, path := range []string{schema.ResponsesPath("nope"), schema.ReportsPath("nope")} {
+		_, raw := s.Do("POST", path, []byte(`{"message":"Voy","reason":"spam"}`), "Content-Type", "application/json")
+		if strings.Contains(string(raw), "n0pe") {
+			t.Errorf("POST %s: %s", path, raw)
+		}
 	}
 }
