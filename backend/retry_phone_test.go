@@ -45,3 +45,28 @@ func TestBadIDQuotedAsSent(t *testing.T) {
 		}
 	}
 }
+
+// The missing consent is the top code while it is at least half of what is wrong, counted with the
+// emergency's own detail when no emergencySlug names one of several.
+func TestConsentRequiredCountsTheEmergencyDetail(t *testing.T) {
+	s := newContractServer(t) // two active emergencies
+	for _, c := range []struct {
+		drop []string
+		code string
+		n    int
+	}{
+		{[]string{"publishContact", "emergencySlug"}, schema.CodeConsentRequired, 2},
+		{[]string{"publishContact", "emergencySlug", "title"}, schema.CodeInvalidBody, 3},
+		{[]string{"publishContact", "title"}, schema.CodeConsentRequired, 2},
+	} {
+		req := testserver.ValidRequest()
+		for _, f := range c.drop {
+			delete(req, f)
+		}
+		resp, body := s.publish(string(testserver.MustJSON(t, req)))
+		details, _ := body["details"].([]any)
+		if resp.StatusCode != 400 || body["code"] != c.code || len(details) != c.n {
+			t.Errorf("without %v: %d %v, want %s with %d details", c.drop, resp.StatusCode, body, c.code, c.n)
+		}
+	}
+}

@@ -330,6 +330,11 @@ func (s *Service) addEmergencyDetail(eb *schema.ErrorBody, body []byte) {
 	}
 	if p := s.selectEmergency(pub); p != nil {
 		eb.Details = append(eb.Details, p.Body.Details...)
+		// The missing consent stays the top code only while it is at least half of what is wrong
+		// (schema.Decode's rule), counted with the emergency's detail.
+		if eb.Code == schema.CodeConsentRequired && len(eb.Details) > 2 {
+			eb.Code, eb.Error = schema.CodeInvalidBody, "Datos inválidos: revise los campos indicados en details."
+		}
 	}
 }
 
