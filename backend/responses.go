@@ -162,7 +162,7 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 	if err != nil {
 		return nil, err
 	}
-	if prev, err := s.storedRetry(ctx, rec.ID, prevID); err != nil || (prev != nil && now.Sub(prev.CreatedAt) < retryWindow) {
+	if prev, err := s.storedRetry(ctx, rec.ID, prevID, now); err != nil || prev != nil {
 		if err != nil {
 			return nil, err
 		}
@@ -179,14 +179,14 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 		}
 		err = s.store.CreateResponse(ctx, r)
 		if try == 0 && errors.Is(err, store.ErrResponseExists) {
-			if stored, err := s.storedRetry(ctx, rec.ID, retryID); err != nil || stored != nil {
+			if stored, err := s.storedRetry(ctx, rec.ID, retryID, now); err != nil || stored != nil {
 				release()
 				if err != nil {
 					return nil, err
 				}
 				return s.responseCreated(ctx, stored, true)
 			}
-			continue // the earlier one was withdrawn: this is a new response
+			continue // the earlier one was withdrawn or ended: this is a new response
 		}
 		if !errors.Is(err, store.ErrResponseExists) || try == 3 {
 			break
@@ -219,16 +219,17 @@ func (s *Service) retryResponseID(ctx context.Context, id string, in *schema.Res
 	return hex.EncodeToString(m.Sum(nil)[:8]), nil
 }
 
-// storedRetry is the stored response rid of record id when a retry should answer with it: nil when it was
-// withdrawn (sending it again is a new response), a 410 when reports hid it.
-func (s *Service) storedRetry(ctx context.Context, id, rid string) (*store.Response, error) {
+// storedRetry is the stored response rid of record id when a retry sent at now should answer with it: nil
+// when there is none, it was sent retryWindow or more before now, or it is no longer active (withdrawn by
+// its author, or ended with its record: sending it again is a new response); a 410 when reports hid it.
+func (s *Service) storedRetry(ctx context.Context, id, rid string, now time.Time) (*store.Response, error) {
 	rs, err := s.store.RecordResponses(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	i := slices.IndexFunc(rs, func(r *store.Response) bool { return r.ID == rid })
 	switch {
-	case i < 0 || rs[i].Status == schema.ResponseWithdrawn:
+	case i < 0 || now.Sub(rs[i].CreatedAt) >= retryWindow || (rs[i].Status != store.ResponseActive && rs[i].Status != schema.ResponseHidden):
 		return nil, nil
 	case rs[i].Status == schema.ResponseHidden:
 		return nil, &Problem{Status: http.StatusGone, Body: schema.ErrorBody{Code: schema.CodeGone, Error: "Esa respuesta ya se envió y varias personas la reportaron: ya no se muestra."}}

@@ -783,3 +783,24 @@ func TestRespondRetriesAreOneResponse(t *testing.T) {
 		t.Fatalf("11 minutes later: %+v %v", r, err)
 	}
 }
+
+// A response ended with its record (resolved) is no retry to answer with: the same words after a reopen
+// are a new, active response.
+func TestRespondAfterTheRecordReopens(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)})
+	a := s.publish(insulinRequest("a"))
+	body := `{"message":"Llevo la insulina"}`
+	_, first, _ := s.respond(a.ID, body)
+	for _, action := range []string{"resolve", "reopen"} {
+		if code, _ := s.act(a.ID, a.ManageToken, action); code != http.StatusOK {
+			t.Fatalf("%s: %d", action, code)
+		}
+	}
+	code, again, out := s.respond(a.ID, body)
+	if code != http.StatusCreated || again.Duplicate || again.ResponseID == first.ResponseID || again.Status != schema.ResponseActive {
+		t.Fatalf("after the reopen: %d %s", code, out)
+	}
+	if n := s.count(a.ID); n != 1 {
+		t.Fatalf("after the reopen: %d responses count, want 1", n)
+	}
+}
