@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -122,5 +123,48 @@ func TestFeedReplayBound(t *testing.T) {
 	evs, err := hub.replay(context.Background(), f, posOf(rec), to, "since")
 	if err != nil || len(evs) != 2 || evs[0].rec.ID != ids[1] || evs[1].rec.ID != ids[2] {
 		t.Fatalf("replay after the first: %v %v", evs, err)
+	}
+}
+
+// TestFeedStreamsPerClientNetwork: the bound on one client's streams counts an IPv6 /64 as one client, as
+// the rate limits and the reporters do: the addresses of one host's /64 share its streams.
+func TestFeedStreamsPerClientNetwork(t *testing.T) {
+	st := testserver.Badger(t)
+	svc := NewService(st, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero"}}, FeedStreamsPerClient: 2})
+	t.Cleanup(svc.CloseFeed)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	open := func(addr string) (int, chan struct{}) {
+		r := httptest.NewRequest("GET", "http://ayuda.test"+schema.HelpPath+"/events", nil).WithContext(ctx)
+		r.RemoteAddr = "[" + addr + "]:40000"
+		w := httptest.NewRecorder()
+		done := make(chan struct{})
+		go func() { defer close(done); svc.ServeFeed(w, r, schema.ListQuery{}) }()
+		// A stream that joined stays open; a refused one returns at once.
+		select {
+		case <-done:
+			return w.Code, done
+		case <-time.After(500 * time.Millisecond):
+			return http.StatusOK, done
+		}
+	}
+	var dones []chan struct{}
+	for _, addr := range []string{"2001:db8:1:2::1", "2001:db8:1:2::2"} {
+		code, done := open(addr)
+		if code != http.StatusOK {
+			t.Fatalf("stream from %s: %d", addr, code)
+		}
+		dones = append(dones, done)
+	}
+	if code, _ := open("2001:db8:1:2:ffff::3"); code != http.StatusTooManyRequests {
+		t.Fatalf("a third stream from the same /64: %d, want 429", code)
+	}
+	code, done := open("2001:db8:9:9::1")
+	if code != http.StatusOK {
+		t.Fatalf("a stream from another /64: %d", code)
+	}
+	cancel()
+	for _, d := range append(dones, done) {
+		<-d
 	}
 }

@@ -48,7 +48,8 @@ func (s *Service) ServeFeed(w http.ResponseWriter, r *http.Request, lq schema.Li
 	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok {
 		hub.watch(srv)
 	}
-	sub := &feedSub{addr: ClientIP(r), ch: make(chan *feedBatch, feedBuffer), cut: make(chan struct{})}
+	// Its client is its network (ClientNet): one IPv6 host has a whole /64, and must not hold 4 streams each.
+	sub := &feedSub{addr: ClientNet(ClientIP(r)), ch: make(chan *feedBatch, feedBuffer), cut: make(chan struct{})}
 	start, err := hub.join(r.Context(), sub)
 	defer hub.leave(sub)
 	if err != nil {

@@ -37,7 +37,7 @@ func init() {
 //	    map_tiles <url> <attribution>    # the maps' background: an XYZ tile URL template and its attribution
 //	    feed {                           # the live feed (GET /api/public/v1/help/events)
 //	        streams <n>                  # open streams on this node; default 1000
-//	        streams_per_client <n>       # open streams per client address; default 4
+//	        streams_per_client <n>       # open streams per client (IPv4 address, IPv6 /64); default 4
 //	    }
 //	    webhook <url> {                  # POSTs signed events about the records published under sources (repeatable)
 //	        secret  <secret>             # at least 16 characters; {env.VARIABLE} keeps it out of the file
