@@ -153,20 +153,16 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 	if err != nil {
 		return nil, err
 	}
-	retryID, err := s.retryResponseID(ctx, rec.ID, in, e164, addr, now)
+	retryID, prevID, err := s.retryResponseIDs(ctx, rec.ID, in, e164, addr, now)
 	if err != nil {
 		return nil, err
 	}
-	// A retry sent just after the window's turn: the one of the window before, if sent within retryWindow.
-	prevID, err := s.retryResponseID(ctx, rec.ID, in, e164, addr, now.Add(-retryWindow))
-	if err != nil {
-		return nil, err
-	}
-	if prev, err := s.storedRetry(ctx, rec.ID, prevID, now); err != nil || prev != nil {
+	// A retry, of this window or (sent just after its turn) of the window before: one read finds either.
+	if stored, err := s.storedRetry(ctx, rec.ID, now, retryID, prevID); err != nil || stored != nil {
 		if err != nil {
 			return nil, err
 		}
-		return s.responseCreated(ctx, prev, true)
+		return s.responseCreated(ctx, stored, true)
 	}
 	counted, release := s.counted.take(now, ClientNet(addr))
 	r := &store.Response{RecordID: rec.ID, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(schema.ResponseTTL),
@@ -179,7 +175,7 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 		}
 		err = s.store.CreateResponse(ctx, r)
 		if try == 0 && errors.Is(err, store.ErrResponseExists) {
-			if stored, err := s.storedRetry(ctx, rec.ID, retryID, now); err != nil || stored != nil {
+			if stored, err := s.storedRetry(ctx, rec.ID, now, retryID); err != nil || stored != nil { // a racing retry stored it
 				release()
 				if err != nil {
 					return nil, err
@@ -207,34 +203,42 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 	return s.responseCreated(ctx, r, false)
 }
 
-// retryResponseID is the id of a response that its retries share: a keyed hash of the record, the
-// client's network, what it says and the retryWindow (counted from the epoch) it was sent in.
-func (s *Service) retryResponseID(ctx context.Context, id string, in *schema.ResponseInput, e164, addr string, now time.Time) (string, error) {
+// retryResponseIDs are the ids a response's retries share, of the retryWindow (counted from the epoch) it
+// is sent in and of the window before: a keyed hash of the record, the client's network, what it says and
+// the window.
+func (s *Service) retryResponseIDs(ctx context.Context, id string, in *schema.ResponseInput, e164, addr string, now time.Time) (this, before string, err error) {
 	key, err := s.manageKey(ctx)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	m := hmac.New(sha256.New, key)
-	fmt.Fprintf(m, "response-retry/1\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d", id, ClientNet(addr), in.Message, in.ContactName, e164, now.UnixNano()/int64(retryWindow))
-	return hex.EncodeToString(m.Sum(nil)[:8]), nil
+	of := func(window int64) string {
+		m := hmac.New(sha256.New, key)
+		fmt.Fprintf(m, "response-retry/1\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d", id, ClientNet(addr), in.Message, in.ContactName, e164, window)
+		return hex.EncodeToString(m.Sum(nil)[:8])
+	}
+	w := now.UnixNano() / int64(retryWindow)
+	return of(w), of(w - 1), nil
 }
 
-// storedRetry is the stored response rid of record id when a retry sent at now should answer with it: nil
-// when there is none, it was sent retryWindow or more before now, or it is no longer active (withdrawn by
-// its author, or ended with its record: sending it again is a new response); a 410 when reports hid it.
-func (s *Service) storedRetry(ctx context.Context, id, rid string, now time.Time) (*store.Response, error) {
+// storedRetry is the stored response of record id, among rids, that a retry sent at now should answer
+// with: nil when there is none, it was sent retryWindow or more before now, or it is no longer active
+// (withdrawn by its author, or ended with its record: sending it again is a new response); a 410 when
+// reports hid it.
+func (s *Service) storedRetry(ctx context.Context, id string, now time.Time, rids ...string) (*store.Response, error) {
 	rs, err := s.store.RecordResponses(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(rs, func(r *store.Response) bool { return r.ID == rid })
-	switch {
-	case i < 0 || now.Sub(rs[i].CreatedAt) >= retryWindow || (rs[i].Status != store.ResponseActive && rs[i].Status != schema.ResponseHidden):
-		return nil, nil
-	case rs[i].Status == schema.ResponseHidden:
-		return nil, &Problem{Status: http.StatusGone, Body: schema.ErrorBody{Code: schema.CodeGone, Error: "Esa respuesta ya se envió y varias personas la reportaron: ya no se muestra."}}
+	for _, r := range rs {
+		switch {
+		case !slices.Contains(rids, r.ID) || now.Sub(r.CreatedAt) >= retryWindow:
+		case r.Status == store.ResponseActive:
+			return r, nil
+		case r.Status == schema.ResponseHidden:
+			return nil, &Problem{Status: http.StatusGone, Body: schema.ErrorBody{Code: schema.CodeGone, Error: "Esa respuesta ya se envió y varias personas la reportaron: ya no se muestra."}}
+		}
 	}
-	return rs[i], nil
+	return nil, nil
 }
 
 // responseCreated is the answer to a new response, or to a retry of one (duplicate).

@@ -637,6 +637,9 @@ func TestModeratorsRestoreHiddenResponses(t *testing.T) {
 	if err := s.svc.RestoreResponse(ctx, a.ID, r2.ResponseID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("restoring a response that is not hidden: %v", err)
 	}
+	if err := s.svc.RestoreResponse(ctx, "nope", "x/y\x00"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("restoring with malformed ids: %v", err)
+	}
 	if err := s.svc.RestoreResponse(ctx, strings.ToUpper(a.ID), strings.ToUpper(r1.ResponseID)); err != nil {
 		t.Fatal(err)
 	}

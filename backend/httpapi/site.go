@@ -237,10 +237,7 @@ func siteModeration(s *backend.Service) *site.Moderation {
 			return records, responses, notFound(err)
 		},
 		RestoreResponse: func(ctx context.Context, id, rid string) error {
-			if !store.ValidID(store.NormalizeID(id)) || !backend.ValidResponseID(strings.ToLower(rid)) {
-				return site.ErrNotFound
-			}
-			return notFound(s.RestoreResponse(ctx, id, rid))
+			return notFound(s.RestoreResponse(ctx, id, rid)) // a malformed id is no stored one: ErrNotFound
 		},
 		Key: func(ctx context.Context) ([]byte, error) {
 			mu.Lock()
