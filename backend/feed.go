@@ -211,6 +211,8 @@ type feedSub struct {
 	addr   string
 	ch     chan *feedBatch
 	cut    chan struct{} // closed when the hub cut it off for falling behind
+	yield  chan struct{} // closed when the hub ended it to make room for another client (fairShare)
+	seq    uint64        // the order in which the hub took it
 	joined bool
 }
 
@@ -230,6 +232,7 @@ type feedHub struct {
 	servers              map[*http.Server]bool
 	replays              chan struct{}
 	lastSub              time.Time
+	joins                uint64
 }
 
 func newFeedHub(s *Service) *feedHub {
@@ -291,14 +294,15 @@ func (h *feedHub) join(ctx context.Context, sub *feedSub) (feedPos, error) {
 		h.mu.Unlock()
 		return feedPos{}, feedProblem(http.StatusTooManyRequests, 10, schema.CodeTooManyStreams,
 			fmt.Sprintf("Esta dirección ya tiene %d flujos de eventos abiertos, el máximo: cierre uno antes de abrir otro.", h.maxPerIP))
-	case len(h.subs) >= h.maxStreams:
+	case len(h.subs) >= h.maxStreams && !h.fairShare(sub.addr):
 		h.mu.Unlock()
 		return feedPos{}, feedProblem(http.StatusServiceUnavailable, 30, "unavailable",
 			"Este servidor tiene abiertos todos los flujos de eventos que admite: reintente en unos segundos o consulte la lista con since.")
 	}
 	h.subs[sub] = struct{}{}
 	h.perAddr[sub.addr]++
-	sub.joined = true
+	h.joins++
+	sub.seq, sub.joined = h.joins, true
 	h.svc.cfg.Observe.feedSubscribers(1)
 	if !h.running {
 		h.running, h.ready = true, make(chan struct{})
@@ -314,6 +318,35 @@ func (h *feedHub) join(ctx context.Context, sub *feedSub) (feedPos, error) {
 		return feedPos{}, feedProblem(http.StatusServiceUnavailable, 1, "unavailable", "El servidor se está reiniciando: vuelva a conectarse en un segundo.")
 	}
 	return h.position(), nil
+}
+
+// fairShare makes room, on a full node, for a stream of the client addr: it ends the oldest stream of the
+// client holding the most, when that client holds at least two more than addr would with this one. So
+// no few clients keep the others out: a full node's streams end shared out, each client holding at most
+// one more than any other that asked. It reports whether it made room. h.mu is held.
+func (h *feedHub) fairShare(addr string) bool {
+	held := make(map[string]int, len(h.perAddr))
+	for sub := range h.subs {
+		held[sub.addr]++
+	}
+	most, count := "", 0
+	for a, n := range held {
+		if n > count || (n == count && a < most) {
+			most, count = a, n
+		}
+	}
+	if count < held[addr]+2 {
+		return false
+	}
+	var oldest *feedSub
+	for sub := range h.subs {
+		if sub.addr == most && (oldest == nil || sub.seq < oldest.seq) {
+			oldest = sub
+		}
+	}
+	delete(h.subs, oldest) // its stream says so and ends; leave then counts it out of perAddr
+	close(oldest.yield)
+	return true
 }
 
 // leave removes sub (once it is done writing).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -167,4 +168,84 @@ func TestFeedStreamsPerClientNetwork(t *testing.T) {
 	for _, d := range append(dones, done) {
 		<-d
 	}
+}
+
+// TestFeedFullNodeSharesItsStreams: a node whose streams are all open to a few clients ends the oldest
+// stream of the client holding the most to let a new client in, with a reconnect event that says so,
+// until no client holds two more than another; then the node answers 503.
+func TestFeedFullNodeSharesItsStreams(t *testing.T) {
+	st := testserver.Badger(t)
+	svc := NewService(st, Config{Emergencies: []Emergency{{Slug: "eje-cafetero", Title: "Terremoto en el Eje Cafetero"}},
+		FeedStreams: 4, FeedStreamsPerClient: 4})
+	t.Cleanup(svc.CloseFeed)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type stream struct {
+		w    *httptest.ResponseRecorder
+		done chan struct{}
+	}
+	open := func(addr string) (int, stream) {
+		r := httptest.NewRequest("GET", "http://ayuda.test"+schema.HelpPath+"/events", nil).WithContext(ctx)
+		r.RemoteAddr = addr + ":40000"
+		s := stream{httptest.NewRecorder(), make(chan struct{})}
+		go func() { defer close(s.done); svc.ServeFeed(s.w, r, schema.ListQuery{}) }()
+		select {
+		case <-s.done:
+			return s.w.Code, s
+		case <-time.After(500 * time.Millisecond):
+			return http.StatusOK, s
+		}
+	}
+	ended := func(s stream) bool {
+		select {
+		case <-s.done:
+			return true
+		case <-time.After(2 * time.Second):
+			return false
+		}
+	}
+	var a []stream
+	for range 4 {
+		code, s := open("127.0.0.2")
+		if code != http.StatusOK {
+			t.Fatalf("stream %d of the first client: %d", len(a)+1, code)
+		}
+		a = append(a, s)
+	}
+	// The node is full: a second client gets a stream, and the first client's oldest ends.
+	for i := range 2 {
+		code, _ := open("127.0.0.3")
+		if code != http.StatusOK {
+			t.Fatalf("stream %d of the second client on a full node: %d, want 200", i+1, code)
+		}
+		if !ended(a[i]) {
+			t.Fatalf("the first client's stream %d did not end to make room", i+1)
+		}
+		body := a[i].w.Body.String()
+		if !strings.Contains(body, "event: reconnect") || !strings.Contains(body, `"code":"`+schema.CodeFeedShared+`"`) || !strings.Contains(body, `"lastEventId":"`) {
+			t.Fatalf("the ended stream's last event:\n%s", body)
+		}
+	}
+	// Two each: a third from the second client would leave it two above the first; refused.
+	if code, _ := open("127.0.0.3"); code != http.StatusServiceUnavailable {
+		t.Fatalf("a third stream of the second client: %d, want 503", code)
+	}
+	// A third client with none may take one from a client with two.
+	if code, _ := open("127.0.0.4"); code != http.StatusOK {
+		t.Fatalf("a third client's first stream: %d, want 200", code)
+	}
+	if ended(a[3]) {
+		t.Fatal("the first client's newest stream ended; its oldest open one should have")
+	}
+	if !ended(a[2]) {
+		t.Fatal("no stream of the client holding the most (the first, ties by address) ended")
+	}
+	if code, _ := open("127.0.0.5"); code != http.StatusOK {
+		t.Fatalf("a fourth client's first stream: %d, want 200", code)
+	}
+	// One each now: nobody holds two more than a newcomer.
+	if code, _ := open("127.0.0.6"); code != http.StatusServiceUnavailable {
+		t.Fatalf("a fifth client on a node shared out one stream each: %d, want 503", code)
+	}
+	cancel()
 }

@@ -49,7 +49,7 @@ func (s *Service) ServeFeed(w http.ResponseWriter, r *http.Request, lq schema.Li
 		hub.watch(srv)
 	}
 	// Its client is its network (ClientNet): one IPv6 host has a whole /64, and must not hold 4 streams each.
-	sub := &feedSub{addr: ClientNet(ClientIP(r)), ch: make(chan *feedBatch, feedBuffer), cut: make(chan struct{})}
+	sub := &feedSub{addr: ClientNet(ClientIP(r)), ch: make(chan *feedBatch, feedBuffer), cut: make(chan struct{}), yield: make(chan struct{})}
 	start, err := hub.join(r.Context(), sub)
 	defer hub.leave(sub)
 	if err != nil {
@@ -108,6 +108,9 @@ func (s *Service) ServeFeed(w http.ResponseWriter, r *http.Request, lq schema.Li
 			st.buf.WriteString("\n")
 		case <-sub.cut:
 			st.end(schema.CodeFeedBehind, "Este cliente no leyó los eventos a tiempo y el servidor cerró el flujo: reconéctese con Last-Event-ID (o since) igual a lastEventId para recibir lo que falta.")
+			return
+		case <-sub.yield:
+			st.end(schema.CodeFeedShared, "Este servidor tiene abiertos todos los flujos que admite y esta dirección tenía más que otras: se cerró el más antiguo de los suyos. Reconéctese con Last-Event-ID (o since) igual a lastEventId en unos segundos, o consulte la lista con since.")
 			return
 		case <-hub.closing:
 			st.end(schema.CodeFeedClosing, "El servidor se reinicia o se detiene: reconéctese con Last-Event-ID (o since) igual a lastEventId; no perderá ningún cambio.")

@@ -23,6 +23,7 @@ const (
 const (
 	CodeFeedBehind     = "feed_behind"      // the subscriber did not read fast enough
 	CodeFeedClosing    = "feed_closing"     // the server is reloading or stopping
+	CodeFeedShared     = "feed_shared"      // a full node ended the oldest stream of a client with more than others
 	CodeCursorTooOld   = "cursor_too_old"   // 410: too many changes to replay since the cursor
 	CodeTooManyStreams = "too_many_streams" // 429: the client address has its streams open
 )
@@ -41,7 +42,7 @@ type FeedRemoved struct {
 
 // FeedReconnect is the data of the reconnect event that ends a stream.
 type FeedReconnect struct {
-	Code        string `json:"code" jsonschema:"enum=feed_behind,enum=feed_closing"`
+	Code        string `json:"code" jsonschema:"enum=feed_behind,enum=feed_closing,enum=feed_shared"`
 	Error       string `json:"error"`
 	LastEventID string `json:"lastEventId" jsonschema_description:"El id del último evento de este flujo: reconéctese con la cabecera Last-Event-ID (o since) con este valor."`
 }
@@ -80,9 +81,9 @@ func eventsPathItem() map[string]any {
 	get := map[string]any{
 		"operationId": "helpEvents", "tags": []string{"api"},
 		"summary": "Flujo en vivo de cambios (Server-Sent Events) con los filtros de la lista",
-		"description": "Un flujo text/event-stream. Eventos: published (un registro nuevo: data es un elemento de lista, como en view=list, con el nombre de contacto y nunca el teléfono), updated (una versión posterior del registro, igual forma), removed (data FeedRemoved: el registro fue retirado u ocultado o, con status, ya no está en ese estado; sin contenido) y reconnect (data FeedReconnect: el servidor cierra el flujo porque el cliente no leía a tiempo, code feed_behind, o porque se reinicia, code feed_closing; reconéctese con Last-Event-ID igual a lastEventId).\n\n" +
+		"description": "Un flujo text/event-stream. Eventos: published (un registro nuevo: data es un elemento de lista, como en view=list, con el nombre de contacto y nunca el teléfono), updated (una versión posterior del registro, igual forma), removed (data FeedRemoved: el registro fue retirado u ocultado o, con status, ya no está en ese estado; sin contenido) y reconnect (data FeedReconnect: el servidor cierra el flujo porque el cliente no leía a tiempo, code feed_behind, o porque se reinicia, code feed_closing, o porque el nodo tenía todos sus flujos abiertos y este cliente más que otros, code feed_shared; reconéctese con Last-Event-ID igual a lastEventId).\n\n" +
 			"Cada evento lleva un id (id:) que nombra su cambio: vale como Last-Event-ID para reanudar sin huecos ni repetidos y como since de view=list. El primer bloque del flujo es retry: y el id de la posición de partida. Cada 15 s llega un comentario (: ping), a veces con un id más reciente, para que los proxies no cierren la conexión.\n\n" +
-			"Funciona con varios nodos sobre PostgreSQL: cada nodo lee el registro de cambios compartido cada 250 ms. Límites: " + "4 flujos abiertos por dirección IP (429 too_many_streams) y 1000 por nodo (503), configurables en el Caddyfile (directaid { feed { streams_per_client, streams } }).",
+			"Funciona con varios nodos sobre PostgreSQL: cada nodo lee el registro de cambios compartido cada 250 ms. Límites: " + "4 flujos abiertos por cliente, una dirección IPv4 o una red IPv6 /64 (429 too_many_streams), y 1000 por nodo (503; un nodo lleno cierra el flujo más antiguo del cliente que tiene más, si tiene al menos dos más que quien llega), configurables en el Caddyfile (directaid { feed { streams_per_client, streams } }).",
 		"parameters": feedQueryParameters(),
 		"responses": map[string]any{
 			"200": map[string]any{
