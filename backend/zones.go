@@ -55,13 +55,16 @@ const (
 	ZoneRespond = "respond"
 )
 
+// ScopeClient ends every zone's scope: whom the limit counts apart. An IPv6 host has a whole /64.
+const ScopeClient = "por cliente (una dirección IPv4 o una red IPv6 /64)"
+
 // Zones are directaid's rate limits; their order is the Caddyfile's and the metrics'.
 var Zones = []Zone{
 	{
 		Name: ZonePublish, Events: 60, Window: time.Minute, MCP: MCPPublish,
 		Match:     []ZoneMatch{{Methods: []string{http.MethodPost}, Paths: []string{schema.HelpPath, "/pedir", "/ofrecer"}}},
 		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.RateLimit },
-		Scope:     "publicaciones (POST " + schema.HelpPath + " y herramientas de publicación MCP) por dirección IP",
+		Scope:     "publicaciones (POST " + schema.HelpPath + " y herramientas de publicación MCP) " + ScopeClient,
 		Refusal:   "Límite temporal de publicaciones alcanzado: espere los segundos que indica Retry-After y reintente con el mismo externalId.",
 		Page: LimitPage{
 			Explain: "Este sitio limita cuántas publicaciones se pueden enviar por minuto desde una misma red, para que nadie pueda copiar los números de todos.",
@@ -76,7 +79,7 @@ var Zones = []Zone{
 		},
 		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.DetailRateLimit },
 		Scope: "lecturas de un registro con su teléfono (GET " + schema.HelpPath + "?view=detail, las páginas " +
-			schema.RecordPathPrefix + "{id} y la herramienta MCP " + schema.ToolViewHelp + ") por dirección IP",
+			schema.RecordPathPrefix + "{id} y la herramienta MCP " + schema.ToolViewHelp + ") " + ScopeClient,
 		Refusal: "Límite temporal de consultas de registros con teléfono alcanzado: espere los segundos que indica Retry-After.",
 		Page: LimitPage{
 			Explain: "Este sitio limita cuántas páginas con número de teléfono se pueden abrir por minuto desde una misma red, para que nadie pueda copiar los números de todos.",
@@ -88,7 +91,7 @@ var Zones = []Zone{
 		Match: []ZoneMatch{{Methods: []string{http.MethodPost}, Paths: []string{schema.HelpPath + "/*" + schema.ReportsSuffix, schema.ReportFormPath,
 			schema.HelpPath + "/*" + schema.ResponsesSuffix + "/*" + schema.ReportsSuffix}}},
 		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.ReportRateLimit },
-		Scope:     "reportes (POST " + schema.HelpPath + "/{id}" + schema.ReportsSuffix + " y el formulario " + schema.ReportFormPath + ") por dirección IP",
+		Scope:     "reportes (POST " + schema.HelpPath + "/{id}" + schema.ReportsSuffix + " y el formulario " + schema.ReportFormPath + ") " + ScopeClient,
 		Refusal:   "Límite temporal de reportes alcanzado: espere los segundos que indica Retry-After.",
 		Page: LimitPage{
 			Explain: "Este sitio limita cuántos reportes se pueden enviar por minuto desde una misma red, para que nadie pueda llenar de reportes la revisión. Su reporte no se envió.",
@@ -100,7 +103,7 @@ var Zones = []Zone{
 		Match: []ZoneMatch{{Methods: []string{http.MethodPost}, Paths: []string{schema.HelpPath + "/*" + schema.ActionsSuffix, schema.ManagePath,
 			schema.HelpPath + "/*" + schema.ResponsesSuffix + "/*" + schema.ActionsSuffix, schema.ResponseFormPath}}},
 		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.ManageRateLimit },
-		Scope:     "acciones con el código para gestionar (POST " + schema.HelpPath + "/{id}" + schema.ActionsSuffix + " y el formulario " + schema.ManagePath + ") por dirección IP",
+		Scope:     "acciones con el código para gestionar (POST " + schema.HelpPath + "/{id}" + schema.ActionsSuffix + " y el formulario " + schema.ManagePath + ") " + ScopeClient,
 		Refusal:   "Límite temporal de acciones sobre publicaciones alcanzado: espere los segundos que indica Retry-After y reintente (repetir una acción no la aplica dos veces).",
 		Page: LimitPage{
 			Explain: "Este sitio limita cuántas veces por minuto se puede resolver, reabrir, renovar o retirar una publicación desde una misma red. Este intento no cambió nada.",
@@ -112,7 +115,7 @@ var Zones = []Zone{
 		Match:     []ZoneMatch{{Methods: []string{http.MethodPost}, Paths: []string{schema.HelpPath + "/*" + schema.ResponsesSuffix, schema.RespondFormPath}}},
 		Discovery: func(d *schema.Discovery) **schema.RateLimit { return &d.RespondRateLimit },
 		Scope: "respuestas «yo puedo ayudar» (POST " + schema.HelpPath + "/{id}" + schema.ResponsesSuffix + ", el formulario " + schema.RespondFormPath +
-			" y la herramienta MCP " + schema.ToolRespond + ") por dirección IP",
+			" y la herramienta MCP " + schema.ToolRespond + ") " + ScopeClient,
 		Refusal: "Límite temporal de respuestas alcanzado: espere los segundos que indica Retry-After y reintente.",
 		Page: LimitPage{
 			Explain: "Este sitio limita cuántas respuestas «yo puedo ayudar» se pueden enviar por minuto desde una misma red, para que nadie pueda llenar de mensajes a quien pidió ayuda. Su respuesta no se envió.",

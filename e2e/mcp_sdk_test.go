@@ -337,3 +337,44 @@ func TestMCPToolsSpendTheirZones(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPGoSDKFindPlaceThenPublish: an agent whose person says «estoy en el caimo» and knows no coordinates
+// finds the place's code with buscar_lugar, publishes with it, and finds the record by its municipio.
+func TestMCPGoSDKFindPlaceThenPublish(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{})
+	cs := sdkSession(t, s, "")
+	res := callTool(t, cs, schema.ToolFindPlace, map[string]any{"q": "el caimo", "emergencySlug": "eje-cafetero"})
+	structuredAsText(t, schema.ToolFindPlace, res)
+	found := roundTrip[schema.PlaceList](t, res.StructuredContent)
+	if len(found.Places) == 0 || found.Places[0].PlaceCode != "63001001" || found.Places[0].Place != "El Caimo, Armenia (Quindío)" ||
+		found.Places[0].MunicipioCode != "63001" || !found.Places[0].InArea || found.Places[0].Kind != "centroPoblado" {
+		t.Fatalf("buscar_lugar «el caimo»: %+v", found.Places)
+	}
+	rec := with(mcpArgs(validRequest()), "latitude", nil, "longitude", nil, "placeCode", found.Places[0].PlaceCode)
+	pub := published(t, callTool(t, cs, schema.ToolPublishRequest, rec))
+	res = callTool(t, cs, schema.ToolSearchHelp, map[string]any{"municipio": found.Places[0].MunicipioCode})
+	list := roundTrip[schema.HelpList](t, res.StructuredContent)
+	if res.IsError || len(list.Items) != 1 || list.Items[0].ID != pub.ID || list.Items[0].Location == nil || list.Items[0].Location.PlaceCode != "63001001" {
+		t.Fatalf("buscar_ayudas municipio=63001 after publishing at El Caimo: %s", toolText(res))
+	}
+
+	// Armenia of the Eje Cafetero first; with no emergency, the two Armenias by name.
+	res = callTool(t, cs, schema.ToolFindPlace, map[string]any{"q": "Armenia", "emergencySlug": "eje-cafetero"})
+	if found = roundTrip[schema.PlaceList](t, res.StructuredContent); len(found.Places) < 2 || found.Places[0].PlaceCode != "63001" || found.Places[1].PlaceCode != "05059" {
+		t.Errorf("buscar_lugar «Armenia» in the Eje Cafetero: %+v", found.Places)
+	}
+	res = callTool(t, cs, schema.ToolFindPlace, map[string]any{"q": "armenia quindio"})
+	if found = roundTrip[schema.PlaceList](t, res.StructuredContent); len(found.Places) == 0 || found.Places[0].PlaceCode != "63001" || found.Places[0].InArea {
+		t.Errorf("buscar_lugar «armenia quindio»: %+v", found.Places)
+	}
+	// Nothing found is an answer, not an error, and says what to ask.
+	res = callTool(t, cs, schema.ToolFindPlace, map[string]any{"q": "Springfield"})
+	if found = roundTrip[schema.PlaceList](t, res.StructuredContent); res.IsError || len(found.Places) != 0 || !strings.Contains(toolText(res), "municipio") {
+		t.Errorf("buscar_lugar «Springfield»: %s", toolText(res))
+	}
+	toolError(t, callTool(t, cs, schema.ToolFindPlace, map[string]any{"q": "¿?"}), "/q", "lugar")
+	toolError(t, callTool(t, cs, schema.ToolFindPlace, map[string]any{}), "q")
+	toolError(t, callTool(t, cs, schema.ToolFindPlace, map[string]any{"q": "armenia", "emergencySlug": "otra"}), "/emergencySlug", "eje-cafetero")
+	toolError(t, callTool(t, cs, schema.ToolFindPlace, map[string]any{"q": strings.Repeat("a", 101)}), "q")
+}

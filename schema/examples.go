@@ -74,7 +74,7 @@ func exampleDiscovery(em ExampleEmergency) Discovery {
 		Documentation: base + "/integraciones", DocumentationMarkdown: base + "/integraciones.md", OpenAPI: base + OpenAPIPath,
 		MCP: base + MCPPath, LLMs: base + "/llms.txt", Publish: base + HelpPath,
 		Capabilities: []string{"publish", "list", "detail", "panorama", "mcp"},
-		RateLimit:    &RateLimit{Events: 60, WindowSeconds: 60, Scope: "publicaciones por dirección IP"},
+		RateLimit:    &RateLimit{Events: 60, WindowSeconds: 60, Scope: "publicaciones por cliente (una dirección IPv4 o una red IPv6 /64)"},
 		Emergencies:  []EmergencyInfo{{Slug: em.Slug, Title: em.Title, Links: EmergencyLinks(base, em.Slug)}},
 	}
 }

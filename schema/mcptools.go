@@ -5,6 +5,8 @@ const (
 	ToolListEmergencies = "listar_emergencias"
 	ToolPublishRequest  = "publicar_solicitud"
 	ToolPublishOffer    = "publicar_ofrecimiento"
+	// ToolFindPlace turns a place's name into its DIVIPOLA code (placeCode, the municipio filter).
+	ToolFindPlace = "buscar_lugar"
 )
 
 // The MCP read tools: the same filters, validation and answers as GET help?view=list|detail|panorama

@@ -28,7 +28,7 @@ type EmergencyList struct {
 // mcpIntro and mcpHowTo frame the list of tools in the server's instructions (mcpInstructions).
 const mcpIntro = `Red pública de ayuda directa para emergencias en Colombia. Con estas herramientas usted publica, en nombre de una persona, una solicitud o un ofrecimiento de ayuda, y encuentra la ayuda ya publicada; lo publicado aparece en un sitio web público, con el nombre y el WhatsApp de contacto, para que la gente se contacte directamente.`
 
-const mcpHowTo = `Para publicar: 1) llame a listar_emergencias para conocer las emergencias activas y su slug; 2) reúna con la persona los datos del esquema de la herramienta; 3) pregúntele si acepta que su nombre y su número se muestren públicamente (publishContact: true solo si acepta); 4) publique. Si algo falla, el resultado dice qué campo corregir; reintentar con el mismo source y externalId nunca crea duplicados.`
+const mcpHowTo = `Para publicar: 1) llame a listar_emergencias para conocer las emergencias activas y su slug; 2) reúna con la persona los datos del esquema de la herramienta (si no sabe sus coordenadas, busque el código de su lugar con buscar_lugar); 3) pregúntele si acepta que su nombre y su número se muestren públicamente (publishContact: true solo si acepta); 4) publique. Si algo falla, el resultado dice qué campo corregir; reintentar con el mismo source y externalId nunca crea duplicados.`
 
 // mcpInstructions are the server's instructions: the frame and one line per registered tool.
 func mcpInstructions(tools []schema.MCPTool) string {
@@ -86,6 +86,15 @@ func mcpTools(svc *backend.Service) []server.ServerTool {
 	})
 	annotate(&list, "Listar emergencias activas", true)
 
+	place := mcp.NewToolWithRawSchema(schema.ToolFindPlace,
+		"Convierte el lugar que dice la persona («estoy en El Caimo», «en Calarcá») en su código DIVIPOLA (DANE): el placeCode de publicar_solicitud y publicar_ofrecimiento "+
+			"cuando la persona no sabe sus coordenadas, y el municipioCode del filtro municipio de buscar_ayudas. Busca municipios y centros poblados sin importar tildes ni mayúsculas; "+
+			"con emergencySlug, los de la zona de esa emergencia salen primero. Devuelve hasta 10, el más parecido primero: si hay varios posibles, pregunte a la persona cuál es "+
+			"(por su municipio o departamento) antes de publicar. Si no hay ninguno, pídale el nombre de su municipio. Solo lee.",
+		mustJSON(schema.ReflectArgs(&schema.PlaceArgs{})))
+	place.RawOutputSchema = mustJSON(schema.ReflectArgs(&schema.PlaceList{}))
+	annotate(&place, "Buscar el código de un lugar", true)
+
 	return append([]server.ServerTool{
 		server.ServerTool{Tool: list, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			// No arguments: an unknown one is refused by name, as every tool refuses it.
@@ -94,15 +103,44 @@ func mcpTools(svc *backend.Service) []server.ServerTool {
 			}
 			return emergenciesResult(svc.ActiveEmergencies(mcpBase(ctx))), nil
 		}},
+		server.ServerTool{Tool: place, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a schema.PlaceArgs
+			if res := decodeArgs(schema.ToolFindPlace, req, &a, checkPlace); res != nil {
+				return res, nil
+			}
+			found, err := svc.FindPlaces(a.Q, a.EmergencySlug)
+			if err != nil {
+				return readProblem(schema.ToolFindPlace, err), nil
+			}
+			return structuredResult(found, placesText(a.Q, found)), nil
+		}},
 		publishTool(svc, schema.ToolPublishRequest, schema.TypeRequest, "Publicar una solicitud de ayuda",
 			"Publica una solicitud de ayuda: una persona o comunidad afectada por una emergencia necesita alimentos, salud, refugio, transporte, rescate u otra ayuda. "+
 				"Queda visible en el sitio web público para que quien pueda ayudar escriba por WhatsApp. Para ofrecer ayuda use publicar_ofrecimiento.\n\n"+
-				"Datos: los campos y sus límites están en el esquema de entrada. La dirección es obligatoria, y el lugar: las coordenadas (latitude, longitude, en Colombia) o, si la persona no las sabe, el código DIVIPOLA de su municipio o centro poblado (placeCode); pídale el lugar exacto."),
+				"Datos: los campos y sus límites están en el esquema de entrada. La dirección es obligatoria, y el lugar: las coordenadas (latitude, longitude, en Colombia) o, si la persona no las sabe, el código DIVIPOLA de su municipio o centro poblado (placeCode, que da buscar_lugar a partir del nombre); pídale el lugar exacto."),
 		publishTool(svc, schema.ToolPublishOffer, schema.TypeOffer, "Publicar un ofrecimiento de ayuda",
 			"Publica un ofrecimiento de ayuda: una persona, negocio o centro de acopio ofrece alimentos, salud, refugio, transporte, rescate u otra ayuda a los afectados por una emergencia. "+
 				"Queda visible en el sitio web público para que quien la necesite escriba por WhatsApp. Para pedir ayuda use publicar_solicitud.\n\n"+
 				"Datos: los campos y sus límites están en el esquema de entrada; la ubicación es opcional. Un centro de acopio puede indicar su estado en collectionCenterStatus."),
 	}, append(readTools(svc), manageTools(svc)...)...)
+}
+
+var checkPlace = schema.ArgsValidator(&schema.PlaceArgs{})
+
+// placesText is the human summary of buscar_lugar's answer.
+func placesText(q string, found *schema.PlaceList) string {
+	if len(found.Places) == 0 {
+		return fmt.Sprintf("Ningún municipio ni centro poblado se llama %s: pida a la persona el nombre de su municipio (o su vereda y su municipio) y vuelva a buscar.", schema.Quote(q))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d lugares para %s (placeCode: lugar):", len(found.Places), schema.Quote(q))
+	for _, p := range found.Places {
+		fmt.Fprintf(&b, "\n- %s: %s", p.PlaceCode, p.Place)
+		if p.InArea {
+			b.WriteString(", en la zona de la emergencia")
+		}
+	}
+	return b.String()
 }
 
 // annotate sets the title (both where 2025-03-26 and 2025-06-18+ clients look) and the behaviour hints:

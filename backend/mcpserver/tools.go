@@ -14,6 +14,7 @@ import (
 // these notes; TestToolsListedEverywhere fails for a tool that lacks one or is missing from a list.
 var toolNotes = map[string]struct{ summary, capability string }{
 	schema.ToolListEmergencies: {"lista las emergencias activas con su slug (el valor de emergencySlug)", "list_emergencies"},
+	schema.ToolFindPlace:       {"convierte el nombre de un municipio o centro poblado (El Caimo, Calarcá) en su código DIVIPOLA: el placeCode de una publicación sin coordenadas y el filtro municipio", "find_place"},
 	schema.ToolPublishRequest:  {"publica una solicitud de ayuda; recibe los campos de una solicitud, sin type", "publish_request"},
 	schema.ToolPublishOffer:    {"publica un ofrecimiento de ayuda; recibe los campos de un ofrecimiento, sin type", "publish_offer"},
 	schema.ToolSearchHelp:      {"busca publicaciones con los filtros y la paginación de view=list (emergencia, tipo, categoría, urgencia, texto y cercanía a un punto); muestra el nombre de contacto, no el teléfono", "search_help"},

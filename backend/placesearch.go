@@ -1,0 +1,45 @@
+package backend
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/directaid/directaid/backend/places"
+	"github.com/directaid/directaid/schema"
+)
+
+// FindPlaces finds the municipios and centros poblados whose name matches q (places.Search), those of
+// the area of emergencySlug first: how an agent turns what a person says («estoy en El Caimo») into the
+// placeCode of a publication, without coordinates. An emergencySlug that names no emergency, and a q with
+// no letter or digit, are InvalidParams.
+func (s *Service) FindPlaces(q, emergencySlug string) (*schema.PlaceList, error) {
+	var area []string
+	var errs []schema.FieldError
+	if slug := strings.TrimSpace(emergencySlug); slug != "" {
+		found := false
+		for _, e := range s.cfg.Emergencies {
+			if e.Slug == slug {
+				area, found = e.Area, true
+			}
+		}
+		if !found {
+			known := s.knownSlugs()
+			errs = append(errs, schema.FieldError{Field: "/emergencySlug",
+				Message: fmt.Sprintf("«emergencySlug» no admite %s; valores permitidos: %s", schema.Quote(slug), strings.Join(known, ", ")), Allowed: known})
+		}
+	}
+	if places.Fold(q) == "" || utf8.RuneCountInString(q) > 100 {
+		errs = append([]schema.FieldError{{Field: "/q",
+			Message: fmt.Sprintf("«q» %s no es el nombre de un lugar: escriba el de un municipio o centro poblado (hasta 100 caracteres), p. ej. «El Caimo» o «calarca»", schema.Quote(q))}}, errs...)
+	}
+	if len(errs) > 0 {
+		return nil, InvalidParams(errs)
+	}
+	out := &schema.PlaceList{Places: []schema.PlaceMatch{}}
+	for _, p := range places.Search(q, schema.MaxPlaceMatches, area...) {
+		out.Places = append(out.Places, schema.PlaceMatch{PlaceCode: p.Code, Place: places.Label(p), Kind: p.Kind(),
+			MunicipioCode: p.MunicipioCode(), Latitude: p.Lat, Longitude: p.Lon, InArea: len(area) > 0 && places.InArea(p.Code, area)})
+	}
+	return out, nil
+}
