@@ -55,6 +55,21 @@ type Observe struct {
 	Publications *zap.Logger
 	// Exports receives one line per whole export cut mid-stream (the client sees only a cut body).
 	Exports *zap.Logger
+	// Site receives the errors the website's pages answer 500 for (ERROR) and 503 for (DEBUG: a
+	// database that cannot answer refuses every request alike, and is counted and logged by the store).
+	Site *zap.Logger
+}
+
+// SiteError logs the error a page of the website answered status for (its path, never its query).
+func (o *Observe) SiteError(path string, status int, err error) {
+	if o == nil || o.Site == nil {
+		return
+	}
+	level := zap.ErrorLevel
+	if status == 503 {
+		level = zap.DebugLevel
+	}
+	o.Site.Log(level, "page error", zap.String("path", path), zap.Int("status", status), zap.Error(err))
 }
 
 // errorCodes bounds the `code` label to the contract's codes (schema.ErrorCodes): any other (there

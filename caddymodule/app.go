@@ -227,7 +227,7 @@ func checkLines(e backend.Emergency) error {
 func (a *App) Provision(ctx caddy.Context) error {
 	a.ctx = ctx
 	a.logger = ctx.Logger()
-	a.observe = &backend.Observe{Metrics: series, Publications: a.logger.Named("publication"), Exports: a.logger.Named("export")}
+	a.observe = &backend.Observe{Metrics: series, Publications: a.logger.Named("publication"), Exports: a.logger.Named("export"), Site: a.logger.Named("site")}
 	if err := registerMetrics(ctx.GetMetricsRegistry(), a); err != nil {
 		return err
 	}

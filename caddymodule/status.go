@@ -23,7 +23,7 @@ var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{
 </head><body>
 <h1>Estado de directaid</h1>
 <h2>Publicaciones por minuto (última hora)</h2>
-<p>Total en la hora: {{.Total}} (creadas {{.Created}}, duplicadas {{.Duplicate}}, rechazadas {{.Refused}}).</p>
+<p>Total en la hora: {{.Total}} (creadas {{.Created}}, duplicadas {{.Duplicate}}, rechazadas {{.Refused}}). Son las de este nodo desde que arrancó; con varios nodos, cada uno cuenta las suyas.</p>
 <svg width="{{mul (len .Minutes) 10}}" height="{{.Height}}" role="img" aria-label="Publicaciones por minuto">
 {{- range $i, $m := .Minutes}}
 <rect class="minuto" x="{{mul $i 10}}" y="{{$m.Y}}" width="8" height="{{$m.H}}" fill="#2a6"><title>{{$m.Start}}: {{$m.N}}</title></rect>
@@ -33,10 +33,10 @@ var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{
 <table><tr><th>Código</th><th>Cantidad</th></tr>
 {{- range .Refusals}}<tr><td>{{.Code}}</td><td>{{.N}}</td></tr>{{else}}<tr><td colspan="2">Ninguno</td></tr>{{end}}</table>
 <h2>Registros por estado</h2>
-<table><tr><th>Emergencia</th><th>Solicitudes abiertas</th><th>Ofrecimientos abiertos</th>{{range .Statuses}}<th>{{.}}</th>{{end}}<th>Ocultamiento automático por reportes</th></tr>
+{{if .StoreError}}<p><strong>La base de datos no responde</strong>: {{.StoreError}}</p>{{else}}<table><tr><th>Emergencia</th><th>Solicitudes abiertas</th><th>Ofrecimientos abiertos</th>{{range .Statuses}}<th>{{.}}</th>{{end}}<th>Ocultamiento automático por reportes</th></tr>
 {{- range .Records}}<tr><td>{{.Emergency}}</td><td>{{index .Open "request"}}</td><td>{{index .Open "offer"}}</td>
 {{- $f := .}}{{range $.Statuses}}<td>{{index $f.Statuses .}}</td>{{end}}
-<td>{{if or .PhonesPaused .RecordsPaused}}<strong>en pausa</strong>:{{if .PhonesPaused}} teléfonos{{end}}{{if .RecordsPaused}} publicaciones{{end}} (demasiados en la última hora; los reportes esperan en la cola){{else}}activo{{end}}</td></tr>{{end}}</table>
+<td>{{if or .PhonesPaused .RecordsPaused}}<strong>en pausa</strong>:{{if .PhonesPaused}} teléfonos{{end}}{{if .RecordsPaused}} publicaciones{{end}} (demasiados en la última hora; los reportes esperan en la cola){{else}}activo{{end}}</td></tr>{{end}}</table>{{end}}
 <h2>Disco</h2>
 {{- if .Disk}}<table><tr><th>Parte</th><th>Bytes</th></tr>
 {{- range .Disk}}<tr><td>{{.Code}}</td><td>{{.N}}</td></tr>{{end}}
@@ -71,6 +71,7 @@ func statusHandler(w http.ResponseWriter, r *http.Request) error {
 		Records                            []backend.EmergencyFigures
 		Statuses                           []string
 		Free                               int64
+		StoreError                         string
 	}{Height: height, Statuses: store.Statuses}
 	mins := series.PublicationsPerMinute(time.Now(), 60)
 	top := 1
@@ -91,11 +92,10 @@ func statusHandler(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	data.Refusals = sortedCounts(byCode)
-	records, err := app.svc.EmergencyFigures(r.Context())
-	if err != nil {
-		return caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: err}
+	// A database that cannot answer leaves the page's other figures, which say what the outage does.
+	if data.Records, err = app.svc.EmergencyFigures(r.Context()); err != nil {
+		data.StoreError = err.Error()
 	}
-	data.Records = records
 	if du := app.diskUser(); du != nil {
 		if parts, free, err := du.DiskUsage(); err == nil {
 			data.Disk, data.Free = sortedCounts(parts), free

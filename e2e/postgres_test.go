@@ -390,8 +390,35 @@ func TestPostgresReady(t *testing.T) {
 	if code, body := health(t, up, "/directaid/health/ready"); code != http.StatusOK || body["status"] != "ready" {
 		t.Fatalf("ready on PostgreSQL: %d %v", code, body)
 	}
+	resp, out := publish(t, up, validRequest())
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("publish: %d %v", resp.StatusCode, out)
+	}
+	id := out["id"].(string)
 	if err := cluster.Stop("fast"); err != nil {
 		t.Fatal(err)
+	}
+	// The site's pages answer as the API does: 503 with Retry-After, the page saying so, no internals;
+	// the metrics keep every other series and say the store is down; the status page says so.
+	for _, path := range []string{"/emergencias/eje-cafetero", "/emergencias/eje-cafetero.md", "/ayudas/" + id, "/ayudas/" + id + ".md", "/api/public/v1/help?view=list"} {
+		resp, body := up.Do("GET", path, nil)
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "2" || strings.Contains(string(body), "127.0.0.1") || strings.Contains(string(body), "SQLSTATE") {
+			t.Errorf("GET %s, PostgreSQL down: %d Retry-After %q\n%s", path, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	}
+	for path, want := range map[string][]string{"/metrics": {"directaid_store_up 0", "caddy_config_last_reload_successful", "directaid_publications_total"},
+		"/directaid/status": {"La base de datos no responde", "Publicaciones por minuto"}} {
+		resp, err := http.Get(up.AdminURL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, w := range want {
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(raw), w) {
+				t.Errorf("admin %s, PostgreSQL down: %d, want 200 with %q:\n%.2000s", path, resp.StatusCode, w, raw)
+			}
+		}
 	}
 	down := testserver.Start(t, testserver.Options{Postgres: dsn})
 	for i, s := range []*testserver.Server{up, down} {

@@ -54,6 +54,18 @@ var ErrGone = errors.New("site: record withdrawn or hidden")
 // personal data were erased.
 var ErrErased = errors.New("site: the record's personal data were erased")
 
+// UnavailableError is what a Service read returns when the database cannot answer for now (a PostgreSQL
+// restart, a disk that refuses writes): the page answers 503 with Retry-After, not 500.
+type UnavailableError struct {
+	RetryAfter int // seconds; 0 when unknown
+	Err        error
+}
+
+func (e *UnavailableError) Error() string {
+	return "site: the service is unavailable: " + e.Err.Error()
+}
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
 // QueryError is what Service.List returns for filters it refuses; Details name each parameter.
 type QueryError struct{ Details []schema.FieldError }
 

@@ -8,12 +8,14 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	htmltemplate "html/template"
 	"mime"
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	texttemplate "text/template"
 	"time"
@@ -47,8 +49,8 @@ type Options struct {
 	Contact string
 	// MapTiles is the background of the emergencies' maps; zero means DefaultMapTiles.
 	MapTiles MapTiles
-	// OnError, optional, receives internal errors (a page that failed to render) for logging.
-	OnError func(r *http.Request, err error)
+	// OnError, optional, receives the errors a page answers 500 or 503 for (status), for the log.
+	OnError func(r *http.Request, status int, err error)
 
 	// Service is the publish and read service behind the forms and the record pages; nil: the emergency
 	// pages list no records, no record has a page, and the forms take no POST.
@@ -303,23 +305,36 @@ func allowMethods(w http.ResponseWriter, r *http.Request, post bool) bool {
 	return false
 }
 
-// serverError answers 500 without internals in the body, and reports err to the operator's log.
+// serverError answers 500 without internals in the body, and reports err to the operator's log; a
+// database that cannot answer for now (UnavailableError) is a 503 with its Retry-After, as the API answers.
 func (h *handler) serverError(w http.ResponseWriter, r *http.Request, err error) {
+	status := http.StatusInternalServerError
+	info := &errorInfo{Status: status}
+	if u := (*UnavailableError)(nil); errors.As(err, &u) {
+		status, info.Status, info.Seconds = http.StatusServiceUnavailable, http.StatusServiceUnavailable, u.RetryAfter
+		if u.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(u.RetryAfter))
+		}
+	}
 	if h.o.OnError != nil {
-		h.o.OnError(r, err)
+		h.o.OnError(r, status, err)
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	if base, ok := h.baseURL(r); ok {
 		v := newView(h, base)
-		pg := page{tmpl: "error.md", err: &errorInfo{Status: http.StatusInternalServerError}}
+		pg := page{tmpl: "error.md", err: info}
 		if rd, err := v.render(pg); err == nil {
+			if _, twin := strings.CutSuffix(r.URL.Path, ".md"); twin {
+				serve(w, r, status, rd.md, markdownType, "no-store")
+				return
+			}
 			if body, err := h.htmlPage(rd.doc, pg, v, nil); err == nil {
-				serve(w, r, http.StatusInternalServerError, body, htmlType, "no-store")
+				serve(w, r, status, body, htmlType, "no-store")
 				return
 			}
 		}
 	}
-	http.Error(w, "Error interno del sitio.", http.StatusInternalServerError)
+	http.Error(w, "Error interno del sitio.", status)
 }
 
 // serve writes body with a strong ETag and answers a matching If-None-Match with 304. HEAD gets the

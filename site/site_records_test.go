@@ -112,6 +112,9 @@ func (s *records) list(_ context.Context, base string, q schema.ListQuery) (*sch
 func (s *records) detail(_ context.Context, base, id string) (*schema.PublicHelpDetail, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if u := (*UnavailableError)(nil); errors.As(s.fail, &u) {
+		return nil, s.fail
+	}
 	for _, r := range s.all {
 		if r.ID == id {
 			r.PublicURL = base + "/ayudas/" + id
@@ -188,7 +191,10 @@ func TestRecordsErrors(t *testing.T) {
 	id := s.add(eje.Slug, schema.TypeRequest, "Agua")
 	var logged []error
 	o := s.options(eje)
-	o.OnError = func(_ *http.Request, err error) { logged = append(logged, err) }
+	var statuses []int
+	o.OnError = func(_ *http.Request, status int, err error) {
+		logged, statuses = append(logged, err), append(statuses, status)
+	}
 	c := newSite(t, o)
 	for _, p := range []string{"/ayudas/0000000000000099", "/ayudas/0000000000000099.md", "/ayudas/", "/ayudas/" + id + "/"} {
 		if res, body := sitetest.Get(t, c, testBase+p); res.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "Página no encontrada") {
@@ -205,8 +211,21 @@ func TestRecordsErrors(t *testing.T) {
 	if res, body := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero"); res.StatusCode != http.StatusInternalServerError || strings.Contains(string(body), "fire") {
 		t.Errorf("a failing store: %d %s", res.StatusCode, body)
 	}
-	if len(logged) != 1 {
-		t.Errorf("the failure was logged %d times", len(logged))
+	if len(logged) != 1 || statuses[0] != http.StatusInternalServerError {
+		t.Errorf("the failure was logged %d times (%v)", len(logged), statuses)
+	}
+	// A database that cannot answer for now: 503 with its Retry-After, on the page and on its twin, as the
+	// API answers; nothing of the cause in the body.
+	s.fail = &UnavailableError{RetryAfter: 2, Err: errors.New("database unreachable: 127.0.0.1:5432 refused")}
+	for p, typ := range map[string]string{"/emergencias/eje-cafetero": htmlType, "/emergencias/eje-cafetero.md": markdownType, "/ayudas/" + id: htmlType} {
+		res, body := sitetest.Get(t, c, testBase+p)
+		if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") != "2" || res.Header.Get("Content-Type") != typ ||
+			!strings.Contains(string(body), "no está disponible por un momento") || !strings.Contains(string(body), "2 segundos") || strings.Contains(string(body), "127.0.0.1") {
+			t.Errorf("GET %s with the database unreachable: %d Retry-After %q %s\n%s", p, res.StatusCode, res.Header.Get("Retry-After"), res.Header.Get("Content-Type"), body)
+		}
+	}
+	if len(statuses) != 4 || statuses[3] != http.StatusServiceUnavailable {
+		t.Errorf("logged statuses %v, want the 503s after the 500", statuses)
 	}
 	// Without Detail there are no record pages; without List the emergency pages list nothing.
 	c = newSite(t, Options{Emergencies: emergencies(eje)})

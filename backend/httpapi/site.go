@@ -34,7 +34,17 @@ func newSite(svc *backend.Service, tools []schema.MCPTool, tiles site.MapTiles) 
 		LimitPages:      limitPages,
 		Service:         siteService{svc},
 		Moderation:      siteModeration(svc),
+		OnError:         func(r *http.Request, status int, err error) { svc.Observe().SiteError(r.URL.Path, status, err) },
 	})
+}
+
+// siteError is a read's error as the site takes it: a refusal for now (503: the database cannot answer)
+// becomes a site.UnavailableError with the API's Retry-After.
+func siteError(err error) error {
+	if p := backend.AsProblem(err); err != nil && p.Status == http.StatusServiceUnavailable {
+		return &site.UnavailableError{RetryAfter: p.RetryAfter, Err: err}
+	}
+	return err
 }
 
 // siteService is the site.Service of svc: each method answers as the API endpoint the site names.
@@ -49,7 +59,7 @@ func (s siteService) List(ctx context.Context, base string, q schema.ListQuery) 
 	if p := (*backend.Problem)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
 		return nil, &site.QueryError{Details: p.Body.Details}
 	}
-	return l, err
+	return l, siteError(err)
 }
 
 func (s siteService) Detail(ctx context.Context, base, id string) (*schema.PublicHelpDetail, error) {
@@ -62,11 +72,12 @@ func (s siteService) Detail(ctx context.Context, base, id string) (*schema.Publi
 	case errors.As(err, &p) && p.Status == http.StatusGone:
 		return nil, site.ErrGone
 	}
-	return d, err
+	return d, siteError(err)
 }
 
 func (s siteService) Matches(ctx context.Context, base, id string, limit int) (*schema.HelpMatches, error) {
-	return s.svc.Matches(ctx, base, id, schema.MatchesQuery{Limit: limit})
+	m, err := s.svc.Matches(ctx, base, id, schema.MatchesQuery{Limit: limit})
+	return m, siteError(err)
 }
 
 func (s siteService) Act(ctx context.Context, base, id, token, action string) (int, []byte) {

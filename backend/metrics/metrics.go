@@ -298,6 +298,8 @@ var (
 		"Records in the store by emergency (the configured ones) and status (open, resolved, withdrawn, expired, hidden).", []string{"emergency", "status"}, nil)
 	breakerDesc = prometheus.NewDesc("directaid_report_breaker_open",
 		"1 while automatic hiding by community reports is paused in an emergency (too many recent automatic hides), by kind (phone, record).", []string{"emergency", "kind"}, nil)
+	storeUpDesc = prometheus.NewDesc("directaid_store_up",
+		"1 when this scrape read the store's figures, 0 when the store could not answer (PostgreSQL unreachable); the figures are then left out of the scrape, and every other series stays.", nil, nil)
 )
 
 type recordsCollector struct{ svc func() *backend.Service }
@@ -306,6 +308,7 @@ func (c *recordsCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- recordsDesc
 	ch <- statusDesc
 	ch <- breakerDesc
+	ch <- storeUpDesc
 }
 
 func (c *recordsCollector) Collect(ch chan<- prometheus.Metric) {
@@ -315,11 +318,12 @@ func (c *recordsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	figs, err := s.EmergencyFigures(context.Background())
 	if err != nil {
-		for _, d := range []*prometheus.Desc{recordsDesc, statusDesc, breakerDesc} {
-			ch <- prometheus.NewInvalidMetric(d, err)
-		}
+		// An invalid metric would fail the whole scrape (Caddy's handler answers 500): every series, the
+		// refusals that say what the outage does included, would be lost while the database is down.
+		ch <- prometheus.MustNewConstMetric(storeUpDesc, prometheus.GaugeValue, 0)
 		return
 	}
+	ch <- prometheus.MustNewConstMetric(storeUpDesc, prometheus.GaugeValue, 1)
 	gauge := func(b bool) float64 {
 		if b {
 			return 1
@@ -359,8 +363,7 @@ func (c *diskCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	parts, free, err := du.DiskUsage()
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(sizeDesc, err)
-		return
+		return // left out of the scrape, not failing it: directaid_store_up says the store cannot answer
 	}
 	for part, n := range parts {
 		ch <- prometheus.MustNewConstMetric(sizeDesc, prometheus.GaugeValue, float64(n), part)
