@@ -45,6 +45,7 @@ func TestBrowserOffline(t *testing.T) {
 		testserver.TwoEmergencies})
 	target, _ := url.Parse(s.URL)
 	var seen atomic.Int64
+	var hold atomic.Bool // a weak signal: a publication's POST gets no answer
 	rp := httputil.NewSingleHostReverseProxy(target)
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The browser's own update check of the worker's script is not the page's nor the worker's
@@ -54,6 +55,15 @@ func TestBrowserOffline(t *testing.T) {
 		}
 		if os.Getenv("DEBUG_PROXY") != "" {
 			t.Logf("%s proxy: %s %s", time.Now().Format("05.000"), r.Method, r.URL)
+		}
+		if hold.Load() && r.Method == http.MethodPost && r.URL.Path == "/api/public/v1/help" {
+			// No answer until the browser gives up (or a while: a service worker's fetch is not the page's).
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+				http.Error(w, "no answer", http.StatusBadGateway)
+			}
+			return
 		}
 		rp.ServeHTTP(w, r)
 	}))
@@ -316,6 +326,54 @@ func TestBrowserOffline(t *testing.T) {
 		chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
 	if n, _ := left[0].(float64); n != 0 || !strings.Contains(fmt.Sprint(left[1]), "Carpas para la vereda") {
 		t.Errorf("after the page load: %v items in IndexedDB, localStorage %v", left[0], left[1])
+	}
+
+	// A saved fill the worker sent with no page open and the server refused (a phone number too short):
+	// every page says so, with «Descartarla»; its form brings it back with the error, and it stays on the
+	// phone through a reload until it is corrected or discarded.
+	run(p.ctx, t, "refused by the server", chromedp.Evaluate[chromedp.Void](`directaidOutbox.put({externalId: 'rechazada-1', action: '/pedir',
+		api: '/api/public/v1/help', savedAt: new Date().toISOString(), body: JSON.stringify({type: 'request', source: 'directaid-web',
+		externalId: 'rechazada-1', emergencySlug: 'eje-cafetero', title: 'Leche para bebés', category: 'alimentos', contactName: 'Rosa',
+		contactWhatsapp: '300 12', publishContact: true, address: 'Vereda El Caimo'}),
+		rejected: {status: 400, data: {code: 'invalid_body', error: 'Datos inválidos', details: [{field: '/contactWhatsapp', message: '«contactWhatsapp» no es un número de celular válido'}]}}})`,
+		chromedp.EvalAwaitPromise))
+	open("/emergencias/eje-cafetero")
+	if got := run(p.ctx, t, "refusal notice", chromedp.Poll[string](`(b => b && !b.hidden && b.querySelector('button') ? b.textContent : '')(document.getElementById('bandeja'))`,
+		chromedp.WithPollingTimeout(10*time.Second))); !strings.Contains(got, "no se pudo publicar") || !strings.Contains(got, "Descartarla") {
+		t.Errorf("a list page after a refused saved fill says %q", got)
+	}
+	for range 2 { // the form, then a reload before correcting it
+		open("/pedir")
+		got := run(p.ctx, t, "refused fill back", chromedp.Poll[[]any](`(t => t && t.value ? [t.value, (document.getElementById('f-contactWhatsapp') || {}).value,
+			document.getElementById('f-contactWhatsapp').getAttribute('aria-invalid')] : null)(document.getElementById('f-title'))`,
+			chromedp.WithPollingTimeout(10*time.Second), chromedp.WithPollingInterval(200*time.Millisecond)))
+		if fmt.Sprint(got) != "[Leche para bebés 300 12 true]" {
+			t.Errorf("/pedir with a refused saved fill: %v", got)
+		}
+	}
+	open("/")
+	run(p.ctx, t, "discard", chromedp.Poll[bool](`(b => { const d = b && !b.hidden && b.querySelector('button.secundario'); if (d) d.click(); return !!d; })(document.getElementById('bandeja'))`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	if n := run(p.ctx, t, "discarded", chromedp.Poll[float64](`directaidOutbox.all().then(items => items.length === 0 ? 1 : 0)`, chromedp.WithPollingTimeout(5*time.Second))); n != 1 {
+		t.Error("the refused fill stayed in IndexedDB after «Descartarla»")
+	}
+
+	// A send that gets no answer (a weak signal) is saved on the phone after a while (data-espera, 20 s
+	// unless set), then published once when answers come back.
+	hold.Store(true)
+	open("/pedir")
+	p.do(t, "a short wait", chromedp.Evaluate[chromedp.Void](`document.getElementById('formulario').setAttribute('data-espera', '1500')`))
+	p.fill(t, withValues(request, "f-title", "Agua con señal débil"))
+	p.check(t, "f-publishContact")
+	p.submit(t, "resultado-guardada")
+	hold.Store(false)
+	waitWeak, cancelWeak := context.WithTimeout(p.ctx, 40*time.Second)
+	defer cancelWeak()
+	if err := chromedp.Do(waitWeak, chromedp.WaitVisible(chromedp.ID("resultado-nuevo"))); err != nil {
+		t.Errorf("a fill saved after no answer was not published once answers came back: %v", err)
+	}
+	if n := p.list(t, "q=senal+debil").Total; n != 1 {
+		t.Errorf("a fill sent with no answer, then from the phone: %d records, want 1", n)
 	}
 
 	// The pages kept when opened are the last 50: 51 more lists push out every earlier one.

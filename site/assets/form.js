@@ -184,7 +184,8 @@
     });
     ext.value = item.externalId;
     try { store.setItem(key, ext.value); } catch (e) { /* the id still holds for this page */ }
-    outbox.remove(item.externalId);
+    // It stays in the outbox, refused, until this fill is published (or the person discards it): a
+    // reload or a closed tab before the correction must not lose it.
     result.hidden = true;
     form.hidden = false;
     clearErrors();
@@ -217,11 +218,20 @@
     });
     try { store.setItem(key, ext.value); } catch (e) { /* the id still holds for this page */ }
     send.disabled = true;
+    // A weak signal can leave the request without an answer: after a while the fill is saved on the phone
+    // as with no signal (its externalId makes a send that did arrive and the outbox's resend one record).
+    var wait = Number(form.getAttribute('data-espera')) || 20000;
+    var ctl = window.AbortController ? new AbortController() : null, timer = ctl && setTimeout(function () { ctl.abort(); }, wait);
+    var sentId = ext.value;
     fetch(form.getAttribute('data-api'), {
-      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body)
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal: ctl && ctl.signal
     }).then(function (res) {
+      clearTimeout(timer);
       return res.json().catch(function () { return {}; }).then(function (data) {
-        if ((res.status === 200 || res.status === 201) && data.ok) return showResult(data);
+        if ((res.status === 200 || res.status === 201) && data.ok) {
+          if (outbox) outbox.remove(sentId).catch(function () { /* nothing saved under it */ });
+          return showResult(data);
+        }
         var has = (data.details || []).some(function (d) { return $('f-' + String(d.field).slice(1)); });
         var msg = res.status === 429 ? box.getAttribute('data-limite')
           : res.status >= 500 ? box.getAttribute('data-servidor')
@@ -229,6 +239,7 @@
         showErrors(msg, data.details);
       });
     }, function () {
+      clearTimeout(timer);
       if (outbox) return save(body).catch(function () { showErrors(box.getAttribute('data-red')); });
       showErrors(box.getAttribute('data-red'));
     }).then(function () { send.disabled = false; });

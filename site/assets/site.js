@@ -75,9 +75,22 @@
     if (!document.dispatchEvent(ev)) return;
     var a = document.createElement('a');
     if (item.rejected) {
+      // It stays in the outbox until it is corrected and published, or the person discards it.
       note.textContent = note.getAttribute('data-rechazada') + ' ';
       a.href = item.action;
       a.textContent = note.getAttribute('data-corregir');
+      var drop = document.createElement('button');
+      drop.type = 'button';
+      drop.className = 'secundario';
+      drop.textContent = note.getAttribute('data-descartar');
+      drop.addEventListener('click', function () {
+        box.remove(item.externalId).then(function () { note.hidden = true; });
+      });
+      note.appendChild(a);
+      note.appendChild(document.createTextNode(' '));
+      note.appendChild(drop);
+      note.hidden = false;
+      return;
     } else {
       note.textContent = note.getAttribute('data-publicada') + ' ';
       a.href = data.publicUrl;
@@ -105,6 +118,14 @@
   });
   window.addEventListener('online', flush);
   collect().catch(function () { /* kept in IndexedDB */ }).then(function () { if (linksHere) showLinks(); });
+  // A saved publication refused while no page was open (the service worker's Background Sync sent it):
+  // every page says so until it is corrected or discarded; its own form shows it with its errors.
+  var here = document.getElementById('formulario');
+  box.all().then(function (items) {
+    items.forEach(function (it) {
+      if (it.rejected && !(here && here.getAttribute('action') === it.action)) announce(it, it.rejected.data);
+    });
+  }).catch(function () { /* nothing saved */ });
   flush();
 })();
 
