@@ -114,6 +114,7 @@ func TestEmergencyPageByTown(t *testing.T) {
 		{"municipio=66001", []string{"Agua en Pereira centro"}, ""},
 		{"municipio=pereira", []string{"Agua en Pereira centro"}, ""},
 		{"municipio=armenia", []string{"Insulina para mi madre"}, ""},
+		{"municipio=el+caimo", []string{"Insulina para mi madre"}, "Se muestran las publicaciones de Armenia (Quindío), el municipio de El Caimo."},
 		{"q=pereira", []string{"Agua en Pereira centro"}, "Se muestran las publicaciones en Pereira (Risaralda)."},
 		{"q=insulina+armenia", []string{"Insulina para mi madre"}, "Se buscó «insulina» en las publicaciones de Armenia (Quindío)."},
 		{"q=insulina", []string{"Insulina para mi madre", "Insulina en Antioquia"}, ""},
@@ -229,6 +230,11 @@ func TestHomeSearch(t *testing.T) {
 		"q=agua&municipio=sincelejo":     "/emergencias/inundaciones-la-mojana?municipio=sincelejo&q=agua",
 		"q=agua&emergencia=eje-cafetero": "/emergencias/eje-cafetero?q=agua",
 		"":                               "/emergencias/eje-cafetero",
+		// A village is searched in its municipio: El Caimo is in Armenia (63001); «el caimo armenia» too.
+		"q=agua&municipio=el+caimo":         "/emergencias/eje-cafetero?municipio=63001&q=agua",
+		"q=agua&municipio=El+Caimo+Armenia": "/emergencias/eje-cafetero?municipio=63001&q=agua",
+		// What names no place goes on as typed: the list says why.
+		"q=agua&municipio=calarka": "/emergencias/eje-cafetero?municipio=calarka&q=agua",
 	} {
 		res, _ := sitetest.Get(t, c, testBase+"/buscar?"+query)
 		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != want {

@@ -671,6 +671,12 @@ func (v *view) placeQuery(e *schema.EmergencyInfo, kept url.Values) (url.Values,
 		if ms := rankByArea(places.Municipios(m), e.Area); len(ms) > 1 && places.InArea(ms[0].Code, e.Area) && !places.InArea(ms[1].Code, e.Area) {
 			out.Set("municipio", ms[0].Code)
 		}
+		// A village's name: the publications of its municipio.
+		if p, ok := village(m, e.Area); ok {
+			out.Set("municipio", p.MunicipioCode())
+			mun, _ := places.Lookup(p.MunicipioCode())
+			return out, "Se muestran las publicaciones de " + places.Label(mun) + ", el municipio de " + p.Name + "."
+		}
 	}
 	if kept.Has("municipio") || !kept.Has("q") {
 		return out, ""

@@ -44,10 +44,11 @@ func (h *handler) serveSearch(w http.ResponseWriter, r *http.Request, v *view) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	e := searchEmergency(v.ems, q.Get("emergencia"), strings.TrimSpace(q.Get("municipio")))
+	municipio := villageMunicipio(v.ems, q.Get("emergencia"), strings.TrimSpace(q.Get("municipio")))
+	e := searchEmergency(v.ems, q.Get("emergencia"), municipio)
 	to := url.Values{}
-	for _, name := range []string{"q", "municipio"} {
-		if s := strings.TrimSpace(q.Get(name)); s != "" {
+	for name, s := range map[string]string{"q": q.Get("q"), "municipio": municipio} {
+		if s = strings.TrimSpace(s); s != "" {
 			to.Set(name, s)
 		}
 	}
@@ -56,6 +57,37 @@ func (h *handler) serveSearch(w http.ResponseWriter, r *http.Request, v *view) {
 		target += "?" + to.Encode()
 	}
 	http.Redirect(w, r, target, http.StatusSeeOther)
+}
+
+// villageMunicipio is where a search's «¿Dónde?» means: what was typed when it names a municipio (or
+// nothing resolves it: the list then says why), else the municipio of the centro poblado it names
+// («el caimo» is in Armenia), those of the chosen emergency's area, or of any active one's, first.
+func villageMunicipio(ems []schema.EmergencyInfo, slug, typed string) string {
+	var area []string
+	for _, e := range ems {
+		if slug == "" || e.Slug == slug {
+			area = append(area, e.Area...)
+		}
+	}
+	if p, ok := village(typed, area); ok {
+		return p.MunicipioCode()
+	}
+	return typed
+}
+
+// village is the centro poblado that typed names («el caimo», «El Caimo Armenia»), those of area first,
+// when typed names no municipio.
+func village(typed string, area []string) (places.Place, bool) {
+	if typed = strings.TrimSpace(typed); typed == "" || len(places.Municipios(typed)) > 0 {
+		return places.Place{}, false
+	}
+	folded := places.Fold(typed)
+	for _, p := range places.Search(typed, 5, area...) {
+		if p.Kind() == places.CentroPoblado && (places.Fold(p.Name) == folded || strings.HasPrefix(folded, places.Fold(p.Name)+" ")) {
+			return p, true
+		}
+	}
+	return places.Place{}, false
 }
 
 // searchEmergency is the emergency a search means (see serveSearch).
