@@ -194,6 +194,11 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, unknownRecord(id)
 	}
+	if errors.Is(err, store.ErrTooManyResponses) {
+		return nil, &Problem{Status: http.StatusConflict, Body: schema.ErrorBody{Code: schema.CodeTooManyResponses, Error: fmt.Sprintf(
+			"Esta publicación ya recibió %d respuestas, las que guarda como máximo: quien la publicó ya tiene muchas para revisar. "+
+				"Busque otra parecida que nadie haya respondido todavía (attended=false en la lista).", store.MaxResponsesPerRecord)}}
+	}
 	if err != nil {
 		return nil, err
 	}

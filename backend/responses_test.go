@@ -807,3 +807,29 @@ func TestRespondAfterTheRecordReopens(t *testing.T) {
 		t.Fatalf("after the reopen: %d responses count, want 1", n)
 	}
 }
+
+// TestRespondPastTheRecordsBound: a record holds at most store.MaxResponsesPerRecord responses; the next
+// is a 409 too_many_responses that says what to do, a retry of a stored one still answers it, and nothing
+// else is stored.
+func TestRespondPastTheRecordsBound(t *testing.T) {
+	clk := &fakeClock{at: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	s := newExpiryServer(t, clk)
+	a := s.publish(insulinRequest("a"))
+	ctx := context.Background()
+	for i := range store.MaxResponsesPerRecord {
+		if _, err := s.svc.Respond(ctx, a.ID, &schema.ResponseInput{Message: fmt.Sprintf("Puedo llevar %d", i)}, "", fmt.Sprintf("198.51.%d.%d", i/250, i%250+1)); err != nil {
+			t.Fatalf("response %d: %v", i, err)
+		}
+	}
+	_, err := s.svc.Respond(ctx, a.ID, &schema.ResponseInput{Message: "Una más"}, "", "203.0.113.9")
+	p := backend.AsProblem(err)
+	if p.Status != http.StatusConflict || p.Body.Code != schema.CodeTooManyResponses || !strings.Contains(p.Body.Error, "attended=false") {
+		t.Fatalf("a response past the bound: %v %+v", err, p.Body)
+	}
+	if r, err := s.svc.Respond(ctx, a.ID, &schema.ResponseInput{Message: "Puedo llevar 7"}, "", "198.51.0.8"); err != nil || !r.Duplicate {
+		t.Fatalf("a retry of a stored response at the bound: %+v %v", r, err)
+	}
+	if rs, err := s.st.RecordResponses(ctx, a.ID); err != nil || len(rs) != store.MaxResponsesPerRecord {
+		t.Fatalf("%d responses stored, %v", len(rs), err)
+	}
+}

@@ -40,6 +40,7 @@ var ErrorCodes = []ErrorCode{
 	{CodeUnauthorized, 401, "Las acciones del publicador (`POST /api/public/v1/help/{id}/actions`) llevan el `manageToken` de la publicación en `Authorization: Bearer`, y falta. Responde con `WWW-Authenticate: Bearer`; la respuesta es la misma exista o no el registro."},
 	{CodeForbidden, 403, "El `manageToken` de una acción del publicador no es válido o es de otro registro. La respuesta es la misma exista o no el registro."},
 	{CodeInvalidTransition, 409, "El estado del registro no admite esa acción (por ejemplo, reabrir uno retirado o renovar uno resuelto)."},
+	{CodeTooManyResponses, 409, "La publicación ya tiene el máximo de respuestas que guarda (300): quien la publicó ya tiene muchas para revisar. Busque otra parecida que nadie haya respondido (`attended=false`)."},
 	{CodeCursorTooOld, 410, "El flujo de eventos no puede reanudar desde esa posición: hay demasiados cambios que repetir. Póngase al día con la lista (`view=list&since=`) y vuelva a conectarse desde su último cambio."},
 	{CodeTooManyStreams, 429, "Esta dirección ya tiene abiertos todos los flujos de eventos que admite el servidor: cierre uno antes de abrir otro."},
 	{CodeInternalError, 500, "Error del servidor. Reintente con el mismo `externalId`: no se duplicará."},

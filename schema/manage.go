@@ -22,6 +22,7 @@ const (
 	CodeUnauthorized      = "unauthorized" // 401: no Authorization: Bearer at all
 	CodeForbidden         = "forbidden"
 	CodeInvalidTransition = "invalid_transition"
+	CodeTooManyResponses  = "too_many_responses" // 409: the record holds its most responses
 )
 
 // The publisher's actions.

@@ -155,6 +155,7 @@ func responsesPathItems() map[string]any {
 				"201": map[string]any{"description": "Respuesta guardada: el responseToken solo se entrega ahora (y a un reintento de la misma respuesta en 10 minutos).", "headers": hdrs("Cache-Control", "Location"), "content": jsonBody(ref("ResponseCreated"))},
 				"400": errResp("Datos inválidos (invalid_body con details por campo, invalid_json; invalid_parameter si el id no tiene la forma de un id o la URL trae parámetros)."),
 				"404": errResp("No existe ese registro (not_found)."),
+				"409": errResp("La publicación ya tiene 300 respuestas, las que guarda como máximo (too_many_responses): busque otra parecida que nadie haya respondido."),
 				"410": errResp("La publicación no está abierta (resuelta, vencida, retirada u oculta): no recibe respuestas (gone)."),
 				"413": errResp("Cuerpo de más de 64 KiB (body_too_large)."),
 				"415": errResp("Content-Type distinto de application/json (unsupported_media_type)."),

@@ -49,6 +49,16 @@ func (s *Store) CreateResponse(_ context.Context, r *store.Response) error {
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
+		// modWrite's transactions are serial: the count cannot change before this one commits.
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: responsesPrefix(r.RecordID)})
+		n := 0
+		for it.Rewind(); it.Valid() && n < store.MaxResponsesPerRecord; it.Next() {
+			n++
+		}
+		it.Close()
+		if n >= store.MaxResponsesPerRecord {
+			return store.ErrTooManyResponses
+		}
 		return putResponseTxn(txn, r)
 	})
 }

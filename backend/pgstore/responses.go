@@ -23,13 +23,27 @@ func (s *Store) CreateResponse(ctx context.Context, r *store.Response) error {
 	}
 	return s.call(ctx, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
+			// The record's row locked FOR UPDATE: its responses are created one at a time, so that the count
+			// below cannot change before this one commits.
 			var one int
-			err := tx.QueryRow(ctx, `SELECT 1 FROM directaid_records WHERE id = $1 FOR SHARE`, r.RecordID).Scan(&one)
+			err := tx.QueryRow(ctx, `SELECT 1 FROM directaid_records WHERE id = $1 FOR UPDATE`, r.RecordID).Scan(&one)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return store.ErrNotFound
 			}
 			if err != nil {
 				return err
+			}
+			var n int
+			var taken bool
+			if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(bool_or(id = $2), false) FROM directaid_responses WHERE record_id = $1`,
+				r.RecordID, r.ID).Scan(&n, &taken); err != nil {
+				return err
+			}
+			switch {
+			case taken:
+				return store.ErrResponseExists
+			case n >= store.MaxResponsesPerRecord:
+				return store.ErrTooManyResponses
 			}
 			tag, err := tx.Exec(ctx, `INSERT INTO directaid_responses (record_id, id, created_at, status, expires_at, counted, doc)
 				VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`, r.RecordID, r.ID, r.CreatedAt, r.Status, r.ExpiresAt, !r.Uncounted, doc)

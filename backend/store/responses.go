@@ -48,10 +48,20 @@ const ResponseActive = "active"
 // ErrResponseExists is returned by CreateResponse for a (record, id) pair already stored.
 var ErrResponseExists = errors.New("response id taken")
 
+// MaxResponsesPerRecord bounds the responses one record holds, of every status: each read of the record
+// counts its active ones, so that a flood of responders from many addresses cannot make its reads, its
+// resolve or its publisher's list slow.
+const MaxResponsesPerRecord = 300
+
+// ErrTooManyResponses is returned by CreateResponse when the record holds MaxResponsesPerRecord responses.
+var ErrTooManyResponses = errors.New("the record holds its most responses")
+
 // Responses is what the responses to records need of a store. Both stores implement it, and storetest
 // checks it. Every write returns once durable.
 type Responses interface {
-	// CreateResponse stores r (RecordID, ID set by the caller); ErrResponseExists when the pair is taken.
+	// CreateResponse stores r (RecordID, ID set by the caller); ErrResponseExists when the pair is taken,
+	// ErrTooManyResponses when the record holds MaxResponsesPerRecord (checked with the write, so that
+	// racing responders cannot pass it).
 	CreateResponse(ctx context.Context, r *Response) error
 	// UpdateResponse applies fn to a copy of response id of record recordID and stores the result with no
 	// other write of it in between: ErrNotFound for an unknown pair, fn's error (nothing stored) when it fails.

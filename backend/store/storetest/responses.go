@@ -176,3 +176,64 @@ func testResponses(t *testing.T, s store.Store) {
 		t.Fatalf("another record's responses: %v %v", got, err)
 	}
 }
+
+// testResponsesPerRecordBound: a record holds at most store.MaxResponsesPerRecord responses of every
+// status; responders racing for its last place get it once, the others ErrTooManyResponses; a taken id
+// is still ErrResponseExists, and another record is not affected.
+func testResponsesPerRecordBound(t *testing.T, s store.Store) {
+	a, b := Record("app", "bound-a"), Record("app", "bound-b")
+	for _, r := range []*store.Record{a, b} {
+		if _, _, err := s.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	mk := func(rec *store.Record, id string) *store.Response {
+		return &store.Response{RecordID: rec.ID, ID: id, CreatedAt: t0, UpdatedAt: t0, ExpiresAt: t0.Add(48 * time.Hour),
+			Status: store.ResponseActive, Message: "Puedo ayudar " + id}
+	}
+	for i := range store.MaxResponsesPerRecord - 1 {
+		r := mk(a, fmt.Sprintf("r%04d", i))
+		if i%3 == 0 {
+			r.Status = "withdrawn" // every status counts
+		}
+		if err := s.CreateResponse(ctx, r); err != nil {
+			t.Fatalf("response %d: %v", i, err)
+		}
+	}
+	// One place left: 8 responders race for it.
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.CreateResponse(ctx, mk(a, fmt.Sprintf("race%d", i)))
+		}()
+	}
+	wg.Wait()
+	stored := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			stored++
+		case !errors.Is(err, store.ErrTooManyResponses):
+			t.Fatalf("a racing responder: %v, want nil or ErrTooManyResponses", err)
+		}
+	}
+	if stored != 1 {
+		t.Fatalf("%d racing responders stored the last place, want 1", stored)
+	}
+	if err := s.CreateResponse(ctx, mk(a, "one-more")); !errors.Is(err, store.ErrTooManyResponses) {
+		t.Fatalf("a response past the bound: %v, want ErrTooManyResponses", err)
+	}
+	if err := s.CreateResponse(ctx, mk(a, "r0001")); !errors.Is(err, store.ErrResponseExists) {
+		t.Fatalf("a taken id at the bound: %v, want ErrResponseExists", err)
+	}
+	if got, err := s.RecordResponses(ctx, a.ID); err != nil || len(got) != store.MaxResponsesPerRecord {
+		t.Fatalf("responses of a full record: %d, %v; want %d", len(got), err, store.MaxResponsesPerRecord)
+	}
+	if err := s.CreateResponse(ctx, mk(b, "other")); err != nil {
+		t.Fatalf("another record's response: %v", err)
+	}
+}

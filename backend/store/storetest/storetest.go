@@ -51,6 +51,7 @@ var Behaviours = []struct {
 	{"Scan", testScan},
 	{"Reports", testReports},
 	{"Responses", testResponses},
+	{"ResponsesPerRecordBound", testResponsesPerRecordBound},
 	{"Webhooks", testWebhooks},
 	{"AuditTrail", testAuditTrail},
 	{"Secret", testSecret},
