@@ -18,7 +18,8 @@ import (
 )
 
 const (
-	// inFlight bounds the attempts a node makes at once.
+	// inFlight bounds the attempts a node makes at once; each webhook takes at most its share of them
+	// (hookShare), so that a receiver that hangs delays only its own events.
 	inFlight = 16
 	// dispatchPoll is how often the dispatcher looks for due events when nothing wakes it.
 	dispatchPoll = 500 * time.Millisecond
@@ -31,26 +32,40 @@ const (
 	pruneEvery = time.Hour
 )
 
-// runDispatch claims due events and delivers them, at most inFlight at once, until ctx ends.
+// hookShare is how many of a node's inFlight attempts one of n webhooks may hold at once.
+func hookShare(n int) int { return max(1, inFlight/max(1, n)) }
+
+// runDispatch claims due events and delivers them, at most inFlight at once and each webhook at most its
+// hookShare, until ctx ends.
 func (s *Service) runDispatch(ctx context.Context) {
 	lease := time.Duration(0)
 	for _, h := range s.hooks {
 		lease = max(lease, h.Timeout+leaseMargin)
 	}
 	slots := make(chan struct{}, inFlight)
+	share := hookShare(len(s.urls))
+	hookSlots := make(map[string]chan struct{}, len(s.urls))
+	for _, u := range s.urls {
+		hookSlots[u] = make(chan struct{}, share)
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var counted, pruned time.Time
 	for {
-		if free := inFlight - len(slots); free > 0 {
-			evs, err := s.outbox.ClaimWebhookEvents(ctx, s.urls, s.owner, s.now().UTC(), lease, free)
+		for _, u := range s.urls {
+			free := min(inFlight-len(slots), share-len(hookSlots[u]))
+			if free <= 0 {
+				continue
+			}
+			evs, err := s.outbox.ClaimWebhookEvents(ctx, []string{u}, s.owner, s.now().UTC(), lease, free)
 			if err != nil && ctx.Err() == nil {
 				s.log.Warn("webhooks: claiming events failed; retrying", zap.Error(err))
 			}
 			for _, ev := range evs {
 				slots <- struct{}{}
+				hookSlots[u] <- struct{}{}
 				wg.Go(func() {
-					defer func() { <-slots }()
+					defer func() { <-slots; <-hookSlots[u] }()
 					s.deliver(ctx, ev)
 					s.poke() // the record's next event may go now
 				})

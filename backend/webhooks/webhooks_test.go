@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -270,5 +271,80 @@ func TestResponseEventsRecoveredAtStart(t *testing.T) {
 	}
 	if seen[sent] != 1 || seen[lost] != 1 || seen[old] != 0 || delivered(sent) != 1 || delivered(old) != 0 {
 		t.Errorf("outbox %v, deliveries %v: want the delivered event once, the lost one once, none for the old response", seen, got)
+	}
+}
+
+// TestSlowReceiverDelaysOnlyItsOwn: a receiver that hangs holds at most its webhook's share of the node's
+// attempts; another webhook's event goes out at once beside them.
+func TestSlowReceiverDelaysOnlyItsOwn(t *testing.T) {
+	st := testserver.Badger(t)
+	release := make(chan struct{})
+	var hanging atomic.Int32
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hanging.Add(1)
+		defer hanging.Add(-1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) })
+	fastGot := make(chan time.Time, 1)
+	fast := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case fastGot <- time.Now():
+		default:
+		}
+	}))
+	t.Cleanup(fast.Close)
+	const secret = "0123456789abcdef-test"
+	svc, err := New(Config{Store: st, PublicURL: "https://ayuda.example.org",
+		Hooks: []Hook{{URL: slow.URL, Secret: secret, Sources: []string{"slow"}, Timeout: 20 * time.Second},
+			{URL: fast.URL, Secret: secret, Sources: []string{"fast"}, Timeout: 2 * time.Second}},
+		Matches: func(context.Context, string) (*schema.HelpMatches, error) { return &schema.HelpMatches{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); svc.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	respond := func(source, ext string) {
+		rec := storetest.Record(source, ext)
+		if _, _, err := st.Create(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC()
+		r := &store.Response{RecordID: rec.ID, ID: "00112233445566" + fmt.Sprintf("%02x", len(ext)), CreatedAt: now, UpdatedAt: now,
+			ExpiresAt: now.Add(time.Hour), Status: store.ResponseActive, Message: "Voy"}
+		if err := st.CreateResponse(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		svc.Responded(ctx, rec.ID, r.ID)
+	}
+	for i := range 2 * inFlight {
+		respond("slow", fmt.Sprintf("slow-%d", i))
+	}
+	share := int32(hookShare(2))
+	for end := time.Now().Add(10 * time.Second); hanging.Load() < share; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("only %d attempts reached the slow receiver", hanging.Load())
+		}
+	}
+	time.Sleep(600 * time.Millisecond) // a dispatcher without shares would claim more by now
+	if n := hanging.Load(); n > share {
+		t.Errorf("the slow receiver holds %d attempts, more than its share %d", n, share)
+	}
+	sent := time.Now()
+	respond("fast", "fast-1")
+	select {
+	case at := <-fastGot:
+		if d := at.Sub(sent); d > 5*time.Second {
+			t.Errorf("the other webhook's event took %v", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the other webhook's event waited behind the slow receiver's")
 	}
 }
