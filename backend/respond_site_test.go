@@ -86,6 +86,20 @@ func TestRespondFormPost(t *testing.T) {
 		!strings.Contains(raw, `value="12"`) {
 		t.Fatalf("refused form: %d %s", resp.StatusCode, text)
 	}
+	// Each message under its field, the field marked invalid and described by it, the summary linking to it.
+	for _, field := range []string{"responder-mensaje", "responder-whatsapp"} {
+		if !strings.Contains(raw, `<p class="error" id="`+field+`-error">`) || !strings.Contains(raw, `<a href="#`+field+`">`) {
+			t.Errorf("refused form: no message under or link to %s:\n%s", field, raw)
+		}
+	}
+	refused := sitetest.ParseHTML(t, []byte(raw))
+	for _, el := range append(elements(refused, "input"), elements(refused, "textarea")...) {
+		id := sitetest.Attr(el, "id")
+		wantInvalid := id == "responder-mensaje" || id == "responder-whatsapp"
+		if got := sitetest.Attr(el, "aria-invalid") == "true"; got != wantInvalid || (wantInvalid && !strings.Contains(sitetest.Attr(el, "aria-describedby"), id+"-error")) {
+			t.Errorf("refused form: %s aria-invalid %q aria-describedby %q", id, sitetest.Attr(el, "aria-invalid"), sitetest.Attr(el, "aria-describedby"))
+		}
+	}
 	if n := count(); n != 0 {
 		t.Fatalf("a refused form stored a response: %v", n)
 	}
@@ -95,8 +109,12 @@ func TestRespondFormPost(t *testing.T) {
 			t.Errorf("id %q: %d, want 404", bad, resp.StatusCode)
 		}
 	}
-	if resp, _ := s.Do("GET", schema.RespondFormPath, nil); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
-		t.Errorf("GET %s: %d %q", schema.RespondFormPath, resp.StatusCode, resp.Header.Get("Allow"))
+	for _, path := range []string{schema.RespondFormPath, schema.ResponseFormPath, schema.ReportFormPath} {
+		// A person who opens the form's address gets a page that says where the form is.
+		if resp, body := s.Do("GET", path, nil); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" ||
+			!strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(body), "solo recibe un formulario") || !strings.Contains(string(body), `<html lang="es`) {
+			t.Errorf("GET %s: %d %q %q\n%s", path, resp.StatusCode, resp.Header.Get("Allow"), resp.Header.Get("Content-Type"), body)
+		}
 	}
 
 	// Stored: the service's message, the response counts, the publisher reads it, and the page carries

@@ -2,6 +2,7 @@ package site
 
 import (
 	"context"
+	"github.com/directaid/directaid/schema"
 	"net/http"
 	"strconv"
 	"strings"
@@ -74,6 +75,18 @@ func (h *handler) serveError(w http.ResponseWriter, r *http.Request, status int,
 			return status, nil
 		}, "Hay muchas publicaciones desde su red; intente en "+e.Wait()+". Lo que escribió sigue aquí: "+
 			"vuelva a pulsar el botón y no se publicará dos veces.")
+		return
+	}
+	if r.Method == http.MethodPost && status == http.StatusTooManyRequests && p == schema.RespondFormPath && !twin {
+		// The response comes back as the person wrote it; the limiter answered before it was sent.
+		r.Body = http.MaxBytesReader(nil, r.Body, 8192)
+		_ = r.ParseForm()
+		f := r.PostForm
+		rv := newRespondView(base, strings.TrimSpace(f.Get("id")), f.Get("tipo") == schema.TypeOffer)
+		rv.Message, rv.ContactName, rv.ContactWhatsapp = f.Get("message"), f.Get("contactName"), f.Get("contactWhatsapp")
+		rv.Errors = []formMsg{{Text: "Hay muchas respuestas desde su red; intente en " + e.Wait() + ". Lo que escribió sigue aquí: " +
+			"vuelva a pulsar el botón y no se enviará dos veces."}}
+		h.writePage(w, r, v, page{tmpl: "responder.md", respond: rv}, status, "no-store", false)
 		return
 	}
 	pg := page{tmpl: "error.md", err: &e}

@@ -104,6 +104,29 @@ func TestFormOverPublishLimit(t *testing.T) {
 	}
 }
 
+// A response over the respond limit comes back as written, with the wait, ready to send again.
+func TestRespondOverItsLimit(t *testing.T) {
+	h, err := New(Options{Emergencies: emergencies(eje, mojana)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := url.Values{"id": {"06h0esgyp8jkswec"}, "tipo": {"request"}, "message": {"Tengo agua; la llevo a las 4"},
+		"contactName": {"Luis"}, "contactWhatsapp": {"311 222 3344"}}
+	r := httptest.NewRequest("POST", "/responder", strings.NewReader(vals.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	rec := serveErr(t, h, r, 429, "25", "respond")
+	body := rec.Body.String()
+	if rec.Code != 429 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+		t.Fatalf("%d %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	for _, w := range []string{"Hay muchas respuestas desde su red; intente en 25 segundos", ">Tengo agua; la llevo a las 4</textarea>",
+		`value="Luis"`, `value="311 222 3344"`, `name="id" value="06h0esgyp8jkswec"`, `action="/responder"`} {
+		if !strings.Contains(body, w) {
+			t.Errorf("no %q in the page:\n%s", w, body)
+		}
+	}
+}
+
 // visibleText is the text of an HTML page as a person reads it (no tags, no attributes, no script).
 func visibleText(page string) string {
 	z := html.NewTokenizer(strings.NewReader(page))

@@ -84,7 +84,7 @@ func (h *handler) serveReport(w http.ResponseWriter, r *http.Request, v *view) {
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "Esta dirección solo recibe el formulario «Reportar» de la página de cada publicación.", http.StatusMethodNotAllowed)
+		h.writePage(w, r, v, page{tmpl: "error.md", err: &errorInfo{Status: http.StatusMethodNotAllowed}}, http.StatusMethodNotAllowed, "no-store", false)
 		return
 	}
 	r.Body = http.MaxBytesReader(nil, r.Body, 4096)

@@ -16,8 +16,15 @@ import (
 // and two buttons, «Renovar» and «Retirar», that post the response token to schema.ResponseFormPath.
 // The token is on that page only: it is no-store, and the response ends by itself after 48 hours.
 
-// respondFieldLabels name the form's fields in the service's messages («message» → «Mensaje»).
-var respondFieldLabels = map[string]string{"message": "Mensaje", "contactName": "Su nombre", "contactWhatsapp": "Su WhatsApp"}
+// respondFieldLabels name the form's fields in the service's messages («message» → «Mensaje»), and
+// respondInputs are their inputs' ids.
+var (
+	respondFieldLabels = map[string]string{"message": "Mensaje", "contactName": "Su nombre", "contactWhatsapp": "Su WhatsApp"}
+	respondInputs      = map[string]string{"message": "responder-mensaje", "contactName": "responder-nombre", "contactWhatsapp": "responder-whatsapp"}
+)
+
+// formMsg is one message of a form's summary: For is the id of the input it is about ("" for none).
+type formMsg struct{ Text, For string }
 
 // respondView is the «Yo puedo ayudar» form of an open record (and, after its POST, the outcome).
 type respondView struct {
@@ -27,8 +34,9 @@ type respondView struct {
 	Heading, Intro, Button                string
 	Message, ContactName, ContactWhatsapp string
 	MaxMessage                            int
-	Errors                                []string // why the service refused it, with the fields' labels
-	Closed                                bool     // refused as a whole (Errors[0] says why): no form again
+	Errors                                []formMsg         // why the service refused it, with the fields' labels
+	Invalid                               map[string]string // by field name: its message, shown under its input
+	Closed                                bool              // refused as a whole (Errors[0] says why): no form again
 	// After a response was stored, or an action on it: the service's message, and what the buttons post.
 	Done              string
 	ResponseID, Token string
@@ -79,10 +87,12 @@ func (h *handler) serveRespond(w http.ResponseWriter, r *http.Request, v *view) 
 		rv.Done, rv.ResponseID, rv.Token, rv.Active = respondedWords(rv, res.Counted), res.ResponseID, res.ResponseToken, true
 		h.writePage(w, r, v, pg, http.StatusOK, "no-store", false)
 	case http.StatusBadRequest:
-		if rv.Errors, err = fieldMessages(resp, respondFieldLabels); err != nil {
+		var e schema.ErrorBody
+		if err := json.Unmarshal(resp, &e); err != nil {
 			h.serverError(w, r, err)
 			return
 		}
+		rv.fieldErrors(&e)
 		h.writePage(w, r, v, pg, http.StatusBadRequest, "no-store", false)
 	default:
 		h.respondFailure(w, r, v, pg, status, resp)
@@ -132,13 +142,13 @@ func (h *handler) respondForm(w http.ResponseWriter, r *http.Request, v *view) (
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "Esta dirección solo recibe el formulario «Yo puedo ayudar» de la página de cada publicación.", http.StatusMethodNotAllowed)
+		h.writePage(w, r, v, page{tmpl: "error.md", err: &errorInfo{Status: http.StatusMethodNotAllowed}}, http.StatusMethodNotAllowed, "no-store", false)
 		return nil, false
 	}
 	r.Body = http.MaxBytesReader(nil, r.Body, 8192)
 	if err := r.ParseForm(); err != nil {
 		rv := newRespondView(v.base, "", false)
-		rv.Errors = []string{"No se pudo leer el formulario. Vuelva a la publicación e inténtelo de nuevo."}
+		rv.Errors = []formMsg{{Text: "No se pudo leer el formulario. Vuelva a la publicación e inténtelo de nuevo."}}
 		h.writePage(w, r, v, page{tmpl: "responder.md", respond: rv}, http.StatusBadRequest, "no-store", false)
 		return nil, false
 	}
@@ -154,7 +164,7 @@ func (h *handler) respondFailure(w http.ResponseWriter, r *http.Request, v *view
 	case status == http.StatusNotFound:
 		h.writePage(w, r, v, notFoundPage, status, "no-store", false)
 	case (status == http.StatusGone || status == http.StatusForbidden || status == http.StatusConflict) && json.Unmarshal(resp, &e) == nil && e.Error != "":
-		pg.respond.Errors, pg.respond.Closed = []string{e.Error}, true
+		pg.respond.Errors, pg.respond.Closed = []formMsg{{Text: e.Error}}, true
 		h.writePage(w, r, v, pg, status, "no-store", false)
 	case status < 400:
 		h.serverError(w, r, errors.New("site: a response's service answered "+http.StatusText(status)))
@@ -163,12 +173,45 @@ func (h *handler) respondFailure(w http.ResponseWriter, r *http.Request, v *view
 	}
 }
 
+// fieldErrors puts a 400's details on the form: each under its input and in the summary, linked to it.
+func (rv *respondView) fieldErrors(e *schema.ErrorBody) {
+	msgs := labelled(e, respondFieldLabels)
+	rv.Invalid = map[string]string{}
+	for i, d := range e.Details {
+		name := strings.TrimPrefix(d.Field, "/")
+		if id, ok := respondInputs[name]; ok && i < len(msgs) {
+			rv.Errors = append(rv.Errors, formMsg{Text: msgs[i], For: id})
+			if rv.Invalid[name] == "" {
+				rv.Invalid[name] = msgs[i]
+			}
+			continue
+		}
+		if i < len(msgs) {
+			rv.Errors = append(rv.Errors, formMsg{Text: msgs[i]})
+		}
+	}
+	if len(rv.Errors) == 0 {
+		rv.Errors = []formMsg{{Text: e.Error}}
+	}
+}
+
+// FieldError is the message of the field name, for the template ("" when it has none).
+func (rv *respondView) FieldError(name string) string { return rv.Invalid[name] }
+
 // fieldMessages are the messages of a 400's details, each field named by its label on the form.
 func fieldMessages(resp []byte, labels map[string]string) ([]string, error) {
 	var e schema.ErrorBody
 	if err := json.Unmarshal(resp, &e); err != nil {
 		return nil, err
 	}
+	if out := labelled(&e, labels); len(out) > 0 {
+		return out, nil
+	}
+	return []string{e.Error}, nil
+}
+
+// labelled are the messages of e's details, in order, each field named by its label.
+func labelled(e *schema.ErrorBody, labels map[string]string) []string {
 	var out []string
 	for _, d := range e.Details {
 		m := d.Message
@@ -177,10 +220,7 @@ func fieldMessages(resp []byte, labels map[string]string) ([]string, error) {
 		}
 		out = append(out, upperFirst(m)+".")
 	}
-	if len(out) == 0 {
-		out = []string{e.Error}
-	}
-	return out, nil
+	return out
 }
 
 // respondedWords say what a stored response does, in the site's words (the API's message speaks of the
