@@ -458,6 +458,14 @@ func TestGestionarShowsResponses(t *testing.T) {
 	if code, page := post("nope"); code != http.StatusForbidden || strings.Contains(page, "Tengo insulina") || strings.Contains(page, "573112223344") {
 		t.Fatalf("/gestionar with a wrong token: %d", code)
 	}
+	// Resolved: its response ended; the page lists it as such and does not say that nobody answered.
+	if _, err := s.svc.Act(context.Background(), "http://ayuda.test", a.ID, a.ManageToken, schema.ActionResolve); err != nil {
+		t.Fatal(err)
+	}
+	if code, page := post(a.ManageToken); code != http.StatusOK || strings.Contains(page, ">Nadie ha respondido") ||
+		!strings.Contains(page, "Una persona respondió; su respuesta ya no está activa") || !strings.Contains(page, "terminada") {
+		t.Fatalf("/gestionar of a resolved record with an ended response: %d\n%s", code, page)
+	}
 }
 
 // TestTokenPathsReadIDsAsTyped: an id read back by a person, upper case or with O for 0 (Crockford's

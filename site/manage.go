@@ -190,10 +190,14 @@ func (h *handler) manageResponses(r *http.Request, mv *manageView) (*manageView,
 		}
 		mv.Responses = append(mv.Responses, ri)
 	}
-	switch n := list.Active; n {
-	case 0:
-		mv.Done = "Nadie ha respondido todavía (o las respuestas ya no están activas)."
-	case 1:
+	switch n := list.Active; {
+	case n == 0 && len(list.Items) == 0:
+		mv.Done = "Nadie ha respondido todavía."
+	case n == 0 && len(list.Items) == 1:
+		mv.Done = "Una persona respondió; su respuesta ya no está activa (abajo dice por qué)."
+	case n == 0:
+		mv.Done = fmt.Sprintf("%d personas respondieron; ninguna respuesta sigue activa (abajo dice por qué).", len(list.Items))
+	case n == 1:
 		mv.Done = "1 persona dice que está ayudando."
 	default:
 		mv.Done = fmt.Sprintf("%d personas dicen que están ayudando.", n)
