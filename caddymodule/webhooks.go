@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -41,11 +42,21 @@ func (w Webhook) hook(replace bool) webhooks.Hook {
 	return webhooks.Hook{URL: w.URL, Secret: secret, Sources: w.Sources, Timeout: time.Duration(w.Timeout)}
 }
 
+// check checks w as the configuration gives it: a secret with a placeholder ({env.VARIABLE}) is checked
+// once replaced, when the server starts (startWebhooks), not as the placeholder's own text.
+func (w Webhook) check() error {
+	h := w.hook(false)
+	if strings.Contains(w.Secret, "{") {
+		h.Secret = strings.Repeat("x", 16)
+	}
+	return webhooks.CheckHook(h)
+}
+
 // checkWebhooks checks the webhooks as Validate does.
 func checkWebhooks(ws []Webhook) error {
 	seen := map[string]bool{}
 	for _, w := range ws {
-		if err := webhooks.CheckHook(w.hook(false)); err != nil {
+		if err := w.check(); err != nil {
 			return fmt.Errorf("directaid: %w", err)
 		}
 		if seen[w.URL] {
@@ -88,7 +99,7 @@ func parseWebhook(d *caddyfile.Dispenser) (Webhook, error) {
 			return w, d.Errf("unknown webhook option %q (known: secret, sources, timeout)", name)
 		}
 	}
-	if err := webhooks.CheckHook(w.hook(false)); err != nil {
+	if err := w.check(); err != nil {
 		return w, d.WrapErr(err)
 	}
 	return w, nil
