@@ -841,3 +841,17 @@ func TestRespondPastTheRecordsBound(t *testing.T) {
 		t.Fatalf("%d responses stored, %v", len(rs), err)
 	}
 }
+
+// TestResponseCreatedHasNoLocation: a response has no URL of its own to read, so its 201 names none (a
+// Location that answered 404 misled clients that follow it).
+func TestResponseCreatedHasNoLocation(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	a := s.publish(insulinRequest("a"))
+	r := httptest.NewRequest("POST", "http://ayuda.test"+schema.ResponsesPath(a.ID), strings.NewReader(`{"message":"Voy con agua"}`))
+	r.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	s.h.ServeHTTP(w, r)
+	if w.Code != http.StatusCreated || w.Header().Get("Location") != "" {
+		t.Fatalf("%d Location %q", w.Code, w.Header().Get("Location"))
+	}
+}

@@ -77,7 +77,8 @@ func (h *Handler) serveResponseCollection(w http.ResponseWriter, r *http.Request
 			backend.WriteProblem(w, backend.WithPathFields(backend.AsProblem(err)))
 			return
 		}
-		w.Header().Set("Location", h.svc.BaseURL(r)+schema.ResponsesPath(res.ID)+"/"+res.ResponseID)
+		// No Location: a response has no URL of its own to read (its author acts on it with the token, its
+		// record's publisher reads it in the record's list).
 		status := http.StatusCreated
 		if res.Duplicate { // a retry: the stored response
 			status = http.StatusOK
