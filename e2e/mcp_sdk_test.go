@@ -254,6 +254,14 @@ func TestMCPGoSDKReadTools(t *testing.T) {
 			t.Errorf("buscar_ayudas shows a phone number: %s", raw)
 		}
 	}
+	// attended as the API's strings, and as the booleans an agent naturally sends: the same answer.
+	for _, v := range []any{"false", false} {
+		res := callTool(t, cs, schema.ToolSearchHelp, map[string]any{"emergencySlug": "eje-cafetero", "attended": v})
+		if got := roundTrip[schema.HelpList](t, res.StructuredContent); res.IsError || len(got.Items) != 3 || got.Filters.Attended != "false" {
+			t.Errorf("buscar_ayudas attended %#v: %s", v, toolText(res))
+		}
+	}
+	toolError(t, callTool(t, cs, schema.ToolSearchHelp, map[string]any{"attended": 1}), "attended")
 	toolError(t, callTool(t, cs, schema.ToolSearchHelp, map[string]any{"latitude": 4.5}), "longitude")
 	toolError(t, callTool(t, cs, schema.ToolSearchHelp, map[string]any{"category": "comida"}), "category")
 

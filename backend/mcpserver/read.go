@@ -59,6 +59,7 @@ func readTools(svc *backend.Service) []server.ServerTool {
 	return []server.ServerTool{
 		{Tool: search, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var q schema.ListQuery
+			req.Params.RawArguments = boolAsString(req.Params.RawArguments, "attended")
 			if res := decodeArgs(schema.ToolSearchHelp, req, &q, checkSearch); res != nil {
 				return res, nil
 			}
@@ -118,6 +119,29 @@ func readTools(svc *backend.Service) []server.ServerTool {
 			return structuredResult(m, matchesText(m)), nil
 		}},
 	}
+}
+
+// boolAsString turns the JSON booleans of the arguments named into the strings "true" and "false" that the
+// API's query takes: an agent naturally sends attended: false.
+func boolAsString(raw json.RawMessage, names ...string) json.RawMessage {
+	var args map[string]json.RawMessage
+	if json.Unmarshal(raw, &args) != nil {
+		return raw // decodeArgs says what is wrong with it
+	}
+	changed := false
+	for _, name := range names {
+		if v := string(bytes.TrimSpace(args[name])); v == "true" || v == "false" {
+			args[name], changed = json.RawMessage(`"`+v+`"`), true
+		}
+	}
+	if !changed {
+		return raw
+	}
+	out, err := json.Marshal(args)
+	if err != nil {
+		return raw
+	}
+	return out
 }
 
 // matchesText is the human summary of a record's matches.
