@@ -43,9 +43,16 @@ var stores = caddy.NewUsagePool()
 type storeHandle struct {
 	store.Store
 	windows *backend.AbuseWindows
+	// stopWatch ends the claims of this process's instance id in a shared database (watchInstance).
+	stopWatch func()
 }
 
-func (s storeHandle) Destruct() error { return s.Close() }
+func (s storeHandle) Destruct() error {
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
+	return s.Close()
+}
 
 // Database selects the store.
 type Database struct {
@@ -271,7 +278,11 @@ func (a *App) doOpen() error {
 		if err != nil {
 			return nil, err
 		}
-		return storeHandle{s, backend.NewAbuseWindows()}, nil
+		h := storeHandle{Store: s, windows: backend.NewAbuseWindows()}
+		if db, ok := s.(instanceClaimer); ok {
+			h.stopWatch = watchInstance(db, a.logger.Named("instance"))
+		}
+		return h, nil
 	})
 	if err != nil {
 		return err

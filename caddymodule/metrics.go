@@ -27,6 +27,16 @@ func registerMetrics(reg *prometheus.Registry, a *App) error {
 	if err := reg.Register(metrics.RecordsCollector(a.current.Load)); err != nil {
 		return err
 	}
+	if err := reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "directaid_instance_id_shared",
+		Help: "1 while another running node over the same PostgreSQL database has this node's Caddy instance id: the shared rate limits are then counted on each node apart."},
+		func() float64 {
+			if instanceShared.Load() {
+				return 1
+			}
+			return 0
+		})); err != nil {
+		return err
+	}
 	return reg.Register(metrics.DiskCollector(a.diskUser))
 }
 

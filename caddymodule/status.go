@@ -22,6 +22,7 @@ var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{
 <style>body{font-family:sans-serif;margin:1rem}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left}</style>
 </head><body>
 <h1>Estado de directaid</h1>
+{{if .InstanceShared}}<p><strong>Otro nodo en marcha tiene el mismo instance id de Caddy que este</strong>: los límites compartidos se cuentan en cada nodo por separado. Dé a cada nodo su propio directorio de datos (XDG_DATA_HOME) y borre instance.uuid de las imágenes copiadas (docs/postgres.md).</p>{{end}}
 <h2>Publicaciones por minuto (última hora)</h2>
 <p>Total en la hora: {{.Total}} (creadas {{.Created}}, duplicadas {{.Duplicate}}, rechazadas {{.Refused}}). Son las de este nodo desde que arrancó; con varios nodos, cada uno cuenta las suyas.</p>
 <svg width="{{mul (len .Minutes) 10}}" height="{{.Height}}" role="img" aria-label="Publicaciones por minuto">
@@ -72,7 +73,8 @@ func statusHandler(w http.ResponseWriter, r *http.Request) error {
 		Statuses                           []string
 		Free                               int64
 		StoreError                         string
-	}{Height: height, Statuses: store.Statuses}
+		InstanceShared                     bool
+	}{Height: height, Statuses: store.Statuses, InstanceShared: instanceShared.Load()}
 	mins := series.PublicationsPerMinute(time.Now(), 60)
 	top := 1
 	for _, m := range mins {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -439,5 +440,79 @@ func TestPostgresReady(t *testing.T) {
 		if code, body := health(t, s, "/directaid/health/ready"); code != http.StatusOK || body["status"] != "ready" {
 			t.Errorf("node %d, PostgreSQL back: %d %v", i, code, body)
 		}
+	}
+}
+
+// TestPostgresSharedInstanceID: two nodes over one database with one Caddy instance id (the second's
+// instance.uuid copied from the first, as a copied machine image has it) would count every shared rate
+// limit apart, silently; both now say so in the log, the metric and the status page. A node restarted with
+// its own id (kill -9 and a new start leave the dead process's claim behind) says nothing.
+func TestPostgresSharedInstanceID(t *testing.T) {
+	t.Parallel() // mostly waiting for the nodes' claims
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	a := testserver.Start(t, testserver.Options{Postgres: dsn})
+	b := testserver.Start(t, testserver.Options{Postgres: dsn})
+	metric := func(s *testserver.Server) string {
+		resp, err := http.Get(s.AdminURL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(raw), "\n") {
+			if strings.HasPrefix(line, "directaid_instance_id_shared ") {
+				return strings.TrimPrefix(line, "directaid_instance_id_shared ")
+			}
+		}
+		return "absent"
+	}
+	// Their own ids: nothing to say, after several claims.
+	time.Sleep(12 * time.Second)
+	for _, s := range []*testserver.Server{a, b} {
+		if got := metric(s); got != "0" {
+			t.Errorf("a node with its own instance id: directaid_instance_id_shared %s", got)
+		}
+	}
+	// b restarted with a's instance.uuid.
+	b.Stop()
+	id, err := os.ReadFile(filepath.Join(a.Dir, "xdg-data", "caddy", "instance.uuid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b.Dir, "xdg-data", "caddy", "instance.uuid"), id, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.Launch()
+	for end := time.Now().Add(30 * time.Second); metric(a) != "1" || metric(b) != "1"; time.Sleep(500 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("two nodes with one instance id: the metric says %s on a, %s on b", metric(a), metric(b))
+		}
+	}
+	for _, s := range []*testserver.Server{a, b} {
+		if !strings.Contains(s.Log(), "another running node has this node's Caddy instance id") {
+			t.Errorf("no error in the log of a node sharing its instance id:\n%s", s.Log())
+		}
+		resp, err := http.Get(s.AdminURL + "/directaid/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(raw), "mismo instance id de Caddy") {
+			t.Errorf("the status page does not say the instance id is shared")
+		}
+	}
+	// The twin stops: a says nothing again; restarted (its last claim left behind), it says nothing either.
+	b.Stop()
+	for end := time.Now().Add(20 * time.Second); metric(a) != "0"; time.Sleep(500 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("its twin stopped, a node still says its instance id is shared")
+		}
+	}
+	said := strings.Count(a.Log(), "another running node has this node's Caddy instance id")
+	a.Restart()
+	time.Sleep(12 * time.Second)
+	if got := metric(a); got != "0" || strings.Count(a.Log(), "another running node has this node's Caddy instance id") != said {
+		t.Errorf("a node restarted over its own last claim: directaid_instance_id_shared %s\n%s", got, a.Log())
 	}
 }
