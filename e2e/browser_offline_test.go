@@ -45,7 +45,8 @@ func TestBrowserOffline(t *testing.T) {
 		testserver.TwoEmergencies})
 	target, _ := url.Parse(s.URL)
 	var seen atomic.Int64
-	var hold atomic.Bool // a weak signal: a publication's POST gets no answer
+	var hold atomic.Bool   // a weak signal: a publication's POST gets no answer
+	var portal atomic.Bool // a Wi-Fi portal answers a publication's POST with its own page
 	rp := httputil.NewSingleHostReverseProxy(target)
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The browser's own update check of the worker's script is not the page's nor the worker's
@@ -55,6 +56,11 @@ func TestBrowserOffline(t *testing.T) {
 		}
 		if os.Getenv("DEBUG_PROXY") != "" {
 			t.Logf("%s proxy: %s %s", time.Now().Format("05.000"), r.Method, r.URL)
+		}
+		if portal.Load() && r.Method == http.MethodPost && r.URL.Path == "/api/public/v1/help" {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, "<html><body>Acepte los términos para navegar</body></html>")
+			return
 		}
 		if hold.Load() && r.Method == http.MethodPost && r.URL.Path == "/api/public/v1/help" {
 			// No answer until the browser gives up (or a while: a service worker's fetch is not the page's).
@@ -331,32 +337,65 @@ func TestBrowserOffline(t *testing.T) {
 	// A saved fill the worker sent with no page open and the server refused (a phone number too short):
 	// every page says so, with «Descartarla»; its form brings it back with the error, and it stays on the
 	// phone through a reload until it is corrected or discarded.
-	run(p.ctx, t, "refused by the server", chromedp.Evaluate[chromedp.Void](`directaidOutbox.put({externalId: 'rechazada-1', action: '/pedir',
-		api: '/api/public/v1/help', savedAt: new Date().toISOString(), body: JSON.stringify({type: 'request', source: 'directaid-web',
-		externalId: 'rechazada-1', emergencySlug: 'eje-cafetero', title: 'Leche para bebés', category: 'alimentos', contactName: 'Rosa',
-		contactWhatsapp: '300 12', publishContact: true, address: 'Vereda El Caimo'}),
-		rejected: {status: 400, data: {code: 'invalid_body', error: 'Datos inválidos', details: [{field: '/contactWhatsapp', message: '«contactWhatsapp» no es un número de celular válido'}]}}})`,
+	// Two saved fills, of two people, refused: every page lists each, with its title and «Descartarla»;
+	// /pedir brings back one at a time (the oldest, or the one its link names), never a mix of the two.
+	run(p.ctx, t, "refused by the server", chromedp.Evaluate[chromedp.Void](`Promise.all([
+		directaidOutbox.put({externalId: 'rechazada-1', action: '/pedir', api: '/api/public/v1/help', savedAt: '2026-11-29T10:00:00Z',
+			body: JSON.stringify({type: 'request', source: 'directaid-web', externalId: 'rechazada-1', emergencySlug: 'eje-cafetero',
+				title: 'Leche para bebés', category: 'alimentos', contactName: 'Rosa', contactWhatsapp: '300 12', publishContact: true, address: 'Vereda El Caimo'}),
+			rejected: {status: 400, data: {code: 'invalid_body', error: 'Datos inválidos', details: [{field: '/contactWhatsapp', message: '«contactWhatsapp» no es un número de celular válido'}]}}}),
+		directaidOutbox.put({externalId: 'rechazada-0', action: '/pedir', api: '/api/public/v1/help', savedAt: '2026-11-29T10:05:00Z',
+			body: JSON.stringify({type: 'request', source: 'directaid-web', externalId: 'rechazada-0', emergencySlug: 'eje-cafetero',
+				description: 'Somos cuatro', contactName: 'Pedro', publishContact: true}),
+			rejected: {status: 400, data: {code: 'invalid_body', error: 'Datos inválidos', details: [{field: '/title', message: '«title» es obligatorio'}]}}})])`,
 		chromedp.EvalAwaitPromise))
 	open("/emergencias/eje-cafetero")
-	if got := run(p.ctx, t, "refusal notice", chromedp.Poll[string](`(b => b && !b.hidden && b.querySelector('button') ? b.textContent : '')(document.getElementById('bandeja'))`,
-		chromedp.WithPollingTimeout(10*time.Second))); !strings.Contains(got, "no se pudo publicar") || !strings.Contains(got, "Descartarla") {
-		t.Errorf("a list page after a refused saved fill says %q", got)
+	if got := run(p.ctx, t, "refusal notice", chromedp.Poll[string](`(b => b && b.querySelectorAll('button').length === 2 ? b.textContent : '')(document.getElementById('rechazadas'))`,
+		chromedp.WithPollingTimeout(10*time.Second))); !strings.Contains(got, "no se pudo publicar") || !strings.Contains(got, "«Leche para bebés»") || strings.Count(got, "Descartarla") != 2 {
+		t.Errorf("a list page after two refused saved fills says %q", got)
 	}
-	for range 2 { // the form, then a reload before correcting it
+	fill := `(t => t && t.value ? [t.value, document.getElementById('f-contactWhatsapp').value, document.getElementById('f-contactName').value,
+		document.getElementById('f-description').value, document.getElementById('f-contactWhatsapp').getAttribute('aria-invalid') || ''] : null)(document.getElementById('f-title'))`
+	for range 2 { // the form, then a reload before correcting it: the oldest, Rosa's, alone
 		open("/pedir")
-		got := run(p.ctx, t, "refused fill back", chromedp.Poll[[]any](`(t => t && t.value ? [t.value, (document.getElementById('f-contactWhatsapp') || {}).value,
-			document.getElementById('f-contactWhatsapp').getAttribute('aria-invalid')] : null)(document.getElementById('f-title'))`,
-			chromedp.WithPollingTimeout(10*time.Second), chromedp.WithPollingInterval(200*time.Millisecond)))
-		if fmt.Sprint(got) != "[Leche para bebés 300 12 true]" {
-			t.Errorf("/pedir with a refused saved fill: %v", got)
+		got := run(p.ctx, t, "refused fill back", chromedp.Poll[[]any](fill, chromedp.WithPollingTimeout(10*time.Second), chromedp.WithPollingInterval(200*time.Millisecond)))
+		if fmt.Sprint(got) != "[Leche para bebés 300 12 Rosa  true]" {
+			t.Errorf("/pedir with two refused saved fills: %v, want Rosa's alone", got)
 		}
 	}
+	// Pedro's, from its link: his fields alone, and «Descartar» on the form drops it.
+	open("/pedir?guardada=rechazada-0")
+	got := run(p.ctx, t, "named fill back", chromedp.Poll[[]any](`(d => d && d.value ? [d.value, document.getElementById('f-title').value, document.getElementById('f-contactName').value,
+		document.getElementById('f-contactWhatsapp').value, document.getElementById('f-address').value] : null)(document.getElementById('f-description'))`,
+		chromedp.WithPollingTimeout(10*time.Second), chromedp.WithPollingInterval(200*time.Millisecond)))
+	if fmt.Sprint(got) != "[Somos cuatro  Pedro  ]" {
+		t.Errorf("/pedir?guardada=rechazada-0: %v, want Pedro's fields alone", got)
+	}
+	run(p.ctx, t, "discard on the form", chromedp.Poll[bool](`(d => { if (d && !d.hidden) { d.click(); return true; } return false; })(document.getElementById('descartar-guardada'))`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	// The form then opens afresh (a navigation): wait for it, then look.
+	time.Sleep(time.Second)
 	open("/")
-	run(p.ctx, t, "discard", chromedp.Poll[bool](`(b => { const d = b && !b.hidden && b.querySelector('button.secundario'); if (d) d.click(); return !!d; })(document.getElementById('bandeja'))`,
+	run(p.ctx, t, "one left", chromedp.Poll[bool](`directaidOutbox.all().then(items => items.length === 1 && items[0].externalId === 'rechazada-1')`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	run(p.ctx, t, "discard", chromedp.Poll[bool](`(b => { const d = b && b.querySelector('button.secundario'); if (d) d.click(); return !!d; })(document.getElementById('rechazadas'))`,
 		chromedp.WithPollingTimeout(10*time.Second)))
 	if n := run(p.ctx, t, "discarded", chromedp.Poll[float64](`directaidOutbox.all().then(items => items.length === 0 ? 1 : 0)`, chromedp.WithPollingTimeout(5*time.Second))); n != 1 {
 		t.Error("the refused fill stayed in IndexedDB after «Descartarla»")
 	}
+	run(p.ctx, t, "the notice goes once nothing refused is left", chromedp.Poll[bool](`!document.getElementById('rechazadas')`, chromedp.WithPollingTimeout(5*time.Second)))
+
+	// A Wi-Fi portal answers the outbox's send with its own page (200, HTML): not the API's refusal, so the
+	// fill waits to be sent again.
+	portal.Store(true)
+	waiting := run(p.ctx, t, "portal", chromedp.Evaluate[[]any](`directaidOutbox.put({externalId: 'portal-1', action: '/pedir', api: '/api/public/v1/help',
+		savedAt: new Date().toISOString(), body: '{}'}).then(() => directaidOutbox.flush(() => {})).then(n => directaidOutbox.all().then(items => [n, !!items[0].rejected]))`,
+		chromedp.EvalAwaitPromise, chromedp.EvalAsValue))
+	portal.Store(false)
+	if fmt.Sprint(waiting) != "[1 false]" {
+		t.Errorf("after a portal's answer the outbox says %v, want [1 false] (still waiting, not refused)", waiting)
+	}
+	run(p.ctx, t, "clear", chromedp.Evaluate[chromedp.Void](`directaidOutbox.remove('portal-1')`, chromedp.EvalAwaitPromise))
 
 	// A send that gets no answer (a weak signal) is saved on the phone after a while (data-espera, 20 s
 	// unless set), then published once when answers come back.

@@ -170,18 +170,30 @@
   }
 
   // A saved fill of this form was sent (site.js): published, or refused, then back in the form with
-  // its errors and its externalId.
+  // its errors and its externalId. One refused fill at a time: the form is emptied first, so that no field
+  // of another fill stays (each is one person's); the others wait in the outbox for their turn.
+  var restored = null, discard = $('descartar-guardada');
   function settled(item, data) {
     if (shown[item.externalId]) return;
-    shown[item.externalId] = true;
     // Published: by this send or by an earlier one of the same saved fill (the page's and the service
     // worker's may cross), so a duplicate answer is news of its publication too.
-    if (!item.rejected) return showResult({ publicUrl: data.publicUrl, manageUrl: data.manageUrl, duplicate: false });
+    if (!item.rejected) {
+      shown[item.externalId] = true;
+      return showResult({ publicUrl: data.publicUrl, manageUrl: data.manageUrl, duplicate: false });
+    }
+    if (restored) return;
+    shown[item.externalId] = true;
+    restored = item.externalId;
     var body = JSON.parse(item.body);
+    form.reset();
     Array.prototype.forEach.call(form.elements, function (el) {
-      if (!el.name || !(el.name in body)) return;
+      if (!el.name || el.type === 'hidden' || el.tagName === 'BUTTON' || !(el.name in body)) return;
       if (el.type === 'checkbox') el.checked = body[el.name] === true; else el.value = String(body[el.name]);
     });
+    Array.prototype.forEach.call(form.querySelectorAll('input[type=hidden]'), function (el) {
+      if (el.name in body && el !== ext) el.value = String(body[el.name]);
+    });
+    if (discard) discard.hidden = false;
     ext.value = item.externalId;
     try { store.setItem(key, ext.value); } catch (e) { /* the id still holds for this page */ }
     // It stays in the outbox, refused, until this fill is published (or the person discards it): a
@@ -196,12 +208,24 @@
     ev.preventDefault();
     settled(ev.detail.item, ev.detail.data);
   });
-  // A fill refused while this page was closed comes back now.
+  // A fill refused while this page was closed comes back now: the one its link names (?guardada=), else
+  // the oldest.
+  var asked = (location.search.match(/[?&]guardada=([^&]*)/) || [])[1];
+  asked = asked ? decodeURIComponent(asked) : '';
   if (outbox) outbox.all().then(function (items) {
-    items.forEach(function (it) {
-      if (it.rejected && it.action === form.getAttribute('action')) settled(it, it.rejected.data);
-    });
+    items.filter(function (it) { return it.rejected && it.action === form.getAttribute('action'); })
+      .sort(function (a, b) {
+        if ((a.externalId === asked) !== (b.externalId === asked)) return a.externalId === asked ? -1 : 1;
+        return String(a.savedAt || '') < String(b.savedAt || '') ? -1 : 1;
+      })
+      .forEach(function (it) { settled(it, it.rejected.data); });
   }).catch(function () { /* nothing saved */ });
+  // «Descartar»: the restored fill leaves the phone, and the form starts a new one.
+  if (discard) discard.addEventListener('click', function () {
+    if (!restored) return;
+    try { store.removeItem(key); } catch (e) { /* nothing kept */ }
+    outbox.remove(restored).then(function () { location.replace(form.getAttribute('action')); });
+  });
 
   form.addEventListener('submit', function (ev) {
     ev.preventDefault();

@@ -61,7 +61,9 @@ self.directaidOutbox = (function () {
                 if ((res.status === 200 || res.status === 201) && data.ok) {
                   return sent(item, data).then(function () { done(item, data); });
                 }
-                if (res.status === 429 || res.status >= 500) { left++; return null; }
+                // Refused only by the API's own answer: a 4xx with its JSON error. Anything else (a Wi-Fi
+                // portal's page, a proxy's, a 408, 429 or 5xx) is no answer yet: it waits and is sent again.
+                if (res.status < 400 || res.status >= 500 || res.status === 408 || res.status === 429 || !data.code) { left++; return null; }
                 item.rejected = { status: res.status, data: data };
                 return put(item).then(function () { done(item, data); });
               });

@@ -73,31 +73,47 @@
     var ev = new CustomEvent('directaid:enviada', { cancelable: true, detail: { item: item, data: data } });
     collect().then(function () { if (!ev.defaultPrevented && !item.rejected) showLinks(); }).catch(function () { /* kept in IndexedDB */ });
     if (!document.dispatchEvent(ev)) return;
+    if (item.rejected) return showRefused();
     var a = document.createElement('a');
-    if (item.rejected) {
-      // It stays in the outbox until it is corrected and published, or the person discards it.
-      note.textContent = note.getAttribute('data-rechazada') + ' ';
-      a.href = item.action;
-      a.textContent = note.getAttribute('data-corregir');
-      var drop = document.createElement('button');
-      drop.type = 'button';
-      drop.className = 'secundario';
-      drop.textContent = note.getAttribute('data-descartar');
-      drop.addEventListener('click', function () {
-        box.remove(item.externalId).then(function () { note.hidden = true; });
-      });
-      note.appendChild(a);
-      note.appendChild(document.createTextNode(' '));
-      note.appendChild(drop);
-      note.hidden = false;
-      return;
-    } else {
-      note.textContent = note.getAttribute('data-publicada') + ' ';
-      a.href = data.publicUrl;
-      a.textContent = data.publicUrl;
-    }
+    note.textContent = note.getAttribute('data-publicada') + ' ';
+    a.href = data.publicUrl;
+    a.textContent = data.publicUrl;
     note.appendChild(a);
     note.hidden = false;
+  }
+  // showRefused lists the saved publications the server refused, each with its title, a link to its form
+  // (which brings that one back with its errors) and «Descartarla».
+  var here = document.getElementById('formulario');
+  function showRefused() {
+    box.all().then(function (items) {
+      var old = document.getElementById('rechazadas');
+      if (old) old.parentNode.removeChild(old);
+      var refused = items.filter(function (it) { return it.rejected && !(here && here.getAttribute('action') === it.action); });
+      if (!refused.length) return;
+      var div = document.createElement('div');
+      div.id = 'rechazadas';
+      div.className = 'aviso';
+      div.setAttribute('role', 'status');
+      refused.forEach(function (it) {
+        var title = '';
+        try { title = JSON.parse(it.body).title || ''; } catch (e) { /* no title */ }
+        var p = document.createElement('p'), a = document.createElement('a'), b = document.createElement('button');
+        p.textContent = note.getAttribute('data-rechazada') + (title ? ' («' + title + '»)' : '') + ' ';
+        a.href = it.action + '?guardada=' + encodeURIComponent(it.externalId);
+        a.textContent = note.getAttribute('data-corregir');
+        b.type = 'button';
+        b.className = 'secundario';
+        b.textContent = note.getAttribute('data-descartar');
+        b.addEventListener('click', function () {
+          box.remove(it.externalId).then(showRefused);
+        });
+        p.appendChild(a);
+        p.appendChild(document.createTextNode(' '));
+        p.appendChild(b);
+        div.appendChild(p);
+      });
+      note.parentNode.insertBefore(div, note.nextSibling);
+    }).catch(function () { /* nothing saved */ });
   }
   // While something waits, try again every 15 s too: a signal that comes back weak may fail the first
   // try after the 'online' event (a try with no signal at all fails at once, at no cost).
@@ -119,13 +135,8 @@
   window.addEventListener('online', flush);
   collect().catch(function () { /* kept in IndexedDB */ }).then(function () { if (linksHere) showLinks(); });
   // A saved publication refused while no page was open (the service worker's Background Sync sent it):
-  // every page says so until it is corrected or discarded; its own form shows it with its errors.
-  var here = document.getElementById('formulario');
-  box.all().then(function (items) {
-    items.forEach(function (it) {
-      if (it.rejected && !(here && here.getAttribute('action') === it.action)) announce(it, it.rejected.data);
-    });
-  }).catch(function () { /* nothing saved */ });
+  // every page lists each until it is corrected or discarded; its own form shows it with its errors.
+  showRefused();
   flush();
 })();
 
