@@ -40,6 +40,9 @@ const (
 	feedHeartbeat = 15 * time.Second
 	// feedWriteWindow is how long one write to a subscriber may take before the stream is cut.
 	feedWriteWindow = 30 * time.Second
+	// feedJoinWait is how long a new stream waits for the node's poller to read the change feed a first
+	// time before it answers 503 (the database does not answer), rather than hang.
+	feedJoinWait = 5 * time.Second
 	// feedReplaySlots bounds the resumed streams replaying at once (each holds its replay in memory).
 	feedReplaySlots = 8
 	// The default bounds on streams: per client address and per node (Config.FeedStreams…).
@@ -310,12 +313,18 @@ func (h *feedHub) join(ctx context.Context, sub *feedSub) (feedPos, error) {
 	}
 	ready := h.ready
 	h.mu.Unlock()
+	wait := time.NewTimer(feedJoinWait)
+	defer wait.Stop()
 	select {
 	case <-ready:
 	case <-ctx.Done():
 		return feedPos{}, ctx.Err()
 	case <-h.closing:
 		return feedPos{}, feedProblem(http.StatusServiceUnavailable, 1, "unavailable", "El servidor se está reiniciando: vuelva a conectarse en un segundo.")
+	case <-wait.C:
+		// The poller has not read the change feed yet: the database does not answer.
+		return feedPos{}, feedProblem(http.StatusServiceUnavailable, 2, "unavailable",
+			"El flujo no puede empezar porque la base de datos no responde: vuelva a conectarse en unos segundos; no perderá ningún cambio.")
 	}
 	return h.position(), nil
 }

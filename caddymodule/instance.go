@@ -27,8 +27,9 @@ var instanceShared atomic.Bool
 // database with a nonce of its own. caddy-ratelimit's distributed mode names each node's counts by that id:
 // two live processes with one id (two nodes on one host as one user, a copied image or volume with
 // instance.uuid) overwrite one entry and each ignores it as its own, so every shared limit is counted per
-// node, with nothing said. Finding another nonce at a claim after its first means exactly that: it logs an
-// error a minute while it lasts.
+// node, with nothing said. Finding another nonce at a claim after its first successful one means exactly
+// that (the first finds the last process's, which writes no more, even when the database was down when
+// this one started): it logs an error a minute while it lasts.
 func watchInstance(db instanceClaimer, log *zap.Logger) (stop func()) {
 	id, err := caddy.InstanceID()
 	if err != nil {
@@ -45,11 +46,13 @@ func watchInstance(db instanceClaimer, log *zap.Logger) (stop func()) {
 		t := time.NewTicker(instanceClaimEvery)
 		defer t.Stop()
 		var logged time.Time
-		for first := true; ; first = false {
+		claimed := false // a claim of this process succeeded: another nonce found after it is a live twin's
+		for {
 			before, err := db.ClaimInstance(ctx, id.String(), nonce)
-			shared := err == nil && !first && before != "" && before != nonce
+			shared := err == nil && claimed && before != "" && before != nonce
 			if err == nil {
 				instanceShared.Store(shared)
+				claimed = true
 			}
 			if shared && time.Since(logged) >= time.Minute {
 				logged = time.Now()

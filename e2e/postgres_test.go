@@ -433,6 +433,15 @@ func TestPostgresReady(t *testing.T) {
 			t.Errorf("node %d, PostgreSQL down: readiness answered after %v", i, d)
 		}
 	}
+	// The live stream answers 503 within seconds rather than hang for the outage.
+	began := time.Now()
+	if resp, body := up.Do("GET", "/api/public/v1/help/events", nil); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
+		time.Since(began) > 10*time.Second {
+		t.Errorf("the event stream, PostgreSQL down: %d Retry-After %q after %v\n%s", resp.StatusCode, resp.Header.Get("Retry-After"), time.Since(began), body)
+	}
+	// A node restarted while the database is down finds its last process's claim of its instance id at
+	// its first claim that succeeds: no twin, no alarm.
+	up.Restart()
 	if err := cluster.StartAgain(); err != nil {
 		t.Fatal(err)
 	}
@@ -440,6 +449,10 @@ func TestPostgresReady(t *testing.T) {
 		if code, body := health(t, s, "/directaid/health/ready"); code != http.StatusOK || body["status"] != "ready" {
 			t.Errorf("node %d, PostgreSQL back: %d %v", i, code, body)
 		}
+	}
+	time.Sleep(12 * time.Second)
+	if strings.Contains(up.Log(), "another running node has this node's Caddy instance id") {
+		t.Errorf("a node restarted during an outage says its instance id is shared")
 	}
 }
 
