@@ -2,6 +2,7 @@ package backend
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -36,8 +37,20 @@ func (s *Service) FindPlaces(q, emergencySlug string) (*schema.PlaceList, error)
 	if len(errs) > 0 {
 		return nil, InvalidParams(errs)
 	}
+	// The area's places first, whatever their rank among the others: an agent takes the first.
+	found := places.Search(q, 6*schema.MaxPlaceMatches, area...)
+	slices.SortStableFunc(found, func(a, b places.Place) int {
+		ia, ib := places.InArea(a.Code, area), places.InArea(b.Code, area)
+		switch {
+		case ia == ib:
+			return 0
+		case ia:
+			return -1
+		}
+		return 1
+	})
 	out := &schema.PlaceList{Places: []schema.PlaceMatch{}}
-	for _, p := range places.Search(q, schema.MaxPlaceMatches, area...) {
+	for _, p := range found[:min(len(found), schema.MaxPlaceMatches)] {
 		out.Places = append(out.Places, schema.PlaceMatch{PlaceCode: p.Code, Place: places.Label(p), Kind: p.Kind(),
 			MunicipioCode: p.MunicipioCode(), Latitude: p.Lat, Longitude: p.Lon, InArea: len(area) > 0 && places.InArea(p.Code, area)})
 	}

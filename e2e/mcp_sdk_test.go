@@ -367,10 +367,31 @@ func TestMCPGoSDKFindPlaceThenPublish(t *testing.T) {
 		t.Fatalf("buscar_ayudas municipio=63001 after publishing at El Caimo: %s", toolText(res))
 	}
 
-	// Armenia of the Eje Cafetero first; with no emergency, the two Armenias by name.
+	// Armenia of the Eje Cafetero first; with no emergency, both Armenias.
 	res = callTool(t, cs, schema.ToolFindPlace, map[string]any{"q": "Armenia", "emergencySlug": "eje-cafetero"})
-	if found = roundTrip[schema.PlaceList](t, res.StructuredContent); len(found.Places) < 2 || found.Places[0].PlaceCode != "63001" || found.Places[1].PlaceCode != "05059" {
+	if found = roundTrip[schema.PlaceList](t, res.StructuredContent); len(found.Places) < 2 || found.Places[0].PlaceCode != "63001" {
 		t.Errorf("buscar_lugar «Armenia» in the Eje Cafetero: %+v", found.Places)
+	}
+	res = callTool(t, cs, schema.ToolFindPlace, map[string]any{"q": "Armenia"})
+	if found = roundTrip[schema.PlaceList](t, res.StructuredContent); len(found.Places) < 2 ||
+		!slices.ContainsFunc(found.Places[:2], func(p schema.PlaceMatch) bool { return p.PlaceCode == "05059" }) ||
+		!slices.ContainsFunc(found.Places[:2], func(p schema.PlaceMatch) bool { return p.PlaceCode == "63001" }) {
+		t.Errorf("buscar_lugar «Armenia»: %+v", found.Places)
+	}
+	// The area's places before any other, whatever their rank: La Unión of the Eje Cafetero (a centro
+	// poblado of Dosquebradas) before the municipios called La Unión elsewhere.
+	res = callTool(t, cs, schema.ToolFindPlace, map[string]any{"q": "la union", "emergencySlug": "eje-cafetero"})
+	if found = roundTrip[schema.PlaceList](t, res.StructuredContent); len(found.Places) == 0 || !found.Places[0].InArea {
+		t.Errorf("buscar_lugar «la union» in the Eje Cafetero: %+v", found.Places)
+	}
+	for i := 1; i < len(found.Places); i++ {
+		if found.Places[i].InArea && !found.Places[i-1].InArea {
+			t.Errorf("buscar_lugar «la union»: a place of the area after one outside it: %+v", found.Places)
+		}
+	}
+	res = callTool(t, cs, schema.ToolFindPlace, map[string]any{"q": "pueblo tapao"})
+	if found = roundTrip[schema.PlaceList](t, res.StructuredContent); len(found.Places) == 0 || found.Places[0].PlaceCode != "63470003" {
+		t.Errorf("buscar_lugar «pueblo tapao»: %+v", found.Places)
 	}
 	res = callTool(t, cs, schema.ToolFindPlace, map[string]any{"q": "armenia quindio"})
 	if found = roundTrip[schema.PlaceList](t, res.StructuredContent); len(found.Places) == 0 || found.Places[0].PlaceCode != "63001" || found.Places[0].InArea {

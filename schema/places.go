@@ -25,5 +25,5 @@ type PlaceMatch struct {
 
 // PlaceList is the answer of buscar_lugar.
 type PlaceList struct {
-	Places []PlaceMatch `json:"places" jsonschema_description:"Los lugares cuyo nombre coincide, el más parecido primero (nombre igual, luego que empieza así, luego con todas las palabras), los de la zona de la emergencia antes a igual parecido; como mucho 10. Vacía si ninguno coincide."`
+	Places []PlaceMatch `json:"places" jsonschema_description:"Los lugares cuyo nombre coincide, el más parecido primero (nombre igual, luego que empieza así, luego con todas las palabras), con emergencySlug, los de la zona de la emergencia antes que todos los demás; como mucho 10. Vacía si ninguno coincide."`
 }

@@ -233,6 +233,7 @@ func TestHomeSearch(t *testing.T) {
 		// A village is searched in its municipio: El Caimo is in Armenia (63001); «el caimo armenia» too.
 		"q=agua&municipio=el+caimo":         "/emergencias/eje-cafetero?municipio=63001&q=agua",
 		"q=agua&municipio=El+Caimo+Armenia": "/emergencias/eje-cafetero?municipio=63001&q=agua",
+		"q=agua&municipio=pueblo+tapao":     "/emergencias/eje-cafetero?municipio=63470&q=agua", // Pueblo Tapado, as it is said
 		// What names no place goes on as typed: the list says why.
 		"q=agua&municipio=calarka": "/emergencias/eje-cafetero?municipio=calarka&q=agua",
 	} {

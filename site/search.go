@@ -81,9 +81,8 @@ func village(typed string, area []string) (places.Place, bool) {
 	if typed = strings.TrimSpace(typed); typed == "" || len(places.Municipios(typed)) > 0 {
 		return places.Place{}, false
 	}
-	folded := places.Fold(typed)
 	for _, p := range places.Search(typed, 5, area...) {
-		if p.Kind() == places.CentroPoblado && (places.Fold(p.Name) == folded || strings.HasPrefix(folded, places.Fold(p.Name)+" ")) {
+		if p.Kind() == places.CentroPoblado && places.NamedBy(p, typed) {
 			return p, true
 		}
 	}

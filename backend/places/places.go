@@ -37,6 +37,7 @@ type Place struct {
 	// Lat and Lon are the place's point (a municipio's is its cabecera's); zero for a departamento.
 	Lat, Lon float64
 	key      string // Name folded for search
+	said     string // key as people say it (elide)
 }
 
 // Kind tells a departamento, a municipio and a centro poblado apart.
@@ -71,6 +72,7 @@ var load = sync.OnceValue(func() *index {
 			continue
 		}
 		p := Place{Code: f[0], Name: f[1], key: Fold(f[1])}
+		p.said = elide(p.key)
 		p.Lat, _ = strconv.ParseFloat(f[2], 64)
 		p.Lon, _ = strconv.ParseFloat(f[3], 64)
 		ix.byCode[p.Code] = len(ix.all)
@@ -167,6 +169,28 @@ func Fold(s string) string {
 	return strings.TrimSpace(b.String())
 }
 
+// elide is a folded text as people say it: a word's final «ado» said «ao» («Pueblo Tapado» is «pueblo
+// tapao»). Search compares names this way too when they differ as written.
+func elide(folded string) string {
+	if !strings.Contains(folded, "ado") {
+		return folded
+	}
+	ws := strings.Fields(folded)
+	for i, w := range ws {
+		if w, ok := strings.CutSuffix(w, "ado"); ok {
+			ws[i] = w + "ao"
+		}
+	}
+	return strings.Join(ws, " ")
+}
+
+// NamedBy reports whether typed names p as Search compares names (case, accents and a final «ado» said
+// «ao» aside), alone or followed by more words (its municipio, its departamento).
+func NamedBy(p Place, typed string) bool {
+	folded, said := Fold(typed), elide(Fold(typed))
+	return p.key == folded || strings.HasPrefix(folded, p.key+" ") || p.said == said || strings.HasPrefix(said, p.said+" ")
+}
+
 // Search finds the municipios and centros poblados whose name matches q, ignoring case and accents,
 // best first: a name equal to q, then one that starts with it, then one that has every word of q
 // (each as a word's beginning). Words of q may also name the municipio or the departamento
@@ -179,6 +203,8 @@ func Search(q string, limit int, area ...string) []Place {
 		return nil
 	}
 	full := strings.Join(words, " ")
+	said := elide(full)
+	saidWords := strings.Fields(said)
 	ix := load()
 	type hit struct {
 		p    Place
@@ -191,16 +217,16 @@ func Search(q string, limit int, area ...string) []Place {
 		}
 		rank := -1
 		switch {
-		case p.key == full:
+		case p.key == full || p.said == said:
 			rank = 0
-		case strings.HasPrefix(p.key, full):
+		case strings.HasPrefix(p.key, full) || strings.HasPrefix(p.said, said):
 			rank = 2
 		default:
 			ctx := p.key + " " + ix.all[ix.byCode[p.Code[:2]]].key
 			if len(p.Code) == 8 {
 				ctx += " " + ix.all[ix.byCode[p.Code[:5]]].key
 			}
-			if allWordPrefixes(" "+ctx, words) {
+			if allWordPrefixes(" "+ctx, words) || (strings.Contains(ctx, "ado") && allWordPrefixes(" "+elide(ctx), saidWords)) {
 				rank = 4
 			}
 		}

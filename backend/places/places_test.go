@@ -15,6 +15,10 @@ func TestSearchIgnoresAccentsAndCase(t *testing.T) {
 		{"pasto narino", "52001", "Pasto (Nariño)"},
 		{"bogota", "11001", "Bogotá, D.C. (Bogotá, D.C.)"},
 		{"el caimo armenia", "63001001", "El Caimo, Armenia (Quindío)"},
+		// As people say it: a final «ado» said «ao», alone, with its municipio, or half typed.
+		{"pueblo tapao", "63470003", "Pueblo Tapado, Montenegro (Quindío)"},
+		{"Pueblo Tapao Montenegro", "63470003", "Pueblo Tapado, Montenegro (Quindío)"},
+		{"pueblo tapad", "63470003", "Pueblo Tapado, Montenegro (Quindío)"},
 	} {
 		got := Search(c.q, 10)
 		if len(got) == 0 {
@@ -183,6 +187,17 @@ func TestMunicipioOf(t *testing.T) {
 	} {
 		if got := MunicipioOf(c.lat, c.lon); got != c.want {
 			t.Errorf("%s (%v, %v): %q, want %q", c.name, c.lat, c.lon, got, c.want)
+		}
+	}
+}
+
+// TestNamedBy: a typed name names a place as Search compares them, alone or followed by its municipio.
+func TestNamedBy(t *testing.T) {
+	p, _ := Lookup("63470003") // Pueblo Tapado, Montenegro
+	for typed, want := range map[string]bool{"Pueblo Tapado": true, "pueblo tapao": true, "PUEBLO TAPAO montenegro": true,
+		"pueblo": false, "pueblo tapados": false, "tapao": false} {
+		if got := NamedBy(p, typed); got != want {
+			t.Errorf("NamedBy(%s, %q) = %v, want %v", p.Name, typed, got, want)
 		}
 	}
 }

@@ -121,7 +121,7 @@ var MCP = []struct{ Name, Body string }{
 	{"mcp-unknown-method", `{"jsonrpc":"2.0","id":10,"method":"no/existe"}`},
 	// After publicar_ofrecimiento: its offer of alimentos is 9.5 km from the request ID1.
 	{"mcp-buscar-coincidencias", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"buscar_coincidencias","arguments":{"id":"{ID1}","limit":5}}}`},
-	// Armenia (Quindío) first in the Eje Cafetero's area, then Armenia (Antioquia), then places that begin so.
+	// Armenia (Quindío) first, then the other places of the Eje Cafetero named so (its centros poblados).
 	{"mcp-buscar-lugar", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"buscar_lugar","arguments":{"q":"ARMENIA","emergencySlug":"eje-cafetero"}}}`},
 	{"mcp-buscar-lugar-invalid", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"buscar_lugar","arguments":{"q":"¿?","emergencySlug":"no-existe"}}}`},
 }
