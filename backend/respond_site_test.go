@@ -82,7 +82,7 @@ func TestRespondFormPost(t *testing.T) {
 
 	// Refused: the service's messages with the form's labels, what was typed kept, nothing stored.
 	resp, raw, text := postForm(s, schema.RespondFormPath, url.Values{"id": {id}, "message": {""}, "contactWhatsapp": {"12"}})
-	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(text, "«Mensaje»") || !strings.Contains(text, "«Su WhatsApp»") || !strings.Contains(text, "No se pudo enviar su respuesta") ||
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(text, "«Qué puede hacer y cuándo»") || !strings.Contains(text, "«Su WhatsApp»") || !strings.Contains(text, "No se pudo enviar su respuesta") ||
 		!strings.Contains(raw, `value="12"`) {
 		t.Fatalf("refused form: %d %s", resp.StatusCode, text)
 	}

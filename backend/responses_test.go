@@ -837,6 +837,14 @@ func TestRespondPastTheRecordsBound(t *testing.T) {
 	if r, err := s.svc.Respond(ctx, a.ID, &schema.ResponseInput{Message: "Puedo llevar 7"}, "", "198.51.0.8"); err != nil || !r.Duplicate {
 		t.Fatalf("a retry of a stored response at the bound: %+v %v", r, err)
 	}
+	// The site's form says it in its words, pointing to the records nobody answered.
+	r := httptest.NewRequest("POST", "http://ayuda.test"+schema.RespondFormPath, strings.NewReader("id="+a.ID+"&message=Una+m%C3%A1s"))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	w := httptest.NewRecorder()
+	s.h.ServeHTTP(w, r)
+	if w.Code != http.StatusConflict || !strings.Contains(w.Body.String(), "«Sin nadie ayudando»") || strings.Contains(w.Body.String(), "attended=false") {
+		t.Fatalf("the site's form past the bound: %d\n%s", w.Code, w.Body.String())
+	}
 	if rs, err := s.st.RecordResponses(ctx, a.ID); err != nil || len(rs) != store.MaxResponsesPerRecord {
 		t.Fatalf("%d responses stored, %v", len(rs), err)
 	}

@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/directaid/directaid/schema"
@@ -190,17 +190,38 @@ func (h *handler) manageResponses(r *http.Request, mv *manageView) (*manageView,
 		}
 		mv.Responses = append(mv.Responses, ri)
 	}
-	switch n := list.Active; {
-	case n == 0 && len(list.Items) == 0:
-		mv.Done = "Nadie ha respondido todavía."
-	case n == 0 && len(list.Items) == 1:
-		mv.Done = "Una persona respondió; su respuesta ya no está activa (abajo dice por qué)."
-	case n == 0:
-		mv.Done = fmt.Sprintf("%d personas respondieron; ninguna respuesta sigue activa (abajo dice por qué).", len(list.Items))
-	case n == 1:
-		mv.Done = "1 persona dice que está ayudando."
-	default:
-		mv.Done = fmt.Sprintf("%d personas dicen que están ayudando.", n)
-	}
+	mv.Done = responsesSummary(list.Active, len(list.Items))
 	return mv, http.StatusOK
+}
+
+// responsesSummaries are the words of responsesSummary, {n} standing for the number; gestionar.js reads
+// them from the page (data-resumenes) to say the same when it lists the responses itself.
+var responsesSummaries = map[string]string{
+	"none":      "Nadie ha respondido todavía.",
+	"inactive1": "Una persona respondió; su respuesta ya no está activa (abajo dice por qué).",
+	"inactiveN": "{n} personas respondieron; ninguna respuesta sigue activa (abajo dice por qué).",
+	"one":       "1 persona dice que está ayudando.",
+	"many":      "{n} personas dicen que están ayudando.",
+}
+
+// responsesSummary says how many of a record's responses (total) are active.
+func responsesSummary(active, total int) string {
+	key, n := "many", active
+	switch {
+	case active == 0 && total == 0:
+		key = "none"
+	case active == 0 && total == 1:
+		key = "inactive1"
+	case active == 0:
+		key, n = "inactiveN", total
+	case active == 1:
+		key = "one"
+	}
+	return strings.ReplaceAll(responsesSummaries[key], "{n}", strconv.Itoa(n))
+}
+
+// ResponsesSummaries are responsesSummaries as JSON, for the page.
+func (mv *manageView) ResponsesSummaries() string {
+	b, _ := json.Marshal(responsesSummaries)
+	return string(b)
 }

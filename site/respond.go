@@ -3,6 +3,7 @@ package site
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // respondFieldLabels name the form's fields in the service's messages («message» → «Mensaje»), and
 // respondInputs are their inputs' ids.
 var (
-	respondFieldLabels = map[string]string{"message": "Mensaje", "contactName": "Su nombre", "contactWhatsapp": "Su WhatsApp"}
+	respondFieldLabels = map[string]string{"message": "Qué puede hacer y cuándo", "contactName": "Su nombre", "contactWhatsapp": "Su WhatsApp"}
 	respondInputs      = map[string]string{"message": "responder-mensaje", "contactName": "responder-nombre", "contactWhatsapp": "responder-whatsapp"}
 )
 
@@ -164,6 +165,10 @@ func (h *handler) respondFailure(w http.ResponseWriter, r *http.Request, v *view
 	case status == http.StatusNotFound:
 		h.writePage(w, r, v, notFoundPage, status, "no-store", false)
 	case (status == http.StatusGone || status == http.StatusForbidden || status == http.StatusConflict) && json.Unmarshal(resp, &e) == nil && e.Error != "":
+		if e.Code == schema.CodeTooManyResponses { // the API's words name its parameter
+			e.Error = "Esta publicación ya recibió muchas respuestas: quien la publicó ya tiene a quién escribir. " +
+				"En la lista de su emergencia, «Sin nadie ayudando» muestra las que nadie ha respondido todavía."
+		}
 		pg.respond.Errors, pg.respond.Closed = []formMsg{{Text: e.Error}}, true
 		h.writePage(w, r, v, pg, status, "no-store", false)
 	case status < 400:
@@ -175,7 +180,12 @@ func (h *handler) respondFailure(w http.ResponseWriter, r *http.Request, v *view
 
 // fieldErrors puts a 400's details on the form: each under its input and in the summary, linked to it.
 func (rv *respondView) fieldErrors(e *schema.ErrorBody) {
-	msgs := labelled(e, respondFieldLabels)
+	labels := respondFieldLabels
+	if rv.Offer { // the message's label on an offer's form
+		labels = maps.Clone(labels)
+		labels["message"] = "Qué necesita y cuándo"
+	}
+	msgs := labelled(e, labels)
 	rv.Invalid = map[string]string{}
 	for i, d := range e.Details {
 		name := strings.TrimPrefix(d.Field, "/")

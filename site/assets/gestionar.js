@@ -52,6 +52,16 @@
       .catch(function () {});
   }
 
+  // when is a response's time as the page without JavaScript says it: in Colombia's time, whatever the
+  // phone's zone.
+  function when(iso) {
+    var d = new Date(iso);
+    try {
+      return d.toLocaleString("es-CO", { timeZone: "America/Bogota", day: "numeric", month: "long", year: "numeric",
+        hour: "2-digit", minute: "2-digit", hour12: false }) + " (hora de Colombia)";
+    } catch (e) { return d.toLocaleString("es-CO"); }
+  }
+
   // The responses («yo puedo ayudar»), with the manage token: only the publisher sees them.
   var list = document.getElementById("gestion-respuestas-lista");
   function responses() {
@@ -67,7 +77,7 @@
           var li = document.createElement("li"), p = document.createElement("p"), meta = document.createElement("p");
           p.textContent = it.message || "";
           meta.className = "hint";
-          meta.textContent = (it.contactName ? it.contactName + " · " : "") + new Date(it.createdAt).toLocaleString("es-CO") + " · " + (words[it.status] || it.status);
+          meta.textContent = (it.contactName ? it.contactName + " · " : "") + when(it.createdAt) + " · " + (words[it.status] || it.status);
           li.appendChild(p); li.appendChild(meta);
           if (/^https:\/\/wa\.me\/[0-9]{6,15}$/.test(it.whatsappUrl || "")) {
             var a = document.createElement("a"), pa = document.createElement("p");
@@ -77,6 +87,11 @@
           list.appendChild(li);
         });
         if (!list.firstChild) { var li = document.createElement("li"); li.textContent = box.dataset.vacio; list.appendChild(li); }
+        // How many answered and how many still count, in the words the page without JavaScript uses.
+        var sums = JSON.parse(box.dataset.resumenes || "{}"), total = (d.items || []).length, active = d.active || 0;
+        var key = active === 0 ? (total === 0 ? "none" : total === 1 ? "inactive1" : "inactiveN") : active === 1 ? "one" : "many";
+        var sum = document.getElementById("gestion-respuestas-resumen");
+        if (sum && sums[key]) { sum.textContent = sums[key].replace("{n}", String(active === 0 ? total : active)); sum.hidden = false; }
         box.hidden = false;
       })
       .catch(function () {});
