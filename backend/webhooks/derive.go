@@ -70,6 +70,7 @@ func (s *Service) runDerive(ctx context.Context) {
 		}
 	}
 	pos := start
+	var failing quiet
 	for {
 		next, err := s.derive(ctx, pos)
 		pos = next
@@ -78,13 +79,41 @@ func (s *Service) runDerive(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			s.log.Warn("webhooks: deriving events failed; retrying", zap.Error(err))
+			failing.warn(s.log, "webhooks: deriving events failed; retrying", err)
 			wait = time.Second
+		} else {
+			failing.ok(s.log, "webhooks: deriving events works again")
 		}
 		if !sleep(ctx, wait) {
 			return
 		}
 	}
+}
+
+// quiet logs a failure that repeats (the database down for a while) once a minute, with how many times
+// it happened since, and once when it ends: a line a poll would flood the log.
+type quiet struct {
+	since, logged time.Time
+	n             int
+}
+
+func (q *quiet) warn(log *zap.Logger, msg string, err error) {
+	now := time.Now()
+	if q.n == 0 {
+		q.since = now
+	}
+	q.n++
+	if now.Sub(q.logged) >= time.Minute {
+		log.Warn(msg, zap.Error(err), zap.Int("failures", q.n), zap.Time("since", q.since))
+		q.logged = now
+	}
+}
+
+func (q *quiet) ok(log *zap.Logger, msg string) {
+	if q.n > 1 {
+		log.Info(msg, zap.Int("failures", q.n), zap.Duration("for", time.Since(q.since)))
+	}
+	*q = quiet{}
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

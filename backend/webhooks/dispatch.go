@@ -51,6 +51,7 @@ func (s *Service) runDispatch(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var counted, pruned time.Time
+	var failing quiet
 	for {
 		for _, u := range s.urls {
 			free := min(inFlight-len(slots), share-len(hookSlots[u]))
@@ -58,8 +59,11 @@ func (s *Service) runDispatch(ctx context.Context) {
 				continue
 			}
 			evs, err := s.outbox.ClaimWebhookEvents(ctx, []string{u}, s.owner, s.now().UTC(), lease, free)
-			if err != nil && ctx.Err() == nil {
-				s.log.Warn("webhooks: claiming events failed; retrying", zap.Error(err))
+			switch {
+			case err != nil && ctx.Err() == nil:
+				failing.warn(s.log, "webhooks: claiming events failed; retrying", err)
+			case err == nil:
+				failing.ok(s.log, "webhooks: claiming events works again")
 			}
 			for _, ev := range evs {
 				slots <- struct{}{}

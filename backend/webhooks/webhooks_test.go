@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
@@ -346,5 +350,24 @@ func TestSlowReceiverDelaysOnlyItsOwn(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the other webhook's event waited behind the slow receiver's")
+	}
+}
+
+// TestQuietFailures: a failure repeated every poll (the database down) is one line a minute, and its end
+// one more, not a line a poll.
+func TestQuietFailures(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	log := zap.New(core)
+	var q quiet
+	for range 120 {
+		q.warn(log, "claiming events failed", errors.New("database unreachable"))
+	}
+	q.ok(log, "claiming events works again")
+	q.ok(log, "claiming events works again") // nothing failed since: nothing to say
+	if n := logs.Len(); n != 2 {
+		t.Fatalf("%d lines for 120 failures and a recovery, want 2: %v", n, logs.All())
+	}
+	if f := logs.All()[1].ContextMap()["failures"]; f != int64(120) {
+		t.Errorf("the recovery line counts %v failures, want 120", f)
 	}
 }
