@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -432,6 +433,12 @@ func TestPostgresReady(t *testing.T) {
 		if d := time.Since(began); d > 8*time.Second {
 			t.Errorf("node %d, PostgreSQL down: readiness answered after %v", i, d)
 		}
+	}
+	// «¿Puede ayudar?» sent during the outage comes back as written, to send again.
+	form := url.Values{"id": {id}, "tipo": {"request"}, "message": {"Llevo agua a las 5"}}
+	if resp, body := up.Do("POST", "/responder", []byte(form.Encode()), "Content-Type", "application/x-www-form-urlencoded"); resp.StatusCode != http.StatusServiceUnavailable ||
+		!strings.Contains(string(body), ">Llevo agua a las 5</textarea>") || !strings.Contains(string(body), "sigue aquí") {
+		t.Errorf("POST /responder, PostgreSQL down: %d\n%s", resp.StatusCode, body)
 	}
 	// The live stream answers 503 within seconds rather than hang for the outage.
 	began := time.Now()

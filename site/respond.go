@@ -173,6 +173,11 @@ func (h *handler) respondFailure(w http.ResponseWriter, r *http.Request, v *view
 		h.writePage(w, r, v, pg, status, "no-store", false)
 	case status < 400:
 		h.serverError(w, r, errors.New("site: a response's service answered "+http.StatusText(status)))
+	case status == http.StatusServiceUnavailable && pg.respond.ResponseID == "":
+		// The database cannot answer for now: the form as it was written, to send again in a moment.
+		pg.respond.Errors = []formMsg{{Text: "El servicio no pudo guardar su respuesta en este momento. Lo que escribió sigue aquí: " +
+			"vuelva a pulsar el botón en unos segundos y no se enviará dos veces."}}
+		h.writePage(w, r, v, pg, status, "no-store", false)
 	default:
 		h.writePage(w, r, v, page{tmpl: "error.md", err: &errorInfo{Status: status}}, status, "no-store", false)
 	}
