@@ -131,10 +131,10 @@ func TestEventsOfOneRecord(t *testing.T) {
 	}
 }
 
-// startService runs the webhooks of hook over st until stop is called.
-func startService(t *testing.T, st store.Store, hook Hook) (svc *Service, stop func()) {
+// startService runs the webhooks of hooks over st until stop is called.
+func startService(t *testing.T, st store.Store, hooks ...Hook) (svc *Service, stop func()) {
 	t.Helper()
-	svc, err := New(Config{Hooks: []Hook{hook}, Store: st, PublicURL: "https://ayuda.example.org",
+	svc, err := New(Config{Hooks: hooks, Store: st, PublicURL: "https://ayuda.example.org",
 		Matches: func(context.Context, string) (*schema.HelpMatches, error) { return &schema.HelpMatches{}, nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -303,17 +303,10 @@ func TestSlowReceiverDelaysOnlyItsOwn(t *testing.T) {
 	}))
 	t.Cleanup(fast.Close)
 	const secret = "0123456789abcdef-test"
-	svc, err := New(Config{Store: st, PublicURL: "https://ayuda.example.org",
-		Hooks: []Hook{{URL: slow.URL, Secret: secret, Sources: []string{"slow"}, Timeout: 20 * time.Second},
-			{URL: fast.URL, Secret: secret, Sources: []string{"fast"}, Timeout: 2 * time.Second}},
-		Matches: func(context.Context, string) (*schema.HelpMatches, error) { return &schema.HelpMatches{}, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); svc.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	svc, stop := startService(t, st, Hook{URL: slow.URL, Secret: secret, Sources: []string{"slow"}, Timeout: 20 * time.Second},
+		Hook{URL: fast.URL, Secret: secret, Sources: []string{"fast"}, Timeout: 2 * time.Second})
+	t.Cleanup(stop)
+	ctx := context.Background()
 
 	respond := func(source, ext string) {
 		rec := storetest.Record(source, ext)
