@@ -1,9 +1,11 @@
 package backend
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/schema"
@@ -61,8 +63,10 @@ func (s *Service) Matches(ctx context.Context, base, id string, q schema.Matches
 	}
 	out := &schema.HelpMatches{GeneratedAt: s.now().UTC(), ID: rec.ID, Type: oppositeType(rec.Type), Category: rec.Category,
 		MatchedBy: schema.MatchedByNone, Limit: q.Limit, Items: []schema.PublicHelp{}, PublicURL: base + schema.RecordPath(rec.ID)}
+	// The most matches any query may ask for, so that records at the same distance (placed by the same
+	// placeCode) are ranked among as many as a query could see (below), then cut to its limit.
 	spec := &store.ListSpec{EmergencySlug: rec.EmergencySlug, Type: out.Type, Category: rec.Category, Status: store.StatusOpen,
-		Limit: q.Limit, NoTotal: true}
+		Limit: schema.MaxMatchLimit, NoTotal: true}
 	switch {
 	case rec.Latitude != nil && rec.Longitude != nil:
 		spec.Near, spec.Lat, spec.Lon, spec.RadiusKm = true, *rec.Latitude, *rec.Longitude, *q.RadiusKm
@@ -86,6 +90,20 @@ func (s *Service) Matches(ctx context.Context, base, id string, q schema.Matches
 		item.Responses = counts[m.ID]
 		out.Items = append(out.Items, item)
 	}
+	// At the same distance (or, matched by municipio, among all), the records nobody answered yet first:
+	// where a helper should go first. Otherwise the store's order: nearest, then newest.
+	slices.SortStableFunc(out.Items, func(a, b schema.PublicHelp) int {
+		return cmp.Or(cmp.Compare(itemDistance(a), itemDistance(b)), cmp.Compare(min(a.Responses, 1), min(b.Responses, 1)))
+	})
+	out.Items = out.Items[:min(len(out.Items), q.Limit)]
 	out.Returned = len(out.Items)
 	return out, nil
+}
+
+// itemDistance is a list item's distanceKm, -1 without one.
+func itemDistance(it schema.PublicHelp) float64 {
+	if it.Location == nil || it.Location.DistanceKm == nil {
+		return -1
+	}
+	return *it.Location.DistanceKm
 }

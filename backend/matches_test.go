@@ -348,3 +348,47 @@ func TestMatchesPostgres(t *testing.T) {
 		})
 	}
 }
+
+// TestMatchesUnansweredFirst: at the same distance (offers placed by one placeCode share its point), the
+// offers nobody answered come before those with a response, whatever their age; farther ones after.
+func TestMatchesUnansweredFirst(t *testing.T) {
+	f := newMatchesFixture(t, testserver.Badger(t))
+	ctx := context.Background()
+	add := func(name, typ string, lat, lon float64) string {
+		r := storetest.Record("same-point", name)
+		r.Type, r.Latitude, r.Longitude = typ, &lat, &lon
+		if typ == schema.TypeOffer {
+			r.Needs = schema.Needs{}
+		}
+		stored, _, err := f.st.Create(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.ids[name] = stored.ID
+		time.Sleep(2 * time.Millisecond)
+		return stored.ID
+	}
+	req := add("samePointRequest", schema.TypeRequest, 4.4512, -75.7834)
+	add("olderUnanswered", schema.TypeOffer, 4.4612, -75.7834)
+	answered := add("newerAnswered", schema.TypeOffer, 4.4612, -75.7834)
+	add("newestUnanswered", schema.TypeOffer, 4.4612, -75.7834)
+	now := time.Now().UTC()
+	if err := f.st.CreateResponse(ctx, &store.Response{RecordID: answered, ID: "0011223344556677", CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(time.Hour), Status: store.ResponseActive, Message: "Ya voy"}); err != nil {
+		t.Fatal(err)
+	}
+	got := f.names(f.matches(req, "radiusKm=5").Items)
+	var samePoint []string
+	for _, n := range got {
+		if n == "olderUnanswered" || n == "newerAnswered" || n == "newestUnanswered" {
+			samePoint = append(samePoint, n)
+		}
+	}
+	if want := []string{"newestUnanswered", "olderUnanswered", "newerAnswered"}; !slices.Equal(samePoint, want) {
+		t.Errorf("offers at one point: %v, want %v (unanswered first, newest first among them)", samePoint, want)
+	}
+	// With limit 1, the one a helper should see is unanswered.
+	if one := f.names(f.matches(req, "radiusKm=5&limit=1").Items); len(one) != 1 || one[0] == "newerAnswered" {
+		t.Errorf("limit 1: %v", one)
+	}
+}

@@ -22,7 +22,7 @@ const (
 // How a record's matches were found (HelpMatches.MatchedBy).
 const (
 	MatchedByDistance  = "distance"  // the record has a point: within radiusKm of it, nearest first
-	MatchedByMunicipio = "municipio" // only a municipio: the records of that municipio, newest first
+	MatchedByMunicipio = "municipio" // only a municipio: the records of that municipio, unanswered then newest first
 	MatchedByNone      = "none"      // neither: nothing can be near it
 )
 
@@ -50,7 +50,7 @@ type HelpMatches struct {
 	ID          string       `json:"id" jsonschema_description:"Id del registro del que se buscan coincidencias."`
 	Type        string       `json:"type" jsonschema_description:"El tipo de las coincidencias: offer para una solicitud, request para un ofrecimiento."`
 	Category    string       `json:"category" jsonschema_description:"La categoría de las coincidencias: la misma del registro."`
-	MatchedBy   string       `json:"matchedBy" jsonschema:"enum=distance,enum=municipio,enum=none" jsonschema_description:"distance: el registro tiene punto; coincidencias a menos de radiusKm, de la más cercana a la más lejana (con location.distanceKm), luego las más recientes. municipio: el registro solo tiene municipio; las de ese municipio, las más recientes primero. none: el registro no tiene punto ni municipio; no hay coincidencias."`
+	MatchedBy   string       `json:"matchedBy" jsonschema:"enum=distance,enum=municipio,enum=none" jsonschema_description:"distance: el registro tiene punto; coincidencias a menos de radiusKm, de la más cercana a la más lejana (con location.distanceKm); a igual distancia, primero las que nadie ha respondido (responses 0), luego las más recientes. municipio: el registro solo tiene municipio; las de ese municipio, primero las que nadie ha respondido, luego las más recientes. none: el registro no tiene punto ni municipio; no hay coincidencias."`
 	RadiusKm    *float64     `json:"radiusKm,omitempty" jsonschema_description:"Solo con matchedBy distance: el radio aplicado."`
 	Municipio   string       `json:"municipioCode,omitempty" jsonschema:"pattern=^[0-9]{5}$" jsonschema_description:"Solo con matchedBy municipio: el código DIVIPOLA del municipio."`
 	Limit       int          `json:"limit" jsonschema:"minimum=1,maximum=20"`
@@ -74,7 +74,7 @@ func matchesPathItem() map[string]any {
 	get := map[string]any{
 		"operationId": "getHelpMatches", "tags": []string{"api"},
 		"summary":     "Coincidencias de un registro: ofrecimientos para una solicitud, solicitudes para un ofrecimiento",
-		"description": "Los registros vigentes (open) del tipo opuesto, de la misma emergencia y de la misma categoría, a menos de radiusKm del punto del registro (por defecto 25, máximo 100), del más cercano al más lejano y luego los más recientes, con location.distanceKm. Un registro sin punto (solo con municipio) coincide con los de su municipio, los más recientes primero. Los registros sin punto quedan fuera de una búsqueda por radio. Los elementos tienen la forma de los de view=list: el nombre de contacto sin el teléfono. Un parámetro desconocido, repetido o inválido responde 400 invalid_parameter con field=/query/<nombre>.",
+		"description": "Los registros vigentes (open) del tipo opuesto, de la misma emergencia y de la misma categoría, a menos de radiusKm del punto del registro (por defecto 25, máximo 100), del más cercano al más lejano, con location.distanceKm; a igual distancia, primero los que nadie ha respondido y luego los más recientes. Un registro sin punto (solo con municipio) coincide con los de su municipio: primero los que nadie ha respondido, luego los más recientes. Los registros sin punto quedan fuera de una búsqueda por radio. Los elementos tienen la forma de los de view=list: el nombre de contacto sin el teléfono. Un parámetro desconocido, repetido o inválido responde 400 invalid_parameter con field=/query/<nombre>.",
 		"parameters":  params,
 		"responses": map[string]any{
 			"200": map[string]any{"description": "Las coincidencias (items puede estar vacío).", "headers": hdrs("ETag", "Cache-Control"), "content": jsonBody(ref("HelpMatches"))},

@@ -50,7 +50,7 @@ func readTools(svc *backend.Service) []server.ServerTool {
 
 	matches := mcp.NewToolWithRawSchema(schema.ToolMatches,
 		"Busca quién puede responder a un registro: para una solicitud, los ofrecimientos vigentes; para un ofrecimiento, las solicitudes vigentes; "+
-			"de la misma emergencia y categoría, a menos de radiusKm (por defecto 25, máximo 100) del registro, del más cercano al más lejano (con distanceKm) y luego los más recientes. "+
+			"de la misma emergencia y categoría, a menos de radiusKm (por defecto 25, máximo 100) del registro, del más cercano al más lejano (con distanceKm); a igual distancia, primero los que nadie ha respondido. "+
 			"Un registro sin punto busca en su municipio. Devuelve hasta limit (por defecto 10, máximo 20), con el nombre de contacto pero sin teléfono: para contactar use ver_ayuda con el id. Solo lee.",
 		mustJSON(schema.ReflectArgs(&schema.MatchesArgs{})))
 	matches.RawOutputSchema = mustJSON(schema.JSONSchema("HelpMatches"))
