@@ -536,3 +536,27 @@ func TestPostgresSharedInstanceID(t *testing.T) {
 		t.Errorf("a node restarted over its own last claim: directaid_instance_id_shared %s\n%s", got, a.Log())
 	}
 }
+
+// TestPostgresRefusedDSN: a DSN whose database does not exist makes every request 503, as an outage does;
+// the log says which it is, at ERROR, and not once a request.
+func TestPostgresRefusedDSN(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{Postgres: pgtest.Shared(t).DSN("no_such_database")})
+	for range 5 {
+		if resp, body := s.Do("GET", "/api/public/v1/help?view=list", nil); resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("a list over a database that does not exist: %d %s", resp.StatusCode, body)
+		}
+	}
+	const said = "PostgreSQL refuses this node's connection for what the DSN says"
+	for end := time.Now().Add(10 * time.Second); !strings.Contains(s.Log(), said); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("no ERROR naming the DSN in the log:\n%s", s.Log())
+		}
+	}
+	if n := strings.Count(s.Log(), said); n != 1 {
+		t.Errorf("%d lines for 5 requests, want 1 (once a minute)", n)
+	}
+	if !strings.Contains(s.Log(), `"level":"error"`) || !strings.Contains(s.Log(), "3D000") {
+		t.Errorf("the line is not an ERROR naming the SQLSTATE:\n%s", s.Log())
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -74,6 +75,16 @@ func Acquire(dsn string, log *zap.Logger) (*Shared, error) {
 			return
 		}
 		log.Info("schema: "+ev.String(), zap.Int("version", ev.Version))
+	}
+	// A DSN that PostgreSQL refuses (a wrong password, no such database) makes every request 503, as an
+	// outage does: the log says which it is, once a minute.
+	var said atomic.Int64
+	db.Refused = func(err error) {
+		if now := time.Now().Unix(); now-said.Load() >= 60 {
+			said.Store(now)
+			log.Error("PostgreSQL refuses this node's connection for what the DSN says (user, password or database name): "+
+				"the node answers 503 until the DSN or the database is fixed", zap.Error(err))
+		}
 	}
 	h := &Shared{DB: db, Certs: NewCertStorage(db), refs: 1}
 	shared[dsn] = h

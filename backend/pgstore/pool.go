@@ -29,9 +29,12 @@ type DB struct {
 	Pool *pgxpool.Pool
 	// Progress, when set before the first use, hears each step of Ready's migrations (MigrateWith).
 	Progress func(MigrationEvent)
-	mu       sync.Mutex
-	ready    atomic.Bool
-	attempt  *readyAttempt // the attempt in progress, if any (under mu)
+	// Refused, when set before the first use, hears each attempt of Ready's that PostgreSQL refused for
+	// the DSN's own sake (ConfigError): an outage passes, a wrong password does not.
+	Refused func(error)
+	mu      sync.Mutex
+	ready   atomic.Bool
+	attempt *readyAttempt // the attempt in progress, if any (under mu)
 }
 
 // readyAttempt is one attempt of Ready's: done is closed when it ends, err set before.
@@ -92,11 +95,25 @@ func (d *DB) migrate(ctx context.Context, m *readyAttempt) {
 	if err == nil {
 		err = checkPersonalRouting(ctx, d.Pool, personalPart)
 	}
+	if err != nil && d.Refused != nil && ConfigError(err) {
+		d.Refused(err)
+	}
 	d.mu.Lock()
 	d.ready.Store(err == nil)
 	d.attempt, m.err = nil, err
 	d.mu.Unlock()
 	close(m.done)
+}
+
+// ConfigError reports whether PostgreSQL refused err's connection or statement for what the DSN says:
+// a wrong user or password (SQLSTATE class 28), a database that does not exist (3D000), a role without
+// the rights the schema needs (42501). Unlike an outage, it lasts until the operator fixes the DSN.
+func ConfigError(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	return strings.HasPrefix(pe.Code, "28") || pe.Code == "3D000" || pe.Code == "42501"
 }
 
 // Close closes the pool.
