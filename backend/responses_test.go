@@ -842,7 +842,8 @@ func TestRespondPastTheRecordsBound(t *testing.T) {
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	w := httptest.NewRecorder()
 	s.h.ServeHTTP(w, r)
-	if w.Code != http.StatusConflict || !strings.Contains(w.Body.String(), "«Sin nadie ayudando»") || strings.Contains(w.Body.String(), "attended=false") {
+	if w.Code != http.StatusConflict || !strings.Contains(w.Body.String(), "«Sin nadie ayudando»") || strings.Contains(w.Body.String(), "attended=false") ||
+		!strings.Contains(w.Body.String(), "Lo que usted escribió: «Una más»") {
 		t.Fatalf("the site's form past the bound: %d\n%s", w.Code, w.Body.String())
 	}
 	if rs, err := s.st.RecordResponses(ctx, a.ID); err != nil || len(rs) != store.MaxResponsesPerRecord {

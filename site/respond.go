@@ -168,6 +168,9 @@ func (h *handler) respondFailure(w http.ResponseWriter, r *http.Request, v *view
 		if e.Code == schema.CodeTooManyResponses { // the API's words name its parameter
 			e.Error = "Esta publicación ya recibió muchas respuestas: quien la publicó ya tiene a quién escribir. " +
 				"En la lista de su emergencia, «Sin nadie ayudando» muestra las que nadie ha respondido todavía."
+			if msg := strings.TrimSpace(pg.respond.Message); msg != "" { // to send it to another one
+				e.Error += " Lo que usted escribió: «" + msg + "»."
+			}
 		}
 		pg.respond.Errors, pg.respond.Closed = []formMsg{{Text: e.Error}}, true
 		h.writePage(w, r, v, pg, status, "no-store", false)
