@@ -2,10 +2,11 @@ package site
 
 import (
 	"context"
-	"github.com/directaid/directaid/schema"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/directaid/directaid/schema"
 )
 
 // errorInfo is what the error page's template sees.
@@ -81,9 +82,7 @@ func (h *handler) serveError(w http.ResponseWriter, r *http.Request, status int,
 		// The response comes back as the person wrote it; the limiter answered before it was sent.
 		r.Body = http.MaxBytesReader(nil, r.Body, 8192)
 		_ = r.ParseForm()
-		f := r.PostForm
-		rv := newRespondView(base, strings.TrimSpace(f.Get("id")), f.Get("tipo") == schema.TypeOffer)
-		rv.Message, rv.ContactName, rv.ContactWhatsapp = f.Get("message"), f.Get("contactName"), f.Get("contactWhatsapp")
+		rv := respondViewOf(base, r.PostForm)
 		rv.Errors = []formMsg{{Text: "Hay muchas respuestas desde su red; intente en " + e.Wait() + ". Lo que escribió sigue aquí: " +
 			"vuelva a pulsar el botón y no se enviará dos veces."}}
 		h.writePage(w, r, v, page{tmpl: "responder.md", respond: rv}, status, "no-store", false)

@@ -60,6 +60,13 @@ func newRespondView(base, id string, offer bool) *respondView {
 	return rv
 }
 
+// respondViewOf is the form as the POST f sent it.
+func respondViewOf(base string, f url.Values) *respondView {
+	rv := newRespondView(base, strings.TrimSpace(f.Get("id")), f.Get("tipo") == schema.TypeOffer)
+	rv.Message, rv.ContactName, rv.ContactWhatsapp = f.Get("message"), f.Get("contactName"), f.Get("contactWhatsapp")
+	return rv
+}
+
 // serveRespond answers the form's POST: a response through Service.Respond, and a page with its outcome,
 // the form again with the service's messages (400), or the site's 404/410 pages.
 func (h *handler) serveRespond(w http.ResponseWriter, r *http.Request, v *view) {
@@ -67,9 +74,8 @@ func (h *handler) serveRespond(w http.ResponseWriter, r *http.Request, v *view) 
 	if !ok {
 		return
 	}
-	id := strings.TrimSpace(f.Get("id"))
-	rv := newRespondView(v.base, id, f.Get("tipo") == schema.TypeOffer)
-	rv.Message, rv.ContactName, rv.ContactWhatsapp = f.Get("message"), f.Get("contactName"), f.Get("contactWhatsapp")
+	rv := respondViewOf(v.base, f)
+	id := rv.ID
 	pg := page{tmpl: "responder.md", respond: rv}
 	body, err := json.Marshal(schema.ResponseInput{Message: rv.Message, ContactName: rv.ContactName, ContactWhatsapp: rv.ContactWhatsapp})
 	if err != nil {
@@ -193,19 +199,14 @@ func (rv *respondView) fieldErrors(e *schema.ErrorBody) {
 		labels = maps.Clone(labels)
 		labels["message"] = "Qué necesita y cuándo"
 	}
-	msgs := labelled(e, labels)
+	msgs := labelled(e, labels) // one per detail, in order
 	rv.Invalid = map[string]string{}
 	for i, d := range e.Details {
 		name := strings.TrimPrefix(d.Field, "/")
-		if id, ok := respondInputs[name]; ok && i < len(msgs) {
-			rv.Errors = append(rv.Errors, formMsg{Text: msgs[i], For: id})
-			if rv.Invalid[name] == "" {
-				rv.Invalid[name] = msgs[i]
-			}
-			continue
-		}
-		if i < len(msgs) {
-			rv.Errors = append(rv.Errors, formMsg{Text: msgs[i]})
+		id := respondInputs[name] // "" for a detail of no input
+		rv.Errors = append(rv.Errors, formMsg{Text: msgs[i], For: id})
+		if id != "" && rv.Invalid[name] == "" {
+			rv.Invalid[name] = msgs[i]
 		}
 	}
 	if len(rv.Errors) == 0 {

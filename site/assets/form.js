@@ -187,11 +187,8 @@
     var body = JSON.parse(item.body);
     form.reset();
     Array.prototype.forEach.call(form.elements, function (el) {
-      if (!el.name || el.type === 'hidden' || el.tagName === 'BUTTON' || !(el.name in body)) return;
+      if (!el.name || el === ext || el.tagName === 'BUTTON' || !(el.name in body)) return;
       if (el.type === 'checkbox') el.checked = body[el.name] === true; else el.value = String(body[el.name]);
-    });
-    Array.prototype.forEach.call(form.querySelectorAll('input[type=hidden]'), function (el) {
-      if (el.name in body && el !== ext) el.value = String(body[el.name]);
     });
     if (discard) discard.hidden = false;
     ext.value = item.externalId;
