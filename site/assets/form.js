@@ -166,6 +166,8 @@
       showResult({}, true);
       var sw = navigator.serviceWorker;
       if (sw) sw.ready.then(function (reg) { return reg.sync && reg.sync.register('bandeja'); }).catch(function () { /* online event instead */ });
+      // Saved with a signal that gave no answer, no 'online' event will come: the page tries again itself.
+      document.dispatchEvent(new CustomEvent('directaid:guardada'));
     });
   }
 

@@ -133,6 +133,7 @@
     if (ev.data && ev.data.type === 'directaid:enviada') announce(ev.data.item, ev.data.data);
   });
   window.addEventListener('online', flush);
+  document.addEventListener('directaid:guardada', flush); // a form saved a fill (form.js)
   collect().catch(function () { /* kept in IndexedDB */ }).then(function () { if (linksHere) showLinks(); });
   // A saved publication refused while no page was open (the service worker's Background Sync sent it):
   // every page lists each until it is corrected or discarded; its own form shows it with its errors.
