@@ -240,6 +240,11 @@ func badgerOptions(o Options) badger.Options {
 		WithNumLevelZeroTables(8).
 		WithNumLevelZeroTablesStall(32).
 		WithNumCompactors(2).
+		// Levels below 0 grow tenfold from the base level, whose target is at least BaseLevelSize.
+		// Badger's 10 MB made a 1.3 GB database four levels (10, 10, 110 and 1,100 MB), the first two
+		// holding alike and each rewriting every byte on its way down; 128 MB makes it two (127 and
+		// 1,109 MB): over 1M records about 11% more publications a second, and lists a quarter faster.
+		WithBaseLevelSize(128 << 20).
 		// Level 0 stays as it is at Close (see settleCompactions): compacting it there pushed the base
 		// level over its target, and the restart owed the compactions below it.
 		WithCompactL0OnClose(false)
