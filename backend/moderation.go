@@ -108,7 +108,7 @@ func DecodeReport(body []byte) (*schema.ReportInput, *Problem) {
 	if p := DecodeBody(body, checkReport, &in); p != nil {
 		return nil, p
 	}
-	in.Note = schema.TrimText(in.Note)
+	in.Note = schema.CleanText(in.Note)
 	return &in, nil
 }
 

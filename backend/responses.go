@@ -89,9 +89,9 @@ func DecodeResponse(body []byte) (*schema.ResponseInput, string, *Problem) {
 	return NormalizeResponse(&in)
 }
 
-// NormalizeResponse trims in and parses its phone (the same rules as a publication's).
+// NormalizeResponse cleans in (schema.CleanText) and parses its phone (the same rules as a publication's).
 func NormalizeResponse(in *schema.ResponseInput) (*schema.ResponseInput, string, *Problem) {
-	in.Message, in.ContactName, in.ContactWhatsapp = schema.TrimText(in.Message), schema.TrimText(in.ContactName), schema.TrimText(in.ContactWhatsapp)
+	in.Message, in.ContactName, in.ContactWhatsapp = schema.CleanText(in.Message), schema.CleanText(in.ContactName), schema.CleanText(in.ContactWhatsapp)
 	var errs []schema.FieldError
 	if in.Message == "" {
 		errs = append(errs, schema.FieldError{Field: "/message", Message: "«message» no puede estar vacío: diga qué puede hacer"})

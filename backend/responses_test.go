@@ -864,3 +864,22 @@ func TestResponseCreatedHasNoLocation(t *testing.T) {
 		t.Fatalf("%d Location %q", w.Code, w.Header().Get("Location"))
 	}
 }
+
+// TestResponseTextsLoseBidiControls: a response's texts, from any door (the API's body, MCP, the site's
+// form all normalize with NormalizeResponse), lose the direction controls that reorder what a publisher
+// reads, as a publication's do.
+func TestResponseTextsLoseBidiControls(t *testing.T) {
+	in := &schema.ResponseInput{Message: "Llevo agua, llame al \u202e7654 321 003\u202c", ContactName: "\u2067Ana\u2069", ContactWhatsapp: "\u202a300 123 4567\u202c"}
+	out, e164, p := backend.NormalizeResponse(in)
+	if p != nil {
+		t.Fatalf("refused: %+v", p)
+	}
+	if out.Message != "Llevo agua, llame al 7654 321 003" || out.ContactName != "Ana" || e164 != "+573001234567" {
+		t.Fatalf("kept a control: %q %q %q", out.Message, out.ContactName, e164)
+	}
+	body := `{"message":"Llevo agua \u202eal norte"}`
+	got, _, p := backend.DecodeResponse([]byte(body))
+	if p != nil || got.Message != "Llevo agua al norte" {
+		t.Fatalf("the API's body: %+v %+v", got, p)
+	}
+}

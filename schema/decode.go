@@ -201,11 +201,12 @@ func (d Decoder) general(body []byte, forcedType string) (map[string]any, *Error
 		}
 		return nil, &ErrorBody{Code: CodeInvalidBody, Error: "Datos inválidos: " + fe.Message + ".", Details: []FieldError{fe}}
 	}
-	// Strings are trimmed; a free text empty after trimming counts as absent. Any other member stays, so
-	// that it is refused by name even when blank (an unknown field, an empty enum, a number as text).
+	// Strings are trimmed, texts cleaned (cleanMember); a free text empty after trimming counts as absent.
+	// Any other member stays, so that it is refused by name even when blank (an unknown field, an empty
+	// enum, a number as text).
 	for k, val := range m {
 		if s, ok := val.(string); ok {
-			if s = TrimText(s); s == "" && c.texts[k] {
+			if s = cleanMember(k, s); s == "" && c.texts[k] {
 				delete(m, k)
 			} else {
 				m[k] = s
@@ -599,6 +600,40 @@ func TrimText(s string) string {
 		}
 	}
 	return ""
+}
+
+// CleanText is TrimText for a text that people read (every string but the idempotency key's source and
+// externalId, which are an application's own identifiers and are kept as sent): it also removes the
+// bidirectional controls anywhere in it: embeddings, overrides and isolates (U+202A to U+202E, U+2066 to
+// U+2069), and the direction marks (U+200E, U+200F, U+061C). They are invisible, and they make a text
+// show in another order than it is written: a mark between two groups of digits shows «311 222 3344» as
+// «222 311 3344», a title hides what follows it.
+func CleanText(s string) string {
+	if strings.IndexFunc(s, bidiControl) >= 0 {
+		s = strings.Map(func(r rune) rune {
+			if bidiControl(r) {
+				return -1
+			}
+			return r
+		}, s)
+	}
+	return TrimText(s)
+}
+
+// identifiers are the members that CleanText leaves as sent (trimmed only).
+var identifiers = map[string]bool{"source": true, "externalId": true}
+
+// cleanMember cleans the string value of the member named name: TrimText for an identifier, CleanText
+// for any other.
+func cleanMember(name, s string) string {
+	if identifiers[name] {
+		return TrimText(s)
+	}
+	return CleanText(s)
+}
+
+func bidiControl(r rune) bool {
+	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F || r == 0x061C
 }
 
 // invisible reports whether r is white space or a format character (Unicode's Cf).

@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -221,4 +222,49 @@ func TestInvisibleTextIsAbsent(t *testing.T) {
 	if p, e := Decode([]byte(body), ""); e != nil || p.Title != "Agua\u200bfría" {
 		t.Errorf("title around visible text: %+v %+v", p, e)
 	}
+}
+
+// TestBidiControlsLeaveTexts: the bidirectional embeddings, overrides and isolates, which make a text
+// show in another order than it holds, are removed from every text people read, inside it too, on both
+// decode paths; a text of nothing else is absent. The idempotency key's members stay as sent: two
+// application identifiers that differ by one of them stay two records.
+func TestBidiControlsLeaveTexts(t *testing.T) {
+	controls := []string{`\u202a`, `\u202b`, `\u202c`, `\u202d`, `\u202e`, `\u2066`, `\u2067`, `\u2068`, `\u2069`, `\u200e`, `\u200f`, `\u061c`}
+	for _, c := range controls {
+		r := strings.NewReplacer(`" Agua "`, `"Ag`+c+`ua"`, `"Cra 1"`, `"`+c+`Cra`+c+` 1`+c+`"`, `"Ana"`, `"A`+c+`na"`,
+			`"300 123 4567"`, `"300`+c+` 123 4567"`, `"address"`, `"description":"llame al `+c+`7654 321 003","neighborhood":"`+c+c+`","address"`,
+			`"externalId":"1"`, `"externalId":"1`+c+`2"`)
+		body := []byte(r.Replace(validReq))
+		decodeBoth(t, body, "")
+		p, e := Decode(body, "")
+		if e != nil {
+			t.Fatalf("%s: %+v", c, e)
+		}
+		if p.Title != "Agua" || p.Address != "Cra 1" || p.ContactName != "Ana" || p.Description != "llame al 7654 321 003" || p.Neighborhood != "" {
+			t.Errorf("%s: texts kept a direction control: %q %q %q %q %q", c, p.Title, p.Address, p.ContactName, p.Description, p.Neighborhood)
+		}
+		if p.ContactE164 != "+573001234567" {
+			t.Errorf("%s: contactWhatsapp read as %q", c, p.ContactE164)
+		}
+		if want := "1" + strconvUnquote(t, c) + "2"; p.ExternalID != want {
+			t.Errorf("%s: externalId %q, want it as sent (%q)", c, p.ExternalID, want)
+		}
+	}
+	// A mark between groups of digits reorders them too (311 222 3344 shows as 222 311 3344).
+	p, e := Decode([]byte(strings.Replace(validReq, `" Agua "`, `"Llame al \u200f311 222 3344\u200f ya"`, 1)), "")
+	if e != nil || p.Title != "Llame al 311 222 3344 ya" {
+		t.Errorf("direction marks: %+v %+v", p, e)
+	}
+	if got := CleanText(" \u202eAgua\u2066 fría\u2069 "); got != "Agua fría" {
+		t.Errorf("CleanText: %q", got)
+	}
+}
+
+func strconvUnquote(t *testing.T, esc string) string {
+	t.Helper()
+	s, err := strconv.Unquote(`"` + esc + `"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

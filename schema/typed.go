@@ -61,8 +61,9 @@ var unmarshalers = json.WithUnmarshalers(json.JoinUnmarshalers(
 		if err != nil {
 			return err
 		}
-		s := TrimText(tok.String())
-		if s == "" && !typedChecks().texts[dec.StackPointer().LastToken()] {
+		name := dec.StackPointer().LastToken()
+		s := cleanMember(name, tok.String())
+		if s == "" && !typedChecks().texts[name] {
 			return errKind
 		}
 		*v = s
