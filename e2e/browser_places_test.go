@@ -46,6 +46,12 @@ func TestBrowserPlacePicker(t *testing.T) {
 		t.Errorf("first result for «san jose del guaviare»: %q", first)
 	}
 	p.screenshot(t, "pedir-lugar-busqueda")
+	// A place as people say it: «pueblo tapao» is Pueblo Tapado, as the server's searches read it.
+	p.do(t, "clear", chromedp.Evaluate[chromedp.Void](`document.getElementById('f-lugar-buscar').value = ''`))
+	p.do(t, "type pueblo tapao", chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), "pueblo tapao"))
+	if first := run(p.ctx, t, "first result", chromedp.Evaluate[string](`(document.querySelector('#lugar-resultados button') || {}).textContent || ''`)); first != "Pueblo Tapado, Montenegro (Quindío)" {
+		t.Errorf("first result for «pueblo tapao»: %q", first)
+	}
 	// «armenia» offers both municipios Armenia first; the Quindío one is chosen.
 	p.do(t, "clear", chromedp.Evaluate[chromedp.Void](`document.getElementById('f-lugar-buscar').value = ''`))
 	p.do(t, "type armenia", chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), "armenia"))

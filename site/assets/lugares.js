@@ -27,6 +27,11 @@
   function fold(s) {
     return s.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
   }
+  // A folded text as people say it: a word's final «ado» said «ao» («pueblo tapao»), as backend/places does.
+  function said(folded) {
+    return folded.indexOf('ado') < 0 ? folded : folded.split(' ').map(function (w) { return /ado$/.test(w) ? w.slice(0, -3) + 'ao' : w; }).join(' ');
+  }
+  function everyWord(ctx, words) { return words.every(function (w) { return ctx.indexOf(' ' + w) >= 0; }); }
   function label(p) {
     if (p.c.length === 5) return p.n + ' (' + byCode[p.c.slice(0, 2)].n + ')';
     return p.n + ', ' + byCode[p.c.slice(0, 5)].n + ' (' + byCode[p.c.slice(0, 2)].n + ')';
@@ -61,21 +66,22 @@
     cen.value = c.length === 8 ? c : '';
     update();
   }
-  // The ranking of site/places.Search: the name itself, then names that start with the words, then
-  // places whose name, municipio and departamento hold every word; municipios before centros poblados;
-  // among equals, the places of the emergencies' areas first.
+  // The ranking of backend/places.Search (names compared as written and as said): the name itself, then
+  // names that start with the words, then places whose name, municipio and departamento hold every word;
+  // municipios before centros poblados; among equals, the places of the emergencies' areas first.
   function search(text) {
     var words = fold(text).split(' ').filter(Boolean), full = words.join(' ');
     if (!full) return [];
+    var saidFull = said(full), saidWords = saidFull.split(' ');
     var hits = [];
     all.forEach(function (p) {
       if (p.c.length === 2) return;
       var rank = -1;
-      if (p.k === full) rank = 0;
-      else if (p.k.lastIndexOf(full, 0) === 0) rank = 2;
+      if (p.k === full || p.s === saidFull) rank = 0;
+      else if (p.k.lastIndexOf(full, 0) === 0 || p.s.lastIndexOf(saidFull, 0) === 0) rank = 2;
       else {
         var ctx = ' ' + p.k + ' ' + byCode[p.c.slice(0, 2)].k + (p.c.length === 8 ? ' ' + byCode[p.c.slice(0, 5)].k : '');
-        if (words.every(function (w) { return ctx.indexOf(' ' + w) >= 0; })) rank = 4;
+        if (everyWord(ctx, words) || (ctx.indexOf('ado') >= 0 && everyWord(said(ctx), saidWords))) rank = 4;
       }
       if (rank >= 0) hits.push({ p: p, r: rank + (p.c.length === 8 ? 1 : 0) });
     });
@@ -140,7 +146,7 @@
       tsv.split('\n').forEach(function (line) {
         var f = line.split('\t');
         if (f.length < 4) return;
-        var p = { c: f[0], n: f[1], k: fold(f[1]) };
+        var k = fold(f[1]), p = { c: f[0], n: f[1], k: k, s: said(k) };
         all.push(p);
         byCode[p.c] = p;
       });
