@@ -18,16 +18,10 @@ func (s *Service) FindPlaces(q, emergencySlug string) (*schema.PlaceList, error)
 	var area []string
 	var errs []schema.FieldError
 	if slug := strings.TrimSpace(emergencySlug); slug != "" {
-		found := false
-		for _, e := range s.cfg.Emergencies {
-			if e.Slug == slug {
-				area, found = e.Area, true
-			}
-		}
-		if !found {
-			known := s.knownSlugs()
-			errs = append(errs, schema.FieldError{Field: "/emergencySlug",
-				Message: fmt.Sprintf("«emergencySlug» no admite %s; valores permitidos: %s", schema.Quote(slug), strings.Join(known, ", ")), Allowed: known})
+		if e, ok := s.emergency(slug); ok {
+			area = e.Area
+		} else {
+			errs = append(errs, s.unknownSlug("/emergencySlug", slug))
 		}
 	}
 	if places.Fold(q) == "" || utf8.RuneCountInString(q) > 100 {

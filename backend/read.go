@@ -42,11 +42,25 @@ func (s *Service) knownSlugs() []string {
 	return out
 }
 
-func (s *Service) EmergencyTitle(slug string) string {
+// emergency is the declared emergency of slug, active or not.
+func (s *Service) emergency(slug string) (Emergency, bool) {
 	for _, e := range s.cfg.Emergencies {
 		if e.Slug == slug {
-			return e.Title
+			return e, true
 		}
+	}
+	return Emergency{}, false
+}
+
+// unknownSlug is the error of a parameter (field: its name or pointer) that names no declared emergency.
+func (s *Service) unknownSlug(field, slug string) schema.FieldError {
+	known := s.knownSlugs()
+	return ParamError(field, fmt.Sprintf("«emergencySlug» no admite %s; valores permitidos: %s", schema.Quote(slug), strings.Join(known, ", ")), known...)
+}
+
+func (s *Service) EmergencyTitle(slug string) string {
+	if e, ok := s.emergency(slug); ok {
+		return e.Title
 	}
 	return slug
 }
@@ -303,9 +317,7 @@ func (s *Service) Panorama(ctx context.Context, base, slug string) (*schema.Pano
 		}
 	}
 	if slug != "" && len(ems) == 0 {
-		known := s.knownSlugs()
-		return nil, InvalidParams([]schema.FieldError{ParamError("emergencySlug",
-			fmt.Sprintf("«emergencySlug» no admite %s; valores permitidos: %s", schema.Quote(slug), strings.Join(known, ", ")), known...)})
+		return nil, InvalidParams([]schema.FieldError{s.unknownSlug("emergencySlug", slug)})
 	}
 	slugs := make([]string, len(ems))
 	for i, e := range ems {
