@@ -23,7 +23,7 @@ func newFeedService(t *testing.T) *Service {
 
 func feedPublish(t *testing.T, svc *Service) string {
 	t.Helper()
-	res, _, err := svc.Publish(context.Background(), "http://ayuda.test", testserver.MustJSON(t, testserver.ValidRequest()), "")
+	res, _, err := svc.Publish(context.Background(), "http://ayuda.test", testserver.MustJSON(t, testserver.ValidRequest()), "", "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
 	}

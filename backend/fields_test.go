@@ -46,6 +46,9 @@ var storedOnly = map[string]string{
 	// How many updates the record had: it names the live feed's event (published for 0, else updated),
 	// not a field of any view.
 	"/revision": "the feed's event",
+	// A keyed hash of the publishing client's network: it decides whether a retry gets the manage token,
+	// and must reach no reader (it would tell which records one network published).
+	"/publisher": "the manage token's retry",
 }
 
 // shownAs names the public field through which a stored field shows, where the names differ (what the
@@ -82,8 +85,10 @@ type sample struct {
 	updates int
 	// responses is how many «yo puedo ayudar» answer the record after its publication.
 	responses int
-	id        string
-	views     map[string]string
+	// from, when set, is the address of the client that publishes it (the stored publisher's key).
+	from  string
+	id    string
+	views map[string]string
 }
 
 var fieldsBase = time.Date(2026, 8, 11, 14, 30, 0, 0, time.UTC)
@@ -122,6 +127,9 @@ func (s *sample) render(t *testing.T) {
 		t.Helper()
 		r := httptest.NewRequest(method, "http://ayuda.test"+path, strings.NewReader(string(body)))
 		r.Header.Set("Content-Type", "application/json")
+		if s.from != "" {
+			r.RemoteAddr = s.from
+		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		if w.Code/100 != 2 {
@@ -285,7 +293,11 @@ func TestEveryFieldInEveryView(t *testing.T) {
 		d := &sample{pub: request, at: fieldsBase, expiresAt: a.expiresAt, touchedAt: later, updates: 1}
 		c.render(t)
 		d.render(t)
-		pairs := map[string][2]*sample{"/expiresAt": {a, b}, "/revision": {c, d}}
+		e := &sample{pub: request, at: fieldsBase, from: "198.51.100.1:4000"}
+		f := &sample{pub: request, at: fieldsBase, from: "[2001:db8::1]:4000"}
+		e.render(t)
+		f.render(t)
+		pairs := map[string][2]*sample{"/expiresAt": {a, b}, "/revision": {c, d}, "/publisher": {e, f}}
 		for _, prop := range []string{"source", "externalId"} {
 			pairs["/"+prop] = [2]*sample{rendered(request, fieldsBase, ""), rendered(changed(t, request, prop), fieldsBase, "")}
 		}

@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -25,8 +26,12 @@ import (
 // token acts only on the publication it was given for, even were two publications ever to share an id.
 // It is compared in constant time.
 
-// manageSecretName names the secret of the manage tokens in the store.
-const manageSecretName = "manage-token"
+// manageSecretName names the secret of the manage tokens in the store; publisherSecretName, that of
+// Record.Publisher.
+const (
+	manageSecretName    = "manage-token"
+	publisherSecretName = "publishers"
+)
 
 // Default lifetimes of an open record (a Caddyfile's request_ttl and offer_ttl change them per emergency).
 const (
@@ -36,8 +41,8 @@ const (
 
 // secrets caches the store's secret for the life of a Service (it never changes).
 type secrets struct {
-	mu     sync.Mutex
-	manage []byte
+	mu                sync.Mutex
+	manage, publisher []byte
 }
 
 func (s *Service) manageKey(ctx context.Context) ([]byte, error) {
@@ -65,6 +70,29 @@ func (s *Service) manageToken(ctx context.Context, rec *store.Record) (string, e
 	b = binary.AppendUvarint(append(b, 0), uint64(len(rec.Source)))
 	m.Write(append(append(b, rec.Source...), rec.ExternalID...))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)), nil
+}
+
+// publisherKey is Record.Publisher for a client at address addr: a keyed hash of its network (ClientNet),
+// under a secret of its own, so that it says nothing but «the same network as».
+func (s *Service) publisherKey(ctx context.Context, addr string) (string, error) {
+	s.secrets.mu.Lock()
+	defer s.secrets.mu.Unlock()
+	if s.secrets.publisher == nil {
+		k, err := s.store.Secret(ctx, publisherSecretName)
+		if err != nil {
+			return "", err
+		}
+		s.secrets.publisher = k
+	}
+	m := hmac.New(sha256.New, s.secrets.publisher)
+	m.Write([]byte(ClientNet(addr)))
+	return hex.EncodeToString(m.Sum(nil)[:12]), nil
+}
+
+// samePublisher reports whether a retry keyed want comes from the network of a record keyed stored. A
+// record stored before records kept their publisher's network matches no retry.
+func samePublisher(stored, want string) bool {
+	return stored != "" && subtle.ConstantTimeCompare([]byte(stored), []byte(want)) == 1
 }
 
 // legacyTokensBefore: records created before it were given tokens that are a MAC of the id alone; their

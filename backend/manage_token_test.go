@@ -1,13 +1,19 @@
 package backend_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
 )
 
 // TestManageTokenBindsThePair: two publications given one id by force are stored under two ids, each
@@ -72,5 +78,90 @@ func TestManageTokenBindsThePair(t *testing.T) {
 	}
 	if code, _ := s.act(old.ID, old.ManageToken, "reopen"); code != http.StatusOK {
 		t.Fatalf("the token it is given now: %d", code)
+	}
+}
+
+// TestManageTokenOnlyToThePublishersNetwork: everything a retry compares is public (a detail shows the
+// content), and an application's externalId may be guessed; so a retry of the same content gets the
+// manage token back only from the network that published (an IPv4 address, an IPv6 /64), through the
+// API, MCP and the site's form alike. From elsewhere it learns the id and that the content matches, and
+// no token. A record stored before records kept their publisher's network gives it to no retry.
+func TestManageTokenOnlyToThePublishersNetwork(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	body := func(ext string) []byte {
+		b, _ := json.Marshal(map[string]any{"type": "offer", "source": "app2", "externalId": ext, "emergencySlug": "eje-cafetero",
+			"title": "Camioneta disponible", "category": "transporte", "contactName": "Luis", "contactWhatsapp": "310 987 6543",
+			"publishContact": true, "latitude": 4.5123456, "longitude": -75.6654321})
+		return b
+	}
+	post := func(path string, b []byte, from string, header ...string) (int, schema.PublishResult, string) {
+		t.Helper()
+		r := httptest.NewRequest("POST", "http://ayuda.test"+path, bytes.NewReader(b))
+		r.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(header); i += 2 {
+			r.Header.Set(header[i], header[i+1])
+		}
+		r.RemoteAddr = from
+		w := httptest.NewRecorder()
+		s.h.ServeHTTP(w, r)
+		var res schema.PublishResult
+		_ = json.Unmarshal(w.Body.Bytes(), &res)
+		return w.Code, res, w.Body.String()
+	}
+	var ids []string
+	for _, c := range []struct{ name, publisher, same, other string }{
+		{"IPv4", "198.51.100.7:4000", "198.51.100.7:5000", "198.51.100.8:4000"},
+		{"IPv6", "[2001:db8:1:2::5]:4000", "[2001:db8:1:2:ffff::9]:4000", "[2001:db8:1:3::5]:4000"},
+	} {
+		code, first, out := post(schema.HelpPath, body(c.name), c.publisher)
+		if code != http.StatusCreated || first.ManageToken == "" {
+			t.Fatalf("%s: publish: %d %s", c.name, code, out)
+		}
+		ids = append(ids, first.ID)
+		code, res, out := post(schema.HelpPath, body(c.name), c.other)
+		if code != http.StatusOK || res.ID != first.ID || res.ContentMatches == nil || !*res.ContentMatches || res.ManageToken != "" || res.ManageURL != "" {
+			t.Fatalf("%s: the same content from another network: %d %s, want 200, contentMatches and no token", c.name, code, out)
+		}
+		if code, res, out = post(schema.HelpPath, body(c.name), c.same); code != http.StatusOK || res.ManageToken != first.ManageToken {
+			t.Fatalf("%s: the same content from the publisher's network: %d %s, want its token", c.name, code, out)
+		}
+	}
+	// MCP: the tool's retry answers as the API's.
+	args := `{"source":"app2","externalId":"mcp-1","emergencySlug":"eje-cafetero","title":"Camioneta disponible","category":"transporte","contactName":"Luis","contactWhatsapp":"310 987 6543","publishContact":true}`
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + schema.ToolPublishOffer + `","arguments":` + args + `}}`
+	mcp := func(from string) string {
+		t.Helper()
+		code, _, out := post(schema.MCPPath, []byte(call), from, testserver.MCPHeaders("2025-06-18", call)...)
+		if code != http.StatusOK {
+			t.Fatalf("MCP from %s: %d %s", from, code, out)
+		}
+		return out
+	}
+	if out := mcp("198.51.100.20:1"); !strings.Contains(out, `manageToken`) {
+		t.Fatalf("MCP publish gave no token: %s", out)
+	}
+	if out := mcp("198.51.100.21:1"); strings.Contains(out, `"manageToken"`) || !strings.Contains(out, `contentMatches`) || !strings.Contains(out, "desde la red que publicó") {
+		t.Fatalf("MCP retry from another network: %s", out)
+	}
+	if out := mcp("198.51.100.20:2"); !strings.Contains(out, `manageToken`) {
+		t.Fatalf("MCP retry from the publisher's network gave no token: %s", out)
+	}
+	// A record without its publisher's network (stored before records kept it): no retry gets it.
+	_, first, _ := post(schema.HelpPath, body("old"), "198.51.100.30:1")
+	if _, err := s.st.Update(context.Background(), first.ID, func(r *store.Record) error { r.Publisher = ""; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if code, res, out := post(schema.HelpPath, body("old"), "198.51.100.30:1"); code != http.StatusOK || res.ManageToken != "" {
+		t.Fatalf("a record without a publisher: %d %s", code, out)
+	}
+	// Nothing public carries the publisher's key.
+	rec, err := s.st.Get(context.Background(), ids[0])
+	if err != nil || len(rec.Publisher) != 24 {
+		t.Fatalf("the stored publisher: %+v %v", rec, err)
+	}
+	for path, out := range s.views(rec.ID) {
+		if strings.Contains(out, rec.Publisher) || strings.Contains(out, `"publisher"`) {
+			t.Errorf("%s shows the publisher's key: %s", path, out)
+		}
 	}
 }

@@ -168,16 +168,24 @@ func BadRequest(b *schema.ErrorBody) *Problem {
 	return &Problem{Status: http.StatusBadRequest, Body: *b}
 }
 
-// publish validates body (a JSON request or offer; forcedType fixes the type for MCP tools) and stores it
-// unless its (source, externalId) exists. created tells 201 from 200.
-func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedType string) (res *schema.PublishResult, created bool, err error) {
+// Publish validates body (a JSON request or offer; forcedType fixes the type for MCP tools) and stores it
+// unless its (source, externalId) exists. created tells 201 from 200. client is the address of the client
+// that sent it (ClientIP): the manage token goes to the first answer, and to a retry of the same content
+// from the same network (ClientNet) only. Everything else a retry compares is public (a record's detail
+// shows its content), and an application's externalId may be guessed («caso-124»): the network is what a
+// stranger who copies a detail does not share with the publisher.
+func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedType, client string) (res *schema.PublishResult, created bool, err error) {
 	pub, err := s.validate(body, forcedType)
+	if err != nil {
+		return nil, false, err
+	}
+	publisher, err := s.publisherKey(ctx, client)
 	if err != nil {
 		return nil, false, err
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	rec := &store.Record{ID: s.ids(now, pub.Latitude, pub.Longitude), CreatedAt: now, Publication: *pub, Status: store.StatusOpen,
-		ExpiresAt: now.Add(s.ttl(pub.EmergencySlug, pub.Type))}
+		ExpiresAt: now.Add(s.ttl(pub.EmergencySlug, pub.Type)), Publisher: publisher}
 	stored, created, err := s.create(ctx, rec, pub)
 	if err != nil {
 		return nil, false, err
@@ -198,8 +206,8 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 		same = samePublication(&stored.Publication, pub)
 		res.ContentMatches = &same
 	}
-	if same {
-		// Only the publisher (the first answer, or a retry of exactly its content) gets the token.
+	if same && (created || samePublisher(stored.Publisher, publisher)) {
+		// Only the publisher (the first answer, or a retry of exactly its content from its network) gets the token.
 		if res.ManageToken, err = s.manageToken(ctx, stored); err != nil {
 			return nil, false, err
 		}

@@ -161,7 +161,7 @@ type PublishResult struct {
 	PublicURL      string     `json:"publicUrl" jsonschema:"format=uri" jsonschema_description:"Página pública del registro."`
 	Status         string     `json:"status,omitempty" enum:"statuses" jsonschema_description:"Estado del registro guardado (un reintento después de retirarlo dice withdrawn: nunca se vuelve a publicar)."`
 	ExpiresAt      *time.Time `json:"expiresAt,omitempty" jsonschema_description:"Mientras está abierta: cuándo vence si nadie la renueva. Al vencer deja las listas y su número ya no se muestra; con el manageToken, la acción renew la abre por otro plazo."`
-	ManageToken    string     `json:"manageToken,omitempty" jsonschema_description:"Código para gestionar el registro (resolver, reabrir, renovar, retirar): se envía en la cabecera Authorization: Bearer. Solo en 201 y en reintentos con contentMatches true. Guárdelo: no se vuelve a mostrar en ninguna lectura."`
+	ManageToken    string     `json:"manageToken,omitempty" jsonschema_description:"Código para gestionar el registro (resolver, reabrir, renovar, retirar): se envía en la cabecera Authorization: Bearer. Solo en 201 y en reintentos con contentMatches true enviados desde la misma red que publicó (la misma dirección IPv4 o red IPv6 /64). Guárdelo: no se vuelve a mostrar en ninguna lectura."`
 	ManageURL      string     `json:"manageUrl,omitempty" jsonschema:"format=uri" jsonschema_description:"Enlace para gestionar el registro en el sitio (el código va en el fragmento #, que no llega a ningún servidor)."`
 	Warnings       []Warning  `json:"warnings,omitempty" jsonschema_description:"Avisos sobre lo publicado, que no impiden publicar: p. ej. un lugar muy lejos de la zona de la emergencia. Muéstrelos a la persona para que corrija si se equivocó."`
 }

@@ -250,7 +250,7 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	base := h.svc.BaseURL(r)
-	res, created, err := h.svc.Publish(r.Context(), base, body, "")
+	res, created, err := h.svc.Publish(r.Context(), base, body, "", backend.ClientIP(r))
 	if err != nil {
 		p := backend.AsProblem(err)
 		h.svc.Config().Observe.Published(backend.ChannelAPI, start, nil, false, p)

@@ -19,6 +19,9 @@ import (
 
 type baseURLKey struct{}
 
+// clientKey holds the address of the request's client (backend.ClientIP) in the site's context.
+type clientKey struct{}
+
 // newSite builds the website over svc. Its no-JavaScript form fallback publishes through the same
 // service as POST help, so the rules, the errors and the idempotency are the same; its record pages and
 // lists read through the same service as GET help?view=detail|list, with the same parameters.
@@ -147,7 +150,8 @@ func (s siteService) Publish(ctx context.Context, body []byte) (int, []byte) {
 	svc := s.svc
 	start := time.Now()
 	base, _ := ctx.Value(baseURLKey{}).(string)
-	res, created, err := svc.Publish(ctx, base, body, "")
+	client, _ := ctx.Value(clientKey{}).(string)
+	res, created, err := svc.Publish(ctx, base, body, "", client)
 	var v any = res
 	status := http.StatusOK
 	switch {
@@ -186,8 +190,11 @@ func (h *Handler) serveSite(w http.ResponseWriter, r *http.Request) {
 	h.site.ServeHTTP(w, h.withBase(r))
 }
 
+// withBase gives r's context the request's base URL and its client's address (the site's Publish reads
+// both).
 func (h *Handler) withBase(r *http.Request) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), baseURLKey{}, h.svc.BaseURL(r)))
+	ctx := context.WithValue(r.Context(), baseURLKey{}, h.svc.BaseURL(r))
+	return r.WithContext(context.WithValue(ctx, clientKey{}, backend.ClientIP(r)))
 }
 
 // siteModeration is what the site's /moderacion needs: the queue, Moderate and RestoreByReporter, for

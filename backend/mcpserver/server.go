@@ -251,7 +251,7 @@ func publishTool(svc *backend.Service, name, typ, title, what string) server.Ser
 			out.Content = append(out.Content, mcp.NewTextContent(string(mustJSON(res))))
 			return out, nil
 		}
-		res, created, err := svc.Publish(ctx, mcpBase(ctx), args, typ)
+		res, created, err := svc.Publish(ctx, mcpBase(ctx), args, typ, mcpClient(ctx))
 		if err != nil {
 			p := backend.AsProblem(err)
 			svc.Observe().Published(backend.ChannelMCP, start, nil, false, p)
@@ -306,6 +306,8 @@ func publishedResult(res *schema.PublishResult, created bool, typ string) *mcp.C
 			text += ". Atención: quien la publicó la retiró, y un registro retirado no se vuelve a publicar; para publicar de nuevo use un externalId nuevo."
 		case res.ContentMatches != nil && !*res.ContentMatches:
 			text += ". Atención: los datos enviados difieren de los guardados y el cambio NO se aplicó; para publicar otro registro use un externalId nuevo."
+		case res.ManageToken == "":
+			text += ". El código de gestión (manageToken) solo se entrega de nuevo a un reintento desde la red que publicó: use el de la primera respuesta."
 		}
 	}
 	// The warnings (a place far from the emergency, …) in the text too: a model may read only the text.

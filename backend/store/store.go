@@ -34,6 +34,9 @@ type Record struct {
 	// Revision counts the Updates applied to the record (ApplyUpdate): 0 as published, so that a change
 	// of the feed tells a publication from a later change.
 	Revision int `json:"revision,omitempty"`
+	// Publisher is a keyed hash of the network of the client that published the record (never the
+	// address): a retry of its content gets the manage token back only from that network. Shown nowhere.
+	Publisher string `json:"publisher,omitempty"`
 }
 
 // The statuses of a record. Only open records are in default lists; hidden ones are never public.

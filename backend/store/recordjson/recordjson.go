@@ -112,6 +112,8 @@ func fastRecord(v []byte) (*store.Record, bool) {
 			r.ContactHidden = d.bool()
 		case "revision":
 			r.Revision = d.int()
+		case "publisher":
+			r.Publisher = d.str()
 		default:
 			return nil, false
 		}

@@ -37,6 +37,9 @@ func everyField(rng *rand.Rand, i int) *store.Record {
 	rec.ExpiresAt = t.Add(14 * 24 * time.Hour)
 	rec.ContactHidden = rng.IntN(2) == 0
 	rec.Revision = rng.IntN(3)
+	if rng.IntN(2) == 0 {
+		rec.Publisher = "5f0c2e9a41b7d3861ca2f04e"
+	}
 	return rec
 }
 
