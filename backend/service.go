@@ -175,7 +175,7 @@ func BadRequest(b *schema.ErrorBody) *Problem {
 // shows its content), and an application's externalId may be guessed («caso-124»): the network is what a
 // stranger who copies a detail does not share with the publisher.
 func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedType, client string) (res *schema.PublishResult, created bool, err error) {
-	pub, err := s.validate(body, forcedType)
+	pub, masked, err := s.validate(body, forcedType)
 	if err != nil {
 		return nil, false, err
 	}
@@ -194,7 +194,7 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 	res = &schema.PublishResult{
 		OK: true, Duplicate: !created, ID: stored.ID, Type: stored.Type, EmergencySlug: stored.EmergencySlug,
 		CreatedAt: stored.CreatedAt, PublicURL: base + schema.RecordPath(stored.ID), Status: stored.Status,
-		Warnings: s.warnings(&stored.Publication, true),
+		Warnings: append(s.warnings(&stored.Publication, true), maskedWarnings(masked)...),
 	}
 	if stored.Status == store.StatusOpen && !stored.ExpiresAt.IsZero() {
 		e := stored.ExpiresAt.UTC()
@@ -257,29 +257,64 @@ func samePoint(a, b *schema.Publication) bool {
 		*a.Latitude == *b.Latitude && *a.Longitude == *b.Longitude
 }
 
-// validate applies every rule of a publication to body and returns what would be stored; the municipio
-// of a point located by coordinates alone is left to create (schema.NeedsMunicipio).
-func (s *Service) validate(body []byte, forcedType string) (*schema.Publication, error) {
+// validate applies every rule of a publication to body and returns what would be stored, with the
+// pointers of the texts that had a phone number taken out (maskPhones); the municipio of a point located
+// by coordinates alone is left to create (schema.NeedsMunicipio).
+func (s *Service) validate(body []byte, forcedType string) (*schema.Publication, []string, error) {
 	pub, eb := schema.Decoder{MunicipioLater: true}.Decode(body, forcedType)
 	if eb != nil {
 		s.addEmergencyDetail(eb, body)
-		return nil, BadRequest(eb)
+		return nil, nil, BadRequest(eb)
 	}
 	if p := s.selectEmergency(pub); p != nil {
-		return nil, p
+		return nil, nil, p
 	}
-	return pub, nil
+	return pub, maskPhones(pub), nil
+}
+
+// maskPhones takes the phone numbers typed in pub's texts out of them (schema.MaskPhones) and returns the
+// pointers of the texts it changed. A publication's contact is its contactWhatsapp, shown only with the
+// person's consent and hidden when someone reports it as theirs; a number in a text would escape both,
+// and reach lists, exports and searches, which carry no phone.
+func maskPhones(pub *schema.Publication) []string {
+	var out []string
+	for _, f := range []struct {
+		ptr  string
+		text *string
+	}{{"/title", &pub.Title}, {"/description", &pub.Description}, {"/contactName", &pub.ContactName},
+		{"/address", &pub.Address}, {"/neighborhood", &pub.Neighborhood}} { // the order of maskedTexts
+		if masked, ok := schema.MaskPhones(*f.text); ok {
+			*f.text = masked
+			out = append(out, f.ptr)
+		}
+	}
+	return out
+}
+
+// maskedTexts name the texts maskPhones reads, for the people who wrote them and for the API.
+var maskedTexts = map[string]string{"/title": "El título (title)", "/description": "La descripción (description)",
+	"/contactName": "El nombre de contacto (contactName)", "/address": "La dirección (address)", "/neighborhood": "El barrio (neighborhood)"}
+
+// maskedWarnings tell the publisher which texts had a phone number taken out.
+func maskedWarnings(fields []string) []schema.Warning {
+	out := make([]schema.Warning, 0, len(fields))
+	for _, f := range fields {
+		out = append(out, schema.Warning{Code: schema.CodePhoneInText, Field: f, Message: fmt.Sprintf(
+			"%s tenía un número de teléfono: no se publica en el texto, que dice %s en su lugar. El número de contacto va en «WhatsApp de contacto» (contactWhatsapp): se muestra solo con el permiso de la persona, y se oculta si alguien dice que es suyo.",
+			maskedTexts[f], schema.PhoneInText)})
+	}
+	return out
 }
 
 // dryRun validates body exactly as publish does, and stores nothing: the answer to dryRun=true. A pair
 // already stored is told as publish would tell it: a duplicate, whether the content matches, its id.
 func (s *Service) DryRun(ctx context.Context, base string, body []byte, forcedType string) (*schema.DryRunResult, error) {
-	pub, err := s.validate(body, forcedType)
+	pub, masked, err := s.validate(body, forcedType)
 	if err != nil {
 		return nil, err
 	}
 	schema.FillMunicipio(pub)
-	res := &schema.DryRunResult{OK: true, DryRun: true, Record: *pub, Warnings: s.warnings(pub, false)}
+	res := &schema.DryRunResult{OK: true, DryRun: true, Record: *pub, Warnings: append(s.warnings(pub, false), maskedWarnings(masked)...)}
 	stored, err := s.store.Lookup(ctx, pub.Source, pub.ExternalID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
