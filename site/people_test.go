@@ -119,6 +119,9 @@ func TestEmergencyPageByTown(t *testing.T) {
 		{"q=insulina+armenia", []string{"Insulina para mi madre"}, "Se buscó «insulina» en las publicaciones de Armenia (Quindío)."},
 		{"q=insulina", []string{"Insulina para mi madre", "Insulina en Antioquia"}, ""},
 		{"q=victoria", []string{"Comida para Victoria"}, ""}, // nothing in Victoria (Caldas): the words, as typed
+		// A village typed in «Municipio» whose municipio has nothing: its municipio's empty list, not the
+		// words as typed (which name no municipio: an error).
+		{"municipio=pueblo+tapao", nil, "Se muestran las publicaciones de Montenegro (Quindío), el municipio de Pueblo Tapado."},
 	} {
 		_, md := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md?"+tc.query)
 		page := string(md)
@@ -129,6 +132,9 @@ func TestEmergencyPageByTown(t *testing.T) {
 		}
 		if tc.note != "" && !strings.Contains(page, tc.note) {
 			t.Errorf("?%s: no note %q\n%s", tc.query, tc.note, page)
+		}
+		if strings.Contains(page, "no es el código DIVIPOLA") {
+			t.Errorf("?%s: an error\n%s", tc.query, page)
 		}
 		if !strings.Contains(page, "[Compartir esta lista por WhatsApp](https://wa.me/?text=") {
 			t.Errorf("?%s: no share link", tc.query)

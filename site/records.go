@@ -534,8 +534,9 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 	}
 	placed, note := v.placeQuery(e, kept)
 	q, list, groups, errs, err := read(placed)
-	if err == nil && len(errs) == 0 && note != "" && list.Total == 0 {
-		// Nothing in that municipio: the words may not have meant a place («victoria», a name).
+	if err == nil && len(errs) == 0 && note != "" && list.Total == 0 && !kept.Has("municipio") {
+		// Nothing in the municipio the text search named: its words may not have meant a place
+		// («victoria», a name). A place typed in «Municipio» meant one: its empty list stands.
 		note, placed = "", kept
 		q, list, groups, errs, err = read(kept)
 	}
