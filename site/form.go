@@ -37,7 +37,7 @@ var enumLabels = schema.EnumLabels
 // formHints replace the schema's description where it speaks to apps (the coordinates name placeCode,
 // which the form's picker stands for).
 var formHints = map[string]string{
-	"latitude": "Grados decimales, p. ej. 4.5339.", "longitude": "Grados decimales, p. ej. -75.6811.",
+	"latitude": "Grados decimales, p. ej. 4.5339 o 4,5339.", "longitude": "Grados decimales, p. ej. -75.6811 o -75,6811.",
 }
 
 var autocomplete = map[string]string{"contactName": "name", "contactWhatsapp": "tel", "address": "street-address"}
@@ -146,9 +146,11 @@ type input struct {
 	// Only is the category the field applies to ("" for every one): with JavaScript it shows only then.
 	Only                         string
 	Step, Min, Max, Autocomplete string
-	MaxLength                    uint64
-	Required, Checked            bool
-	Options                      []option
+	// InputMode is the keyboard a phone shows for a text input («decimal» for a coordinate).
+	InputMode         string
+	MaxLength         uint64
+	Required, Checked bool
+	Options           []option
 }
 
 type option struct {
@@ -205,11 +207,13 @@ func newInput(f field) input {
 			}
 			in.Options = append(in.Options, option{Value: e, Label: l})
 		}
-	case f.Type == "number" || f.Type == "integer":
-		in.Kind, in.Min, in.Max, in.Step = "number", f.Min, f.Max, "any"
-		if f.Type == "integer" {
-			in.Step = "1"
-		}
+	case f.Type == "number":
+		// A coordinate, as text: a number input drops the decimal comma people write here («4,5339» becomes
+		// 45339) and sends nothing for what it cannot read; the server reads either separator, and says
+		// what is wrong with the rest.
+		in.Kind, in.InputMode = "text", "decimal"
+	case f.Type == "integer":
+		in.Kind, in.Min, in.Max, in.Step = "number", f.Min, f.Max, "1"
 	case f.Name == "contactWhatsapp":
 		in.Kind = "tel"
 	case f.MaxLength > 300:

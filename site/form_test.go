@@ -221,11 +221,12 @@ func TestFormRender(t *testing.T) {
 	}
 	for id, want := range map[string]map[string]string{
 		"f-contactWhatsapp": {"type": "tel", "autocomplete": "tel"},
-		"f-latitude":        {"type": "number", "step": "any", "min": "-4.3", "max": "13.6"},
-		"f-longitude":       {"type": "number", "min": "-79.1", "max": "-66.8"},
-		"f-neededPeople":    {"type": "number", "step": "1", "min": "0", "max": "10000", "value": "1"},
-		"f-title":           {"type": "text", "maxlength": "100", "required": ""},
-		"f-publishContact":  {"type": "checkbox", "value": "true", "required": ""},
+		// Text, not number: a number input drops the decimal comma («4,5339» became 45339).
+		"f-latitude":       {"type": "text", "inputmode": "decimal"},
+		"f-longitude":      {"type": "text", "inputmode": "decimal"},
+		"f-neededPeople":   {"type": "number", "step": "1", "min": "0", "max": "10000", "value": "1"},
+		"f-title":          {"type": "text", "maxlength": "100", "required": ""},
+		"f-publishContact": {"type": "checkbox", "value": "true", "required": ""},
 	} {
 		n := element(t, doc, id)
 		for k, v := range want {
