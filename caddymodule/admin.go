@@ -60,8 +60,18 @@ func (adminAPI) Routes() []caddy.AdminRoute {
 	}
 }
 
-func currentApp() (*App, error) {
-	ctx := caddy.ActiveContext()
+// errLoading is currentApp's answer while the server loads its first configuration: the admin socket
+// answers before there is a config, and Caddy's empty context has no app to give (its App would panic).
+var errLoading = errors.New("the server is still loading its configuration")
+
+// currentApp is the running configuration's directaid app, with its store open.
+func currentApp() (*App, error) { return appOf(caddy.ActiveContext()) }
+
+// appOf is the directaid app of the configuration ctx runs.
+func appOf(ctx caddy.Context) (*App, error) {
+	if ctx.Context == nil {
+		return nil, errLoading
+	}
 	a, err := ctx.AppIfConfigured("directaid")
 	if err != nil {
 		// The app is also instantiated implicitly by the handler when there is no global block.

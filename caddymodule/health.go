@@ -59,6 +59,9 @@ func readyHandler(w http.ResponseWriter, r *http.Request) error {
 		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: errors.New("use GET")}
 	}
 	app, err := currentApp()
+	if errors.Is(err, errLoading) {
+		return writeHealth(w, http.StatusServiceUnavailable, Health{Status: "not_ready", Reason: err.Error()})
+	}
 	if err != nil {
 		return writeHealth(w, http.StatusServiceUnavailable, Health{Status: "not_ready", Reason: "the store does not open: " + err.Error()})
 	}
