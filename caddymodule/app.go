@@ -288,6 +288,11 @@ func (a *App) doOpen() error {
 		return err
 	}
 	a.store, a.windows = val.(storeHandle).Store, val.(storeHandle).windows
+	// A reload shares the open store (stores): this config's min_free_space reaches it here, where Open
+	// took the first config's.
+	if g, ok := a.store.(interface{ SetMinFreeBytes(int64) }); ok {
+		g.SetMinFreeBytes(a.Database.MinFreeSpace)
+	}
 	// Optional: a database server is backed up with its own tools (store.Backupper).
 	a.backup, _ = a.store.(store.Backupper)
 	a.disk.Store(diskUser{a.store})

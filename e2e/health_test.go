@@ -168,6 +168,59 @@ func TestDiskFull(t *testing.T) {
 	}
 }
 
+// TestReloadAppliesMinFreeSpace: on a disk under min_free_space, the first thing an operator tries is a
+// lower reserve: `directaid reload` with it takes publications again, at once, although the reload shares
+// the store the first configuration opened; turned off, the same.
+func TestReloadAppliesMinFreeSpace(t *testing.T) {
+	mnt := mountTmpfs(t, "96m")
+	s := testserver.Start(t, testserver.Options{DataDir: filepath.Join(mnt, "data"), Database: "\t\t\tmin_free_space 24MiB"})
+	fill(t, mnt, 8<<20)
+	var resp *http.Response
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if resp, _ = publish(t, s, validRequest()); resp.StatusCode == http.StatusServiceUnavailable {
+			break
+		}
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("publishing with 8 MiB free under a 24 MiB reserve: %d", resp.StatusCode)
+	}
+	for _, reserve := range []string{"4MiB", "off"} {
+		if reserve == "off" { // back under the reserve first
+			rewriteReserve(t, s, "4MiB", "24MiB")
+			s.Reload()
+			if r, _ := publish(t, s, validRequest()); r.StatusCode != http.StatusServiceUnavailable {
+				t.Fatalf("after a reload back to 24MiB: %d", r.StatusCode)
+			}
+			rewriteReserve(t, s, "24MiB", reserve)
+		} else {
+			rewriteReserve(t, s, "24MiB", reserve)
+		}
+		s.Reload()
+		if r, out := publish(t, s, validRequest()); r.StatusCode != http.StatusCreated {
+			t.Fatalf("after a reload to min_free_space %s: %d %v", reserve, r.StatusCode, out)
+		}
+		if code, body := health(t, s, "/directaid/health/ready"); code != http.StatusOK {
+			t.Fatalf("ready after a reload to min_free_space %s: %d %v", reserve, code, body)
+		}
+	}
+}
+
+// rewriteReserve replaces min_free_space from with to in s's Caddyfile.
+func rewriteReserve(t *testing.T, s *testserver.Server, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(s.CaddyfilePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := strings.Replace(string(b), "min_free_space "+from, "min_free_space "+to, 1)
+	if next == string(b) {
+		t.Fatalf("no min_free_space %s in the Caddyfile:\n%s", from, b)
+	}
+	if err := os.WriteFile(s.CaddyfilePath(), []byte(next), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // countLines counts the lines of log that hold every one of parts.
 func countLines(log string, parts ...string) int {
 	n := 0

@@ -2,6 +2,7 @@ package badgerstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -105,7 +106,7 @@ func freeBytes(dir string) (int64, error) {
 // says when it starts and stops refusing (changed), never per refused write.
 type diskGuard struct {
 	dir     string
-	min     int64 // ≤ 0: never refuse
+	min     atomic.Int64 // ≤ 0: never refuse; setMin changes it (a reload's min_free_space)
 	free    func(dir string) (int64, error)
 	mu      sync.Mutex
 	state   atomic.Pointer[guardState]
@@ -124,17 +125,33 @@ func newDiskGuard(dir string, min int64, free func(string) (int64, error), chang
 	if free == nil {
 		free = freeBytes
 	}
-	g := &diskGuard{dir: dir, min: min, free: free, changed: changed}
+	g := &diskGuard{dir: dir, free: free, changed: changed}
+	g.min.Store(min)
 	g.state.Store(&guardState{})
 	return g
 }
 
-// resume is the free space at which a refusing guard accepts writes again.
-func (g *diskGuard) resume() int64 { return g.min + g.min/10 }
+// resume is the free space at which a refusing guard with min accepts writes again.
+func resume(min int64) int64 { return min + min/10 }
+
+// setMin makes min the reserve from now on, and looks at the disk at once: a reload that lowers it on a
+// full disk takes publications again, one that turns it off (≤ 0) too, saying so once.
+func (g *diskGuard) setMin(min int64) {
+	g.mu.Lock()
+	g.min.Store(min)
+	if st := g.state.Load(); min <= 0 && st.err != nil {
+		g.state.Store(&guardState{at: time.Now()})
+		if g.changed != nil {
+			g.changed(nil)
+		}
+	}
+	g.mu.Unlock()
+	_ = g.check(true)
+}
 
 // check returns a store.ErrUnavailable while the disk is short of space; force looks at the disk now.
 func (g *diskGuard) check(force bool) error {
-	if g == nil || g.min <= 0 {
+	if g == nil || g.min.Load() <= 0 {
 		return nil
 	}
 	st := g.state.Load()
@@ -149,14 +166,18 @@ func (g *diskGuard) check(force bool) error {
 	}
 	defer g.mu.Unlock()
 	st = g.state.Load()
+	min := g.min.Load()
+	if min <= 0 {
+		return nil // turned off meanwhile (setMin)
+	}
 	free, ferr := g.free(g.dir)
 	var err error
 	switch {
 	case ferr != nil:
 		err = st.err // the disk cannot be read now: what it last said stands
-	case free < g.min || (st.err != nil && free < g.resume()):
+	case free < min || (st.err != nil && free < resume(min)):
 		err = fmt.Errorf("%w: the disk of %s has %d MiB free; writes stop under the %d MiB the database keeps in reserve (min_free_space) and resume at %d MiB free",
-			store.ErrUnavailable, g.dir, free>>20, g.min>>20, g.resume()>>20)
+			store.ErrUnavailable, g.dir, free>>20, min>>20, resume(min)>>20)
 	}
 	g.state.Store(&guardState{err: err, at: time.Now()})
 	if (err == nil) != (st.err == nil) && g.changed != nil {
@@ -164,6 +185,11 @@ func (g *diskGuard) check(force bool) error {
 	}
 	return err
 }
+
+// SetMinFreeBytes sets the free space under which the store refuses writes, as Options.MinFreeBytes does
+// at Open (0: DefaultMinFreeBytes; negative: never refuse): a reload's min_free_space reaches the store
+// the running server shares across reloads.
+func (s *Store) SetMinFreeBytes(n int64) { s.guard.setMin(cmp.Or(n, DefaultMinFreeBytes)) }
 
 // Verify checks the database in dir, which nothing else may have open (Store.Verify checks an open one).
 // It never repairs anything (Repair does).
