@@ -24,10 +24,10 @@ var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{
 <h1>Estado de directaid</h1>
 {{if .InstanceShared}}<p><strong>Otro nodo en marcha tiene el mismo instance id de Caddy que este</strong>: los límites compartidos se cuentan en cada nodo por separado. Dé a cada nodo su propio directorio de datos (XDG_DATA_HOME) y borre instance.uuid de las imágenes copiadas (docs/postgres.md).</p>{{end}}
 <h2>Publicaciones por minuto (última hora)</h2>
-<p>Total en la hora: {{.Total}} (creadas {{.Created}}, duplicadas {{.Duplicate}}, rechazadas {{.Refused}}). Son las de este nodo desde que arrancó; con varios nodos, cada uno cuenta las suyas.</p>
-<svg width="{{mul (len .Minutes) 10}}" height="{{.Height}}" role="img" aria-label="Publicaciones por minuto">
+<p>Total en la hora: {{.Total}} (creadas {{.Created}}, duplicadas {{.Duplicate}}, rechazadas {{.Refused}}). Son las de este nodo desde que arrancó; con varios nodos, cada uno cuenta las suyas. Cada barra es un minuto: en verde las creadas, encima en rojo las rechazadas (los reintentos de registros ya guardados no cuentan).</p>
+<svg width="{{mul (len .Minutes) 10}}" height="{{.Height}}" role="img" aria-label="Publicaciones creadas y rechazadas por minuto">
 {{- range $i, $m := .Minutes}}
-<rect class="minuto" x="{{mul $i 10}}" y="{{$m.Y}}" width="8" height="{{$m.H}}" fill="#2a6"><title>{{$m.Start}}: {{$m.N}}</title></rect>
+<g class="minuto"><title>{{$m.Start}}: creadas {{$m.Created}}, rechazadas {{$m.Refused}}</title><rect x="{{mul $i 10}}" y="{{$m.Y}}" width="8" height="{{$m.H}}" fill="#2a6"></rect>{{if $m.RH}}<rect x="{{mul $i 10}}" y="{{$m.RY}}" width="8" height="{{$m.RH}}" fill="#c33"></rect>{{end}}</g>
 {{- end}}
 </svg>
 <h2>Rechazos por código</h2>
@@ -50,9 +50,12 @@ type statusCount struct {
 	N    int64
 }
 
+// statusBar is one minute of the chart: its created publications (Y, H) and, above them, its refused
+// ones (RY, RH).
 type statusBar struct {
-	Start   string
-	N, Y, H int
+	Start            string
+	Created, Refused int
+	Y, H, RY, RH     int
 }
 
 func statusHandler(w http.ResponseWriter, r *http.Request) error {
@@ -78,14 +81,14 @@ func statusHandler(w http.ResponseWriter, r *http.Request) error {
 	mins := series.PublicationsPerMinute(time.Now(), 60)
 	top := 1
 	for _, m := range mins {
-		top = max(top, m.Created+m.Duplicate+m.Refused)
+		top = max(top, m.Created+m.Refused)
 		data.Created, data.Duplicate, data.Refused = data.Created+m.Created, data.Duplicate+m.Duplicate, data.Refused+m.Refused
 	}
 	data.Total = data.Created + data.Duplicate + data.Refused
 	for _, m := range mins {
-		n := m.Created + m.Duplicate + m.Refused
-		h := n * height / top
-		data.Minutes = append(data.Minutes, statusBar{Start: m.Start.Format("15:04 UTC"), N: n, Y: height - h, H: h})
+		h, rh := m.Created*height/top, m.Refused*height/top
+		data.Minutes = append(data.Minutes, statusBar{Start: m.Start.Format("15:04 UTC"), Created: m.Created, Refused: m.Refused,
+			Y: height - h, H: h, RY: height - h - rh, RH: rh})
 	}
 	byCode := map[string]int64{}
 	for k, v := range series.Publications() {

@@ -44,11 +44,13 @@ func TestStatusPage(t *testing.T) {
 	if n := strings.Count(page, "<svg"); n != 1 {
 		t.Errorf("%d <svg> elements, want 1", n)
 	}
-	if n := strings.Count(page, `<rect class="minuto"`); n != 60 {
+	if n := strings.Count(page, `<g class="minuto">`); n != 60 {
 		t.Errorf("%d bars, want one per minute of the hour (60)", n)
 	}
-	if !regexp.MustCompile(`<title>\d\d:\d\d UTC: [1-9]\d*</title>`).MatchString(page) {
-		t.Error("no bar counts this minute's publications")
+	// This minute's bar: the two created and, in red above them, the one refused (a refusal is no
+	// publication: on a full disk the bars showed every refused attempt as activity).
+	if !regexp.MustCompile(`<title>\d\d:\d\d UTC: creadas 2, rechazadas 1</title><rect [^>]*fill="#2a6"></rect><rect [^>]*fill="#c33"></rect>`).MatchString(page) {
+		t.Errorf("no bar says this minute's created and refused publications:\n%s", page)
 	}
 	if regexp.MustCompile(`https?://|<script|src=`).MatchString(page) {
 		t.Errorf("the page references an external asset or a script:\n%s", page)
