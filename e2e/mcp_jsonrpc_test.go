@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/directaid/directaid/internal/testserver"
@@ -135,4 +137,10 @@ func TestMCPErrorsInSpanish(t *testing.T) {
 		t.Fatal("unknown tool: no error")
 	}
 	spanishError(t, "unknown tool through the SDK", strings.TrimPrefix(err.Error(), "calling \"tools/call\": "))
+	// A JSON-RPC error the client reads as one (an agent told the tool does not exist), not a failed
+	// transport: at this protocol version the transport answers it with 200.
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("unknown tool through the SDK: %T %v, want a JSON-RPC error -32602", err, err)
+	}
 }

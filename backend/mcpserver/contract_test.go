@@ -23,7 +23,9 @@ func TestMCPIDsExact(t *testing.T) {
 }
 
 // TestMCPErrorReasons: a -32602 says what is wrong with the params, and every JSON-RPC error code has one
-// HTTP status, whoever refuses and whatever the protocol version; text cut short is -32700, not a batch.
+// HTTP status at each protocol version, whoever refuses (before 2026-07-28 a well-formed request's error
+// is a 200, where those versions' clients read it; from it on 400 and 404); text cut short is -32700, not
+// a batch.
 func TestMCPErrorReasons(t *testing.T) {
 	s := newTestServer(t)
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
@@ -33,22 +35,22 @@ func TestMCPErrorReasons(t *testing.T) {
 		code        float64
 		want        string // in the message
 	}{
-		{"2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"zzz"}}`, 400, -32602, "«params/cursor»"},
+		{"2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"zzz"}}`, 200, -32602, "«params/cursor»"},
 		{"2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"zzz",` + meta + `}}`, 400, -32602, "«params/cursor»"},
 		{"2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`, 400, -32602, "io.modelcontextprotocol/protocolVersion"},
 		{"2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, 400, -32602, "io.modelcontextprotocol/clientCapabilities"},
-		{"2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}`, 400, -32602, "«nope»"},
+		{"2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}`, 200, -32602, "«nope»"},
 		{"2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope",` + meta + `}}`, 400, -32602, "«nope»"},
-		{"2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`, 400, -32602, "«params/name»"},
+		{"2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`, 200, -32602, "«params/name»"},
 		{"2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta + `}}`, 400, -32602, "«params/name»"},
-		{"2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":5}}`, 400, -32602, "«params/protocolVersion»"},
-		{"2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"nope"}`, 404, -32601, "«nope»"},
+		{"2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":5}}`, 200, -32602, "«params/protocolVersion»"},
+		{"2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"nope"}`, 200, -32601, "«nope»"},
 		{"2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"nope","params":{` + meta + `}}`, 404, -32601, "«nope»"},
 		{"2025-06-18", `{"jsonrpc":"2.0","id":1}`, 400, -32600, "«method»"},
 		{"2025-06-18", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, 400, -32600, "lotes"},
 		{"2025-06-18", `[[[[[[`, 400, -32700, "JSON"},
 		{"2025-06-18", `[{"jsonrpc":"2.0","id":1,"method":"ping"}`, 400, -32700, "JSON"},
-		{"2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"` + strings.Repeat("m", 3000) + `"}`, 404, -32601, "«" + strings.Repeat("m", 40) + "…»"},
+		{"2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"` + strings.Repeat("m", 3000) + `"}`, 200, -32601, "«" + strings.Repeat("m", 40) + "…»"},
 	} {
 		status, body := s.mcpPost(c.proto, c.body)
 		var res struct {

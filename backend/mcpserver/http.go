@@ -105,8 +105,9 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusUnsupportedMediaType, "Envíe el mensaje JSON-RPC con Content-Type: application/json.")
 		return
 	}
-	if v := r.Header.Get(mcp.HeaderProtocolVersion); v != "" && !mcp.IsValidProtocolVersion(v) {
-		writeRPCError(w, http.StatusBadRequest, "Versión de protocolo MCP no admitida: "+v+"; admitidas: "+strings.Join(mcp.ValidProtocolVersions, ", ")+".")
+	proto := r.Header.Get(mcp.HeaderProtocolVersion)
+	if proto != "" && !mcp.IsValidProtocolVersion(proto) {
+		writeRPCError(w, http.StatusBadRequest, "Versión de protocolo MCP no admitida: "+proto+"; admitidas: "+strings.Join(mcp.ValidProtocolVersions, ", ")+".")
 		return
 	}
 	if r.ContentLength > MaxBodyBytes {
@@ -130,16 +131,16 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// which the rate limit counts on. Text that is not JSON at all (a cut «[[[…») is a parse error first.
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
 		if !json.Valid(body) {
-			writeRefusal(w, &rpcRefusal{code: mcp.PARSE_ERROR, msg: msgNotJSON})
+			writeRefusal(w, &rpcRefusal{code: mcp.PARSE_ERROR, msg: msgNotJSON}, proto)
 			return
 		}
-		writeRefusal(w, &rpcRefusal{code: mcp.INVALID_REQUEST, msg: "No se admiten lotes JSON-RPC: envíe un mensaje por petición."})
+		writeRefusal(w, &rpcRefusal{code: mcp.INVALID_REQUEST, msg: "No se admiten lotes JSON-RPC: envíe un mensaje por petición."}, proto)
 		return
 	}
 	refusal, response, method := checkMessage(body)
 	switch {
 	case refusal != nil:
-		writeRefusal(w, refusal)
+		writeRefusal(w, refusal, proto)
 		return
 	case response:
 		w.WriteHeader(http.StatusAccepted) // a response to nothing this stateless server asked: accepted, ignored
@@ -154,7 +155,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	b := &bufferedResponse{header: http.Header{}}
 	e.rpc.ServeHTTP(b, r)
-	b.send(w, method, e.toolNames, envelope.ID)
+	b.send(w, method, e.toolNames, envelope.ID, proto)
 }
 
 // rebinding reports a request that a DNS-rebinding attack could have sent: it came over a loopback

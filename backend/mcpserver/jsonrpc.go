@@ -31,18 +31,31 @@ type rpcRefusal struct {
 // msgNotJSON is the message of -32700.
 const msgNotJSON = "El mensaje no es JSON válido."
 
-// rpcStatus is the one HTTP status of each JSON-RPC error code, whoever refuses (checkMessage or
-// mcp-go) and whatever the protocol version: the table protocol 2026-07-28 prescribes, which mcp-go
-// applies to that version only. A message that is not valid JSON-RPC or has invalid params is 400, an
-// unknown method 404; the rest (a server error) keep 200. Transport refusals (403, 405, 413, 415)
-// are written with their own status and the server-error code -32000.
-func rpcStatus(code int) int {
+// statusesFrom is the first protocol version whose transport gives a JSON-RPC error of a well-formed
+// request its own HTTP status.
+const statusesFrom = "2026-07-28"
+
+// rpcStatus is the one HTTP status of each JSON-RPC error code at protocol version proto (the request's
+// MCP-Protocol-Version; "" without one), whoever refuses (checkMessage or mcp-go). A message that is not
+// valid JSON-RPC is 400. From protocol 2026-07-28 on, invalid params are 400 and an unknown method 404,
+// the table that version prescribes (mcp-go applies it there only); before it, the transport answers a
+// well-formed request's error with 200 and the JSON-RPC error in the body, which is where the clients of
+// those versions read it (the TypeScript SDK takes any other status for a broken connection: an unknown
+// tool became a network error for the agent). The rest (a server error) keep 200. Transport refusals
+// (403, 405, 413, 415) are written with their own status and the server-error code -32000.
+func rpcStatus(code int, proto string) int {
 	switch code {
-	case mcp.PARSE_ERROR, mcp.INVALID_REQUEST, mcp.INVALID_PARAMS, mcp.HEADER_MISMATCH,
+	case mcp.PARSE_ERROR, mcp.INVALID_REQUEST, mcp.HEADER_MISMATCH,
 		mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, mcp.UNSUPPORTED_PROTOCOL_VERSION:
 		return http.StatusBadRequest
+	case mcp.INVALID_PARAMS:
+		if proto >= statusesFrom {
+			return http.StatusBadRequest
+		}
 	case mcp.METHOD_NOT_FOUND:
-		return http.StatusNotFound
+		if proto >= statusesFrom {
+			return http.StatusNotFound
+		}
 	}
 	return http.StatusOK
 }
@@ -176,9 +189,9 @@ func jsonKind(v any) string {
 	return "null"
 }
 
-func writeRefusal(w http.ResponseWriter, r *rpcRefusal) {
+func writeRefusal(w http.ResponseWriter, r *rpcRefusal, proto string) {
 	w.Header().Set("Cache-Control", "no-store")
-	backend.WriteJSON(w, rpcStatus(r.code), map[string]any{"jsonrpc": "2.0", "id": r.id, "error": map[string]any{"code": r.code, "message": r.msg}})
+	backend.WriteJSON(w, rpcStatus(r.code, proto), map[string]any{"jsonrpc": "2.0", "id": r.id, "error": map[string]any{"code": r.code, "message": r.msg}})
 }
 
 // bufferedResponse holds mcp-go's answer (one JSON body: streaming is disabled) so that its errors can be
@@ -199,7 +212,7 @@ func (b *bufferedResponse) WriteHeader(status int) {
 
 // send writes the buffered answer to w, with a JSON-RPC error's message in Spanish and its code's
 // status, and the request's id as it came (id: its JSON text; empty for none).
-func (b *bufferedResponse) send(w http.ResponseWriter, method string, tools []string, id json.RawMessage) {
+func (b *bufferedResponse) send(w http.ResponseWriter, method string, tools []string, id json.RawMessage, proto string) {
 	if b.status == 0 {
 		b.status = http.StatusOK
 	}
@@ -209,7 +222,7 @@ func (b *bufferedResponse) send(w http.ResponseWriter, method string, tools []st
 	case strings.HasPrefix(ct, "application/json"):
 		var code int
 		if body, code = spanishRPCError(body, method, tools); code != 0 {
-			b.status = rpcStatus(code)
+			b.status = rpcStatus(code, proto)
 		}
 		if len(id) > 0 {
 			body = withID(body, id)
@@ -217,7 +230,7 @@ func (b *bufferedResponse) send(w http.ResponseWriter, method string, tools []st
 	case b.status >= 400:
 		// mcp-go's plain-text refusals (a session it cannot find, a body it cannot read).
 		b.header.Set("Content-Type", "application/json")
-		b.status = rpcStatus(mcp.INVALID_REQUEST)
+		b.status = rpcStatus(mcp.INVALID_REQUEST, proto)
 		body, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": mcp.INVALID_REQUEST,
 			"message": "Mensaje JSON-RPC no admitido por este servidor sin sesiones."}})
 	}
