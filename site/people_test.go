@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -324,6 +325,15 @@ func TestPickerEnterSearches(t *testing.T) {
 	q, a := strings.Index(string(page), "Armenia (Quindío)"), strings.Index(string(page), "Armenia (Antioquia)")
 	if q < 0 || a < 0 || q > a {
 		t.Errorf("Armenia (Quindío) not before Armenia (Antioquia): %d %d", q, a)
+	}
+	// The default button posts to the form's own address, with no #lugar: the first result takes the
+	// focus, so that the page opens at the results, not at the top of the form.
+	if strings.Count(string(page), " autofocus") != 1 || !regexp.MustCompile(`value="63001" formaction="/pedir#lugar" class="enlace" formnovalidate autofocus>`).Match(page) {
+		t.Errorf("the search results do not take the focus:\n%s", page)
+	}
+	_, none := postForm(t, c, "/pedir", url.Values{"lugar-buscar": {"springfield"}, "paso": {"defecto"}})
+	if !strings.Contains(string(none), `aria-describedby="f-lugar-buscar-ayuda" autofocus>`) {
+		t.Errorf("a search with no results does not give the focus back to the search box")
 	}
 	vals.Del("lugar-buscar")
 	postForm(t, c, "/pedir", vals)
