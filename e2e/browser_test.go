@@ -105,7 +105,7 @@ var request = map[string]string{
 	"f-neededPeople":    "5",
 	"f-address":         "Calle 5 # 3-20, junto a la iglesia",
 	"f-neighborhood":    "San Marcos",
-	"f-latitude":        "8.6601",
+	"f-latitude":        "8,6601", // the decimal comma people write
 	"f-longitude":       "-75.1302",
 	"f-contactName":     "María Pérez",
 	"f-contactWhatsapp": "300 555 1234",

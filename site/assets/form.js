@@ -236,8 +236,10 @@
       if (el.type === 'checkbox') { body[el.name] = el.checked; return; }
       var v = el.value.trim();
       if (v === '') return;
+      // Numbers: the number inputs, and the coordinates (text with a decimal keyboard, which keep the
+      // decimal comma people write); what does not read as one goes as typed, for the API to name.
       var n = Number(v.replace(',', '.'));
-      body[el.name] = el.type === 'number' && isFinite(n) ? n : v;
+      body[el.name] = (el.type === 'number' || el.getAttribute('inputmode') === 'decimal') && isFinite(n) ? n : v;
     });
     try { store.setItem(key, ext.value); } catch (e) { /* the id still holds for this page */ }
     send.disabled = true;
