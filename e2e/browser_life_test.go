@@ -39,6 +39,13 @@ func TestBrowserRecordLife(t *testing.T) {
 			t.Errorf("gestionar.js did not fill the id and token from the fragment")
 		}
 		p.screenshot(t, shot+"-abierta")
+		// Enter («Ir» on a phone) in the code's field shows the publication and does nothing to it (the
+		// form's first button used to be «Marcar como resuelta»).
+		p.do(t, "Enter in the code", chromedp.SendKeys(chromedp.ID("g-token"), "\r"))
+		time.Sleep(500 * time.Millisecond)
+		if got := p.text(t, "gestion-publicacion"); !strings.Contains(got, "Estado: vigente") {
+			t.Fatalf("after Enter in the code: %q, want it still «vigente»", got)
+		}
 		p.do(t, "resolve", chromedp.Click(chromedp.CSS(`#gestion-formulario button[value="resolve"]`), chromedp.NodeVisible))
 		p.wait(t, "gestion-resultado")
 		if got := p.text(t, "gestion-hecho"); !strings.Contains(got, "Marcar como resuelta") {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"slices"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -268,9 +268,29 @@ func TestManageWithoutJS(t *testing.T) {
 	if res.StatusCode != 200 || len(acted) != 0 || !strings.Contains(string(page), `value="`+id+`"`) || !strings.Contains(string(page), "«Agua» — Estado: vigente.") {
 		t.Fatalf("Gestionar: %d acted %v\n%s", res.StatusCode, acted, page)
 	}
+	// Enter in a field submits with the form's first submit button: one that only shows the publication,
+	// on the page with the actions and on the withdrawal's question (it marked the record resolved, or
+	// withdrew it). No responses are said before they are asked for.
+	firstButton := func(page []byte) string {
+		form := string(page)[strings.Index(string(page), `<form id="gestion-formulario"`):]
+		return regexp.MustCompile(`<button type="submit"[^>]*>`).FindString(form)
+	}
+	if b := firstButton(page); b != `<button type="submit" class="por-defecto" tabindex="-1" aria-hidden="true" data-abrir>` {
+		t.Errorf("the form's default button: %s", b)
+	}
+	if strings.Contains(string(page), "<li>Nadie ha respondido") {
+		t.Errorf("«Nadie ha respondido» before the responses were asked for")
+	}
 	_, page = postForm(t, c, "/gestionar", url.Values{"id": {id}, "token": {"tok"}, "action": {"withdraw"}})
 	if len(acted) != 0 || !strings.Contains(string(page), "¿Retirar la publicación?") || !strings.Contains(string(page), `name="confirmar" value="si"`) {
 		t.Fatalf("withdraw asked nothing: acted %v\n%s", acted, page)
+	}
+	if b := firstButton(page); !strings.Contains(b, "data-abrir") {
+		t.Errorf("the withdrawal's question: Enter would send %s", b)
+	}
+	// What the default button sends (the question's hidden confirmar with it): nothing is done.
+	if _, page = postForm(t, c, "/gestionar", url.Values{"id": {id}, "token": {"tok"}, "confirmar": {"si"}}); len(acted) != 0 || !strings.Contains(string(page), "«Agua» — Estado: vigente.") {
+		t.Fatalf("Enter on the withdrawal's question: acted %v\n%s", acted, page)
 	}
 	_, page = postForm(t, c, "/gestionar", url.Values{"id": {id}, "token": {"tok"}, "action": {"withdraw"}, "confirmar": {"si"}})
 	if len(acted) != 1 || acted[0] != "withdraw" || !strings.Contains(string(page), "quedó retirada") {

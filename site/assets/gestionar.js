@@ -100,6 +100,9 @@
 
   form.addEventListener("submit", function (ev) {
     var btn = ev.submitter;
+    // Enter in a field: the form's default button, first in it, which only shows the publication (a
+    // first action button would act: Enter marked it resolved).
+    if (btn && btn.hasAttribute("data-abrir")) { ev.preventDefault(); describe().then(responses); return; }
     if (!btn || !btn.value) return;
     ev.preventDefault();
     if (btn.value === "responses") { responses(); return; }
