@@ -258,7 +258,7 @@ func samePoint(a, b *schema.Publication) bool {
 }
 
 // validate applies every rule of a publication to body and returns what would be stored, with the
-// pointers of the texts that had a phone number taken out (maskPhones); the municipio of a point located
+// pointers of the texts that had a phone number hidden (maskPhones); the municipio of a point located
 // by coordinates alone is left to create (schema.NeedsMunicipio).
 func (s *Service) validate(body []byte, forcedType string) (*schema.Publication, []string, error) {
 	pub, eb := schema.Decoder{MunicipioLater: true}.Decode(body, forcedType)
@@ -272,8 +272,8 @@ func (s *Service) validate(body []byte, forcedType string) (*schema.Publication,
 	return pub, maskPhones(pub), nil
 }
 
-// maskPhones takes the phone numbers typed in pub's texts out of them (schema.MaskPhones) and returns the
-// pointers of the texts it changed. A publication's contact is its contactWhatsapp, shown only with the
+// maskPhones hides the digits of the phone numbers typed in pub's texts (schema.MaskPhones) and returns
+// the pointers of the texts it changed. A publication's contact is its contactWhatsapp, shown only with the
 // person's consent and hidden when someone reports it as theirs; a number in a text would escape both,
 // and reach lists, exports and searches, which carry no phone.
 func maskPhones(pub *schema.Publication) []string {
@@ -295,13 +295,13 @@ func maskPhones(pub *schema.Publication) []string {
 var maskedTexts = map[string]string{"/title": "El título (title)", "/description": "La descripción (description)",
 	"/contactName": "El nombre de contacto (contactName)", "/address": "La dirección (address)", "/neighborhood": "El barrio (neighborhood)"}
 
-// maskedWarnings tell the publisher which texts had a phone number taken out.
+// maskedWarnings tell the publisher which texts had a phone number hidden.
 func maskedWarnings(fields []string) []schema.Warning {
 	out := make([]schema.Warning, 0, len(fields))
 	for _, f := range fields {
 		out = append(out, schema.Warning{Code: schema.CodePhoneInText, Field: f, Message: fmt.Sprintf(
-			"%s tenía un número de teléfono: no se publica en el texto, que dice %s en su lugar. El número de contacto va en «WhatsApp de contacto» (contactWhatsapp): se muestra solo con el permiso de la persona, y se oculta si alguien dice que es suyo.",
-			maskedTexts[f], schema.PhoneInText)})
+			"%s tenía un número de teléfono: se publica con sus cifras ocultas (%s). El número de contacto va en «WhatsApp de contacto» (contactWhatsapp): se muestra solo con el permiso de la persona, y se oculta si alguien dice que es suyo.",
+			maskedTexts[f], strings.Repeat(string(schema.PhoneMask), 3))})
 	}
 	return out
 }

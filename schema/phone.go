@@ -63,115 +63,173 @@ const phoneRules = "Celular colombiano (300 123 4567, con o sin +57), " +
 	"fijo colombiano (601 234 5678) o número de otro país con + y su indicativo (+58 412 1234567). " +
 	"Solo dígitos, espacios, guiones, puntos, paréntesis y un + inicial; el número debe existir en el plan de numeración de su país."
 
-// PhoneInText is what MaskPhones writes in place of a phone number typed in a text.
-const PhoneInText = "[teléfono oculto]"
+// PhoneMask is what MaskPhones writes for each digit of a phone number typed in a text: the text keeps
+// its length (every limit holds) and reads as a hidden number («llamar al ••• ••• ••••»).
+const PhoneMask = '•'
 
-// MaskPhones replaces every phone number written in text s by PhoneInText, and reports whether it
-// replaced one. A phone number is a run of digits with the separators people type (spaces, dots,
-// dashes, parentheses, a leading +) that contactWhatsapp would take as a number that can exist: a
-// Colombian mobile or landline, or an international number with its +. Two numbers side by side are
-// two numbers; an amount («1.500.000»), a date, a cédula or an address («Cra 14 # 20-31») is none.
-// A publication's contact is its contactWhatsapp, shown only with the person's consent and hidden
-// when someone reports it as theirs; a number in the text would escape both.
+// maxPhoneGap is the longest run of separators between two groups of a number's digits («300 - 123»,
+// «300 📞 123»); a longer one ends the number.
+const maxPhoneGap = 3
+
+// MaskPhones writes PhoneMask for every digit of each phone number written in text s, and reports
+// whether it found one. A phone number is a run of digits (of any script: «３００», «٣٠٠») in groups
+// with the separators people type or paste between them (spaces of any width, dashes, dots, slashes,
+// commas, parentheses, emoji, invisible characters), up to maxPhoneGap of them, that contactWhatsapp
+// would take as a number that can exist: a Colombian mobile or landline, or an international number
+// with its +. Two numbers side by side are two numbers. An amount («$3.200.000.000», groups of three
+// after the first), a list of small numbers («tallas 30 32 34 36 38»), a date, a cédula or an address
+// («Cra 14 # 20-31») is none. A publication's contact is its contactWhatsapp, shown only with the
+// person's consent and hidden when someone reports it as theirs; a number in the text would escape both.
 func MaskPhones(s string) (string, bool) {
 	digits := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] >= '0' && s[i] <= '9' {
+	for _, r := range s {
+		if unicode.IsDigit(r) {
 			digits++
 		}
 	}
 	if digits < 7 {
 		return s, false
 	}
-	var out strings.Builder
-	last, masked := 0, false
-	for _, run := range phoneRuns(s) {
-		// The run's groups (split at spaces), then the longest span of groups from each start that is a
-		// number, so that «300 123 4567 310 987 6543» is two.
-		groups := spaceGroups(s, run[0], run[1])
-		for k := 0; k < len(groups); {
+	rs := []rune(s)
+	mask := make([]bool, len(rs))
+	masked := false
+	for _, g := range digitRuns(rs) {
+		for k := 0; k < len(g); {
 			end := -1
-			for m := len(groups) - 1; m >= k; m-- {
-				span := s[groups[k][0]:groups[m][1]]
-				if n := countDigits(span); n >= 7 && n <= 15 {
-					if _, bad := parsePhone(span, true); bad == nil {
-						end = m
-						break
-					}
+			for m := len(g) - 1; m >= k; m-- {
+				if isPhone(rs, g[k:m+1]) {
+					end = m
+					break
 				}
 			}
 			if end < 0 {
 				k++
 				continue
 			}
-			out.WriteString(s[last:groups[k][0]])
-			out.WriteString(PhoneInText)
-			last, masked = groups[end][1], true
-			k = end + 1
+			for _, grp := range g[k : end+1] {
+				for i := grp[0]; i < grp[1]; i++ {
+					mask[i] = true
+				}
+			}
+			masked, k = true, end+1
 		}
 	}
 	if !masked {
 		return s, false
 	}
-	out.WriteString(s[last:])
-	return out.String(), true
+	for i, m := range mask {
+		if m {
+			rs[i] = PhoneMask
+		}
+	}
+	return string(rs), true
 }
 
-// phoneRuns are the [start, end) byte spans of s made of digits and phone separators that hold a digit,
-// each trimmed of the separators at its ends (but a leading + or parenthesis).
-func phoneRuns(s string) [][2]int {
-	var runs [][2]int
-	for i := 0; i < len(s); {
-		if !phoneByte(s[i]) {
+// digitRuns are the runs of digit groups of rs: each group a [start, end) of digits, the groups of a run
+// apart by at most maxPhoneGap separators.
+func digitRuns(rs []rune) [][][2]int {
+	var runs [][][2]int
+	var cur [][2]int
+	gap := 0
+	for i := 0; i < len(rs); {
+		switch {
+		case unicode.IsDigit(rs[i]):
+			j := i
+			for j < len(rs) && unicode.IsDigit(rs[j]) {
+				j++
+			}
+			if gap > maxPhoneGap && len(cur) > 0 {
+				runs, cur = append(runs, cur), nil
+			}
+			cur, gap, i = append(cur, [2]int{i, j}), 0, j
+		case phoneSeparator(rs[i]):
+			gap++
 			i++
-			continue
+		default:
+			if len(cur) > 0 {
+				runs, cur = append(runs, cur), nil
+			}
+			gap = 0
+			i++
 		}
-		j := i
-		for j < len(s) && phoneByte(s[j]) {
-			j++
-		}
-		a, b := i, j
-		for a < b && strings.IndexByte(" -.)", s[a]) >= 0 {
-			a++
-		}
-		for b > a && strings.IndexByte(" -.(+", s[b-1]) >= 0 {
-			b--
-		}
-		if countDigits(s[a:b]) > 0 {
-			runs = append(runs, [2]int{a, b})
-		}
-		i = j
+	}
+	if len(cur) > 0 {
+		runs = append(runs, cur)
 	}
 	return runs
 }
 
-// spaceGroups splits the span [a, b) of s at its spaces.
-func spaceGroups(s string, a, b int) [][2]int {
-	var out [][2]int
-	for i := a; i < b; {
-		for i < b && s[i] == ' ' {
-			i++
+// phoneSeparator reports whether r may stand between the digits of a phone number as people write or
+// paste it: anything but a letter or a digit (a letter ends the number: «300 y 310» are two runs).
+func phoneSeparator(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
+
+// isPhone reports whether the groups gs of rs (consecutive groups of one run) write a phone number.
+func isPhone(rs []rune, gs [][2]int) bool {
+	var b strings.Builder
+	n, small, allSmall := 0, false, true
+	for _, g := range gs {
+		n += g[1] - g[0]
+		if g[1]-g[0] > 2 {
+			allSmall = false
 		}
-		j := i
-		for j < b && s[j] != ' ' {
-			j++
+		if g[1]-g[0] == 2 {
+			small = true
 		}
-		if j > i {
-			out = append(out, [2]int{i, j})
-		}
-		i = j
 	}
-	return out
+	if n < 7 || n > 15 || (allSmall && small) || amount(rs, gs) {
+		return false
+	}
+	// A + just before the first digit (with separators between) is the number's.
+	for i := gs[0][0] - 1; i >= 0 && i >= gs[0][0]-maxPhoneGap && phoneSeparator(rs[i]); i-- {
+		if rs[i] == '+' {
+			b.WriteByte('+')
+			break
+		}
+	}
+	for _, g := range gs {
+		for _, r := range rs[g[0]:g[1]] {
+			b.WriteByte(byte('0' + digitValue(r)))
+		}
+	}
+	_, bad := parsePhone(b.String(), true)
+	return bad == nil
 }
 
-func phoneByte(c byte) bool { return c >= '0' && c <= '9' || strings.IndexByte(" +-.()", c) >= 0 }
-
-func countDigits(s string) int {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] >= '0' && s[i] <= '9' {
-			n++
+// amount reports whether the groups gs are an amount written with a thousands separator: one to three
+// digits, then groups of three, each after the same single «.» or «,» («3.200.000.000»).
+func amount(rs []rune, gs [][2]int) bool {
+	if len(gs) < 3 || gs[0][1]-gs[0][0] > 3 {
+		return false
+	}
+	sep := rune(0)
+	for i, g := range gs[1:] {
+		if g[1]-g[0] != 3 || g[0]-gs[i][1] != 1 {
+			return false
+		}
+		if c := rs[g[0]-1]; (c != '.' && c != ',') || (sep != 0 && c != sep) {
+			return false
+		} else {
+			sep = c
 		}
 	}
-	return n
+	return true
+}
+
+// digitValue is the value of the decimal digit r, of any script (Unicode's decimal digits come in
+// consecutive runs of ten, from zero).
+func digitValue(r rune) int {
+	if r >= '0' && r <= '9' {
+		return int(r - '0')
+	}
+	for _, rg := range unicode.Nd.R16 {
+		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
+			return int(r-rune(rg.Lo)) % 10
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
+			return int(r-rune(rg.Lo)) % 10
+		}
+	}
+	return 0
 }

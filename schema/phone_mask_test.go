@@ -1,27 +1,57 @@
 package schema
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
-// TestMaskPhones: the numbers people type in a text, alone, side by side or in a link, and none of the
-// other runs of digits a request holds (amounts, dates, addresses, coordinates, a cédula).
+// TestMaskPhones: the numbers people type in a text, however written (separators of any kind, digits
+// of any script, emoji between groups, two side by side, in a link), and none of the other runs of
+// digits a request holds (amounts, dates, addresses, coordinates, a cédula, a list of sizes). A masked
+// text keeps its length in characters.
 func TestMaskPhones(t *testing.T) {
+	const d = string(PhoneMask)
+	n := func(groups ...int) string { // a masked number: groups of d separated by spaces
+		var b []string
+		for _, g := range groups {
+			b = append(b, strings.Repeat(d, g))
+		}
+		return strings.Join(b, " ")
+	}
 	for in, want := range map[string]string{
-		"Llamen al 3105556677 o +57 320 111 2233":     "Llamen al [teléfono oculto] o [teléfono oculto]",
-		"Mi número es 310-555-6677, gracias":          "Mi número es [teléfono oculto], gracias",
-		"https://wa.me/573105556677":                  "https://wa.me/[teléfono oculto]",
-		"300 123 4567 310 987 6543":                   "[teléfono oculto] [teléfono oculto]",
-		"(+57) 321-555-0199 fijo 601 234 5678.":       "[teléfono oculto] fijo [teléfono oculto].",
-		"Somos 12 familias, 45 personas":              "Somos 12 familias, 45 personas",
-		"Cra 14 # 20-31, apto 401":                    "Cra 14 # 20-31, apto 401",
-		"Cuesta 1.500.000 pesos, desde el 2026-11-29": "Cuesta 1.500.000 pesos, desde el 2026-11-29",
-		"Coordenadas 4.5339, -75.6811":                "Coordenadas 4.5339, -75.6811",
-		"Cédula 1.094.567.890":                        "Cédula 1.094.567.890",
-		"Llamar a las 3 pm al 3001234567.":            "Llamar a las 3 pm al [teléfono oculto].",
-		"+1 202 555 0143":                             "[teléfono oculto]",
+		"Llamen al 3105556677 o +57 320 111 2233":      "Llamen al " + n(10) + " o +" + n(2, 3, 3, 4),
+		"Mi número es 310-555-6677, gracias":           "Mi número es " + strings.Repeat(d, 3) + "-" + strings.Repeat(d, 3) + "-" + strings.Repeat(d, 4) + ", gracias",
+		"https://wa.me/573105556677":                   "https://wa.me/" + n(12),
+		"300 123 4567 310 987 6543":                    n(3, 3, 4, 3, 3, 4),
+		"fijo 601 234 5678.":                           "fijo " + n(3, 3, 4) + ".",
+		"Agua 300/123/4567 urgente":                    "Agua " + strings.Repeat(d, 3) + "/" + strings.Repeat(d, 3) + "/" + strings.Repeat(d, 4) + " urgente",
+		"Ana ３００１２３４５６７":                               "Ana " + n(10),
+		"300\u2009123\u202f4567":                       strings.Repeat(d, 3) + "\u2009" + strings.Repeat(d, 3) + "\u202f" + strings.Repeat(d, 4),
+		"300–123—4567":                                 strings.Repeat(d, 3) + "–" + strings.Repeat(d, 3) + "—" + strings.Repeat(d, 4),
+		"300\n123\n4567":                               strings.Repeat(d, 3) + "\n" + strings.Repeat(d, 3) + "\n" + strings.Repeat(d, 4),
+		"300 📞 123 4567":                               strings.Repeat(d, 3) + " 📞 " + n(3, 4),
+		"3001234567,3109876543":                        n(10) + "," + n(10),
+		"3 0 0 1 2 3 4 5 6 7":                          n(1, 1, 1, 1, 1, 1, 1, 1, 1, 1),
+		"Llamar a las 3 pm al 3001234567.":             "Llamar a las 3 pm al " + n(10) + ".",
+		"+1 202 555 0143":                              "+" + n(1, 3, 3, 4),
+		"Somos 12 familias, 45 personas":               "Somos 12 familias, 45 personas",
+		"Cra 14 # 20-31, apto 401":                     "Cra 14 # 20-31, apto 401",
+		"Cuesta 1.500.000 pesos, desde el 2026-11-29":  "Cuesta 1.500.000 pesos, desde el 2026-11-29",
+		"La alcaldía destinó $3.200.000.000":           "La alcaldía destinó $3.200.000.000",
+		"Presupuesto de 3,500,000,000 pesos":           "Presupuesto de 3,500,000,000 pesos",
+		"Tallas 30 32 34 36 38":                        "Tallas 30 32 34 36 38",
+		"kits de 10 20 30 40 50 60 70":                 "kits de 10 20 30 40 50 60 70",
+		"Coordenadas 4.5339, -75.6811":                 "Coordenadas 4.5339, -75.6811",
+		"Cédula 1.094.567.890":                         "Cédula 1.094.567.890",
+		"Del 29/11/2026 - 30/11/2026, de 8:00 a 12:00": "Del 29/11/2026 - 30/11/2026, de 8:00 a 12:00",
 	} {
-		got, _ := MaskPhones(in)
+		got, masked := MaskPhones(in)
 		if got != want {
 			t.Errorf("%q:\n got %q\nwant %q", in, got, want)
+		}
+		if masked != (got != in) || utf8.RuneCountInString(got) != utf8.RuneCountInString(in) {
+			t.Errorf("%q: masked %v, %d characters for %d", in, masked, utf8.RuneCountInString(got), utf8.RuneCountInString(in))
 		}
 	}
 }

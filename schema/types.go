@@ -168,7 +168,7 @@ type PublishResult struct {
 
 // Warning is something a publication may have got wrong that did not stop it.
 type Warning struct {
-	Code    string `json:"code" jsonschema:"enum=far_from_emergency,enum=place_far_from_point,enum=phone_in_text" jsonschema_description:"Código estable en inglés: far_from_emergency (el lugar está lejos de la zona de la emergencia), place_far_from_point (placeCode y las coordenadas dadas están lejos entre sí) o phone_in_text (un texto tenía un número de teléfono, que no se publica en él)."`
+	Code    string `json:"code" jsonschema:"enum=far_from_emergency,enum=place_far_from_point,enum=phone_in_text" jsonschema_description:"Código estable en inglés: far_from_emergency (el lugar está lejos de la zona de la emergencia), place_far_from_point (placeCode y las coordenadas dadas están lejos entre sí) o phone_in_text (un texto tenía un número de teléfono, que se publica con sus cifras ocultas: •••)."`
 	Field   string `json:"field" jsonschema_description:"Puntero JSON al campo del cuerpo que lo causa."`
 	Message string `json:"message" jsonschema_description:"El aviso, en español."`
 }
@@ -179,7 +179,7 @@ const CodeFarFromEmergency = "far_from_emergency"
 // CodePlaceFarFromPoint is the warning of a placeCode far from the coordinates given with it.
 const CodePlaceFarFromPoint = "place_far_from_point"
 
-// CodePhoneInText is the warning of a phone number typed in a text, which MaskPhones took out of it.
+// CodePhoneInText is the warning of a phone number typed in a text, whose digits MaskPhones hid.
 const CodePhoneInText = "phone_in_text"
 
 // Links are the integration links of the discovery document and of each emergency.
