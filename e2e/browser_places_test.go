@@ -2,6 +2,10 @@ package e2e
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -85,5 +89,46 @@ func TestBrowserPlacePicker(t *testing.T) {
 	d := p.detail(t, id)
 	if l := d.Location; l == nil || l.PlaceCode != "63001001" || l.Precision != "place" || l.Municipio != "Armenia (Quindío)" || l.Latitude == nil {
 		t.Errorf("the record's location: %+v", l)
+	}
+}
+
+// TestBrowserPlacePickerBeforeItsList: on a slow signal the place list (most of the site's bytes) takes
+// a while; Enter in the search meanwhile asks the server, which answers at once, instead of searching an
+// empty list and saying that no place has that name.
+func TestBrowserPlacePickerBeforeItsList(t *testing.T) {
+	artifacts := needBrowser(t)
+	s := testserver.Start(t, testserver.Options{})
+	target, _ := url.Parse(s.URL)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	release := make(chan struct{})
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".tsv") {
+			select { // the list, on a slow signal: until the test is done with it
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	defer close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p := &phone{ctx: startPhone(ctx, t), s: s, artifacts: artifacts}
+	p.do(t, "open /pedir", chromedp.Navigate(proxy.URL+"/pedir"), chromedp.WaitVisible(chromedp.ID("f-lugar-buscar")))
+	p.do(t, "type el caimo, Enter", chromedp.Click(chromedp.ID("f-lugar-buscar"), chromedp.NodeVisible),
+		chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), "el caimo\r"))
+	// The page is posted to the server (a navigation): look until its answer is there.
+	var got string
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`(document.getElementById('lugar-resultados') || {}).textContent || ''`)); err == nil {
+			if got = v; strings.Contains(got, "El Caimo") || strings.Contains(got, "No se encontró") {
+				break
+			}
+		}
+	}
+	if !strings.Contains(got, "El Caimo, Armenia (Quindío)") || strings.Contains(got, "No se encontró") {
+		t.Errorf("Enter before the list came: the results say %q, want El Caimo", got)
 	}
 }

@@ -130,7 +130,12 @@
   }
 
   q.addEventListener('keydown', function (ev) {
-    if (ev.key === 'Enter') { ev.preventDefault(); showResults(); } // search, do not publish
+    if (ev.key !== 'Enter') return;
+    ev.preventDefault(); // search, do not publish
+    if (loaded) { showResults(); return; }
+    // The list is still coming (a slow signal): the server searches, as the «Buscar» step does
+    // without JavaScript, rather than an empty list answering «no se encontró».
+    Array.prototype.forEach.call(buttons, function (b) { if (b.value === 'buscar') b.click(); });
   });
   update();
   // The list (most of the site's bytes) comes when the picker is first used, or at once when the page
