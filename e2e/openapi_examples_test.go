@@ -174,6 +174,7 @@ func TestOpenAPIDocumentedResponses(t *testing.T) {
 
 	jsonCT := []string{"Content-Type", "application/json"}
 	mcpCT := []string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream"}
+	const unknownMethod2026 = `{"jsonrpc":"2.0","id":1,"method":"no/such","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	pub := func(srv *testserver.Server, ext string) map[string]any {
 		t.Helper()
 		resp, out := publish(t, srv, with(validRequest(), "emergencySlug", otherSlug, "externalId", ext))
@@ -354,7 +355,8 @@ func TestOpenAPIDocumentedResponses(t *testing.T) {
 		{"mcp", 202, s, "POST", schema.MCPPath, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), mcpCT},
 		{"mcp", 400, s, "POST", schema.MCPPath, []byte(`{"jsonrpc":"2.0"}`), mcpCT},
 		{"mcp", 403, s, "POST", schema.MCPPath, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), append([]string{"Origin", "http://evil.example"}, mcpCT...)},
-		{"mcp", 404, s, "POST", schema.MCPPath, []byte(`{"jsonrpc":"2.0","id":1,"method":"no/such"}`), mcpCT},
+		// An unknown method is a 404 from protocol 2026-07-28 on (a 200 before it, where clients read the error).
+		{"mcp", 404, s, "POST", schema.MCPPath, []byte(unknownMethod2026), append(testserver.MCPHeaders("2026-07-28", unknownMethod2026), "Content-Type", "application/json")},
 		{"mcp", 413, s, "POST", schema.MCPPath, big, mcpCT},
 		{"mcp", 415, s, "POST", schema.MCPPath, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), []string{"Content-Type", "text/plain"}},
 	} {
