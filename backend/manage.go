@@ -26,6 +26,10 @@ import (
 // token acts only on the publication it was given for, even were two publications ever to share an id.
 // It is compared in constant time.
 
+// actionWords say a publisher's action in Spanish, after «no se puede».
+var actionWords = map[string]string{schema.ActionResolve: "marcar como resuelta", schema.ActionReopen: "reabrir",
+	schema.ActionRenew: "renovar", schema.ActionWithdraw: "retirar"}
+
 // manageSecretName names the secret of the manage tokens in the store; publisherSecretName, that of
 // Record.Publisher.
 const (
@@ -250,7 +254,7 @@ func (s *Service) Act(ctx context.Context, base, id, token, action string) (*sch
 	switch {
 	case errors.As(err, &te):
 		return nil, &Problem{Status: http.StatusConflict, Body: schema.ErrorBody{Code: schema.CodeInvalidTransition,
-			Error: fmt.Sprintf("La publicación está %s: no admite la acción %s.", StatusWords[te.status], te.action)}}
+			Error: fmt.Sprintf("La publicación está %s: no se puede %s (%s).", StatusWords[te.status], actionWords[te.action], te.action)}}
 	case errors.Is(err, store.ErrNotFound):
 		return nil, Forbidden() // a token of a record that is not there: cannot happen, but never say so
 	case err != nil:
