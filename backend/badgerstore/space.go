@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -41,6 +42,12 @@ func checkOpenSpace(dir string, need int64, free func(string) (int64, error)) er
 			break
 		}
 		at = filepath.Dir(at)
+	}
+	// A path on a filesystem that holds no data (/proc, /sys: no blocks at all) reads as a full disk; it
+	// is no place for a database, and saying «free space on that disk» would send the operator astray.
+	var st syscall.Statfs_t
+	if syscall.Statfs(at, &st) == nil && st.Blocks == 0 {
+		return fmt.Errorf("the database's directory %s is on a filesystem that holds no files (%s is not on a disk): give database badger a directory on a disk", dir, at)
 	}
 	n, err := free(at)
 	if err != nil || n >= need {

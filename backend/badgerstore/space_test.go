@@ -197,3 +197,15 @@ func TestOpenRefusesAFullDisk(t *testing.T) {
 	}
 	_ = s.Close()
 }
+
+// TestOpenRefusesAPseudoFilesystem: a directory under /proc (a typo, a wrong variable) reads as a disk
+// with 0 bytes free; Open says that it is no disk, not that the disk is full.
+func TestOpenRefusesAPseudoFilesystem(t *testing.T) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("no /proc here")
+	}
+	_, err := Open(Options{Dir: "/proc/nope/data"})
+	if err == nil || errors.Is(err, ErrNoSpaceToOpen) || !strings.Contains(err.Error(), "not on a disk") {
+		t.Fatalf("Open under /proc: %v", err)
+	}
+}
