@@ -68,8 +68,18 @@ const phoneRules = "Celular colombiano (300 123 4567, con o sin +57), " +
 const PhoneMask = '•'
 
 // maxPhoneGap is the longest run of separators between two groups of a number's digits («300 - 123»,
-// «300 📞 123»); a longer one ends the number.
-const maxPhoneGap = 3
+// «300 ... 123», «300 🇨🇴 123»), counted as gapWidth counts them; a longer one ends the number.
+const maxPhoneGap = 5
+
+// gapWidth is what r adds to a run of separators: nothing for what only changes the character before it
+// (combining marks, a variation selector, a skin tone, a zero-width joiner: «☎️», «👍🏽», «👨‍👩‍👧» are
+// one emoji each, or as many as they draw), one for the rest.
+func gapWidth(r rune) int {
+	if unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Sk) {
+		return 0
+	}
+	return 1
+}
 
 // MaskPhones writes PhoneMask for every digit of each phone number written in text s, and reports
 // whether it found one. A phone number is a run of digits (of any script: «３００», «٣٠٠») in groups
@@ -143,7 +153,7 @@ func digitRuns(rs []rune) [][][2]int {
 			}
 			cur, gap, i = append(cur, [2]int{i, j}), 0, j
 		case phoneSeparator(rs[i]):
-			gap++
+			gap += gapWidth(rs[i])
 			i++
 		default:
 			if len(cur) > 0 {
@@ -180,7 +190,7 @@ func isPhone(rs []rune, gs [][2]int) bool {
 		return false
 	}
 	// A + just before the first digit (with separators between) is the number's.
-	for i := gs[0][0] - 1; i >= 0 && i >= gs[0][0]-maxPhoneGap && phoneSeparator(rs[i]); i-- {
+	for i := gs[0][0] - 1; i >= 0 && i >= gs[0][0]-3 && phoneSeparator(rs[i]); i-- {
 		if rs[i] == '+' {
 			b.WriteByte('+')
 			break
