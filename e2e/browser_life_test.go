@@ -77,6 +77,10 @@ func TestBrowserRecordLife(t *testing.T) {
 		if d := p.detail(t, id); d.Status != "resolved" {
 			t.Errorf("the API says %q after «Marcar como resuelta»", d.Status)
 		}
+		// A mistyped code: «Ver quién responde» says it is not valid (it did nothing at all).
+		p.do(t, "a wrong code", chromedp.SetValue(chromedp.ID("g-token"), "codigo-equivocado"),
+			chromedp.Click(chromedp.CSS(`#gestion-formulario button[value="responses"]`), chromedp.NodeVisible))
+		waitText(t, p, "gestion-error", "no es válido")
 	})
 
 	t.Run("escenario", func(t *testing.T) {

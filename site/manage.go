@@ -93,8 +93,15 @@ var actionDone = map[string]string{
 const phoneReportedWords = "Su número no se muestra: alguien informó que no es suyo. Quien opera el sitio lo revisará; " +
 	"si el número es suyo y quiere que se vea, retire esta publicación y publíquela de nuevo."
 
+// NoSuchRecord is noSuchRecord, for the page's script.
+func (manageView) NoSuchRecord() string { return noSuchRecord }
+
 // PhoneReportedWords are phoneReportedWords, for the page's script.
 func (manageView) PhoneReportedWords() string { return phoneReportedWords }
+
+// noSuchRecord is what /gestionar says of a publication code that names no publication (gestionar.js
+// reads it from the form's data-no-hay).
+const noSuchRecord = "No hay ninguna publicación con ese código: revíselo (son 16 letras y números)."
 
 // describe says which record mv manages and its status, read as its page reads it.
 func (h *handler) describe(r *http.Request, base string, mv *manageView) {
@@ -106,6 +113,10 @@ func (h *handler) describe(r *http.Request, base string, mv *manageView) {
 	case errors.Is(err, ErrGone):
 		mv.Record = "Esta publicación ya no está: se retiró."
 		mv.Gone, mv.Buttons, mv.Confirm = true, nil, false
+	case errors.Is(err, ErrNotFound):
+		// A mistyped code: no record to act on, so no buttons (they offered «Reabrir» on nothing).
+		mv.Record = noSuchRecord
+		mv.Buttons, mv.Confirm = nil, false
 	case err == nil:
 		mv.Record = "«" + d.Title + "» — Estado: " + strings.ToLower(enumLabels[d.Status]) + "."
 		if d.Status == schema.StatusOpen && d.Contact.Whatsapp == "" {

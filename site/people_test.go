@@ -288,6 +288,11 @@ func TestManageWithoutJS(t *testing.T) {
 	if b := firstButton(page); !strings.Contains(b, "data-abrir") {
 		t.Errorf("the withdrawal's question: Enter would send %s", b)
 	}
+	// A mistyped publication code: said, and no buttons to act on nothing.
+	if _, page = postForm(t, c, "/gestionar", url.Values{"id": {"06h2zzzzzzzzzzzz"}, "token": {"tok"}}); !strings.Contains(string(page), "No hay ninguna publicación con ese código") ||
+		strings.Contains(string(page), `value="reopen"`) || strings.Contains(string(page), `value="resolve"`) {
+		t.Errorf("an unknown publication code:\n%s", page)
+	}
 	// What the default button sends (the question's hidden confirmar with it): nothing is done.
 	if _, page = postForm(t, c, "/gestionar", url.Values{"id": {id}, "token": {"tok"}, "confirmar": {"si"}}); len(acted) != 0 || !strings.Contains(string(page), "«Agua» — Estado: vigente.") {
 		t.Fatalf("Enter on the withdrawal's question: acted %v\n%s", acted, page)

@@ -37,7 +37,8 @@
     // no-cache: the detail is cacheable for a minute, and the status just shown must be the new one.
     return fetch(api + "?view=detail&id=" + encodeURIComponent(id), { headers: { Accept: "application/json" }, cache: "no-cache" })
       .then(function (r) {
-        if (r.status === 410 || r.status === 404) { info.textContent = form.dataset.noExiste; info.hidden = false; gone = true; fit(""); return null; }
+        if (r.status === 410) { info.textContent = form.dataset.noExiste; info.hidden = false; gone = true; fit(""); return null; }
+        if (r.status === 404 || r.status === 400) { info.textContent = form.dataset.noHay; info.hidden = false; fit(""); return null; }
         return r.ok ? r.json() : null;
       })
       .then(function (d) {
@@ -68,7 +69,11 @@
     var id = idIn.value.trim(), tok = tokIn.value.trim();
     if (!id || !tok || !box || gone) return;
     fetch(api + "/" + encodeURIComponent(id) + "/responses", { headers: { Accept: "application/json", Authorization: "Bearer " + tok }, cache: "no-store" })
-      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (r) {
+        if (r.ok) return r.json();
+        // A wrong code says so, as the page without JavaScript does (nothing here looked like «no one answered»).
+        return r.json().then(function (b) { show(false, b.error || form.dataset.red); return null; }, function () { return null; });
+      })
       .then(function (d) {
         if (!d || gone) return;
         var words = JSON.parse(box.dataset.estados || "{}");
@@ -86,12 +91,12 @@
           }
           list.appendChild(li);
         });
-        if (!list.firstChild) { var li = document.createElement("li"); li.textContent = box.dataset.vacio; list.appendChild(li); }
         // How many answered and how many still count, in the words the page without JavaScript uses.
         var sums = JSON.parse(box.dataset.resumenes || "{}"), total = (d.items || []).length, active = d.active || 0;
         var key = active === 0 ? (total === 0 ? "none" : total === 1 ? "inactive1" : "inactiveN") : active === 1 ? "one" : "many";
         var sum = document.getElementById("gestion-respuestas-resumen");
         if (sum && sums[key]) { sum.textContent = sums[key].replace("{n}", String(active === 0 ? total : active)); sum.hidden = false; }
+        else if (!list.firstChild) { var li = document.createElement("li"); li.textContent = box.dataset.vacio; list.appendChild(li); }
         box.hidden = false;
       })
       .catch(function () {});
