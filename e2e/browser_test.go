@@ -99,7 +99,7 @@ func TestBrowserPublishForms(t *testing.T) {
 var request = map[string]string{
 	"f-emergencySlug":   "inundaciones-la-mojana", // the second choice: not what a careless default would send
 	"f-title":           "Mercado y agua para 5 familias",
-	"f-description":     "El agua se llevó la cosecha; hay dos niños pequeños.",
+	"f-description":     "El agua se llevó la cosecha; hay dos niños pequeños. Mi vecina: 310 555 6677.", // a number: a warning
 	"f-category":        "refugio",
 	"f-urgency":         "urgent",
 	"f-neededPeople":    "5",
@@ -121,6 +121,10 @@ func (p *phone) publishes(t *testing.T, page, want, typ string) string {
 	if got := p.text(t, "resultado-nuevo"); got != want {
 		t.Errorf("success message: %q, want %q", got, want)
 	}
+	// The confirmation starts on screen (the page had been scrolled down to «Publicar»).
+	if top := run(p.ctx, t, "confirmation's top", chromedp.Evaluate[float64](`document.getElementById('resultado').getBoundingClientRect().top`)); top < 0 {
+		t.Errorf("the confirmation starts %v px above the screen", -top)
+	}
 	p.screenshot(t, page+"-success")
 	id := p.recordID(t)
 	list := p.list(t, "type="+typ)
@@ -136,9 +140,13 @@ func (p *phone) requestForm(t *testing.T) {
 	firstID := p.externalID(t)
 	p.fill(t, request)
 	id := p.publishes(t, "pedir", "Listo: su solicitud quedó publicada.", "request")
+	if got := p.text(t, "resultado-avisos"); !strings.Contains(got, "La descripción (description) tenía un número de teléfono") {
+		t.Errorf("the confirmation's warnings: %q", got)
+	}
 	d := p.detail(t, id)
 	wantPlace(t, d, "inundaciones-la-mojana", "Calle 5 # 3-20, junto a la iglesia", "San Marcos", 8.6601, -75.1302)
-	if d.Type != "request" || d.Title != request["f-title"] || d.Description != request["f-description"] || d.Category != "refugio" ||
+	// The number typed in the description is stored with its digits hidden, and the confirmation said so.
+	if d.Type != "request" || d.Title != request["f-title"] || d.Description != strings.Replace(request["f-description"], "310 555 6677", "••• ••• ••••", 1) || d.Category != "refugio" ||
 		d.Urgency != "urgent" || d.NeededPeople == nil || *d.NeededPeople != 5 {
 		t.Errorf("stored request differs from the fill: %+v", d)
 	}

@@ -102,7 +102,10 @@
     }
     form.hidden = true;
     result.hidden = false;
-    result.focus();
+    // Its start on screen: the page was scrolled down to «Publicar», and focus alone shows only the part
+    // of a tall confirmation already in view (its first lines and warnings stayed above the screen).
+    result.focus({ preventScroll: true });
+    result.scrollIntoView({ block: 'start' });
     if (!saved && r.id && r.status === 'open') showMatches(r.id);
   }
 
