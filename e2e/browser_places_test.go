@@ -129,6 +129,22 @@ func TestBrowserPlacePickerBeforeItsList(t *testing.T) {
 		}
 	}
 	if !strings.Contains(got, "El Caimo, Armenia (Quindío)") || strings.Contains(got, "No se encontró") {
-		t.Errorf("Enter before the list came: the results say %q, want El Caimo", got)
+		t.Fatalf("Enter before the list came: the results say %q, want El Caimo", got)
+	}
+	// Choosing it (the list still held back): the page says the place chosen, on screen.
+	p.do(t, "choose El Caimo", chromedp.Evaluate[chromedp.Void](`Array.from(document.querySelectorAll('#lugar-resultados button')).find(b => b.textContent.indexOf('El Caimo, Armenia') === 0).click()`))
+	var chosen string
+	var top float64 // the place's top over the screen's height: on screen in [0, 1)
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		v, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]any](`(() => { const e = document.getElementById('lugar-elegido'); return e && !e.hidden ? [e.textContent, e.getBoundingClientRect().top / innerHeight] : ['', 0]; })()`))
+		if err == nil && len(v) == 2 {
+			if chosen, _ = v[0].(string); chosen != "" {
+				top, _ = v[1].(float64)
+				break
+			}
+		}
+	}
+	if chosen != "Lugar: El Caimo, Armenia (Quindío)" || top < 0 || top >= 1 {
+		t.Errorf("after choosing El Caimo before the list came: %q at %v of the screen's height", chosen, top)
 	}
 }

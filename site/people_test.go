@@ -356,6 +356,10 @@ func TestPickerEnterSearches(t *testing.T) {
 	if strings.Count(string(page), " autofocus") != 1 || !regexp.MustCompile(`value="63001" formaction="/pedir#lugar" class="enlace" formnovalidate autofocus>`).Match(page) {
 		t.Errorf("the search results do not take the focus:\n%s", page)
 	}
+	// A result chosen (its button posts to the form's address too): the chosen place takes the focus.
+	if _, chosen := postForm(t, c, "/pedir", url.Values{"lugar-elegir": {"63001001"}}); !strings.Contains(string(chosen), `id="lugar-elegido" role="status" tabindex="-1" autofocus>Lugar: <strong>El Caimo, Armenia (Quindío)</strong>`) {
+		t.Errorf("the chosen place does not take the focus:\n%s", chosen)
+	}
 	_, none := postForm(t, c, "/pedir", url.Values{"lugar-buscar": {"springfield"}, "paso": {"defecto"}})
 	if !strings.Contains(string(none), `aria-describedby="f-lugar-buscar-ayuda" autofocus>`) {
 		t.Errorf("a search with no results does not give the focus back to the search box")

@@ -42,6 +42,7 @@ type placePicker struct {
 	Searched                        bool
 	Results                         []option // search results: code and label
 	Chosen                          string   // label of the place the form will send
+	JustChosen                      bool     // chosen by this POST (a search result's button)
 	Code                            string   // its DIVIPOLA code
 	Required                        bool
 	Error                           string
@@ -105,6 +106,9 @@ func newPlacePicker(vals url.Values, required bool, listURL, action string, area
 	dep := strings.TrimSpace(vals.Get(pickDepartamento))
 	if p, ok := chosenPlace(vals); ok {
 		pk.Code, pk.Chosen, dep = p.Code, places.Label(p), p.Code[:2]
+		// Chosen by a result's button (posted to the form's address, which opens at its top): the chosen
+		// place takes the focus, which brings the picker into view.
+		pk.JustChosen = vals.Has(pickChoose)
 	}
 	if _, ok := places.Lookup(dep); ok && len(dep) == 2 {
 		pk.Departamento.setValue(dep)

@@ -137,7 +137,7 @@
     // without JavaScript, rather than an empty list answering «no se encontró».
     Array.prototype.forEach.call(buttons, function (b) { if (b.value === 'buscar') b.click(); });
   });
-  update();
+  // No update() before the list: the page's own «Lugar: …» (a place the server chose) stands until then.
   // The list (most of the site's bytes) comes when the picker is first used, or at once when the page
   // already holds a choice or a search.
   var asked = false;
