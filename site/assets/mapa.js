@@ -57,8 +57,6 @@
     el.appendChild(text('span', ' ' + what, 'mapa-que'));
     return el;
   }
-  // Popups pan clear of the zoom buttons (top left), which covered a popup's first lines and its link.
-  var CLEAR = [52, 84];
   function single(p) {
     var m = L.marker(p.ll, { icon: L.divIcon({ className: 'mapa-punto mapa-' + p.type, iconSize: [22, 22] }),
       title: (words[p.type] || '') + ': ' + p.title, keyboard: true, riseOnHover: true });
@@ -66,7 +64,7 @@
       var el = document.createElement('div');
       el.appendChild(entry(p, 'p', true));
       return el;
-    }, { autoPanPaddingTopLeft: CLEAR });
+    });
     return m;
   }
   // A group: a circle with its count. A tap zooms in on its points, or lists them where they coincide
@@ -93,7 +91,7 @@
         items.slice(0, 10).forEach(function (p) { ul.appendChild(entry(p, 'li', !same)); });
         el.appendChild(ul);
         return el;
-      }, { maxHeight: 280, autoPanPaddingTopLeft: CLEAR });
+      }, { maxHeight: 280 });
     } else {
       m.on('click', function () {
         map.fitBounds(bounds, { padding: [40, 40], maxZoom: MAXZOOM });
