@@ -79,18 +79,26 @@ func (s *Service) manageToken(ctx context.Context, rec *store.Record) (string, e
 // publisherKey is Record.Publisher for a client at address addr: a keyed hash of its network (ClientNet),
 // under a secret of its own, so that it says nothing but «the same network as».
 func (s *Service) publisherKey(ctx context.Context, addr string) (string, error) {
+	key, err := s.publisherSecret(ctx)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, key) // outside the lock: every publication computes one
+	m.Write([]byte(ClientNet(addr)))
+	return hex.EncodeToString(m.Sum(nil)[:12]), nil
+}
+
+func (s *Service) publisherSecret(ctx context.Context) ([]byte, error) {
 	s.secrets.mu.Lock()
 	defer s.secrets.mu.Unlock()
 	if s.secrets.publisher == nil {
 		k, err := s.store.Secret(ctx, publisherSecretName)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		s.secrets.publisher = k
 	}
-	m := hmac.New(sha256.New, s.secrets.publisher)
-	m.Write([]byte(ClientNet(addr)))
-	return hex.EncodeToString(m.Sum(nil)[:12]), nil
+	return s.secrets.publisher, nil
 }
 
 // samePublisher reports whether a retry keyed want comes from the network of a record keyed stored. A
