@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -183,6 +184,25 @@ func rat(s string) *big.Rat {
 
 // violations judges a well-formed body field by field and returns the JSON pointers that break a rule
 // (the phone's format excepted).
+// asRead is a string member as docs/decisions.md says it is read: trimmed of white space and format
+// characters (invisible), empty when only combining marks are left; every member but source and
+// externalId also loses the bidirectional controls anywhere in it.
+func asRead(member, s string) string {
+	if member != "source" && member != "externalId" {
+		s = strings.Map(func(r rune) rune {
+			if (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F || r == 0x061C {
+				return -1
+			}
+			return r
+		}, s)
+	}
+	s = strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) })
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf) && !unicode.IsSpace(r) }) < 0 {
+		return ""
+	}
+	return s
+}
+
 func violations(m map[string]json.RawMessage, typ string) map[string]bool {
 	bad := map[string]bool{}
 	for k, raw := range m {
@@ -195,7 +215,7 @@ func violations(m map[string]json.RawMessage, typ string) map[string]bool {
 		}
 		limit, known := allowed[typ][k]
 		s, isString := v.(string)
-		s = strings.TrimSpace(s)
+		s = asRead(k, s)
 		switch {
 		case !known:
 			bad["/"+k] = true
@@ -221,7 +241,7 @@ func violations(m map[string]json.RawMessage, typ string) map[string]bool {
 	}
 	for _, k := range append(required[typ], "publishContact") {
 		var s string
-		if raw, ok := m[k]; !ok || (json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) == "" && string(raw) != "null") {
+		if raw, ok := m[k]; !ok || (json.Unmarshal(raw, &s) == nil && asRead(k, s) == "" && string(raw) != "null") {
 			bad["/"+k] = true
 		}
 	}
@@ -255,7 +275,7 @@ func checkAccepted(t *testing.T, body []byte, forced string, p *Publication) {
 		m["type"] = json.RawMessage(`"` + forced + `"`)
 	} else {
 		_ = json.Unmarshal(m["type"], &typ)
-		typ = strings.TrimSpace(typ)
+		typ = asRead("type", typ)
 		m["type"] = json.RawMessage(`"` + typ + `"`)
 	}
 	if p.Type != typ || (typ != TypeRequest && typ != TypeOffer) {
@@ -275,7 +295,7 @@ func checkAccepted(t *testing.T, body []byte, forced string, p *Publication) {
 		var v any
 		_ = json.Unmarshal(raw, &v)
 		if s, ok := v.(string); ok {
-			if v = strings.TrimSpace(s); v == "" {
+			if v = asRead(k, s); v == "" {
 				continue
 			}
 		}
