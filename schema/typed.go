@@ -61,9 +61,15 @@ var unmarshalers = json.WithUnmarshalers(json.JoinUnmarshalers(
 		if err != nil {
 			return err
 		}
-		name := dec.StackPointer().LastToken()
-		s := cleanMember(name, tok.String())
-		if s == "" && !typedChecks().texts[name] {
+		// The member's name (a walk of the decoder's stack) only when it decides: a text with a direction
+		// control (kept in an identifier) or one empty once trimmed.
+		s := tok.String()
+		if strings.IndexFunc(s, bidiControl) >= 0 {
+			s = cleanMember(dec.StackPointer().LastToken(), s)
+		} else {
+			s = TrimText(s)
+		}
+		if s == "" && !typedChecks().texts[dec.StackPointer().LastToken()] {
 			return errKind
 		}
 		*v = s
