@@ -50,16 +50,21 @@ type secrets struct {
 }
 
 func (s *Service) manageKey(ctx context.Context) ([]byte, error) {
+	return s.cachedSecret(ctx, manageSecretName, &s.secrets.manage)
+}
+
+// cachedSecret is the store's secret name, read once into slot.
+func (s *Service) cachedSecret(ctx context.Context, name string, slot *[]byte) ([]byte, error) {
 	s.secrets.mu.Lock()
 	defer s.secrets.mu.Unlock()
-	if s.secrets.manage == nil {
-		k, err := s.store.Secret(ctx, manageSecretName)
+	if *slot == nil {
+		k, err := s.store.Secret(ctx, name)
 		if err != nil {
 			return nil, err
 		}
-		s.secrets.manage = k
+		*slot = k
 	}
-	return s.secrets.manage, nil
+	return *slot, nil
 }
 
 // manageToken is the manage token of rec: a MAC of its id and its pair (length-prefixed, as the stores
@@ -79,26 +84,13 @@ func (s *Service) manageToken(ctx context.Context, rec *store.Record) (string, e
 // publisherKey is Record.Publisher for a client at address addr: a keyed hash of its network (ClientNet),
 // under a secret of its own, so that it says nothing but «the same network as».
 func (s *Service) publisherKey(ctx context.Context, addr string) (string, error) {
-	key, err := s.publisherSecret(ctx)
+	key, err := s.cachedSecret(ctx, publisherSecretName, &s.secrets.publisher)
 	if err != nil {
 		return "", err
 	}
 	m := hmac.New(sha256.New, key) // outside the lock: every publication computes one
 	m.Write([]byte(ClientNet(addr)))
 	return hex.EncodeToString(m.Sum(nil)[:12]), nil
-}
-
-func (s *Service) publisherSecret(ctx context.Context) ([]byte, error) {
-	s.secrets.mu.Lock()
-	defer s.secrets.mu.Unlock()
-	if s.secrets.publisher == nil {
-		k, err := s.store.Secret(ctx, publisherSecretName)
-		if err != nil {
-			return nil, err
-		}
-		s.secrets.publisher = k
-	}
-	return s.secrets.publisher, nil
 }
 
 // samePublisher reports whether a retry keyed want comes from the network of a record keyed stored. A
