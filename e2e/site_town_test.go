@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -88,6 +90,29 @@ func TestTownSearchBothStores(t *testing.T) {
 			} {
 				body := mainOf(t, s, "/emergencias/eje-cafetero?"+c.query)
 				wantTitles(t, c.query, body, all, c.want)
+			}
+
+			// A municipio with nothing links to what is near its point: Calarcá has no record, Armenia's
+			// insulin is about 5 km away (Pereira's, 40 km, are not); a village's link starts from the
+			// village, not from its municipio (El Caimo, in Armenia: the list is Armenia's, not empty).
+			calarca := mainOf(t, s, "/emergencias/eje-cafetero?municipio=calarca")
+			wantTitles(t, "municipio=calarca", calarca, all, nil)
+			near := regexp.MustCompile(`<a href="([^"]*latitude=[^"]*)">Ver 1 publicación a menos de 10 km de Calarcá \(Quindío\)</a>`).FindStringSubmatch(calarca)
+			if near == nil {
+				t.Fatalf("municipio=calarca: no link to what is near:\n%s", calarca)
+			}
+			nearURL, err := url.Parse(html.UnescapeString(near[1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := nearURL.Query(); v.Has("municipio") || v.Get("radiusKm") != "10" || !strings.HasPrefix(v.Get("latitude"), "4.5") {
+				t.Errorf("the link to what is near Calarcá: %s", nearURL)
+			}
+			wantTitles(t, "near calarca", mainOf(t, s, nearURL.RequestURI()), all, []string{townInsulin})
+			for _, q := range []string{"municipio=el+caimo", "municipio=Pereira&category=rescate", "municipio=manizales"} {
+				if m := mainOf(t, s, "/emergencias/eje-cafetero?"+q); strings.Contains(m, "a menos de 10 km") {
+					t.Errorf("%s: a link to what is near, on a list that has records or nothing near:\n%s", q, m)
+				}
 			}
 
 			// The home page's search: «insulina» in «Armenia», no emergency chosen.

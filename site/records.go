@@ -392,6 +392,9 @@ type listView struct {
 	// the filter form's «Respuestas» also sets, folded on a phone) and, on that list, back to all of them;
 	// its URL is "" on an emergency with no records.
 	Unattended pageLink
+	// Near, on an empty list of a named place (a municipio, or a village typed in «Municipio»), links
+	// to what was published within the default radius of the place's point, when there is some.
+	Near pageLink
 }
 
 // pageLink is a link of a page: its absolute URL and its words.
@@ -575,6 +578,11 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 	if list.Total > 0 || filters.Has("attended") {
 		lv.Unattended = unattendedLink(v.base+path, filters)
 	}
+	if list.Total == 0 && !kept.Has("cursor") {
+		if lv.Near, err = v.nearPlace(ctx, e, path, kept, placed); err != nil {
+			return nil, nil, 0, err
+		}
+	}
 	if lv.Filtered {
 		lv.Share = shareURL("Publicaciones de «"+e.Title+"» con estos filtros:", v.base+path+"?"+filters.Encode())
 	}
@@ -695,21 +703,78 @@ func (v *view) placeQuery(e *schema.EmergencyInfo, kept url.Values) (url.Values,
 	return out, "Se buscó «" + rest + "» en las publicaciones de " + places.Label(p) + "."
 }
 
+// nearPlace links an empty list of a named place (kept as the person typed it, placed as it was read) to
+// what was published within the default radius of the place's point, with the same other filters: a
+// village's or a small municipio's records are often a few km away, in the next municipio. It links
+// nowhere when that list is empty too, or when the place has no point.
+func (v *view) nearPlace(ctx context.Context, e *schema.EmergencyInfo, path string, kept, placed url.Values) (pageLink, error) {
+	code := placed.Get("municipio")
+	if code == "" || kept.Has("latitude") {
+		return pageLink{}, nil
+	}
+	p, ok := places.Lookup(code)
+	if !ok {
+		p, ok = areaMunicipio(code, e.Area) // a municipio's name, as the list read it
+	}
+	if typed := kept.Get("municipio"); typed != "" {
+		if vp, isVillage := village(typed, e.Area); isVillage {
+			p, ok = vp, true
+		}
+	}
+	if !ok || (p.Lat == 0 && p.Lon == 0) {
+		return pageLink{}, nil
+	}
+	near := maps.Clone(placed)
+	near.Del("municipio")
+	near.Del("cursor")
+	near.Set("latitude", strconv.FormatFloat(p.Lat, 'f', 5, 64))
+	near.Set("longitude", strconv.FormatFloat(p.Lon, 'f', 5, 64))
+	near.Set("radiusKm", strconv.Itoa(schema.DefaultRadiusKm))
+	q, errs := v.h.o.Service.ParseList(near)
+	if len(errs) > 0 {
+		return pageLink{}, nil
+	}
+	q.EmergencySlug, q.Limit, q.Total = e.Slug, 1, ""
+	list, err := v.h.o.Service.List(ctx, v.base, q)
+	if qe := (*QueryError)(nil); errors.As(err, &qe) {
+		return pageLink{}, nil
+	}
+	if err != nil || list.Total == 0 {
+		return pageLink{}, err
+	}
+	n := totalWords(list.Total, list.TotalExact, false)
+	what := "publicaciones"
+	if list.Total == 1 {
+		what = "publicación"
+	}
+	return pageLink{URL: v.base + path + "?" + near.Encode(),
+		Label: fmt.Sprintf("Ver %s %s a menos de %d km de %s", n, what, schema.DefaultRadiusKm, places.Label(p))}, nil
+}
+
 // placeInText finds a municipio named by the first or the last words of q (the longest such name), the
 // one in area when several share it, and returns the other words.
 func placeInText(q string, area []string) (places.Place, string, bool) {
 	words := strings.Fields(places.Fold(q))
 	for n := len(words); n > 0; n-- {
 		for _, start := range []int{len(words) - n, 0} {
-			ms := rankByArea(places.Municipios(strings.Join(words[start:start+n], " ")), area)
-			if len(ms) == 0 || (len(ms) > 1 && !(places.InArea(ms[0].Code, area) && !places.InArea(ms[1].Code, area))) {
+			m, ok := areaMunicipio(strings.Join(words[start:start+n], " "), area)
+			if !ok {
 				continue
 			}
 			rest := slices.Concat(words[:start], words[start+n:])
-			return ms[0], strings.Join(rest, " "), true
+			return m, strings.Join(rest, " "), true
 		}
 	}
 	return places.Place{}, "", false
+}
+
+// areaMunicipio is the municipio name names: the only one, or the only one of area among several.
+func areaMunicipio(name string, area []string) (places.Place, bool) {
+	ms := rankByArea(places.Municipios(name), area)
+	if len(ms) == 0 || (len(ms) > 1 && !(places.InArea(ms[0].Code, area) && !places.InArea(ms[1].Code, area))) {
+		return places.Place{}, false
+	}
+	return ms[0], true
 }
 
 // rankByArea puts the places in area first, keeping the order otherwise.
