@@ -110,19 +110,58 @@ func TestBrowserMap(t *testing.T) {
 	}
 	p.screenshot(t, "mapa")
 
+	// settled waits until the map stands still: a popup pans the map clear of the zoom buttons, and a tap
+	// during the pan lands beside its target. Still means no pan or zoom animation and the popup at the
+	// same place in two reads 100 ms apart.
+	settled := func(what string) {
+		t.Helper()
+		run(p.ctx, t, what, chromedp.Poll[bool](`(() => {
+			const el = document.querySelector('#mapa .leaflet-popup');
+			if (document.querySelector('#mapa .leaflet-pan-anim, #mapa .leaflet-zoom-anim')) { window.__mapa = ''; return false; }
+			const r = el ? el.getBoundingClientRect() : {x: -1, y: -1};
+			const k = r.x + ',' + r.y, was = window.__mapa;
+			window.__mapa = k;
+			return was === k;
+		})()`, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(10*time.Second)))
+	}
+	// clear reports where the open popup overlaps the zoom buttons, which covered its first lines and
+	// its link (a tap there zoomed out); "" when it does not.
+	clear := func() string {
+		t.Helper()
+		return run(p.ctx, t, "popup clear of the buttons", chromedp.Evaluate[string](`(() => {
+			const a = document.querySelector('#mapa .leaflet-popup-content-wrapper').getBoundingClientRect();
+			const b = document.querySelector('#mapa .leaflet-control-zoom').getBoundingClientRect();
+			const over = a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+			return over ? 'popup ' + JSON.stringify(a) + ' under the buttons ' + JSON.stringify(b) : '';
+		})()`))
+	}
+
 	// The point alone: its popup links to its record.
 	p.do(t, "tap the point", chromedp.Click(chromedp.CSS("#mapa .mapa-punto"), chromedp.NodeVisible))
 	p.do(t, "popup", chromedp.WaitVisible(chromedp.CSS("#mapa .leaflet-popup-content a")))
+	settled("the point's popup opened")
+	if over := clear(); over != "" {
+		t.Errorf("the point's %s", over)
+	}
 	if got := run(p.ctx, t, "popup link", chromedp.Evaluate[string](`document.querySelector('#mapa .leaflet-popup-content a').href`)); got != s.URL+"/ayudas/"+pereira {
 		t.Errorf("the point's popup links to %q, want its record %s", got, pereira)
 	}
 	// The group at one place: its popup lists its five records and links to the list around that place.
 	p.do(t, "close", chromedp.Evaluate[chromedp.Void](`document.querySelector('#mapa .leaflet-popup-close-button').click()`))
-	p.do(t, "tap the group", chromedp.Click(chromedp.CSS("#mapa .mapa-grupo"), chromedp.NodeVisible))
-	p.do(t, "group popup", chromedp.WaitVisible(chromedp.CSS("#mapa .leaflet-popup-content li")))
-	// The point's popup fades out, the group's in.
-	run(p.ctx, t, "one popup", chromedp.Poll[bool](`document.querySelectorAll('#mapa .leaflet-popup').length === 1 &&
-		getComputedStyle(document.querySelector('#mapa .leaflet-popup')).opacity === '1'`, chromedp.WithPollingTimeout(5*time.Second)))
+	// It fades out before it leaves, over what is under it: the group's tap waits for it to be gone.
+	run(p.ctx, t, "the point's popup gone", chromedp.Poll[bool](`!document.querySelector('#mapa .leaflet-popup')`, chromedp.WithPollingTimeout(5*time.Second)))
+	settled("the point's popup closed")
+	// The group is tapped by its element: the page, scrolled by the point's popup and its closing, is
+	// still moving when a click by position lands, on another element then.
+	p.do(t, "tap the group", chromedp.Evaluate[chromedp.Void](`document.querySelector('#mapa .mapa-grupo').click()`))
+	// Its popup fades in, its list read afresh at each poll (Leaflet may build the content again).
+	run(p.ctx, t, "the group's popup", chromedp.Poll[bool](`document.querySelectorAll('#mapa .leaflet-popup').length === 1 &&
+		document.querySelectorAll('#mapa .leaflet-popup-content li').length > 0 &&
+		getComputedStyle(document.querySelector('#mapa .leaflet-popup')).opacity === '1'`, chromedp.WithPollingTimeout(10*time.Second)))
+	settled("the group's popup opened")
+	if over := clear(); over != "" {
+		t.Errorf("the group's %s", over)
+	}
 	links := run(p.ctx, t, "group links", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#mapa .leaflet-popup-content a')).map(a => a.href)`))
 	for _, id := range armenia {
 		if !strings.Contains(strings.Join(links, " "), "/ayudas/"+id) {

@@ -57,14 +57,28 @@
     el.appendChild(text('span', ' ' + what, 'mapa-que'));
     return el;
   }
+  // Popups pan clear of the zoom buttons (top left), which covered a popup's first lines and its link.
+  var CLEAR = [52, 84];
+  // A marker reached with the keyboard pans into view; a tapped one stays where it is. (Leaflet pans on
+  // every focus, and a tap focuses the marker on touching it: near the map's edge the map moved under the
+  // finger and the tap landed on the map beside it, opening nothing.)
+  function keyFocus(m) {
+    m.on('add', function () {
+      var el = m.getElement();
+      L.DomEvent.on(el, 'focus', function () {
+        if (el.matches && el.matches(':focus-visible')) map.panInside(m.getLatLng(), { padding: [30, 30] });
+      });
+    });
+    return m;
+  }
   function single(p) {
-    var m = L.marker(p.ll, { icon: L.divIcon({ className: 'mapa-punto mapa-' + p.type, iconSize: [22, 22] }),
-      title: (words[p.type] || '') + ': ' + p.title, keyboard: true, riseOnHover: true });
+    var m = keyFocus(L.marker(p.ll, { icon: L.divIcon({ className: 'mapa-punto mapa-' + p.type, iconSize: [22, 22] }),
+      title: (words[p.type] || '') + ': ' + p.title, keyboard: true, riseOnHover: true, autoPanOnFocus: false }));
     m.bindPopup(function () {
       var el = document.createElement('div');
       el.appendChild(entry(p, 'p', true));
       return el;
-    });
+    }, { autoPanPaddingTopLeft: CLEAR });
     return m;
   }
   // A group: a circle with its count. A tap zooms in on its points, or lists them where they coincide
@@ -72,8 +86,8 @@
   function group(items, at, z) {
     var n = items.length, bounds = L.latLngBounds(items.map(function (p) { return p.ll; }));
     var size = n < 10 ? 34 : n < 100 ? 40 : 48;
-    var m = L.marker(at, { icon: L.divIcon({ className: 'mapa-grupo', html: String(n), iconSize: [size, size] }),
-      title: box.getAttribute('data-grupo').replace('{n}', n), keyboard: true });
+    var m = keyFocus(L.marker(at, { icon: L.divIcon({ className: 'mapa-grupo', html: String(n), iconSize: [size, size] }),
+      title: box.getAttribute('data-grupo').replace('{n}', n), keyboard: true, autoPanOnFocus: false }));
     var together = map.project(bounds.getNorthWest(), MAXZOOM).distanceTo(map.project(bounds.getSouthEast(), MAXZOOM)) < CELL;
     if (together || z >= MAXZOOM) {
       m.bindPopup(function () {
@@ -91,7 +105,7 @@
         items.slice(0, 10).forEach(function (p) { ul.appendChild(entry(p, 'li', !same)); });
         el.appendChild(ul);
         return el;
-      }, { maxHeight: 280 });
+      }, { maxHeight: 280, autoPanPaddingTopLeft: CLEAR });
     } else {
       m.on('click', function () {
         map.fitBounds(bounds, { padding: [40, 40], maxZoom: MAXZOOM });
