@@ -142,6 +142,10 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 			errs = append(errs, ParamError("since", fmt.Sprintf("«since» debe ser una fecha y hora RFC 3339, p. ej. 2026-08-11T14:30:00Z, o el id de un evento del flujo %s, p. ej. 2026-08-11T14:30:00.123Z~01k2x3y4z5a6b7c8 (se recibió %s)", schema.EventsPath, schema.Quote(q.Since))))
 		}
 		spec.Since = t
+		if err == nil && t.Before(time.UnixMilli(0)) {
+			// Every change, as since=1970-01-01T00:00:00Z: Go's zero time, where a mirror starts, is not "no since".
+			spec.Since = time.UnixMilli(0).UTC()
+		}
 		if spec.Near || len(spec.Words) > 0 || spec.Municipio != "" {
 			errs = append(errs, ParamError("since", "«since» no se combina con «q», «municipio» ni «latitude»/«longitude»: sincronice con since y filtre en su copia"))
 		}
@@ -176,10 +180,19 @@ func (s *Service) List(ctx context.Context, base string, q schema.ListQuery) (*s
 	if errs != nil {
 		return nil, InvalidParams(errs)
 	}
+	// A change feed of one status is the feed of every status, where a record of another comes as a
+	// tombstone: a copy of the open records must learn that one was resolved, withdrawn or hidden.
+	keep := ""
+	if !spec.Since.IsZero() && spec.Status != "" {
+		keep, spec.Status = spec.Status, ""
+	}
 	now := s.now()
 	res, counts, err := s.listCounted(ctx, spec, q.Attended, now)
 	if err != nil {
 		return nil, err
+	}
+	if keep != "" {
+		spec.Status = keep // the cursor is for the filters as asked
 	}
 	out := &schema.HelpList{
 		GeneratedAt: s.now().UTC(), Total: res.Total, TotalExact: res.TotalExact, Returned: len(res.Records),
@@ -187,7 +200,7 @@ func (s *Service) List(ctx context.Context, base string, q schema.ListQuery) (*s
 	}
 	for i, rec := range res.Records {
 		rec = readAt(rec, now)
-		if !listed(rec.Status) { // only a change feed has them: a tombstone, no content
+		if !listed(rec.Status) || (keep != "" && rec.Status != keep) { // only a change feed has them: a tombstone, no content
 			out.Removed = append(out.Removed, schema.Tombstone{ID: rec.ID, Status: rec.Status, UpdatedAt: rec.UpdatedAt.UTC()})
 			continue
 		}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/url"
 	"slices"
@@ -17,7 +18,7 @@ import (
 
 // TestMirrorReplaysSince: an app mirrors the network through view=list&since= pages (following
 // nextCursor, 7 records a page) while records are published, resolved, reopened, withdrawn by their
-// publishers and hidden by reports. Once the writes stop and it catches up from the newest updatedAt it
+// publishers and hidden by reports; another mirrors the open records only (status=open). Once the writes stop and it catches up from the newest updatedAt it
 // saw, its open records are exactly the server's open list, its resolved ones the resolved list, and it
 // holds no withdrawn or hidden record nor any of their names or addresses. A record never goes back to
 // an older version in the mirror.
@@ -78,13 +79,25 @@ func TestMirrorReplaysSince(t *testing.T) {
 		Status    string    `json:"status"`
 		UpdatedAt time.Time `json:"updatedAt"`
 	}
-	mirror := map[string]json.RawMessage{}
-	version := map[string]time.Time{}
-	seen := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	// Two mirrors: one of every status, one of the open records only (status=open), where a record that
+	// left open comes as a tombstone of its new status.
+	type mirrorCopy struct {
+		status  string
+		records map[string]json.RawMessage
+		version map[string]time.Time
+		seen    time.Time
+	}
+	newMirror := func(status string) *mirrorCopy {
+		return &mirrorCopy{status: status, records: map[string]json.RawMessage{}, version: map[string]time.Time{},
+			seen: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)}
+	}
+	everything, openOnly := newMirror(""), newMirror("open")
 	pages := 0
-	replay := func() {
-		since := seen
-		q := url.Values{"view": {"list"}, "limit": {"7"}, "since": {since.Format(time.RFC3339Nano)}}
+	replay := func(m *mirrorCopy) {
+		q := url.Values{"view": {"list"}, "limit": {"7"}, "since": {m.seen.Format(time.RFC3339Nano)}}
+		if m.status != "" {
+			q.Set("status", m.status)
+		}
 		for range 10000 {
 			resp, b := s.Do("GET", schema.HelpPath+"?"+q.Encode(), nil)
 			if resp.StatusCode != 200 {
@@ -104,19 +117,22 @@ func TestMirrorReplaysSince(t *testing.T) {
 				if err := json.Unmarshal(raw, &e); err != nil {
 					t.Fatal(err)
 				}
-				if v, ok := version[e.ID]; ok && e.UpdatedAt.Before(v) {
+				if v, ok := m.version[e.ID]; ok && e.UpdatedAt.Before(v) {
 					t.Fatalf("%s went back from %v to %v", e.ID, v, e.UpdatedAt)
 				}
-				mirror[e.ID], version[e.ID] = raw, e.UpdatedAt
-				seen = maxTime(seen, e.UpdatedAt)
+				if m.status != "" && e.Status != m.status {
+					t.Fatalf("status=%s: an item of status %s", m.status, e.Status)
+				}
+				m.records[e.ID], m.version[e.ID] = raw, e.UpdatedAt
+				m.seen = maxTime(m.seen, e.UpdatedAt)
 			}
 			for _, e := range page.Removed {
-				if e.Status != "withdrawn" && e.Status != "hidden" {
-					t.Fatalf("tombstone with status %q", e.Status)
+				if e.Status != "withdrawn" && e.Status != "hidden" && (m.status == "" || e.Status == m.status) {
+					t.Fatalf("status=%s: a tombstone with status %q", m.status, e.Status)
 				}
-				delete(mirror, e.ID)
-				version[e.ID] = e.UpdatedAt
-				seen = maxTime(seen, e.UpdatedAt)
+				delete(m.records, e.ID)
+				m.version[e.ID] = e.UpdatedAt
+				m.seen = maxTime(m.seen, e.UpdatedAt)
 			}
 			if page.NextCursor == "" {
 				return
@@ -131,9 +147,12 @@ func TestMirrorReplaysSince(t *testing.T) {
 			running = false
 		default:
 		}
-		replay()
+		replay(everything)
+		replay(openOnly)
 	}
-	replay() // catch up once the writes stopped
+	replay(everything) // catch up once the writes stopped
+	replay(openOnly)
+	mirror := everything.records
 
 	// The server's lists, paged to the end, by status.
 	serverList := func(status string) []string {
@@ -171,10 +190,17 @@ func TestMirrorReplaysSince(t *testing.T) {
 	if len(mirror) != total {
 		t.Errorf("the mirror holds %d records, the server lists %d", len(mirror), total)
 	}
+	openIDs := slices.Sorted(maps.Keys(openOnly.records))
+	if want := serverList("open"); !slices.Equal(openIDs, want) {
+		t.Errorf("the mirror of status=open holds %d records, the server lists %d open\nmirror %v\nserver %v", len(openIDs), len(want), openIDs, want)
+	}
 
 	// Every withdrawn or hidden record: gone from the mirror with its name and address.
 	var all strings.Builder
 	for _, raw := range mirror {
+		all.Write(raw)
+	}
+	for _, raw := range openOnly.records {
 		all.Write(raw)
 	}
 	gone := 0
@@ -186,6 +212,9 @@ func TestMirrorReplaysSince(t *testing.T) {
 		if _, ok := mirror[r.id]; ok {
 			t.Errorf("the mirror keeps %s, which the server no longer shows", r.id)
 		}
+		if _, ok := openOnly.records[r.id]; ok {
+			t.Errorf("the mirror of status=open keeps %s, which the server no longer shows", r.id)
+		}
 		if strings.Contains(all.String(), r.name) || strings.Contains(all.String(), r.address) {
 			t.Errorf("the mirror keeps the name or address of %s", r.id)
 		}
@@ -193,6 +222,21 @@ func TestMirrorReplaysSince(t *testing.T) {
 	if gone == 0 || len(byStatus["resolved"]) == 0 || len(byStatus["open"]) == 0 {
 		t.Fatalf("the scenario should leave open, resolved and gone records: open %d, resolved %d, gone %d",
 			len(byStatus["open"]), len(byStatus["resolved"]), gone)
+	}
+	// Go's zero time, where a mirror in Go starts, is the whole feed, as from 1970: not the open list.
+	feedIDs := func(since string) string {
+		_, l := call(t, s, "GET", schema.HelpPath+"?view=list&limit=100&since="+since, nil)
+		var ids []string
+		for _, key := range []string{"items", "removed"} {
+			list, _ := l[key].([]any)
+			for _, it := range list {
+				ids = append(ids, key+":"+it.(map[string]any)["id"].(string))
+			}
+		}
+		return strings.Join(ids, " ")
+	}
+	if zero, epoch := feedIDs("0001-01-01T00:00:00Z"), feedIDs("1970-01-01T00:00:00Z"); zero != epoch || !strings.Contains(zero, "removed:") {
+		t.Errorf("since=0001-01-01T00:00:00Z: %s\nsince=1970-01-01T00:00:00Z: %s", zero, epoch)
 	}
 	t.Logf("%d records, %d open, %d resolved, %d withdrawn or hidden; %d feed pages read", len(recs), len(byStatus["open"]), len(byStatus["resolved"]), gone, pages)
 }

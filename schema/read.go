@@ -75,7 +75,7 @@ type ListQuery struct {
 	Longitude     *float64 `json:"longitude,omitempty" jsonschema:"minimum=-180,maximum=180" jsonschema_description:"Longitud del punto de búsqueda."`
 	RadiusKm      *float64 `json:"radiusKm,omitempty" jsonschema:"exclusiveMinimum=0,maximum=100,default=10" jsonschema_description:"Radio en kilómetros alrededor de latitude/longitude (por defecto 10, máximo 100). Los registros sin coordenadas quedan fuera."`
 	Municipio     string   `json:"municipio,omitempty" jsonschema:"maxLength=100" jsonschema_description:"Solo registros de este municipio: su código DIVIPOLA de 5 dígitos (63001) o su nombre sin tildes ni mayúsculas (armenia; «armenia quindio» si hay varios con ese nombre). Ver location.municipioCode."`
-	Status        string   `json:"status,omitempty" enum:"listed" jsonschema:"default=open" jsonschema_description:"Estado de los registros: open (vigentes, por defecto), resolved (resueltos) o expired (vencidos). Con since, sin status llegan todos los estados."`
+	Status        string   `json:"status,omitempty" enum:"listed" jsonschema:"default=open" jsonschema_description:"Estado de los registros: open (vigentes, por defecto), resolved (resueltos) o expired (vencidos). Con since, sin status llegan todos los estados; con status, los registros que cambiaron a otro estado llegan en removed, con ese estado."`
 	Since         string   `json:"since,omitempty" jsonschema:"maxLength=60" jsonschema_description:"Solo registros que cambiaron después de este instante (updatedAt, RFC 3339), del cambio más antiguo al más reciente, de todos los estados: los retirados u ocultos llegan en removed, sin contenido. Es la forma de mantener una copia sincronizada. También admite el id de un evento del flujo /api/public/v1/help/events (2026-08-11T14:30:00.123Z~01k2x3y4z5a6b7c8): los cambios posteriores a ese. No se combina con q, municipio ni latitude/longitude."`
 	Limit         int      `json:"limit,omitempty" jsonschema:"minimum=1,maximum=100,default=20" jsonschema_description:"Registros por página (por defecto 20, máximo 100)."`
 	Total         string   `json:"total,omitempty" jsonschema:"enum=exact,enum=none,default=exact" jsonschema_description:"none: no cuenta los registros de las demás páginas, para responder la página sin ese costo; total es entonces solo una cota inferior y totalExact es false, salvo que esta sea la única página."`
@@ -195,14 +195,14 @@ type HelpList struct {
 	Returned    int          `json:"returned" jsonschema:"minimum=0" jsonschema_description:"Registros en esta página."`
 	Filters     ListQuery    `json:"filters" jsonschema_description:"Los filtros aplicados, normalizados."`
 	Items       []PublicHelp `json:"items"`
-	Removed     []Tombstone  `json:"removed,omitempty" jsonschema_description:"Solo con since: registros retirados u ocultos desde entonces, sin contenido; quien mantiene una copia debe borrarlos."`
+	Removed     []Tombstone  `json:"removed,omitempty" jsonschema_description:"Solo con since: registros retirados u ocultos desde entonces (y, con status, los que pasaron a otro estado), sin contenido; quien mantiene una copia debe borrarlos."`
 	NextCursor  string       `json:"nextCursor,omitempty" jsonschema_description:"Para la página siguiente (parámetro cursor). Ausente en la última página. Con q puede venir con menos de limit registros: siga paginando."`
 }
 
 // Tombstone is a record that left public view (withdrawn or hidden), in the change feed.
 type Tombstone struct {
 	ID        string    `json:"id"`
-	Status    string    `json:"status" enum:"removed"`
+	Status    string    `json:"status" enum:"statuses" jsonschema_description:"withdrawn u hidden; con el filtro status, también el estado al que pasó un registro que dejó ese estado (resolved, expired)."`
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
