@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,6 +164,43 @@ func TestRestoreByReporter(t *testing.T) {
 		if err != nil || rec.ContactHidden != (i == 2) {
 			t.Fatalf("record %d after the restore: hidden phone %v, %v", i, rec.ContactHidden, err)
 		}
+	}
+
+	// A campaign that also reported a victim's hidden phone: undoing it leaves the victim's hiding.
+	victim := ids[2]
+	if res, err := s.svc.Report(ctx, victim, &schema.ReportInput{Reason: "spam"}, "127.0.0.7"); err != nil || res.Outcome != schema.ReportCounted {
+		t.Fatalf("the campaign's spam report of the victim's record: %+v %v", res, err)
+	}
+	restored, err = s.svc.RestoreByReporter(ctx, hash[ids[0]])
+	if err != nil || slices.Contains(restored, victim) {
+		t.Fatalf("restore by reporter, again: %v %v", restored, err)
+	}
+	if rec, err := s.st.Get(ctx, victim); err != nil || !rec.ContactHidden || rec.Status != store.StatusOpen {
+		t.Fatalf("the victim's record after undoing the campaign: %+v %v", rec, err)
+	}
+	// Nor when the campaign also hid the record: it is shown again, its phone still hidden.
+	for _, addr := range []string{"127.0.0.9"} { // the third distinct reporter hides it
+		if _, err := s.svc.Report(ctx, victim, &schema.ReportInput{Reason: "spam"}, addr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rec, _ := s.st.Get(ctx, victim); rec.Status != store.StatusHidden {
+		t.Fatalf("three reporters did not hide the victim's record: %s", rec.Status)
+	}
+	q, _ = s.svc.ModerationQueue(ctx)
+	var campaign string
+	for _, it := range q {
+		for _, r := range it.Reports {
+			if it.Record.ID == victim && r.Reason == "spam" && r.Reporter != hash[ids[0]] {
+				campaign = r.Reporter
+			}
+		}
+	}
+	if restored, err := s.svc.RestoreByReporter(ctx, campaign); err != nil || !slices.Equal(restored, []string{victim}) {
+		t.Fatalf("restore by the campaign's reporter: %v %v", restored, err)
+	}
+	if rec, err := s.st.Get(ctx, victim); err != nil || !rec.ContactHidden || rec.Status != store.StatusOpen {
+		t.Fatalf("the victim's record after undoing the record's hiding: status %s, hidden phone %v, %v", rec.Status, rec.ContactHidden, err)
 	}
 }
 

@@ -361,7 +361,15 @@ func (s *Service) RestoreByReporter(ctx context.Context, reporter string) ([]str
 		if !slices.ContainsFunc(it.Reports, func(r store.Report) bool { return r.Reporter == reporter && !r.Reviewed }) {
 			continue
 		}
-		if _, err := s.Moderate(ctx, it.Record.ID, ActionRestore, ""); err != nil {
+		// Only what that reporter did is undone: a phone that someone else said is theirs stays hidden,
+		// and a record hidden by nobody but with its phone hidden by someone else is left as it is.
+		phoneByOthers := slices.ContainsFunc(it.Reports, func(r store.Report) bool {
+			return r.Reporter != reporter && !r.Reviewed && r.Reason == store.ReasonNotMyNumber
+		})
+		if phoneByOthers && it.Record.Status != store.StatusHidden {
+			continue
+		}
+		if _, err := s.moderate(ctx, it.Record.ID, ActionRestore, "", phoneByOthers); err != nil {
 			return restored, err
 		}
 		restored = append(restored, it.Record.ID)
@@ -418,6 +426,11 @@ var ErrErased = errors.New("the record's personal data were erased: it cannot be
 // reviewed), erase (every personal field removed, record kept as a withdrawn tombstone, report notes
 // dropped) or set_status (to status). It returns the record as stored.
 func (s *Service) Moderate(ctx context.Context, id, action, status string) (*store.Record, error) {
+	return s.moderate(ctx, id, action, status, false)
+}
+
+// moderate is Moderate; with keepPhoneHidden a restore leaves a hidden phone hidden.
+func (s *Service) moderate(ctx context.Context, id, action, status string, keepPhoneHidden bool) (*store.Record, error) {
 	m, err := s.moderation()
 	if err != nil {
 		return nil, err
@@ -440,7 +453,7 @@ func (s *Service) Moderate(ctx context.Context, id, action, status string) (*sto
 		case ActionHide:
 			r.Status = store.StatusHidden
 		case ActionRestore:
-			r.Status, r.ContactHidden = store.StatusOpen, false
+			r.Status, r.ContactHidden = store.StatusOpen, r.ContactHidden && keepPhoneHidden
 		case ActionErase:
 			r.ErasePersonal()
 			r.ContactHidden = false
