@@ -272,6 +272,12 @@ func TestBrowserOffline(t *testing.T) {
 	if shown, _ := manage[0].(bool); !shown || !strings.Contains(manageURL, "/gestionar#id=") {
 		t.Errorf("after an offline publication the manage link shows %v: %q", manage[0], manageURL)
 	}
+	// Its «Gestionar» button carries the record and its code, as after a publication with signal.
+	ids := run(p.ctx, t, "manage button's fields", chromedp.Evaluate[[]string](`[document.getElementById('gestionar-id').value,
+		document.getElementById('gestionar-token').value]`))
+	if len(ids) != 2 || ids[0] == "" || ids[1] == "" || !strings.Contains(manageURL, ids[0]) {
+		t.Errorf("after an offline publication «Gestionar» sends id and code %q (manage link %s)", ids, manageURL)
+	}
 	p.screenshot(t, "offline-publicada")
 	for _, v := range axeViolations(t, p.ctx, axe) {
 		t.Errorf("axe, the publication sent when the signal returned: %s", v)

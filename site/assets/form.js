@@ -22,10 +22,19 @@
   }
   var store = window.sessionStorage, outbox = self.directaidOutbox, shown = {};
 
-  // A new id per fill: the page may come from the service worker's cache, whose id another fill used.
+  // A new id per fill: the page may come from the service worker's cache, whose id another fill used
+  // (two people on one phone would then publish one record: the second would only be told it exists).
+  function newID() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    var b = new Uint8Array(16), hex = '';
+    if (window.crypto && crypto.getRandomValues) crypto.getRandomValues(b);
+    else for (var i = 0; i < 16; i++) b[i] = Math.floor(Math.random() * 256);
+    for (var j = 0; j < 16; j++) hex += (b[j] + 256).toString(16).slice(1);
+    return 'web-' + hex;
+  }
   try {
-    ext.value = store.getItem(key) || crypto.randomUUID();
-  } catch (e) { /* storage or crypto unavailable: the server's id stands */ }
+    ext.value = store.getItem(key) || newID();
+  } catch (e) { ext.value = newID(); /* no storage: a new id for this page */ }
 
   function clearErrors() {
     box.hidden = true;
@@ -98,7 +107,7 @@
       $('enviar-gestion').href = 'https://wa.me/?text=' + encodeURIComponent('Mi enlace para gestionar mi publicación (no lo comparta): ' + r.manageUrl);
       $('gestionar-id').value = r.id || '';
       $('gestionar-token').value = r.manageToken || '';
-      remember(r, form.elements.title ? form.elements.title.value.trim() : '');
+      remember(r, r.savedTitle || (form.elements.title ? form.elements.title.value.trim() : ''));
     }
     form.hidden = true;
     result.hidden = false;
@@ -140,7 +149,7 @@
   // home page lists as «Mis publicaciones en este teléfono».
   function remember(r, title) {
     var box = $('recordar'), check = $('recordar-aqui');
-    if (!box || !window.localStorage) return;
+    if (!box || !window.localStorage || !r.id) return;
     box.hidden = false;
     check.checked = false;
     check.onchange = function () {
@@ -178,15 +187,24 @@
   // its errors and its externalId. One refused fill at a time: the form is emptied first, so that no field
   // of another fill stays (each is one person's); the others wait in the outbox for their turn.
   var restored = null, discard = $('descartar-guardada');
+  // It reports whether this page showed it; else site.js says it in the page's notice.
   function settled(item, data) {
-    if (shown[item.externalId]) return;
+    if (shown[item.externalId]) return true;
     // Published: by this send or by an earlier one of the same saved fill (the page's and the service
-    // worker's may cross), so a duplicate answer is news of its publication too.
+    // worker's may cross), so a duplicate answer is news of its publication too. It takes the page only
+    // where the page shows a saved fill's confirmation: a form being filled, or another person's refused
+    // fill being corrected, stays as it is.
     if (!item.rejected) {
+      if (!form.hidden || (restored && restored !== item.externalId)) return false;
       shown[item.externalId] = true;
-      return showResult({ publicUrl: data.publicUrl, manageUrl: data.manageUrl, duplicate: false });
+      var r = {};
+      for (var k in data) if (Object.prototype.hasOwnProperty.call(data, k)) r[k] = data[k];
+      r.duplicate = false;
+      try { r.savedTitle = JSON.parse(item.body).title || ''; } catch (e) { /* no title */ }
+      showResult(r);
+      return true;
     }
-    if (restored) return;
+    if (restored) return true;
     shown[item.externalId] = true;
     restored = item.externalId;
     var body = JSON.parse(item.body);
@@ -204,11 +222,11 @@
     form.hidden = false;
     clearErrors();
     showErrors(data.error && !(data.details || []).length ? data.error : box.getAttribute('data-campos'), data.details);
+    return true;
   }
   document.addEventListener('directaid:enviada', function (ev) {
     if (ev.detail.item.action !== form.getAttribute('action')) return;
-    ev.preventDefault();
-    settled(ev.detail.item, ev.detail.data);
+    if (settled(ev.detail.item, ev.detail.data)) ev.preventDefault();
   });
   // A fill refused while this page was closed comes back now: the one its link names (?guardada=), else
   // the oldest.
