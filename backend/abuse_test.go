@@ -267,3 +267,53 @@ func TestErasedRecordStaysDown(t *testing.T) {
 		t.Fatalf("hiding an erased record: %v", err)
 	}
 }
+
+// TestRestoredRecordStaysRestored: three reporters hide a record, an operator restores it, and the same
+// three reporting again do not hide it again (the operator's review stands against them); a fourth
+// reporter alone does not either.
+func TestRestoredRecordStaysRestored(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	ctx := context.Background()
+	var filler []string
+	for i := range 40 { // open records, so that the breaker's share allows a hide
+		rec, _, err := s.st.Create(ctx, storetest.Record("app", fmt.Sprintf("f-%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		filler = append(filler, rec.ID)
+	}
+	id := filler[0]
+	reporters := []string{"198.51.100.1", "198.51.100.2", "198.51.100.3"}
+	report := func(addr string) string {
+		t.Helper()
+		res, err := s.svc.Report(ctx, id, &schema.ReportInput{Reason: "spam"}, addr)
+		if err != nil {
+			t.Fatalf("report from %s: %v", addr, err)
+		}
+		return res.Outcome
+	}
+	for _, addr := range reporters {
+		report(addr)
+	}
+	if rec, _ := s.st.Get(ctx, id); rec.Status != store.StatusHidden {
+		t.Fatalf("three reporters did not hide the record: %s", rec.Status)
+	}
+	if _, err := s.svc.Moderate(ctx, id, backend.ActionRestore, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range append(reporters, "198.51.100.4") {
+		if out := report(addr); out == schema.ReportHidRecord {
+			t.Fatalf("after the operator's restore, the report from %s hid the record again", addr)
+		}
+	}
+	if rec, _ := s.st.Get(ctx, id); rec.Status != store.StatusOpen {
+		t.Fatalf("the restored record: %s", rec.Status)
+	}
+	// Two more new reporters make three that the operator did not review: they hide it.
+	for _, addr := range []string{"198.51.100.5", "198.51.100.6"} {
+		report(addr)
+	}
+	if rec, _ := s.st.Get(ctx, id); rec.Status != store.StatusHidden {
+		t.Fatalf("three new reporters did not hide the restored record: %s", rec.Status)
+	}
+}

@@ -88,6 +88,16 @@ func (s *Store) AddReport(_ context.Context, r store.Report) (int, error) {
 		if _, err := getTxn(txn, r.RecordID); err != nil {
 			return err
 		}
+		// An operator's review stands against the same reporter: a new report of theirs stays reviewed.
+		if item, err := txn.Get(reportKey(r.RecordID, r.Reporter)); err == nil {
+			var old store.Report
+			if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &old) }); err != nil {
+				return err
+			}
+			r.Reviewed = r.Reviewed || old.Reviewed
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
 		v, err := json.Marshal(r)
 		if err != nil {
 			return err

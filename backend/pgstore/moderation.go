@@ -42,7 +42,7 @@ func (s *Store) AddReport(ctx context.Context, r store.Report) (int, error) {
 			}
 			_, err = tx.Exec(ctx, `INSERT INTO directaid_reports (record_id, reporter, reason, note, at, reviewed)
 				VALUES ($1, $2, $3, $4, $5, false)
-				ON CONFLICT (record_id, reporter) DO UPDATE SET reason = $3, note = $4, at = $5, reviewed = false`,
+				ON CONFLICT (record_id, reporter) DO UPDATE SET reason = $3, note = $4, at = $5`,
 				r.RecordID, r.Reporter, r.Reason, r.Note, r.At)
 			if err != nil {
 				return err

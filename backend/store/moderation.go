@@ -19,7 +19,7 @@ type Report struct {
 	Note     string    `json:"note,omitempty"`
 	At       time.Time `json:"at"`
 	// Reviewed is set when an operator restored, hid or erased the record: reviewed reports no longer
-	// count towards hiding it.
+	// count towards hiding it, nor does a later report of the same reporter, which stays reviewed.
 	Reviewed bool `json:"reviewed,omitempty"`
 }
 

@@ -13,8 +13,8 @@ import (
 // moderation is s: Moderation is part of store.Store.
 func moderation(_ *testing.T, s store.Store) store.Moderation { return s }
 
-// Reports: a reporter counts once however often it reports; reviewed reports stop counting; an unknown
-// record cannot be reported; dropping notes erases them.
+// Reports: a reporter counts once however often it reports; reviewed reports stop counting, and so does a
+// reviewed reporter's next report; an unknown record cannot be reported; dropping notes erases them.
 func testReports(t *testing.T, s store.Store) {
 	m := moderation(t, s)
 	a, b := Record("app", "a"), Record("app", "b")
@@ -77,8 +77,17 @@ func testReports(t *testing.T, s store.Store) {
 	if n := add(a.ID, "r9", "spam"); n != 1 {
 		t.Fatalf("reviewed reports no longer count: %d", n)
 	}
-	if n := add(a.ID, "r1", "spam"); n != 2 {
+	// An operator's review stands against the same reporter: reporting again replaces the report (its
+	// reason, note, time) but it stays reviewed, so that the reporters of a restored record cannot hide it
+	// again by themselves.
+	if n := add(a.ID, "r1", "offensive"); n != 1 {
 		t.Fatalf("a reviewed reporter reporting again counts again: %d", n)
+	}
+	reps, _ = m.Reports(ctx, a.ID)
+	for _, r := range reps {
+		if r.Reporter == "r1" && (r.Reason != "offensive" || r.Note != "nota de r1" || !r.Reviewed) {
+			t.Fatalf("a reviewed reporter's new report: %+v", r)
+		}
 	}
 }
 
