@@ -266,6 +266,13 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 		w.Header().Add("Vary", "Accept")
 	}
 	asMarkdown := twin || wantsMarkdown(r)
+	if r.Method == http.MethodPost && p != moderationPath && crossSite(r, v.base) { // moderation says it on its page
+		// Another site's page posting here would make each of its visitors a reporter, a responder or a
+		// publisher of its choosing, each from a network of their own: the bounds per network would not hold.
+		w.Header().Set("Cache-Control", "no-store")
+		http.Error(w, "Se rechazó el envío: el formulario no se envió desde este sitio. Abra "+v.base+" y envíelo desde allí.", http.StatusForbidden)
+		return
+	}
 	if p == reportPath && !twin {
 		h.serveReport(w, r, v)
 		return
@@ -320,6 +327,16 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 		return
 	}
 	h.renderPage(w, r, v, pg, h.publishFunc(), "")
+}
+
+// crossSite reports whether the browser says a POST comes from another site's page (Sec-Fetch-Site, else
+// Origin); a request that says neither (a client that is no browser) is not refused.
+func crossSite(r *http.Request, base string) bool {
+	if s := r.Header.Get("Sec-Fetch-Site"); s != "" {
+		return s != "same-origin" && s != "none"
+	}
+	o := r.Header.Get("Origin")
+	return o != "" && !strings.EqualFold(o, base)
 }
 
 // writePage renders a page without a form, as HTML or as its Markdown twin.
