@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"io"
 	"net/url"
 	"strings"
 	"testing"
@@ -60,5 +61,49 @@ func TestCrossSiteFormsRefused(t *testing.T) {
 	}
 	if _, detail := detailStatus(t, s, id); detail["contact"].(map[string]any)["whatsapp"] != nil {
 		t.Errorf("the site's own not_my_number report did not hide the phone")
+	}
+}
+
+// TestFormRetryFromAnotherNetwork: a person whose first send's answer was lost sends the form again from
+// another network (the phone went from wifi to mobile data): the page says the publication exists, and
+// why this phone got no manage link and how to get it; from the first network the link comes.
+func TestFormRetryFromAnotherNetwork(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{})
+	form := url.Values{"type": {"request"}, "emergencySlug": {"eje-cafetero"}, "title": {"Agua para la vereda"},
+		"description": {"Sin agua desde ayer."}, "category": {"alimentos"}, "latitude": {"4.5339"}, "longitude": {"-75.6811"},
+		"address": {"Vereda El Caimo"}, "contactName": {"Ana"}, "contactWhatsapp": {"3001234567"}, "publishContact": {"true"},
+		"externalId": {"web-reintento-otra-red"}}
+	send := func(ip string) string {
+		t.Helper()
+		req := s.NewRequest("POST", "/pedir", []byte(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+		resp, err := fromAddr(ip).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		if _, err := io.Copy(&b, resp.Body); err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != 200 && resp.StatusCode != 201 {
+			t.Fatalf("POST /pedir from %s: %d\n%s", ip, resp.StatusCode, b.String())
+		}
+		return b.String()
+	}
+	noLink, hiddenNote := "Este teléfono no recibió el enlace para gestionarla", `id="resultado-sin-gestion" class="aviso" hidden`
+	first := send("127.0.0.1")
+	if !strings.Contains(first, hiddenNote) || !strings.Contains(first, "/gestionar#id=") {
+		t.Fatalf("the first send: no manage link, or the note of a missing one\n%s", first)
+	}
+	other := send("127.0.0.3")
+	if !strings.Contains(other, "Esta solicitud ya estaba publicada") || strings.Contains(other, "/gestionar#id=") {
+		t.Fatalf("the retry from another network: not told it exists, or given the manage link")
+	}
+	if strings.Contains(other, hiddenNote) || !strings.Contains(other, `id="resultado-sin-gestion" class="aviso">`+noLink) {
+		t.Errorf("the retry from another network does not say why it has no manage link")
+	}
+	if again := send("127.0.0.1"); !strings.Contains(again, "/gestionar#id=") || !strings.Contains(again, hiddenNote) {
+		t.Errorf("the retry from the first network: no manage link, or the note of a missing one shown")
 	}
 }

@@ -60,7 +60,7 @@ var formWords = map[string]formTexts{
 
 // messages are what a person reads when a publication fails. The page carries them (data attributes),
 // so the script and the server say the same thing.
-type messages struct{ Fields, Limit, Server, Network, Changed, Consent, Saved string }
+type messages struct{ Fields, Limit, Server, Network, Changed, NoManage, Consent, Saved string }
 
 var msg = messages{
 	Fields:  "No se pudo publicar: corrija los campos marcados.",
@@ -68,6 +68,10 @@ var msg = messages{
 	Server:  "El servidor no pudo guardar la publicación. Vuelva a enviar en un momento: no se duplicará.",
 	Network: "No hubo respuesta del servidor. Revise su conexión y vuelva a enviar: no se duplicará.",
 	Changed: "Lo que envió ahora es distinto de lo ya publicado, y no se aplicó.",
+	// A retry from another network than the first send's: the manage link goes only to that network.
+	NoManage: "Este teléfono no recibió el enlace para gestionarla: la primera vez se envió desde otra red " +
+		"(otro wifi o los datos móviles). Para recibirlo, vuelva a pulsar el botón de publicar cuando esté " +
+		"en la red desde la que la envió la primera vez: sin ese enlace no podrá retirar su número ni marcarla como resuelta.",
 	Consent: "Marque la casilla de autorización: sin ella no se puede publicar.",
 	// With JavaScript and no signal (assets/form.js keeps the fill in the outbox).
 	Saved: "Sin señal: quedó guardada en este teléfono — se enviará cuando vuelva la señal, sin duplicarse. " +
@@ -173,6 +177,11 @@ func (fv *formView) Created() bool   { return fv.Result != nil && !fv.Result.Dup
 func (fv *formView) Duplicate() bool { return fv.Result != nil && fv.Result.Duplicate }
 func (fv *formView) Changed() bool {
 	return fv.Duplicate() && fv.Result.ContentMatches != nil && !*fv.Result.ContentMatches
+}
+
+// NoManage: the same publication again, from a network that does not get its manage link.
+func (fv *formView) NoManage() bool {
+	return fv.Duplicate() && !fv.Changed() && fv.Result.ManageURL == ""
 }
 
 func newInput(f field) input {

@@ -86,6 +86,7 @@
     $('resultado-nuevo').hidden = saved || r.duplicate;
     $('resultado-duplicado').hidden = saved || !r.duplicate;
     $('resultado-distinto').hidden = saved || r.contentMatches !== false;
+    $('resultado-sin-gestion').hidden = saved || !r.duplicate || r.contentMatches === false || !!r.manageUrl;
     $('resultado-publico').hidden = saved;
     var a = $('resultado-enlace');
     a.href = r.publicUrl || '';
