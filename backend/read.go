@@ -252,7 +252,7 @@ func goneRecord(st string) *Problem {
 	if st == store.StatusHidden {
 		msg = "Esta publicación está oculta mientras se revisan reportes de la comunidad."
 	}
-	return &Problem{Status: http.StatusGone, Body: schema.ErrorBody{Code: schema.CodeGone, Error: msg}}
+	return &Problem{Status: http.StatusGone, Body: schema.ErrorBody{Code: schema.CodeGone, Error: msg, RecordStatus: st}}
 }
 
 // badIDMessage tells that id (as given: before store.NormalizeID, at most 40 characters of it) is not a

@@ -83,6 +83,27 @@ func TestBrowserRecordLife(t *testing.T) {
 		waitText(t, p, "gestion-error", "no es válido")
 	})
 
+	// A record hidden by reports: its publisher reads that it is hidden with its data kept, and only
+	// «Retirar» shows (it said «se retiró», with no button).
+	t.Run("oculta", func(t *testing.T) {
+		_, pub := publish(t, s, with(validRequest(), "externalId", "oculta-por-reportes"))
+		id, manage := pub["id"].(string), pub["manageUrl"].(string)
+		for _, ip := range []string{"127.0.0.51", "127.0.0.52", "127.0.0.53"} {
+			report(t, s, ip, id, map[string]any{"reason": "spam"})
+		}
+		u, _ := url.Parse(manage)
+		// From another page: a new fragment alone on /gestionar would not load it again.
+		p.do(t, "open the hidden record's manage link", chromedp.Navigate(s.URL+"/"), chromedp.WaitVisible(chromedp.CSS("main h1")),
+			chromedp.Navigate(s.URL+u.Path+"#"+u.Fragment), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		waitText(t, p, "gestion-publicacion", "está oculta mientras quien opera el sitio revisa reportes")
+		shown := run(p.ctx, t, "buttons", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#gestion-formulario button[value]'))
+			.filter(b => !b.hidden && b.offsetParent !== null && b.value !== 'responses').map(b => b.value)`))
+		if len(shown) != 1 || shown[0] != "withdraw" {
+			t.Errorf("the hidden record's actions: %v, want only withdraw", shown)
+		}
+		p.screenshot(t, "gestionar-oculta")
+	})
+
 	t.Run("escenario", func(t *testing.T) {
 		// Someone else's record, with a phone, that its owner will report.
 		_, other := publish(t, s, validRequest())

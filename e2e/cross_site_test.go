@@ -107,3 +107,44 @@ func TestFormRetryFromAnotherNetwork(t *testing.T) {
 		t.Errorf("the retry from the first network: no manage link, or the note of a missing one shown")
 	}
 }
+
+// TestManageHiddenRecord: a record hidden by reports tells its publisher so at /gestionar (its data are
+// kept while it is reviewed) and offers only «Retirar», which erases them; not «se retiró».
+func TestManageHiddenRecord(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{})
+	_, rec := publish(t, s, validRequest())
+	id, token := rec["id"].(string), rec["manageToken"].(string)
+	for _, ip := range []string{"127.0.0.41", "127.0.0.42", "127.0.0.43"} {
+		report(t, s, ip, id, map[string]any{"reason": "spam"})
+	}
+	if code, body := detailStatus(t, s, id); code != 410 || body["recordStatus"] != "hidden" {
+		t.Fatalf("the hidden record's detail: %d %v", code, body)
+	}
+	manage := func(v url.Values) string {
+		t.Helper()
+		resp, body := s.Do("POST", "/gestionar", []byte(v.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+		if resp.StatusCode != 200 {
+			t.Fatalf("/gestionar %v: %d\n%s", v.Get("action"), resp.StatusCode, body)
+		}
+		return string(body)
+	}
+	page := manage(url.Values{"id": {id}, "token": {token}})
+	if !strings.Contains(page, `<p id="gestion-publicacion" role="status">Esta publicación está oculta mientras quien opera el sitio revisa reportes`) {
+		t.Errorf("/gestionar of a hidden record does not say it is hidden:\n%s", page)
+	}
+	for _, b := range []string{`value="resolve"`, `value="reopen"`, `value="renew"`} {
+		if strings.Contains(page, b) {
+			t.Errorf("/gestionar of a hidden record offers %s", b)
+		}
+	}
+	if !strings.Contains(page, `value="withdraw"`) {
+		t.Errorf("/gestionar of a hidden record does not offer «Retirar»")
+	}
+	if page := manage(url.Values{"id": {id}, "token": {token}, "action": {"withdraw"}, "confirmar": {"si"}}); !strings.Contains(page, "quedó retirada") {
+		t.Errorf("withdrawing the hidden record:\n%s", page)
+	}
+	if code, body := detailStatus(t, s, id); code != 410 || body["recordStatus"] != "withdrawn" {
+		t.Fatalf("after the withdrawal: %d %v", code, body)
+	}
+}

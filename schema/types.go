@@ -136,6 +136,9 @@ type ErrorBody struct {
 	// DetailsOmitted bounds the answer to any request: a URL with thousands of unknown parameters must not
 	// get an answer many times its size.
 	DetailsOmitted int `json:"detailsOmitted,omitempty" jsonschema:"minimum=1" jsonschema_description:"Cuántas restricciones violadas más hay, además de las 20 de details. Ausente si details las lista todas."`
+	// RecordStatus tells a 410 of a withdrawn record from one of a hidden record, which its publisher can
+	// still withdraw.
+	RecordStatus string `json:"recordStatus,omitempty" enum:"removed" jsonschema_description:"Solo en un 410 de un registro: withdrawn (retirado: sus datos personales se borraron) o hidden (oculto mientras se revisan reportes; quien lo publicó aún puede retirarlo)."`
 }
 
 // MaxDetails is how many details an error body lists at most.

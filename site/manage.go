@@ -93,6 +93,13 @@ var actionDone = map[string]string{
 const phoneReportedWords = "Su número no se muestra: alguien informó que no es suyo. Quien opera el sitio lo revisará; " +
 	"si el número es suyo y quiere que se vea, retire esta publicación y publíquela de nuevo."
 
+// hiddenWords tell a publisher why their record shows to nobody, and that its data are still kept.
+const hiddenWords = "Esta publicación está oculta mientras quien opera el sitio revisa reportes de la comunidad: " +
+	"no se muestra a nadie, pero su nombre y su teléfono siguen guardados. Puede retirarla para borrarlos."
+
+// HiddenWords are hiddenWords, for the page's script.
+func (manageView) HiddenWords() string { return hiddenWords }
+
 // NoSuchRecord is noSuchRecord, for the page's script.
 func (manageView) NoSuchRecord() string { return noSuchRecord }
 
@@ -110,6 +117,9 @@ func (h *handler) describe(r *http.Request, base string, mv *manageView) {
 	}
 	d, err := h.o.Service.Detail(r.Context(), base, mv.ID)
 	switch {
+	case errors.Is(err, ErrHidden):
+		mv.Record = hiddenWords
+		mv.Buttons = buttonsFor(schema.StatusHidden)
 	case errors.Is(err, ErrGone):
 		mv.Record = "Esta publicación ya no está: se retiró."
 		mv.Gone, mv.Buttons, mv.Confirm = true, nil, false

@@ -50,6 +50,10 @@ var ErrNotFound = errors.New("site: no such record")
 // moderation: its page answers 410.
 var ErrGone = errors.New("site: record withdrawn or hidden")
 
+// ErrHidden is the ErrGone of a record hidden while reports are reviewed, which its publisher can still
+// withdraw.
+var ErrHidden = fmt.Errorf("%w: hidden", ErrGone)
+
 // ErrErased is what the moderation's Act returns for an action that would show again a record whose
 // personal data were erased.
 var ErrErased = errors.New("site: the record's personal data were erased")

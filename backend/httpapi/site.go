@@ -72,6 +72,8 @@ func (s siteService) Detail(ctx context.Context, base, id string) (*schema.Publi
 	switch {
 	case errors.As(err, &p) && (p.Status == http.StatusNotFound || p.Status == http.StatusBadRequest):
 		return nil, site.ErrNotFound
+	case errors.As(err, &p) && p.Status == http.StatusGone && p.Body.RecordStatus == schema.StatusHidden:
+		return nil, site.ErrHidden
 	case errors.As(err, &p) && p.Status == http.StatusGone:
 		return nil, site.ErrGone
 	}

@@ -37,7 +37,17 @@
     // no-cache: the detail is cacheable for a minute, and the status just shown must be the new one.
     return fetch(api + "?view=detail&id=" + encodeURIComponent(id), { headers: { Accept: "application/json" }, cache: "no-cache" })
       .then(function (r) {
-        if (r.status === 410) { info.textContent = form.dataset.noExiste; info.hidden = false; gone = true; fit(""); return null; }
+        if (r.status === 410) {
+          // Hidden while reports are reviewed: its publisher can still withdraw it (its data are kept).
+          return r.json().catch(function () { return {}; }).then(function (b) {
+            var hidden = b.recordStatus === "hidden";
+            info.textContent = hidden ? form.dataset.oculta : form.dataset.noExiste;
+            info.hidden = false;
+            gone = !hidden;
+            fit(hidden ? "hidden" : "");
+            return null;
+          });
+        }
         if (r.status === 404 || r.status === 400) { info.textContent = form.dataset.noHay; info.hidden = false; fit(""); return null; }
         return r.ok ? r.json() : null;
       })
