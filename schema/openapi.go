@@ -245,7 +245,9 @@ func OpenAPIFor(serverURL string, em ExampleEmergency, tools ...MCPTool) ([]byte
 		"webhooks": webhookItems(), // webhooks.go
 		"components": map[string]any{"schemas": schemas, "headers": openAPIHeaders, "securitySchemes": map[string]any{
 			"manageToken": map[string]any{"type": "http", "scheme": "bearer",
-				"description": "El manageToken que devolvió la publicación (201, o un reintento con contentMatches true): Authorization: Bearer <manageToken>. Solo las acciones del publicador lo piden."},
+				"description": "El manageToken que devolvió la publicación (201, o un reintento con contentMatches true): Authorization: Bearer <manageToken>. Lo piden las acciones del publicador y la lista de respuestas a su publicación."},
+			"responseToken": map[string]any{"type": "http", "scheme": "bearer",
+				"description": "El responseToken que devolvió una respuesta «yo puedo ayudar» (201): Authorization: Bearer <responseToken>. Solo lo piden las acciones de quien respondió (renovar o retirar su respuesta)."},
 		}},
 	}
 	maps.Copy(doc["paths"].(map[string]any), responsesPathItems()) // responses.go

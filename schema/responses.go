@@ -183,7 +183,7 @@ func responsesPathItems() map[string]any {
 			"operationId": "actOnResponse", "tags": []string{"api"},
 			"summary":     "Acción de quien respondió: renovar o retirar su respuesta",
 			"description": "Con el responseToken en la cabecera Authorization: Bearer. renew: la respuesta cuenta otras 48 horas desde ahora (también si ya venció, mientras la publicación siga abierta). withdraw: la retira y borra el mensaje, el nombre y el teléfono. Repetir withdraw responde 200 con changed false.",
-			"security":    []any{map[string]any{"manageToken": []any{}}},
+			"security":    []any{map[string]any{"responseToken": []any{}}},
 			"requestBody": map[string]any{"required": true, "content": jsonBody(ref("ResponseActionRequest"))},
 			"responses": map[string]any{
 				"200": map[string]any{"description": "Hecho (o ya estaba hecho: changed false).", "headers": hdrs("Cache-Control"), "content": jsonBody(ref("ResponseActionResult"))},
