@@ -249,13 +249,23 @@ func typeLabel(t string) string {
 
 func listText(l *schema.HelpList) string {
 	var b strings.Builder
+	records := func(n int) string {
+		if n == 1 {
+			return "1 registro"
+		}
+		return fmt.Sprintf("%d registros", n)
+	}
 	switch {
-	case l.Total == 0:
+	case l.Total == 0 && l.Returned == 0:
 		b.WriteString("No hay registros con esos filtros.")
 	case l.TotalExact:
-		fmt.Fprintf(&b, "%d registros en total; estos son %d:", l.Total, l.Returned)
+		fmt.Fprintf(&b, "%s en total; estos son %d:", records(l.Total), l.Returned)
+	case l.Filters.Total == schema.TotalNone: // a lower bound: the total was not counted
+		fmt.Fprintf(&b, "Al menos %s (sin contar el total, como se pidió con total=none); estos son %d:", records(l.Total), l.Returned)
+	case l.Filters.Attended != "": // an upper bound: the total counts the records whatever their responses
+		fmt.Fprintf(&b, "Hasta %s en total; estos son %d:", records(l.Total), l.Returned)
 	default:
-		fmt.Fprintf(&b, "Unos %d registros en total (estimado); estos son %d:", l.Total, l.Returned)
+		fmt.Fprintf(&b, "Unos %s en total (estimado); estos son %d:", records(l.Total), l.Returned)
 	}
 	for _, it := range l.Items {
 		fmt.Fprintf(&b, "\n- [%s] %s: %s (%s", it.ID, typeLabel(it.Type), it.Title, strings.ToLower(schema.EnumLabel(it.Category)))

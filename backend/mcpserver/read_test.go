@@ -78,3 +78,23 @@ func TestMCPReadTools(t *testing.T) {
 		t.Fatalf("consultar_panorama: %v", resultText(res))
 	}
 }
+
+// TestListTextTotals: the summary says a total as the list gives it: exact, an estimate, a lower bound
+// (total=none: it was not counted) or an upper bound (attended), one record in the singular.
+func TestListTextTotals(t *testing.T) {
+	for _, c := range []struct {
+		l    schema.HelpList
+		want string
+	}{
+		{schema.HelpList{Total: 24, TotalExact: true, Returned: 1}, "24 registros en total; estos son 1:"},
+		{schema.HelpList{Total: 1, TotalExact: true, Returned: 1}, "1 registro en total; estos son 1:"},
+		{schema.HelpList{Total: 1, Returned: 1, Filters: schema.ListQuery{Total: schema.TotalNone}}, "Al menos 1 registro (sin contar el total, como se pidió con total=none); estos son 1:"},
+		{schema.HelpList{Total: 16, Returned: 10, Filters: schema.ListQuery{Attended: "false"}}, "Hasta 16 registros en total; estos son 10:"},
+		{schema.HelpList{Total: 2400, Returned: 10, Filters: schema.ListQuery{Q: "agua"}}, "Unos 2400 registros en total (estimado); estos son 10:"},
+		{schema.HelpList{}, "No hay registros con esos filtros."},
+	} {
+		if got := listText(&c.l); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.l, got, c.want)
+		}
+	}
+}
