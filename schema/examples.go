@@ -68,12 +68,15 @@ func examplePublished(em ExampleEmergency, duplicate bool) PublishResult {
 	return r
 }
 
+// APICapabilities are the discovery capabilities that no MCP tool stands for (the tools' come first).
+var APICapabilities = []string{"idempotent_publish", "mcp", "openapi", "markdown_twins", "list_help", "geo_search", "csv_hxl_export", "geojson_export"}
+
 func exampleDiscovery(em ExampleEmergency) Discovery {
 	base := "https://ayuda.example.org"
 	return Discovery{Name: "directaid", Version: APIVersion, Public: true, Authentication: "none",
 		Documentation: base + "/integraciones", DocumentationMarkdown: base + "/integraciones.md", OpenAPI: base + OpenAPIPath,
 		MCP: base + MCPPath, LLMs: base + "/llms.txt", Publish: base + HelpPath,
-		Capabilities: []string{"publish", "list", "detail", "panorama", "mcp"},
+		Capabilities: append([]string{"list_emergencies", "find_place", "publish_request", "publish_offer", "search_help", "help_detail"}, APICapabilities...),
 		RateLimit:    &RateLimit{Events: 60, WindowSeconds: 60, Scope: "publicaciones por cliente (una dirección IPv4 o una red IPv6 /64)"},
 		Emergencies:  []EmergencyInfo{{Slug: em.Slug, Title: em.Title, Links: EmergencyLinks(base, em.Slug)}},
 	}

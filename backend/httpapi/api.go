@@ -200,7 +200,7 @@ func discovery(s *backend.Service, base string, tools []schema.MCPTool) *schema.
 	for _, t := range tools {
 		d.Capabilities = append(d.Capabilities, t.Capability)
 	}
-	d.Capabilities = append(d.Capabilities, apiCapabilities...)
+	d.Capabilities = append(d.Capabilities, schema.APICapabilities...)
 	for _, z := range backend.Zones {
 		if l := s.Config().RateLimits[z.Name]; l.Events > 0 {
 			*z.Discovery(d) = &schema.RateLimit{Events: l.Events, WindowSeconds: int(l.Window.Seconds()), Scope: z.Scope}
@@ -208,9 +208,6 @@ func discovery(s *backend.Service, base string, tools []schema.MCPTool) *schema.
 	}
 	return d
 }
-
-// apiCapabilities are the discovery capabilities that no MCP tool stands for.
-var apiCapabilities = []string{"idempotent_publish", "mcp", "openapi", "markdown_twins", "list_help", "geo_search", "csv_hxl_export", "geojson_export"}
 
 // MCPUseOf tells what an MCP POST body may do, so that the Caddyfile's rate-limit zones meter MCP as they
 // meter the HTTP API (caddymodule's matchers ask before the limiter runs).
