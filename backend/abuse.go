@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -153,6 +154,73 @@ func (b *hideBudget) open(now time.Time, slug string, total int) (phones, record
 // carrier's NAT, a bot relaying many volunteers) loses a number on a page, never a connection between two
 // people. Like the breakers, the window is this node's, and a reload keeps it.
 const responderCounted = 20
+
+// What one network may respond to one record. A record holds at most store.MaxResponsesPerRecord
+// responses, so that its reads stay fast; without a share per network one address could fill them in a
+// quarter of an hour (pacing itself by the rate limit), and the record would refuse every real helper and
+// look attended. A network's distinct responses to one record within schema.ResponseTTL are at most
+// responderPerRecord (the retries of one response, which share its id, are one); past it a response is
+// refused with 429. Like the other windows, it is this node's and a reload keeps it.
+const responderPerRecord = 3
+
+// recordShare keeps, per network and record, the responses (their retry id) made within the window.
+type recordShare struct {
+	mu    sync.Mutex
+	m     map[string][]shareEntry
+	calls int
+}
+
+type shareEntry struct {
+	at time.Time
+	id string
+}
+
+func newRecordShare() *recordShare { return &recordShare{m: map[string][]shareEntry{}} }
+
+// take admits response id of network to record at now: a retry of one admitted, or a new one within the
+// share. Refused, wait is until the share frees a slot; release gives a new one back when it was then not
+// stored.
+func (b *recordShare) take(now time.Time, network, record, id string) (ok bool, wait time.Duration, release func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.calls++; b.calls%pruneAt == 0 {
+		for k := range b.m {
+			b.recent(k, now)
+		}
+	}
+	key := network + " " + record
+	es := b.recent(key, now)
+	if slices.ContainsFunc(es, func(e shareEntry) bool { return e.id == id }) {
+		return true, 0, func() {}
+	}
+	if len(es) >= responderPerRecord {
+		return false, es[0].at.Add(schema.ResponseTTL).Sub(now), func() {}
+	}
+	b.m[key] = append(es, shareEntry{now, id})
+	return true, 0, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.m[key] = slices.DeleteFunc(b.m[key], func(e shareEntry) bool { return e.id == id && e.at.Equal(now) })
+		if len(b.m[key]) == 0 {
+			delete(b.m, key)
+		}
+	}
+}
+
+// recent drops key's entries older than the window and returns the others.
+func (b *recordShare) recent(key string, now time.Time) []shareEntry {
+	es := b.m[key]
+	i := 0
+	for i < len(es) && now.Sub(es[i].at) >= schema.ResponseTTL {
+		i++
+	}
+	if i == len(es) {
+		delete(b.m, key)
+		return nil
+	}
+	b.m[key] = es[i:]
+	return es[i:]
+}
 
 // countBudget keeps, per network, when its counted responses were made or renewed within the window.
 type countBudget struct {

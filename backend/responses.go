@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -164,7 +165,14 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 		}
 		return s.responseCreated(ctx, stored, true)
 	}
-	counted, release := s.counted.take(now, ClientNet(addr))
+	ok, wait, releaseShare := s.perRecord.take(now, ClientNet(addr), rec.ID, retryID)
+	if !ok {
+		return nil, &Problem{Status: http.StatusTooManyRequests, RetryAfter: max(int(math.Ceil(wait.Seconds())), 1), Zone: ZoneRespond, Body: schema.ErrorBody{Code: schema.CodeRateLimited, Error: fmt.Sprintf(
+			"Desde su conexión ya se enviaron %d respuestas a esta publicación en las últimas 48 horas, las que admite de una misma red: "+
+				"quien la publicó ya las tiene. Si alguien más quiere ayudar, que responda desde su propio teléfono (sus datos móviles).", responderPerRecord)}}
+	}
+	counted, releaseCount := s.counted.take(now, ClientNet(addr))
+	release := func() { releaseCount(); releaseShare() }
 	r := &store.Response{RecordID: rec.ID, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(schema.ResponseTTL),
 		Status: store.ResponseActive, Message: in.Message, ContactName: in.ContactName, ContactWhatsapp: in.ContactWhatsapp, ContactE164: e164,
 		Uncounted: !counted}

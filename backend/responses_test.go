@@ -366,14 +366,14 @@ func TestResponseReportsBreaker(t *testing.T) {
 	s := newExpiryServer(t, clk)
 	a := s.publish(insulinRequest("a"))
 	var rids []string
-	for i := range 5 {
-		_, r, body := s.respond(a.ID, fmt.Sprintf(`{"message":"Puedo ayudar %d"}`, i))
-		if r.ResponseID == "" {
-			t.Fatalf("respond %d: %s", i, body)
+	ctx := context.Background()
+	for i := range 5 { // five helpers, each from a network of their own (a network gives a record 3 at most)
+		r, err := s.svc.Respond(ctx, a.ID, &schema.ResponseInput{Message: fmt.Sprintf("Puedo ayudar %d", i)}, "", fmt.Sprintf("198.51.100.%d", 10+i))
+		if err != nil {
+			t.Fatalf("respond %d: %v", i, err)
 		}
 		rids = append(rids, r.ResponseID)
 	}
-	ctx := context.Background()
 	report := func(rid, addr string) string {
 		t.Helper()
 		res, err := s.svc.ReportResponse(ctx, a.ID, rid, &schema.ReportInput{Reason: "spam"}, addr)
@@ -881,5 +881,52 @@ func TestResponseTextsLoseBidiControls(t *testing.T) {
 	got, _, p := backend.DecodeResponse([]byte(body))
 	if p != nil || got.Message != "Llevo agua al norte" {
 		t.Fatalf("the API's body: %+v %+v", got, p)
+	}
+}
+
+// TestRespondShareOfOneNetwork: one network gives one record at most responderPerRecord distinct
+// responses in 48 hours (one address filled a record's 300 in a quarter of an hour): the next is 429 with
+// the wait, while a retry of an admitted one, another network and another record are answered; 48 hours
+// on, the network may respond again.
+func TestRespondShareOfOneNetwork(t *testing.T) {
+	clk := &fakeClock{at: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	s := newExpiryServer(t, clk)
+	a, b := s.publish(insulinRequest("a")), s.publish(insulinRequest("b"))
+	ctx := context.Background()
+	respond := func(id, msg, addr string) (*schema.ResponseCreated, error) {
+		return s.svc.Respond(ctx, id, &schema.ResponseInput{Message: msg}, "", addr)
+	}
+	for i := range 3 {
+		if _, err := respond(a.ID, fmt.Sprintf("Puedo ayudar %d", i), "198.51.100.1"); err != nil {
+			t.Fatalf("response %d within the share: %v", i, err)
+		}
+	}
+	_, err := respond(a.ID, "Otra más", "198.51.100.1")
+	p := (*backend.Problem)(nil)
+	if !errors.As(err, &p) || p.Status != http.StatusTooManyRequests || p.Body.Code != schema.CodeRateLimited || p.RetryAfter < 47*3600 || p.RetryAfter > 48*3600 {
+		t.Fatalf("the fourth from one network: %+v %v", p, err)
+	}
+	if r, err := respond(a.ID, "Puedo ayudar 0", "198.51.100.1"); err != nil || !r.Duplicate {
+		t.Fatalf("a retry of an admitted response: %+v %v", r, err)
+	}
+	if _, err := respond(a.ID, "Otra más", "198.51.100.2"); err != nil {
+		t.Fatalf("another network: %v", err)
+	}
+	if _, err := respond(b.ID, "Otra más", "198.51.100.1"); err != nil {
+		t.Fatalf("another record: %v", err)
+	}
+	// Over HTTP (from the test request's address): three, then 429 with the code and the words.
+	for i := range 4 {
+		code, body := s.do("POST", schema.ResponsesPath(a.ID), fmt.Appendf(nil, `{"message":"Por HTTP %d"}`, i))
+		if want := map[bool]int{true: http.StatusCreated, false: http.StatusTooManyRequests}[i < 3]; code != want {
+			t.Fatalf("HTTP response %d: %d %s, want %d", i, code, body, want)
+		}
+		if i == 3 && (!strings.Contains(body, `"code":"rate_limited"`) || !strings.Contains(body, "respuestas a esta publicación")) {
+			t.Fatalf("the 429 over HTTP: %s", body)
+		}
+	}
+	clk.set(clk.now().Add(48 * time.Hour))
+	if _, err := respond(a.ID, "Otra más, dos días después", "198.51.100.1"); err != nil {
+		t.Fatalf("48 hours on: %v", err)
 	}
 }

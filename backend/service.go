@@ -71,13 +71,14 @@ type Config struct {
 
 // AbuseWindows hold what the abuse bounds (abuse.go) counted within their windows, in memory.
 type AbuseWindows struct {
-	hides   *hideBudget
-	counted *countBudget
+	hides     *hideBudget
+	counted   *countBudget
+	perRecord *recordShare
 }
 
 // NewAbuseWindows returns empty windows.
 func NewAbuseWindows() *AbuseWindows {
-	return &AbuseWindows{hides: newHideBudget(), counted: newCountBudget()}
+	return &AbuseWindows{hides: newHideBudget(), counted: newCountBudget(), perRecord: newRecordShare()}
 }
 
 // Service publishes records: validation, emergency selection, idempotency.
@@ -92,6 +93,8 @@ type Service struct {
 	// the public counts (abuse.go): cfg.Windows', shared by copies of the Service and across reloads.
 	hides   *hideBudget
 	counted *countBudget
+	// perRecord bounds what one network responds to one record (abuse.go), cfg.Windows' too.
+	perRecord *recordShare
 	// secrets caches the store's secrets (manage.go); a pointer, so that Service stays copyable.
 	secrets *secrets
 	// feed is the live feed's poller and subscribers (feed.go).
@@ -104,7 +107,7 @@ func NewService(st store.Store, cfg Config) *Service {
 	if w == nil {
 		w = NewAbuseWindows()
 	}
-	s := &Service{store: st, cfg: cfg, now: time.Now, ids: store.NewIDNear, hides: w.hides, counted: w.counted, secrets: &secrets{}}
+	s := &Service{store: st, cfg: cfg, now: time.Now, ids: store.NewIDNear, hides: w.hides, counted: w.counted, perRecord: w.perRecord, secrets: &secrets{}}
 	s.feed = newFeedHub(s)
 	for _, e := range cfg.Emergencies {
 		if !e.Inactive {

@@ -159,7 +159,7 @@ func responsesPathItems() map[string]any {
 				"410": errResp("La publicación no está abierta (resuelta, vencida, retirada u oculta): no recibe respuestas (gone)."),
 				"413": errResp("Cuerpo de más de 64 KiB (body_too_large)."),
 				"415": errResp("Content-Type distinto de application/json (unsupported_media_type)."),
-				"429": errResp("Límite temporal de respuestas alcanzado (rate_limited; el número está en respondRateLimit del descubrimiento). Reintente tras Retry-After segundos.", "Retry-After"),
+				"429": errResp("Límite temporal de respuestas alcanzado (rate_limited; el número está en respondRateLimit del descubrimiento), o esta red ya envió 3 respuestas distintas a esta publicación en 48 horas. Reintente tras Retry-After segundos.", "Retry-After"),
 				"503": errResp("Servicio no disponible (unavailable). Reintente tras Retry-After segundos.", "Retry-After"),
 			},
 		}),
