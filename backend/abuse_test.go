@@ -317,3 +317,51 @@ func TestRestoredRecordStaysRestored(t *testing.T) {
 		t.Fatalf("three new reporters did not hide the restored record: %s", rec.Status)
 	}
 }
+
+// TestRestoreGivesBackTheStatus: a record its publisher resolved, then hidden by reports, comes back
+// resolved from an operator's restore (with no phone shown), not open; an open one comes back open.
+func TestRestoreGivesBackTheStatus(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	ctx := context.Background()
+	var ids []string
+	for i := range 40 { // open records, so that the breaker's share allows the hides
+		rec, _, err := s.st.Create(ctx, storetest.Record("app", fmt.Sprintf("g-%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, rec.ID)
+	}
+	resolved, open := ids[0], ids[1]
+	if _, err := s.st.Update(ctx, resolved, func(r *store.Record) error { r.Status = store.StatusResolved; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{resolved, open} {
+		for _, addr := range []string{"198.51.100.1", "198.51.100.2", "198.51.100.3"} {
+			if _, err := s.svc.Report(ctx, id, &schema.ReportInput{Reason: "spam"}, addr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if rec, _ := s.st.Get(ctx, id); rec.Status != store.StatusHidden {
+			t.Fatalf("%s not hidden by three reports: %s", id, rec.Status)
+		}
+		if _, err := s.svc.Moderate(ctx, id, backend.ActionRestore, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rec, _ := s.st.Get(ctx, resolved); rec.Status != store.StatusResolved || rec.HiddenFrom != "" {
+		t.Errorf("the resolved record after hide and restore: %s (hiddenFrom %q)", rec.Status, rec.HiddenFrom)
+	}
+	if rec, _ := s.st.Get(ctx, open); rec.Status != store.StatusOpen {
+		t.Errorf("the open record after hide and restore: %s", rec.Status)
+	}
+	// An operator's own hide keeps the status too.
+	if _, err := s.svc.Moderate(ctx, resolved, backend.ActionHide, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.svc.Moderate(ctx, resolved, backend.ActionRestore, ""); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := s.st.Get(ctx, resolved); rec.Status != store.StatusResolved {
+		t.Errorf("the resolved record after an operator's hide and restore: %s", rec.Status)
+	}
+}

@@ -49,6 +49,8 @@ var storedOnly = map[string]string{
 	// A keyed hash of the publishing client's network: it decides whether a retry gets the manage token,
 	// and must reach no reader (it would tell which records one network published).
 	"/publisher": "the manage token's retry",
+	// The status a hidden record had: what an operator's restore gives back. A hidden record has no view.
+	"/hiddenFrom": "the restore's status",
 }
 
 // shownAs names the public field through which a stored field shows, where the names differ (what the
@@ -86,9 +88,11 @@ type sample struct {
 	// responses is how many «yo puedo ayudar» answer the record after its publication.
 	responses int
 	// from, when set, is the address of the client that publishes it (the stored publisher's key).
-	from  string
-	id    string
-	views map[string]string
+	from string
+	// hiddenFrom, when set, is stored with the status and expiresAt update.
+	hiddenFrom string
+	id         string
+	views      map[string]string
 }
 
 var fieldsBase = time.Date(2026, 8, 11, 14, 30, 0, 0, time.UTC)
@@ -149,7 +153,7 @@ func (s *sample) render(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if s.status != "" || !s.expiresAt.IsZero() {
+	if s.status != "" || !s.expiresAt.IsZero() || s.hiddenFrom != "" {
 		if !s.touchedAt.IsZero() {
 			clock.Store(s.touchedAt.UnixNano())
 		}
@@ -157,6 +161,7 @@ func (s *sample) render(t *testing.T) {
 			if s.status != "" {
 				r.Status = s.status
 			}
+			r.HiddenFrom = s.hiddenFrom
 			if !s.expiresAt.IsZero() {
 				r.ExpiresAt = s.expiresAt
 			}
@@ -297,7 +302,9 @@ func TestEveryFieldInEveryView(t *testing.T) {
 		f := &sample{pub: request, at: fieldsBase, from: "[2001:db8::1]:4000"}
 		e.render(t)
 		f.render(t)
-		pairs := map[string][2]*sample{"/expiresAt": {a, b}, "/revision": {c, d}, "/publisher": {e, f}}
+		g := &sample{pub: request, at: fieldsBase, expiresAt: a.expiresAt, touchedAt: later, hiddenFrom: store.StatusResolved}
+		g.render(t)
+		pairs := map[string][2]*sample{"/expiresAt": {a, b}, "/revision": {c, d}, "/publisher": {e, f}, "/hiddenFrom": {c, g}}
 		for _, prop := range []string{"source", "externalId"} {
 			pairs["/"+prop] = [2]*sample{rendered(request, fieldsBase, ""), rendered(changed(t, request, prop), fieldsBase, "")}
 		}

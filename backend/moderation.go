@@ -213,7 +213,7 @@ func (s *Service) Report(ctx context.Context, id string, in *schema.ReportInput,
 				r.ContactHidden, hidPhone = true, true
 			}
 			if okRecord && r.Status != store.StatusHidden && r.Status != store.StatusWithdrawn {
-				r.Status, hid = store.StatusHidden, true
+				r.HiddenFrom, r.Status, hid = r.Status, store.StatusHidden, true
 			}
 			if !hid && !hidPhone {
 				return errNoChange
@@ -451,9 +451,18 @@ func (s *Service) moderate(ctx context.Context, id, action, status string, keepP
 		}()
 		switch action {
 		case ActionHide:
+			if r.Status != store.StatusHidden {
+				r.HiddenFrom = r.Status
+			}
 			r.Status = store.StatusHidden
 		case ActionRestore:
-			r.Status, r.ContactHidden = store.StatusOpen, r.ContactHidden && keepPhoneHidden
+			// Back to the status it had when hidden: a resolved or expired record is not reopened (with its
+			// phone shown again) by a restore; open otherwise.
+			to := store.StatusOpen
+			if r.Status == store.StatusHidden && listed(r.HiddenFrom) {
+				to = r.HiddenFrom
+			}
+			r.Status, r.ContactHidden = to, r.ContactHidden && keepPhoneHidden
 		case ActionErase:
 			r.ErasePersonal()
 			r.ContactHidden = false
@@ -462,6 +471,9 @@ func (s *Service) moderate(ctx context.Context, id, action, status string, keepP
 			r.Status = status
 		default:
 			return fmt.Errorf("unknown action %q", action)
+		}
+		if r.Status != store.StatusHidden {
+			r.HiddenFrom = ""
 		}
 		if r.ContactName == "" && listed(r.Status) {
 			return ErrErased

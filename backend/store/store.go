@@ -37,6 +37,9 @@ type Record struct {
 	// Publisher is a keyed hash of the network of the client that published the record (never the
 	// address): a retry of its content gets the manage token back only from that network. Shown nowhere.
 	Publisher string `json:"publisher,omitempty"`
+	// HiddenFrom is the status a hidden record had before reports or an operator hid it, which an
+	// operator's restore gives back (a resolved record is not reopened). Empty on other records.
+	HiddenFrom string `json:"hiddenFrom,omitempty"`
 }
 
 // The statuses of a record. Only open records are in default lists; hidden ones are never public.
