@@ -108,7 +108,12 @@ func TestTownSearchBothStores(t *testing.T) {
 			if v := nearURL.Query(); v.Has("municipio") || v.Get("radiusKm") != "10" || !strings.HasPrefix(v.Get("latitude"), "4.5") {
 				t.Errorf("the link to what is near Calarcá: %s", nearURL)
 			}
-			wantTitles(t, "near calarca", mainOf(t, s, nearURL.RequestURI()), all, []string{townInsulin})
+			nearList := mainOf(t, s, nearURL.RequestURI())
+			wantTitles(t, "near calarca", nearList, all, []string{townInsulin})
+			// Placed by its town's code: its distance is to the town's point, and says so.
+			if !regexp.MustCompile(`a unos \d+,\d km \(ubicación aproximada\)`).MatchString(nearList) {
+				t.Errorf("the distance of a record placed by its town does not say it is approximate:\n%s", nearList)
+			}
 			for _, q := range []string{"municipio=el+caimo", "municipio=Pereira&category=rescate", "municipio=manizales"} {
 				if m := mainOf(t, s, "/emergencias/eje-cafetero?"+q); strings.Contains(m, "a menos de 10 km") {
 					t.Errorf("%s: a link to what is near, on a list that has records or nothing near:\n%s", q, m)

@@ -288,6 +288,10 @@ func newRecordView[C any](v *view, r *schema.HelpRecord[C], contactName string) 
 		}
 		if l.DistanceKm != nil {
 			rv.Distance = strings.Replace(strconv.FormatFloat(*l.DistanceKm, 'f', 1, 64), ".", ",", 1) + " km"
+			if l.Precision == schema.PrecisionPlace {
+				// To its town's point, not to the person: «a 0,2 km» read as next door.
+				rv.Distance = "unos " + rv.Distance + " (ubicación aproximada)"
+			}
 		}
 	}
 	for line := range strings.SplitSeq(r.Description, "\n") {
