@@ -2,6 +2,7 @@ package site
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -92,6 +93,24 @@ func TestEmergencyPageUrgentFirst(t *testing.T) {
 		t.Errorf("a list by type is not newest first:\n%s", md)
 	}
 	_ = urgent
+
+	// With more than a part shows: its «Ver todas» link counts what it opens. «Ver todas las solicitudes»
+	// lists the urgent ones too (it said «(11)», the other requests alone, and opened 13).
+	for i := range 12 {
+		id := s.add(eje.Slug, schema.TypeRequest, fmt.Sprintf("Cobijas %d", i))
+		s.set(id, func(r *schema.PublicHelpDetail) { r.Urgency = "needed" })
+	}
+	s.add(eje.Slug, schema.TypeRequest, "Otro rescate")
+	_, md = sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md")
+	for _, want := range []string{"### Otras solicitudes (13)", "[Ver todas las solicitudes (15)](" + testBase + "/emergencias/eje-cafetero?type=request)"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("the default list lacks %q:\n%s", want, md)
+		}
+	}
+	_, md = sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md?type=request")
+	if !strings.Contains(string(md), "15 publicaciones") {
+		t.Errorf("the link's list does not hold what it said:\n%s", md)
+	}
 }
 
 // A town instead of coordinates: ?municipio= by code or name (the emergency's Armenia for «armenia»),

@@ -454,6 +454,9 @@ var listGroups = []struct {
 func (v *view) grouped(ctx context.Context, q schema.ListQuery, path string, filters url.Values) ([]listGroup, *schema.HelpList, error) {
 	all := &schema.HelpList{TotalExact: true}
 	var out []listGroup
+	// A «Ver todas» link without an urgency lists every record of its type, the urgent ones too: its count
+	// is of those (it said «(16)» and opened 21).
+	typeTotal, typeExact := map[string]int{}, map[string]bool{}
 	for _, g := range listGroups {
 		var items []schema.PublicHelp
 		total, exact := 0, true
@@ -469,6 +472,15 @@ func (v *view) grouped(ctx context.Context, q schema.ListQuery, path string, fil
 			exact = exact && l.TotalExact
 		}
 		all.TotalExact = all.TotalExact && exact
+		if _, seen := typeExact[g.typ]; !seen {
+			typeExact[g.typ] = true
+		}
+		typeTotal[g.typ] += total
+		typeExact[g.typ] = typeExact[g.typ] && exact
+		linkTotal, linkExact := total, exact
+		if !g.link.Has("urgency") {
+			linkTotal, linkExact = typeTotal[g.typ], typeExact[g.typ]
+		}
 		slices.SortStableFunc(items, func(a, b schema.PublicHelp) int { return b.CreatedAt.Compare(a.CreatedAt) })
 		items = items[:min(len(items), groupLimit)]
 		all.Total += total
@@ -484,10 +496,10 @@ func (v *view) grouped(ctx context.Context, q schema.ListQuery, path string, fil
 			rv.Level = "####"
 			lg.Items = append(lg.Items, rv)
 		}
-		if total > len(items) {
+		if linkTotal > len(items) {
 			link := maps.Clone(filters)
 			maps.Copy(link, g.link)
-			lg.More, lg.MoreLabel = v.base+path+"?"+link.Encode(), fmt.Sprintf("%s (%s)", g.more, count)
+			lg.More, lg.MoreLabel = v.base+path+"?"+link.Encode(), fmt.Sprintf("%s (%s)", g.more, totalWords(linkTotal, linkExact, q.Attended != ""))
 		}
 		out = append(out, lg)
 	}
