@@ -481,3 +481,21 @@ func TestManageFollowsStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestNearOutsideColombia: a point typed in the nearby filter outside Colombia is said, with the usual
+// slip (a longitude without its minus sign, the two swapped); a point in Colombia says nothing.
+func TestNearOutsideColombia(t *testing.T) {
+	s := &records{}
+	c := newSite(t, s.options(eje))
+	for _, tc := range []struct{ query, want string }{
+		{"latitude=4.5&longitude=75.6", "El punto 4,5, 75,6 no está en Colombia. ¿Le faltó el signo menos a la longitud? En Colombia es negativa: -75,6."},
+		{"latitude=-75.6&longitude=4.5", "¿Están invertidas la latitud y la longitud?"},
+		{"latitude=45&longitude=-75.6", "El punto 45, -75,6 no está en Colombia."},
+		{"latitude=4,5339&longitude=-75,6811", ""},
+	} {
+		_, md := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md?"+tc.query)
+		if tc.want == "" && strings.Contains(string(md), "no está en Colombia") || tc.want != "" && !strings.Contains(string(md), tc.want) {
+			t.Errorf("?%s: want %q in\n%s", tc.query, tc.want, md)
+		}
+	}
+}

@@ -595,6 +595,9 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 		}
 	}
 	lv.Intro, lv.Note = listIntro(list, lv.Filtered, q.Latitude != nil, kept.Has("cursor"), group, q.Attended != ""), note
+	if q.Latitude != nil && q.Longitude != nil {
+		lv.Note = strings.TrimSpace(lv.Note + " " + outsideColombia(*q.Latitude, *q.Longitude))
+	}
 	if list.Total > 0 || filters.Has("attended") {
 		lv.Unattended = unattendedLink(v.base+path, filters)
 	}
@@ -721,6 +724,26 @@ func (v *view) placeQuery(e *schema.EmergencyInfo, kept url.Values) (url.Values,
 	}
 	out.Set("q", rest)
 	return out, "Se buscó «" + rest + "» en las publicaciones de " + places.Label(p) + "."
+}
+
+// outsideColombia says when a point typed in the nearby filter is not in Colombia (a box around it, San
+// Andrés included), and the usual slip: a longitude without its minus sign. "" for a point in it.
+func outsideColombia(lat, lon float64) string {
+	in := func(lat, lon float64) bool { return lat >= -4.3 && lat <= 13.6 && lon >= -82 && lon <= -66.8 }
+	if in(lat, lon) {
+		return ""
+	}
+	words := fmt.Sprintf("El punto %s, %s no está en Colombia.", decimalComma(lat), decimalComma(lon))
+	if in(lat, -lon) {
+		words += fmt.Sprintf(" ¿Le faltó el signo menos a la longitud? En Colombia es negativa: %s.", decimalComma(-lon))
+	} else if in(lon, lat) {
+		words += " ¿Están invertidas la latitud y la longitud? En Colombia la latitud va de -4 a 13 y la longitud de -82 a -67."
+	}
+	return words
+}
+
+func decimalComma(f float64) string {
+	return strings.Replace(strconv.FormatFloat(f, 'f', -1, 64), ".", ",", 1)
 }
 
 // nearPlace links an empty list of a named place (kept as the person typed it, placed as it was read) to

@@ -58,6 +58,13 @@ func (s *records) parse(v url.Values) (schema.ListQuery, []schema.FieldError) {
 		}
 		q.Latitude = &f
 	}
+	if l := v.Get("longitude"); l != "" {
+		f, err := strconv.ParseFloat(l, 64)
+		if err != nil {
+			return q, []schema.FieldError{{Field: "longitude", Message: "«longitude» debe ser un número"}}
+		}
+		q.Longitude = &f
+	}
 	return q, nil
 }
 
