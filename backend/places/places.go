@@ -37,6 +37,10 @@ type Place struct {
 	// Lat and Lon are the place's point (a municipio's is its cabecera's); zero for a departamento.
 	Lat, Lon float64
 	key      string // Name folded for search
+	// aliases are a municipio's shorter names as people say them, folded: the part before and after its
+	// last «de» («Santiago de Cali»: «cali»; «Cartagena de Indias»: «cartagena»), without «D.C.»
+	// («Bogotá, D.C.»: «bogota»). Municipios reads them only when no name matches.
+	aliases []string
 	said     string // key as people say it (elide)
 }
 
@@ -73,6 +77,9 @@ var load = sync.OnceValue(func() *index {
 		}
 		p := Place{Code: f[0], Name: f[1], key: Fold(f[1])}
 		p.said = elide(p.key)
+		if len(p.Code) == 5 {
+			p.aliases = municipioAliases(p.key)
+		}
 		p.Lat, _ = strconv.ParseFloat(f[2], 64)
 		p.Lon, _ = strconv.ParseFloat(f[3], 64)
 		ix.byCode[p.Code] = len(ix.all)
@@ -80,6 +87,19 @@ var load = sync.OnceValue(func() *index {
 	}
 	return ix
 })
+
+// municipioAliases are the shorter names of a municipio whose folded name is key (Place.aliases).
+func municipioAliases(key string) []string {
+	var out []string
+	if k, ok := strings.CutSuffix(key, " d c"); ok {
+		out = append(out, k)
+		key = k
+	}
+	if i := strings.LastIndex(key, " de "); i > 0 {
+		out = append(out, key[:i], key[i+len(" de "):])
+	}
+	return out
+}
 
 // Lookup finds a place by its DIVIPOLA code. A cabecera's 8-digit code (NNNNN000) is its municipio.
 func Lookup(code string) (Place, bool) {
@@ -317,13 +337,22 @@ func Municipios(q string) []Place {
 		return nil
 	}
 	ix := load()
+	named := func(name string, p Place) bool {
+		rest, ok := strings.CutPrefix(full, name)
+		return ok && (rest == "" || (rest[0] == ' ' && allWordPrefixes(" "+ix.all[ix.byCode[p.Code[:2]]].key, strings.Fields(rest))))
+	}
 	var out []Place
 	for _, p := range ix.all {
-		if len(p.Code) != 5 {
-			continue
+		if len(p.Code) == 5 && named(p.key, p) {
+			out = append(out, p)
 		}
-		rest, ok := strings.CutPrefix(full, p.key)
-		if ok && (rest == "" || (rest[0] == ' ' && allWordPrefixes(" "+ix.all[ix.byCode[p.Code[:2]]].key, strings.Fields(rest)))) {
+	}
+	if len(out) > 0 {
+		return out
+	}
+	// No name matches: a shorter one people say («cali», «bogota», «cartagena»).
+	for _, p := range ix.all {
+		if len(p.Code) == 5 && slices.ContainsFunc(p.aliases, func(a string) bool { return named(a, p) }) {
 			out = append(out, p)
 		}
 	}

@@ -201,3 +201,20 @@ func TestNamedBy(t *testing.T) {
 		}
 	}
 }
+
+// TestMunicipiosByShortName: the names people say of municipios whose official name is longer find them,
+// only when no municipio has that name: «cali» is Santiago de Cali, «bogota» Bogotá, D.C.; «bolivar» stays
+// the municipios named Bolívar (not El Carmen de Bolívar).
+func TestMunicipiosByShortName(t *testing.T) {
+	for typed, want := range map[string]string{"cali": "76001", "Bogotá": "11001", "bogota": "11001", "buga": "76111",
+		"cucuta": "54001", "cartagena": "13001", "cali valle": "76001", "santiago de cali": "76001"} {
+		if ms := Municipios(typed); len(ms) != 1 || ms[0].Code != want {
+			t.Errorf("Municipios(%q) = %v, want %s", typed, ms, want)
+		}
+	}
+	for _, m := range Municipios("bolivar") {
+		if !strings.HasPrefix(Fold(m.Name), "bolivar") {
+			t.Errorf("Municipios(bolivar) holds %s", m.Name)
+		}
+	}
+}
