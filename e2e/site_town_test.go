@@ -84,12 +84,17 @@ func TestTownSearchBothStores(t *testing.T) {
 				{"municipio=Armenia", []string{townInsulin}},
 				{"municipio=armenia+antioquia", []string{townInsulinOther}},
 				{"q=insulina+armenia", []string{townInsulin}},
+				{"q=busco+insulina+en+armenia", []string{townInsulin}}, // as a person types it: «busco», «en» are not searched
 				{"municipio=Pereira&attended=false", []string{townRescue, townTransport}},
 				{"municipio=Pereira&attended=true", []string{townWater}},
 				{"municipio=Pereira&type=request", []string{townRescue, townWater}}, // newest first
 			} {
 				body := mainOf(t, s, "/emergencias/eje-cafetero?"+c.query)
 				wantTitles(t, c.query, body, all, c.want)
+			}
+
+			if m := mainOf(t, s, "/emergencias/eje-cafetero?q=busco+insulina+en+armenia"); !strings.Contains(m, "No se buscaron las palabras «busco en».") {
+				t.Errorf("a search with filler words does not say which were left out:\n%s", m)
 			}
 
 			// A municipio with nothing links to what is near its point: Calarcá has no record, Armenia's

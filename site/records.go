@@ -555,13 +555,23 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 		}
 		return q, list, groups, nil, err
 	}
-	placed, note := v.placeQuery(e, kept)
+	// The words of a search as a person types it («busco insulina en armenia»): those that every text
+	// would have to hold are left out of what is searched, and the note says what was.
+	search, dropped := maps.Clone(kept), ""
+	if words, left := searchWords(kept.Get("q")); left != "" {
+		search.Set("q", words)
+		dropped = " No se buscaron las palabras «" + left + "»."
+	}
+	placed, note := v.placeQuery(e, search)
 	q, list, groups, errs, err := read(placed)
 	if err == nil && len(errs) == 0 && note != "" && list.Total == 0 && !kept.Has("municipio") {
 		// Nothing in the municipio the text search named: its words may not have meant a place
 		// («victoria», a name). A place typed in «Municipio» meant one: its empty list stands.
-		note, placed = "", kept
-		q, list, groups, errs, err = read(kept)
+		note, placed = "", search
+		q, list, groups, errs, err = read(search)
+	}
+	if dropped != "" {
+		note = strings.TrimSpace(note + dropped)
 	}
 	if err != nil {
 		return nil, nil, 0, err
@@ -724,6 +734,29 @@ func (v *view) placeQuery(e *schema.EmergencyInfo, kept url.Values) (url.Values,
 	}
 	out.Set("q", rest)
 	return out, "Se buscó «" + rest + "» en las publicaciones de " + places.Label(p) + "."
+}
+
+// fillerWords are words a person puts around what they search («busco insulina en armenia») that a record's
+// text need not hold: q matches a record only when its text has every word.
+var fillerWords = []string{"a", "al", "busca", "buscamos", "busco", "con", "de", "del", "el", "en", "hay", "la", "las",
+	"los", "me", "mi", "mis", "necesita", "necesitamos", "necesito", "o", "para", "por", "que", "se", "su", "sus", "u",
+	"un", "una", "unas", "unos", "y"}
+
+// searchWords splits q into the words searched and the filler words left out ("" when none): every word
+// stays when all are filler.
+func searchWords(q string) (words, left string) {
+	var keep, drop []string
+	for _, w := range strings.Fields(q) {
+		if _, filler := slices.BinarySearch(fillerWords, places.Fold(w)); filler {
+			drop = append(drop, w)
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	if len(keep) == 0 || len(drop) == 0 {
+		return q, ""
+	}
+	return strings.Join(keep, " "), strings.Join(drop, " ")
 }
 
 // outsideColombia says when a point typed in the nearby filter is not in Colombia (a box around it, San
