@@ -231,6 +231,14 @@ func TestBrowserOffline(t *testing.T) {
 	p.screenshot(t, "offline-lugar")
 	p.do(t, "clear the search", chromedp.Evaluate[chromedp.Void](`document.getElementById('f-lugar-buscar').value = ''`))
 	ext := p.externalID(t)
+	// Sent empty with no signal: what is missing is said now, and nothing is kept to be refused later.
+	p.submit(t, "errores")
+	if got := p.text(t, "errores"); !strings.Contains(got, "Falta «Título»") || !strings.Contains(got, "Diga dónde") || !strings.Contains(got, "Marque la casilla") {
+		t.Errorf("an empty form sent offline: %q", got)
+	}
+	if n := run(p.ctx, t, "outbox", chromedp.Evaluate[int](`directaidOutbox.all().then(items => items.length)`, chromedp.EvalAwaitPromise)); n != 0 {
+		t.Errorf("an empty form sent offline was kept in the outbox (%d)", n)
+	}
 	p.fill(t, withValues(request, "f-title", "Agua potable sin señal"))
 	p.check(t, "f-publishContact")
 	p.submit(t, "resultado-guardada")

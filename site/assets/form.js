@@ -171,6 +171,20 @@
   }
   if (cat) { cat.addEventListener('change', onlyFor); onlyFor(); }
 
+  // missing lists the required fields body lacks, as the API's details name them: a place is either a
+  // placeCode or both coordinates.
+  function missing(body) {
+    var out = [];
+    Array.prototype.forEach.call(form.elements, function (el) {
+      if (!el.required || el.disabled || !el.id || el.id.indexOf('f-') !== 0) return;
+      var name = el.id.slice(2);
+      var has = name === 'placeCode' ? !!body.placeCode || (body.latitude !== undefined && body.longitude !== undefined)
+        : el.type === 'checkbox' ? body[el.name] === true : body[el.name] !== undefined;
+      if (!has) out.push({ field: '/' + name, message: el.getAttribute('data-error') || 'Falta «' + el.getAttribute('data-label') + '».' });
+    });
+    return out;
+  }
+
   // With no signal the fill waits in the outbox, under its externalId, for the signal to return.
   function save(body) {
     var item = { externalId: ext.value, api: form.getAttribute('data-api'), action: form.getAttribute('action'),
@@ -287,6 +301,10 @@
       });
     }, function () {
       clearTimeout(timer);
+      // No answer: before it is kept on the phone, what the server would refuse for sure is said now,
+      // while the person is there (said later, when the signal returns, nobody may be there to fix it).
+      var gaps = missing(body);
+      if (gaps.length) return showErrors(box.getAttribute('data-campos'), gaps);
       if (outbox) return save(body).catch(function () { showErrors(box.getAttribute('data-red')); });
       showErrors(box.getAttribute('data-red'));
     }).then(function () { send.disabled = false; });
