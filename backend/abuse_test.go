@@ -274,15 +274,7 @@ func TestErasedRecordStaysDown(t *testing.T) {
 func TestRestoredRecordStaysRestored(t *testing.T) {
 	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
 	ctx := context.Background()
-	var filler []string
-	for i := range 40 { // open records, so that the breaker's share allows a hide
-		rec, _, err := s.st.Create(ctx, storetest.Record("app", fmt.Sprintf("f-%d", i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		filler = append(filler, rec.ID)
-	}
-	id := filler[0]
+	id := openRecords(t, s, 40)[0]
 	reporters := []string{"198.51.100.1", "198.51.100.2", "198.51.100.3"}
 	report := func(addr string) string {
 		t.Helper()
@@ -323,14 +315,7 @@ func TestRestoredRecordStaysRestored(t *testing.T) {
 func TestRestoreGivesBackTheStatus(t *testing.T) {
 	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
 	ctx := context.Background()
-	var ids []string
-	for i := range 40 { // open records, so that the breaker's share allows the hides
-		rec, _, err := s.st.Create(ctx, storetest.Record("app", fmt.Sprintf("g-%d", i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, rec.ID)
-	}
+	ids := openRecords(t, s, 40)
 	resolved, open := ids[0], ids[1]
 	if _, err := s.st.Update(ctx, resolved, func(r *store.Record) error { r.Status = store.StatusResolved; return nil }); err != nil {
 		t.Fatal(err)
@@ -364,4 +349,19 @@ func TestRestoreGivesBackTheStatus(t *testing.T) {
 	if rec, _ := s.st.Get(ctx, resolved); rec.Status != store.StatusResolved {
 		t.Errorf("the resolved record after an operator's hide and restore: %s", rec.Status)
 	}
+}
+
+// openRecords stores n open records and returns their ids: an emergency with that many, so that the
+// breakers' share allows the hides a test makes.
+func openRecords(t *testing.T, s *expiryServer, n int) []string {
+	t.Helper()
+	var ids []string
+	for i := range n {
+		rec, _, err := s.st.Create(t.Context(), storetest.Record("app", fmt.Sprintf("open-%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, rec.ID)
+	}
+	return ids
 }
