@@ -41,7 +41,7 @@ type Place struct {
 	// last «de» («Santiago de Cali»: «cali»; «Cartagena de Indias»: «cartagena»), without «D.C.»
 	// («Bogotá, D.C.»: «bogota»). Municipios reads them only when no name matches.
 	aliases []string
-	said     string // key as people say it (elide)
+	said    string // key as people say it (elide)
 }
 
 // Kind tells a departamento, a municipio and a centro poblado apart.
