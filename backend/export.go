@@ -3,7 +3,10 @@ package backend
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"math"
+	"net/http"
+	"sync"
 	"time"
 
 	"github.com/directaid/directaid/backend/store"
@@ -19,6 +22,11 @@ const (
 	// ExportWriteWindow is how long the client has to take each page: the server's write timeout covers
 	// a whole response, which a large export outlives, so it is moved on page by page.
 	ExportWriteWindow = 30 * time.Second
+	// WholeExports is how many whole exports a node runs at once. Each reads the store page after page
+	// for as long as its client takes them; without a bound, 150 at once slowed a one-item list to more
+	// than a second. Past it an export is 503 with a Retry-After of exportRetry seconds.
+	WholeExports = 4
+	exportRetry  = 10
 )
 
 // An ExportPager reads the pages of a whole export from the store, in list order (cursor paging, so every
@@ -41,15 +49,27 @@ type exportPageRead struct {
 }
 
 // Export starts a whole export of q; errors are *Problem for bad input. q.Limit must be unset. The
-// caller must stop it.
+// caller must stop it, which frees its place among the node's WholeExports.
 func (s *Service) Export(ctx context.Context, q schema.ListQuery, base string, page int) (*ExportPager, error) {
 	spec, errs := s.listSpec(&q)
 	if errs != nil {
 		return nil, InvalidParams(errs)
 	}
 	spec.Limit, spec.NoTotal, spec.Bulk = page, true, true
+	select {
+	case s.exports <- struct{}{}:
+	default:
+		return nil, &Problem{Status: http.StatusServiceUnavailable, RetryAfter: exportRetry, Body: schema.ErrorBody{Code: schema.CodeUnavailable,
+			Error: fmt.Sprintf("Este servidor ya está haciendo %d exportaciones completas (all=true): reintente en %d segundos, o lea la lista por páginas con cursor.", WholeExports, exportRetry)}}
+	}
 	p := &ExportPager{s: s, base: base, spec: spec, pages: make(chan exportPageRead)}
-	ctx, p.cancel = context.WithCancel(ctx)
+	var cancel context.CancelFunc
+	ctx, cancel = context.WithCancel(ctx)
+	var once sync.Once
+	p.cancel = func() {
+		cancel()
+		once.Do(func() { <-s.exports })
+	}
 	go p.read(ctx)
 	return p, nil
 }

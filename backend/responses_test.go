@@ -930,3 +930,36 @@ func TestRespondShareOfOneNetwork(t *testing.T) {
 		t.Fatalf("48 hours on: %v", err)
 	}
 }
+
+// TestWholeExportsBounded: a node runs backend.WholeExports whole exports at once; the next is 503 with a
+// Retry-After, and stopping one lets another start.
+func TestWholeExportsBounded(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)})
+	s.publish(insulinRequest("a"))
+	ctx := context.Background()
+	var running []*backend.ExportPager
+	for i := range backend.WholeExports {
+		p, err := s.svc.Export(ctx, schema.ListQuery{}, "http://ayuda.test", backend.ExportPage)
+		if err != nil {
+			t.Fatalf("export %d within the bound: %v", i, err)
+		}
+		running = append(running, p)
+	}
+	_, err := s.svc.Export(ctx, schema.ListQuery{}, "http://ayuda.test", backend.ExportPage)
+	p := (*backend.Problem)(nil)
+	if !errors.As(err, &p) || p.Status != http.StatusServiceUnavailable || p.RetryAfter <= 0 || p.Body.Code != schema.CodeUnavailable {
+		t.Fatalf("an export past the bound: %+v %v", p, err)
+	}
+	running[0].Stop()
+	running[0].Stop() // twice frees one place only
+	next, err := s.svc.Export(ctx, schema.ListQuery{}, "http://ayuda.test", backend.ExportPage)
+	if err != nil {
+		t.Fatalf("an export once one stopped: %v", err)
+	}
+	if _, err := s.svc.Export(ctx, schema.ListQuery{}, "http://ayuda.test", backend.ExportPage); err == nil {
+		t.Fatal("a second Stop of one export freed two places")
+	}
+	for _, p := range append(running[1:], next) {
+		p.Stop()
+	}
+}

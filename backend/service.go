@@ -99,6 +99,8 @@ type Service struct {
 	secrets *secrets
 	// feed is the live feed's poller and subscribers (feed.go).
 	feed *feedHub
+	// exports holds a place per whole export running (export.go), WholeExports at most.
+	exports chan struct{}
 }
 
 // NewService returns a service over store with cfg.
@@ -107,7 +109,8 @@ func NewService(st store.Store, cfg Config) *Service {
 	if w == nil {
 		w = NewAbuseWindows()
 	}
-	s := &Service{store: st, cfg: cfg, now: time.Now, ids: store.NewIDNear, hides: w.hides, counted: w.counted, perRecord: w.perRecord, secrets: &secrets{}}
+	s := &Service{store: st, cfg: cfg, now: time.Now, ids: store.NewIDNear, hides: w.hides, counted: w.counted, perRecord: w.perRecord, secrets: &secrets{},
+		exports: make(chan struct{}, WholeExports)}
 	s.feed = newFeedHub(s)
 	for _, e := range cfg.Emergencies {
 		if !e.Inactive {
