@@ -177,10 +177,10 @@ type shareEntry struct {
 
 func newRecordShare() *recordShare { return &recordShare{m: map[string][]shareEntry{}} }
 
-// take admits response id of network to record at now: a retry of one admitted, or a new one within the
-// share. Refused, wait is until the share frees a slot; release gives a new one back when it was then not
-// stored.
-func (b *recordShare) take(now time.Time, network, record, id string) (ok bool, wait time.Duration, release func()) {
+// take admits response id of network to record at now: a retry of one admitted (repeat), or a new one
+// within the share. Refused, wait is until the share frees a slot; release gives a new one back when it
+// was then not stored.
+func (b *recordShare) take(now time.Time, network, record, id string) (ok, repeat bool, wait time.Duration, release func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.calls++; b.calls%pruneAt == 0 {
@@ -191,13 +191,13 @@ func (b *recordShare) take(now time.Time, network, record, id string) (ok bool, 
 	key := network + " " + record
 	es := b.recent(key, now)
 	if slices.ContainsFunc(es, func(e shareEntry) bool { return e.id == id }) {
-		return true, 0, func() {}
+		return true, true, 0, func() {}
 	}
 	if len(es) >= responderPerRecord {
-		return false, es[0].at.Add(schema.ResponseTTL).Sub(now), func() {}
+		return false, false, es[0].at.Add(schema.ResponseTTL).Sub(now), func() {}
 	}
 	b.m[key] = append(es, shareEntry{now, id})
-	return true, 0, func() {
+	return true, false, 0, func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		b.m[key] = slices.DeleteFunc(b.m[key], func(e shareEntry) bool { return e.id == id && e.at.Equal(now) })

@@ -165,21 +165,20 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 		}
 		return s.responseCreated(ctx, stored, true)
 	}
-	ok, wait, releaseShare := s.perRecord.take(now, ClientNet(addr), rec.ID, retryID)
+	ok, repeat, wait, releaseShare := s.perRecord.take(now, ClientNet(addr), rec.ID, retryID)
 	if !ok {
-		return nil, &Problem{Status: http.StatusTooManyRequests, RetryAfter: max(int(math.Ceil(wait.Seconds())), 1), Zone: ZoneRespond, Body: schema.ErrorBody{Code: schema.CodeRateLimited, Error: fmt.Sprintf(
-			"Desde su conexión ya se enviaron %d respuestas a esta publicación en las últimas 48 horas, las que admite de una misma red: "+
-				"quien la publicó ya las tiene. Si alguien más quiere ayudar, que responda desde su propio teléfono (sus datos móviles).", responderPerRecord)}}
+		return nil, shareSpent(wait)
 	}
 	counted, releaseCount := s.counted.take(now, ClientNet(addr))
 	release := func() { releaseCount(); releaseShare() }
 	r := &store.Response{RecordID: rec.ID, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(schema.ResponseTTL),
 		Status: store.ResponseActive, Message: in.Message, ContactName: in.ContactName, ContactWhatsapp: in.ContactWhatsapp, ContactE164: e164,
 		Uncounted: !counted}
+	next := newResponseID() // the id of a new response when the words' id is taken
 	for try := 0; ; try++ {
 		r.ID = retryID
 		if try > 0 {
-			r.ID = newResponseID()
+			r.ID, next = next, newResponseID()
 		}
 		err = s.store.CreateResponse(ctx, r)
 		if try == 0 && errors.Is(err, store.ErrResponseExists) {
@@ -190,7 +189,19 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 				}
 				return s.responseCreated(ctx, stored, true)
 			}
-			continue // the earlier one was withdrawn or ended: this is a new response
+			// The earlier one was withdrawn or ended: this is a new response, and it takes a place of its own
+			// in the share when the earlier one holds the place of its words (a withdrawal and the same words
+			// again must not make a new response for free).
+			if repeat {
+				ok, _, wait, releaseNew := s.perRecord.take(now, ClientNet(addr), rec.ID, next)
+				if !ok {
+					release()
+					return nil, shareSpent(wait)
+				}
+				prev := release
+				release = func() { prev(); releaseNew() }
+			}
+			continue
 		}
 		if !errors.Is(err, store.ErrResponseExists) || try == 3 {
 			break
@@ -214,6 +225,14 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 		s.cfg.Responded(ctx, rec.ID, r.ID)
 	}
 	return s.responseCreated(ctx, r, false)
+}
+
+// shareSpent is the 429 of a network that gave a record its responderPerRecord responses (abuse.go); the
+// share frees a place after wait.
+func shareSpent(wait time.Duration) *Problem {
+	return &Problem{Status: http.StatusTooManyRequests, RetryAfter: max(int(math.Ceil(wait.Seconds())), 1), Zone: ZoneRespond, Body: schema.ErrorBody{Code: schema.CodeRateLimited, Error: fmt.Sprintf(
+		"Desde su conexión ya se enviaron %d respuestas a esta publicación en las últimas 48 horas, las que admite de una misma red: "+
+			"quien la publicó ya las tiene. Si alguien más quiere ayudar, que responda desde su propio teléfono (sus datos móviles).", responderPerRecord)}}
 }
 
 // retryResponseIDs are the ids a response's retries share, of the retryWindow (counted from the epoch) it

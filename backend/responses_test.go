@@ -929,6 +929,27 @@ func TestRespondShareOfOneNetwork(t *testing.T) {
 	if _, err := respond(a.ID, "Otra más, dos días después", "198.51.100.1"); err != nil {
 		t.Fatalf("48 hours on: %v", err)
 	}
+
+	// Withdrawing a response and sending its words again is a new response, which takes a place: one
+	// address looping on it filled a record's 300 before.
+	c := s.publish(insulinRequest("c"))
+	n := 0
+	for range 10 {
+		r, err := respond(c.ID, "spam", "198.51.100.9")
+		if err != nil {
+			if !errors.As(err, &p) || p.Status != http.StatusTooManyRequests {
+				t.Fatalf("withdraw and send again: %v", err)
+			}
+			break
+		}
+		n++
+		if _, err := s.svc.ActOnResponse(ctx, c.ID, r.ResponseID, schema.ActionWithdraw, "198.51.100.9"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n != 3 {
+		t.Fatalf("withdraw and send the same words again: %d responses stored, want 3", n)
+	}
 }
 
 // TestWholeExportsBounded: a node runs backend.WholeExports whole exports at once; the next is 503 with a
