@@ -349,6 +349,23 @@ func TestRestoreGivesBackTheStatus(t *testing.T) {
 	if rec, _ := s.st.Get(ctx, resolved); rec.Status != store.StatusResolved {
 		t.Errorf("the resolved record after an operator's hide and restore: %s", rec.Status)
 	}
+	// A restore of a record that is not hidden (a moderator clearing its reports, or a second click)
+	// keeps its status; set_status hidden keeps the one it had too.
+	if _, err := s.svc.Moderate(ctx, resolved, backend.ActionRestore, ""); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := s.st.Get(ctx, resolved); rec.Status != store.StatusResolved {
+		t.Errorf("a restore of a resolved record that was not hidden: %s", rec.Status)
+	}
+	if _, err := s.svc.Moderate(ctx, resolved, backend.ActionSetStatus, store.StatusHidden); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.svc.Moderate(ctx, resolved, backend.ActionRestore, ""); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := s.st.Get(ctx, resolved); rec.Status != store.StatusResolved {
+		t.Errorf("the resolved record after set_status hidden and restore: %s", rec.Status)
+	}
 }
 
 // openRecords stores n open records and returns their ids: an emergency with that many, so that the
@@ -364,4 +381,61 @@ func openRecords(t *testing.T, s *expiryServer, n int) []string {
 		ids = append(ids, rec.ID)
 	}
 	return ids
+}
+
+// TestRestoreByReporterUndoesOnlyItsOwn: undoing one reporter's reports leaves a record an operator hid
+// hidden, and reviews that reporter's reports only: the others stay in the queue and still count.
+func TestRestoreByReporterUndoesOnlyItsOwn(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	ctx := context.Background()
+	ids := openRecords(t, s, 40)
+	byOperator, byMany := ids[0], ids[1]
+	reporterOf := func(id, addr string) string {
+		t.Helper()
+		if _, err := s.svc.Report(ctx, id, &schema.ReportInput{Reason: "spam"}, addr); err != nil {
+			t.Fatal(err)
+		}
+		q, _ := s.svc.ModerationQueue(ctx)
+		for _, it := range q {
+			if it.Record.ID == id {
+				for _, r := range it.Reports {
+					if r.At.Equal(it.Reports[len(it.Reports)-1].At) {
+						return r.Reporter
+					}
+				}
+			}
+		}
+		t.Fatalf("no report of %s in the queue", id)
+		return ""
+	}
+	campaign := reporterOf(byOperator, "198.51.100.7")
+	if _, err := s.svc.Moderate(ctx, byOperator, backend.ActionHide, ""); err != nil {
+		t.Fatal(err)
+	}
+	// byMany: hidden by three reporters, the campaign among them.
+	for _, addr := range []string{"198.51.100.7", "198.51.100.8", "198.51.100.9"} {
+		if _, err := s.svc.Report(ctx, byMany, &schema.ReportInput{Reason: "spam"}, addr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restored, err := s.svc.RestoreByReporter(ctx, campaign)
+	if err != nil || !slices.Equal(restored, []string{byMany}) {
+		t.Fatalf("restore by the campaign: %v %v", restored, err)
+	}
+	if rec, _ := s.st.Get(ctx, byOperator); rec.Status != store.StatusHidden {
+		t.Errorf("the record the operator hid, after undoing a reporter: %s", rec.Status)
+	}
+	reps, err := s.st.Reports(ctx, byMany)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range reps {
+		if r.Reviewed != (r.Reporter == campaign) {
+			t.Errorf("after undoing the campaign, a report of %s reviewed %v", r.Reporter, r.Reviewed)
+		}
+	}
+	// The two others still count: one more reporter hides it again.
+	if res, err := s.svc.Report(ctx, byMany, &schema.ReportInput{Reason: "spam"}, "198.51.100.10"); err != nil || res.Outcome != schema.ReportHidRecord {
+		t.Errorf("a third reporter beside the two left: %+v %v", res, err)
+	}
 }

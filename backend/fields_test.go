@@ -51,6 +51,8 @@ var storedOnly = map[string]string{
 	"/publisher": "the manage token's retry",
 	// The status a hidden record had: what an operator's restore gives back. A hidden record has no view.
 	"/hiddenFrom": "the restore's status",
+	// Who hid a hidden record: whether undoing one reporter's reports may show it.
+	"/hiddenBy": "the reporter's undo",
 }
 
 // shownAs names the public field through which a stored field shows, where the names differ (what the
@@ -89,10 +91,10 @@ type sample struct {
 	responses int
 	// from, when set, is the address of the client that publishes it (the stored publisher's key).
 	from string
-	// hiddenFrom, when set, is stored with the status and expiresAt update.
-	hiddenFrom string
-	id         string
-	views      map[string]string
+	// hiddenFrom and hiddenBy, when set, are stored with the status and expiresAt update.
+	hiddenFrom, hiddenBy string
+	id                   string
+	views                map[string]string
 }
 
 var fieldsBase = time.Date(2026, 8, 11, 14, 30, 0, 0, time.UTC)
@@ -153,7 +155,7 @@ func (s *sample) render(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if s.status != "" || !s.expiresAt.IsZero() || s.hiddenFrom != "" {
+	if s.status != "" || !s.expiresAt.IsZero() || s.hiddenFrom != "" || s.hiddenBy != "" {
 		if !s.touchedAt.IsZero() {
 			clock.Store(s.touchedAt.UnixNano())
 		}
@@ -161,7 +163,7 @@ func (s *sample) render(t *testing.T) {
 			if s.status != "" {
 				r.Status = s.status
 			}
-			r.HiddenFrom = s.hiddenFrom
+			r.HiddenFrom, r.HiddenBy = s.hiddenFrom, s.hiddenBy
 			if !s.expiresAt.IsZero() {
 				r.ExpiresAt = s.expiresAt
 			}
@@ -304,7 +306,9 @@ func TestEveryFieldInEveryView(t *testing.T) {
 		f.render(t)
 		g := &sample{pub: request, at: fieldsBase, expiresAt: a.expiresAt, touchedAt: later, hiddenFrom: store.StatusResolved}
 		g.render(t)
-		pairs := map[string][2]*sample{"/expiresAt": {a, b}, "/revision": {c, d}, "/publisher": {e, f}, "/hiddenFrom": {c, g}}
+		h := &sample{pub: request, at: fieldsBase, expiresAt: a.expiresAt, touchedAt: later, hiddenBy: store.ActorOperator}
+		h.render(t)
+		pairs := map[string][2]*sample{"/expiresAt": {a, b}, "/revision": {c, d}, "/publisher": {e, f}, "/hiddenFrom": {c, g}, "/hiddenBy": {c, h}}
 		for _, prop := range []string{"source", "externalId"} {
 			pairs["/"+prop] = [2]*sample{rendered(request, fieldsBase, ""), rendered(changed(t, request, prop), fieldsBase, "")}
 		}

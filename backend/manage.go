@@ -190,7 +190,7 @@ func (s *Service) applyAction(r *store.Record, action string, now time.Time) err
 		if st == store.StatusWithdrawn {
 			return errNoChange
 		}
-		r.Status, r.HiddenFrom = store.StatusWithdrawn, ""
+		r.Status, r.HiddenFrom, r.HiddenBy = store.StatusWithdrawn, "", ""
 		r.ErasePersonal()
 		r.ExpiresAt = time.Time{}
 	case schema.ActionResolve:

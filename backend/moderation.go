@@ -213,7 +213,7 @@ func (s *Service) Report(ctx context.Context, id string, in *schema.ReportInput,
 				r.ContactHidden, hidPhone = true, true
 			}
 			if okRecord && r.Status != store.StatusHidden && r.Status != store.StatusWithdrawn {
-				r.HiddenFrom, r.Status, hid = r.Status, store.StatusHidden, true
+				r.HiddenFrom, r.HiddenBy, r.Status, hid = r.Status, store.ActorCommunity, store.StatusHidden, true
 			}
 			if !hid && !hidPhone {
 				return errNoChange
@@ -369,7 +369,11 @@ func (s *Service) RestoreByReporter(ctx context.Context, reporter string) ([]str
 		if phoneByOthers && it.Record.Status != store.StatusHidden {
 			continue
 		}
-		if _, err := s.moderate(ctx, it.Record.ID, ActionRestore, "", phoneByOthers); err != nil {
+		// A record an operator hid stays hidden: the reporter's reports did not hide it.
+		if it.Record.Status == store.StatusHidden && it.Record.HiddenBy == store.ActorOperator {
+			continue
+		}
+		if _, err := s.moderate(ctx, it.Record.ID, ActionRestore, "", undo{reporter: reporter, keepPhoneHidden: phoneByOthers}); err != nil {
 			return restored, err
 		}
 		restored = append(restored, it.Record.ID)
@@ -426,11 +430,18 @@ var ErrErased = errors.New("the record's personal data were erased: it cannot be
 // reviewed), erase (every personal field removed, record kept as a withdrawn tombstone, report notes
 // dropped) or set_status (to status). It returns the record as stored.
 func (s *Service) Moderate(ctx context.Context, id, action, status string) (*store.Record, error) {
-	return s.moderate(ctx, id, action, status, false)
+	return s.moderate(ctx, id, action, status, undo{})
 }
 
-// moderate is Moderate; with keepPhoneHidden a restore leaves a hidden phone hidden.
-func (s *Service) moderate(ctx context.Context, id, action, status string, keepPhoneHidden bool) (*store.Record, error) {
+// undo narrows a restore to what one reporter did (RestoreByReporter): only that reporter's reports are
+// reviewed, and with keepPhoneHidden a hidden phone stays hidden.
+type undo struct {
+	reporter        string
+	keepPhoneHidden bool
+}
+
+// moderate is Moderate, a restore narrowed by u.
+func (s *Service) moderate(ctx context.Context, id, action, status string, u undo) (*store.Record, error) {
 	m, err := s.moderation()
 	if err != nil {
 		return nil, err
@@ -454,26 +465,33 @@ func (s *Service) moderate(ctx context.Context, id, action, status string, keepP
 			if r.Status != store.StatusHidden {
 				r.HiddenFrom = r.Status
 			}
-			r.Status = store.StatusHidden
+			r.Status, r.HiddenBy = store.StatusHidden, store.ActorOperator
 		case ActionRestore:
-			// Back to the status it had when hidden: a resolved or expired record is not reopened (with its
-			// phone shown again) by a restore; open otherwise.
-			to := store.StatusOpen
-			if r.Status == store.StatusHidden && listed(r.HiddenFrom) {
+			// A hidden record goes back to the status it had when hidden, a shown one keeps its own: a
+			// resolved or expired record is not reopened by a restore (nor by a moderator clearing its
+			// reports). Open when that status is unknown.
+			to := r.Status
+			switch {
+			case r.Status == store.StatusHidden && listed(r.HiddenFrom):
 				to = r.HiddenFrom
+			case !listed(r.Status):
+				to = store.StatusOpen
 			}
-			r.Status, r.ContactHidden = to, r.ContactHidden && keepPhoneHidden
+			r.Status, r.ContactHidden = to, r.ContactHidden && u.keepPhoneHidden
 		case ActionErase:
 			r.ErasePersonal()
 			r.ContactHidden = false
 			r.Status = store.StatusWithdrawn
 		case ActionSetStatus:
+			if status == store.StatusHidden && r.Status != store.StatusHidden {
+				r.HiddenFrom, r.HiddenBy = r.Status, store.ActorOperator
+			}
 			r.Status = status
 		default:
 			return fmt.Errorf("unknown action %q", action)
 		}
 		if r.Status != store.StatusHidden {
-			r.HiddenFrom = ""
+			r.HiddenFrom, r.HiddenBy = "", ""
 		}
 		if r.ContactName == "" && listed(r.Status) {
 			return ErrErased
@@ -484,7 +502,7 @@ func (s *Service) moderate(ctx context.Context, id, action, status string, keepP
 		return nil, err
 	}
 	if action != ActionHide {
-		if err := m.ReviewReports(ctx, id, action == ActionErase); err != nil {
+		if err := m.ReviewReports(ctx, id, u.reporter, action == ActionErase); err != nil {
 			return nil, err
 		}
 	}

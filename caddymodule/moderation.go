@@ -27,7 +27,7 @@ import (
 //	GET  /directaid/moderation/queue            records with unreviewed reports, hidden ones and those with
 //	                                             responses hidden by reports, with their reports and those responses
 //	POST /directaid/moderation/hide     {"id"}  hide until reviewed
-//	POST /directaid/moderation/restore  {"id"}  back to open, phone shown again, reports reviewed
+//	POST /directaid/moderation/restore  {"id"}  shown again in the status it had, phone shown again, reports reviewed
 //	POST /directaid/moderation/erase    {"id"}  remove every personal field; the record stays as a tombstone
 //	POST /directaid/moderation/status   {"id", "status"}  set any status
 //	POST /directaid/moderation/restore_response {"id", "responseId"}  show again a response reports hid
@@ -49,12 +49,14 @@ else $CADDY_ADMIN, else the shipped one, ` + DefaultAdminSocket + `:
   queue                  the records with unreviewed community reports, the hidden ones and those with
                          responses hidden by reports, with their reports and those responses
   hide <id>              hides a record until it is reviewed
-  restore <id>           shows it again (status open, phone shown), marking its reports reviewed
+  restore <id>           shows it again (in the status it had when hidden: open, resolved or expired;
+                         its phone shown), marking its reports reviewed
   restore-response <id> <responseId>
                          shows again a «yo puedo ayudar» that reports hid (the queue lists them under
                          their record), marking its reports reviewed
   restore-reporter <hash>  restores every hidden record, hidden phone and hidden response that one reporter
-                         reported (its hash is in the queue): the way back from one address's campaign
+                         reported (its hash is in the queue): the way back from one address's campaign;
+                         a phone another reporter hid and a record an operator hid stay hidden
   erase <id>             removes its contact name, phone and exact place for good; the record stays as a
                          withdrawn tombstone (its bytes leave the database files at the next maintenance cycle)
   status <id> <status>   sets any status (open, resolved, withdrawn, expired, hidden)

@@ -150,7 +150,7 @@ func (s *Store) Reported(context.Context) ([]string, error) {
 }
 
 // ReviewReports implements store.Moderation.
-func (s *Store) ReviewReports(_ context.Context, id string, dropNotes bool) error {
+func (s *Store) ReviewReports(_ context.Context, id, reporter string, dropNotes bool) error {
 	noted := false
 	err := s.modWrite(func(txn *badger.Txn) error {
 		reps, err := reportsOf(txn, id)
@@ -158,6 +158,9 @@ func (s *Store) ReviewReports(_ context.Context, id string, dropNotes bool) erro
 			return err
 		}
 		for _, r := range reps {
+			if reporter != "" && r.Reporter != reporter {
+				continue
+			}
 			noted = noted || (dropNotes && r.Note != "")
 			r.Reviewed = true
 			if dropNotes {

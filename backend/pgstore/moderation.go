@@ -88,10 +88,10 @@ func (s *Store) Reported(ctx context.Context) ([]string, error) {
 }
 
 // ReviewReports implements store.Moderation.
-func (s *Store) ReviewReports(ctx context.Context, id string, dropNotes bool) error {
+func (s *Store) ReviewReports(ctx context.Context, id, reporter string, dropNotes bool) error {
 	return s.call(ctx, func(ctx context.Context) error {
 		_, err := s.db.Pool.Exec(ctx, `UPDATE directaid_reports SET reviewed = true,
-			note = CASE WHEN $2 THEN '' ELSE note END WHERE record_id = $1`, id, dropNotes)
+			note = CASE WHEN $2 THEN '' ELSE note END WHERE record_id = $1 AND ($3 = '' OR reporter = $3)`, id, dropNotes, reporter)
 		return err
 	})
 }

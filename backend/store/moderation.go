@@ -60,8 +60,9 @@ type Moderation interface {
 	Reports(ctx context.Context, id string) ([]Report, error)
 	// Reported returns the ids of the records with unreviewed reports.
 	Reported(ctx context.Context) ([]string, error)
-	// ReviewReports marks every report of id reviewed; with dropNotes their notes are erased too.
-	ReviewReports(ctx context.Context, id string, dropNotes bool) error
+	// ReviewReports marks every report of id reviewed, or only reporter's when reporter is set; with
+	// dropNotes their notes are erased too.
+	ReviewReports(ctx context.Context, id, reporter string, dropNotes bool) error
 	// AppendAudit adds e to the append-only trail (the store sets Seq, and At when zero).
 	AppendAudit(ctx context.Context, e AuditEntry) error
 	// Audit returns up to limit entries after seq, oldest first.

@@ -40,6 +40,9 @@ type Record struct {
 	// HiddenFrom is the status a hidden record had before reports or an operator hid it, which an
 	// operator's restore gives back (a resolved record is not reopened). Empty on other records.
 	HiddenFrom string `json:"hiddenFrom,omitempty"`
+	// HiddenBy is who hid a hidden record: ActorCommunity (reports) or ActorOperator. Undoing one
+	// reporter's reports (restore_reporter) does not show what an operator hid.
+	HiddenBy string `json:"hiddenBy,omitempty"`
 }
 
 // The statuses of a record. Only open records are in default lists; hidden ones are never public.

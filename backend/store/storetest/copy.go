@@ -137,7 +137,7 @@ func Fill(t testing.TB, s store.Store, n int) []*store.Record {
 			t.Fatal(err)
 		}
 	}
-	if err := s.ReviewReports(ctx, recs[0].ID, false); err != nil {
+	if err := s.ReviewReports(ctx, recs[0].ID, "", false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.UpdateResponse(ctx, recs[1].ID, "resp1", func(r *store.Response) error {

@@ -62,7 +62,17 @@ func testReports(t *testing.T, s store.Store) {
 	if _, err := m.AddReport(ctx, store.Report{RecordID: store.NewID(a.CreatedAt), Reporter: "r1", Reason: "spam"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("report of an unknown record: %v", err)
 	}
-	if err := m.ReviewReports(ctx, a.ID, true); err != nil {
+	// One reporter's reports alone: the others stay unreviewed.
+	if err := m.ReviewReports(ctx, a.ID, "c0", false); err != nil {
+		t.Fatal(err)
+	}
+	reps, _ = m.Reports(ctx, a.ID)
+	for _, r := range reps {
+		if r.Reviewed != (r.Reporter == "c0") || r.Note == "" {
+			t.Fatalf("after reviewing c0's reports: %+v", r)
+		}
+	}
+	if err := m.ReviewReports(ctx, a.ID, "", true); err != nil {
 		t.Fatal(err)
 	}
 	reps, _ = m.Reports(ctx, a.ID)

@@ -68,7 +68,7 @@ func testTransferReports(t *testing.T, s store.Store) {
 			t.Fatal(err)
 		}
 	}
-	if err := m.ReviewReports(ctx, b.ID, true); err != nil {
+	if err := m.ReviewReports(ctx, b.ID, "", true); err != nil {
 		t.Fatal(err)
 	}
 	var scanned []store.Report
