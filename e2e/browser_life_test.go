@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,6 +103,39 @@ func TestBrowserRecordLife(t *testing.T) {
 			t.Errorf("the hidden record's actions: %v, want only withdraw", shown)
 		}
 		p.screenshot(t, "gestionar-oculta")
+	})
+
+	// Another manage link opened in the same tab changes the fragment alone: the page shows, and acts on,
+	// the publication of the new link (it resolved the first one). After «Marcar como resuelta», «Reabrir»
+	// shows (it was not on a page the server rendered for an open record).
+	t.Run("otro enlace", func(t *testing.T) {
+		_, first := publish(t, s, with(validRequest(), "externalId", "primer-enlace", "title", "Primera publicación del teléfono"))
+		_, second := publish(t, s, with(validRequest(), "externalId", "segundo-enlace", "title", "Segunda publicación del teléfono"))
+		link := func(pub map[string]any) string {
+			u, _ := url.Parse(pub["manageUrl"].(string))
+			return s.URL + u.Path + "#" + u.Fragment
+		}
+		p.do(t, "open the first link", chromedp.Navigate(s.URL+"/"), chromedp.WaitVisible(chromedp.CSS("main h1")),
+			chromedp.Navigate(link(first)), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		waitText(t, p, "gestion-publicacion", "Primera publicación del teléfono")
+		p.do(t, "open the second link in the same tab", chromedp.Navigate(link(second)))
+		waitText(t, p, "gestion-publicacion", "Segunda publicación del teléfono")
+		if got := run(p.ctx, t, "id", chromedp.Value(chromedp.ID("g-id"))); got != second["id"].(string) {
+			t.Fatalf("the code field holds %q after the second link, want %s", got, second["id"])
+		}
+		p.do(t, "resolve", chromedp.Click(chromedp.CSS(`#gestion-formulario button[value="resolve"]`), chromedp.NodeVisible))
+		waitText(t, p, "gestion-publicacion", "Estado: resuelta")
+		if d := p.detail(t, first["id"].(string)); d.Status != "open" {
+			t.Errorf("the first publication is %s after acting on the second link", d.Status)
+		}
+		if d := p.detail(t, second["id"].(string)); d.Status != "resolved" {
+			t.Errorf("the second publication is %s after «Marcar como resuelta»", d.Status)
+		}
+		shown := run(p.ctx, t, "buttons", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#gestion-formulario button[value]'))
+			.filter(b => !b.hidden && b.offsetParent !== null && b.value !== 'responses').map(b => b.value)`))
+		if !slices.Contains(shown, "reopen") || slices.Contains(shown, "resolve") {
+			t.Errorf("after resolving, the buttons shown: %v, want «Reabrir» and not «Marcar como resuelta»", shown)
+		}
 	})
 
 	t.Run("escenario", func(t *testing.T) {

@@ -49,10 +49,16 @@ var responseStatusWords = map[string]string{
 const responsesAction = "responses"
 
 // manageButton is one action of the form; Class styles it (withdrawing, which erases, is «peligro»).
-type manageButton struct{ Action, Label, Class string }
+// manageButton is one action's button; Hidden when the record's status does not take it (it is on the
+// page all the same, for the script to show once the status changes: «Reabrir» after «Marcar como
+// resuelta»).
+type manageButton struct {
+	Action, Label, Class string
+	Hidden               bool
+}
 
-var manageButtons = []manageButton{{schema.ActionResolve, "Marcar como resuelta", ""}, {schema.ActionReopen, "Reabrir", ""},
-	{schema.ActionRenew, "Renovar", ""}, {schema.ActionWithdraw, "Retirar (borra mi nombre y teléfono)", "peligro"}}
+var manageButtons = []manageButton{{schema.ActionResolve, "Marcar como resuelta", "", false}, {schema.ActionReopen, "Reabrir", "", false},
+	{schema.ActionRenew, "Renovar", "", false}, {schema.ActionWithdraw, "Retirar (borra mi nombre y teléfono)", "peligro", false}}
 
 // statusActions are the actions that change a record in each status (the service refuses the others, or
 // changes nothing): the form shows only those buttons, with JavaScript (data-acciones) and without.
@@ -69,11 +75,9 @@ func buttonsFor(status string) []manageButton {
 	if !ok {
 		return manageButtons
 	}
-	var out []manageButton
-	for _, b := range manageButtons {
-		if slices.Contains(allowed, b.Action) {
-			out = append(out, b)
-		}
+	out := slices.Clone(manageButtons)
+	for i := range out {
+		out[i].Hidden = !slices.Contains(allowed, out[i].Action)
 	}
 	return out
 }

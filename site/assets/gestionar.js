@@ -10,6 +10,9 @@
   var info = document.getElementById("gestion-publicacion");
   var api = "/api/public/v1/help";
   var frag = new URLSearchParams(location.hash.slice(1));
+  // Another manage link opened in this tab changes the fragment alone, and no page loads: the page must
+  // not go on acting on the publication it was opened for.
+  window.addEventListener("hashchange", function () { location.reload(); });
   if (frag.get("id")) idIn.value = frag.get("id");
   if (frag.get("token")) tokIn.value = frag.get("token");
 
