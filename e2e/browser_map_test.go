@@ -125,14 +125,17 @@ func TestBrowserMap(t *testing.T) {
 		})()`, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(10*time.Second)))
 	}
 	// clear reports where the open popup overlaps the zoom buttons, which covered its first lines and
-	// its link (a tap there zoomed out); "" when it does not.
+	// its link (a tap there zoomed out), or runs past the map's sides (its close button off the screen);
+	// "" when it does neither.
 	clear := func() string {
 		t.Helper()
 		return run(p.ctx, t, "popup clear of the buttons", chromedp.Evaluate[string](`(() => {
 			const a = document.querySelector('#mapa .leaflet-popup-content-wrapper').getBoundingClientRect();
 			const b = document.querySelector('#mapa .leaflet-control-zoom').getBoundingClientRect();
+			const m = document.getElementById('mapa').getBoundingClientRect();
 			const over = a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
-			return over ? 'popup ' + JSON.stringify(a) + ' under the buttons ' + JSON.stringify(b) : '';
+			if (over) return 'popup ' + JSON.stringify(a) + ' under the buttons ' + JSON.stringify(b);
+			return a.right > m.right + 1 || a.left < m.left - 1 ? 'popup ' + JSON.stringify(a) + ' past the map ' + JSON.stringify(m) : '';
 		})()`))
 	}
 

@@ -57,8 +57,11 @@
     el.appendChild(text('span', ' ' + what, 'mapa-que'));
     return el;
   }
-  // Popups pan clear of the zoom buttons (top left), which covered a popup's first lines and its link.
+  // Popups pan clear of the zoom buttons (top left), which covered a popup's first lines and its link,
+  // and are narrow enough to fit beside them on a phone (at Leaflet's 300 px they ran past the map's
+  // right edge, their close button off the screen).
   var CLEAR = [52, 84];
+  function popupWidth() { return Math.max(140, Math.min(300, map.getSize().x - CLEAR[0] - 56)); }
   // A marker reached with the keyboard pans into view; a tapped one stays where it is. (Leaflet pans on
   // every focus, and a tap focuses the marker on touching it: near the map's edge the map moved under the
   // finger and the tap landed on the map beside it, opening nothing.)
@@ -78,7 +81,7 @@
       var el = document.createElement('div');
       el.appendChild(entry(p, 'p', true));
       return el;
-    }, { autoPanPaddingTopLeft: CLEAR });
+    }, { autoPanPaddingTopLeft: CLEAR, maxWidth: popupWidth() });
     return m;
   }
   // A group: a circle with its count. A tap zooms in on its points, or lists them where they coincide
@@ -105,7 +108,7 @@
         items.slice(0, 10).forEach(function (p) { ul.appendChild(entry(p, 'li', !same)); });
         el.appendChild(ul);
         return el;
-      }, { maxHeight: 280, autoPanPaddingTopLeft: CLEAR });
+      }, { maxHeight: 280, autoPanPaddingTopLeft: CLEAR, maxWidth: popupWidth() });
     } else {
       m.on('click', function () {
         map.fitBounds(bounds, { padding: [40, 40], maxZoom: MAXZOOM });
