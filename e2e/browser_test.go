@@ -89,6 +89,7 @@ func TestBrowserPublishForms(t *testing.T) {
 	t.Run("pedir", func(t *testing.T) { p.requestForm(t) })
 	t.Run("ofrecer", func(t *testing.T) { p.offerForm(t) })
 	t.Run("cerca de mí", func(t *testing.T) { p.nearMe(t) })
+	t.Run("sin enlace", func(t *testing.T) { p.retryWithoutLink(t) })
 
 	for _, m := range p.consoleErrors() {
 		t.Errorf("browser console: %s", m)
@@ -558,4 +559,33 @@ func browserErr(ctx context.Context, err error) error {
 		return fmt.Errorf("%w (the browser test's time is up)", err)
 	}
 	return err
+}
+
+// retryWithoutLink: the API answers a send with «ya estaba publicada» and no manage link (the first send,
+// whose answer was lost, came from another network). The page says why and how to get it, and «Volver a
+// mi formulario» brings back the same fill, its externalId kept, to send again from the first network.
+func (p *phone) retryWithoutLink(t *testing.T) {
+	p.open(t, "/pedir")
+	ext := p.externalID(t)
+	// The answer of a retry from another network, as the API gives it.
+	p.do(t, "the API's answer", chromedp.Evaluate[chromedp.Void](`window.fetch = () => Promise.resolve(new Response(JSON.stringify({
+		ok: true, duplicate: true, contentMatches: true, id: '06h2gaaaaaaaaaaa', status: 'open',
+		publicUrl: location.origin + '/ayudas/06h2gaaaaaaaaaaa'}), {status: 200, headers: {'Content-Type': 'application/json'}}))`))
+	p.fill(t, map[string]string{"f-title": "Agua para la vereda"})
+	p.submit(t, "resultado-sin-gestion")
+	if got := p.text(t, "resultado-sin-gestion"); !strings.Contains(got, "no recibió el enlace para gestionarla") {
+		t.Errorf("the retry without a link says %q", got)
+	}
+	p.do(t, "back to the form", chromedp.Click(chromedp.ID("volver-formulario"), chromedp.NodeVisible))
+	p.wait(t, "enviar")
+	state := run(p.ctx, t, "the form again", chromedp.Evaluate[[]any](`[document.getElementById('resultado').hidden,
+		document.getElementById('f-title').value, document.querySelector('#formulario [name=externalId]').value,
+		sessionStorage.getItem('directaid:/pedir')]`))
+	if len(state) != 4 || state[0] != true || state[1] != "Agua para la vereda" || state[2] != ext || state[3] != ext {
+		t.Errorf("«Volver a mi formulario»: result hidden, title, externalId, kept id = %v; want true, the title, %s, %s", state, ext, ext)
+	}
+	p.do(t, "reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	if got := p.externalID(t); got != ext {
+		t.Errorf("after a reload the fill's externalId is %q, want %s (sent again it would publish twice)", got, ext)
+	}
 }

@@ -70,8 +70,9 @@ var msg = messages{
 	Changed: "Lo que envió ahora es distinto de lo ya publicado, y no se aplicó.",
 	// A retry from another network than the first send's: the manage link goes only to that network.
 	NoManage: "Este teléfono no recibió el enlace para gestionarla: la primera vez se envió desde otra red " +
-		"(otro wifi o los datos móviles). Para recibirlo, vuelva a pulsar el botón de publicar cuando esté " +
-		"en la red desde la que la envió la primera vez: sin ese enlace no podrá retirar su número ni marcarla como resuelta.",
+		"(otro wifi o los datos móviles). Para recibirlo, vuelva a su formulario (la página anterior), con los mismos " +
+		"datos, y envíelo de nuevo cuando esté en la red desde la que la envió la primera vez: no se publicará dos veces. " +
+		"Sin ese enlace no podrá retirar su número ni marcarla como resuelta.",
 	Consent: "Marque la casilla de autorización: sin ella no se puede publicar.",
 	// With JavaScript and no signal (assets/form.js keeps the fill in the outbox).
 	Saved: "Sin señal: quedó guardada en este teléfono — se enviará cuando vuelva la señal, sin duplicarse. " +

@@ -82,11 +82,21 @@
 
   function showResult(r, saved) {
     try { store.removeItem(key); } catch (e) { /* nothing kept */ }
+    var back = $('volver-formulario');
+    if (back) back.onclick = function () {
+      result.hidden = true;
+      form.hidden = false;
+      send.focus();
+    };
     $('resultado-guardada').hidden = !saved;
     $('resultado-nuevo').hidden = saved || r.duplicate;
     $('resultado-duplicado').hidden = saved || !r.duplicate;
     $('resultado-distinto').hidden = saved || r.contentMatches !== false;
-    $('resultado-sin-gestion').hidden = saved || !r.duplicate || r.contentMatches === false || !!r.manageUrl;
+    var noManage = !saved && !!r.duplicate && r.contentMatches !== false && !r.manageUrl;
+    $('resultado-sin-gestion').hidden = !noManage;
+    // Its way to the link: the same fill (its externalId) sent again from the first network.
+    $('volver-formulario').hidden = !noManage;
+    if (noManage) try { store.setItem(key, ext.value); } catch (e) { /* the id still holds for this page */ }
     $('resultado-publico').hidden = saved;
     var a = $('resultado-enlace');
     a.href = r.publicUrl || '';
