@@ -502,3 +502,22 @@ func TestNearOutsideColombia(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchWords: the filler words a person puts around a search leave it, in a sorted list (the search
+// is binary), and a search made only of them stays as typed.
+func TestSearchWords(t *testing.T) {
+	if !slices.IsSorted(fillerWords) {
+		t.Fatal("fillerWords is not sorted")
+	}
+	for q, want := range map[string][2]string{
+		"busco insulina en armenia":        {"insulina armenia", "busco en"},
+		"necesito ayuda en Pereira":        {"Pereira", "necesito ayuda en"},
+		"¿Dónde hay insulina cerca de mí?": {"insulina", "¿Dónde hay cerca de mí?"},
+		"de la":                            {"de la", ""},
+		"insulina":                         {"insulina", ""},
+	} {
+		if w, l := searchWords(q); w != want[0] || l != want[1] {
+			t.Errorf("searchWords(%q) = %q, %q; want %q, %q", q, w, l, want[0], want[1])
+		}
+	}
+}

@@ -738,9 +738,10 @@ func (v *view) placeQuery(e *schema.EmergencyInfo, kept url.Values) (url.Values,
 
 // fillerWords are words a person puts around what they search («busco insulina en armenia») that a record's
 // text need not hold: q matches a record only when its text has every word.
-var fillerWords = []string{"a", "al", "busca", "buscamos", "busco", "con", "de", "del", "el", "en", "hay", "la", "las",
-	"los", "me", "mi", "mis", "necesita", "necesitamos", "necesito", "o", "para", "por", "que", "se", "su", "sus", "u",
-	"un", "una", "unas", "unos", "y"}
+var fillerWords = []string{"a", "al", "alguien", "ayuda", "ayudar", "busca", "buscamos", "busco", "cerca", "con", "de",
+	"del", "donde", "el", "en", "favor", "hay", "la", "las", "los", "me", "mi", "mis", "necesita", "necesitamos",
+	"necesito", "o", "para", "por", "que", "quien", "se", "su", "sus", "tiene", "tienen", "u", "un", "una", "unas",
+	"unos", "y"}
 
 // searchWords splits q into the words searched and the filler words left out ("" when none): every word
 // stays when all are filler.
