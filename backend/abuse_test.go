@@ -113,7 +113,7 @@ func TestReportsCannotBlankTheNetwork(t *testing.T) {
 	if _, err := s.svc.Moderate(ctx, victim, backend.ActionRestore, ""); err != nil {
 		t.Fatal(err)
 	}
-	if res := report("127.0.0.99", victim, store.ReasonNotMyNumber); res.Outcome != schema.ReportQueued {
+	if res := report("127.0.0.99", victim, store.ReasonNotMyNumber); res.Outcome != schema.ReportQueued || !strings.Contains(res.Message, "ya revisó un reporte suyo") {
 		t.Fatalf("a report against a restored phone, by the same address: %+v", res)
 	}
 }

@@ -242,6 +242,9 @@ func (s *Service) Report(ctx context.Context, id string, in *schema.ReportInput,
 		res.Outcome, res.Message = schema.ReportHidRecord, "Gracias: varias personas reportaron esta publicación y ya no se muestra mientras quien opera el servicio la revisa."
 	case hidPhone:
 		res.Outcome, res.Message = schema.ReportHidPhone, "Gracias: el teléfono de esta publicación ya no se muestra. Quien opera el servicio revisará el reporte."
+	case wouldHide && reviewedBefore && !(wantRecord && !okRecord):
+		// Not the breakers: an operator already kept what this reporter reported.
+		res.Outcome, res.Message = schema.ReportQueued, "Gracias: el reporte quedó registrado. Quien opera el servicio ya revisó un reporte suyo de esta publicación y la dejó como está, así que no se oculta nada automáticamente: lo revisará de nuevo."
 	case wouldHide:
 		res.Outcome, res.Message = schema.ReportQueued, "Gracias: el reporte quedó registrado. Por ahora no se oculta nada automáticamente (hubo muchos reportes recientes): lo decidirá quien opera el servicio, en cuanto lo revise."
 	}
