@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"io"
 	"net/url"
 	"strings"
@@ -146,5 +147,24 @@ func TestManageHiddenRecord(t *testing.T) {
 	}
 	if code, body := detailStatus(t, s, id); code != 410 || body["recordStatus"] != "withdrawn" {
 		t.Fatalf("after the withdrawal: %d %v", code, body)
+	}
+}
+
+// TestRespondFormShareSpent: the site's «Yo puedo ayudar» form, past a network's three responses to one
+// record, says that the 48 hours are spent (not «intente en un minuto»).
+func TestRespondFormShareSpent(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{})
+	_, rec := publish(t, s, validRequest())
+	id := rec["id"].(string)
+	for i := range 4 {
+		v := url.Values{"id": {id}, "message": {fmt.Sprintf("Puedo llevar agua, viaje %d", i)}}
+		resp, body := s.Do("POST", schema.RespondFormPath, []byte(v.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+		if i < 3 && resp.StatusCode != 200 {
+			t.Fatalf("response %d: %d\n%s", i, resp.StatusCode, body)
+		}
+		if i == 3 && (resp.StatusCode != 429 || !strings.Contains(string(body), "respuestas a esta publicación en las últimas 48 horas") || strings.Contains(string(body), "un minuto")) {
+			t.Fatalf("the fourth response from one network: %d\n%s", resp.StatusCode, body)
+		}
 	}
 }

@@ -180,6 +180,11 @@ func (h *handler) respondFailure(w http.ResponseWriter, r *http.Request, v *view
 		}
 		pg.respond.Errors, pg.respond.Closed = []formMsg{{Text: e.Error}}, true
 		h.writePage(w, r, v, pg, status, "no-store", false)
+	case status == http.StatusTooManyRequests && json.Unmarshal(resp, &e) == nil && e.Error != "":
+		// The service's own 429 (the rate limiter answers before the site): this network's responses to
+		// this record are spent for 48 hours, which its words say; a minute's wait would not do.
+		pg.respond.Errors, pg.respond.Closed = []formMsg{{Text: e.Error}}, true
+		h.writePage(w, r, v, pg, status, "no-store", false)
 	case status < 400:
 		h.serverError(w, r, errors.New("site: a response's service answered "+http.StatusText(status)))
 	case status == http.StatusServiceUnavailable && pg.respond.ResponseID == "":
