@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -91,7 +92,7 @@ var ErrorExamples = map[string]ErrorBody{
 	"403": {Code: CodeForbidden, Error: "El código para gestionar esta publicación no es válido. Use el enlace o el código que recibió al publicarla."},
 	"409": {Code: CodeInvalidTransition, Error: "La publicación está retirada: no se puede reabrir (reopen)."},
 	"404": {Code: CodeNotFound, Error: "No existe ningún registro con id \"" + exampleID + "\"."},
-	"410": {Code: CodeGone, Error: "El registro \"" + exampleID + "\" fue retirado por quien lo publicó."},
+	"410": {Code: CodeGone, Error: "Esta publicación fue retirada (por quien la publicó o por el operador) y sus datos personales se borraron.", RecordStatus: StatusWithdrawn},
 	"405": {Code: CodeMethodNotAllowed, Error: "Método no permitido en esta ruta."},
 	"413": {Code: CodeBodyTooLarge, Error: "El cuerpo supera los 64 KiB."},
 	"415": {Code: CodeUnsupportedMediaType, Error: "Envíe el cuerpo con Content-Type: application/json."},
@@ -114,7 +115,9 @@ func operationExamples(em ExampleEmergency) map[string]OperationExample {
 			},
 		},
 		"helpEvents": {Responses: map[string][]Example{"429": {{Name: CodeTooManyStreams, Value: ErrorBody{Code: CodeTooManyStreams,
-			Error: "Esta dirección ya tiene 4 flujos de eventos abiertos, el máximo: cierre uno antes de abrir otro."}}}}},
+			Error: "Esta dirección ya tiene 4 flujos de eventos abiertos, el máximo: cierre uno antes de abrir otro."}}},
+			"410": {{Name: CodeCursorTooOld, Value: ErrorBody{Code: CodeCursorTooOld, Error: fmt.Sprintf("No se puede reanudar desde esa posición: hay más de %d cambios que repetir. "+
+				"Póngase al día con view=list&since=<id> y vuelva a suscribirse desde su último cambio.", FeedMaxReplay)}}}}},
 		"reportHelp": {
 			Request: []Example{{Name: "fraude", Summary: "Reportar una publicación que pide dinero", Status: "202",
 				Value: ReportInput{Reason: "fraud", Note: "Piden una consignación antes de entregar la ayuda."}}},
