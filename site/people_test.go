@@ -135,6 +135,7 @@ func TestEmergencyPageByTown(t *testing.T) {
 		{"municipio=pereira", []string{"Agua en Pereira centro"}, ""},
 		{"municipio=armenia", []string{"Insulina para mi madre"}, ""},
 		{"municipio=el+caimo", []string{"Insulina para mi madre"}, "Se muestran las publicaciones de Armenia (Quindío), el municipio de El Caimo."},
+		{"municipio=63001001", []string{"Insulina para mi madre"}, "Se muestran las publicaciones de Armenia (Quindío), el municipio de El Caimo."}, // its DANE code
 		{"q=pereira", []string{"Agua en Pereira centro"}, "Se muestran las publicaciones en Pereira (Risaralda)."},
 		{"q=insulina+armenia", []string{"Insulina para mi madre"}, "Se buscó «insulina» en las publicaciones de Armenia (Quindío)."},
 		{"q=insulina", []string{"Insulina para mi madre", "Insulina en Antioquia"}, ""},

@@ -81,6 +81,9 @@ func village(typed string, area []string) (places.Place, bool) {
 	if typed = strings.TrimSpace(typed); typed == "" || len(places.Municipios(typed)) > 0 {
 		return places.Place{}, false
 	}
+	if p, ok := places.Lookup(typed); ok && p.Kind() == places.CentroPoblado { // its DANE code (8 digits)
+		return p, true
+	}
 	for _, p := range places.Search(typed, 5, area...) {
 		if p.Kind() == places.CentroPoblado && places.NamedBy(p, typed) {
 			return p, true
