@@ -22,8 +22,7 @@
   }
   var store = window.sessionStorage, outbox = self.directaidOutbox, shown = {};
 
-  // A new id per fill: the page may come from the service worker's cache, whose id another fill used
-  // (two people on one phone would then publish one record: the second would only be told it exists).
+  // A new id per fill (a cached page's id is another fill's).
   function newID() {
     if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
     var b = new Uint8Array(16), hex = '';
@@ -94,7 +93,6 @@
     $('resultado-distinto').hidden = saved || r.contentMatches !== false;
     var noManage = !saved && !!r.duplicate && r.contentMatches !== false && !r.manageUrl;
     $('resultado-sin-gestion').hidden = !noManage;
-    // Its way to the link: the same fill (its externalId) sent again from the first network.
     $('volver-formulario').hidden = !noManage;
     if (noManage) try { store.setItem(key, ext.value); } catch (e) { /* the id still holds for this page */ }
     $('resultado-publico').hidden = saved;
@@ -181,8 +179,7 @@
   }
   if (cat) { cat.addEventListener('change', onlyFor); onlyFor(); }
 
-  // missing lists the required fields body lacks, as the API's details name them: a place is either a
-  // placeCode or both coordinates.
+  // The required fields body lacks (a place: placeCode or both coordinates).
   function missing(body) {
     var out = [];
     Array.prototype.forEach.call(form.elements, function (el) {
@@ -212,13 +209,11 @@
   // its errors and its externalId. One refused fill at a time: the form is emptied first, so that no field
   // of another fill stays (each is one person's); the others wait in the outbox for their turn.
   var restored = null, discard = $('descartar-guardada');
-  // It reports whether this page showed it; else site.js says it in the page's notice.
   function settled(item, data) {
     if (shown[item.externalId]) return true;
     // Published: by this send or by an earlier one of the same saved fill (the page's and the service
-    // worker's may cross), so a duplicate answer is news of its publication too. It takes the page only
-    // where the page shows a saved fill's confirmation: a form being filled, or another person's refused
-    // fill being corrected, stays as it is.
+    // worker's may cross), so a duplicate answer is news of its publication too; only on a saved fill's
+    // confirmation (false: site.js's notice says it).
     if (!item.rejected) {
       if (!form.hidden || (restored && restored !== item.externalId)) return false;
       shown[item.externalId] = true;
@@ -311,8 +306,7 @@
       });
     }, function () {
       clearTimeout(timer);
-      // No answer: before it is kept on the phone, what the server would refuse for sure is said now,
-      // while the person is there (said later, when the signal returns, nobody may be there to fix it).
+      // Said now what would be refused later, when nobody may be there.
       var gaps = missing(body);
       if (gaps.length) return showErrors(box.getAttribute('data-campos'), gaps);
       if (outbox) return save(body).catch(function () { showErrors(box.getAttribute('data-red')); });
