@@ -522,3 +522,11 @@ func TestSearchWords(t *testing.T) {
 		}
 	}
 }
+
+// TestJSLines: a script's whole-line comments leave it; code, and a comment after code, stay.
+func TestJSLines(t *testing.T) {
+	in := "var a = 1;\n  // a note\n\t//another\nvar u = 'http://x'; // after code\n"
+	if got := string(jsLines([]byte(in))); got != "var a = 1;\nvar u = 'http://x'; // after code\n" {
+		t.Errorf("jsLines: %q", got)
+	}
+}
