@@ -70,17 +70,23 @@ func recent(m map[string][]time.Time, k string, now time.Time) int {
 
 // recentIn drops the times of m[k] older than window and returns how many are left.
 func recentIn(m map[string][]time.Time, k string, now time.Time, window time.Duration) int {
-	ts := m[k]
+	return len(within(m, k, now, window, func(t time.Time) time.Time { return t }))
+}
+
+// within drops the entries of m[k] (oldest first, at telling an entry's time) older than window, and
+// returns the others; a key with none left leaves m.
+func within[E any](m map[string][]E, k string, now time.Time, window time.Duration, at func(E) time.Time) []E {
+	es := m[k]
 	i := 0
-	for i < len(ts) && now.Sub(ts[i]) >= window {
+	for i < len(es) && now.Sub(at(es[i])) >= window {
 		i++
 	}
-	if i == len(ts) {
+	if i == len(es) {
 		delete(m, k)
-		return 0
+		return nil
 	}
-	m[k] = ts[i:]
-	return len(ts) - i
+	m[k] = es[i:]
+	return es[i:]
 }
 
 // reserve takes what a report may hide now: phone (a phone hide by reporter in slug) and record (a record
@@ -175,6 +181,8 @@ type shareEntry struct {
 	id string
 }
 
+func (e shareEntry) when() time.Time { return e.at }
+
 func newRecordShare() *recordShare { return &recordShare{m: map[string][]shareEntry{}} }
 
 // take admits response id of network to record at now: a retry of one admitted (repeat), or a new one
@@ -185,11 +193,11 @@ func (b *recordShare) take(now time.Time, network, record, id string) (ok, repea
 	defer b.mu.Unlock()
 	if b.calls++; b.calls%pruneAt == 0 {
 		for k := range b.m {
-			b.recent(k, now)
+			within(b.m, k, now, schema.ResponseTTL, shareEntry.when)
 		}
 	}
 	key := network + " " + record
-	es := b.recent(key, now)
+	es := within(b.m, key, now, schema.ResponseTTL, shareEntry.when)
 	if slices.ContainsFunc(es, func(e shareEntry) bool { return e.id == id }) {
 		return true, true, 0, func() {}
 	}
@@ -205,21 +213,6 @@ func (b *recordShare) take(now time.Time, network, record, id string) (ok, repea
 			delete(b.m, key)
 		}
 	}
-}
-
-// recent drops key's entries older than the window and returns the others.
-func (b *recordShare) recent(key string, now time.Time) []shareEntry {
-	es := b.m[key]
-	i := 0
-	for i < len(es) && now.Sub(es[i].at) >= schema.ResponseTTL {
-		i++
-	}
-	if i == len(es) {
-		delete(b.m, key)
-		return nil
-	}
-	b.m[key] = es[i:]
-	return es[i:]
 }
 
 // countBudget keeps, per network, when its counted responses were made or renewed within the window.
