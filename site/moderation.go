@@ -182,11 +182,7 @@ func (h *handler) serveModeration(w http.ResponseWriter, r *http.Request, v *vie
 func (h *handler) moderate(w http.ResponseWriter, r *http.Request, v *view, m *Moderation, key []byte, who string, now time.Time, mv *moderationView) (int, bool) {
 	// Cross-site requests (CSRF: the browser sends the credentials to any page that posts here) are refused
 	// by what browsers say of the request's origin, and by the page's token.
-	if s := r.Header.Get("Sec-Fetch-Site"); s != "" && s != "same-origin" {
-		mv.Error = "Se rechazó la acción: no se envió desde esta página. Use los botones de abajo."
-		return http.StatusForbidden, false
-	}
-	if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, v.base) {
+	if crossSite(r, v.base, true) {
 		mv.Error = "Se rechazó la acción: no se envió desde esta página. Use los botones de abajo."
 		return http.StatusForbidden, false
 	}

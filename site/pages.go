@@ -266,7 +266,7 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 		w.Header().Add("Vary", "Accept")
 	}
 	asMarkdown := twin || wantsMarkdown(r)
-	if r.Method == http.MethodPost && p != moderationPath && crossSite(r, v.base) { // moderation says it on its page
+	if r.Method == http.MethodPost && p != moderationPath && crossSite(r, v.base, false) { // moderation says it on its page
 		// Another site's page posting here would make each of its visitors a reporter, a responder or a
 		// publisher of its choosing, each from a network of their own: the bounds per network would not hold.
 		w.Header().Set("Cache-Control", "no-store")
@@ -329,11 +329,12 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request, v *view) {
 	h.renderPage(w, r, v, pg, h.publishFunc(), "")
 }
 
-// crossSite reports whether the browser says a POST comes from another site's page (Sec-Fetch-Site, else
-// Origin); a request that says neither (a client that is no browser) is not refused.
-func crossSite(r *http.Request, base string) bool {
-	if s := r.Header.Get("Sec-Fetch-Site"); s != "" {
-		return s != "same-origin" && s != "none"
+// crossSite reports whether the browser says a POST does not come from the site's own page: a
+// Sec-Fetch-Site other than same-origin (or none, the person's own navigation, unless strict), or an
+// Origin other than the site's. A request that says neither (a client that is no browser) is not.
+func crossSite(r *http.Request, base string, strict bool) bool {
+	if s := r.Header.Get("Sec-Fetch-Site"); s != "" && s != "same-origin" && (strict || s != "none") {
+		return true
 	}
 	o := r.Header.Get("Origin")
 	return o != "" && !strings.EqualFold(o, base)
