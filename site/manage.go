@@ -49,16 +49,15 @@ var responseStatusWords = map[string]string{
 const responsesAction = "responses"
 
 // manageButton is one action of the form; Class styles it (withdrawing, which erases, is «peligro»).
-// manageButton is one action's button; Hidden when the record's status does not take it (it is on the
-// page all the same, for the script to show once the status changes: «Reabrir» after «Marcar como
-// resuelta»).
+// Hidden when the record's status does not take it: it is on the page all the same, for the script to
+// show once the status changes («Reabrir» after «Marcar como resuelta»).
 type manageButton struct {
 	Action, Label, Class string
 	Hidden               bool
 }
 
-var manageButtons = []manageButton{{schema.ActionResolve, "Marcar como resuelta", "", false}, {schema.ActionReopen, "Reabrir", "", false},
-	{schema.ActionRenew, "Renovar", "", false}, {schema.ActionWithdraw, "Retirar (borra mi nombre y teléfono)", "peligro", false}}
+var manageButtons = []manageButton{{Action: schema.ActionResolve, Label: "Marcar como resuelta"}, {Action: schema.ActionReopen, Label: "Reabrir"},
+	{Action: schema.ActionRenew, Label: "Renovar"}, {Action: schema.ActionWithdraw, Label: "Retirar (borra mi nombre y teléfono)", Class: "peligro"}}
 
 // statusActions are the actions that change a record in each status (the service refuses the others, or
 // changes nothing): the form shows only those buttons, with JavaScript (data-acciones) and without.

@@ -456,7 +456,7 @@ func (v *view) grouped(ctx context.Context, q schema.ListQuery, path string, fil
 	var out []listGroup
 	// A «Ver todas» link without an urgency lists every record of its type, the urgent ones too: its count
 	// is of those (it said «(16)» and opened 21).
-	typeTotal, typeExact := map[string]int{}, map[string]bool{}
+	typeTotal, typeInexact := map[string]int{}, map[string]bool{}
 	for _, g := range listGroups {
 		var items []schema.PublicHelp
 		total, exact := 0, true
@@ -472,14 +472,11 @@ func (v *view) grouped(ctx context.Context, q schema.ListQuery, path string, fil
 			exact = exact && l.TotalExact
 		}
 		all.TotalExact = all.TotalExact && exact
-		if _, seen := typeExact[g.typ]; !seen {
-			typeExact[g.typ] = true
-		}
 		typeTotal[g.typ] += total
-		typeExact[g.typ] = typeExact[g.typ] && exact
+		typeInexact[g.typ] = typeInexact[g.typ] || !exact
 		linkTotal, linkExact := total, exact
 		if !g.link.Has("urgency") {
-			linkTotal, linkExact = typeTotal[g.typ], typeExact[g.typ]
+			linkTotal, linkExact = typeTotal[g.typ], !typeInexact[g.typ]
 		}
 		slices.SortStableFunc(items, func(a, b schema.PublicHelp) int { return b.CreatedAt.Compare(a.CreatedAt) })
 		items = items[:min(len(items), groupLimit)]
