@@ -559,12 +559,12 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 		search.Set("q", words)
 		dropped = " No se buscaron las palabras «" + left + "»."
 	}
-	placed, note := v.placeQuery(e, search)
+	placed, note, named := v.placeQuery(e, search)
 	q, list, groups, errs, err := read(placed)
 	if err == nil && len(errs) == 0 && note != "" && list.Total == 0 && !kept.Has("municipio") {
 		// Nothing in the municipio the text search named: its words may not have meant a place
 		// («victoria», a name). A place typed in «Municipio» meant one: its empty list stands.
-		note, placed = "", search
+		note, placed, named = "", search, places.Place{}
 		q, list, groups, errs, err = read(search)
 	}
 	if dropped != "" {
@@ -609,7 +609,7 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 		lv.Unattended = unattendedLink(v.base+path, filters)
 	}
 	if list.Total == 0 && !kept.Has("cursor") {
-		if lv.Near, err = v.nearPlace(ctx, e, path, kept, placed); err != nil {
+		if lv.Near, err = v.nearPlace(ctx, e, path, kept, placed, named); err != nil {
 			return nil, nil, 0, err
 		}
 	}
@@ -703,9 +703,11 @@ func (v *view) recentRecords(ctx context.Context) ([]schema.PublicHelp, error) {
 // placeQuery reads the place of a list's filters as a person means it: a municipio's name that several
 // municipios share is the one in the emergency's area (Armenia, Quindío, for the Eje Cafetero), and a
 // municipio named in the text search («insulina armenia», «pereira») becomes the municipio filter, the
-// rest of the words staying the text. note says how the text was read ("" when it was left as typed).
-func (v *view) placeQuery(e *schema.EmergencyInfo, kept url.Values) (url.Values, string) {
-	out := maps.Clone(kept)
+// rest of the words staying the text. note says how the text was read ("" when it was left as typed);
+// named is the place the query names (a village typed in «Municipio» itself, not its municipio), zero
+// for none.
+func (v *view) placeQuery(e *schema.EmergencyInfo, kept url.Values) (out url.Values, note string, named places.Place) {
+	out = maps.Clone(kept)
 	if m := kept.Get("municipio"); m != "" {
 		if ms := rankByArea(places.Municipios(m), e.Area); len(ms) > 1 && places.InArea(ms[0].Code, e.Area) && !places.InArea(ms[1].Code, e.Area) {
 			out.Set("municipio", ms[0].Code)
@@ -714,23 +716,28 @@ func (v *view) placeQuery(e *schema.EmergencyInfo, kept url.Values) (url.Values,
 		if p, ok := village(m, e.Area); ok {
 			out.Set("municipio", p.MunicipioCode())
 			mun, _ := places.Lookup(p.MunicipioCode())
-			return out, "Se muestran las publicaciones de " + places.Label(mun) + ", el municipio de " + p.Name + "."
+			return out, "Se muestran las publicaciones de " + places.Label(mun) + ", el municipio de " + p.Name + ".", p
 		}
+		p, ok := places.Lookup(out.Get("municipio"))
+		if !ok {
+			p, _ = areaMunicipio(m, e.Area) // a municipio's name
+		}
+		return out, "", p
 	}
-	if kept.Has("municipio") || !kept.Has("q") {
-		return out, ""
+	if !kept.Has("q") {
+		return out, "", places.Place{}
 	}
 	p, rest, ok := placeInText(kept.Get("q"), e.Area)
 	if !ok {
-		return out, ""
+		return out, "", places.Place{}
 	}
 	out.Set("municipio", p.Code)
 	if rest == "" {
 		out.Del("q")
-		return out, "Se muestran las publicaciones en " + places.Label(p) + "."
+		return out, "Se muestran las publicaciones en " + places.Label(p) + ".", p
 	}
 	out.Set("q", rest)
-	return out, "Se buscó «" + rest + "» en las publicaciones de " + places.Label(p) + "."
+	return out, "Se buscó «" + rest + "» en las publicaciones de " + places.Label(p) + ".", p
 }
 
 // fillerWords are words a person puts around what they search («busco insulina en armenia») that a record's
@@ -777,25 +784,12 @@ func decimalComma(f float64) string {
 	return strings.Replace(strconv.FormatFloat(f, 'f', -1, 64), ".", ",", 1)
 }
 
-// nearPlace links an empty list of a named place (kept as the person typed it, placed as it was read) to
-// what was published within the default radius of the place's point, with the same other filters: a
-// village's or a small municipio's records are often a few km away, in the next municipio. It links
-// nowhere when that list is empty too, or when the place has no point.
-func (v *view) nearPlace(ctx context.Context, e *schema.EmergencyInfo, path string, kept, placed url.Values) (pageLink, error) {
-	code := placed.Get("municipio")
-	if code == "" || kept.Has("latitude") {
-		return pageLink{}, nil
-	}
-	p, ok := places.Lookup(code)
-	if !ok {
-		p, ok = areaMunicipio(code, e.Area) // a municipio's name, as the list read it
-	}
-	if typed := kept.Get("municipio"); typed != "" {
-		if vp, isVillage := village(typed, e.Area); isVillage {
-			p, ok = vp, true
-		}
-	}
-	if !ok || (p.Lat == 0 && p.Lon == 0) {
+// nearPlace links an empty list of place p (placeQuery's named; kept as the person typed the query, placed
+// as it was read) to what was published within the default radius of the place's point, with the same
+// other filters: a village's or a small municipio's records are often a few km away, in the next
+// municipio. It links nowhere when that list is empty too, or when the place has no point.
+func (v *view) nearPlace(ctx context.Context, e *schema.EmergencyInfo, path string, kept, placed url.Values, p places.Place) (pageLink, error) {
+	if kept.Has("latitude") || (p.Lat == 0 && p.Lon == 0) {
 		return pageLink{}, nil
 	}
 	near := maps.Clone(placed)
