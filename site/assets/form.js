@@ -79,14 +79,14 @@
     box.focus();
   }
 
+  // «Volver a mi formulario»: the same fill, to send again from the network that gets its manage link.
+  $('volver-formulario').addEventListener('click', function () {
+    result.hidden = true;
+    form.hidden = false;
+    send.focus();
+  });
   function showResult(r, saved) {
     try { store.removeItem(key); } catch (e) { /* nothing kept */ }
-    var back = $('volver-formulario');
-    if (back) back.onclick = function () {
-      result.hidden = true;
-      form.hidden = false;
-      send.focus();
-    };
     $('resultado-guardada').hidden = !saved;
     $('resultado-nuevo').hidden = saved || r.duplicate;
     $('resultado-duplicado').hidden = saved || !r.duplicate;

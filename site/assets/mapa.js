@@ -66,6 +66,7 @@
   // every focus, and a tap focuses the marker on touching it: near the map's edge the map moved under the
   // finger and the tap landed on the map beside it, opening nothing.)
   function keyFocus(m) {
+    m.options.autoPanOnFocus = false;
     m.on('add', function () {
       var el = m.getElement();
       L.DomEvent.on(el, 'focus', function () {
@@ -76,7 +77,7 @@
   }
   function single(p) {
     var m = keyFocus(L.marker(p.ll, { icon: L.divIcon({ className: 'mapa-punto mapa-' + p.type, iconSize: [22, 22] }),
-      title: (words[p.type] || '') + ': ' + p.title, keyboard: true, riseOnHover: true, autoPanOnFocus: false }));
+      title: (words[p.type] || '') + ': ' + p.title, keyboard: true, riseOnHover: true }));
     m.bindPopup(function () {
       var el = document.createElement('div');
       el.appendChild(entry(p, 'p', true));
@@ -90,7 +91,7 @@
     var n = items.length, bounds = L.latLngBounds(items.map(function (p) { return p.ll; }));
     var size = n < 10 ? 34 : n < 100 ? 40 : 48;
     var m = keyFocus(L.marker(at, { icon: L.divIcon({ className: 'mapa-grupo', html: String(n), iconSize: [size, size] }),
-      title: box.getAttribute('data-grupo').replace('{n}', n), keyboard: true, autoPanOnFocus: false }));
+      title: box.getAttribute('data-grupo').replace('{n}', n), keyboard: true }));
     var together = map.project(bounds.getNorthWest(), MAXZOOM).distanceTo(map.project(bounds.getSouthEast(), MAXZOOM)) < CELL;
     if (together || z >= MAXZOOM) {
       m.bindPopup(function () {
