@@ -182,17 +182,16 @@ func (s *Service) List(ctx context.Context, base string, q schema.ListQuery) (*s
 	}
 	// A change feed of one status is the feed of every status, where a record of another comes as a
 	// tombstone: a copy of the open records must learn that one was resolved, withdrawn or hidden.
-	keep := ""
+	// The cursor stays the one of the filters as asked (spec).
+	read, keep := spec, ""
 	if !spec.Since.IsZero() && spec.Status != "" {
-		keep, spec.Status = spec.Status, ""
+		every := *spec
+		read, keep, every.Status = &every, spec.Status, ""
 	}
 	now := s.now()
-	res, counts, err := s.listCounted(ctx, spec, q.Attended, now)
+	res, counts, err := s.listCounted(ctx, read, q.Attended, now)
 	if err != nil {
 		return nil, err
-	}
-	if keep != "" {
-		spec.Status = keep // the cursor is for the filters as asked
 	}
 	out := &schema.HelpList{
 		GeneratedAt: s.now().UTC(), Total: res.Total, TotalExact: res.TotalExact, Returned: len(res.Records),
