@@ -136,6 +136,10 @@ func TestBrowserRecordLife(t *testing.T) {
 		if !slices.Contains(shown, "reopen") || slices.Contains(shown, "resolve") {
 			t.Errorf("after resolving, the buttons shown: %v, want «Reabrir» and not «Marcar como resuelta»", shown)
 		}
+		// Reopened, it lives again, and the page says until when.
+		p.do(t, "reopen", chromedp.Click(chromedp.CSS(`#gestion-formulario button[value="reopen"]`), chromedp.NodeVisible))
+		waitText(t, p, "gestion-hecho", "Reabrir: listo.")
+		checkExpiryLine(t, p.text(t, "gestion-hecho"), "Reabrir: listo. Si nadie la renueva, deja de mostrarse el ", ".")
 	})
 
 	t.Run("escenario", func(t *testing.T) {

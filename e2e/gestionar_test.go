@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"fmt"
 	"html"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
@@ -44,6 +47,20 @@ func TestGestionar(t *testing.T) {
 	if st := status(); st != "resolved" {
 		t.Fatalf("after resolve: status %v", st)
 	}
+	done := regexp.MustCompile(`<p id="gestion-hecho">([^<]*)</p>`)
+	if m := done.FindStringSubmatch(page); m == nil || strings.Contains(m[1], "deja de mostrarse") {
+		t.Errorf("resolved: %q, want no date it stops showing", m)
+	}
+	// Reopened, it has a lifetime again, and the page says until when.
+	code, page = post(token, schema.ActionReopen)
+	if code != 200 {
+		t.Fatalf("reopen: %d\n%.3000s", code, page)
+	}
+	checkExpiryLine(t, html.UnescapeString(done.FindStringSubmatch(page+`<p id="gestion-hecho"></p>`)[1]),
+		"Listo: la publicación quedó abierta de nuevo. Estado: vigente. Si nadie la renueva, deja de mostrarse el ", ".")
+	if code, _ = post(token, schema.ActionResolve); code != 200 {
+		t.Fatalf("resolve again: %d", code)
+	}
 	if code, page = post(token, "borrar"); code != 400 || !strings.Contains(page, "Acción desconocida") {
 		t.Fatalf("unknown action: %d\n%.3000s", code, page)
 	}
@@ -70,8 +87,30 @@ func TestGestionar(t *testing.T) {
 		!strings.Contains(html.UnescapeString(m[1]), s.URL+"/gestionar#id=") {
 		t.Fatalf("form publication: %d, manage link %v\n%.3000s", resp.StatusCode, m, body)
 	}
+	vence := regexp.MustCompile(`(?s)<p id="resultado-vence" data-meses="[^"]*">(.*?)</p>`).FindStringSubmatch(string(body))
+	if vence == nil {
+		t.Fatalf("the confirmation does not say when the publication stops showing:\n%.3000s", body)
+	}
+	checkExpiryLine(t, regexp.MustCompile(`<[^>]+>`).ReplaceAllString(html.UnescapeString(vence[1]), ""),
+		"Si nadie la renueva, deja de mostrarse el ", ". Para mantenerla más tiempo, abra el enlace y pulse «Renovar».")
 	s.Stop()
 	if strings.Contains(s.Log()+s.Output(), token) {
 		t.Fatal("the manage token reached a log line")
+	}
+}
+
+// checkExpiryLine checks a line that says when a publication stops showing: before, a date in Colombian
+// words, after; the date in Colombia's time, after now and within 45 days (the longest default lifetime is 30).
+func checkExpiryLine(t *testing.T, line, before, after string) {
+	t.Helper()
+	m := regexp.MustCompile(`^` + regexp.QuoteMeta(before) + `(\d{1,2}) de (\p{L}+) de (\d{4}) a las (\d\d):(\d\d) \(hora de Colombia\)` + regexp.QuoteMeta(after) + `$`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("the expiry line reads %q", line)
+	}
+	months := []string{"enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"}
+	month := slices.Index(months, m[2])
+	at, err := time.Parse("2006-1-2 15:04 -0700", fmt.Sprintf("%s-%d-%s %s:%s -0500", m[3], month+1, m[1], m[4], m[5]))
+	if month < 0 || err != nil || !at.After(time.Now()) || at.After(time.Now().AddDate(0, 0, 45)) {
+		t.Errorf("the expiry line names %v (%q): not a time in the next 45 days", at, line)
 	}
 }

@@ -165,6 +165,18 @@ type option struct {
 
 type errorItem struct{ Anchor, Message string }
 
+// Expires is when the publication stops showing unless it is renewed, in Colombian words; "" when the
+// answer does not say (a retry of a record that is not open).
+func (fv *formView) Expires() string {
+	if fv.Result == nil || fv.Result.ExpiresAt == nil {
+		return ""
+	}
+	return spanishDateTime(*fv.Result.ExpiresAt)
+}
+
+// Months are the months' names, for the script that writes Expires from an answer it fetched.
+func (fv *formView) Months() string { return monthNames() }
+
 // ShareManage is a WhatsApp link that sends the manage link to a chat the publisher chooses (their own).
 func (fv *formView) ShareManage() string {
 	if fv.Result == nil || fv.Result.ManageURL == "" {

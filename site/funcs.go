@@ -57,6 +57,10 @@ func (pageData) MaxListLimit() int { return schema.MaxListLimit }
 var months = [...]string{"enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
 	"septiembre", "octubre", "noviembre", "diciembre"}
 
+// monthNames are months, comma-separated, for the scripts that write a date as spanishDateTime does
+// (colombiaTime in site.js).
+func monthNames() string { return strings.Join(months[:], ",") }
+
 // spanishDate writes YYYY-MM-DD the way a Colombian reader says it; anything else is returned as is.
 func spanishDate(s string) string {
 	t, err := time.Parse(time.DateOnly, s)

@@ -109,6 +109,14 @@ func (manageView) NoSuchRecord() string { return noSuchRecord }
 // PhoneReportedWords are phoneReportedWords, for the page's script.
 func (manageView) PhoneReportedWords() string { return phoneReportedWords }
 
+// ExpiryWords is expiryWords, and Months the months' names, for the page's script.
+func (manageView) ExpiryWords() string { return expiryWords }
+func (manageView) Months() string      { return monthNames() }
+
+// expiryWords say when an open publication stops showing ({fecha}: spanishDateTime of its expiresAt),
+// after an action that gives it a lifetime.
+const expiryWords = "Si nadie la renueva, deja de mostrarse el {fecha}."
+
 // noSuchRecord is what /gestionar says of a publication code that names no publication (gestionar.js
 // reads it from the form's data-no-hay).
 const noSuchRecord = "No hay ninguna publicación con ese código: revíselo (son 16 letras y números)."
@@ -182,6 +190,9 @@ func (h *handler) manage(r *http.Request) (*manageView, int) {
 				mv.Done = "La publicación ya estaba así: no cambió nada."
 			}
 			mv.Done += " Estado: " + strings.ToLower(enumLabels[res.Status]) + "."
+			if res.ExpiresAt != nil {
+				mv.Done += " " + strings.Replace(expiryWords, "{fecha}", spanishDateTime(*res.ExpiresAt), 1)
+			}
 		}
 		return mv, status
 	}

@@ -112,6 +112,10 @@
     m.href = r.manageUrl || '';
     m.textContent = r.manageUrl || '';
     $('resultado-gestion').hidden = saved || !r.manageUrl;
+    // When it stops showing unless it is renewed, as the server writes it.
+    var vence = $('resultado-vence'), when = window.colombiaTime(r.expiresAt, vence.dataset.meses.split(','));
+    vence.hidden = !when;
+    $('resultado-vence-fecha').textContent = when;
     if (r.manageUrl) {
       $('enviar-gestion').href = 'https://wa.me/?text=' + encodeURIComponent('Mi enlace para gestionar mi publicación (no lo comparta): ' + r.manageUrl);
       $('gestionar-id').value = r.id || '';

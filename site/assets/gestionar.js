@@ -132,7 +132,11 @@
       body: JSON.stringify({ action: btn.value })
     }).then(function (r) {
       return r.json().then(function (b) {
-        if (r.ok) { show(true, btn.textContent + ": listo."); describe(); }
+        if (r.ok) {
+          var when = window.colombiaTime(b.expiresAt, form.dataset.meses.split(","));
+          show(true, btn.textContent + ": listo." + (when ? " " + form.dataset.vence.replace("{fecha}", when) : ""));
+          describe();
+        }
         else show(false, b.error || form.dataset.red);
       });
     }).catch(function () { show(false, form.dataset.red); });

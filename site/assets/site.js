@@ -5,6 +5,15 @@
 // publication sent this way is kept on the phone until the person says they saved it (see collect).
 (function () {
   'use strict';
+  // colombiaTime writes an instant (ISO 8601) as the server's spanishDateTime does, in Colombia's time
+  // (UTC−5 all year), with the month names of months; "" when it does not parse. The forms use it.
+  window.colombiaTime = function (iso, months) {
+    var t = iso ? Date.parse(iso) : NaN;
+    if (isNaN(t)) return '';
+    var d = new Date(t - 5 * 3600000), two = function (n) { return (n < 10 ? '0' : '') + n; };
+    return d.getUTCDate() + ' de ' + months[d.getUTCMonth()] + ' de ' + d.getUTCFullYear() + ' a las ' +
+      two(d.getUTCHours()) + ':' + two(d.getUTCMinutes()) + ' (hora de Colombia)';
+  };
   var sw = navigator.serviceWorker;
   if (sw && window.isSecureContext) sw.register('/sw.js').catch(function () { /* the site works without it */ });
   // A form page opened from the phone's copy starts with the service worker's note «Sin señal al
