@@ -56,7 +56,7 @@ func TestGestionar(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("reopen: %d\n%.3000s", code, page)
 	}
-	checkExpiryLine(t, html.UnescapeString(done.FindStringSubmatch(page+`<p id="gestion-hecho"></p>`)[1]),
+	checkExpiryLine(t, html.UnescapeString(done.FindStringSubmatch(page + `<p id="gestion-hecho"></p>`)[1]),
 		"Listo: la publicación quedó abierta de nuevo. Estado: vigente. Si nadie la renueva, deja de mostrarse el ", ".")
 	if code, _ = post(token, schema.ActionResolve); code != 200 {
 		t.Fatalf("resolve again: %d", code)
