@@ -19,6 +19,9 @@ const BadHost = "Encabezado Host inválido: debe ser un nombre de host, una dire
 // CheckJSONContentType accepts exactly one Content-Type field, application/json (UTF-8). Two fields are
 // ambiguous framing (a proxy may read the other one): refused rather than guessed.
 func CheckJSONContentType(r *http.Request) *Problem {
+	if p := CheckBodyEncoding(r); p != nil {
+		return p
+	}
 	if len(r.Header.Values("Content-Type")) > 1 {
 		return ambiguousContentType()
 	}
@@ -30,6 +33,18 @@ func CheckJSONContentType(r *http.Request) *Problem {
 	}
 	return &Problem{Status: http.StatusUnsupportedMediaType, Body: schema.ErrorBody{Code: schema.CodeUnsupportedMediaType,
 		Error: "El cuerpo debe enviarse como JSON con la cabecera Content-Type: application/json."}}
+}
+
+// CheckBodyEncoding refuses a body sent with a content coding (Content-Encoding: gzip, br, …): the API
+// reads bodies as they come, and a compressed one would otherwise be refused as text that is not UTF-8.
+// The caller answers with Accept-Encoding: identity (RFC 9110, 15.5.16).
+func CheckBodyEncoding(r *http.Request) *Problem {
+	vals := r.Header.Values("Content-Encoding")
+	if len(vals) == 0 || len(vals) == 1 && strings.EqualFold(strings.TrimSpace(vals[0]), "identity") {
+		return nil
+	}
+	return &Problem{Status: http.StatusUnsupportedMediaType, Body: schema.ErrorBody{Code: schema.CodeUnsupportedMediaType,
+		Error: "El cuerpo llegó comprimido (Content-Encoding: " + strings.Join(vals, ", ") + "): envíelo sin comprimir, sin la cabecera Content-Encoding."}}
 }
 
 func ambiguousContentType() *Problem {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -164,6 +165,44 @@ func TestHostileBodies(t *testing.T) {
 		})
 	}
 	onlyNormalStored(t, s)
+}
+
+// TestHostileCompressedBody: a body sent with a content coding is refused with 415 that names the coding
+// (it read «no es UTF-8 válido»), with Accept-Encoding: identity, on the API and on /mcp, and stores
+// nothing; Content-Encoding: identity is a plain body.
+func TestHostileCompressedBody(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	gz := func(b []byte) []byte {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		if _, err := zw.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	for _, enc := range []string{"gzip", "br", "GZIP"} {
+		resp, out := call(t, s, "POST", "/api/public/v1/help", gz(mustJSON(t, validRequest())), "Content-Type", "application/json", "Content-Encoding", enc)
+		if resp.StatusCode != http.StatusUnsupportedMediaType || out["code"] != "unsupported_media_type" ||
+			!strings.Contains(fmt.Sprint(out["error"]), "comprimido (Content-Encoding: "+enc+")") || resp.Header.Get("Accept-Encoding") != "identity" {
+			t.Errorf("%s body: %d %v %v", enc, resp.StatusCode, out, resp.Header)
+		}
+	}
+	ping := gz(mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+	resp, body := call(t, s, "POST", "/mcp", ping, "Content-Type", "application/json", "Content-Encoding", "gzip")
+	rpcError(t, "gzip body to /mcp", resp, body, http.StatusUnsupportedMediaType)
+	if e, _ := body["error"].(map[string]any); !strings.Contains(fmt.Sprint(e["message"]), "comprimido") || resp.Header.Get("Accept-Encoding") != "identity" {
+		t.Errorf("gzip body to /mcp: %v %v", body, resp.Header)
+	}
+	if resp, out := call(t, s, "POST", "/api/public/v1/help", mustJSON(t, validRequest()), "Content-Type", "application/json", "Content-Encoding", "identity"); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("Content-Encoding: identity: %d %v", resp.StatusCode, out)
+	}
+	s.Stop()
+	if n := countRecords(t, s.DataDir); n != 1 {
+		t.Fatalf("%d records stored, want the identity one only", n)
+	}
 }
 
 // TestHostileHugeBody declares a 10 MB body and sends only its start: the answer must be 413 without

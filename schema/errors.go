@@ -30,7 +30,7 @@ var ErrorCodes = []ErrorCode{
 	{CodeUnknownEmergency, 400, "`emergencySlug` no corresponde a una emergencia activa."},
 	{CodeUnknownPlace, 400, "`placeCode` no es el código DIVIPOLA de ningún municipio ni centro poblado (lista en `/lugares.tsv`)."},
 	{CodeNoActiveEmergency, 400, "No hay ninguna emergencia activa: por ahora no se puede publicar."},
-	{CodeUnsupportedMediaType, 415, "Falta la cabecera `Content-Type: application/json`."},
+	{CodeUnsupportedMediaType, 415, "Falta la cabecera `Content-Type: application/json`, o el cuerpo llegó comprimido (`Content-Encoding`): se envía sin comprimir."},
 	{CodeBodyTooLarge, 413, "El cuerpo pasa de 64 KiB."},
 	{CodeMethodNotAllowed, 405, "Ese método no se admite en la ruta; la cabecera `Allow` dice cuáles sí."},
 	{CodeInvalidRequest, 400, "El servidor web no pudo atender la petición tal como llegó (otro error 4xx, por ejemplo cabeceras demasiado grandes); el estado HTTP dice cuál."},

@@ -101,7 +101,7 @@ func reportsPathItem() map[string]any {
 				"404": errResp("No existe ese registro (not_found)."),
 				"410": errResp("El registro fue retirado o ya está oculto (gone)."),
 				"413": errResp("Cuerpo de más de 64 KiB (body_too_large)."),
-				"415": errResp("Content-Type distinto de application/json (unsupported_media_type)."),
+				"415": errResp(unsupportedMediaWords),
 				"429": errResp("Límite temporal de reportes alcanzado (rate_limited). Reintente tras Retry-After segundos.", "Retry-After"),
 				"503": errResp("Servicio no disponible (unavailable). Reintente tras Retry-After segundos.", "Retry-After"),
 			},

@@ -40,6 +40,9 @@ func jsonBody(schemaRef map[string]any) map[string]any {
 	return map[string]any{"application/json": map[string]any{"schema": schemaRef}}
 }
 
+// unsupportedMediaWords describe a 415 answer of every operation that takes a body.
+const unsupportedMediaWords = "Content-Type distinto de application/json, o cuerpo comprimido con Content-Encoding (unsupported_media_type)."
+
 // errResp is an error answer: never cached.
 func errResp(desc string, extraHeaders ...string) map[string]any {
 	return map[string]any{"description": desc, "headers": hdrs(slices.Concat(extraHeaders, []string{"Cache-Control"})...), "content": jsonBody(ref("Error"))}
@@ -160,7 +163,7 @@ func OpenAPIFor(serverURL string, em ExampleEmergency, tools ...MCPTool) ([]byte
 			"headers": hdrs("Cache-Control"), "content": jsonBody(map[string]any{"oneOf": []any{ref("PublishResult"), ref("DryRunResult")}})},
 		"400": errResp("Datos inválidos (invalid_body, invalid_json, consent_required, emergency_required, unknown_emergency, no_active_emergency; invalid_request si llegan varias cabeceras Content-Type). details nombra cada campo con un puntero JSON. Sin public_url configurada, un encabezado Host que no es un nombre de host responde invalid_request."),
 		"413": errResp("Cuerpo de más de 64 KiB (body_too_large)."),
-		"415": errResp("Content-Type distinto de application/json (unsupported_media_type)."),
+		"415": errResp(unsupportedMediaWords),
 		"429": errResp("Límite temporal alcanzado (rate_limited). Reintente tras Retry-After segundos con el mismo externalId.", "Retry-After"),
 		"500": errResp("Error interno (internal_error). Reintente con el mismo externalId."),
 		"503": errResp("Servicio no disponible (unavailable). Reintente tras Retry-After segundos con el mismo externalId.", "Retry-After"),
@@ -281,7 +284,7 @@ func actionsPath() map[string]any {
 			"403": errResp("El código no es válido o es de otro registro (forbidden). La respuesta es la misma exista o no el registro."),
 			"409": errResp("El estado del registro no admite la acción (invalid_transition): por ejemplo reabrir uno retirado."),
 			"413": errResp("Cuerpo de más de 64 KiB (body_too_large)."),
-			"415": errResp("Content-Type distinto de application/json (unsupported_media_type)."),
+			"415": errResp(unsupportedMediaWords),
 			"429": errResp("Límite de acciones por IP alcanzado (rate_limited; el número está en manageRateLimit del descubrimiento). Reintente tras Retry-After segundos: repetir una acción no la aplica dos veces.", "Retry-After"),
 			"500": errResp("Error interno (internal_error)."),
 			"503": errResp("Servicio no disponible (unavailable).", "Retry-After"),

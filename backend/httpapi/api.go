@@ -309,10 +309,14 @@ func dryRunParam(q url.Values) (bool, *backend.Problem) {
 	return false, backend.WithQueryFields(backend.InvalidParams([]schema.FieldError{backend.ParamError(schema.DryRunArg, "«dryRun» debe ser true o false, una sola vez")}))
 }
 
-// readJSONBody is the start of every handler that takes a JSON body: r must declare one (else 415, or
-// 400 for two Content-Type fields), and it is read up to schema.MaxBodyBytes; a larger one is refused
+// readJSONBody is the start of every handler that takes a JSON body: r must declare one, uncompressed
+// (else 415, or 400 for two Content-Type fields), and it is read up to schema.MaxBodyBytes; a larger one is refused
 // with 413 without reading it all (the connection is then closed). The caller writes the problem.
 func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, *backend.Problem) {
+	if p := backend.CheckBodyEncoding(r); p != nil {
+		w.Header().Set("Accept-Encoding", "identity")
+		return nil, p
+	}
 	if p := backend.CheckJSONContentType(r); p != nil {
 		return nil, p
 	}

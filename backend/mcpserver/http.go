@@ -97,6 +97,11 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	if p := backend.CheckBodyEncoding(r); p != nil {
+		w.Header().Set("Accept-Encoding", "identity")
+		writeRPCError(w, p.Status, p.Body.Error)
+		return
+	}
 	if p := backend.CheckJSONContentType(r); p != nil {
 		if p.Status == http.StatusBadRequest {
 			writeRPCErrorCode(w, p.Status, mcp.INVALID_REQUEST, p.Body.Error)
