@@ -31,7 +31,7 @@ func (s *Service) warnings(pub *schema.Publication, stored bool) []schema.Warnin
 		if pl, ok := places.Lookup(pub.PlaceCode); ok && (pl.Lat != 0 || pl.Lon != 0) {
 			if d := store.HaversineKm(pl.Lat, pl.Lon, *pub.Latitude, *pub.Longitude); d > farKm {
 				out = append(out, schema.Warning{Code: schema.CodePlaceFarFromPoint, Field: "/placeCode", Message: fmt.Sprintf(
-					"%s (placeCode) está a unos %d km de las coordenadas dadas (latitude, longitude): revise cuál de los dos es el correcto; el punto del registro es el de las coordenadas. %s",
+					"%s, el lugar elegido, está a unos %d km de la latitud y la longitud dadas: revise cuál de los dos es el correcto; el punto del registro es el de la latitud y la longitud. %s",
 					places.Label(pl), int(math.Round(d)), outcome)})
 			}
 		}
@@ -50,7 +50,7 @@ func (s *Service) areaWarnings(pub *schema.Publication, outcome string) []schema
 		if d <= farKm {
 			return nil
 		}
-		field, check := "/latitude", "revise las coordenadas (latitude, longitude)" // typed coordinates, else the place's point
+		field, check := "/latitude", "revise la latitud y la longitud" // typed coordinates, else the place's point
 		if pub.PlaceCode != "" && pub.LocationPrecision == schema.PrecisionPlace {
 			field, check = "/placeCode", "revise que eligió el lugar correcto"
 		}

@@ -120,7 +120,7 @@ func TestPointAbroadHasNoMunicipio(t *testing.T) {
 	}
 	ws, _ := m["warnings"].([]any)
 	if len(ws) != 1 || !strings.Contains(ws[0].(map[string]any)["message"].(string), "no está en ningún municipio de Colombia") ||
-		!strings.Contains(ws[0].(map[string]any)["message"].(string), "revise las coordenadas") {
+		!strings.Contains(ws[0].(map[string]any)["message"].(string), "revise la latitud y la longitud") {
 		t.Fatalf("warnings: %v", m["warnings"])
 	}
 	_, _, d := s.call("GET", schema.HelpPath+"?view=detail&id="+m["id"].(string), nil)

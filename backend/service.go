@@ -297,16 +297,17 @@ func maskPhones(pub *schema.Publication) []string {
 	return out
 }
 
-// maskedTexts name the texts maskPhones reads, for the people who wrote them and for the API.
-var maskedTexts = map[string]string{"/title": "El título (title)", "/description": "La descripción (description)",
-	"/contactName": "El nombre de contacto (contactName)", "/address": "La dirección (address)", "/neighborhood": "El barrio (neighborhood)"}
+// maskedTexts name the texts maskPhones reads, in the words of the people who wrote them (a warning is
+// shown to them; its field names the field for programs).
+var maskedTexts = map[string]string{"/title": "El título", "/description": "La descripción",
+	"/contactName": "El nombre de contacto", "/address": "La dirección", "/neighborhood": "El barrio"}
 
 // maskedWarnings tell the publisher which texts had a phone number hidden.
 func maskedWarnings(fields []string) []schema.Warning {
 	out := make([]schema.Warning, 0, len(fields))
 	for _, f := range fields {
 		out = append(out, schema.Warning{Code: schema.CodePhoneInText, Field: f, Message: fmt.Sprintf(
-			"%s tenía un número de teléfono: se publica con sus cifras ocultas (%s). El número de contacto va en «WhatsApp de contacto» (contactWhatsapp): se muestra solo con el permiso de la persona, y se oculta si alguien dice que es suyo.",
+			"%s tenía un número de teléfono: se publica con sus cifras ocultas (%s). El número de contacto va en «WhatsApp de contacto»: se muestra solo con el permiso de la persona, y se oculta si alguien dice que es suyo.",
 			maskedTexts[f], strings.Repeat(string(schema.PhoneMask), 3))})
 	}
 	return out

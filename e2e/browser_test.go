@@ -142,7 +142,7 @@ func (p *phone) requestForm(t *testing.T) {
 	firstID := p.externalID(t)
 	p.fill(t, request)
 	id := p.publishes(t, "pedir", "Listo: su solicitud quedó publicada.", "request")
-	if got := p.text(t, "resultado-avisos"); !strings.Contains(got, "La descripción (description) tenía un número de teléfono") {
+	if got := p.text(t, "resultado-avisos"); !strings.Contains(got, "La descripción tenía un número de teléfono") {
 		t.Errorf("the confirmation's warnings: %q", got)
 	}
 	d := p.detail(t, id)

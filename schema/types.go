@@ -173,7 +173,7 @@ type PublishResult struct {
 type Warning struct {
 	Code    string `json:"code" jsonschema:"enum=far_from_emergency,enum=place_far_from_point,enum=phone_in_text" jsonschema_description:"Código estable en inglés: far_from_emergency (el lugar está lejos de la zona de la emergencia), place_far_from_point (placeCode y las coordenadas dadas están lejos entre sí) o phone_in_text (un texto tenía un número de teléfono, que se publica con sus cifras ocultas: •••)."`
 	Field   string `json:"field" jsonschema_description:"Puntero JSON al campo del cuerpo que lo causa."`
-	Message string `json:"message" jsonschema_description:"El aviso, en español."`
+	Message string `json:"message" jsonschema_description:"El aviso en español, para mostrárselo a la persona: nombra los campos como ella los ve (field los nombra para los programas)."`
 }
 
 // CodeFarFromEmergency is the warning of a place far outside its emergency's area.
