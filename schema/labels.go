@@ -35,8 +35,11 @@ func CategoryPhrase(category string) string {
 	return "de " + strings.ToLower(EnumLabel(category))
 }
 
-// PeopleWords is how many people: «1 persona», «5 personas».
+// PeopleWords is how many people: «1 persona», «5 personas»; "" for none (nothing to show).
 func PeopleWords(n int) string {
+	if n <= 0 { // 0 says nothing a person can act on: «0 personas» read as nobody needing it
+		return ""
+	}
 	if n == 1 {
 		return "1 persona"
 	}

@@ -178,9 +178,9 @@ func (fv *filterView) refuse(details []schema.FieldError) []string {
 			field.Error = m
 		}
 		if name == "cursor" {
-			m = "El enlace «Ver más» ya no sirve con estos filtros: vuelva a la primera página."
+			m = "El enlace «Ver más» ya no sirve con estos filtros: vuelva a la primera página"
 		}
-		out = append(out, upperFirst(m)+".")
+		out = append(out, upperFirst(strings.TrimSuffix(m, "."))+".")
 	}
 	return out
 }

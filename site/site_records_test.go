@@ -295,3 +295,41 @@ func TestRecordsFilterForm(t *testing.T) {
 		t.Error("the form does not show the applied type")
 	}
 }
+
+// TestRecordNoPeople: a record that says 0 people needed shows no count («0 personas» read as nobody
+// needing it), on its page, its twin and the list; one that says 1 shows «1 persona».
+func TestRecordNoPeople(t *testing.T) {
+	s := &records{}
+	id := s.add(eje.Slug, schema.TypeOffer, "Carpas")
+	zero := 0
+	s.all[0].NeededPeople = &zero
+	c := newSite(t, s.options(eje))
+	for _, p := range []string{"/ayudas/" + id, "/ayudas/" + id + ".md", "/emergencias/eje-cafetero", "/emergencias/eje-cafetero.md"} {
+		res, body := sitetest.Get(t, c, testBase+p)
+		if res.StatusCode != http.StatusOK || !strings.Contains(string(body), "Carpas") || strings.Contains(string(body), "0 personas") {
+			t.Errorf("GET %s: %d, «0 personas» shown or the record missing:\n%.2000s", p, res.StatusCode, body)
+		}
+	}
+	one := 1
+	s.all[0].NeededPeople = &one
+	if _, body := sitetest.Get(t, c, testBase+"/ayudas/"+id+".md"); !strings.Contains(string(body), "1 persona") {
+		t.Errorf("one person: %.2000s", body)
+	}
+}
+
+// TestStaleCursorSentence: a «Ver más» link that no longer fits its filters says so in one sentence with
+// one full stop, and every other refusal of the list ends with one too.
+func TestStaleCursorSentence(t *testing.T) {
+	s := &records{}
+	s.add(eje.Slug, schema.TypeRequest, "Agua")
+	c := newSite(t, s.options(eje))
+	for _, q := range []string{"?cursor=zzz", "?type=nada"} {
+		_, body := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md"+q)
+		if strings.Contains(string(body), "..") {
+			t.Errorf("%s: a double full stop:\n%.2000s", q, body)
+		}
+	}
+	if _, body := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md?cursor=zzz"); !strings.Contains(string(body), "vuelva a la primera página.") {
+		t.Errorf("a stale cursor is not explained:\n%.2000s", body)
+	}
+}

@@ -145,7 +145,7 @@ func atomSummary(it *schema.PublicHelp) string {
 	if it.Urgency != "" {
 		parts = append(parts, "urgencia: "+strings.ToLower(site.EnumLabel(it.Urgency)))
 	}
-	if it.NeededPeople != nil {
+	if it.NeededPeople != nil && *it.NeededPeople > 0 {
 		parts = append(parts, schema.PeopleWords(*it.NeededPeople))
 	}
 	if it.Location != nil && it.Location.Municipio != "" {
