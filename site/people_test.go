@@ -408,17 +408,20 @@ func TestPeoplesChrome(t *testing.T) {
 	}
 }
 
-// «Sin nadie ayudando», in sight above the list (the filter is folded on a phone): the same list with
-// attended=false, its other filters kept, on the list and on the map; that list links back. An emergency
-// with no records has no such link.
+// «Sin nadie ayudando» («Sin nadie interesado» of offers), in sight above the list (the filter is folded
+// on a phone): the same list with attended=false, its other filters kept, on the list and on the map;
+// that list links back. An emergency with no records has no such link.
 func TestEmergencyPageNobodyHelpingLink(t *testing.T) {
 	s := &records{}
 	s.place(s.add(eje.Slug, schema.TypeRequest, "Agua en Pereira centro"), "66001")
+	s.add(eje.Slug, schema.TypeOffer, "Carpas") // of an offer, a response is someone interested
 	c := newSite(t, s.options(ejeArea, mojana))
 	for _, tc := range []struct{ page, want string }{
 		{"/emergencias/eje-cafetero.md", "[Sin nadie ayudando](" + testBase + "/emergencias/eje-cafetero?attended=false)"},
 		{"/emergencias/eje-cafetero.md?municipio=66001", "[Sin nadie ayudando](" + testBase + "/emergencias/eje-cafetero?attended=false&municipio=66001)"},
 		{"/emergencias/eje-cafetero.md?municipio=66001&attended=false", "[Ver también las que tienen ayuda](" + testBase + "/emergencias/eje-cafetero?municipio=66001)"},
+		{"/emergencias/eje-cafetero.md?type=offer", "[Sin nadie interesado](" + testBase + "/emergencias/eje-cafetero?attended=false&type=offer)"},
+		{"/emergencias/eje-cafetero.md?type=offer&attended=false", "[Ver también las que tienen interesados](" + testBase + "/emergencias/eje-cafetero?type=offer)"},
 		{"/emergencias/eje-cafetero/mapa.md?municipio=66001", "[Sin nadie ayudando](" + testBase + "/emergencias/eje-cafetero/mapa?attended=false&municipio=66001)"},
 	} {
 		if _, md := sitetest.Get(t, c, testBase+tc.page); !strings.Contains(string(md), tc.want) {

@@ -410,12 +410,19 @@ type pageLink struct{ URL, Label string }
 
 // unattendedLink links the list of filters to the same list of records nobody has answered yet, or, when
 // it is that list, to the same list with every record.
+// Of offers, a response is someone interested (helpingWords), and the words say so.
 func unattendedLink(list string, filters url.Values) pageLink {
 	link := maps.Clone(filters)
 	l := pageLink{Label: "Sin nadie ayudando"}
+	if link.Get("type") == schema.TypeOffer {
+		l.Label = "Sin nadie interesado"
+	}
 	if link.Get("attended") == "false" {
 		link.Del("attended")
 		l.Label = "Ver también las que tienen ayuda"
+		if link.Get("type") == schema.TypeOffer {
+			l.Label = "Ver también las que tienen interesados"
+		}
 	} else {
 		link.Set("attended", "false")
 	}
