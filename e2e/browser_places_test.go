@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/directaid/directaid/backend/places"
 	"github.com/directaid/directaid/internal/testserver"
 )
 
@@ -81,11 +82,22 @@ func TestBrowserPlacePicker(t *testing.T) {
 		t.Errorf("chosen place: %q", got)
 	}
 
+	// An offer 1 km from El Caimo's point: the request placed by its village lists it, at a distance
+	// from the village's point, which the confirmation says is approximate.
+	caimo, _ := places.Lookup("63001001")
+	if resp, out := publish(t, s, with(validOffer(), "title", "Mercados para familias", "category", "alimentos",
+		"latitude", caimo.Lat+0.009, "longitude", caimo.Lon)); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("publish the offer near El Caimo: %d %v", resp.StatusCode, out)
+	}
 	p.fill(t, map[string]string{
 		"f-emergencySlug": "eje-cafetero", "f-title": "Agua para la vereda", "f-category": "alimentos",
 		"f-address": "Finca La Esperanza", "f-contactName": "Ana", "f-contactWhatsapp": "3001234567",
 	})
 	id := p.publishes(t, "pedir-lugar", "Listo: su solicitud quedó publicada.", "request")
+	p.wait(t, "coincidencias")
+	if got := p.text(t, "coincidencias-lista"); !strings.HasPrefix(got, "Mercados para familias, a unos 1,0 km (ubicación aproximada)") {
+		t.Errorf("the confirmation's match from a village's point: %q", got)
+	}
 	d := p.detail(t, id)
 	if l := d.Location; l == nil || l.PlaceCode != "63001001" || l.Precision != "place" || l.Municipio != "Armenia (Quindío)" || l.Latitude == nil {
 		t.Errorf("the record's location: %+v", l)

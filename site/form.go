@@ -177,6 +177,10 @@ func (fv *formView) Expires() string {
 // Months are the months' names, for the script that writes Expires from an answer it fetched.
 func (fv *formView) Months() string { return monthNames() }
 
+// Approximate is how an approximate distance reads, {d} the distance in words: for the script that lists
+// the matches.
+func (fv *formView) Approximate() string { return approximate("{d}") }
+
 // ShareManage is a WhatsApp link that sends the manage link to a chat the publisher chooses (their own).
 func (fv *formView) ShareManage() string {
 	if fv.Result == nil || fv.Result.ManageURL == "" {
@@ -460,7 +464,9 @@ func (s *formSpec) handle(w http.ResponseWriter, r *http.Request, v *view, actio
 	if res := fv.Result; res != nil && res.Status == "open" {
 		// The publication stands whether or not its matches can be read now: without them, the
 		// confirmation still gives its links (the record's page lists them).
-		fv.Matches, _ = v.matches(r.Context(), res.ID, res.Type, res.EmergencySlug)
+		// Without typed coordinates, the record's point is its place's (the service's precision place).
+		approx := strings.TrimSpace(vals.Get("latitude")) == ""
+		fv.Matches, _ = v.matches(r.Context(), res.ID, res.Type, res.EmergencySlug, approx)
 	}
 	return fv, status
 }

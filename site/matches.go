@@ -33,8 +33,9 @@ type matchesView struct {
 }
 
 // matches reads the matches of the record id, of type recordType in the emergency slug; nil without
-// Service.Matches.
-func (v *view) matches(ctx context.Context, id, recordType, slug string) (*matchesView, error) {
+// Service.Matches. approx says the record's point is its town's (precision place): every distance from it
+// is then approximate too.
+func (v *view) matches(ctx context.Context, id, recordType, slug string, approx bool) (*matchesView, error) {
 	if v.h.o.Service == nil {
 		return nil, nil
 	}
@@ -47,6 +48,9 @@ func (v *view) matches(ctx context.Context, id, recordType, slug string) (*match
 		r := schema.HelpRecord[schema.PublicContact](m.Items[i])
 		rv := newRecordView(v, &r, r.Contact.Name)
 		dist := rv.Distance
+		if approx && r.Location != nil && r.Location.Precision != schema.PrecisionPlace && r.Location.DistanceKm != nil {
+			dist = approximate(kmWords(*r.Location.DistanceKm)) // else newRecordView said it
+		}
 		if dist != "" {
 			dist = "a " + dist
 		}

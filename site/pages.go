@@ -400,7 +400,8 @@ func (v *view) load(r *http.Request, pg *page) (int, string, error) {
 		}
 		pg.record = newDetailView(v, d)
 		if d.Status == "open" { // a resolved or expired record looks for no one
-			if pg.matches, err = v.matches(r.Context(), d.ID, d.Type, d.Emergency.Slug); err != nil {
+			approx := d.Location != nil && d.Location.Precision == schema.PrecisionPlace
+			if pg.matches, err = v.matches(r.Context(), d.ID, d.Type, d.Emergency.Slug, approx); err != nil {
 				return 0, "", err
 			}
 		}

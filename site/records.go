@@ -185,6 +185,14 @@ func (fv *filterView) refuse(details []schema.FieldError) []string {
 	return out
 }
 
+// kmWords is a distance as a Colombian reader writes it: «1,2 km».
+func kmWords(km float64) string {
+	return strings.Replace(strconv.FormatFloat(km, 'f', 1, 64), ".", ",", 1) + " km"
+}
+
+// approximate says a distance (kmWords) is from or to a town's point, not a person's.
+func approximate(dist string) string { return "unos " + dist + " (ubicación aproximada)" }
+
 func upperFirst(s string) string {
 	r, n := utf8.DecodeRuneInString(s)
 	return strings.ToUpper(string(r)) + s[n:]
@@ -287,10 +295,10 @@ func newRecordView[C any](v *view, r *schema.HelpRecord[C], contactName string) 
 			rv.MapURL = fmt.Sprintf("https://www.openstreetmap.org/?mlat=%s&mlon=%s#map=16/%s/%s", lat, lon, lat, lon)
 		}
 		if l.DistanceKm != nil {
-			rv.Distance = strings.Replace(strconv.FormatFloat(*l.DistanceKm, 'f', 1, 64), ".", ",", 1) + " km"
+			rv.Distance = kmWords(*l.DistanceKm)
 			if l.Precision == schema.PrecisionPlace {
 				// To its town's point, not to the person: «a 0,2 km» read as next door.
-				rv.Distance = "unos " + rv.Distance + " (ubicación aproximada)"
+				rv.Distance = approximate(rv.Distance)
 			}
 		}
 	}

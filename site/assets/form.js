@@ -137,6 +137,8 @@
     var box = $('coincidencias'), ul = $('coincidencias-lista'), none = $('coincidencias-ninguna');
     if (!box) return;
     var url = form.getAttribute('data-api') + '/' + encodeURIComponent(id) + '/matches?limit=' + box.getAttribute('data-limite');
+    // Without typed coordinates the publication's point is its place's: every distance from it is approximate.
+    var lat = form.elements.latitude, approx = !(lat && lat.value.trim());
     fetch(url, { headers: { Accept: 'application/json' } }).then(function (res) {
       return res.ok ? res.json() : null;
     }).then(function (m) {
@@ -148,7 +150,10 @@
         a.textContent = it.title;
         li.appendChild(a);
         var where = [], loc = it.location || {};
-        if (typeof loc.distanceKm === 'number') where.push('a ' + loc.distanceKm.toFixed(1).replace('.', ',') + ' km');
+        if (typeof loc.distanceKm === 'number') {
+          var d = loc.distanceKm.toFixed(1).replace('.', ',') + ' km';
+          where.push('a ' + (approx || loc.precision === 'place' ? box.getAttribute('data-aprox').replace('{d}', d) : d));
+        }
         if (loc.place || loc.municipio) where.push(loc.place || loc.municipio);
         if (where.length) li.appendChild(document.createTextNode(', ' + where.join(', ')));
         ul.appendChild(li);
