@@ -39,3 +39,33 @@ func TestMatchesFromATownApproximate(t *testing.T) {
 		t.Errorf("the offer's page lists its match without saying the distance is approximate:\n%.4000s", md)
 	}
 }
+
+// TestGuideExamplesOfResponsesAndMatches: the integration guide's examples of a response and of matches
+// work as written against the real server (with a real record's id for the guide's example id).
+func TestGuideExamplesOfResponsesAndMatches(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{})
+	resp, pub := publish(t, s, validRequest())
+	if resp.StatusCode != 201 {
+		t.Fatalf("publish: %d %v", resp.StatusCode, pub)
+	}
+	id := pub["id"].(string)
+	_, guide := s.Do("GET", "/integraciones.md", nil)
+	const exampleID = "06h0j9hc2k7j3vpb"
+	m := regexp.MustCompile(`(?s)curl -s -X POST '([^']+/` + exampleID + `/responses)' \\\n  -H 'Content-Type: application/json' \\\n  -d '([^']+)'`).FindSubmatch(guide)
+	if m == nil {
+		t.Fatalf("no response example in the guide:\n%s", guide)
+	}
+	path := strings.Replace(strings.TrimPrefix(string(m[1]), s.URL), exampleID, id, 1)
+	resp, out := call(t, s, "POST", path, m[2], "Content-Type", "application/json")
+	if resp.StatusCode != 201 || out["responseToken"] == nil || out["counted"] != true {
+		t.Errorf("the guide's response example: %d %v", resp.StatusCode, out)
+	}
+	mm := regexp.MustCompile(`curl -s '([^']+/` + exampleID + `/matches[^']*)'`).FindSubmatch(guide)
+	if mm == nil {
+		t.Fatalf("no matches example in the guide")
+	}
+	if resp, out := call(t, s, "GET", strings.Replace(strings.TrimPrefix(string(mm[1]), s.URL), exampleID, id, 1), nil); resp.StatusCode != 200 || out["matchedBy"] == nil {
+		t.Errorf("the guide's matches example: %d %v", resp.StatusCode, out)
+	}
+}
