@@ -315,7 +315,7 @@ func checkSiteMatches(t *testing.T, f *matchesFixture) {
 		fmt.Sprintf("&address=Cra+1&latitude=%g&longitude=%g&contactName=Ana&contactWhatsapp=3001234567&publishContact=true", armLat, armLon)
 	resp, raw = f.Do("POST", "/pedir", []byte(form), "Content-Type", "application/x-www-form-urlencoded")
 	page = string(raw)
-	_, box, _ := strings.Cut(page, `<div id="coincidencias" class="coincidencias" data-limite="5">`)
+	_, box, _ := strings.Cut(page, `<div id="coincidencias" class="coincidencias" data-limite="5" data-aprox="unos {d} (ubicación aproximada)">`)
 	box, _, _ = strings.Cut(box, "</div>")
 	if resp.StatusCode != 200 || !strings.Contains(box, "<h2>Ofrecimientos cerca que pueden servirle</h2>") || strings.Count(box, "<li>") != 5 ||
 		!strings.Contains(box, `<li><a href="`+f.URL+schema.RecordPath(f.ids["near1kmNewer"])+`">Mercados para familias</a>, a 1,1 km, Armenia (Quindío)</li>`) ||
