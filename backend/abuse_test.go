@@ -15,6 +15,7 @@ import (
 	"github.com/directaid/directaid/backend"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/backend/store/storetest"
+	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -437,5 +438,84 @@ func TestRestoreByReporterUndoesOnlyItsOwn(t *testing.T) {
 	// The two others still count: one more reporter hides it again.
 	if res, err := s.svc.Report(ctx, byMany, &schema.ReportInput{Reason: "spam"}, "198.51.100.10"); err != nil || res.Outcome != schema.ReportHidRecord {
 		t.Errorf("a third reporter beside the two left: %+v %v", res, err)
+	}
+}
+
+// TestDisownedNumberStaysHidden: once its owner reports a number as not theirs (not_my_number hid it),
+// a new publication with that number, however it is written, is shown without it and its publisher is
+// told why (phone_disowned), while other numbers publish as ever. Undoing that reporter's campaign frees
+// the number; so does an operator's restore of any publication of it, everywhere.
+func TestDisownedNumberStaysHidden(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	ctx := context.Background()
+	publish := func(ext, phone string) *schema.PublishResult {
+		t.Helper()
+		body := testserver.With(testserver.ValidRequest(), "externalId", ext, "contactWhatsapp", phone)
+		res, _, err := s.svc.Publish(ctx, "http://ayuda.test", testserver.MustJSON(t, body), "", "192.0.2.1")
+		if err != nil {
+			t.Fatalf("publish %s: %v", ext, err)
+		}
+		return res
+	}
+	shown := func(res *schema.PublishResult) bool {
+		t.Helper()
+		rec, err := s.st.Get(ctx, res.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := slices.ContainsFunc(res.Warnings, func(w schema.Warning) bool {
+			return w.Code == schema.CodePhoneDisowned && w.Field == "/contactWhatsapp" && strings.Contains(w.Message, "sin número")
+		})
+		if rec.ContactHidden != warned {
+			t.Fatalf("%s: phone hidden %v, warned %v: %+v", res.ID, rec.ContactHidden, warned, res.Warnings)
+		}
+		return !rec.ContactHidden
+	}
+	a := publish("a", "3001234567")
+	report := func(id, addr string) {
+		t.Helper()
+		if res, err := s.svc.Report(ctx, id, &schema.ReportInput{Reason: "not_my_number"}, addr); err != nil || res.Outcome != schema.ReportHidPhone {
+			t.Fatalf("the owner's report of %s: %+v %v", id, res, err)
+		}
+	}
+	report(a.ID, "127.0.0.7")
+	if b := publish("b", "+57 300 123 4567"); shown(b) {
+		t.Fatal("the number its owner disowned is shown again on a new publication")
+	}
+	if dry, err := s.svc.DryRun(ctx, "http://ayuda.test", testserver.MustJSON(t, testserver.With(testserver.ValidRequest(), "externalId", "dry", "contactWhatsapp", "3001234567")), ""); err != nil ||
+		!slices.ContainsFunc(dry.Warnings, func(w schema.Warning) bool { return w.Code == schema.CodePhoneDisowned }) {
+		t.Fatalf("a dry run with the disowned number is not warned: %+v %v", dry, err)
+	}
+	if c := publish("c", "3109876543"); !shown(c) {
+		t.Fatal("another number is hidden")
+	}
+	if again := publish("b", "+57 300 123 4567"); !again.Duplicate || shown(again) {
+		t.Fatalf("a retry, whose first answer may have been lost, is not told again: %+v", again)
+	}
+
+	// Undoing the reporter's campaign frees what it disowned.
+	q, err := s.svc.ModerationQueue(ctx)
+	if err != nil || len(q) != 1 || len(q[0].Reports) != 1 {
+		t.Fatalf("queue: %+v %v", q, err)
+	}
+	if restored, err := s.svc.RestoreByReporter(ctx, q[0].Reports[0].Reporter); err != nil || !slices.Equal(restored, []string{a.ID}) {
+		t.Fatalf("restore by reporter: %v %v", restored, err)
+	}
+	d := publish("d", "3001234567")
+	if !shown(d) {
+		t.Fatal("the number stays disowned after the campaign that disowned it was undone")
+	}
+
+	// Disowned again; an operator's restore of another publication of the number frees it everywhere.
+	report(d.ID, "127.0.0.8")
+	e := publish("e", "3001234567")
+	if shown(e) {
+		t.Fatal("disowned again, the number is shown")
+	}
+	if _, err := s.svc.Moderate(ctx, e.ID, backend.ActionRestore, ""); err != nil {
+		t.Fatal(err)
+	}
+	if f := publish("f", "3001234567"); !shown(f) {
+		t.Fatal("an operator restored the number, and a new publication still hides it")
 	}
 }

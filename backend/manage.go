@@ -35,6 +35,8 @@ var actionWords = map[string]string{schema.ActionResolve: "marcar como resuelta"
 const (
 	manageSecretName    = "manage-token"
 	publisherSecretName = "publishers"
+	// disownedSecretName names the secret of the disowned numbers' keys (disownedKey).
+	disownedSecretName = "disowned-phones"
 )
 
 // Default lifetimes of an open record (a Caddyfile's request_ttl and offer_ttl change them per emergency).
@@ -45,8 +47,8 @@ const (
 
 // secrets caches the store's secret for the life of a Service (it never changes).
 type secrets struct {
-	mu                sync.Mutex
-	manage, publisher []byte
+	mu                          sync.Mutex
+	manage, publisher, disowned []byte
 }
 
 func (s *Service) manageKey(ctx context.Context) ([]byte, error) {

@@ -88,6 +88,31 @@ func (s *Service) reporterKey(ctx context.Context, m store.Moderation, addr stri
 	return hex.EncodeToString(mac.Sum(nil)[:16]), nil
 }
 
+// disownedKey is the key of phone number e164 among the disowned numbers (store.Disowning): a keyed hash,
+// so that the store never holds the number there.
+func (s *Service) disownedKey(ctx context.Context, e164 string) (string, error) {
+	key, err := s.cachedSecret(ctx, disownedSecretName, &s.secrets.disowned)
+	if err != nil {
+		return "", err
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(e164))
+	return hex.EncodeToString(mac.Sum(nil)[:16]), nil
+}
+
+// phoneDisowned says whether the owner of e164 said, with a not_my_number report that hid it, that it is
+// not theirs to publish, and no operator has shown it again since.
+func (s *Service) phoneDisowned(ctx context.Context, e164 string) (bool, error) {
+	if e164 == "" {
+		return false, nil
+	}
+	key, err := s.disownedKey(ctx, e164)
+	if err != nil {
+		return false, err
+	}
+	return s.store.Disowned(ctx, key)
+}
+
 // ClientNet is what counts as one client of address addr: an IPv4 address itself, and an IPv6 address's
 // /64, the network a single host or home is given (any of its 2^64 addresses is the same client). An
 // address that does not parse stays as it is.
@@ -226,6 +251,15 @@ func (s *Service) Report(ctx context.Context, id string, in *schema.ReportInput,
 		}
 	}
 	if hidPhone {
+		// The number stays hidden on the publications made with it from now on, not only on this one:
+		// else whoever published it would simply publish it again.
+		key, err := s.disownedKey(ctx, rec.ContactE164)
+		if err != nil {
+			return nil, err
+		}
+		if err := m.Disown(ctx, store.Disowning{Key: key, RecordID: id, Reporter: who, At: s.now().UTC()}); err != nil {
+			return nil, err
+		}
 		if err := s.Audit(ctx, ActionHidePhone, id, store.ActorCommunity, "", "", in.Reason); err != nil {
 			return nil, err
 		}
@@ -506,6 +540,23 @@ func (s *Service) moderate(ctx context.Context, id, action, status string, u und
 	}
 	if action != ActionHide {
 		if err := m.ReviewReports(ctx, id, u.reporter, action == ActionErase); err != nil {
+			return nil, err
+		}
+	}
+	// A restore that shows the phone again judged it may be shown: an operator's restore frees the number
+	// wherever it was disowned; undoing one reporter's campaign frees what that reporter disowned here.
+	switch {
+	case action != ActionRestore || rec.ContactHidden:
+	case u.reporter != "":
+		if err := m.Reclaim(ctx, "", id, u.reporter); err != nil {
+			return nil, err
+		}
+	case rec.ContactE164 != "":
+		key, err := s.disownedKey(ctx, rec.ContactE164)
+		if err != nil {
+			return nil, err
+		}
+		if err := m.Reclaim(ctx, key, "", ""); err != nil {
 			return nil, err
 		}
 	}

@@ -189,9 +189,13 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 	if err != nil {
 		return nil, false, err
 	}
+	disowned, err := s.phoneDisowned(ctx, pub.ContactE164)
+	if err != nil {
+		return nil, false, err
+	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	rec := &store.Record{ID: s.ids(now, pub.Latitude, pub.Longitude), CreatedAt: now, Publication: *pub, Status: store.StatusOpen,
-		ExpiresAt: now.Add(s.ttl(pub.EmergencySlug, pub.Type)), Publisher: publisher}
+		ExpiresAt: now.Add(s.ttl(pub.EmergencySlug, pub.Type)), Publisher: publisher, ContactHidden: disowned}
 	stored, created, err := s.create(ctx, rec, pub)
 	if err != nil {
 		return nil, false, err
@@ -201,6 +205,9 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 		OK: true, Duplicate: !created, ID: stored.ID, Type: stored.Type, EmergencySlug: stored.EmergencySlug,
 		CreatedAt: stored.CreatedAt, PublicURL: base + schema.RecordPath(stored.ID), Status: stored.Status,
 		Warnings: append(s.warnings(&stored.Publication, true), maskedWarnings(masked)...),
+	}
+	if disowned && stored.ContactHidden { // a retry says it again: the first answer may not have arrived
+		res.Warnings = append(res.Warnings, disownedWarning)
 	}
 	if stored.Status == store.StatusOpen && !stored.ExpiresAt.IsZero() {
 		e := stored.ExpiresAt.UTC()
@@ -297,6 +304,12 @@ func maskPhones(pub *schema.Publication) []string {
 	return out
 }
 
+// disownedWarning tells a publisher that the number they gave is not shown: its owner said it is not
+// theirs to publish (phoneDisowned).
+var disownedWarning = schema.Warning{Code: schema.CodePhoneDisowned, Field: "/contactWhatsapp", Message: "Este número de WhatsApp " +
+	"ya fue reportado por su dueño como publicado sin su permiso, así que la publicación se muestra sin número. Si el número es suyo, " +
+	"pida a quien opera este servicio que lo revise; si no, publique con un número de contacto propio."}
+
 // maskedTexts name the texts maskPhones reads, in the words of the people who wrote them (a warning is
 // shown to them; its field names the field for programs).
 var maskedTexts = map[string]string{"/title": "El título", "/description": "La descripción",
@@ -322,6 +335,11 @@ func (s *Service) DryRun(ctx context.Context, base string, body []byte, forcedTy
 	}
 	schema.FillMunicipio(pub)
 	res := &schema.DryRunResult{OK: true, DryRun: true, Record: *pub, Warnings: append(s.warnings(pub, false), maskedWarnings(masked)...)}
+	if disowned, err := s.phoneDisowned(ctx, pub.ContactE164); err != nil {
+		return nil, err
+	} else if disowned {
+		res.Warnings = append(res.Warnings, disownedWarning)
+	}
 	stored, err := s.store.Lookup(ctx, pub.Source, pub.ExternalID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -18,6 +19,8 @@ var _ store.Moderation = (*Store)(nil)
 
 var (
 	prefixReport = []byte("mr\x00") // + record id + reporter → report JSON
+	// prefixDisowned holds the disownings of phone numbers (store.Disowning).
+	prefixDisowned = []byte("mo\x00") // + key + 0x00 + record id → disowning JSON
 	prefixAudit  = []byte("ma\x00") // + uint64 BE seq → audit entry JSON
 	prefixSecret = []byte("ms\x00") // + name → 32 random bytes
 )
@@ -110,6 +113,67 @@ func (s *Store) AddReport(_ context.Context, r store.Report) (int, error) {
 		return err
 	})
 	return n, err
+}
+
+func disownedKey(key, id string) []byte {
+	return append(append(append(slices.Clone(prefixDisowned), key...), 0), id...)
+}
+
+// Disown implements store.Moderation.
+func (s *Store) Disown(_ context.Context, d store.Disowning) error {
+	if d.Key == "" || strings.IndexByte(d.Key, 0) >= 0 || !store.ValidID(d.RecordID) {
+		return store.ErrNotFound
+	}
+	if d.At.IsZero() {
+		d.At = time.Now().UTC()
+	}
+	v, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	return s.modWrite(func(txn *badger.Txn) error { return txn.Set(disownedKey(d.Key, d.RecordID), v) })
+}
+
+// Disowned implements store.Moderation.
+func (s *Store) Disowned(_ context.Context, key string) (found bool, err error) {
+	p := append(append(slices.Clone(prefixDisowned), key...), 0)
+	err = s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
+		defer it.Close()
+		it.Rewind()
+		found = it.Valid()
+		return nil
+	})
+	return found, err
+}
+
+// Reclaim implements store.Moderation. Disownings are few (each is a phone a report hid, within the
+// reports' bounds): it reads them all.
+func (s *Store) Reclaim(_ context.Context, key, id, reporter string) error {
+	if key == "" && id == "" {
+		return errors.New("reclaim: neither a key nor a record")
+	}
+	return s.modWrite(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixDisowned, PrefetchValues: true})
+		var dels [][]byte
+		for it.Rewind(); it.Valid(); it.Next() {
+			var d store.Disowning
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &d) }); err != nil {
+				it.Close()
+				return err
+			}
+			if (key == "" || d.Key == key) && (id == "" || d.RecordID == id) && (reporter == "" || d.Reporter == reporter) {
+				dels = append(dels, it.Item().KeyCopy(nil))
+			}
+		}
+		it.Close()
+		for _, k := range dels {
+			if err := txn.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // Reports implements store.Moderation.

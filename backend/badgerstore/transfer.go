@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -69,6 +70,55 @@ func (s *Store) ScanReports(_ context.Context, fn func(store.Report) error) erro
 		}
 		return nil
 	})
+}
+
+// ScanDisownings implements store.Transfer, by key then record.
+func (s *Store) ScanDisownings(_ context.Context, fn func(store.Disowning) error) error {
+	return s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixDisowned, PrefetchValues: true})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			var d store.Disowning
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &d) }); err != nil {
+				return err
+			}
+			if err := fn(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ImportDisownings implements store.Transfer, in one transaction.
+func (s *Store) ImportDisownings(_ context.Context, ds []store.Disowning) (store.ImportResult, error) {
+	var res store.ImportResult
+	err := s.modWrite(func(txn *badger.Txn) error {
+		res = store.ImportResult{}
+		for _, d := range ds {
+			if d.Key == "" || strings.IndexByte(d.Key, 0) >= 0 || !store.ValidID(d.RecordID) {
+				return fmt.Errorf("disowning of record %q: not a valid key or record id", d.RecordID)
+			}
+			k := disownedKey(d.Key, d.RecordID)
+			if _, err := txn.Get(k); err == nil {
+				res.Present++
+				continue
+			} else if !errors.Is(err, badger.ErrKeyNotFound) {
+				return err
+			}
+			d.At = d.At.UTC()
+			v, err := json.Marshal(d)
+			if err != nil {
+				return err
+			}
+			if err := txn.Set(k, v); err != nil {
+				return err
+			}
+			res.Created++
+		}
+		return nil
+	})
+	return res, err
 }
 
 // ImportReports implements store.Transfer, in one transaction.

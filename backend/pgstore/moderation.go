@@ -87,6 +87,39 @@ func (s *Store) Reported(ctx context.Context) ([]string, error) {
 	return out, err
 }
 
+// Disown implements store.Moderation.
+func (s *Store) Disown(ctx context.Context, d store.Disowning) error {
+	if d.At.IsZero() {
+		d.At = time.Now().UTC()
+	}
+	return s.call(ctx, func(ctx context.Context) error {
+		_, err := s.db.Pool.Exec(ctx, `INSERT INTO directaid_disowned (key, record_id, reporter, at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (key, record_id) DO UPDATE SET reporter = $3, at = $4`, d.Key, d.RecordID, d.Reporter, d.At)
+		return err
+	})
+}
+
+// Disowned implements store.Moderation.
+func (s *Store) Disowned(ctx context.Context, key string) (bool, error) {
+	var found bool
+	err := s.call(ctx, func(ctx context.Context) error {
+		return s.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM directaid_disowned WHERE key = $1)`, key).Scan(&found)
+	})
+	return found, err
+}
+
+// Reclaim implements store.Moderation.
+func (s *Store) Reclaim(ctx context.Context, key, id, reporter string) error {
+	if key == "" && id == "" {
+		return errors.New("reclaim: neither a key nor a record")
+	}
+	return s.call(ctx, func(ctx context.Context) error {
+		_, err := s.db.Pool.Exec(ctx, `DELETE FROM directaid_disowned WHERE ($1 = '' OR key = $1) AND ($2 = '' OR record_id = $2)
+			AND ($3 = '' OR reporter = $3)`, key, id, reporter)
+		return err
+	})
+}
+
 // ReviewReports implements store.Moderation.
 func (s *Store) ReviewReports(ctx context.Context, id, reporter string, dropNotes bool) error {
 	return s.call(ctx, func(ctx context.Context) error {

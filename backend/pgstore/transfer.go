@@ -61,6 +61,46 @@ func (s *Store) ScanReports(ctx context.Context, fn func(store.Report) error) er
 		})
 }
 
+// ScanDisownings implements store.Transfer, from one snapshot.
+func (s *Store) ScanDisownings(ctx context.Context, fn func(store.Disowning) error) error {
+	var d store.Disowning
+	return s.scanSnapshot(ctx, `SELECT key, record_id, reporter, at FROM directaid_disowned ORDER BY key, record_id COLLATE "C"`,
+		[]any{&d.Key, &d.RecordID, &d.Reporter, &d.At}, func() error {
+			d.At = d.At.UTC()
+			return fn(d)
+		})
+}
+
+// ImportDisownings implements store.Transfer, in one transaction.
+func (s *Store) ImportDisownings(ctx context.Context, ds []store.Disowning) (store.ImportResult, error) {
+	var res store.ImportResult
+	err := s.call(ctx, func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
+			res = store.ImportResult{}
+			batch := &pgx.Batch{}
+			for _, d := range ds {
+				batch.Queue(`INSERT INTO directaid_disowned (key, record_id, reporter, at) VALUES ($1, $2, $3, $4)
+					ON CONFLICT (key, record_id) DO NOTHING`, d.Key, d.RecordID, d.Reporter, d.At)
+			}
+			br := tx.SendBatch(ctx, batch)
+			for range ds {
+				tag, err := br.Exec()
+				if err != nil {
+					_ = br.Close()
+					return err
+				}
+				if tag.RowsAffected() == 1 {
+					res.Created++
+				} else {
+					res.Present++
+				}
+			}
+			return br.Close()
+		})
+	})
+	return res, err
+}
+
 // ImportReports implements store.Transfer, in one transaction. Times are compared as stored
 // (timestamptz keeps microseconds).
 func (s *Store) ImportReports(ctx context.Context, reps []store.Report) (store.ImportResult, error) {

@@ -82,6 +82,9 @@ func (c *copier) run(ctx context.Context) error {
 	if err := c.copyReports(ctx); err != nil {
 		return err
 	}
+	if err := c.copyDisownings(ctx); err != nil {
+		return err
+	}
 	if err := c.copyResponses(ctx); err != nil {
 		return err
 	}
@@ -223,6 +226,14 @@ func (c *copier) copySecrets(ctx context.Context) error {
 func (c *copier) copyReports(ctx context.Context) error {
 	return copyAll(c, "community reports", "reports", func(fn func(Report) error) error { return c.from.ScanReports(ctx, fn) },
 		func(b []Report) (ImportResult, error) { return c.to.ImportReports(ctx, b) }, &c.reportConflicts)
+}
+
+// copyDisownings copies every disowning of a phone number, in batches: without them, a number its owner
+// said is not theirs would show again on the target's new publications.
+func (c *copier) copyDisownings(ctx context.Context) error {
+	var none []string // a disowning never conflicts
+	return copyAll(c, "disowned phone numbers", "disowned phone numbers", func(fn func(Disowning) error) error { return c.from.ScanDisownings(ctx, fn) },
+		func(b []Disowning) (ImportResult, error) { return c.to.ImportDisownings(ctx, b) }, &none)
 }
 
 // copyResponses copies every response, whatever its status, in batches.

@@ -23,6 +23,16 @@ type Report struct {
 	Reviewed bool `json:"reviewed,omitempty"`
 }
 
+// Disowning is a phone number's owner saying it is not theirs to publish: a not_my_number report that hid
+// it on RecordID. Key is a keyed hash of the number (E.164), never the number; Reporter the report's.
+// While a disowning stands, a new publication with the number does not show it.
+type Disowning struct {
+	Key      string    `json:"key"`
+	RecordID string    `json:"recordId"`
+	Reporter string    `json:"reporter"`
+	At       time.Time `json:"at"`
+}
+
 // The kinds of actor of an audit entry.
 const (
 	ActorPublisher = "publisher"
@@ -67,6 +77,13 @@ type Moderation interface {
 	AppendAudit(ctx context.Context, e AuditEntry) error
 	// Audit returns up to limit entries after seq, oldest first.
 	Audit(ctx context.Context, after int64, limit int) ([]AuditEntry, error)
+	// Disown stores d, replacing a disowning of the same key on the same record.
+	Disown(ctx context.Context, d Disowning) error
+	// Disowned says whether a disowning of key stands.
+	Disowned(ctx context.Context, key string) (bool, error)
+	// Reclaim removes the disownings that match every criterion given (key, record id, reporter; "" matches
+	// any, and at least key or id is given): an operator showed the phone again.
+	Reclaim(ctx context.Context, key, id, reporter string) error
 	// Secret returns the server secret called name: 32 random bytes made on first use and kept in the
 	// database, so that every node and every restart uses the same.
 	Secret(ctx context.Context, name string) ([]byte, error)

@@ -47,6 +47,11 @@ type Transfer interface {
 	// record by the same reporter already stored is Present when identical and a conflict otherwise (never
 	// overwritten); a report of a record the store lacks is a conflict.
 	ImportReports(ctx context.Context, reps []Report) (ImportResult, error)
+	// ScanDisownings calls fn with every disowning of a phone number (Disowning).
+	ScanDisownings(ctx context.Context, fn func(Disowning) error) error
+	// ImportDisownings stores disownings as given; one of the same key and record already stored is
+	// Present (a disowning holds nothing that could conflict).
+	ImportDisownings(ctx context.Context, ds []Disowning) (ImportResult, error)
 	// ImportAudit appends, in order, each entry of entries that the trail does not hold yet (the same At,
 	// Action, RecordID, Actor, From, To and Reason: Seq aside; counted as a multiset), and returns how many
 	// it added. An added entry keeps its At, and its Seq when that is after the trail's last entry;

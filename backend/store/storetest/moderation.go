@@ -169,3 +169,85 @@ func testSecret(t *testing.T, s store.Store) {
 		t.Fatalf("another name, another secret: %v", err)
 	}
 }
+
+// Disownings: a disowned key stands while any record's disowning of it does; Reclaim removes a record's
+// (only its reporter's when one is given) and leaves the others'; a second disowning of the same key on
+// the same record replaces the first.
+func testDisownings(t *testing.T, s store.Store) {
+	m := moderation(t, s)
+	a, b := Record("app", "disown-a"), Record("app", "disown-b")
+	for _, r := range []*store.Record{a, b} {
+		if _, _, err := s.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	disowned := func(key string) bool {
+		t.Helper()
+		ok, err := m.Disowned(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	disown := func(key, id, who string) {
+		t.Helper()
+		if err := m.Disown(ctx, store.Disowning{Key: key, RecordID: id, Reporter: who}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if disowned("k1") {
+		t.Fatal("a key nobody disowned is disowned")
+	}
+	disown("k1", a.ID, "r1")
+	disown("k1", a.ID, "r2") // replaces r1's on a
+	disown("k1", b.ID, "r3")
+	disown("k2", a.ID, "r4")
+	if !disowned("k1") || !disowned("k2") || disowned("k") || disowned("k11") {
+		t.Fatal("Disowned does not answer the keys disowned, and only them")
+	}
+	if err := m.Reclaim(ctx, "", a.ID, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	if !disowned("k1") || !disowned("k2") {
+		t.Fatal("reclaiming r1's on a (which r2's replaced) removed another reporter's")
+	}
+	if err := m.Reclaim(ctx, "", a.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	if !disowned("k1") || disowned("k2") {
+		t.Fatal("reclaiming a's: k1 stands by b's, k2 had only a's")
+	}
+	// What a copy to another store carries: every disowning, each once.
+	tr := transferer(t, s)
+	var scanned []store.Disowning
+	if err := tr.ScanDisownings(ctx, func(d store.Disowning) error { scanned = append(scanned, d); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(scanned) != 1 || scanned[0].Key != "k1" || scanned[0].RecordID != b.ID || scanned[0].Reporter != "r3" || scanned[0].At.IsZero() {
+		t.Fatalf("ScanDisownings: %+v", scanned)
+	}
+	if err := m.Reclaim(ctx, "", b.ID, "r3"); err != nil {
+		t.Fatal(err)
+	}
+	if disowned("k1") {
+		t.Fatal("k1 stands after every disowning of it was reclaimed")
+	}
+	if res, err := tr.ImportDisownings(ctx, scanned); err != nil || res.Created != 1 || res.Present != 0 {
+		t.Fatalf("importing a disowning the store lacks: %+v %v", res, err)
+	}
+	if res, err := tr.ImportDisownings(ctx, scanned); err != nil || res.Created != 0 || res.Present != 1 || !disowned("k1") {
+		t.Fatalf("importing one it holds: %+v %v", res, err)
+	}
+	// By key: every record's disowning of the number goes, another number's stays.
+	disown("k1", a.ID, "r5")
+	disown("k3", a.ID, "r5")
+	if err := m.Reclaim(ctx, "k1", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if disowned("k1") || !disowned("k3") {
+		t.Fatal("reclaiming a number by its key: k1 stands, or k3 went")
+	}
+	if err := m.Reclaim(ctx, "", "", ""); err == nil {
+		t.Fatal("a Reclaim of everything at once was taken")
+	}
+}

@@ -50,6 +50,7 @@ var Behaviours = []struct {
 	{"Expiring", testExpiring},
 	{"Scan", testScan},
 	{"Reports", testReports},
+	{"Disownings", testDisownings},
 	{"Responses", testResponses},
 	{"ResponsesPerRecordBound", testResponsesPerRecordBound},
 	{"Webhooks", testWebhooks},
