@@ -21,8 +21,8 @@ var (
 	prefixReport = []byte("mr\x00") // + record id + reporter → report JSON
 	// prefixDisowned holds the disownings of phone numbers (store.Disowning).
 	prefixDisowned = []byte("mo\x00") // + key + 0x00 + record id → disowning JSON
-	prefixAudit  = []byte("ma\x00") // + uint64 BE seq → audit entry JSON
-	prefixSecret = []byte("ms\x00") // + name → 32 random bytes
+	prefixAudit    = []byte("ma\x00") // + uint64 BE seq → audit entry JSON
+	prefixSecret   = []byte("ms\x00") // + name → 32 random bytes
 )
 
 // modWrite runs fn in a read-write transaction between group commits (commitMu), so that writes stay
