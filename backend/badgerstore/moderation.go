@@ -134,10 +134,12 @@ func (s *Store) Disown(_ context.Context, d store.Disowning) error {
 	return s.modWrite(func(txn *badger.Txn) error { return txn.Set(disownedKey(d.Key, d.RecordID), v) })
 }
 
-// Disowned implements store.Moderation.
+// Disowned implements store.Moderation. Every publication asks it: it reads the shared snapshot (see
+// snapshot), which modWrite renews after a Disown, not a transaction of its own that would wait for the
+// writer's commit in progress.
 func (s *Store) Disowned(_ context.Context, key string) (found bool, err error) {
 	p := append(append(slices.Clone(prefixDisowned), key...), 0)
-	err = s.db.View(func(txn *badger.Txn) error {
+	err = s.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
 		defer it.Close()
 		it.Rewind()
