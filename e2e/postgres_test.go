@@ -503,7 +503,9 @@ func TestPostgresSharedInstanceID(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Launch()
-	for end := time.Now().Add(30 * time.Second); metric(a) != "1" || metric(b) != "1"; time.Sleep(500 * time.Millisecond) {
+	// b's claims start once its store is ready, which on a loaded machine (the whole suite in parallel)
+	// took longer than 30 s once: a minute, claims every 5 s.
+	for end := time.Now().Add(60 * time.Second); metric(a) != "1" || metric(b) != "1"; time.Sleep(500 * time.Millisecond) {
 		if time.Now().After(end) {
 			t.Fatalf("two nodes with one instance id: the metric says %s on a, %s on b", metric(a), metric(b))
 		}
