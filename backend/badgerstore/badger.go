@@ -129,6 +129,10 @@ type Store struct {
 	maxTextChecks, maxTotalTextChecks int
 	maxWordTokens                     int // tests set it to 0 to check the path without the word index
 
+	// disowned are the keys of the standing disownings (moderation.go), reloaded under disownMu.
+	disowned atomic.Pointer[disownedKeys]
+	disownMu sync.Mutex
+
 	counters  counterCache // the writer's (index.go)
 	cells     *cellTable   // the cell and word counters (cellmem.go)
 	blockSeqs blockSeqs    // the word blocks' keys (postings.go)
@@ -280,7 +284,7 @@ func Open(o Options) (*Store, error) {
 	if s.ids = o.IDs; s.ids == nil {
 		s.ids = store.NewIDNear
 	}
-	if err := cmp.Or(s.ensureIndexes(), s.loadCounters()); err != nil {
+	if err := cmp.Or(s.ensureIndexes(), s.loadCounters(), s.loadDisowned()); err != nil {
 		_ = db.Close()
 		return nil, err
 	}

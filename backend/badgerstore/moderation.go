@@ -1,6 +1,8 @@
 package badgerstore
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -131,22 +133,51 @@ func (s *Store) Disown(_ context.Context, d store.Disowning) error {
 	if err != nil {
 		return err
 	}
-	return s.modWrite(func(txn *badger.Txn) error { return txn.Set(disownedKey(d.Key, d.RecordID), v) })
+	return s.writeDisownings(func(txn *badger.Txn) error { return txn.Set(disownedKey(d.Key, d.RecordID), v) })
 }
 
-// Disowned implements store.Moderation. Every publication asks it: it reads the shared snapshot (see
-// snapshot), which modWrite renews after a Disown, not a transaction of its own that would wait for the
-// writer's commit in progress.
-func (s *Store) Disowned(_ context.Context, key string) (found bool, err error) {
-	p := append(append(slices.Clone(prefixDisowned), key...), 0)
-	err = s.view(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
+// disownedKeys are the keys of the standing disownings, as of the last write of them: every publication
+// asks Disowned, which a map answers without a read of the database. Disownings are few (each is a phone
+// a report hid, within the reports' bounds).
+type disownedKeys = map[string]bool
+
+// writeDisownings runs fn as modWrite does, then reloads the disowned keys, one such write at a time so
+// that a later write's keys never give way to an earlier one's.
+func (s *Store) writeDisownings(fn func(txn *badger.Txn) error) error {
+	s.disownMu.Lock()
+	defer s.disownMu.Unlock()
+	err := s.modWrite(fn)
+	return cmp.Or(err, s.loadDisowned())
+}
+
+// loadDisowned reads the disowned keys into s.disowned.
+func (s *Store) loadDisowned() error {
+	keys := disownedKeys{}
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixDisowned})
 		defer it.Close()
-		it.Rewind()
-		found = it.Valid()
+		for it.Rewind(); it.Valid(); it.Next() {
+			k := it.Item().Key()[len(prefixDisowned):]
+			if i := bytes.IndexByte(k, 0); i > 0 {
+				keys[string(k[:i])] = true
+			}
+		}
 		return nil
 	})
-	return found, err
+	if err != nil {
+		return err
+	}
+	s.disowned.Store(&keys)
+	return nil
+}
+
+// Disowned implements store.Moderation, from the keys loaded at Open and after each write of them.
+func (s *Store) Disowned(_ context.Context, key string) (bool, error) {
+	keys := s.disowned.Load()
+	if keys == nil {
+		return false, store.ErrClosed
+	}
+	return (*keys)[key], nil
 }
 
 // Reclaim implements store.Moderation. Disownings are few (each is a phone a report hid, within the
@@ -155,7 +186,7 @@ func (s *Store) Reclaim(_ context.Context, key, id, reporter string) error {
 	if key == "" && id == "" {
 		return errors.New("reclaim: neither a key nor a record")
 	}
-	return s.modWrite(func(txn *badger.Txn) error {
+	return s.writeDisownings(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixDisowned, PrefetchValues: true})
 		var dels [][]byte
 		for it.Rewind(); it.Valid(); it.Next() {

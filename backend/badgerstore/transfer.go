@@ -93,7 +93,7 @@ func (s *Store) ScanDisownings(_ context.Context, fn func(store.Disowning) error
 // ImportDisownings implements store.Transfer, in one transaction.
 func (s *Store) ImportDisownings(_ context.Context, ds []store.Disowning) (store.ImportResult, error) {
 	var res store.ImportResult
-	err := s.modWrite(func(txn *badger.Txn) error {
+	err := s.writeDisownings(func(txn *badger.Txn) error {
 		res = store.ImportResult{}
 		for _, d := range ds {
 			if d.Key == "" || strings.IndexByte(d.Key, 0) >= 0 || !store.ValidID(d.RecordID) {
