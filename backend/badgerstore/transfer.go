@@ -55,16 +55,24 @@ func (s *Store) PutSecret(_ context.Context, name string, value []byte, replace 
 }
 
 // ScanReports implements store.Transfer: keys are record id then reporter, so that is the order.
-func (s *Store) ScanReports(_ context.Context, fn func(store.Report) error) error {
-	return s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixReport, PrefetchValues: true})
+func (s *Store) ScanReports(ctx context.Context, fn func(store.Report) error) error {
+	return scanJSON(ctx, s.db, prefixReport, fn)
+}
+
+// scanJSON calls fn with each value under prefix, decoded from JSON, in key order, from one read.
+func scanJSON[T any](ctx context.Context, db *badger.DB, prefix []byte, fn func(T) error) error {
+	return db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
-			var r store.Report
-			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &r) }); err != nil {
+			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := fn(r); err != nil {
+			var v T
+			if err := it.Item().Value(func(b []byte) error { return json.Unmarshal(b, &v) }); err != nil {
+				return err
+			}
+			if err := fn(v); err != nil {
 				return err
 			}
 		}
@@ -73,21 +81,8 @@ func (s *Store) ScanReports(_ context.Context, fn func(store.Report) error) erro
 }
 
 // ScanDisownings implements store.Transfer, by key then record.
-func (s *Store) ScanDisownings(_ context.Context, fn func(store.Disowning) error) error {
-	return s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixDisowned, PrefetchValues: true})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			var d store.Disowning
-			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &d) }); err != nil {
-				return err
-			}
-			if err := fn(d); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+func (s *Store) ScanDisownings(ctx context.Context, fn func(store.Disowning) error) error {
+	return scanJSON(ctx, s.db, prefixDisowned, fn)
 }
 
 // ImportDisownings implements store.Transfer, in one transaction.
@@ -326,23 +321,7 @@ func (s *Store) FinishImport(context.Context, func(string)) error { return nil }
 
 // ScanResponses implements store.Transfer: keys are record id then response id, so that is the order.
 func (s *Store) ScanResponses(ctx context.Context, fn func(*store.Response) error) error {
-	return s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixResponse, PrefetchValues: true})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			r := new(store.Response)
-			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, r) }); err != nil {
-				return err
-			}
-			if err := fn(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return scanJSON(ctx, s.db, prefixResponse, fn)
 }
 
 // ImportResponses implements store.Transfer, in one transaction.
