@@ -120,9 +120,12 @@ func TestTownSearchBothStores(t *testing.T) {
 				t.Errorf("the distance of a record placed by its town does not say it is approximate:\n%s", nearList)
 			}
 			for _, q := range []string{"municipio=el+caimo", "municipio=Pereira&category=rescate", "municipio=manizales"} {
-				if m := mainOf(t, s, "/emergencias/eje-cafetero?"+q); strings.Contains(m, "a menos de 10 km") {
+				if m := mainOf(t, s, "/emergencias/eje-cafetero?"+q); regexp.MustCompile(`>Ver [^<]* a menos de 10 km`).MatchString(m) {
 					t.Errorf("%s: a link to what is near, on a list that has records or nothing near:\n%s", q, m)
 				}
+			}
+			if m := mainOf(t, s, "/emergencias/eje-cafetero?municipio=manizales"); !strings.Contains(m, "No hay publicaciones en Manizales (Caldas) ni a menos de 10 km de allí.") {
+				t.Errorf("municipio=manizales, with nothing in it nor near: the page does not say which town it read:\n%s", m)
 			}
 
 			// The home page's search: «insulina» in «Armenia», no emergency chosen.
@@ -189,5 +192,30 @@ func wantTitles(t *testing.T, what, main string, all, want []string) {
 			t.Errorf("%s: %q comes too early; want the order %q", what, w, want)
 		}
 		last = max(last, i)
+	}
+}
+
+// TestEmptyTownListNamesTheTown: a search for a town with nothing in it or near it («bogota», written
+// without its accent; «Calarcá» typed in «Municipio» far from any publication) says which town it read,
+// so that a person knows the name was understood and the list is really empty.
+func TestEmptyTownListNamesTheTown(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{})
+	if resp, out := publish(t, s, validRequest()); resp.StatusCode != 201 {
+		t.Fatalf("publish: %d %v", resp.StatusCode, out)
+	}
+	for q, want := range map[string]string{
+		"q=bogota":          "No hay publicaciones en Bogotá, D.C. (Bogotá, D.C.) ni a menos de 10 km de allí.",
+		"q=agua+en+bogota":  "No hay publicaciones en Bogotá, D.C. (Bogotá, D.C.) ni a menos de 10 km de allí.",
+		"municipio=Leticia": "No hay publicaciones en Leticia (Amazonas) ni a menos de 10 km de allí.",
+	} {
+		_, md := s.Do("GET", "/emergencias/eje-cafetero.md?"+q, nil)
+		if !strings.Contains(string(md), want) {
+			t.Errorf("%s: the page does not say %q:\n%s", q, want, md)
+		}
+	}
+	// A word that is no place keeps the plain words.
+	if _, md := s.Do("GET", "/emergencias/eje-cafetero.md?q=zzzz", nil); strings.Contains(string(md), "No hay publicaciones en") {
+		t.Errorf("q=zzzz names a place:\n%s", md)
 	}
 }

@@ -576,11 +576,16 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 	}
 	placed, note, named := v.placeQuery(e, search)
 	q, list, groups, errs, err := read(placed)
+	near := placed // what nearPlace widens: the place's list, its own word taken out of q
 	if err == nil && len(errs) == 0 && note != "" && list.Total == 0 && !kept.Has("municipio") {
 		// Nothing in the municipio the text search named: its words may not have meant a place
 		// («victoria», a name). A place typed in «Municipio» meant one: its empty list stands.
+		asked := named
 		note, placed, named = "", search, places.Place{}
 		q, list, groups, errs, err = read(search)
+		if err == nil && len(errs) == 0 && list.Total == 0 {
+			named = asked // nothing with the words either: the empty list says which place it read
+		}
 	}
 	if dropped != "" {
 		note = strings.TrimSpace(note + dropped)
@@ -624,8 +629,14 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 		lv.Unattended = unattendedLink(v.base+path, filters)
 	}
 	if list.Total == 0 && !kept.Has("cursor") {
-		if lv.Near, err = v.nearPlace(ctx, e, path, kept, placed, named); err != nil {
+		if lv.Near, err = v.nearPlace(ctx, e, path, kept, near, named); err != nil {
 			return nil, nil, 0, err
+		}
+		if lv.Near.URL == "" && named.Code != "" && !kept.Has("latitude") {
+			// Say which place was read («bogota», «cali»): an empty list alone does not tell a person
+			// whether the town was understood.
+			lv.Note = strings.TrimSpace(lv.Note + " " + fmt.Sprintf("No hay publicaciones en %s ni a menos de %d km de allí.",
+				places.Label(named), schema.DefaultRadiusKm))
 		}
 	}
 	if lv.Filtered {
