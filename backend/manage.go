@@ -90,9 +90,15 @@ func (s *Service) publisherKey(ctx context.Context, addr string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	m := hmac.New(sha256.New, key) // outside the lock: every publication computes one
-	m.Write([]byte(ClientNet(addr)))
-	return hex.EncodeToString(m.Sum(nil)[:12]), nil
+	return keyedHex(key, ClientNet(addr), 12), nil // outside the lock: every publication computes one
+}
+
+// keyedHex is the hex of the first n bytes of the HMAC-SHA256 of msg under key: the stores' pseudonyms
+// (a publisher's or a reporter's network, a disowned number) say «the same as» and nothing else.
+func keyedHex(key []byte, msg string, n int) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(msg))
+	return hex.EncodeToString(m.Sum(nil)[:n])
 }
 
 // samePublisher reports whether a retry keyed want comes from the network of a record keyed stored. A

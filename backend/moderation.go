@@ -2,9 +2,6 @@ package backend
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,9 +80,7 @@ func (s *Service) reporterKey(ctx context.Context, m store.Moderation, addr stri
 	if err != nil {
 		return "", err
 	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(ClientNet(addr)))
-	return hex.EncodeToString(mac.Sum(nil)[:16]), nil
+	return keyedHex(key, ClientNet(addr), 16), nil
 }
 
 // disownedKey is the key of phone number e164 among the disowned numbers (store.Disowning): a keyed hash,
@@ -95,9 +90,7 @@ func (s *Service) disownedKey(ctx context.Context, e164 string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(e164))
-	return hex.EncodeToString(mac.Sum(nil)[:16]), nil
+	return keyedHex(key, e164, 16), nil
 }
 
 // phoneDisowned says whether the owner of e164 said, with a not_my_number report that hid it, that it is
