@@ -117,13 +117,19 @@ func (s *Store) AddReport(_ context.Context, r store.Report) (int, error) {
 	return n, err
 }
 
+// validDisowning says whether d can be stored: a key without NUL (the separator of its record id) and a
+// record id.
+func validDisowning(d store.Disowning) bool {
+	return d.Key != "" && strings.IndexByte(d.Key, 0) < 0 && store.ValidID(d.RecordID)
+}
+
 func disownedKey(key, id string) []byte {
 	return append(append(append(slices.Clone(prefixDisowned), key...), 0), id...)
 }
 
 // Disown implements store.Moderation.
 func (s *Store) Disown(_ context.Context, d store.Disowning) error {
-	if d.Key == "" || strings.IndexByte(d.Key, 0) >= 0 || !store.ValidID(d.RecordID) {
+	if !validDisowning(d) {
 		return store.ErrNotFound
 	}
 	if d.At.IsZero() {

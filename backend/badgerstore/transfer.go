@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -91,7 +90,7 @@ func (s *Store) ImportDisownings(_ context.Context, ds []store.Disowning) (store
 	err := s.writeDisownings(func(txn *badger.Txn) error {
 		res = store.ImportResult{}
 		for _, d := range ds {
-			if d.Key == "" || strings.IndexByte(d.Key, 0) >= 0 || !store.ValidID(d.RecordID) {
+			if !validDisowning(d) {
 				return fmt.Errorf("disowning of record %q: not a valid key or record id", d.RecordID)
 			}
 			k := disownedKey(d.Key, d.RecordID)
