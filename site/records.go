@@ -421,16 +421,14 @@ type pageLink struct{ URL, Label string }
 // Of offers, a response is someone interested (helpingWords), and the words say so.
 func unattendedLink(list string, filters url.Values) pageLink {
 	link := maps.Clone(filters)
-	l := pageLink{Label: "Sin nadie ayudando"}
+	words := [2]string{"Sin nadie ayudando", "Ver también las que tienen ayuda"} // to the list nobody answered, and back
 	if link.Get("type") == schema.TypeOffer {
-		l.Label = "Sin nadie interesado"
+		words = [2]string{"Sin nadie interesado", "Ver también las que tienen interesados"}
 	}
+	l := pageLink{Label: words[0]}
 	if link.Get("attended") == "false" {
 		link.Del("attended")
-		l.Label = "Ver también las que tienen ayuda"
-		if link.Get("type") == schema.TypeOffer {
-			l.Label = "Ver también las que tienen interesados"
-		}
+		l.Label = words[1]
 	} else {
 		link.Set("attended", "false")
 	}
