@@ -140,6 +140,12 @@ func TestEmergencyPageByTown(t *testing.T) {
 		{"q=insulina+armenia", []string{"Insulina para mi madre"}, "Se buscó «insulina» en las publicaciones de Armenia (Quindío)."},
 		{"q=insulina", []string{"Insulina para mi madre", "Insulina en Antioquia"}, ""},
 		{"q=victoria", []string{"Comida para Victoria"}, ""}, // nothing in Victoria (Caldas): the words, as typed
+		// A village of the emergency's area named in the text search, its article with it: its municipio.
+		{"q=insulina+en+el+caimo", []string{"Insulina para mi madre"}, "Se buscó «insulina» en las publicaciones de Armenia (Quindío), el municipio de El Caimo. No se buscaron las palabras «en»."},
+		{"q=el+caimo+armenia", []string{"Insulina para mi madre"}, "Se muestran las publicaciones de Armenia (Quindío), el municipio de El Caimo."},
+		{"q=busco+insulina+en+armenia", []string{"Insulina para mi madre"}, "Se buscó «insulina» en las publicaciones de Armenia (Quindío). No se buscaron las palabras «busco en»."},
+		// «San José» is a village of several municipios of the area: not a place, the words as typed.
+		{"q=insulina+san+jose", nil, ""},
 		// A village typed in «Municipio» whose municipio has nothing: its municipio's empty list, not the
 		// words as typed (which name no municipio: an error).
 		{"municipio=pueblo+tapao", nil, "Se muestran las publicaciones de Montenegro (Quindío), el municipio de Pueblo Tapado."},
@@ -256,7 +262,11 @@ func TestHomeSearch(t *testing.T) {
 		"q=insulina&municipio=pereira":   "/emergencias/eje-cafetero?municipio=pereira&q=insulina",
 		"q=agua&municipio=sincelejo":     "/emergencias/inundaciones-la-mojana?municipio=sincelejo&q=agua",
 		"q=agua&emergencia=eje-cafetero": "/emergencias/eje-cafetero?q=agua",
-		"":                               "/emergencias/eje-cafetero",
+		// The place in the words, without «¿Dónde?»: the emergency whose area holds it.
+		"q=agua+en+sincelejo":                   "/emergencias/inundaciones-la-mojana?q=agua+en+sincelejo",
+		"q=insulina+en+el+caimo":                "/emergencias/eje-cafetero?q=insulina+en+el+caimo",
+		"q=agua+en+sincelejo&municipio=pereira": "/emergencias/eje-cafetero?municipio=pereira&q=agua+en+sincelejo",
+		"":                                      "/emergencias/eje-cafetero",
 		// A village is searched in its municipio: El Caimo is in Armenia (63001); «el caimo armenia» too.
 		"q=agua&municipio=el+caimo":         "/emergencias/eje-cafetero?municipio=63001&q=agua",
 		"q=agua&municipio=El+Caimo+Armenia": "/emergencias/eje-cafetero?municipio=63001&q=agua",

@@ -565,20 +565,19 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 		}
 		return q, list, groups, nil, err
 	}
-	// The words of a search as a person types it («busco insulina en armenia»): those that every text
-	// would have to hold are left out of what is searched, and the note says what was.
-	search, dropped := maps.Clone(kept), ""
-	if words, left := searchWords(kept.Get("q")); left != "" {
-		search.Set("q", words)
-		dropped = " No se buscaron las palabras «" + left + "»."
-	}
-	placed, note, named := v.placeQuery(e, search)
+	// The words of a search as a person types it («busco insulina en armenia»): a place is read in them
+	// as typed (a village's name has its article: «insulina en el caimo»); of the others, those that
+	// every text would have to hold are left out of what is searched, and the note says what was.
+	placed, note, named := v.placeQuery(e, kept)
+	placed, dropped := withoutFillers(placed)
 	q, list, groups, errs, err := read(placed)
 	near := placed // what nearPlace widens: the place's list, its own word taken out of q
 	if err == nil && len(errs) == 0 && note != "" && list.Total == 0 && !kept.Has("municipio") {
 		// Nothing in the municipio the text search named: its words may not have meant a place
 		// («victoria», a name). A place typed in «Municipio» meant one: its empty list stands.
 		asked := named
+		var search url.Values
+		search, dropped = withoutFillers(kept)
 		note, placed, named = "", search, places.Place{}
 		q, list, groups, errs, err = read(search)
 		if err == nil && len(errs) == 0 && list.Total == 0 {
@@ -755,13 +754,32 @@ func (v *view) placeQuery(e *schema.EmergencyInfo, kept url.Values) (out url.Val
 	if !ok {
 		return out, "", places.Place{}
 	}
-	out.Set("municipio", p.Code)
+	out.Set("municipio", p.MunicipioCode())
+	shown, of := "en "+places.Label(p), places.Label(p)
+	if p.Kind() == places.CentroPoblado {
+		mun, _ := places.Lookup(p.MunicipioCode())
+		of = places.Label(mun) + ", el municipio de " + p.Name
+		shown = "de " + of
+	}
 	if rest == "" {
 		out.Del("q")
-		return out, "Se muestran las publicaciones en " + places.Label(p) + ".", p
+		return out, "Se muestran las publicaciones " + shown + ".", p
 	}
 	out.Set("q", rest)
-	return out, "Se buscó «" + rest + "» en las publicaciones de " + places.Label(p) + ".", p
+	words, _ := searchWords(rest) // what is searched of it (withoutFillers)
+	return out, "Se buscó «" + words + "» en las publicaciones de " + of + ".", p
+}
+
+// withoutFillers is filters with the filler words of its q left out (searchWords), and the note that says
+// which were ("" for none).
+func withoutFillers(filters url.Values) (url.Values, string) {
+	words, left := searchWords(filters.Get("q"))
+	if left == "" {
+		return filters, ""
+	}
+	out := maps.Clone(filters)
+	out.Set("q", words)
+	return out, " No se buscaron las palabras «" + left + "»."
 }
 
 // fillerWords are words a person puts around what they search («busco insulina en armenia») that a record's
@@ -844,20 +862,47 @@ func (v *view) nearPlace(ctx context.Context, e *schema.EmergencyInfo, path stri
 }
 
 // placeInText finds a municipio named by the first or the last words of q (the longest such name), the
-// one in area when several share it, and returns the other words.
+// one in area when several share it, and returns the other words. Without one, a centro poblado of area
+// so named («insulina en el caimo»): only area's, since villages' names are often words of a search.
 func placeInText(q string, area []string) (places.Place, string, bool) {
 	words := strings.Fields(places.Fold(q))
 	for n := len(words); n > 0; n-- {
 		for _, start := range []int{len(words) - n, 0} {
-			m, ok := areaMunicipio(strings.Join(words[start:start+n], " "), area)
+			name := strings.Join(words[start:start+n], " ")
+			p, ok := areaMunicipio(name, area)
 			if !ok {
-				continue
+				p, ok = areaVillage(name, area)
 			}
-			rest := slices.Concat(words[:start], words[start+n:])
-			return m, strings.Join(rest, " "), true
+			if ok {
+				return p, strings.Join(slices.Concat(words[:start], words[start+n:]), " "), true
+			}
 		}
 	}
 	return places.Place{}, "", false
+}
+
+// areaVillage is the centro poblado of area that name names, when only one municipio of area has one so
+// named (several «San José» in one municipio are searched alike: in their municipio).
+func areaVillage(name string, area []string) (places.Place, bool) {
+	var found places.Place
+	words := len(strings.Fields(places.Fold(name)))
+	for _, p := range places.Search(name, 20, area...) {
+		if p.Kind() != places.CentroPoblado || !places.InArea(p.Code, area) || !places.NamedBy(p, name) {
+			continue
+		}
+		// Its name alone or with its municipio's («el caimo armenia»), not followed by what is searched.
+		mun, _ := places.Lookup(p.MunicipioCode())
+		if own := len(strings.Fields(places.Fold(p.Name))); words != own && words != own+len(strings.Fields(places.Fold(mun.Name))) {
+			continue
+		}
+		if found.Code != "" && found.MunicipioCode() != p.MunicipioCode() {
+			return places.Place{}, false
+		}
+		if found.Code == "" {
+			found = p
+		}
+	}
+	return found, found.Code != ""
 }
 
 // areaMunicipio is the municipio name names: the only one, or the only one of area among several.

@@ -45,7 +45,7 @@ func (h *handler) serveSearch(w http.ResponseWriter, r *http.Request, v *view) {
 		return
 	}
 	municipio := villageMunicipio(v.ems, q.Get("emergencia"), strings.TrimSpace(q.Get("municipio")))
-	e := searchEmergency(v.ems, q.Get("emergencia"), municipio)
+	e := searchEmergency(v.ems, q.Get("emergencia"), municipio, q.Get("q"))
 	to := url.Values{}
 	for name, s := range map[string]string{"q": q.Get("q"), "municipio": municipio} {
 		if s = strings.TrimSpace(s); s != "" {
@@ -92,8 +92,10 @@ func village(typed string, area []string) (places.Place, bool) {
 	return places.Place{}, false
 }
 
-// searchEmergency is the emergency a search means (see serveSearch).
-func searchEmergency(ems []schema.EmergencyInfo, slug, municipio string) schema.EmergencyInfo {
+// searchEmergency is the emergency a search means (see serveSearch): the one chosen, else the one whose
+// area holds the municipio, else (no municipio typed) the one whose area holds a place the words name
+// («agua en sincelejo», as its list reads them), else the first.
+func searchEmergency(ems []schema.EmergencyInfo, slug, municipio, words string) schema.EmergencyInfo {
 	for _, e := range ems {
 		if e.Slug == slug {
 			return e
@@ -107,6 +109,12 @@ func searchEmergency(ems []schema.EmergencyInfo, slug, municipio string) schema.
 					return e
 				}
 			}
+		}
+		return ems[0]
+	}
+	for _, e := range ems {
+		if p, _, ok := placeInText(words, e.Area); ok && places.InArea(p.Code, e.Area) {
+			return e
 		}
 	}
 	return ems[0]
