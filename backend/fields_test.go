@@ -33,6 +33,10 @@ var privateIn = map[string][]string{
 	"/contact/available": {"CSV", "record page", "record twin"},
 	// Only a search around a point has a distance; a record read on its own has none.
 	"/location/distanceKm": {"detail JSON", "record page", "record twin"},
+	// When an open record lapses unless renewed: for mirrors and apps, which keep their copies' lists as
+	// the server does. A person reading the record's page sees its status; its publisher, who alone can
+	// renew it, sees the date on the confirmation and at /gestionar.
+	"/expiresAt": {"record page", "record twin"},
 }
 
 // storedOnly lists, once, the stored fields of a record that no reader sees, and why. Each is changed
@@ -40,9 +44,6 @@ var privateIn = map[string][]string{
 var storedOnly = map[string]string{
 	// The publisher's idempotency pair: it tells retries apart, and says nothing to a reader.
 	"/source": "idempotency", "/externalId": "idempotency",
-	// Housekeeping of the expiry sweeper, moved by every renewal: readers see its outcome, the status
-	// (an open record past it becomes expired); the publisher gets it in the answers to publish and act.
-	"/expiresAt": "housekeeping",
 	// How many updates the record had: it names the live feed's event (published for 0, else updated),
 	// not a field of any view.
 	"/revision": "the feed's event",
@@ -308,7 +309,7 @@ func TestEveryFieldInEveryView(t *testing.T) {
 		g.render(t)
 		h := &sample{pub: request, at: fieldsBase, expiresAt: a.expiresAt, touchedAt: later, hiddenBy: store.ActorOperator}
 		h.render(t)
-		pairs := map[string][2]*sample{"/expiresAt": {a, b}, "/revision": {c, d}, "/publisher": {e, f}, "/hiddenFrom": {c, g}, "/hiddenBy": {c, h}}
+		pairs := map[string][2]*sample{"/revision": {c, d}, "/publisher": {e, f}, "/hiddenFrom": {c, g}, "/hiddenBy": {c, h}}
 		for _, prop := range []string{"source", "externalId"} {
 			pairs["/"+prop] = [2]*sample{rendered(request, fieldsBase, ""), rendered(changed(t, request, prop), fieldsBase, "")}
 		}
@@ -357,6 +358,12 @@ func TestEveryFieldInEveryView(t *testing.T) {
 				b.render(t)
 			case "/createdAt":
 				a, b = rendered(request, fieldsBase, ""), rendered(request, fieldsBase.Add(26*time.Hour+7*time.Minute), "")
+			case "/expiresAt":
+				// Set by the server from the emergency's time to live, and by a renewal.
+				a = &sample{pub: request, at: fieldsBase, expiresAt: fieldsBase.Add(14 * 24 * time.Hour)}
+				b = &sample{pub: request, at: fieldsBase, expiresAt: fieldsBase.Add(30 * 24 * time.Hour)}
+				a.render(t)
+				b.render(t)
 			case "/updatedAt":
 				// Moved alone: the same record changed (to the same status) at two times.
 				a = &sample{pub: request, at: fieldsBase, status: store.StatusOpen, touchedAt: fieldsBase.Add(time.Hour)}

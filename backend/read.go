@@ -230,6 +230,10 @@ func publicRecord[C any](s *Service, base string, rec *store.Record, dist *float
 		Content: rec.Content, Needs: rec.Needs, CenterStatus: rec.CenterStatus, Contact: contact,
 		CreatedAt: rec.CreatedAt.UTC(), Status: rec.Status, UpdatedAt: rec.UpdatedAt.UTC(), PublicURL: base + schema.RecordPath(rec.ID),
 	}
+	if rec.Status == store.StatusOpen && !rec.ExpiresAt.IsZero() {
+		e := rec.ExpiresAt.UTC()
+		out.ExpiresAt = &e
+	}
 	if rec.Place != (schema.Place{}) {
 		out.Location = &schema.PublicLocation{Place: rec.Place, DistanceKm: dist, Precision: rec.LocationPrecision}
 		if p, ok := places.Lookup(rec.PlaceCode); ok {

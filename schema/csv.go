@@ -41,6 +41,15 @@ var CSVColumns = []CSVColumn{
 	{"responses", "#reached+num", func(h *PublicHelp) string { return strconv.Itoa(h.Responses) }},
 	{"updatedAt", "#date+updated", func(h *PublicHelp) string { return h.UpdatedAt.Format(time.RFC3339Nano) }},
 	{"publicUrl", "#meta+url", func(h *PublicHelp) string { return h.PublicURL }},
+	{"expiresAt", "#date+expires", func(h *PublicHelp) string { return csvTime(h.ExpiresAt) }},
+}
+
+// csvTime is an optional time's cell: empty without one.
+func csvTime(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.Format(time.RFC3339Nano)
 }
 
 // csvText neutralizes spreadsheet formulas in free text (a title "=HYPERLINK(…)" must stay text when the

@@ -161,7 +161,8 @@ type HelpRecord[C any] struct {
 	CreatedAt    time.Time       `json:"createdAt"`
 	Status       string          `json:"status" enum:"listed" jsonschema_description:"open, resolved o expired (vencida: su plazo pasó sin que nadie la renovara; ya no muestra el número de contacto). Los demás estados no se muestran."`
 	Responses    int             `json:"responses" jsonschema:"minimum=0" jsonschema_description:"Cuántas personas dicen que están ayudando: respuestas activas (POST …/{id}/responses de las últimas 48 horas, no retiradas). 0 si la publicación no está abierta. De una misma conexión cuentan hasta 20 respuestas en 48 horas. Solo el número: los mensajes y teléfonos los ve únicamente quien publicó."`
-	UpdatedAt    time.Time       `json:"updatedAt" jsonschema_description:"Último cambio del registro (publicación, estado)."`
+	UpdatedAt    time.Time       `json:"updatedAt" jsonschema_description:"Último cambio del registro (publicación, estado, renovación)."`
+	ExpiresAt    *time.Time      `json:"expiresAt,omitempty" jsonschema_description:"Solo mientras está abierta: cuándo vence (pasa a expired, deja las listas y ya no muestra su número) si quien la publicó no la renueva antes. Una renovación la cambia y cambia updatedAt."`
 	PublicURL    string          `json:"publicUrl" jsonschema:"format=uri" jsonschema_description:"Página pública del registro."`
 }
 
