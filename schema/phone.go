@@ -97,17 +97,18 @@ func MaskPhones(s string) (string, bool) {
 			digits++
 		}
 	}
-	if digits < 7 {
+	if digits == 0 { // look-alike letters (digitValues) count only beside a digit
 		return s, false
 	}
 	rs := []rune(s)
+	val := digitValues(rs)
 	mask := make([]bool, len(rs))
 	masked := false
-	for _, g := range digitRuns(rs) {
+	for _, g := range digitRuns(rs, val) {
 		for k := 0; k < len(g); {
 			end := -1
 			for m := len(g) - 1; m >= k; m-- {
-				if isPhone(rs, g[k:m+1]) {
+				if isPhone(rs, val, g[k:m+1]) {
 					end = m
 					break
 				}
@@ -135,17 +136,52 @@ func MaskPhones(s string) (string, bool) {
 	return string(rs), true
 }
 
-// digitRuns are the runs of digit groups of rs: each group a [start, end) of digits, the groups of a run
-// apart by at most maxPhoneGap separators.
-func digitRuns(rs []rune) [][][2]int {
+// lookalikeDigits are the letters people type for digits to slip a number past a filter («3OO 12З
+// 4567»): O and o for 0, l and I for 1, Cyrillic З and з for 3, in Latin, Cyrillic and Greek.
+var lookalikeDigits = map[rune]int8{'O': 0, 'o': 0, 'О': 0, 'о': 0, 'Ο': 0, 'ο': 0, 'l': 1, 'I': 1, 'І': 1, 'і': 1, 'Ι': 1, 'З': 3, 'з': 3}
+
+// digitValues is the value of each digit of rs, -1 for what is none: a decimal digit of any script, or
+// a look-alike letter (lookalikeDigits) in a word that is otherwise digits and has one at least («3OO»
+// is 300; «Oso», «lo» and «I» are words).
+func digitValues(rs []rune) []int8 {
+	val := make([]int8, len(rs))
+	for i := 0; i < len(rs); {
+		if !unicode.IsLetter(rs[i]) && !unicode.IsDigit(rs[i]) {
+			val[i], i = -1, i+1
+			continue
+		}
+		j, real, other := i, false, false
+		for ; j < len(rs) && (unicode.IsLetter(rs[j]) || unicode.IsDigit(rs[j])); j++ {
+			_, like := lookalikeDigits[rs[j]]
+			real = real || unicode.IsDigit(rs[j])
+			other = other || (!unicode.IsDigit(rs[j]) && !like)
+		}
+		for k := i; k < j; k++ {
+			switch v, like := lookalikeDigits[rs[k]]; {
+			case unicode.IsDigit(rs[k]):
+				val[k] = int8(digitValue(rs[k]))
+			case like && real && !other:
+				val[k] = v
+			default:
+				val[k] = -1
+			}
+		}
+		i = j
+	}
+	return val
+}
+
+// digitRuns are the runs of digit groups of rs (val, its digitValues): each group a [start, end) of
+// digits, the groups of a run apart by at most maxPhoneGap separators.
+func digitRuns(rs []rune, val []int8) [][][2]int {
 	var runs [][][2]int
 	var cur [][2]int
 	gap := 0
 	for i := 0; i < len(rs); {
 		switch {
-		case unicode.IsDigit(rs[i]):
+		case val[i] >= 0:
 			j := i
-			for j < len(rs) && unicode.IsDigit(rs[j]) {
+			for j < len(rs) && val[j] >= 0 {
 				j++
 			}
 			if gap > maxPhoneGap && len(cur) > 0 {
@@ -173,8 +209,9 @@ func digitRuns(rs []rune) [][][2]int {
 // paste it: anything but a letter or a digit (a letter ends the number: «300 y 310» are two runs).
 func phoneSeparator(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
 
-// isPhone reports whether the groups gs of rs (consecutive groups of one run) write a phone number.
-func isPhone(rs []rune, gs [][2]int) bool {
+// isPhone reports whether the groups gs of rs (consecutive groups of one run; val, its digitValues)
+// write a phone number.
+func isPhone(rs []rune, val []int8, gs [][2]int) bool {
 	var b strings.Builder
 	n, small, allSmall := 0, false, true
 	for _, g := range gs {
@@ -197,8 +234,8 @@ func isPhone(rs []rune, gs [][2]int) bool {
 		}
 	}
 	for _, g := range gs {
-		for _, r := range rs[g[0]:g[1]] {
-			b.WriteByte(byte('0' + digitValue(r)))
+		for _, v := range val[g[0]:g[1]] {
+			b.WriteByte(byte('0' + v))
 		}
 	}
 	_, bad := parsePhone(b.String(), true)

@@ -3,6 +3,7 @@ package schema
 import (
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -49,6 +50,13 @@ func TestMaskPhones(t *testing.T) {
 		"Coordenadas 4.5339, -75.6811":                 "Coordenadas 4.5339, -75.6811",
 		"Cédula 1.094.567.890":                         "Cédula 1.094.567.890",
 		"Del 29/11/2026 - 30/11/2026, de 8:00 a 12:00": "Del 29/11/2026 - 30/11/2026, de 8:00 a 12:00",
+		// Letters typed for digits, beside digits, are the number's: Latin O and l, Cyrillic О and З.
+		"Llamar al 3OO 123 4567":                 "Llamar al " + n(3, 3, 4),
+		"al 3oo-l23-4567 ya":                     "al " + strings.Repeat(d, 3) + "-" + strings.Repeat(d, 3) + "-" + strings.Repeat(d, 4) + " ya",
+		"3ОО 12З 4567":                           n(3, 3, 4),
+		"Oso de peluche, lo dejo en la 30":       "Oso de peluche, lo dejo en la 30",
+		"Necesito 20l de agua y 5 kits":          "Necesito 20l de agua y 5 kits",
+		"Somos 3 o 4 familias, 10 o 12 personas": "Somos 3 o 4 familias, 10 o 12 personas",
 	} {
 		got, masked := MaskPhones(in)
 		if got != want {
@@ -58,4 +66,30 @@ func TestMaskPhones(t *testing.T) {
 			t.Errorf("%q: masked %v, %d characters for %d", in, masked, utf8.RuneCountInString(got), utf8.RuneCountInString(in))
 		}
 	}
+}
+
+// FuzzMaskPhones: whatever the text, the masked one has as many characters, changes only digits and
+// look-alike letters (each to PhoneMask), and says whether it changed anything.
+func FuzzMaskPhones(f *testing.F) {
+	for _, s := range []string{"Llamar al 3OO 123 4567", "300 👍🏽 123 👍🏽 4567", "Cra 14 # 20-31", "+1 202 555 0143", "３００１２３４５６７", "3ОО 12З 4567"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		if !utf8.ValidString(in) {
+			return
+		}
+		got, masked := MaskPhones(in)
+		a, b := []rune(in), []rune(got)
+		if len(a) != len(b) || masked != (got != in) {
+			t.Fatalf("%q → %q (masked %v)", in, got, masked)
+		}
+		for i := range a {
+			if a[i] == b[i] {
+				continue
+			}
+			if _, like := lookalikeDigits[a[i]]; b[i] != PhoneMask || !(unicode.IsDigit(a[i]) || like) {
+				t.Fatalf("%q → %q: %q became %q", in, got, a[i], b[i])
+			}
+		}
+	})
 }
