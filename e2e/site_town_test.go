@@ -205,13 +205,22 @@ func TestEmptyTownListNamesTheTown(t *testing.T) {
 		t.Fatalf("publish: %d %v", resp.StatusCode, out)
 	}
 	for q, want := range map[string]string{
-		"q=bogota":          "No hay publicaciones en Bogotá, D.C. (Bogotá, D.C.) ni a menos de 10 km de allí.",
-		"q=agua+en+bogota":  "No hay publicaciones en Bogotá, D.C. (Bogotá, D.C.) ni a menos de 10 km de allí.",
+		"q=bogota":          "No hay publicaciones en Bogotá, D.C. ni a menos de 10 km de allí.",
+		"q=agua+en+bogota":  "No hay publicaciones con «agua» en Bogotá, D.C. ni a menos de 10 km de allí.",
 		"municipio=Leticia": "No hay publicaciones en Leticia (Amazonas) ni a menos de 10 km de allí.",
 	} {
 		_, md := s.Do("GET", "/emergencias/eje-cafetero.md?"+q, nil)
 		if !strings.Contains(string(md), want) {
 			t.Errorf("%s: the page does not say %q:\n%s", q, want, md)
+		}
+	}
+	// Words that nothing in a town holds, where the town has a record: the words are said, and the
+	// town's records are one link away (the town is not said to be empty).
+	_, md := s.Do("GET", "/emergencias/eje-cafetero.md?q=linternas+armenia", nil)
+	for _, want := range []string{"No hay publicaciones con «linternas» en Armenia (Quindío) ni a menos de 10 km de allí.",
+		"[Ver la publicación de Armenia (Quindío)](" + s.URL + "/emergencias/eje-cafetero?municipio=63001)"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("q=linternas+armenia: the page does not say %q:\n%s", want, md)
 		}
 	}
 	// A word that is no place keeps the plain words.

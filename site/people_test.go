@@ -125,6 +125,10 @@ func TestEmergencyPageByTown(t *testing.T) {
 	s.place(antioquia, "05059") // Armenia (Antioquia)
 	other := s.add(eje.Slug, schema.TypeRequest, "Comida para Victoria")
 	s.place(other, "17001") // Manizales: «victoria» is a person here, and a municipio of Caldas too
+	for title, code := range map[string]string{"Agua potable para 5 personas": "63130", "Carpas y cobijas": "66682",
+		"Agua para albergue": "17873", "Pañales para bebé": "63401"} { // Calarcá, Santa Rosa de Cabal, Villamaría, La Tebaida
+		s.place(s.add(eje.Slug, schema.TypeRequest, title), code)
+	}
 	c := newSite(t, s.options(ejeArea))
 	for _, tc := range []struct {
 		query string
@@ -146,6 +150,17 @@ func TestEmergencyPageByTown(t *testing.T) {
 		{"q=busco+insulina+en+armenia", []string{"Insulina para mi madre"}, "Se buscó «insulina» en las publicaciones de Armenia (Quindío). No se buscaron las palabras «busco en»."},
 		// «San José» is a village of several municipios of the area: not a place, the words as typed.
 		{"q=insulina+san+jose", nil, ""},
+		// «agua» is no town (not Agua de Dios, far from the area, by its shorter name): a word.
+		{"q=calarca+agua", []string{"Agua potable para 5 personas"}, "Se buscó «agua» en las publicaciones de Calarcá (Quindío)."},
+		{"q=agua", []string{"Agua en Pereira centro", "Agua potable para 5 personas", "Agua para albergue"}, ""},
+		// The area's towns as people say and write them: Santa Rosa de Cabal, Villamaría, La Tebaida.
+		{"municipio=santa+rosa", []string{"Carpas y cobijas"}, ""},
+		{"q=cobijas+santa+rosa", []string{"Carpas y cobijas"}, "Se buscó «cobijas» en las publicaciones de Santa Rosa de Cabal (Risaralda)."},
+		{"municipio=villa+maria", []string{"Agua para albergue"}, ""},
+		{"q=pañales+la+tebaida", []string{"Pañales para bebé"}, "Se buscó «pañales» en las publicaciones de La Tebaida (Quindío)."},
+		{"q=la+tebaida", []string{"Pañales para bebé"}, "Se muestran las publicaciones en La Tebaida (Quindío)."},
+		// Nothing with the words in a town that has records: the words are said, not an empty town.
+		{"q=linternas+armenia", nil, "No hay publicaciones con «linternas» en Armenia (Quindío) ni a menos de 10 km de allí."},
 		// A village typed in «Municipio» whose municipio has nothing: its municipio's empty list, not the
 		// words as typed (which name no municipio: an error).
 		{"municipio=pueblo+tapao", nil, "Se muestran las publicaciones de Montenegro (Quindío), el municipio de Pueblo Tapado."},
@@ -167,7 +182,12 @@ func TestEmergencyPageByTown(t *testing.T) {
 			t.Errorf("?%s: no share link", tc.query)
 		}
 	}
-	_, md := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md")
+	// ... and what the town has is one link away.
+	_, md := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md?q=linternas+armenia")
+	if !strings.Contains(string(md), "[Ver la publicación de Armenia (Quindío)]("+testBase+"/emergencias/eje-cafetero?municipio=63001)") {
+		t.Errorf("no link to the town's records:\n%s", md)
+	}
+	_, md = sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md")
 	if !strings.Contains(string(md), "[Pereira (Risaralda)]("+testBase+"/emergencias/eje-cafetero?municipio=66001)") {
 		t.Errorf("an item's place does not link to its municipio's list:\n%s", md)
 	}
@@ -265,6 +285,8 @@ func TestHomeSearch(t *testing.T) {
 		// The place in the words, without «¿Dónde?»: the emergency whose area holds it.
 		"q=agua+en+sincelejo":                   "/emergencias/inundaciones-la-mojana?q=agua+en+sincelejo",
 		"q=insulina+en+el+caimo":                "/emergencias/eje-cafetero?q=insulina+en+el+caimo",
+		"q=insulina+majagual":                   "/emergencias/inundaciones-la-mojana?q=insulina+majagual",
+		"municipio=santa+rosa":                  "/emergencias/eje-cafetero?municipio=santa+rosa", // Santa Rosa de Cabal
 		"q=agua+en+sincelejo&municipio=pereira": "/emergencias/eje-cafetero?municipio=pereira&q=agua+en+sincelejo",
 		"":                                      "/emergencias/eje-cafetero",
 		// A village is searched in its municipio: El Caimo is in Armenia (63001); «el caimo armenia» too.

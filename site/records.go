@@ -631,9 +631,17 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 		}
 		if lv.Near.URL == "" && named.Code != "" && !kept.Has("latitude") {
 			// Say which place was read («bogota», «cali»): an empty list alone does not tell a person
-			// whether the town was understood.
-			lv.Note = strings.TrimSpace(lv.Note + " " + fmt.Sprintf("No hay publicaciones en %s ni a menos de %d km de allí.",
-				places.Label(named), schema.DefaultRadiusKm))
+			// whether the town was understood. With words, say them: the town may have other records,
+			// and then link to them («salud armenia»: the category is no word of the texts).
+			with := ""
+			if words := near.Get("q"); words != "" {
+				with = "con «" + words + "» "
+				if lv.Near, err = v.placeList(ctx, e, path, near, named); err != nil {
+					return nil, nil, 0, err
+				}
+			}
+			lv.Note = strings.TrimSpace(lv.Note + " " + fmt.Sprintf("No hay publicaciones %sen %s ni a menos de %d km de allí.",
+				with, places.Label(named), schema.DefaultRadiusKm))
 		}
 	}
 	if lv.Filtered {
@@ -732,8 +740,8 @@ func (v *view) recentRecords(ctx context.Context) ([]schema.PublicHelp, error) {
 func (v *view) placeQuery(e *schema.EmergencyInfo, kept url.Values) (out url.Values, note string, named places.Place) {
 	out = maps.Clone(kept)
 	if m := kept.Get("municipio"); m != "" {
-		if ms := rankByArea(places.Municipios(m), e.Area); len(ms) > 1 && places.InArea(ms[0].Code, e.Area) && !places.InArea(ms[1].Code, e.Area) {
-			out.Set("municipio", ms[0].Code)
+		if p, ok := areaMunicipio(m, e.Area); ok {
+			out.Set("municipio", p.Code) // the API reads a name without the area
 		}
 		// A village's name: the publications of its municipio.
 		if p, ok := village(m, e.Area); ok {
@@ -861,15 +869,45 @@ func (v *view) nearPlace(ctx context.Context, e *schema.EmergencyInfo, path stri
 		Label: fmt.Sprintf("Ver %s %s a menos de %d km de %s", n, what, schema.DefaultRadiusKm, places.Label(p))}, nil
 }
 
+// placeList links to the list of place p's municipio with the filters of near but its words, when that
+// list is not empty: where a search of words in a town found nothing, what the town has.
+func (v *view) placeList(ctx context.Context, e *schema.EmergencyInfo, path string, near url.Values, p places.Place) (pageLink, error) {
+	all := maps.Clone(near)
+	all.Del("q")
+	all.Del("cursor")
+	all.Set("municipio", p.MunicipioCode())
+	q, errs := v.h.o.Service.ParseList(all)
+	if len(errs) > 0 {
+		return pageLink{}, nil
+	}
+	q.EmergencySlug, q.Limit, q.Total = e.Slug, 1, ""
+	list, err := v.h.o.Service.List(ctx, v.base, q)
+	if qe := (*QueryError)(nil); errors.As(err, &qe) {
+		return pageLink{}, nil
+	}
+	if err != nil || list.Total == 0 {
+		return pageLink{}, err
+	}
+	mun, _ := places.Lookup(p.MunicipioCode())
+	what := "las " + totalWords(list.Total, list.TotalExact, false) + " publicaciones"
+	if list.Total == 1 {
+		what = "la publicación"
+	}
+	return pageLink{URL: v.base + path + "?" + all.Encode(), Label: fmt.Sprintf("Ver %s de %s", what, places.Label(mun))}, nil
+}
+
 // placeInText finds a municipio named by the first or the last words of q (the longest such name), the
 // one in area when several share it, and returns the other words. Without one, a centro poblado of area
 // so named («insulina en el caimo»): only area's, since villages' names are often words of a search.
 func placeInText(q string, area []string) (places.Place, string, bool) {
-	words := strings.Fields(places.Fold(q))
+	words := strings.Fields(q) // the rest stays as typed («pañales»); the names compare folded
 	for n := len(words); n > 0; n-- {
 		for _, start := range []int{len(words) - n, 0} {
 			name := strings.Join(words[start:start+n], " ")
 			p, ok := areaMunicipio(name, area)
+			// Words are often a place's shorter name («agua» of Agua de Dios): outside the area, only a
+			// municipio by its own name («leticia», «bogota» for Bogotá, D.C.).
+			ok = ok && (places.InArea(p.Code, area) || places.NamedBy(p, name) || places.Fold(name)+" d c" == places.Fold(p.Name))
 			if !ok {
 				p, ok = areaVillage(name, area)
 			}
@@ -905,32 +943,12 @@ func areaVillage(name string, area []string) (places.Place, bool) {
 	return found, found.Code != ""
 }
 
-// areaMunicipio is the municipio name names: the only one, or the only one of area among several.
+// areaMunicipio is the municipio name names, those of area first (places.Municipios): when only one.
 func areaMunicipio(name string, area []string) (places.Place, bool) {
-	ms := rankByArea(places.Municipios(name), area)
-	if len(ms) == 0 || (len(ms) > 1 && !(places.InArea(ms[0].Code, area) && !places.InArea(ms[1].Code, area))) {
-		return places.Place{}, false
+	if ms := places.Municipios(name, area...); len(ms) == 1 {
+		return ms[0], true
 	}
-	return ms[0], true
-}
-
-// rankByArea puts the places in area first, keeping the order otherwise.
-func rankByArea(ps []places.Place, area []string) []places.Place {
-	if len(area) == 0 {
-		return ps
-	}
-	out := slices.Clone(ps)
-	slices.SortStableFunc(out, func(a, b places.Place) int {
-		ia, ib := places.InArea(a.Code, area), places.InArea(b.Code, area)
-		switch {
-		case ia && !ib:
-			return -1
-		case ib && !ia:
-			return 1
-		}
-		return 0
-	})
-	return out
+	return places.Place{}, false
 }
 
 // helpingWords say how many responses a record of type has: «1 persona dice que está ayudando» (a

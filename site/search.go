@@ -102,12 +102,9 @@ func searchEmergency(ems []schema.EmergencyInfo, slug, municipio, words string) 
 		}
 	}
 	if municipio != "" {
-		ms := places.Municipios(municipio)
 		for _, e := range ems {
-			for _, m := range ms {
-				if places.InArea(m.Code, e.Area) {
-					return e
-				}
+			if ms := places.Municipios(municipio, e.Area...); len(ms) > 0 && places.InArea(ms[0].Code, e.Area) {
+				return e
 			}
 		}
 		return ems[0]

@@ -101,6 +101,11 @@ func municipioAliases(key string) []string {
 	return out
 }
 
+// departamentoName reports whether folded is the folded name of a departamento.
+func departamentoName(folded string) bool {
+	return slices.ContainsFunc(Departamentos(), func(d Place) bool { return d.key == folded })
+}
+
 // Lookup finds a place by its DIVIPOLA code. A cabecera's 8-digit code (NNNNN000) is its municipio.
 func Lookup(code string) (Place, bool) {
 	code = strings.TrimSpace(code)
@@ -155,18 +160,21 @@ func sortByName(ps []Place) {
 }
 
 // Label names a place for people with what contains it: "Murillo, Armenia (Quindío)",
-// "Armenia (Quindío)", "Quindío".
+// "Armenia (Quindío)", "Quindío", "Bogotá, D.C.".
 func Label(p Place) string {
-	switch len(p.Code) {
-	case 2:
+	if len(p.Code) == 2 {
 		return p.Name
-	case 5:
-		d, _ := Lookup(p.Code[:2])
-		return p.Name + " (" + d.Name + ")"
+	}
+	d, _ := Lookup(p.Code[:2])
+	in := " (" + d.Name + ")"
+	if m, _ := Lookup(p.Code[:5]); m.Name == d.Name {
+		in = "" // Bogotá, D.C. is its own departamento: not «Bogotá, D.C. (Bogotá, D.C.)»
+	}
+	if len(p.Code) == 5 {
+		return p.Name + in
 	}
 	m, _ := Lookup(p.Code[:5])
-	d, _ := Lookup(p.Code[:2])
-	return p.Name + ", " + m.Name + " (" + d.Name + ")"
+	return p.Name + ", " + m.Name + in
 }
 
 // Fold is s as the search compares it: lower case, without accents or tildes (ñ is n, so that «narino»
@@ -326,8 +334,12 @@ func distanceKm(lat1, lon1, lat2, lon2 float64) float64 {
 }
 
 // Municipios finds municipios by code (5 digits) or by name, ignoring case and accents; a name may be
-// followed by its departamento («armenia quindio») to tell apart the municipios that share it.
-func Municipios(q string) []Place {
+// followed by its departamento («armenia quindio») to tell apart the municipios that share it. Without
+// such a name, a shorter one people say («cali», «bogota», «cartagena») or the name written with other
+// spaces («villa maria» for Villamaría). With area (an emergency's departamento and municipio codes), the
+// municipios of area so named come first of all: «santa rosa» in the Eje Cafetero is Santa Rosa de
+// Cabal, not Santa Rosa (Bolívar) or (Cauca); the others only when area has none.
+func Municipios(q string, area ...string) []Place {
 	q = strings.TrimSpace(q)
 	if p, ok := Lookup(q); ok && len(p.Code) == 5 {
 		return []Place{p}
@@ -341,20 +353,36 @@ func Municipios(q string) []Place {
 		rest, ok := strings.CutPrefix(full, name)
 		return ok && (rest == "" || (rest[0] == ' ' && allWordPrefixes(" "+ix.all[ix.byCode[p.Code[:2]]].key, strings.Fields(rest))))
 	}
-	var out []Place
-	for _, p := range ix.all {
-		if len(p.Code) == 5 && named(p.key, p) {
-			out = append(out, p)
-		}
+	squashed := strings.ReplaceAll(full, " ", "")
+	ways := []func(p Place) bool{
+		func(p Place) bool { return named(p.key, p) },
+		func(p Place) bool {
+			// Not a departamento's name: «bolivar» is no alias of El Carmen de Bolívar, nor «antioquia» of
+			// Santa Fe de Antioquia.
+			return slices.ContainsFunc(p.aliases, func(a string) bool { return named(a, p) && !departamentoName(a) }) ||
+				strings.ReplaceAll(p.key, " ", "") == squashed
+		},
 	}
-	if len(out) > 0 {
+	find := func(way func(Place) bool, inArea bool) []Place {
+		var out []Place
+		for _, p := range ix.all {
+			if len(p.Code) == 5 && (!inArea || InArea(p.Code, area)) && way(p) {
+				out = append(out, p)
+			}
+		}
 		return out
 	}
-	// No name matches: a shorter one people say («cali», «bogota», «cartagena»).
-	for _, p := range ix.all {
-		if len(p.Code) == 5 && slices.ContainsFunc(p.aliases, func(a string) bool { return named(a, p) }) {
-			out = append(out, p)
+	if len(area) > 0 {
+		for _, way := range ways {
+			if out := find(way, true); len(out) > 0 {
+				return out
+			}
 		}
 	}
-	return out
+	for _, way := range ways {
+		if out := find(way, false); len(out) > 0 {
+			return out
+		}
+	}
+	return nil
 }

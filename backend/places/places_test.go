@@ -13,7 +13,7 @@ func TestSearchIgnoresAccentsAndCase(t *testing.T) {
 		{"SAN JOSÉ DEL GUAVIARE", "95001", "San José del Guaviare (Guaviare)"},
 		{"narino", "05483", "Nariño (Antioquia)"}, // a municipio Nariño; the departamento is no result
 		{"pasto narino", "52001", "Pasto (Nariño)"},
-		{"bogota", "11001", "Bogotá, D.C. (Bogotá, D.C.)"},
+		{"bogota", "11001", "Bogotá, D.C."},
 		{"el caimo armenia", "63001001", "El Caimo, Armenia (Quindío)"},
 		// As people say it: a final «ado» said «ao», alone, with its municipio, or half typed.
 		{"pueblo tapao", "63470003", "Pueblo Tapado, Montenegro (Quindío)"},
@@ -215,6 +215,39 @@ func TestMunicipiosByShortName(t *testing.T) {
 	for _, m := range Municipios("bolivar") {
 		if !strings.HasPrefix(Fold(m.Name), "bolivar") {
 			t.Errorf("Municipios(bolivar) holds %s", m.Name)
+		}
+	}
+}
+
+// TestMunicipiosInArea: with an emergency's area, the municipios of the area that a name means come
+// before any other, even by a shorter name or other spaces; without one, the name's own municipios.
+func TestMunicipiosInArea(t *testing.T) {
+	eje := []string{"63", "66", "17"}
+	codes := func(ms []Place) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.Code)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		typed string
+		area  []string
+		want  []string
+	}{
+		{"santa rosa", eje, []string{"66682"}},                           // Santa Rosa de Cabal, as people say it there
+		{"santa rosa", nil, []string{"13683", "19701"}},                  // the two named so
+		{"Santa Rosa", []string{"13"}, []string{"13683"}},                // the one of the area
+		{"villa maria", eje, []string{"17873"}},                          // Villamaría, written in two words
+		{"villa maria", nil, []string{"17873"}},                          // no municipio is named «Villa María»
+		{"armenia", eje, []string{"63001"}},                              // not Armenia (Antioquia)
+		{"armenia", nil, []string{"05059", "63001"}},                     // both
+		{"bolivar", []string{"13"}, []string{"19100", "68101", "76100"}}, // not El Carmen de Bolívar: a departamento's name is no alias
+		{"antioquia", nil, nil},                                          // nor of Santa Fe de Antioquia
+		{"pereira", []string{"70"}, []string{"66001"}},                   // none in the area: the name's own
+	} {
+		if got := codes(Municipios(tc.typed, tc.area...)); !slices.Equal(got, tc.want) {
+			t.Errorf("Municipios(%q, %v) = %v, want %v", tc.typed, tc.area, got, tc.want)
 		}
 	}
 }
