@@ -122,7 +122,7 @@ func (p *phone) publishes(t *testing.T, page, want, typ string) string {
 	if got := p.text(t, "resultado-nuevo"); got != want {
 		t.Errorf("success message: %q, want %q", got, want)
 	}
-	checkExpiryLine(t, p.text(t, "resultado-vence"), "Si nadie la renueva, deja de mostrarse el ", ". Para mantenerla más tiempo, abra el enlace y pulse «Renovar».")
+	checkExpiryLine(t, p.text(t, "resultado-vence"), "Si nadie renueva la publicación, deja de mostrarse el ", ". Para mantenerla más tiempo, abra el enlace y pulse «Renovar».")
 	// The confirmation starts on screen (the page had been scrolled down to «Publicar»).
 	if top := run(p.ctx, t, "confirmation's top", chromedp.Evaluate[float64](`document.getElementById('resultado').getBoundingClientRect().top`)); top < 0 {
 		t.Errorf("the confirmation starts %v px above the screen", -top)

@@ -58,6 +58,10 @@ func TestGestionar(t *testing.T) {
 	}
 	checkExpiryLine(t, html.UnescapeString(done.FindStringSubmatch(page + `<p id="gestion-hecho"></p>`)[1]),
 		"Listo: la publicación quedó abierta de nuevo. Estado: vigente. Si nadie la renueva, deja de mostrarse el ", ".")
+	// Opened again without an action (the confirmation's «Gestionar»), the page says it too.
+	if code, page = post(token, ""); code != 200 || !strings.Contains(html.UnescapeString(page), "Estado: vigente. Si nadie la renueva, deja de mostrarse el ") {
+		t.Errorf("opened without an action: %d, no date it stops showing\n%.3000s", code, page)
+	}
 	if code, _ = post(token, schema.ActionResolve); code != 200 {
 		t.Fatalf("resolve again: %d", code)
 	}
@@ -92,7 +96,7 @@ func TestGestionar(t *testing.T) {
 		t.Fatalf("the confirmation does not say when the publication stops showing:\n%.3000s", body)
 	}
 	checkExpiryLine(t, regexp.MustCompile(`<[^>]+>`).ReplaceAllString(html.UnescapeString(vence[1]), ""),
-		"Si nadie la renueva, deja de mostrarse el ", ". Para mantenerla más tiempo, abra el enlace y pulse «Renovar».")
+		"Si nadie renueva la publicación, deja de mostrarse el ", ". Para mantenerla más tiempo, abra el enlace y pulse «Renovar».")
 	s.Stop()
 	if strings.Contains(s.Log()+s.Output(), token) {
 		t.Fatal("the manage token reached a log line")

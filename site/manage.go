@@ -93,8 +93,9 @@ var actionDone = map[string]string{
 }
 
 // phoneReportedWords tell a publisher why the page of its open record shows no number.
-const phoneReportedWords = "Su número no se muestra: alguien informó que no es suyo. Quien opera el sitio lo revisará; " +
-	"si el número es suyo y quiere que se vea, retire esta publicación y publíquela de nuevo."
+const phoneReportedWords = "Su número no se muestra: alguien informó que no es suyo. Si es suyo, pida a quien opera el sitio " +
+	"que revise el reporte: así vuelve a mostrarse, aquí y en sus próximas " +
+	"publicaciones. Retirar esta publicación y publicarla de nuevo no lo muestra."
 
 // hiddenWords tell a publisher why their record shows to nobody, and that its data are still kept.
 const hiddenWords = "Esta publicación está oculta mientras quien opera el sitio revisa reportes de la comunidad: " +
@@ -140,6 +141,9 @@ func (h *handler) describe(r *http.Request, base string, mv *manageView) {
 		mv.Buttons, mv.Confirm = nil, false
 	case err == nil:
 		mv.Record = "«" + d.Title + "» — Estado: " + strings.ToLower(enumLabels[d.Status]) + "."
+		if d.ExpiresAt != nil && !strings.Contains(mv.Done, "deja de mostrarse") {
+			mv.Record += " " + strings.Replace(expiryWords, "{fecha}", spanishDateTime(*d.ExpiresAt), 1)
+		}
 		if d.Status == schema.StatusOpen && d.Contact.Whatsapp == "" {
 			mv.Record += " " + phoneReportedWords
 		}
