@@ -442,21 +442,25 @@ func TestRestoreByReporterUndoesOnlyItsOwn(t *testing.T) {
 }
 
 // TestDisownedNumberStaysHidden: once its owner reports a number as not theirs (not_my_number hid it),
-// a new publication with that number, however it is written, is shown without it and its publisher is
-// told why (phone_disowned), while other numbers publish as ever. Undoing that reporter's campaign frees
-// the number; so does an operator's restore of any publication of it, everywhere.
+// a new publication with that number from the network that published it, however it is written, is
+// shown without it and its publisher is told why (phone_disowned), while other numbers publish as ever,
+// and so does the number from other networks (else anyone could block a number for its owner by
+// publishing it and reporting it). A network that reports its own publication disowns nothing. Undoing
+// that reporter's campaign frees the number; so does an operator's restore of any publication of it,
+// everywhere.
 func TestDisownedNumberStaysHidden(t *testing.T) {
 	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
 	ctx := context.Background()
-	publish := func(ext, phone string) *schema.PublishResult {
+	publishFrom := func(ext, phone, addr string) *schema.PublishResult {
 		t.Helper()
 		body := testserver.With(testserver.ValidRequest(), "externalId", ext, "contactWhatsapp", phone)
-		res, _, err := s.svc.Publish(ctx, "http://ayuda.test", testserver.MustJSON(t, body), "", "192.0.2.1")
+		res, _, err := s.svc.Publish(ctx, "http://ayuda.test", testserver.MustJSON(t, body), "", addr)
 		if err != nil {
 			t.Fatalf("publish %s: %v", ext, err)
 		}
 		return res
 	}
+	publish := func(ext, phone string) *schema.PublishResult { return publishFrom(ext, phone, "192.0.2.1") }
 	shown := func(res *schema.PublishResult) bool {
 		t.Helper()
 		rec, err := s.st.Get(ctx, res.ID)
@@ -482,9 +486,18 @@ func TestDisownedNumberStaysHidden(t *testing.T) {
 	if b := publish("b", "+57 300 123 4567"); shown(b) {
 		t.Fatal("the number its owner disowned is shown again on a new publication")
 	}
-	if dry, err := s.svc.DryRun(ctx, "http://ayuda.test", testserver.MustJSON(t, testserver.With(testserver.ValidRequest(), "externalId", "dry", "contactWhatsapp", "3001234567")), ""); err != nil ||
+	dryBody := testserver.MustJSON(t, testserver.With(testserver.ValidRequest(), "externalId", "dry", "contactWhatsapp", "3001234567"))
+	if dry, err := s.svc.DryRun(ctx, "http://ayuda.test", dryBody, "", "192.0.2.1"); err != nil ||
 		!slices.ContainsFunc(dry.Warnings, func(w schema.Warning) bool { return w.Code == schema.CodePhoneDisowned }) {
 		t.Fatalf("a dry run with the disowned number is not warned: %+v %v", dry, err)
+	}
+	// The owner (or anyone) publishing the number from another network shows it.
+	if dry, err := s.svc.DryRun(ctx, "http://ayuda.test", dryBody, "", "198.51.100.9"); err != nil ||
+		slices.ContainsFunc(dry.Warnings, func(w schema.Warning) bool { return w.Code == schema.CodePhoneDisowned }) {
+		t.Fatalf("a dry run from another network is warned: %+v %v", dry, err)
+	}
+	if other := publishFrom("owner", "3001234567", "198.51.100.9"); !shown(other) {
+		t.Fatal("the number is hidden on another network's publication")
 	}
 	if c := publish("c", "3109876543"); !shown(c) {
 		t.Fatal("another number is hidden")
@@ -517,5 +530,13 @@ func TestDisownedNumberStaysHidden(t *testing.T) {
 	}
 	if f := publish("f", "3001234567"); !shown(f) {
 		t.Fatal("an operator restored the number, and a new publication still hides it")
+	}
+
+	// A network reporting its own publication hides the phone there, and disowns nothing: it cannot
+	// block the number for its owner.
+	g := publishFrom("g", "3157778899", "203.0.113.5")
+	report(g.ID, "203.0.113.5")
+	if h := publishFrom("h", "3157778899", "203.0.113.5"); !shown(h) {
+		t.Fatal("a self-report disowned the number")
 	}
 }

@@ -93,9 +93,11 @@ func (s *Service) disownedKey(ctx context.Context, e164 string) (string, error) 
 	return keyedHex(key, e164, 16), nil
 }
 
-// phoneDisowned says whether the owner of e164 said, with a not_my_number report that hid it, that it is
-// not theirs to publish, and no operator has shown it again since.
-func (s *Service) phoneDisowned(ctx context.Context, e164 string) (bool, error) {
+// phoneDisowned says whether the owner of e164 said, with a not_my_number report that hid it on a record
+// publisher (a network, Record.Publisher) published, that it is not theirs to publish, and no operator
+// has shown it again since: publisher then does not publish it shown. Other networks do: a disowning
+// against everyone would let anyone block a number for its owner (publish it, then report it).
+func (s *Service) phoneDisowned(ctx context.Context, e164, publisher string) (bool, error) {
 	if e164 == "" {
 		return false, nil
 	}
@@ -103,7 +105,7 @@ func (s *Service) phoneDisowned(ctx context.Context, e164 string) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	return s.store.Disowned(ctx, key)
+	return s.store.Disowned(ctx, key, publisher)
 }
 
 // ClientNet is what counts as one client of address addr: an IPv4 address itself, and an IPv6 address's
@@ -244,14 +246,22 @@ func (s *Service) Report(ctx context.Context, id string, in *schema.ReportInput,
 		}
 	}
 	if hidPhone {
-		// The number stays hidden on the publications made with it from now on, not only on this one:
-		// else whoever published it would simply publish it again.
-		key, err := s.disownedKey(ctx, rec.ContactE164)
+		// The number stays hidden on what the record's network publishes with it from now on, not only
+		// on this record: else whoever published it would simply publish it again. Not when that network
+		// reports it itself (nobody else's number to protect: it would only block the number for its
+		// owner elsewhere), nor for a record that does not know its network.
+		self, err := s.publisherKey(ctx, addr)
 		if err != nil {
 			return nil, err
 		}
-		if err := m.Disown(ctx, store.Disowning{Key: key, RecordID: id, Reporter: who, At: s.now().UTC()}); err != nil {
-			return nil, err
+		if rec.Publisher != "" && rec.Publisher != self {
+			key, err := s.disownedKey(ctx, rec.ContactE164)
+			if err != nil {
+				return nil, err
+			}
+			if err := m.Disown(ctx, store.Disowning{Key: key, RecordID: id, Reporter: who, Publisher: rec.Publisher, At: s.now().UTC()}); err != nil {
+				return nil, err
+			}
 		}
 		if err := s.Audit(ctx, ActionHidePhone, id, store.ActorCommunity, "", "", in.Reason); err != nil {
 			return nil, err

@@ -189,7 +189,7 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 	if err != nil {
 		return nil, false, err
 	}
-	disowned, err := s.phoneDisowned(ctx, pub.ContactE164)
+	disowned, err := s.phoneDisowned(ctx, pub.ContactE164, publisher)
 	if err != nil {
 		return nil, false, err
 	}
@@ -328,14 +328,19 @@ func maskedWarnings(fields []string) []schema.Warning {
 
 // dryRun validates body exactly as publish does, and stores nothing: the answer to dryRun=true. A pair
 // already stored is told as publish would tell it: a duplicate, whether the content matches, its id.
-func (s *Service) DryRun(ctx context.Context, base string, body []byte, forcedType string) (*schema.DryRunResult, error) {
+// client is the address of the client (as for Publish).
+func (s *Service) DryRun(ctx context.Context, base string, body []byte, forcedType, client string) (*schema.DryRunResult, error) {
 	pub, masked, err := s.validate(body, forcedType)
 	if err != nil {
 		return nil, err
 	}
 	schema.FillMunicipio(pub)
 	res := &schema.DryRunResult{OK: true, DryRun: true, Record: *pub, Warnings: append(s.warnings(pub, false), maskedWarnings(masked)...)}
-	if disowned, err := s.phoneDisowned(ctx, pub.ContactE164); err != nil {
+	publisher, err := s.publisherKey(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	if disowned, err := s.phoneDisowned(ctx, pub.ContactE164, publisher); err != nil {
 		return nil, err
 	} else if disowned {
 		res.Warnings = append(res.Warnings, disownedWarning)

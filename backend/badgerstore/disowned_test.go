@@ -17,7 +17,7 @@ func TestDisownedAcrossARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"k1", "k2"} {
-		if err := s.Disown(ctx, store.Disowning{Key: k, RecordID: a.ID, Reporter: "r"}); err != nil {
+		if err := s.Disown(ctx, store.Disowning{Key: k, RecordID: a.ID, Reporter: "r", Publisher: "p"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -30,7 +30,7 @@ func TestDisownedAcrossARestart(t *testing.T) {
 	s = open(t, Options{Dir: dir})
 	defer s.Close()
 	for k, want := range map[string]bool{"k1": true, "k2": false, "k3": false} {
-		if got, err := s.Disowned(ctx, k); err != nil || got != want {
+		if got, err := s.Disowned(ctx, k, "p"); err != nil || got != want {
 			t.Errorf("after a restart, Disowned(%s) = %v, %v; want %v", k, got, err, want)
 		}
 	}

@@ -1,7 +1,6 @@
 package badgerstore
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -142,10 +141,13 @@ func (s *Store) Disown(_ context.Context, d store.Disowning) error {
 	return s.writeDisownings(func(txn *badger.Txn) error { return txn.Set(disownedKey(d.Key, d.RecordID), v) })
 }
 
-// disownedKeys are the keys of the standing disownings, as of the last write of them: every publication
-// asks Disowned, which a map answers without a read of the database. Disownings are few (each is a phone
-// a report hid, within the reports' bounds).
+// disownedKeys are the standing disownings, as of the last write of them, by key and publisher
+// (disownedAgainst): every publication asks Disowned, which a map answers without a read of the
+// database. Disownings are few (each is a phone a report hid, within the reports' bounds).
 type disownedKeys = map[string]bool
+
+// disownedAgainst is the entry of disownedKeys of a disowning of key against publisher ("": any).
+func disownedAgainst(key, publisher string) string { return key + "\x00" + publisher }
 
 // writeDisownings runs fn as modWrite does, then reloads the disowned keys, one such write at a time so
 // that a later write's keys never give way to an earlier one's.
@@ -160,13 +162,14 @@ func (s *Store) writeDisownings(fn func(txn *badger.Txn) error) error {
 func (s *Store) loadDisowned() error {
 	keys := disownedKeys{}
 	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixDisowned})
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixDisowned, PrefetchValues: true})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
-			k := it.Item().Key()[len(prefixDisowned):]
-			if i := bytes.IndexByte(k, 0); i > 0 {
-				keys[string(k[:i])] = true
+			var d store.Disowning
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &d) }); err != nil {
+				return err
 			}
+			keys[disownedAgainst(d.Key, d.Publisher)] = true
 		}
 		return nil
 	})
@@ -178,12 +181,12 @@ func (s *Store) loadDisowned() error {
 }
 
 // Disowned implements store.Moderation, from the keys loaded at Open and after each write of them.
-func (s *Store) Disowned(_ context.Context, key string) (bool, error) {
+func (s *Store) Disowned(_ context.Context, key, publisher string) (bool, error) {
 	keys := s.disowned.Load()
 	if keys == nil {
 		return false, store.ErrClosed
 	}
-	return (*keys)[key], nil
+	return (*keys)[disownedAgainst(key, publisher)] || (*keys)[disownedAgainst(key, "")], nil
 }
 
 // Reclaim implements store.Moderation. Disownings are few (each is a phone a report hid, within the

@@ -238,7 +238,7 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 		backend.WriteProblem(w, p)
 		return
 	case dry:
-		res, err := h.svc.DryRun(r.Context(), h.svc.BaseURL(r), body, "")
+		res, err := h.svc.DryRun(r.Context(), h.svc.BaseURL(r), body, "", backend.ClientIP(r))
 		if err != nil {
 			backend.WriteProblem(w, backend.AsProblem(err))
 			return

@@ -231,7 +231,7 @@ func publishTool(svc *backend.Service, name, typ, title, what string) server.Ser
 			return problemResult(name, p), nil
 		}
 		if dry {
-			res, err := svc.DryRun(ctx, mcpBase(ctx), args, typ)
+			res, err := svc.DryRun(ctx, mcpBase(ctx), args, typ, mcpClient(ctx))
 			if err != nil {
 				return problemResult(name, backend.AsProblem(err)), nil
 			}

@@ -93,17 +93,18 @@ func (s *Store) Disown(ctx context.Context, d store.Disowning) error {
 		d.At = time.Now().UTC()
 	}
 	return s.call(ctx, func(ctx context.Context) error {
-		_, err := s.db.Pool.Exec(ctx, `INSERT INTO directaid_disowned (key, record_id, reporter, at) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (key, record_id) DO UPDATE SET reporter = $3, at = $4`, d.Key, d.RecordID, d.Reporter, d.At)
+		_, err := s.db.Pool.Exec(ctx, `INSERT INTO directaid_disowned (key, record_id, reporter, publisher, at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (key, record_id) DO UPDATE SET reporter = $3, publisher = $4, at = $5`, d.Key, d.RecordID, d.Reporter, d.Publisher, d.At)
 		return err
 	})
 }
 
 // Disowned implements store.Moderation.
-func (s *Store) Disowned(ctx context.Context, key string) (bool, error) {
+func (s *Store) Disowned(ctx context.Context, key, publisher string) (bool, error) {
 	var found bool
 	err := s.call(ctx, func(ctx context.Context) error {
-		return s.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM directaid_disowned WHERE key = $1)`, key).Scan(&found)
+		return s.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM directaid_disowned WHERE key = $1 AND publisher IN ($2, ''))`,
+			key, publisher).Scan(&found)
 	})
 	return found, err
 }

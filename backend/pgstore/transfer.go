@@ -64,8 +64,8 @@ func (s *Store) ScanReports(ctx context.Context, fn func(store.Report) error) er
 // ScanDisownings implements store.Transfer, from one snapshot.
 func (s *Store) ScanDisownings(ctx context.Context, fn func(store.Disowning) error) error {
 	var d store.Disowning
-	return s.scanSnapshot(ctx, `SELECT key, record_id, reporter, at FROM directaid_disowned ORDER BY key, record_id COLLATE "C"`,
-		[]any{&d.Key, &d.RecordID, &d.Reporter, &d.At}, func() error {
+	return s.scanSnapshot(ctx, `SELECT key, record_id, reporter, publisher, at FROM directaid_disowned ORDER BY key, record_id COLLATE "C"`,
+		[]any{&d.Key, &d.RecordID, &d.Reporter, &d.Publisher, &d.At}, func() error {
 			d.At = d.At.UTC()
 			return fn(d)
 		})
@@ -79,8 +79,8 @@ func (s *Store) ImportDisownings(ctx context.Context, ds []store.Disowning) (sto
 			res = store.ImportResult{}
 			batch := &pgx.Batch{}
 			for _, d := range ds {
-				batch.Queue(`INSERT INTO directaid_disowned (key, record_id, reporter, at) VALUES ($1, $2, $3, $4)
-					ON CONFLICT (key, record_id) DO NOTHING`, d.Key, d.RecordID, d.Reporter, d.At)
+				batch.Queue(`INSERT INTO directaid_disowned (key, record_id, reporter, publisher, at) VALUES ($1, $2, $3, $4, $5)
+					ON CONFLICT (key, record_id) DO NOTHING`, d.Key, d.RecordID, d.Reporter, d.Publisher, d.At)
 			}
 			br := tx.SendBatch(ctx, batch)
 			for range ds {

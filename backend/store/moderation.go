@@ -24,13 +24,16 @@ type Report struct {
 }
 
 // Disowning is a phone number's owner saying it is not theirs to publish: a not_my_number report that hid
-// it on RecordID. Key is a keyed hash of the number (E.164), never the number; Reporter the report's.
-// While a disowning stands, a new publication with the number does not show it.
+// it on RecordID. Key is a keyed hash of the number (E.164), never the number; Reporter the report's;
+// Publisher the record's (Record.Publisher: the network that published it). While a disowning stands, a
+// new publication with the number from that network does not show it; one with an empty Publisher
+// holds against every network.
 type Disowning struct {
-	Key      string    `json:"key"`
-	RecordID string    `json:"recordId"`
-	Reporter string    `json:"reporter"`
-	At       time.Time `json:"at"`
+	Key       string    `json:"key"`
+	RecordID  string    `json:"recordId"`
+	Reporter  string    `json:"reporter"`
+	Publisher string    `json:"publisher,omitempty"`
+	At        time.Time `json:"at"`
 }
 
 // The kinds of actor of an audit entry.
@@ -79,8 +82,9 @@ type Moderation interface {
 	Audit(ctx context.Context, after int64, limit int) ([]AuditEntry, error)
 	// Disown stores d, replacing a disowning of the same key on the same record.
 	Disown(ctx context.Context, d Disowning) error
-	// Disowned says whether a disowning of key stands.
-	Disowned(ctx context.Context, key string) (bool, error)
+	// Disowned says whether a disowning of key stands against publisher: one whose Publisher is
+	// publisher, or empty.
+	Disowned(ctx context.Context, key, publisher string) (bool, error)
 	// Reclaim removes the disownings that match every criterion given (key, record id, reporter; "" matches
 	// any, and at least key or id is given): an operator showed the phone again.
 	Reclaim(ctx context.Context, key, id, reporter string) error

@@ -170,9 +170,10 @@ func testSecret(t *testing.T, s store.Store) {
 	}
 }
 
-// Disownings: a disowned key stands while any record's disowning of it does; Reclaim removes a record's
-// (only its reporter's when one is given) and leaves the others'; a second disowning of the same key on
-// the same record replaces the first.
+// Disownings: a disowned key stands, against the publisher of the disowning (or every one, for an empty
+// publisher), while any record's disowning of it does; Reclaim removes a record's (only its reporter's
+// when one is given) and leaves the others'; a second disowning of the same key on the same record
+// replaces the first.
 func testDisownings(t *testing.T, s store.Store) {
 	m := moderation(t, s)
 	a, b := Record("app", "disown-a"), Record("app", "disown-b")
@@ -181,17 +182,18 @@ func testDisownings(t *testing.T, s store.Store) {
 			t.Fatal(err)
 		}
 	}
-	disowned := func(key string) bool {
+	against := func(key, publisher string) bool {
 		t.Helper()
-		ok, err := m.Disowned(ctx, key)
+		ok, err := m.Disowned(ctx, key, publisher)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return ok
 	}
+	disowned := func(key string) bool { return against(key, "p1") }
 	disown := func(key, id, who string) {
 		t.Helper()
-		if err := m.Disown(ctx, store.Disowning{Key: key, RecordID: id, Reporter: who}); err != nil {
+		if err := m.Disown(ctx, store.Disowning{Key: key, RecordID: id, Reporter: who, Publisher: "p1"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -204,6 +206,9 @@ func testDisownings(t *testing.T, s store.Store) {
 	disown("k2", a.ID, "r4")
 	if !disowned("k1") || !disowned("k2") || disowned("k") || disowned("k11") {
 		t.Fatal("Disowned does not answer the keys disowned, and only them")
+	}
+	if against("k1", "p2") || against("k1", "") {
+		t.Fatal("a disowning against p1 stands against another publisher")
 	}
 	if err := m.Reclaim(ctx, "", a.ID, "r1"); err != nil {
 		t.Fatal(err)
@@ -223,7 +228,7 @@ func testDisownings(t *testing.T, s store.Store) {
 	if err := tr.ScanDisownings(ctx, func(d store.Disowning) error { scanned = append(scanned, d); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if len(scanned) != 1 || scanned[0].Key != "k1" || scanned[0].RecordID != b.ID || scanned[0].Reporter != "r3" || scanned[0].At.IsZero() {
+	if len(scanned) != 1 || scanned[0].Key != "k1" || scanned[0].RecordID != b.ID || scanned[0].Reporter != "r3" || scanned[0].Publisher != "p1" || scanned[0].At.IsZero() {
 		t.Fatalf("ScanDisownings: %+v", scanned)
 	}
 	if err := m.Reclaim(ctx, "", b.ID, "r3"); err != nil {
@@ -249,5 +254,12 @@ func testDisownings(t *testing.T, s store.Store) {
 	}
 	if err := m.Reclaim(ctx, "", "", ""); err == nil {
 		t.Fatal("a Reclaim of everything at once was taken")
+	}
+	// Without a publisher (stored before disownings had one): against every publisher.
+	if err := m.Disown(ctx, store.Disowning{Key: "k4", RecordID: b.ID, Reporter: "r6"}); err != nil {
+		t.Fatal(err)
+	}
+	if !against("k4", "p1") || !against("k4", "p2") || !against("k4", "") || against("k3", "p2") {
+		t.Fatal("a disowning without a publisher does not stand against every publisher, or another does")
 	}
 }
