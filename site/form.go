@@ -6,10 +6,11 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"math"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -395,6 +396,7 @@ func (s *formSpec) body(vals url.Values, externalID string) ([]byte, error) {
 	if lp := strings.TrimSpace(vals.Get("locationPrecision")); lp != "" && utf8.ValidString(lp) {
 		m["locationPrecision"] = lp
 	}
+	vals = pastedPoint(vals)
 	for _, fields := range s.groups {
 		for _, f := range fields {
 			v := strings.TrimSpace(vals.Get(f.Name))
@@ -406,15 +408,56 @@ func (s *formSpec) body(vals url.Values, externalID string) ([]byte, error) {
 			}
 			m[f.Name] = v
 			if f.Type == "number" || f.Type == "integer" {
-				// A phone keyboard or a Colombian habit may write the decimal comma.
-				n, err := strconv.ParseFloat(strings.Replace(v, ",", ".", 1), 64)
-				if err == nil && !math.IsInf(n, 0) && !math.IsNaN(n) {
-					m[f.Name] = n
+				// A phone keyboard or a Colombian habit may write the decimal comma. Only plain decimals:
+				// ParseFloat would read «4_5» as 45.
+				if formDecimal.MatchString(v) {
+					if n, err := strconv.ParseFloat(strings.Replace(v, ",", ".", 1), 64); err == nil {
+						m[f.Name] = n
+					}
 				}
 			}
 		}
 	}
 	return json.Marshal(m)
+}
+
+// pointSlip says what a point typed in the form that is not in Colombia got wrong, as the lists' nearby
+// filter says it (a longitude without its minus sign, the two swapped); "" when nothing is to say.
+func pointSlip(inputs map[string]*input) string {
+	num := func(name string) (float64, bool) {
+		in := inputs[name]
+		if in == nil || !formDecimal.MatchString(strings.TrimSpace(in.Value)) {
+			return 0, false
+		}
+		f, err := strconv.ParseFloat(strings.Replace(strings.TrimSpace(in.Value), ",", ".", 1), 64)
+		return f, err == nil
+	}
+	lat, ok1 := num("latitude")
+	lon, ok2 := num("longitude")
+	if !ok1 || !ok2 {
+		return ""
+	}
+	return outsideColombia(lat, lon)
+}
+
+// formDecimal is a number as a form takes it: digits with an optional sign and a decimal point or comma.
+var formDecimal = regexp.MustCompile(`^[+-]?([0-9]+([.,][0-9]*)?|[.,][0-9]+)$`)
+
+// pointPair is a point pasted whole («4.5339, -75.6811», as a map copies it): a latitude, a comma,
+// semicolon or spaces, a longitude (decimal points).
+var pointPair = regexp.MustCompile(`^\s*([+-]?[0-9]+(?:\.[0-9]+)?)\s*[,; ]\s*([+-]?[0-9]+(?:\.[0-9]+)?)\s*$`)
+
+// pastedPoint is vals with a point pasted whole in «Latitud» split into its two fields, when «Longitud» is
+// empty.
+func pastedPoint(vals url.Values) url.Values {
+	m := pointPair.FindStringSubmatch(vals.Get("latitude"))
+	if m == nil || strings.TrimSpace(vals.Get("longitude")) != "" {
+		return vals
+	}
+	out := maps.Clone(vals)
+	out.Set("latitude", m[1])
+	out.Set("longitude", m[2])
+	return out
 }
 
 // newExternalID identifies one filling of a form, so that resending it cannot publish twice.
@@ -504,6 +547,7 @@ func (fv *formView) apply(status int, resp []byte) int {
 	var eb schema.ErrorBody
 	_ = json.Unmarshal(resp, &eb)
 	inputs := fv.inputs()
+	slip := pointSlip(inputs) // said once, with the first of the two fields' errors
 	for _, d := range eb.Details {
 		name := strings.TrimPrefix(d.Field, "/")
 		if pk := fv.Picker; pk != nil && (name == "placeCode" || ((name == "latitude" || name == "longitude") && inputs[name] != nil && inputs[name].Value == "")) {
@@ -524,6 +568,9 @@ func (fv *formView) apply(status int, resp []byte) int {
 			continue
 		}
 		m := withLabel(d.Message, in)
+		if (name == "latitude" || name == "longitude") && slip != "" {
+			m, slip = m+" "+slip, ""
+		}
 		switch in {
 		case &fv.Consent:
 			m = msg.Consent

@@ -276,3 +276,34 @@ func externalID(t *testing.T, page []byte) string {
 	}
 	return id
 }
+
+// TestFormPointAsPeopleTypeIt: a point pasted whole in «Latitud» («4.5339, -75.6811», as a map copies it)
+// fills both fields; a number in Go's syntax («4_5») is no number; and a longitude without its minus
+// sign is said, as the lists' nearby filter says it.
+func TestFormPointAsPeopleTypeIt(t *testing.T) {
+	fake := &fakePublish{status: 201, resp: schema.PublishResult{OK: true, ID: "abc", PublicURL: "http://ayuda.test/ayudas/abc"}}
+	c := newSite(t, Options{Emergencies: emergencies(eje), Service: &funcs{publish: fake.publish}})
+	vals := formValues("web-789")
+	vals.Set("latitude", " 4.5339, -75.6811 ")
+	vals.Set("longitude", "")
+	postForm(t, c, "/pedir", vals)
+	if got := fake.bodies[0]; got["latitude"] != 4.5339 || got["longitude"] != -75.6811 {
+		t.Errorf("a pasted point: sent latitude %#v, longitude %#v", got["latitude"], got["longitude"])
+	}
+	vals.Set("latitude", "4_5")
+	vals.Set("longitude", "-75.6811")
+	postForm(t, c, "/pedir", vals)
+	if got := fake.bodies[1]; got["latitude"] != "4_5" {
+		t.Errorf("«4_5» was sent as %#v, not as the text typed", got["latitude"])
+	}
+
+	refuse := &fakePublish{status: 400, resp: schema.ErrorBody{Code: "invalid_body", Error: "Datos inválidos.",
+		Details: []schema.FieldError{{Field: "/longitude", Message: "«longitude» debe ser menor o igual que -66.8"}}}}
+	c = newSite(t, Options{Emergencies: emergencies(eje), Service: &funcs{publish: refuse.publish}})
+	vals.Set("latitude", "4.5339")
+	vals.Set("longitude", "75,6811")
+	_, body := postForm(t, c, "/pedir", vals)
+	if !strings.Contains(string(body), "¿Le faltó el signo menos a la longitud? En Colombia es negativa: -75,6811.") {
+		t.Errorf("a longitude without its minus sign is not said:\n%s", body)
+	}
+}

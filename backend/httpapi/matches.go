@@ -74,7 +74,7 @@ func parseMatchesQuery(v url.Values) (schema.MatchesQuery, []schema.FieldError) 
 		return q, errs
 	}
 	if s := strings.TrimSpace(v.Get("radiusKm")); s != "" {
-		f, err := strconv.ParseFloat(s, 64)
+		f, err := parseDecimal(s)
 		if err != nil {
 			errs = append(errs, backend.ParamError("radiusKm", fmt.Sprintf("«radiusKm» debe ser un número con punto decimal, p. ej. 25 o 7.5 (se recibió %s)", schema.Quote(s))))
 		} else {

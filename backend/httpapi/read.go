@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -139,6 +140,19 @@ func viewsTaking(name string) []string {
 	return out
 }
 
+// decimal is what a number in a query string may be: digits with an optional decimal point and sign.
+// strconv.ParseFloat alone takes Go's syntax too, which would read a typo as another number («4_5» is 45,
+// «0x1p2» is 4) and take «Inf» and «NaN».
+var decimal = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)$`)
+
+// parseDecimal reads a number of a query string (decimal).
+func parseDecimal(s string) (float64, error) {
+	if !decimal.MatchString(s) {
+		return 0, strconv.ErrSyntax
+	}
+	return strconv.ParseFloat(s, 64)
+}
+
 // parseListQuery reads the list filters from a query string; it checks only syntax (numbers), the rest
 // is Service.listSpec's.
 func parseListQuery(v url.Values) (schema.ListQuery, []schema.FieldError) {
@@ -148,7 +162,7 @@ func parseListQuery(v url.Values) (schema.ListQuery, []schema.FieldError) {
 		if s == "" {
 			return nil
 		}
-		f, err := strconv.ParseFloat(s, 64)
+		f, err := parseDecimal(s)
 		if err != nil {
 			errs = append(errs, backend.ParamError(name, fmt.Sprintf("«%s» debe ser un número con punto decimal, p. ej. 4.5339 (se recibió %s)", name, schema.Quote(s))))
 			return nil
