@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -223,7 +224,7 @@ func isPhone(rs []rune, val []int8, gs [][2]int) bool {
 			small = true
 		}
 	}
-	if n < 7 || n > 15 || (allSmall && small) || amount(rs, gs) {
+	if n < 7 || n > 15 || (allSmall && small) || amount(rs, val, gs) {
 		return false
 	}
 	// A + just before the first digit (with separators between) is the number's.
@@ -243,8 +244,27 @@ func isPhone(rs []rune, val []int8, gs [][2]int) bool {
 }
 
 // amount reports whether the groups gs are an amount written with a thousands separator: one to three
-// digits, then groups of three, each after the same single «.» or «,» («3.200.000.000»).
-func amount(rs []rune, gs [][2]int) bool {
+// digits, then groups of three, each after the same single «.» or «,» («3.200.000.000»), that reads as
+// money: after a currency sign or before a currency's name («$3.200.000.000», «3,500,000,000 pesos»), or
+// a round figure (its last group 000). Else it may be a number written as one («3.209.876.543»), which
+// contactWhatsapp takes too.
+func amount(rs []rune, val []int8, gs [][2]int) bool {
+	if !thousands(rs, gs) {
+		return false
+	}
+	last := gs[len(gs)-1]
+	if val[last[0]] == 0 && val[last[0]+1] == 0 && val[last[0]+2] == 0 {
+		return true
+	}
+	before := strings.ToLower(strings.TrimRightFunc(string(rs[max(gs[0][0]-5, 0):gs[0][0]]), unicode.IsSpace))
+	after := strings.ToLower(strings.TrimLeftFunc(string(rs[last[1]:min(last[1]+9, len(rs))]), unicode.IsSpace))
+	return strings.HasSuffix(before, "$") || strings.HasSuffix(before, "cop") || strings.HasSuffix(before, "usd") ||
+		slices.ContainsFunc([]string{"pesos", "cop", "millones", "mil ", "usd", "dólares", "dolares"}, func(w string) bool { return strings.HasPrefix(after, w) })
+}
+
+// thousands reports whether the groups gs are written as a figure with a thousands separator: one to
+// three digits, then groups of three, each after the same single «.» or «,».
+func thousands(rs []rune, gs [][2]int) bool {
 	if len(gs) < 3 || gs[0][1]-gs[0][0] > 3 {
 		return false
 	}

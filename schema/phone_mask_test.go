@@ -50,6 +50,12 @@ func TestMaskPhones(t *testing.T) {
 		"Coordenadas 4.5339, -75.6811":                 "Coordenadas 4.5339, -75.6811",
 		"Cédula 1.094.567.890":                         "Cédula 1.094.567.890",
 		"Del 29/11/2026 - 30/11/2026, de 8:00 a 12:00": "Del 29/11/2026 - 30/11/2026, de 8:00 a 12:00",
+		// A number written as a figure with thousands separators, as contactWhatsapp takes it too; money
+		// stays: after a sign, before a currency's name, or round.
+		"Escriba al 3.209.876.543 o al 3,209,876,543": "Escriba al " + strings.Join([]string{d, n(3), n(3), n(3)}, ".") + " o al " + strings.Join([]string{d, n(3), n(3), n(3)}, ","),
+		"Se recogieron 3.209.876.543 pesos":           "Se recogieron 3.209.876.543 pesos",
+		"Costó COP 3.209.876.543":                     "Costó COP 3.209.876.543",
+		"Presupuesto 3.200.000.000 para la vereda":    "Presupuesto 3.200.000.000 para la vereda",
 		// Letters typed for digits, beside digits, are the number's: Latin O and l, Cyrillic О and З.
 		"Llamar al 3OO 123 4567":                 "Llamar al " + n(3, 3, 4),
 		"al 3oo-l23-4567 ya":                     "al " + strings.Repeat(d, 3) + "-" + strings.Repeat(d, 3) + "-" + strings.Repeat(d, 4) + " ya",
