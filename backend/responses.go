@@ -158,8 +158,9 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 	if err != nil {
 		return nil, err
 	}
-	// A retry, of this window or (sent just after its turn) of the window before: one read finds either.
-	if stored, err := s.storedRetry(ctx, rec.ID, now, retryID, prevID); err != nil || stored != nil {
+	// A retry, of this window or (sent just after its turn) of the window before, of the words' first
+	// response or of one sent again after it was withdrawn: one read finds any.
+	if stored, err := s.storedRetry(ctx, rec.ID, now, slices.Concat(retryChain(retryID), retryChain(prevID))...); err != nil || stored != nil {
 		if err != nil {
 			return nil, err
 		}
@@ -174,15 +175,21 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 	r := &store.Response{RecordID: rec.ID, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(schema.ResponseTTL),
 		Status: store.ResponseActive, Message: in.Message, ContactName: in.ContactName, ContactWhatsapp: in.ContactWhatsapp, ContactE164: e164,
 		Uncounted: !counted}
-	next := newResponseID() // the id of a new response when the words' id is taken
+	// The ids this response may take: the words' own, then (the words sent again after a withdrawal)
+	// the next ones of their chain, which a retry of it finds too; past the chain, random ones.
+	chain := retryChain(retryID)
+	next := chain[1]
 	for try := 0; ; try++ {
 		r.ID = retryID
 		if try > 0 {
 			r.ID, next = next, newResponseID()
+			if try+1 < len(chain) {
+				next = chain[try+1]
+			}
 		}
 		err = s.store.CreateResponse(ctx, r)
-		if try == 0 && errors.Is(err, store.ErrResponseExists) {
-			if stored, err := s.storedRetry(ctx, rec.ID, now, retryID); err != nil || stored != nil { // a racing retry stored it
+		if try+1 < len(chain) && errors.Is(err, store.ErrResponseExists) {
+			if stored, err := s.storedRetry(ctx, rec.ID, now, chain[:try+1]...); err != nil || stored != nil { // a racing retry stored it
 				release()
 				if err != nil {
 					return nil, err
@@ -191,19 +198,20 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 			}
 			// The earlier one was withdrawn or ended: this is a new response, and it takes a place of its own
 			// in the share when the earlier one holds the place of its words (a withdrawal and the same words
-			// again must not make a new response for free).
+			// again must not make a new response for free); the next id of the chain may hold one already
+			// (sent again before), and then the one after it needs its own.
 			if repeat {
-				ok, _, wait, releaseNew := s.perRecord.take(now, ClientNet(addr), rec.ID, next)
+				ok, again, wait, releaseNew := s.perRecord.take(now, ClientNet(addr), rec.ID, next)
 				if !ok {
 					release()
 					return nil, shareSpent(wait)
 				}
 				prev := release
-				release = func() { prev(); releaseNew() }
+				release, repeat = func() { prev(); releaseNew() }, again
 			}
 			continue
 		}
-		if !errors.Is(err, store.ErrResponseExists) || try == 3 {
+		if !errors.Is(err, store.ErrResponseExists) || try == len(chain)+2 {
 			break
 		}
 	}
@@ -250,6 +258,17 @@ func (s *Service) retryResponseIDs(ctx context.Context, id string, in *schema.Re
 	}
 	w := now.UnixNano() / int64(retryWindow)
 	return of(w), of(w - 1), nil
+}
+
+// retryChain are the ids the same words from the same network take in turn (rid, a retryResponseIDs
+// id, first): a response sent again after it was withdrawn takes the next, and so its retries find it.
+func retryChain(rid string) []string {
+	out := []string{rid}
+	for g := 1; g < 4; g++ {
+		sum := sha256.Sum256(fmt.Appendf(nil, "response-retry-again/1\x00%s\x00%d", rid, g))
+		out = append(out, hex.EncodeToString(sum[:8]))
+	}
+	return out
 }
 
 // storedRetry is the stored response of record id, among rids, that a retry sent at now should answer

@@ -773,6 +773,17 @@ func TestRespondRetriesAreOneResponse(t *testing.T) {
 	if err != nil || again.Duplicate || again.ResponseID == results[0].ResponseID {
 		t.Fatalf("after the withdrawal: %+v %v", again, err)
 	}
+	// ... whose retries are that response, not one more each (which spent the network's share).
+	stored := s.count(a.ID)
+	for range 3 {
+		if r, err := s.svc.Respond(ctx, a.ID, in("Tengo insulina"), "+573112223344", "198.51.100.1"); err != nil || !r.Duplicate ||
+			r.ResponseID != again.ResponseID || r.ResponseToken != again.ResponseToken {
+			t.Fatalf("a retry of the response sent again: %+v %v, want %s", r, err, again.ResponseID)
+		}
+	}
+	if n := s.count(a.ID); n != stored {
+		t.Fatalf("retries of the response sent again: %d responses, want %d", n, stored)
+	}
 	// Ten minutes later, the same words (httptest's address, as the HTTP ones) are a new response.
 	if r, err := s.svc.Respond(ctx, a.ID, &schema.ResponseInput{Message: "Voy en moto"}, "", "192.0.2.1"); err != nil || !r.Duplicate {
 		t.Fatalf("the HTTP one's retry through the service: %+v %v", r, err)
