@@ -540,3 +540,44 @@ func TestDisownedNumberStaysHidden(t *testing.T) {
 		t.Fatal("a self-report disowned the number")
 	}
 }
+
+// TestContentMatchesHidesAHiddenPhone: contentMatches tells a stranger (another network) who knows the
+// pair nothing of a phone the record does not show: with the hidden number or another, the same answer;
+// the publisher's network is still told whether its number differs.
+func TestContentMatchesHidesAHiddenPhone(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	ctx := context.Background()
+	body := func(phone string) []byte {
+		return testserver.MustJSON(t, testserver.With(testserver.ValidRequest(), "externalId", "oculto", "contactWhatsapp", phone))
+	}
+	first, _, err := s.svc.Publish(ctx, "http://ayuda.test", body("3001234567"), "", "192.0.2.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	matches := func(phone, addr string) bool {
+		t.Helper()
+		res, _, err := s.svc.Publish(ctx, "http://ayuda.test", body(phone), "", addr)
+		if err != nil || !res.Duplicate || res.ContentMatches == nil {
+			t.Fatalf("retry with %s from %s: %+v %v", phone, addr, res, err)
+		}
+		dry, err := s.svc.DryRun(ctx, "http://ayuda.test", body(phone), "", addr)
+		if err != nil || dry.ContentMatches == nil || *dry.ContentMatches != *res.ContentMatches {
+			t.Fatalf("dry run with %s from %s: %+v %v, publish said %v", phone, addr, dry, err, *res.ContentMatches)
+		}
+		return *res.ContentMatches
+	}
+	// Shown: anyone may read the number on its page, and the comparison says whether it differs.
+	if !matches("3001234567", "198.51.100.7") || matches("3109876543", "198.51.100.7") {
+		t.Fatal("a shown number: the comparison does not tell the number apart")
+	}
+	if res, err := s.svc.Report(ctx, first.ID, &schema.ReportInput{Reason: "not_my_number"}, "203.0.113.9"); err != nil || res.Outcome != schema.ReportHidPhone {
+		t.Fatalf("report: %+v %v", res, err)
+	}
+	// Hidden: a stranger's guess, right or wrong, gets the same answer.
+	if !matches("3001234567", "198.51.100.7") || !matches("3109876543", "198.51.100.7") {
+		t.Fatal("a hidden number: a stranger's guess is told apart")
+	}
+	if !matches("3001234567", "192.0.2.1") || matches("3109876543", "192.0.2.1") {
+		t.Fatal("the publisher's network is not told whether its number differs")
+	}
+}

@@ -216,7 +216,7 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 	same := created
 	if !created {
 		// A withdrawn record's stored content lost its contact: a retry never matches it, never gets the token.
-		same = samePublication(&stored.Publication, pub)
+		same = sameContent(stored, pub, publisher)
 		res.ContentMatches = &same
 	}
 	if same && (created || samePublisher(stored.Publisher, publisher)) {
@@ -353,10 +353,24 @@ func (s *Service) DryRun(ctx context.Context, base string, body []byte, forcedTy
 		return nil, err
 	}
 	stored = readAt(stored, s.now())
-	same := samePublication(&stored.Publication, pub)
+	same := sameContent(stored, pub, publisher)
 	res.Duplicate, res.ContentMatches, res.ID, res.Status = true, &same, stored.ID, stored.Status
 	res.PublicURL = base + schema.RecordPath(stored.ID)
 	return res, nil
+}
+
+// sameContent is what contentMatches tells the client of network publisher of pub, a retry of stored
+// (as readAt reads it). Its publisher compares everything; another network, when stored does not show
+// its phone (a report hid it, it expired), compares without the phone: else contentMatches would tell a
+// stranger who knows the pair whether a number guessed is the hidden one. The manage token still needs
+// the publisher's network and the whole content.
+func sameContent(stored *store.Record, pub *schema.Publication, publisher string) bool {
+	if samePublisher(stored.Publisher, publisher) || contactShown(stored) {
+		return samePublication(&stored.Publication, pub)
+	}
+	p := *pub
+	p.ContactWhatsapp, p.ContactE164 = stored.ContactWhatsapp, stored.ContactE164
+	return samePublication(&stored.Publication, &p)
 }
 
 // samePublication reports whether a and b are the same content: they would marshal to the same JSON.
