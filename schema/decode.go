@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"regexp"
 	"slices"
@@ -184,10 +185,12 @@ func (d Decoder) general(body []byte, forcedType string) (map[string]any, *Error
 		return nil, &ErrorBody{Code: CodeInvalidBody, Error: "El cuerpo debe ser un objeto JSON con los campos de una solicitud o un ofrecimiento.",
 			Details: []FieldError{{Field: "", Message: "se esperaba un objeto JSON"}}}
 	}
+	// Every fault is reported at once, the type's too: an agent that sends a tool's type, or none, learns
+	// in one answer what else is missing (the consent among it).
+	var typeFault []FieldError
 	if forcedType != "" {
 		if _, has := m["type"]; has {
-			return nil, &ErrorBody{Code: CodeInvalidBody, Error: "Datos inválidos.",
-				Details: []FieldError{{Field: "/type", Message: "«type» no se envía: la herramienta lo fija"}}}
+			typeFault = []FieldError{{Field: "/type", Message: "«type» no se envía: la herramienta lo fija"}}
 		}
 		m["type"] = forcedType
 	}
@@ -199,35 +202,13 @@ func (d Decoder) general(body []byte, forcedType string) (map[string]any, *Error
 		if _, has := m["type"]; has {
 			fe.Message = fmt.Sprintf("«type» no admite %s: debe ser \"request\" (solicitud de ayuda) u \"offer\" (ofrecimiento)", display(m["type"]))
 		}
-		return nil, &ErrorBody{Code: CodeInvalidBody, Error: "Datos inválidos: " + fe.Message + ".", Details: []FieldError{fe}}
+		return nil, d.withoutType(m, fe)
 	}
-	// Strings are trimmed, texts cleaned (cleanMember); a free text empty after trimming counts as absent.
-	// Any other member stays, so that it is refused by name even when blank (an unknown field, an empty
-	// enum, a number as text).
-	for k, val := range m {
-		if s, ok := val.(string); ok {
-			if s = cleanMember(k, s); s == "" && c.texts[k] {
-				delete(m, k)
-			} else {
-				m[k] = s
-			}
-		}
+	details, e164, eb := d.faults(c, m)
+	if eb != nil {
+		return nil, eb
 	}
-	var details []FieldError
-	if err := c.schema.Validate(m); err != nil {
-		var ve *jsonschema.ValidationError
-		if !errors.As(err, &ve) {
-			return nil, &ErrorBody{Code: CodeInvalidBody, Error: "Datos inválidos."}
-		}
-		details = collect(ve, details)
-	}
-	var e164 string
-	if s, ok := m["contactWhatsapp"].(string); ok && !hasDetail(details, "/contactWhatsapp") {
-		var fe *FieldError
-		if e164, fe = parsePhone(s, !d.General); fe != nil {
-			details = append(details, *fe)
-		}
-	}
+	details = append(typeFault, details...)
 	lp := &Publication{Type: typ}
 	_, hasLat := m["latitude"]
 	_, hasLon := m["longitude"]
@@ -274,6 +255,66 @@ func (d Decoder) general(body []byte, forcedType string) (map[string]any, *Error
 	m["type"] = typ
 	m["contactE164"] = e164
 	return m, nil
+}
+
+// faults cleans the members of m (strings trimmed, texts cleaned by cleanMember; a free text empty after
+// trimming counts as absent; any other member stays, so that it is refused by name even when blank: an
+// unknown field, an empty enum, a number as text) and checks them against c's schema and the phone
+// rules. e164 is the phone's, when it has no fault; eb a refusal that names no field.
+func (d Decoder) faults(c *compiled, m map[string]any) (details []FieldError, e164 string, eb *ErrorBody) {
+	for k, val := range m {
+		if s, ok := val.(string); ok {
+			if s = cleanMember(k, s); s == "" && c.texts[k] {
+				delete(m, k)
+			} else {
+				m[k] = s
+			}
+		}
+	}
+	if err := c.schema.Validate(m); err != nil {
+		var ve *jsonschema.ValidationError
+		if !errors.As(err, &ve) {
+			return nil, "", &ErrorBody{Code: CodeInvalidBody, Error: "Datos inválidos."}
+		}
+		details = collect(ve, details)
+	}
+	if s, ok := m["contactWhatsapp"].(string); ok && !hasDetail(details, "/contactWhatsapp") {
+		var fe *FieldError
+		if e164, fe = parsePhone(s, !d.General); fe != nil {
+			details = append(details, *fe)
+		}
+	}
+	return details, e164, nil
+}
+
+// withoutType is the refusal of a body m whose type is missing or unknown (fe): that fault, and those
+// the body has as a request and as an offer alike (a common field's), which it has whatever type it
+// meant.
+func (d Decoder) withoutType(m map[string]any, fe FieldError) *ErrorBody {
+	var per [2][]FieldError
+	for i, t := range []string{TypeRequest, TypeOffer} {
+		as := maps.Clone(m)
+		as["type"] = t
+		per[i], _, _ = d.faults(validators()[t], as)
+	}
+	details := []FieldError{fe}
+	for _, x := range per[0] {
+		if slices.ContainsFunc(per[1], func(y FieldError) bool { return y.Field == x.Field && y.Message == x.Message }) {
+			details = append(details, x)
+		}
+	}
+	order := validators()[TypeRequest].order
+	rank := func(f string) int {
+		if i := slices.Index(order, strings.TrimPrefix(f, "/")); i >= 0 {
+			return i
+		}
+		return len(order)
+	}
+	slices.SortStableFunc(details[1:], func(a, b FieldError) int { return rank(a.Field) - rank(b.Field) })
+	if len(details) == 1 {
+		return &ErrorBody{Code: CodeInvalidBody, Error: "Datos inválidos: " + fe.Message + ".", Details: details}
+	}
+	return &ErrorBody{Code: CodeInvalidBody, Error: "Datos inválidos: revise los campos indicados en details.", Details: details}
 }
 
 func hasDetail(d []FieldError, field string) bool {

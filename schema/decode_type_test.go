@@ -1,0 +1,46 @@
+package schema
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// TestTypeFaultWithTheOthers: a body whose type is missing or unknown, or that sends a tool's fixed type,
+// is told every other fault with it: those of the fields both types share (not a request's address,
+// which an offer need not have), the missing consent among them.
+func TestTypeFaultWithTheOthers(t *testing.T) {
+	fields := func(eb *ErrorBody) []string {
+		var out []string
+		for _, d := range eb.Details {
+			out = append(out, d.Field)
+		}
+		return out
+	}
+	body := `{"source":"x","externalId":"y","title":"Agua","category":"comida","contactName":"Ana","contactWhatsapp":"123","publishContact":false%s}`
+	for _, d := range []Decoder{{}, {General: true}} {
+		for typ, forced := range map[string]string{"": "", `,"type":"solicitud"`: "", `,"type":"request"`: TypeRequest} {
+			_, eb := d.Decode([]byte(fmt.Sprintf(body, typ)), forced)
+			if eb == nil {
+				t.Fatalf("%q (forced %q): accepted", typ, forced)
+			}
+			got := fields(eb)
+			for _, want := range []string{"/type", "/category", "/contactWhatsapp", "/publishContact"} {
+				if !slices.Contains(got, want) {
+					t.Errorf("%q (forced %q): details %v lack %s", typ, forced, got, want)
+				}
+			}
+			if forced == "" && slices.Contains(got, "/address") {
+				t.Errorf("%q: a request's own field among the faults of a body of no type: %v", typ, got)
+			}
+			if forced != "" && !slices.Contains(got, "/address") {
+				t.Errorf("the tool's type: the request's own fields are not checked: %v", got)
+			}
+		}
+	}
+	// Alone, the type's fault is the message.
+	if _, eb := (Decoder{}).Decode([]byte(`{"source":"x","externalId":"y","emergencySlug":"e","title":"Agua","category":"salud","contactName":"Ana","contactWhatsapp":"3001234567","publishContact":true}`), ""); eb == nil ||
+		len(eb.Details) != 1 || eb.Details[0].Field != "/type" || eb.Error != "Datos inválidos: "+eb.Details[0].Message+"." {
+		t.Errorf("a body without type, otherwise an offer: %+v", eb)
+	}
+}
