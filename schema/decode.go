@@ -21,6 +21,7 @@ import (
 	"github.com/nyaruka/phonenumbers"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/unicode/norm"
 )
 
 // MaxBodyBytes bounds a publish body (DESIGN.md: over 64 KiB → 413).
@@ -648,8 +649,13 @@ func TrimText(s string) string {
 // bidirectional controls anywhere in it: embeddings, overrides and isolates (U+202A to U+202E, U+2066 to
 // U+2069), and the direction marks (U+200E, U+200F, U+061C). They are invisible, and they make a text
 // show in another order than it is written: a mark between two groups of digits shows «311 222 3344» as
-// «222 311 3344», a title hides what follows it.
+// «222 311 3344», a title hides what follows it. The text is then in Unicode's composed form (NFC): «é»
+// typed or pasted as «e» and a combining accent is one character, as people count it (the limits count
+// characters), and the same words compare alike however a keyboard wrote them.
 func CleanText(s string) string {
+	if !norm.NFC.IsNormalString(s) {
+		s = norm.NFC.String(s)
+	}
 	if strings.IndexFunc(s, bidiControl) >= 0 {
 		s = strings.Map(func(r rune) rune {
 			if bidiControl(r) {

@@ -1,7 +1,10 @@
 package schema
 
 import (
+	"strings"
+
 	"fmt"
+	"golang.org/x/text/unicode/norm"
 	"slices"
 	"testing"
 )
@@ -42,5 +45,22 @@ func TestTypeFaultWithTheOthers(t *testing.T) {
 	if _, eb := (Decoder{}).Decode([]byte(`{"source":"x","externalId":"y","emergencySlug":"e","title":"Agua","category":"salud","contactName":"Ana","contactWhatsapp":"3001234567","publishContact":true}`), ""); eb == nil ||
 		len(eb.Details) != 1 || eb.Details[0].Field != "/type" || eb.Error != "Datos inválidos: "+eb.Details[0].Message+"." {
 		t.Errorf("a body without type, otherwise an offer: %+v", eb)
+	}
+}
+
+// TestTextsComposed: a text typed with combining accents (NFD: «e» and U+0301) is stored composed, and
+// its characters are counted as people count them: a 91-character title so typed fits the 100.
+func TestTextsComposed(t *testing.T) {
+	title := strings.Repeat("é", 91) // each «é» two characters decomposed: 182
+	decomposed := norm.NFD.String(title)
+	body := fmt.Sprintf(`{"type":"offer","source":"x","externalId":"y","emergencySlug":"e","title":%q,"category":"salud","contactName":"José","contactWhatsapp":"3001234567","publishContact":true}`, decomposed)
+	for _, d := range []Decoder{{}, {General: true}} {
+		p, eb := d.Decode([]byte(body), "")
+		if eb != nil {
+			t.Fatalf("a 91-character title typed decomposed: %+v", eb)
+		}
+		if p.Title != title || p.ContactName != "José" {
+			t.Errorf("stored %q, %q: not composed", p.Title, p.ContactName)
+		}
 	}
 }
