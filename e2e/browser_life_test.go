@@ -33,8 +33,8 @@ func TestBrowserRecordLife(t *testing.T) {
 	resolveOnManagePage := func(t *testing.T, title, shot string) {
 		t.Helper()
 		p.wait(t, "gestion-publicacion")
-		if got := p.text(t, "gestion-publicacion"); !strings.Contains(got, title) || !strings.Contains(got, "Estado: vigente") {
-			t.Errorf("the manage page says %q, want the title %q and «Estado: vigente»", got, title)
+		if got := p.text(t, "gestion-publicacion"); !strings.Contains(got, title) || !strings.Contains(got, "Estado: vigente. Si nadie la renueva, deja de mostrarse el ") {
+			t.Errorf("the manage page says %q, want the title %q, «Estado: vigente» and until when", got, title)
 		}
 		if got := run(p.ctx, t, "fields", chromedp.Evaluate[bool](`document.getElementById('g-id').value !== '' && document.getElementById('g-token').value !== ''`)); !got {
 			t.Errorf("gestionar.js did not fill the id and token from the fragment")
@@ -52,7 +52,7 @@ func TestBrowserRecordLife(t *testing.T) {
 		if got := p.text(t, "gestion-hecho"); !strings.Contains(got, "Marcar como resuelta") {
 			t.Errorf("after the tap: %q", got)
 		}
-		waitText(t, p, "gestion-publicacion", "Estado: resuelta")
+		waitText(t, p, "gestion-publicacion", "Estado: resuelta. Su número sigue en la página de la publicación")
 		p.screenshot(t, shot+"-resuelta")
 	}
 

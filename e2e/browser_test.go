@@ -164,6 +164,17 @@ func (p *phone) requestForm(t *testing.T) {
 		t.Errorf("resending the same fill stored %d requests, want 1", n)
 	}
 
+	// «Ver mi publicación», then «Atrás»: the confirmation again, with its manage link (the page is not
+	// cached: the link was lost, with the empty form in its place). A link to /pedir opens the empty form.
+	p.do(t, "see my publication", chromedp.Click(chromedp.ID("resultado-ver"), chromedp.NodeVisible))
+	p.waitLocation(t, "/ayudas/"+id)
+	p.do(t, "back", chromedp.NavigateBack())
+	p.wait(t, "resultado-gestionar")
+	if href := run(p.ctx, t, "manage link after «Atrás»", chromedp.Evaluate[string](`document.getElementById('resultado-gestionar').href`)); !strings.Contains(href, "/gestionar#id="+id+"&token=") {
+		t.Errorf("after «Atrás» the manage link is %q, want the one of %s", href, id)
+	}
+	p.screenshot(t, "pedir-atras")
+
 	// A new fill without a title: the field's error in Spanish next to it, nothing stored.
 	p.open(t, "/pedir")
 	secondID := p.externalID(t)

@@ -41,7 +41,7 @@ func TestGestionar(t *testing.T) {
 		t.Fatalf("a wrong token changed the status to %v", st)
 	}
 	code, page = post(token, schema.ActionResolve)
-	if code != 200 || !strings.Contains(page, "quedó marcada como resuelta") {
+	if code != 200 || !strings.Contains(page, "quedó marcada como resuelta") || !strings.Contains(html.UnescapeString(page), "Su número sigue en la página de la publicación, para quien la abra; si quiere quitarlo, use «Retirar».") {
 		t.Fatalf("resolve: %d\n%.3000s", code, page)
 	}
 	if st := status(); st != "resolved" {

@@ -97,6 +97,13 @@ const phoneReportedWords = "Su número no se muestra: alguien informó que no es
 	"que revise el reporte: así vuelve a mostrarse, aquí y en sus próximas " +
 	"publicaciones. Retirar esta publicación y publicarla de nuevo no lo muestra."
 
+// resolvedWords tell a publisher that a resolved record still shows its phone on its page, and how to
+// remove it: resolving takes it out of the lists only.
+const resolvedWords = "Su número sigue en la página de la publicación, para quien la abra; si quiere quitarlo, use «Retirar»."
+
+// ResolvedWords are resolvedWords, for the page's script.
+func (manageView) ResolvedWords() string { return resolvedWords }
+
 // hiddenWords tell a publisher why their record shows to nobody, and that its data are still kept.
 const hiddenWords = "Esta publicación está oculta mientras quien opera el sitio revisa reportes de la comunidad: " +
 	"no se muestra a nadie, pero su nombre y su teléfono siguen guardados. Puede retirarla para borrarlos."
@@ -146,6 +153,9 @@ func (h *handler) describe(r *http.Request, base string, mv *manageView) {
 		}
 		if d.Status == schema.StatusOpen && d.Contact.Whatsapp == "" {
 			mv.Record += " " + phoneReportedWords
+		}
+		if d.Status == schema.StatusResolved && d.Contact.Whatsapp != "" {
+			mv.Record += " " + resolvedWords
 		}
 		mv.Buttons = buttonsFor(d.Status)
 	}

@@ -120,7 +120,11 @@
       $('enviar-gestion').href = 'https://wa.me/?text=' + encodeURIComponent('Mi enlace para gestionar mi publicación (no lo comparta): ' + r.manageUrl);
       $('gestionar-id').value = r.id || '';
       $('gestionar-token').value = r.manageToken || '';
-      remember(r, r.savedTitle || (form.elements.title ? form.elements.title.value.trim() : ''));
+      r.savedTitle = r.savedTitle || (form.elements.title ? form.elements.title.value.trim() : '');
+      remember(r, r.savedTitle);
+      // Kept for this tab only: «Ver mi publicación» and then «Atrás» bring this confirmation back, with
+      // its manage link, rather than an empty form (the page is not cached; the link would be lost).
+      try { store.setItem(lastKey, JSON.stringify({ r: r, at: Date.now() })); } catch (e) { /* not kept */ }
     }
     form.hidden = true;
     result.hidden = false;
@@ -130,6 +134,18 @@
     result.scrollIntoView({ block: 'start' });
     if (!saved && r.id && r.status === 'open') showMatches(r.id);
   }
+
+  // The confirmation of this tab's last publication, for an hour, when the page is come back to with
+  // «Atrás» (a link or the menu opens the empty form), until «Publicar otra».
+  var lastKey = key + ':ultima';
+  $('publicar-otra').addEventListener('click', function () {
+    try { store.removeItem(lastKey); } catch (e) { /* nothing kept */ }
+  });
+  try {
+    var nav = performance.getEntriesByType('navigation')[0], last = JSON.parse(store.getItem(lastKey) || 'null');
+    if (last && Date.now() - last.at >= 3600000) store.removeItem(lastKey);
+    else if (last && last.r && nav && nav.type === 'back_forward' && result.hidden) showResult(last.r);
+  } catch (e) { /* nothing kept, or unreadable: the empty form */ }
 
   // Who can answer the record just published (GET …/{id}/matches), each linking to its page; nothing
   // is shown when they cannot be read (the record's page lists them too).

@@ -34,7 +34,7 @@
       if (b.value !== "responses") b.hidden = !!ok && ok.indexOf(b.value) < 0;
     });
   }
-  function describe() {
+  function describe(withExpiry) {
     var id = idIn.value.trim();
     if (!id) return Promise.resolve();
     // no-cache: the detail is cacheable for a minute, and the status just shown must be the new one.
@@ -58,8 +58,13 @@
         if (!d) return;
         var w = { open: "vigente", resolved: "resuelta", withdrawn: "retirada", expired: "vencida", hidden: "oculta mientras se revisa" };
         info.textContent = (d.title || "") + " — " + form.dataset.estado + " " + (w[d.status] || d.status || "") + ".";
+        // Until when it shows (unless the line of the action just done says it), as without JavaScript.
+        var until = withExpiry !== false && window.colombiaTime(d.expiresAt, form.dataset.meses.split(","));
+        if (until) info.textContent += " " + form.dataset.vence.replace("{fecha}", until);
         // An open record without its phone: someone reported it as not the publisher's.
         if (d.status === "open" && !(d.contact && d.contact.whatsapp)) info.textContent += " " + form.dataset.numeroOculto;
+        // Resolved, its phone still shows on its page: withdrawing removes it.
+        if (d.status === "resolved" && d.contact && d.contact.whatsapp) info.textContent += " " + form.dataset.resuelta;
         info.hidden = false;
         fit(d.status);
       })
@@ -135,7 +140,7 @@
         if (r.ok) {
           var when = window.colombiaTime(b.expiresAt, form.dataset.meses.split(","));
           show(true, btn.textContent + ": listo." + (when ? " " + form.dataset.vence.replace("{fecha}", when) : ""));
-          describe();
+          describe(!when);
         }
         else show(false, b.error || form.dataset.red);
       });
