@@ -162,3 +162,32 @@ func TestBrowserPlacePickerBeforeItsList(t *testing.T) {
 		t.Errorf("after choosing El Caimo before the list came: %q at %v of the screen's height", chosen, top)
 	}
 }
+
+// TestBrowserPlacePickerNoAnswer: a weak signal the phone still calls online, the server unreachable
+// before the place list came: typing a place says at once that there is no signal, and «Buscar» says it
+// too instead of posting the form into nothing (the browser's error page took the fill with it).
+func TestBrowserPlacePickerNoAnswer(t *testing.T) {
+	artifacts := needBrowser(t)
+	s := testserver.Start(t, testserver.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p := &phone{ctx: startPhone(ctx, t), s: s, artifacts: artifacts}
+
+	p.open(t, "/pedir")
+	p.do(t, "title", chromedp.SendKeys(chromedp.ID("f-title"), "Agua para la vereda"))
+	s.Kill() // the server is gone; navigator.onLine stays true
+	p.do(t, "touch the picker", chromedp.Click(chromedp.ID("f-lugar-buscar"), chromedp.NodeVisible))
+	time.Sleep(time.Second) // the list's fetch has failed by now
+	p.do(t, "type a place", chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), "filandia"))
+	said := `(document.getElementById('lugar-resultados').innerText || '').indexOf('Sin señal') >= 0 && !document.getElementById('lugar-resultados').hidden`
+	run(p.ctx, t, "no signal said while typing", chromedp.Poll[bool](said, chromedp.WithPollingTimeout(15*time.Second)))
+	p.do(t, "Buscar", chromedp.Click(chromedp.CSS(`#lugar button[value="buscar"]`), chromedp.NodeVisible))
+	time.Sleep(time.Second)
+	if url := run(p.ctx, t, "location", chromedp.Evaluate[string](`location.pathname`)); url != "/pedir" {
+		t.Fatalf("«Buscar» with no answer left the page for %q", url)
+	}
+	if got := run(p.ctx, t, "title kept", chromedp.Evaluate[string](`document.getElementById('f-title').value`)); got != "Agua para la vereda" || !run(p.ctx, t, "still said", chromedp.Evaluate[bool](said)) {
+		t.Errorf("after «Buscar»: title %q, the no-signal note shown: %v", got, run(p.ctx, t, "said", chromedp.Evaluate[bool](said)))
+	}
+	p.screenshot(t, "pedir-lugar-sin-respuesta")
+}

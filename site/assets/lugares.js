@@ -89,16 +89,33 @@
     return hits.slice(0, 12).map(function (h) { return h.p; });
   }
   // With no signal and no list, the picker cannot answer: it says so (a step would post the form into
-  // no signal).
+  // no signal, and the browser's error page would take the fill with it).
   function offline() {
     if (loaded || navigator.onLine !== false) return false;
+    noSignal();
+    return true;
+  }
+  function noSignal() {
     out.textContent = '';
     var p = document.createElement('p');
     p.textContent = box.getAttribute('data-sin-senal');
     out.appendChild(p);
     out.hidden = false;
-    return true;
   }
+  // A weak signal the phone still calls online: whether the server answers at all, before a step posts
+  // the form to it (a HEAD of this page, given 8 s).
+  function answers() {
+    var ctl = window.AbortController ? new AbortController() : null, timer = ctl && setTimeout(function () { ctl.abort(); }, 8000);
+    return fetch(location.pathname, { method: 'HEAD', cache: 'no-store', signal: ctl && ctl.signal }).then(
+      function () { clearTimeout(timer); return true; }, function () { clearTimeout(timer); return false; });
+  }
+  // The list's fetch failed (no answer): typing in the search says so, and asks for the list again.
+  var failed = false;
+  q.addEventListener('input', function () {
+    if (loaded || !failed) return;
+    load();
+    noSignal();
+  });
   function showResults() {
     if (offline()) return;
     out.textContent = '';
@@ -156,6 +173,7 @@
         byCode[p.c] = p;
       });
       loaded = true;
+      failed = false;
       Array.prototype.forEach.call(steps, function (b) { b.hidden = true; });
       box.classList.add('al-instante');
       dep.addEventListener('change', function () {
@@ -172,7 +190,7 @@
       if (code.value) choose(code.value);
       else if (dep.value) fill(mun, children(dep.value, 5), 'Elija el municipio');
       if (q.value) showResults();
-    }).catch(function () { asked = false; /* no list yet: the steps go to the server (below) */ });
+    }).catch(function () { asked = false; failed = true; /* no list yet: the steps go to the server (below) */ });
   }
   box.addEventListener('focusin', load);
   box.addEventListener('pointerdown', load);
@@ -184,14 +202,17 @@
       ev.preventDefault();
       if (loaded && named[i] === 'lugar-elegir') { choose(b.value); return; }
       if (offline()) return;
-      [dep, mun, cen, q].forEach(function (el) { el.name = el === mun ? 'lugar-municipio' : el.id.slice(2); });
-      code.name = '';
-      var step = document.createElement('input');
-      step.type = 'hidden';
-      step.name = named[i];
-      step.value = b.value;
-      form.appendChild(step);
-      form.submit();
+      answers().then(function (ok) {
+        if (!ok) { noSignal(); return; }
+        [dep, mun, cen, q].forEach(function (el) { el.name = el === mun ? 'lugar-municipio' : el.id.slice(2); });
+        code.name = '';
+        var step = document.createElement('input');
+        step.type = 'hidden';
+        step.name = named[i];
+        step.value = b.value;
+        form.appendChild(step);
+        form.submit();
+      });
     });
   });
 })();
