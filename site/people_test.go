@@ -129,18 +129,21 @@ func TestEmergencyPageByTown(t *testing.T) {
 		"Agua para albergue": "17873", "Pañales para bebé": "63401"} { // Calarcá, Santa Rosa de Cabal, Villamaría, La Tebaida
 		s.place(s.add(eje.Slug, schema.TypeRequest, title), code)
 	}
+	trapped := s.add(eje.Slug, schema.TypeRequest, "Persona atrapada bajo escombros")
+	s.place(trapped, "66001")
+	s.set(trapped, func(r *schema.PublicHelpDetail) { r.Category = "rescate" })
 	c := newSite(t, s.options(ejeArea))
 	for _, tc := range []struct {
 		query string
 		want  []string
 		note  string
 	}{
-		{"municipio=66001", []string{"Agua en Pereira centro"}, ""},
-		{"municipio=pereira", []string{"Agua en Pereira centro"}, ""},
+		{"municipio=66001", []string{"Agua en Pereira centro", "Persona atrapada bajo escombros"}, ""},
+		{"municipio=pereira", []string{"Agua en Pereira centro", "Persona atrapada bajo escombros"}, ""},
 		{"municipio=armenia", []string{"Insulina para mi madre"}, ""},
 		{"municipio=el+caimo", []string{"Insulina para mi madre"}, "Se muestran las publicaciones de Armenia (Quindío), el municipio de El Caimo."},
 		{"municipio=63001001", []string{"Insulina para mi madre"}, "Se muestran las publicaciones de Armenia (Quindío), el municipio de El Caimo."}, // its DANE code
-		{"q=pereira", []string{"Agua en Pereira centro"}, "Se muestran las publicaciones en Pereira (Risaralda)."},
+		{"q=pereira", []string{"Agua en Pereira centro", "Persona atrapada bajo escombros"}, "Se muestran las publicaciones en Pereira (Risaralda)."},
 		{"q=insulina+armenia", []string{"Insulina para mi madre"}, "Se buscó «insulina» en las publicaciones de Armenia (Quindío)."},
 		{"q=insulina", []string{"Insulina para mi madre", "Insulina en Antioquia"}, ""},
 		{"q=victoria", []string{"Comida para Victoria"}, ""}, // nothing in Victoria (Caldas): the words, as typed
@@ -159,6 +162,10 @@ func TestEmergencyPageByTown(t *testing.T) {
 		{"municipio=villa+maria", []string{"Agua para albergue"}, ""},
 		{"q=pañales+la+tebaida", []string{"Pañales para bebé"}, "Se buscó «pañales» en las publicaciones de La Tebaida (Quindío)."},
 		{"q=la+tebaida", []string{"Pañales para bebé"}, "Se muestran las publicaciones en La Tebaida (Quindío)."},
+		// A category's name among the words is the category (texts seldom name their own).
+		{"q=rescate+pereira", []string{"Persona atrapada bajo escombros"}, "Se muestran las publicaciones en Pereira (Risaralda). Solo las de la categoría «Rescate»."},
+		{"q=rescate", []string{"Persona atrapada bajo escombros"}, "Solo las de la categoría «Rescate»."},
+		{"q=salud+armenia", []string{"Insulina para mi madre"}, "Solo las de la categoría «Salud»."},
 		// Nothing with the words in a town that has records: the words are said, not an empty town.
 		{"q=linternas+armenia", nil, "No hay publicaciones con «linternas» en Armenia (Quindío) ni a menos de 10 km de allí."},
 		// A village typed in «Municipio» whose municipio has nothing: its municipio's empty list, not the

@@ -568,7 +568,16 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 	// The words of a search as a person types it («busco insulina en armenia»): a place is read in them
 	// as typed (a village's name has its article: «insulina en el caimo»); of the others, those that
 	// every text would have to hold are left out of what is searched, and the note says what was.
-	placed, note, named := v.placeQuery(e, kept)
+	// A category named among the words («rescate pereira») is the category filter, unless its word is
+	// part of the place's name («el refugio», a village).
+	byKind, kind := categoryQuery(kept)
+	placed, note, named := v.placeQuery(e, byKind)
+	if kind != "" && named.Code == "" {
+		if p, n, nm := v.placeQuery(e, kept); nm.Code != "" {
+			placed, note, named, kind = p, n, nm, ""
+		}
+	}
+	note = strings.TrimSpace(note + " " + kind)
 	placed, dropped := withoutFillers(placed)
 	q, list, groups, errs, err := read(placed)
 	near := placed // what nearPlace widens: the place's list, its own word taken out of q
@@ -776,6 +785,36 @@ func (v *view) placeQuery(e *schema.EmergencyInfo, kept url.Values) (out url.Val
 	out.Set("q", rest)
 	words, _ := searchWords(rest) // what is searched of it (withoutFillers)
 	return out, "Se buscó «" + words + "» en las publicaciones de " + of + ".", p
+}
+
+// categoryQuery reads a category's name among the words of a search («salud armenia», «rescate»), when
+// no category is chosen: texts seldom name their own category, which is the filter. note says so ("" when
+// the words were left as they were); when that category has nothing, the page reads the words as typed.
+func categoryQuery(filters url.Values) (url.Values, string) {
+	if filters.Get("category") != "" || filters.Get("q") == "" {
+		return filters, ""
+	}
+	words := strings.Fields(filters.Get("q"))
+	cat, at := "", -1
+	for i, w := range words {
+		if c := places.Fold(w); c != "otro" && slices.Contains(schema.Categories, c) {
+			if cat != "" && cat != c {
+				return filters, "" // two categories: the words as typed
+			}
+			cat, at = c, i
+		}
+	}
+	if cat == "" {
+		return filters, ""
+	}
+	out := maps.Clone(filters)
+	out.Set("category", cat)
+	if rest := slices.Delete(words, at, at+1); len(rest) > 0 {
+		out.Set("q", strings.Join(rest, " "))
+	} else {
+		out.Del("q")
+	}
+	return out, "Solo las de la categoría «" + schema.EnumLabels[cat] + "»."
 }
 
 // withoutFillers is filters with the filler words of its q left out (searchWords), and the note that says

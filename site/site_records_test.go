@@ -94,7 +94,7 @@ func (s *records) list(_ context.Context, base string, q schema.ListQuery) (*sch
 	for i := len(s.all) - 1; i >= 0; i-- {
 		r := s.all[i]
 		if (q.EmergencySlug != "" && r.Emergency.Slug != q.EmergencySlug) || (q.Type != "" && r.Type != q.Type) ||
-			(q.Urgency != "" && r.Urgency != q.Urgency) || !s.matches(r, q) {
+			(q.Urgency != "" && r.Urgency != q.Urgency) || (q.Category != "" && r.Category != q.Category) || !s.matches(r, q) {
 			continue
 		}
 		out.Total++
