@@ -157,7 +157,7 @@ func (s *Service) derive(ctx context.Context, pos cursor) (cursor, error) {
 // deriveRecord enqueues the events of one change: the matches a new open record is to records some hook
 // follows, and, when a hook follows the record itself, its change of status and its coming expiry.
 func (s *Service) deriveRecord(ctx context.Context, rec *store.Record) error {
-	now := s.now().UTC()
+	now := s.now().UTC().Truncate(time.Millisecond) // times in events to the millisecond, as every other the API writes
 	var evs []*store.WebhookEvent
 	if rec.Revision == 0 && rec.Status == store.StatusOpen && !rec.ExpiredAt(now) {
 		m, err := s.matchEvents(ctx, rec, now)
