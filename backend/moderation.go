@@ -73,14 +73,26 @@ func Moderator(ctx context.Context) string {
 	return name
 }
 
-// reporterKey is the keyed hash that tells reporters apart: of the client's network (ClientNet), so that
-// one IPv6 host is one reporter however many of its addresses it uses.
+// reporterKey is the keyed hash that tells reporters apart: of the client's reporting network
+// (ReporterNet), so that one IPv6 home is one reporter however many of its addresses and /64s it uses.
 func (s *Service) reporterKey(ctx context.Context, m store.Moderation, addr string) (string, error) {
 	key, err := m.Secret(ctx, "reporters")
 	if err != nil {
 		return "", err
 	}
-	return keyedHex(key, ClientNet(addr), 16), nil
+	return keyedHex(key, ReporterNet(addr), 16), nil
+}
+
+// ReporterNet is what counts as one reporter of address addr: an IPv4 address itself, and an IPv6
+// address's /56, the prefix an ISP commonly delegates to one home (its 256 /64s, one person's for the
+// asking). Reports decide alone what is hidden (three reporters hide a record), so a reporter is the
+// wider network; a client (ClientNet) stays the /64.
+func ReporterNet(addr string) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil || a.Unmap().Is4() {
+		return ClientNet(addr)
+	}
+	return netip.PrefixFrom(a.WithZone(""), 56).Masked().String()
 }
 
 // disownedKey is the key of phone number e164 among the disowned numbers (store.Disowning): a keyed hash,

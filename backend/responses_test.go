@@ -497,8 +497,9 @@ func TestTokenPathsReadIDsAsTyped(t *testing.T) {
 	}
 }
 
-// TestReporterIsTheClientsNetwork: the addresses of one IPv6 /64 are one reporter (a host has 2^64 of
-// them), an IPv4 address is itself, and an IPv4-mapped IPv6 address is its IPv4 one.
+// TestReporterIsTheClientsNetwork: the addresses of one IPv6 /64 are one client (a host has 2^64 of
+// them), and those of one /56 one reporter (a home is commonly given a /56: 256 /64s); an IPv4 address is
+// itself, and an IPv4-mapped IPv6 address is its IPv4 one.
 func TestReporterIsTheClientsNetwork(t *testing.T) {
 	for addr, want := range map[string]string{
 		"2001:db8:1:2::1": "2001:db8:1:2::/64", "2001:db8:1:2:ffff:ffff:ffff:ffff": "2001:db8:1:2::/64",
@@ -509,20 +510,28 @@ func TestReporterIsTheClientsNetwork(t *testing.T) {
 			t.Errorf("ClientNet(%q) = %q, want %q", addr, got, want)
 		}
 	}
+	for addr, want := range map[string]string{
+		"2001:db8:1:2::1": "2001:db8:1::/56", "2001:db8:1:ff::1": "2001:db8:1::/56", "2001:db8:1:100::1": "2001:db8:1:100::/56",
+		"198.51.100.7": "198.51.100.7", "::ffff:198.51.100.7": "198.51.100.7", "not an address": "not an address",
+	} {
+		if got := backend.ReporterNet(addr); got != want {
+			t.Errorf("ReporterNet(%q) = %q, want %q", addr, got, want)
+		}
+	}
 	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
 	a := s.publish(insulinRequest("a"))
 	_, r, _ := s.respond(a.ID, `{"message":"Mándeme plata primero"}`)
 	ctx := context.Background()
-	for i, addr := range []string{"2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2::3", "2001:db8:1:2:aaaa::9"} {
+	for i, addr := range []string{"2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:3::3", "2001:db8:1:ff:aaaa::9"} {
 		res, err := s.svc.ReportResponse(ctx, a.ID, r.ResponseID, &schema.ReportInput{Reason: "fraud"}, addr)
 		if err != nil || res.Outcome != schema.ReportCounted {
-			t.Fatalf("report %d from %s, one /64: %+v %v", i, addr, res, err)
+			t.Fatalf("report %d from %s, one /56: %+v %v", i, addr, res, err)
 		}
 	}
 	if n := s.count(a.ID); n != 1 {
-		t.Fatalf("four addresses of one /64 hid the response: %d", n)
+		t.Fatalf("four addresses of one /56 hid the response: %d", n)
 	}
-	for _, addr := range []string{"2001:db8:9:1::1", "2001:db8:9:2::1"} {
+	for _, addr := range []string{"2001:db8:9:1::1", "2001:db8:9:100::1"} {
 		if _, err := s.svc.ReportResponse(ctx, a.ID, r.ResponseID, &schema.ReportInput{Reason: "fraud"}, addr); err != nil {
 			t.Fatal(err)
 		}
