@@ -653,7 +653,7 @@ func TrimText(s string) string {
 // typed or pasted as «e» and a combining accent is one character, as people count it (the limits count
 // characters), and the same words compare alike however a keyboard wrote them.
 func CleanText(s string) string {
-	if !norm.NFC.IsNormalString(s) {
+	if !composed(s) {
 		s = norm.NFC.String(s)
 	}
 	if strings.IndexFunc(s, bidiControl) >= 0 {
@@ -665,6 +665,17 @@ func CleanText(s string) string {
 		}, s)
 	}
 	return TrimText(s)
+}
+
+// composed reports whether s is certainly in Unicode's composed form (NFC), by the quick check, which
+// allocates nothing (IsNormalString does): false may still be composed, and NFC.String then gives s.
+func composed(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return norm.NFC.QuickSpanString(s) == len(s)
+		}
+	}
+	return true
 }
 
 // identifiers are the members that CleanText leaves as sent (trimmed only).

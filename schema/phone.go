@@ -92,13 +92,7 @@ func gapWidth(r rune) int {
 // («Cra 14 # 20-31») is none. A publication's contact is its contactWhatsapp, shown only with the
 // person's consent and hidden when someone reports it as theirs; a number in the text would escape both.
 func MaskPhones(s string) (string, bool) {
-	digits := 0
-	for _, r := range s {
-		if unicode.IsDigit(r) {
-			digits++
-		}
-	}
-	if digits == 0 { // look-alike letters (digitValues) count only beside a digit
+	if countDigits(s) < 7 { // no number has fewer: the common text costs one pass, no allocation
 		return s, false
 	}
 	rs := []rune(s)
@@ -137,12 +131,23 @@ func MaskPhones(s string) (string, bool) {
 	return string(rs), true
 }
 
-// lookalikeDigits are the letters people type for digits to slip a number past a filter («3OO 12З
-// 4567»): O and o for 0, l and I for 1, Cyrillic З and з for 3, in Latin, Cyrillic and Greek.
-var lookalikeDigits = map[rune]int8{'O': 0, 'o': 0, 'О': 0, 'о': 0, 'Ο': 0, 'ο': 0, 'l': 1, 'I': 1, 'І': 1, 'і': 1, 'Ι': 1, 'З': 3, 'з': 3}
+// lookalike is the digit that r stands for when people type a letter for it to slip a number past a
+// filter («3OO 12З 4567»): O and o for 0, l and I for 1, Cyrillic З and з for 3, in Latin, Cyrillic and
+// Greek.
+func lookalike(r rune) (int8, bool) {
+	switch r {
+	case 'O', 'o', 'О', 'о', 'Ο', 'ο':
+		return 0, true
+	case 'l', 'I', 'І', 'і', 'Ι':
+		return 1, true
+	case 'З', 'з':
+		return 3, true
+	}
+	return 0, false
+}
 
 // digitValues is the value of each digit of rs, -1 for what is none: a decimal digit of any script, or
-// a look-alike letter (lookalikeDigits) in a word that is otherwise digits and has one at least («3OO»
+// a look-alike letter (lookalike) in a word that is otherwise digits and has one at least («3OO»
 // is 300; «Oso», «lo» and «I» are words).
 func digitValues(rs []rune) []int8 {
 	val := make([]int8, len(rs))
@@ -153,12 +158,12 @@ func digitValues(rs []rune) []int8 {
 		}
 		j, real, other := i, false, false
 		for ; j < len(rs) && (unicode.IsLetter(rs[j]) || unicode.IsDigit(rs[j])); j++ {
-			_, like := lookalikeDigits[rs[j]]
+			_, like := lookalike(rs[j])
 			real = real || unicode.IsDigit(rs[j])
 			other = other || (!unicode.IsDigit(rs[j]) && !like)
 		}
 		for k := i; k < j; k++ {
-			switch v, like := lookalikeDigits[rs[k]]; {
+			switch v, like := lookalike(rs[k]); {
 			case unicode.IsDigit(rs[k]):
 				val[k] = int8(digitValue(rs[k]))
 			case like && real && !other:
@@ -170,6 +175,33 @@ func digitValues(rs []rune) []int8 {
 		i = j
 	}
 	return val
+}
+
+// countDigits is how many digits digitValues finds in s (look-alike letters in a word of digits
+// included), in one pass without its allocations.
+func countDigits(s string) int {
+	n, digits, likes, other := 0, 0, 0, false
+	end := func() {
+		n += digits
+		if digits > 0 && !other {
+			n += likes
+		}
+		digits, likes, other = 0, 0, false
+	}
+	for _, r := range s {
+		switch _, like := lookalike(r); {
+		case r >= '0' && r <= '9' || (r > unicode.MaxASCII && unicode.IsDigit(r)):
+			digits++
+		case like:
+			likes++
+		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || (r > unicode.MaxASCII && unicode.IsLetter(r)):
+			other = true
+		default:
+			end()
+		}
+	}
+	end()
+	return n
 }
 
 // digitRuns are the runs of digit groups of rs (val, its digitValues): each group a [start, end) of

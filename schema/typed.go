@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"golang.org/x/text/unicode/norm"
 )
 
 // The typed decode: a strict unmarshal straight into a Publication (go-json-experiment/json rejects
@@ -65,7 +64,7 @@ var unmarshalers = json.WithUnmarshalers(json.JoinUnmarshalers(
 		// The member's name (a walk of the decoder's stack) only when it decides: a text with a direction
 		// control or not composed (kept in an identifier: CleanText), or one empty once trimmed.
 		s := tok.String()
-		if strings.IndexFunc(s, bidiControl) >= 0 || !norm.NFC.IsNormalString(s) {
+		if strings.IndexFunc(s, bidiControl) >= 0 || !composed(s) {
 			s = cleanMember(dec.StackPointer().LastToken(), s)
 		} else {
 			s = TrimText(s)

@@ -141,13 +141,13 @@ func (s *Store) Disown(_ context.Context, d store.Disowning) error {
 	return s.writeDisownings(func(txn *badger.Txn) error { return txn.Set(disownedKey(d.Key, d.RecordID), v) })
 }
 
-// disownedKeys are the standing disownings, as of the last write of them, by key and publisher
-// (disownedAgainst): every publication asks Disowned, which a map answers without a read of the
-// database. Disownings are few (each is a phone a report hid, within the reports' bounds).
-type disownedKeys = map[string]bool
+// disownedKeys are the standing disownings, as of the last write of them, by key and publisher ("":
+// any): every publication asks Disowned, which a map answers without a read of the database (or an
+// allocation). Disownings are few (each is a phone a report hid, within the reports' bounds).
+type disownedKeys = map[disownedAgainst]bool
 
-// disownedAgainst is the entry of disownedKeys of a disowning of key against publisher ("": any).
-func disownedAgainst(key, publisher string) string { return key + "\x00" + publisher }
+// disownedAgainst is a disowning of a number's key against a publisher.
+type disownedAgainst struct{ key, publisher string }
 
 // writeDisownings runs fn as modWrite does, then reloads the disowned keys, one such write at a time so
 // that a later write's keys never give way to an earlier one's.
@@ -169,7 +169,7 @@ func (s *Store) loadDisowned() error {
 			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &d) }); err != nil {
 				return err
 			}
-			keys[disownedAgainst(d.Key, d.Publisher)] = true
+			keys[disownedAgainst{d.Key, d.Publisher}] = true
 		}
 		return nil
 	})
@@ -186,7 +186,7 @@ func (s *Store) Disowned(_ context.Context, key, publisher string) (bool, error)
 	if keys == nil {
 		return false, store.ErrClosed
 	}
-	return (*keys)[disownedAgainst(key, publisher)] || (*keys)[disownedAgainst(key, "")], nil
+	return (*keys)[disownedAgainst{key, publisher}] || (*keys)[disownedAgainst{key, ""}], nil
 }
 
 // Reclaim implements store.Moderation. Disownings are few (each is a phone a report hid, within the
