@@ -581,3 +581,39 @@ func TestContentMatchesHidesAHiddenPhone(t *testing.T) {
 		t.Fatal("the publisher's network is not told whether its number differs")
 	}
 }
+
+// TestPairTakenIsSaid: a publication whose (source, externalId) another network took first with other
+// content is answered 200, as the spec says, and told that nothing it sent was stored (pair_taken), on
+// a publish and a dry run alike; a retry of the publisher's own network, or of the same content, is not.
+func TestPairTakenIsSaid(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	ctx := context.Background()
+	body := func(title string) []byte {
+		return testserver.MustJSON(t, testserver.With(testserver.ValidRequest(), "externalId", "caso-124", "title", title))
+	}
+	taken := func(ws []schema.Warning) bool {
+		return slices.ContainsFunc(ws, func(w schema.Warning) bool {
+			return w.Code == schema.CodePairTaken && w.Field == "/externalId" && strings.Contains(w.Message, "NO se guardó")
+		})
+	}
+	if _, _, err := s.svc.Publish(ctx, "http://ayuda.test", body("Consigne a Nequi para recibir mercado"), "", "198.51.100.66"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		title, addr string
+		want        bool
+	}{
+		{"Necesitamos leche para bebés", "192.0.2.1", true},           // another network, other content: the bot's publication
+		{"Consigne a Nequi para recibir mercado", "192.0.2.1", false}, // the same content: a copy, nothing lost
+		{"Necesitamos leche para bebés", "198.51.100.66", false},      // the publisher's network: contentMatches says it
+	} {
+		res, _, err := s.svc.Publish(ctx, "http://ayuda.test", body(tc.title), "", tc.addr)
+		if err != nil || !res.Duplicate || taken(res.Warnings) != tc.want {
+			t.Errorf("%q from %s: %+v %v, want pair_taken %v", tc.title, tc.addr, res, err, tc.want)
+		}
+		dry, err := s.svc.DryRun(ctx, "http://ayuda.test", body(tc.title), "", tc.addr)
+		if err != nil || taken(dry.Warnings) != tc.want {
+			t.Errorf("dry run %q from %s: %+v %v, want pair_taken %v", tc.title, tc.addr, dry, err, tc.want)
+		}
+	}
+}

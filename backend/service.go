@@ -219,6 +219,11 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 		same = sameContent(stored, pub, publisher)
 		res.ContentMatches = &same
 	}
+	if !same && !samePublisher(stored.Publisher, publisher) {
+		// Not this client's retry, most likely: someone else took the pair first (an app's externalIds may
+		// be guessed). The 200 must not read as «published» to a bot that checks only the status.
+		res.Warnings = append(res.Warnings, pairTakenWarning)
+	}
 	if same && (created || samePublisher(stored.Publisher, publisher)) {
 		// Only the publisher (the first answer, or a retry of exactly its content from its network) gets the token.
 		if res.ManageToken, err = s.manageToken(ctx, stored); err != nil {
@@ -304,6 +309,12 @@ func maskPhones(pub *schema.Publication) []string {
 	return out
 }
 
+// pairTakenWarning tells a client that the pair it sent holds another network's other content, and that
+// nothing it sent was stored.
+var pairTakenWarning = schema.Warning{Code: schema.CodePairTaken, Field: "/externalId", Message: "Ya hay una publicación con este " +
+	"source y externalId, enviada desde otra red y con otro contenido: lo enviado NO se guardó. Si no es suya, publique de nuevo con " +
+	"un externalId propio y difícil de adivinar (p. ej. un UUID)."}
+
 // disownedWarning tells a publisher that the number they gave is not shown: its owner said it is not
 // theirs to publish (phoneDisowned).
 var disownedWarning = schema.Warning{Code: schema.CodePhoneDisowned, Field: "/contactWhatsapp", Message: "Este número de WhatsApp " +
@@ -355,6 +366,9 @@ func (s *Service) DryRun(ctx context.Context, base string, body []byte, forcedTy
 	stored = readAt(stored, s.now())
 	same := sameContent(stored, pub, publisher)
 	res.Duplicate, res.ContentMatches, res.ID, res.Status = true, &same, stored.ID, stored.Status
+	if !same && !samePublisher(stored.Publisher, publisher) {
+		res.Warnings = append(res.Warnings, pairTakenWarning)
+	}
 	res.PublicURL = base + schema.RecordPath(stored.ID)
 	return res, nil
 }
