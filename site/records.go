@@ -887,16 +887,8 @@ func (v *view) nearPlace(ctx context.Context, e *schema.EmergencyInfo, path stri
 	near.Set("latitude", strconv.FormatFloat(p.Lat, 'f', 5, 64))
 	near.Set("longitude", strconv.FormatFloat(p.Lon, 'f', 5, 64))
 	near.Set("radiusKm", strconv.Itoa(schema.DefaultRadiusKm))
-	q, errs := v.h.o.Service.ParseList(near)
-	if len(errs) > 0 {
-		return pageLink{}, nil
-	}
-	q.EmergencySlug, q.Limit, q.Total = e.Slug, 1, ""
-	list, err := v.h.o.Service.List(ctx, v.base, q)
-	if qe := (*QueryError)(nil); errors.As(err, &qe) {
-		return pageLink{}, nil
-	}
-	if err != nil || list.Total == 0 {
+	list, err := v.firstOf(ctx, e, near)
+	if err != nil || list == nil {
 		return pageLink{}, err
 	}
 	n := totalWords(list.Total, list.TotalExact, false)
@@ -908,6 +900,24 @@ func (v *view) nearPlace(ctx context.Context, e *schema.EmergencyInfo, path stri
 		Label: fmt.Sprintf("Ver %s %s a menos de %d km de %s", n, what, schema.DefaultRadiusKm, places.Label(p))}, nil
 }
 
+// firstOf reads the first record of e's list with filters, for a link that counts what it opens: nil when
+// the filters are refused or the list is empty.
+func (v *view) firstOf(ctx context.Context, e *schema.EmergencyInfo, filters url.Values) (*schema.HelpList, error) {
+	q, errs := v.h.o.Service.ParseList(filters)
+	if len(errs) > 0 {
+		return nil, nil
+	}
+	q.EmergencySlug, q.Limit, q.Total = e.Slug, 1, ""
+	list, err := v.h.o.Service.List(ctx, v.base, q)
+	if qe := (*QueryError)(nil); errors.As(err, &qe) {
+		return nil, nil
+	}
+	if err != nil || list.Total == 0 {
+		return nil, err
+	}
+	return list, nil
+}
+
 // placeList links to the list of place p's municipio with the filters of near but its words, when that
 // list is not empty: where a search of words in a town found nothing, what the town has.
 func (v *view) placeList(ctx context.Context, e *schema.EmergencyInfo, path string, near url.Values, p places.Place) (pageLink, error) {
@@ -915,16 +925,8 @@ func (v *view) placeList(ctx context.Context, e *schema.EmergencyInfo, path stri
 	all.Del("q")
 	all.Del("cursor")
 	all.Set("municipio", p.MunicipioCode())
-	q, errs := v.h.o.Service.ParseList(all)
-	if len(errs) > 0 {
-		return pageLink{}, nil
-	}
-	q.EmergencySlug, q.Limit, q.Total = e.Slug, 1, ""
-	list, err := v.h.o.Service.List(ctx, v.base, q)
-	if qe := (*QueryError)(nil); errors.As(err, &qe) {
-		return pageLink{}, nil
-	}
-	if err != nil || list.Total == 0 {
+	list, err := v.firstOf(ctx, e, all)
+	if err != nil || list == nil {
 		return pageLink{}, err
 	}
 	mun, _ := places.Lookup(p.MunicipioCode())
