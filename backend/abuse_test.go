@@ -580,6 +580,16 @@ func TestContentMatchesHidesAHiddenPhone(t *testing.T) {
 	if !matches("3001234567", "192.0.2.1") || matches("3109876543", "192.0.2.1") {
 		t.Fatal("the publisher's network is not told whether its number differs")
 	}
+	// A record the reports hid whole (its detail answers 410) shows no phone either.
+	if _, err := s.svc.Moderate(ctx, first.ID, backend.ActionRestore, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.svc.Moderate(ctx, first.ID, backend.ActionHide, ""); err != nil {
+		t.Fatal(err)
+	}
+	if !matches("3001234567", "198.51.100.8") || !matches("3109876543", "198.51.100.8") {
+		t.Fatal("a hidden record: a stranger's guess is told apart")
+	}
 }
 
 // TestPairTakenIsSaid: a publication whose (source, externalId) another network took first with other

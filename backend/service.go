@@ -375,11 +375,11 @@ func (s *Service) DryRun(ctx context.Context, base string, body []byte, forcedTy
 
 // sameContent is what contentMatches tells the client of network publisher of pub, a retry of stored
 // (as readAt reads it). Its publisher compares everything; another network, when stored does not show
-// its phone (a report hid it, it expired), compares without the phone: else contentMatches would tell a
+// its phone (a report hid it or the record, it expired), compares without the phone: else contentMatches would tell a
 // stranger who knows the pair whether a number guessed is the hidden one. The manage token still needs
 // the publisher's network and the whole content.
 func sameContent(stored *store.Record, pub *schema.Publication, publisher string) bool {
-	if samePublisher(stored.Publisher, publisher) || contactShown(stored) {
+	if samePublisher(stored.Publisher, publisher) || (contactShown(stored) && listed(stored.Status)) {
 		return samePublication(&stored.Publication, pub)
 	}
 	p := *pub
