@@ -445,11 +445,13 @@ func TestRestoreByReporterUndoesOnlyItsOwn(t *testing.T) {
 // a new publication with that number from the network that published it, however it is written, is
 // shown without it and its publisher is told why (phone_disowned), while other numbers publish as ever,
 // and so does the number from other networks (else anyone could block a number for its owner by
-// publishing it and reporting it). A network that reports its own publication disowns nothing. Undoing
+// publishing it and reporting it), and from that network too a day later (DisownedFor: the report may
+// have been false). A network that reports its own publication disowns nothing. Undoing
 // that reporter's campaign frees the number; so does an operator's restore of any publication of it,
 // everywhere.
 func TestDisownedNumberStaysHidden(t *testing.T) {
-	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	clk := &fakeClock{at: time.Now().UTC()}
+	s := newExpiryServer(t, clk)
 	ctx := context.Background()
 	publishFrom := func(ext, phone, addr string) *schema.PublishResult {
 		t.Helper()
@@ -468,7 +470,7 @@ func TestDisownedNumberStaysHidden(t *testing.T) {
 			t.Fatal(err)
 		}
 		warned := slices.ContainsFunc(res.Warnings, func(w schema.Warning) bool {
-			return w.Code == schema.CodePhoneDisowned && w.Field == "/contactWhatsapp" && strings.Contains(w.Message, "sin número")
+			return w.Code == schema.CodePhoneDisowned && w.Field == "/contactWhatsapp" && strings.Contains(w.Message, "nadie podrá escribirle")
 		})
 		if rec.ContactHidden != warned {
 			t.Fatalf("%s: phone hidden %v, warned %v: %+v", res.ID, rec.ContactHidden, warned, res.Warnings)
@@ -530,6 +532,17 @@ func TestDisownedNumberStaysHidden(t *testing.T) {
 	}
 	if f := publish("f", "3001234567"); !shown(f) {
 		t.Fatal("an operator restored the number, and a new publication still hides it")
+	}
+
+	// A disowning holds a day: the report may have been false (the owner's own publication reported).
+	i := publish("i", "3001234567")
+	report(i.ID, "127.0.0.9")
+	if j := publish("j", "3001234567"); shown(j) {
+		t.Fatal("disowned a third time, the number is shown")
+	}
+	clk.set(clk.now().Add(backend.DisownedFor + time.Minute))
+	if k := publish("k", "3001234567"); !shown(k) {
+		t.Fatal("a day after the report, the number is still hidden from the network that published it")
 	}
 
 	// A network reporting its own publication hides the phone there, and disowns nothing: it cannot

@@ -117,8 +117,14 @@ func (s *Service) phoneDisowned(ctx context.Context, e164, publisher string) (bo
 	if err != nil {
 		return false, err
 	}
-	return s.store.Disowned(ctx, key, publisher)
+	return s.store.Disowned(ctx, key, publisher, s.now().Add(-DisownedFor))
 }
+
+// DisownedFor is how long a disowning holds by itself: the report that makes one is anonymous, and may be
+// false (someone reporting the owner's own publication), so it blocks the network that published the
+// reported record for a day, not for good; a harasser who publishes the number again after it is
+// reported again. An operator's restore ends it at once.
+const DisownedFor = 24 * time.Hour
 
 // ClientNet is what counts as one client of address addr: an IPv4 address itself, and an IPv6 address's
 // /64, the network a single host or home is given (any of its 2^64 addresses is the same client). An

@@ -317,9 +317,9 @@ var pairTakenWarning = schema.Warning{Code: schema.CodePairTaken, Field: "/exter
 
 // disownedWarning tells a publisher that the number they gave is not shown: its owner said it is not
 // theirs to publish (phoneDisowned).
-var disownedWarning = schema.Warning{Code: schema.CodePhoneDisowned, Field: "/contactWhatsapp", Message: "Este número de WhatsApp " +
-	"ya fue reportado por su dueño como publicado sin su permiso, así que la publicación se muestra sin número. Si el número es suyo, " +
-	"pida a quien opera este servicio que lo revise; si no, publique con un número de contacto propio."}
+var disownedWarning = schema.Warning{Code: schema.CodePhoneDisowned, Field: "/contactWhatsapp", Message: "La publicación no muestra " +
+	"este número de WhatsApp, así que nadie podrá escribirle por él: alguien informó que no es de quien lo publica. Si el número es suyo, " +
+	"pida a quien opera este servicio que revise el reporte; si no, publique con un número de contacto propio."}
 
 // maskedTexts name the texts maskPhones reads, in the words of the people who wrote them (a warning is
 // shown to them; its field names the field for programs).

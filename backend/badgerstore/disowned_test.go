@@ -3,6 +3,7 @@ package badgerstore
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/directaid/directaid/backend/store"
 )
@@ -30,7 +31,7 @@ func TestDisownedAcrossARestart(t *testing.T) {
 	s = open(t, Options{Dir: dir})
 	defer s.Close()
 	for k, want := range map[string]bool{"k1": true, "k2": false, "k3": false} {
-		if got, err := s.Disowned(ctx, k, "p"); err != nil || got != want {
+		if got, err := s.Disowned(ctx, k, "p", time.Now().Add(-time.Hour)); err != nil || got != want {
 			t.Errorf("after a restart, Disowned(%s) = %v, %v; want %v", k, got, err, want)
 		}
 	}

@@ -144,7 +144,7 @@ func (s *Store) Disown(_ context.Context, d store.Disowning) error {
 // disownedKeys are the standing disownings, as of the last write of them, by key and publisher ("":
 // any): every publication asks Disowned, which a map answers without a read of the database (or an
 // allocation). Disownings are few (each is a phone a report hid, within the reports' bounds).
-type disownedKeys = map[disownedAgainst]bool
+type disownedKeys = map[disownedAgainst]time.Time // when the last disowning of it was made
 
 // disownedAgainst is a disowning of a number's key against a publisher.
 type disownedAgainst struct{ key, publisher string }
@@ -169,7 +169,9 @@ func (s *Store) loadDisowned() error {
 			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &d) }); err != nil {
 				return err
 			}
-			keys[disownedAgainst{d.Key, d.Publisher}] = true
+			if k := (disownedAgainst{d.Key, d.Publisher}); d.At.After(keys[k]) {
+				keys[k] = d.At
+			}
 		}
 		return nil
 	})
@@ -181,12 +183,12 @@ func (s *Store) loadDisowned() error {
 }
 
 // Disowned implements store.Moderation, from the keys loaded at Open and after each write of them.
-func (s *Store) Disowned(_ context.Context, key, publisher string) (bool, error) {
+func (s *Store) Disowned(_ context.Context, key, publisher string, since time.Time) (bool, error) {
 	keys := s.disowned.Load()
 	if keys == nil {
 		return false, store.ErrClosed
 	}
-	return (*keys)[disownedAgainst{key, publisher}] || (*keys)[disownedAgainst{key, ""}], nil
+	return (*keys)[disownedAgainst{key, publisher}].After(since) || (*keys)[disownedAgainst{key, ""}].After(since), nil
 }
 
 // Reclaim implements store.Moderation. Disownings are few (each is a phone a report hid, within the

@@ -100,11 +100,11 @@ func (s *Store) Disown(ctx context.Context, d store.Disowning) error {
 }
 
 // Disowned implements store.Moderation.
-func (s *Store) Disowned(ctx context.Context, key, publisher string) (bool, error) {
+func (s *Store) Disowned(ctx context.Context, key, publisher string, since time.Time) (bool, error) {
 	var found bool
 	err := s.call(ctx, func(ctx context.Context) error {
-		return s.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM directaid_disowned WHERE key = $1 AND publisher IN ($2, ''))`,
-			key, publisher).Scan(&found)
+		return s.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM directaid_disowned WHERE key = $1 AND publisher IN ($2, '') AND at > $3)`,
+			key, publisher, since).Scan(&found)
 	})
 	return found, err
 }

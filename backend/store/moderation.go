@@ -82,9 +82,9 @@ type Moderation interface {
 	Audit(ctx context.Context, after int64, limit int) ([]AuditEntry, error)
 	// Disown stores d, replacing a disowning of the same key on the same record.
 	Disown(ctx context.Context, d Disowning) error
-	// Disowned says whether a disowning of key stands against publisher: one whose Publisher is
-	// publisher, or empty.
-	Disowned(ctx context.Context, key, publisher string) (bool, error)
+	// Disowned says whether a disowning of key made after since stands against publisher: one whose
+	// Publisher is publisher, or empty.
+	Disowned(ctx context.Context, key, publisher string, since time.Time) (bool, error)
 	// Reclaim removes the disownings that match every criterion given (key, record id, reporter; "" matches
 	// any, and at least key or id is given): an operator showed the phone again.
 	Reclaim(ctx context.Context, key, id, reporter string) error

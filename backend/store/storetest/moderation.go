@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/directaid/directaid/backend/store"
 )
@@ -182,9 +183,10 @@ func testDisownings(t *testing.T, s store.Store) {
 			t.Fatal(err)
 		}
 	}
+	hour := time.Now().Add(-time.Hour)
 	against := func(key, publisher string) bool {
 		t.Helper()
-		ok, err := m.Disowned(ctx, key, publisher)
+		ok, err := m.Disowned(ctx, key, publisher, hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,5 +263,15 @@ func testDisownings(t *testing.T, s store.Store) {
 	}
 	if !against("k4", "p1") || !against("k4", "p2") || !against("k4", "") || against("k3", "p2") {
 		t.Fatal("a disowning without a publisher does not stand against every publisher, or another does")
+	}
+	// Only the disownings made after since stand.
+	if ok, err := m.Disowned(ctx, "k3", "p1", time.Now().Add(time.Minute)); err != nil || ok {
+		t.Fatalf("a disowning made before since stands: %v %v", ok, err)
+	}
+	if err := m.Disown(ctx, store.Disowning{Key: "k5", RecordID: b.ID, Reporter: "r7", Publisher: "p1", At: time.Now().Add(-48 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if against("k5", "p1") {
+		t.Fatal("a disowning made two days ago stands since an hour ago")
 	}
 }
