@@ -189,6 +189,14 @@ func TestEmergencyPageByTown(t *testing.T) {
 			t.Errorf("?%s: no share link", tc.query)
 		}
 	}
+	// Names that are the area's but no municipio of it: a departamento («risaralda», not Risaralda,
+	// Caldas), villages of several municipios («la florida», not La Florida, Nariño).
+	for _, q := range []string{"q=risaralda", "q=linternas+la+florida", "municipio=la+florida"} {
+		_, md := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md?"+q)
+		if strings.Contains(string(md), "Risaralda (Caldas)") || strings.Contains(string(md), "Nariño") {
+			t.Errorf("?%s read a place outside what was meant:\n%s", q, md)
+		}
+	}
 	// ... and what the town has is one link away.
 	_, md := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md?q=linternas+armenia")
 	if !strings.Contains(string(md), "[Ver la publicación de Armenia (Quindío)]("+testBase+"/emergencias/eje-cafetero?municipio=63001)") {

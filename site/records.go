@@ -945,13 +945,23 @@ func placeInText(q string, area []string) (places.Place, string, bool) {
 	for n := len(words); n > 0; n-- {
 		for _, start := range []int{len(words) - n, 0} {
 			name := strings.Join(words[start:start+n], " ")
-			p, ok := areaMunicipio(name, area)
-			// Words are often a place's shorter name («agua» of Agua de Dios): outside the area, only a
-			// municipio by its own name («leticia», «bogota» for Bogotá, D.C.).
-			ok = ok && (places.InArea(p.Code, area) || places.NamedBy(p, name) || places.Fold(name)+" d c" == places.Fold(p.Name))
-			if !ok {
-				p, ok = areaVillage(name, area)
+			if places.IsDepartamento(name) {
+				continue // «risaralda» means the departamento, not Risaralda (Caldas)
 			}
+			// The area's municipios, then its villages («la florida», a village of Pereira), then a
+			// municipio elsewhere by its own name («leticia», «bogota» for Bogotá, D.C.): words are often a
+			// place's shorter name («agua» of Agua de Dios).
+			p, ok := areaMunicipio(name, area)
+			inArea := ok && places.InArea(p.Code, area)
+			if !inArea {
+				v, found, shared := areaVillage(name, area)
+				if found {
+					p, ok, inArea = v, true, true
+				} else if shared {
+					continue // the area's villages' name, of several municipios: words
+				}
+			}
+			ok = ok && (inArea || places.NamedBy(p, name) || places.Fold(name)+" d c" == places.Fold(p.Name))
 			if ok {
 				return p, strings.Join(slices.Concat(words[:start], words[start+n:]), " "), true
 			}
@@ -961,27 +971,29 @@ func placeInText(q string, area []string) (places.Place, string, bool) {
 }
 
 // areaVillage is the centro poblado of area that name names, when only one municipio of area has one so
-// named (several «San José» in one municipio are searched alike: in their municipio).
-func areaVillage(name string, area []string) (places.Place, bool) {
-	var found places.Place
+// named (several «San José» in one municipio are searched alike: in their municipio). shared says that
+// villages of several municipios of area are so named («la florida», of Pereira and of Santa Rosa de
+// Cabal): the name is the area's, though not one place.
+func areaVillage(name string, area []string) (p places.Place, found, shared bool) {
+	var v places.Place
 	words := len(strings.Fields(places.Fold(name)))
-	for _, p := range places.Search(name, 20, area...) {
-		if p.Kind() != places.CentroPoblado || !places.InArea(p.Code, area) || !places.NamedBy(p, name) {
+	for _, c := range places.Search(name, 20, area...) {
+		if c.Kind() != places.CentroPoblado || !places.InArea(c.Code, area) || !places.NamedBy(c, name) {
 			continue
 		}
 		// Its name alone or with its municipio's («el caimo armenia»), not followed by what is searched.
-		mun, _ := places.Lookup(p.MunicipioCode())
-		if own := len(strings.Fields(places.Fold(p.Name))); words != own && words != own+len(strings.Fields(places.Fold(mun.Name))) {
+		mun, _ := places.Lookup(c.MunicipioCode())
+		if own := len(strings.Fields(places.Fold(c.Name))); words != own && words != own+len(strings.Fields(places.Fold(mun.Name))) {
 			continue
 		}
-		if found.Code != "" && found.MunicipioCode() != p.MunicipioCode() {
-			return places.Place{}, false
+		if v.Code != "" && v.MunicipioCode() != c.MunicipioCode() {
+			return places.Place{}, false, true
 		}
-		if found.Code == "" {
-			found = p
+		if v.Code == "" {
+			v = c
 		}
 	}
-	return found, found.Code != ""
+	return v, v.Code != "", false
 }
 
 // areaMunicipio is the municipio name names, those of area first (places.Municipios): when only one.

@@ -78,13 +78,27 @@ func villageMunicipio(ems []schema.EmergencyInfo, slug, typed string) string {
 // village is the centro poblado that typed names («el caimo», «El Caimo Armenia»), those of area first,
 // when typed names no municipio.
 func village(typed string, area []string) (places.Place, bool) {
-	if typed = strings.TrimSpace(typed); typed == "" || len(places.Municipios(typed)) > 0 {
+	if typed = strings.TrimSpace(typed); typed == "" {
 		return places.Place{}, false
 	}
 	if p, ok := places.Lookup(typed); ok && p.Kind() == places.CentroPoblado { // its DANE code (8 digits)
 		return p, true
 	}
-	for _, p := range places.Search(typed, 5, area...) {
+	// A municipio of the area so named is the municipio; a village of the area comes before a municipio
+	// elsewhere («la florida» in the Eje Cafetero is a village of Pereira, not La Florida, Nariño).
+	if ms := places.Municipios(typed, area...); len(ms) > 0 && places.InArea(ms[0].Code, area) {
+		return places.Place{}, false
+	}
+	found := places.Search(typed, 5, area...)
+	for _, p := range found {
+		if p.Kind() == places.CentroPoblado && places.NamedBy(p, typed) && places.InArea(p.Code, area) {
+			return p, true
+		}
+	}
+	if len(places.Municipios(typed)) > 0 {
+		return places.Place{}, false
+	}
+	for _, p := range found {
 		if p.Kind() == places.CentroPoblado && places.NamedBy(p, typed) {
 			return p, true
 		}

@@ -101,6 +101,9 @@ func municipioAliases(key string) []string {
 	return out
 }
 
+// IsDepartamento reports whether name (as typed) is a departamento's name.
+func IsDepartamento(name string) bool { return departamentoName(Fold(name)) }
+
 // departamentoName reports whether folded is the folded name of a departamento.
 func departamentoName(folded string) bool {
 	return slices.ContainsFunc(Departamentos(), func(d Place) bool { return d.key == folded })
