@@ -166,6 +166,10 @@ func TestEmergencyPageByTown(t *testing.T) {
 		{"q=rescate+pereira", []string{"Persona atrapada bajo escombros"}, "Se muestran las publicaciones en Pereira (Risaralda). Solo las de la categoría «Rescate»."},
 		{"q=rescate", []string{"Persona atrapada bajo escombros"}, "Solo las de la categoría «Rescate»."},
 		{"q=salud+armenia", []string{"Insulina para mi madre"}, "Solo las de la categoría «Salud»."},
+		// Words people use for a category, and «urgente»; a place amid filler words.
+		{"q=albergue+pereira", nil, "No hay publicaciones de la categoría «Refugio» en Pereira (Risaralda) ni a menos de 10 km de allí."},
+		{"q=insulina+urgente+armenia", []string{"Insulina para mi madre"}, "Se buscó «insulina» en las publicaciones de Armenia (Quindío). Solo las solicitudes urgentes."},
+		{"q=insulina+armenia+ya", []string{"Insulina para mi madre"}, "Se buscó «insulina» en las publicaciones de Armenia (Quindío). No se buscaron las palabras «ya»."},
 		// Nothing with the words in a town that has records: the words are said, not an empty town.
 		{"q=linternas+armenia", nil, "No hay publicaciones con «linternas» en Armenia (Quindío) ni a menos de 10 km de allí."},
 		// A village typed in «Municipio» whose municipio has nothing: its municipio's empty list, not the
@@ -201,6 +205,11 @@ func TestEmergencyPageByTown(t *testing.T) {
 	_, md := sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md?q=linternas+armenia")
 	if !strings.Contains(string(md), "[Ver la publicación de Armenia (Quindío)]("+testBase+"/emergencias/eje-cafetero?municipio=63001)") {
 		t.Errorf("no link to the town's records:\n%s", md)
+	}
+	// ... a category read from the words too: the town's records, of every category.
+	_, md = sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md?q=albergue+pereira")
+	if !strings.Contains(string(md), "[Ver las 2 publicaciones de Pereira (Risaralda)]("+testBase+"/emergencias/eje-cafetero?municipio=66001)") {
+		t.Errorf("no link to the town's records of every category:\n%s", md)
 	}
 	_, md = sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md")
 	if !strings.Contains(string(md), "[Pereira (Risaralda)]("+testBase+"/emergencias/eje-cafetero?municipio=66001)") {

@@ -577,8 +577,18 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 			placed, note, named, kind = p, n, nm, ""
 		}
 	}
+	var early string // the filler words left out before the place was read
+	if named.Code == "" {
+		// A place not first nor last but for filler words («insulina armenia ya»).
+		if stripped, left := withoutFillers(byKind); left != "" {
+			if p, n, nm := v.placeQuery(e, stripped); nm.Code != "" {
+				placed, note, named, early = p, n, nm, left
+			}
+		}
+	}
 	note = strings.TrimSpace(note + " " + kind)
 	placed, dropped := withoutFillers(placed)
+	dropped = cmp.Or(dropped, early)
 	q, list, groups, errs, err := read(placed)
 	near := placed // what nearPlace widens: the place's list, its own word taken out of q
 	if err == nil && len(errs) == 0 && note != "" && list.Total == 0 && !kept.Has("municipio") {
@@ -640,17 +650,30 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 		}
 		if lv.Near.URL == "" && named.Code != "" && !kept.Has("latitude") {
 			// Say which place was read («bogota», «cali»): an empty list alone does not tell a person
-			// whether the town was understood. With words, say them: the town may have other records,
-			// and then link to them («salud armenia»: the category is no word of the texts).
-			with := ""
+			// whether the town was understood. With words, or filters read from them, say them: the
+			// town may have other records, and then link to them.
+			var with []string
+			town := maps.Clone(near)
+			town.Del("q")
+			if u := near.Get("urgency"); u != "" && !kept.Has("urgency") {
+				with = append(with, "urgentes")
+				town.Del("urgency")
+			}
+			if c := near.Get("category"); c != "" && !kept.Has("category") {
+				with = append(with, "de la categoría «"+schema.EnumLabels[c]+"»")
+				town.Del("category")
+			}
 			if words := near.Get("q"); words != "" {
-				with = "con «" + words + "» "
-				if lv.Near, err = v.placeList(ctx, e, path, near, named); err != nil {
+				with = append(with, "con «"+words+"»")
+			}
+			if len(with) > 0 {
+				if lv.Near, err = v.placeList(ctx, e, path, town, named); err != nil {
 					return nil, nil, 0, err
 				}
+				with = append(with, "")
 			}
 			lv.Note = strings.TrimSpace(lv.Note + " " + fmt.Sprintf("No hay publicaciones %sen %s ni a menos de %d km de allí.",
-				with, places.Label(named), schema.DefaultRadiusKm))
+				strings.Join(with, " "), places.Label(named), schema.DefaultRadiusKm))
 		}
 	}
 	if lv.Filtered {
@@ -787,34 +810,61 @@ func (v *view) placeQuery(e *schema.EmergencyInfo, kept url.Values) (out url.Val
 	return out, "Se buscó «" + words + "» en las publicaciones de " + of + ".", p
 }
 
-// categoryQuery reads a category's name among the words of a search («salud armenia», «rescate»), when
-// no category is chosen: texts seldom name their own category, which is the filter. note says so ("" when
-// the words were left as they were); when that category has nothing, the page reads the words as typed.
+// filterWords are the words of a search that name a filter rather than a text («salud armenia»,
+// «albergue», «insulina urgente»): texts seldom name their own category or urgency, which the filters
+// hold. Folded (places.Fold), each with its filter and value.
+var filterWords = map[string][2]string{
+	"alimentos": {"category", "alimentos"}, "alimento": {"category", "alimentos"}, "comida": {"category", "alimentos"},
+	"mercado": {"category", "alimentos"}, "mercados": {"category", "alimentos"},
+	"salud": {"category", "salud"}, "medico": {"category", "salud"}, "medica": {"category", "salud"},
+	"medicos": {"category", "salud"}, "medicamento": {"category", "salud"}, "medicamentos": {"category", "salud"},
+	"medicina": {"category", "salud"}, "medicinas": {"category", "salud"},
+	"refugio": {"category", "refugio"}, "albergue": {"category", "refugio"}, "alojamiento": {"category", "refugio"},
+	"transporte": {"category", "transporte"}, "acopio": {"category", "acopio"},
+	"rescate": {"category", "rescate"}, "rescatar": {"category", "rescate"},
+	"urgente": {"urgency", "urgent"}, "urgentes": {"urgency", "urgent"}, "urgencia": {"urgency", "urgent"},
+}
+
+// categoryQuery reads the filters named among the words of a search (filterWords) when they are not
+// chosen: a category, the urgency. note says so ("" when the words were left as they were); when that
+// list has nothing, the page reads the words as typed.
 func categoryQuery(filters url.Values) (url.Values, string) {
-	if filters.Get("category") != "" || filters.Get("q") == "" {
+	if filters.Get("q") == "" {
 		return filters, ""
 	}
 	words := strings.Fields(filters.Get("q"))
-	cat, at := "", -1
-	for i, w := range words {
-		if c := places.Fold(w); c != "otro" && slices.Contains(schema.Categories, c) {
-			if cat != "" && cat != c {
-				return filters, "" // two categories: the words as typed
-			}
-			cat, at = c, i
+	set := map[string]string{}
+	var rest []string
+	for _, w := range words {
+		f, ok := filterWords[places.Fold(w)]
+		switch {
+		case !ok || filters.Get(f[0]) != "":
+			rest = append(rest, w)
+		case set[f[0]] != "" && set[f[0]] != f[1]:
+			return filters, "" // two categories: the words as typed
+		default:
+			set[f[0]] = f[1]
 		}
 	}
-	if cat == "" {
+	if len(set) == 0 {
 		return filters, ""
 	}
 	out := maps.Clone(filters)
-	out.Set("category", cat)
-	if rest := slices.Delete(words, at, at+1); len(rest) > 0 {
+	var notes []string
+	if c := set["category"]; c != "" {
+		out.Set("category", c)
+		notes = append(notes, "Solo las de la categoría «"+schema.EnumLabels[c]+"».")
+	}
+	if set["urgency"] != "" {
+		out.Set("urgency", set["urgency"])
+		notes = append(notes, "Solo las solicitudes urgentes.")
+	}
+	if len(rest) > 0 {
 		out.Set("q", strings.Join(rest, " "))
 	} else {
 		out.Del("q")
 	}
-	return out, "Solo las de la categoría «" + schema.EnumLabels[cat] + "»."
+	return out, strings.Join(notes, " ")
 }
 
 // withoutFillers is filters with the filler words of its q left out (searchWords), and the note that says
@@ -833,8 +883,8 @@ func withoutFillers(filters url.Values) (url.Values, string) {
 // text need not hold: q matches a record only when its text has every word.
 var fillerWords = []string{"a", "al", "alguien", "ayuda", "ayudar", "busca", "buscamos", "busco", "cerca", "con", "de",
 	"del", "donde", "el", "en", "favor", "hay", "la", "las", "los", "me", "mi", "mis", "necesita", "necesitamos",
-	"necesito", "o", "para", "por", "que", "quien", "se", "su", "sus", "tiene", "tienen", "u", "un", "una", "unas",
-	"unos", "y"}
+	"necesito", "o", "para", "por", "porfa", "porfavor", "que", "quien", "se", "su", "sus", "tiene", "tienen", "u", "un",
+	"una", "unas", "unos", "y", "ya"}
 
 // searchWords splits q into the words searched and the filler words left out ("" when none): every word
 // stays when all are filler.
@@ -918,11 +968,10 @@ func (v *view) firstOf(ctx context.Context, e *schema.EmergencyInfo, filters url
 	return list, nil
 }
 
-// placeList links to the list of place p's municipio with the filters of near but its words, when that
-// list is not empty: where a search of words in a town found nothing, what the town has.
-func (v *view) placeList(ctx context.Context, e *schema.EmergencyInfo, path string, near url.Values, p places.Place) (pageLink, error) {
-	all := maps.Clone(near)
-	all.Del("q")
+// placeList links to the list of place p's municipio with the filters of town, when that list is not
+// empty: where a search of words in a town found nothing, what the town has.
+func (v *view) placeList(ctx context.Context, e *schema.EmergencyInfo, path string, town url.Values, p places.Place) (pageLink, error) {
+	all := maps.Clone(town)
 	all.Del("cursor")
 	all.Set("municipio", p.MunicipioCode())
 	list, err := v.firstOf(ctx, e, all)
