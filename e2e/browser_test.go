@@ -209,11 +209,16 @@ func (p *phone) requestForm(t *testing.T) {
 	if got := p.externalID(t); got != secondID {
 		t.Errorf("after a reload the fill's externalId is %q, want %q", got, secondID)
 	}
-	p.fill(t, withValues(request, "f-title", "Carpas para 2 familias", "f-neededPeople", "2", "f-contactName", "Rosa Díaz"))
+	// The point pasted whole in «Latitud», as a map app copies it: both fields.
+	p.fill(t, withValues(request, "f-title", "Carpas para 2 familias", "f-neededPeople", "2", "f-contactName", "Rosa Díaz",
+		"f-latitude", "8.6601, -75.1302", "f-longitude", ""))
 	if !run(p.ctx, t, "consent", chromedp.Evaluate[bool](`document.getElementById('f-publishContact').checked`)) {
 		p.check(t, "f-publishContact")
 	}
 	p.submit(t, "resultado-nuevo")
+	if got := run(p.ctx, t, "split point", chromedp.Evaluate[string](`document.getElementById('f-latitude').value + ' ' + document.getElementById('f-longitude').value`)); got != "8.6601 -75.1302" {
+		t.Errorf("the point pasted in «Latitud» was sent as %q", got)
+	}
 	if n := p.list(t, "type=request").Total; n != 2 {
 		t.Errorf("after the corrected fill: %d requests, want 2", n)
 	}

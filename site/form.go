@@ -396,7 +396,6 @@ func (s *formSpec) body(vals url.Values, externalID string) ([]byte, error) {
 	if lp := strings.TrimSpace(vals.Get("locationPrecision")); lp != "" && utf8.ValidString(lp) {
 		m["locationPrecision"] = lp
 	}
-	vals = pastedPoint(vals)
 	for _, fields := range s.groups {
 		for _, f := range fields {
 			v := strings.TrimSpace(vals.Get(f.Name))
@@ -479,6 +478,7 @@ func (s *formSpec) handle(w http.ResponseWriter, r *http.Request, v *view, actio
 		return fv, http.StatusOK
 	}
 	vals, status := readForm(w, r)
+	vals = pastedPoint(vals) // the fields show the point as it is read, and its slips are said of them
 	if fv.ExternalID = strings.TrimSpace(vals.Get("externalId")); fv.ExternalID == "" {
 		fv.ExternalID = newExternalID()
 	}
@@ -569,7 +569,7 @@ func (fv *formView) apply(status int, resp []byte) int {
 		}
 		m := withLabel(d.Message, in)
 		if (name == "latitude" || name == "longitude") && slip != "" {
-			m, slip = m+" "+slip, ""
+			m, slip = strings.TrimSuffix(m, ".")+". "+slip, ""
 		}
 		switch in {
 		case &fv.Consent:

@@ -303,7 +303,15 @@ func TestFormPointAsPeopleTypeIt(t *testing.T) {
 	vals.Set("latitude", "4.5339")
 	vals.Set("longitude", "75,6811")
 	_, body := postForm(t, c, "/pedir", vals)
-	if !strings.Contains(string(body), "¿Le faltó el signo menos a la longitud? En Colombia es negativa: -75,6811.") {
+	if !strings.Contains(string(body), "¿Le faltó el signo menos a la longitud? En Colombia es negativa: -75,6811.") ||
+		!strings.Contains(string(body), "-66.8. El punto") {
 		t.Errorf("a longitude without its minus sign is not said:\n%s", body)
+	}
+	// Pasted whole, the minus sign missing: said of the fields as split.
+	vals.Set("latitude", "4.5339, 75.6811")
+	vals.Set("longitude", "")
+	_, body = postForm(t, c, "/pedir", vals)
+	if !strings.Contains(string(body), "¿Le faltó el signo menos a la longitud?") || !strings.Contains(string(body), `value="75.6811"`) {
+		t.Errorf("a pasted point without its minus sign is not said, or not split:\n%s", body)
 	}
 }
