@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // The documented shape of contactWhatsapp. parsePhone (libphonenumber, Colombia as the default region)
@@ -132,11 +133,11 @@ func MaskPhones(s string) (string, bool) {
 }
 
 // lookalike is the digit that r stands for when people type a letter for it to slip a number past a
-// filter («3OO 12З 4567»): O and o for 0, l and I for 1, Cyrillic З and з for 3, in Latin, Cyrillic and
-// Greek.
+// filter («3OO 12З 4567»): O, o and Ø for 0, l and I for 1, Cyrillic З and з for 3, in Latin, Cyrillic
+// and Greek.
 func lookalike(r rune) (int8, bool) {
 	switch r {
-	case 'O', 'o', 'О', 'о', 'Ο', 'ο':
+	case 'O', 'o', 'О', 'о', 'Ο', 'ο', 'Ø', 'ø':
 		return 0, true
 	case 'l', 'I', 'І', 'і', 'Ι':
 		return 1, true
@@ -146,62 +147,130 @@ func lookalike(r rune) (int8, bool) {
 	return 0, false
 }
 
-// digitValues is the value of each digit of rs, -1 for what is none: a decimal digit of any script, or
-// a look-alike letter (lookalike) in a word that is otherwise digits and has one at least («3OO»
-// is 300; «Oso», «lo» and «I» are words).
+// digitValues is the value of each digit of rs, -1 for what is none: a digit (digitOf), or a look-alike
+// letter (lookalike) in a word that is otherwise digits and has one at least («3OO» is 300; «Oso», «lo»
+// and «I» are words), or in a word of two look-alike letters or more between two words of digits
+// («3 OO 123 4567»).
 func digitValues(rs []rune) []int8 {
 	val := make([]int8, len(rs))
+	type word struct{ i, j int } // [i, j) of a word of look-alike letters only, two or more
+	var likes []word
 	for i := 0; i < len(rs); {
-		if !unicode.IsLetter(rs[i]) && !unicode.IsDigit(rs[i]) {
+		if _, d := digitOf(rs[i]); !d && !unicode.IsLetter(rs[i]) {
 			val[i], i = -1, i+1
 			continue
 		}
 		j, real, other := i, false, false
-		for ; j < len(rs) && (unicode.IsLetter(rs[j]) || unicode.IsDigit(rs[j])); j++ {
+		for ; j < len(rs); j++ {
+			_, d := digitOf(rs[j])
+			if !d && !unicode.IsLetter(rs[j]) {
+				break
+			}
 			_, like := lookalike(rs[j])
-			real = real || unicode.IsDigit(rs[j])
-			other = other || (!unicode.IsDigit(rs[j]) && !like)
+			real = real || d
+			other = other || (!d && !like)
 		}
 		for k := i; k < j; k++ {
 			switch v, like := lookalike(rs[k]); {
-			case unicode.IsDigit(rs[k]):
-				val[k] = int8(digitValue(rs[k]))
-			case like && real && !other:
+			case real && !other && like:
 				val[k] = v
 			default:
 				val[k] = -1
+				if d, ok := digitOf(rs[k]); ok {
+					val[k] = d
+				}
 			}
 		}
+		if !real && !other && j-i >= 2 {
+			likes = append(likes, word{i, j})
+		}
 		i = j
+	}
+	// A word of look-alike letters between words of digits: its neighbours, across separators, end and
+	// start with a digit.
+	for _, w := range likes {
+		before, after := w.i-1, w.j
+		for before >= 0 && val[before] < 0 && !unicode.IsLetter(rs[before]) {
+			before--
+		}
+		for after < len(rs) && val[after] < 0 && !unicode.IsLetter(rs[after]) {
+			after++
+		}
+		if before >= 0 && after < len(rs) && val[before] >= 0 && val[after] >= 0 {
+			for k := w.i; k < w.j; k++ {
+				val[k], _ = lookalike(rs[k])
+			}
+		}
 	}
 	return val
 }
 
-// countDigits is how many digits digitValues finds in s (look-alike letters in a word of digits
-// included), in one pass without its allocations.
+// countDigits is at least how many digits digitValues finds in s (look-alike letters in a word of
+// digits, and any word of two look-alike letters or more, counted), in one pass without its
+// allocations: fewer than 7, s holds no phone number.
 func countDigits(s string) int {
 	n, digits, likes, other := 0, 0, 0, false
 	end := func() {
 		n += digits
-		if digits > 0 && !other {
+		if !other && (digits > 0 || likes >= 2) {
 			n += likes
 		}
 		digits, likes, other = 0, 0, false
 	}
 	for _, r := range s {
-		switch _, like := lookalike(r); {
-		case r >= '0' && r <= '9' || (r > unicode.MaxASCII && unicode.IsDigit(r)):
+		if r >= '0' && r <= '9' {
 			digits++
+			continue
+		}
+		switch _, like := lookalike(r); {
 		case like:
 			likes++
-		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || (r > unicode.MaxASCII && unicode.IsLetter(r)):
+		case r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'):
 			other = true
-		default:
+		case r < utf8.RuneSelf:
 			end()
+		default:
+			if _, d := digitOf(r); d {
+				digits++
+			} else if unicode.IsLetter(r) {
+				other = true
+			} else {
+				end()
+			}
 		}
 	}
 	end()
 	return n
+}
+
+// digitOf is the value of r when it writes a digit: a decimal digit of any script («３», «٣»), or one
+// of the other forms people paste to slip a number past a filter: superscripts and subscripts («³⁰⁰»),
+// circled, parenthesized and dotted digits («③⓪⓪», «❸», «➊», «⑶», «⒊»).
+func digitOf(r rune) (int8, bool) {
+	switch {
+	case r >= '0' && r <= '9':
+		return int8(r - '0'), true
+	case r < utf8.RuneSelf:
+		return 0, false
+	case unicode.IsDigit(r):
+		return int8(digitValue(r)), true
+	case r == 0xB2 || r == 0xB3:
+		return int8(r - 0xB0), true
+	case r == 0xB9:
+		return 1, true
+	case r == 0x2070 || r == 0x2080 || r == 0x24EA || r == 0x24FF:
+		return 0, true
+	case r >= 0x2074 && r <= 0x2079:
+		return int8(r - 0x2070), true
+	case r >= 0x2081 && r <= 0x2089:
+		return int8(r - 0x2080), true
+	}
+	for _, base := range []rune{0x2460, 0x2474, 0x2488, 0x24F5, 0x2776, 0x2780, 0x278A} { // ① ⑴ ⒈ ⓵ ❶ ➀ ➊
+		if r >= base && r <= base+8 {
+			return int8(r-base) + 1, true
+		}
+	}
+	return 0, false
 }
 
 // digitRuns are the runs of digit groups of rs (val, its digitValues): each group a [start, end) of
