@@ -206,6 +206,12 @@ func TestEmergencyPageByTown(t *testing.T) {
 	if !strings.Contains(string(md), "[Ver la publicación de Armenia (Quindío)]("+testBase+"/emergencias/eje-cafetero?municipio=63001)") {
 		t.Errorf("no link to the town's records:\n%s", md)
 	}
+	// A town's list links to what is near it when that is more (records near its edge are often filed
+	// under the next municipio).
+	_, md = sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md?municipio=pereira")
+	if !strings.Contains(string(md), " publicaciones a menos de 10 km de Pereira (Risaralda)]("+testBase+"/emergencias/eje-cafetero?latitude=") {
+		t.Errorf("a town's list does not link to what is near it:\n%s", md)
+	}
 	// ... a category read from the words too: the town's records, of every category.
 	_, md = sitetest.Get(t, c, testBase+"/emergencias/eje-cafetero.md?q=albergue+pereira")
 	if !strings.Contains(string(md), "[Ver las 2 publicaciones de Pereira (Risaralda)]("+testBase+"/emergencias/eje-cafetero?municipio=66001)") {

@@ -414,7 +414,10 @@ type listView struct {
 }
 
 // pageLink is a link of a page: its absolute URL and its words.
-type pageLink struct{ URL, Label string }
+type pageLink struct {
+	URL, Label string
+	Total      int // of a link that counts what it opens
+}
 
 // unattendedLink links the list of filters to the same list of records nobody has answered yet, or, when
 // it is that list, to the same list with every record.
@@ -643,6 +646,16 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 	}
 	if list.Total > 0 || filters.Has("attended") {
 		lv.Unattended = unattendedLink(v.base+path, filters)
+	}
+	if list.Total > 0 && named.Code != "" && !kept.Has("cursor") {
+		// A town's list holds the records placed in it; those near its edge are often filed under the
+		// next municipio (a point's municipio is the nearest listed place's): the nearby ones a tap away.
+		if lv.Near, err = v.nearPlace(ctx, e, path, kept, near, named); err != nil {
+			return nil, nil, 0, err
+		}
+		if lv.Near.Total <= list.Total {
+			lv.Near = pageLink{} // nothing more near it than in it
+		}
 	}
 	if list.Total == 0 && !kept.Has("cursor") {
 		if lv.Near, err = v.nearPlace(ctx, e, path, kept, near, named); err != nil {
@@ -946,7 +959,7 @@ func (v *view) nearPlace(ctx context.Context, e *schema.EmergencyInfo, path stri
 	if list.Total == 1 {
 		what = "publicación"
 	}
-	return pageLink{URL: v.base + path + "?" + near.Encode(),
+	return pageLink{URL: v.base + path + "?" + near.Encode(), Total: list.Total,
 		Label: fmt.Sprintf("Ver %s %s a menos de %d km de %s", n, what, schema.DefaultRadiusKm, places.Label(p))}, nil
 }
 
