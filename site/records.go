@@ -1043,9 +1043,11 @@ func areaVillage(name string, area []string) (p places.Place, found, shared bool
 		if c.Kind() != places.CentroPoblado || !places.InArea(c.Code, area) || !places.NamedBy(c, name) {
 			continue
 		}
-		// Its name alone or with its municipio's («el caimo armenia»), not followed by what is searched.
+		// Its name alone or with its municipio's («el caimo armenia»), its article or not («caimo»), not
+		// followed by what is searched.
 		mun, _ := places.Lookup(c.MunicipioCode())
-		if own := len(strings.Fields(places.Fold(c.Name))); words != own && words != own+len(strings.Fields(places.Fold(mun.Name))) {
+		own, bare, in := len(strings.Fields(places.Fold(c.Name))), len(strings.Fields(places.WithoutArticle(places.Fold(c.Name)))), len(strings.Fields(places.Fold(mun.Name)))
+		if words != own && words != own+in && words != bare && words != bare+in {
 			continue
 		}
 		if v.Code != "" && v.MunicipioCode() != c.MunicipioCode() {

@@ -88,9 +88,13 @@ var load = sync.OnceValue(func() *index {
 	return ix
 })
 
-// municipioAliases are the shorter names of a municipio whose folded name is key (Place.aliases).
+// municipioAliases are the shorter names of a municipio whose folded name is key (Place.aliases): without
+// «D. C.», either side of its last «de», without its article («tebaida» for La Tebaida).
 func municipioAliases(key string) []string {
 	var out []string
+	if bare := WithoutArticle(key); bare != key {
+		out = append(out, bare)
+	}
 	if k, ok := strings.CutSuffix(key, " d c"); ok {
 		out = append(out, k)
 		key = k
@@ -215,11 +219,24 @@ func elide(folded string) string {
 	return strings.Join(ws, " ")
 }
 
-// NamedBy reports whether typed names p as Search compares names (case, accents and a final «ado» said
-// «ao» aside), alone or followed by more words (its municipio, its departamento).
+// NamedBy reports whether typed names p as Search compares names (case, accents, a final «ado» said «ao»
+// and a leading article aside: «caimo» is El Caimo), alone or followed by more words (its municipio, its
+// departamento).
 func NamedBy(p Place, typed string) bool {
 	folded, said := Fold(typed), elide(Fold(typed))
-	return p.key == folded || strings.HasPrefix(folded, p.key+" ") || p.said == said || strings.HasPrefix(said, p.said+" ")
+	names := func(key, typed string) bool { return key == typed || strings.HasPrefix(typed, key+" ") }
+	bare := WithoutArticle(p.key)
+	return names(p.key, folded) || names(p.said, said) || (bare != p.key && names(bare, folded))
+}
+
+// WithoutArticle is a folded name without its leading article («tebaida» of «la tebaida»), or the name.
+func WithoutArticle(folded string) string {
+	for _, a := range []string{"el ", "la ", "los ", "las "} {
+		if rest, ok := strings.CutPrefix(folded, a); ok && rest != "" {
+			return rest
+		}
+	}
+	return folded
 }
 
 // Search finds the municipios and centros poblados whose name matches q, ignoring case and accents,

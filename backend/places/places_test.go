@@ -245,6 +245,7 @@ func TestMunicipiosInArea(t *testing.T) {
 		{"bolivar", []string{"13"}, []string{"19100", "68101", "76100"}}, // not El Carmen de Bolívar: a departamento's name is no alias
 		{"antioquia", nil, nil},                                          // nor of Santa Fe de Antioquia
 		{"pereira", []string{"70"}, []string{"66001"}},                   // none in the area: the name's own
+		{"tebaida", nil, []string{"63401"}},                              // La Tebaida, without its article
 	} {
 		if got := codes(Municipios(tc.typed, tc.area...)); !slices.Equal(got, tc.want) {
 			t.Errorf("Municipios(%q, %v) = %v, want %v", tc.typed, tc.area, got, tc.want)
