@@ -101,6 +101,13 @@ const phoneReportedWords = "Su número no se muestra: alguien informó que no es
 // remove it: resolving takes it out of the lists only.
 const resolvedWords = "Su número sigue en la página de la publicación, para quien la abra; si quiere quitarlo, use «Retirar»."
 
+// expiredWords tell a publisher what an expired record is, and what each action does to it.
+const expiredWords = "Venció sin que nadie la renovara: ya no está en las listas y su número no se muestra. «Renovar» o «Reabrir» " +
+	"la publican de nuevo, con su número, por otro plazo; «Marcar como resuelta» la cierra."
+
+// ExpiredWords are expiredWords, for the page's script.
+func (manageView) ExpiredWords() string { return expiredWords }
+
 // ResolvedWords are resolvedWords, for the page's script.
 func (manageView) ResolvedWords() string { return resolvedWords }
 
@@ -156,6 +163,9 @@ func (h *handler) describe(r *http.Request, base string, mv *manageView) {
 		}
 		if d.Status == schema.StatusResolved && d.Contact.Whatsapp != "" {
 			mv.Record += " " + resolvedWords
+		}
+		if d.Status == schema.StatusExpired {
+			mv.Record += " " + expiredWords
 		}
 		mv.Buttons = buttonsFor(d.Status)
 	}

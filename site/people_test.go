@@ -3,6 +3,7 @@ package site
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -191,8 +192,8 @@ func TestEmergencyPageByTown(t *testing.T) {
 		if strings.Contains(page, "no es el código DIVIPOLA") {
 			t.Errorf("?%s: an error\n%s", tc.query, page)
 		}
-		if !strings.Contains(page, "[Compartir esta lista por WhatsApp](https://wa.me/?text=") {
-			t.Errorf("?%s: no share link", tc.query)
+		if strings.Contains(page, "[Compartir esta lista por WhatsApp](https://wa.me/?text=") != (len(tc.want) > 0) {
+			t.Errorf("?%s: a share link on an empty list, or none on a list", tc.query)
 		}
 	}
 	// Names that are the area's but no municipio of it: a departamento («risaralda», not Risaralda,
@@ -595,5 +596,24 @@ func TestJSLines(t *testing.T) {
 	in := "var a = 1;\n  // a note\n\t//another\nvar u = 'http://x'; // after code\n"
 	if got := string(jsLines([]byte(in))); got != "var a = 1;\nvar u = 'http://x'; // after code\n" {
 		t.Errorf("jsLines: %q", got)
+	}
+}
+
+// TestGestionarSaysWhatAStatusMeans: /gestionar without JavaScript says of a resolved publication that
+// its number still shows (and how to remove it), and of an expired one what it is and what each action
+// does to it.
+func TestGestionarSaysWhatAStatusMeans(t *testing.T) {
+	s := &records{}
+	resolved, expired := s.add(eje.Slug, schema.TypeRequest, "Agua"), s.add(eje.Slug, schema.TypeRequest, "Carpas")
+	s.set(resolved, func(r *schema.PublicHelpDetail) { r.Status = "resolved" })
+	s.set(expired, func(r *schema.PublicHelpDetail) { r.Status = "expired" })
+	c := newSite(t, s.options(eje))
+	for id, want := range map[string]string{
+		resolved: "Su número sigue en la página de la publicación, para quien la abra; si quiere quitarlo, use «Retirar».",
+		expired:  "Venció sin que nadie la renovara: ya no está en las listas y su número no se muestra.",
+	} {
+		if _, page := postForm(t, c, "/gestionar", url.Values{"id": {id}, "token": {"tok"}}); !strings.Contains(html.UnescapeString(string(page)), want) {
+			t.Errorf("%s: /gestionar does not say %q:\n%s", id, want, page)
+		}
 	}
 }

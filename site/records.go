@@ -689,7 +689,7 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 				strings.Join(with, " "), places.Label(named), schema.DefaultRadiusKm))
 		}
 	}
-	if lv.Filtered {
+	if lv.Filtered && list.Total > 0 { // an empty list is nothing to share
 		lv.Share = shareURL("Publicaciones de «"+e.Title+"» con estos filtros:", v.base+path+"?"+filters.Encode())
 	}
 	return lv, fv, http.StatusOK, nil

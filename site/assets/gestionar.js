@@ -65,6 +65,7 @@
         if (d.status === "open" && !(d.contact && d.contact.whatsapp)) info.textContent += " " + form.dataset.numeroOculto;
         // Resolved, its phone still shows on its page: withdrawing removes it.
         if (d.status === "resolved" && d.contact && d.contact.whatsapp) info.textContent += " " + form.dataset.resuelta;
+        if (d.status === "expired") info.textContent += " " + form.dataset.vencida;
         info.hidden = false;
         fit(d.status);
       })
