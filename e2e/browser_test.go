@@ -174,6 +174,14 @@ func (p *phone) requestForm(t *testing.T) {
 		t.Errorf("after «Atrás» the manage link is %q, want the one of %s", href, id)
 	}
 	p.screenshot(t, "pedir-atras")
+	// The menu's «Pedir ayuda» opens the empty form, with a note that brings the confirmation back.
+	p.open(t, "/pedir")
+	p.wait(t, "ultima")
+	p.do(t, "see my last publication", chromedp.Click(chromedp.ID("ultima-ver"), chromedp.NodeVisible))
+	p.wait(t, "resultado-gestionar")
+	if href := run(p.ctx, t, "manage link from the note", chromedp.Evaluate[string](`document.getElementById('resultado-gestionar').href`)); !strings.Contains(href, "/gestionar#id="+id+"&token=") {
+		t.Errorf("the note brought back the manage link %q, want the one of %s", href, id)
+	}
 
 	// A new fill without a title: the field's error in Spanish next to it, nothing stored.
 	p.open(t, "/pedir")

@@ -124,7 +124,7 @@
       remember(r, r.savedTitle);
       // Kept for this tab only: «Ver mi publicación» and then «Atrás» bring this confirmation back, with
       // its manage link, rather than an empty form (the page is not cached; the link would be lost).
-      try { store.setItem(lastKey, JSON.stringify({ r: r, at: Date.now() })); } catch (e) { /* not kept */ }
+      try { store.setItem(lastKey, JSON.stringify({ r: r, at: Date.now(), shown: true })); } catch (e) { /* not kept */ }
     }
     form.hidden = true;
     result.hidden = false;
@@ -135,8 +135,9 @@
     if (!saved && r.id && r.status === 'open') showMatches(r.id);
   }
 
-  // The confirmation of this tab's last publication, for an hour, when the page is come back to with
-  // «Atrás» (a link or the menu opens the empty form), until «Publicar otra».
+  // The confirmation of this tab's last publication, for an hour, until «Publicar otra»: shown again when
+  // the page is come back to with «Atrás» or reloaded; a link or the menu opens the empty form, with a
+  // note above it that brings the confirmation back (the manage link is the only way to withdraw).
   var lastKey = key + ':ultima';
   $('publicar-otra').addEventListener('click', function () {
     try { store.removeItem(lastKey); } catch (e) { /* nothing kept */ }
@@ -144,7 +145,14 @@
   try {
     var nav = performance.getEntriesByType('navigation')[0], last = JSON.parse(store.getItem(lastKey) || 'null');
     if (last && Date.now() - last.at >= 3600000) store.removeItem(lastKey);
-    else if (last && last.r && nav && nav.type === 'back_forward' && result.hidden) showResult(last.r);
+    else if (last && last.r && last.shown && result.hidden && nav && (nav.type === 'back_forward' || nav.type === 'reload')) showResult(last.r);
+    else if (last && last.r && result.hidden) {
+      last.shown = false; // this page is a form: coming back to it, or reloading it, is the form
+      store.setItem(lastKey, JSON.stringify(last));
+      $('ultima-titulo').textContent = last.r.savedTitle || '';
+      $('ultima').hidden = false;
+      $('ultima-ver').addEventListener('click', function () { $('ultima').hidden = true; showResult(last.r); });
+    }
   } catch (e) { /* nothing kept, or unreadable: the empty form */ }
 
   // Who can answer the record just published (GET …/{id}/matches), each linking to its page; nothing
