@@ -219,11 +219,7 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 		same = sameContent(stored, pub, publisher)
 		res.ContentMatches = &same
 	}
-	if !same && !samePublisher(stored.Publisher, publisher) {
-		// Not this client's retry, most likely: someone else took the pair first (an app's externalIds may
-		// be guessed). The 200 must not read as «published» to a bot that checks only the status.
-		res.Warnings = append(res.Warnings, pairTakenWarning)
-	}
+	res.Warnings = append(res.Warnings, pairWarnings(stored, same, publisher)...)
 	if same && (created || samePublisher(stored.Publisher, publisher)) {
 		// Only the publisher (the first answer, or a retry of exactly its content from its network) gets the token.
 		if res.ManageToken, err = s.manageToken(ctx, stored); err != nil {
@@ -309,13 +305,24 @@ func maskPhones(pub *schema.Publication) []string {
 	return out
 }
 
+// pairWarnings are the warnings of a publication of stored's pair from publisher's network whose content
+// is the same or not: pair_taken when it is not this client's retry, most likely (someone else took the
+// pair first: an app's externalIds may be guessed), so that the 200 does not read as «published» to a bot
+// that checks only the status.
+func pairWarnings(stored *store.Record, same bool, publisher string) []schema.Warning {
+	if same || samePublisher(stored.Publisher, publisher) {
+		return nil
+	}
+	return []schema.Warning{pairTakenWarning}
+}
+
 // pairTakenWarning tells a client that the pair it sent holds another network's other content, and that
 // nothing it sent was stored.
 var pairTakenWarning = schema.Warning{Code: schema.CodePairTaken, Field: "/externalId", Message: "Ya hay una publicación con este " +
 	"source y externalId, enviada desde otra red y con otro contenido: lo enviado NO se guardó. Si no es suya, publique de nuevo con " +
 	"un externalId propio y difícil de adivinar (p. ej. un UUID)."}
 
-// disownedWarning tells a publisher that the number they gave is not shown: its owner said it is not
+// disownedWarning tells a publisher that the number they gave is not shown: someone said it is not
 // theirs to publish (phoneDisowned).
 var disownedWarning = schema.Warning{Code: schema.CodePhoneDisowned, Field: "/contactWhatsapp", Message: "La publicación no muestra " +
 	"este número de WhatsApp, así que nadie podrá escribirle por él: alguien informó que no es de quien lo publica. Si el número es suyo, " +
@@ -366,9 +373,7 @@ func (s *Service) DryRun(ctx context.Context, base string, body []byte, forcedTy
 	stored = readAt(stored, s.now())
 	same := sameContent(stored, pub, publisher)
 	res.Duplicate, res.ContentMatches, res.ID, res.Status = true, &same, stored.ID, stored.Status
-	if !same && !samePublisher(stored.Publisher, publisher) {
-		res.Warnings = append(res.Warnings, pairTakenWarning)
-	}
+	res.Warnings = append(res.Warnings, pairWarnings(stored, same, publisher)...)
 	res.PublicURL = base + schema.RecordPath(stored.ID)
 	return res, nil
 }
