@@ -308,3 +308,15 @@ func TestHeadContentLength(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPBadDryRunWithTheOtherFaults: a publishing tool's malformed dryRun is told with every other fault
+// of the arguments, not alone (an agent would otherwise fix one and meet the next).
+func TestMCPBadDryRunWithTheOtherFaults(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	text, _ := s.callTool(schema.ToolPublishRequest, `{"dryRun":"yes","source":"app","externalId":"x","title":"","category":"comida","contactName":"Ana","contactWhatsapp":"3001234567","publishContact":false}`)
+	for _, want := range []string{"dryRun", "category", "publishContact", "address"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("a malformed dryRun: the answer does not name %s:\n%s", want, text)
+		}
+	}
+}

@@ -228,6 +228,12 @@ func publishTool(svc *backend.Service, name, typ, title, what string) server.Ser
 		}
 		args, dry, p := takeDryRun(args)
 		if p != nil {
+			// A malformed dryRun, and what else the arguments get wrong, as a dry run judges them.
+			if _, err := svc.DryRun(ctx, mcpBase(ctx), args, typ, mcpClient(ctx)); err != nil {
+				if q := backend.AsProblem(err); q.Status == http.StatusBadRequest {
+					p.Body.Details = append(p.Body.Details, q.Body.Details...)
+				}
+			}
 			return problemResult(name, p), nil
 		}
 		if dry {
@@ -275,14 +281,15 @@ func takeDryRun(args []byte) ([]byte, bool, *backend.Problem) {
 		return args, false, nil
 	}
 	var dry bool
-	if json.Unmarshal(raw, &dry) != nil {
-		return nil, false, backend.BadRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Datos inválidos: revise details.",
-			Details: []schema.FieldError{{Field: "/" + schema.DryRunArg, Message: "«dryRun» debe ser un booleano (true o false)"}}})
-	}
+	bad := json.Unmarshal(raw, &dry) != nil
 	delete(m, schema.DryRunArg)
 	out, err := json.Marshal(m)
 	if err != nil {
 		return nil, false, backend.AsProblem(err)
+	}
+	if bad { // the other arguments still judged (out), so that every fault is told at once
+		return out, false, backend.BadRequest(&schema.ErrorBody{Code: schema.CodeInvalidBody, Error: "Datos inválidos: revise details.",
+			Details: []schema.FieldError{{Field: "/" + schema.DryRunArg, Message: "«dryRun» debe ser un booleano (true o false)"}}})
 	}
 	return out, dry, nil
 }
