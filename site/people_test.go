@@ -163,7 +163,8 @@ func TestEmergencyPageByTown(t *testing.T) {
 		{"municipio=villa+maria", []string{"Agua para albergue"}, ""},
 		{"q=pañales+la+tebaida", []string{"Pañales para bebé"}, "Se buscó «pañales» en las publicaciones de La Tebaida (Quindío)."},
 		{"q=la+tebaida", []string{"Pañales para bebé"}, "Se muestran las publicaciones en La Tebaida (Quindío)."},
-		{"q=tebaida", []string{"Pañales para bebé"}, "Se muestran las publicaciones en La Tebaida (Quindío)."}, // as people say it
+		{"q=tebaida", []string{"Pañales para bebé"}, "Se muestran las publicaciones en La Tebaida (Quindío)."},                                                  // as people say it
+		{"q=el+caimo+insulina", []string{"Insulina para mi madre"}, "Se buscó «insulina» en las publicaciones de Armenia (Quindío), el municipio de El Caimo."}, // not a municipio's name after it
 		{"q=insulina+caimo", []string{"Insulina para mi madre"}, "Se buscó «insulina» en las publicaciones de Armenia (Quindío), el municipio de El Caimo."},
 		// A category's name among the words is the category (texts seldom name their own).
 		{"q=rescate+pereira", []string{"Persona atrapada bajo escombros"}, "Se muestran las publicaciones en Pereira (Risaralda). Solo las de la categoría «Rescate»."},

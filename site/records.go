@@ -1038,16 +1038,8 @@ func placeInText(q string, area []string) (places.Place, string, bool) {
 // Cabal): the name is the area's, though not one place.
 func areaVillage(name string, area []string) (p places.Place, found, shared bool) {
 	var v places.Place
-	words := len(strings.Fields(places.Fold(name)))
-	for _, c := range places.Search(name, 20, area...) {
-		if c.Kind() != places.CentroPoblado || !places.InArea(c.Code, area) || !places.NamedBy(c, name) {
-			continue
-		}
-		// Its name alone or with its municipio's («el caimo armenia»), its article or not («caimo»), not
-		// followed by what is searched.
-		mun, _ := places.Lookup(c.MunicipioCode())
-		own, bare, in := len(strings.Fields(places.Fold(c.Name))), len(strings.Fields(places.WithoutArticle(places.Fold(c.Name)))), len(strings.Fields(places.Fold(mun.Name)))
-		if words != own && words != own+in && words != bare && words != bare+in {
+	for _, c := range places.VillagesNamed(name) { // alone or with its municipio's name, not what is searched
+		if !places.InArea(c.Code, area) {
 			continue
 		}
 		if v.Code != "" && v.MunicipioCode() != c.MunicipioCode() {

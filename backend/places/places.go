@@ -66,7 +66,55 @@ func (p Place) MunicipioCode() string {
 type index struct {
 	all    []Place // sorted by code
 	byCode map[string]int
+	names  *names
 }
+
+// names index the places by their folded names, so that a search of exact names (Municipios,
+// VillagesNamed, IsDepartamento: a page's text search asks them for every run of its words) reads a map,
+// not the whole list. Each holds indexes into all, in its order.
+type names struct {
+	municipios, aliases, squashed map[string][]int // by key; by shorter name (not a departamento's); by key without spaces
+	villages                      map[string][]int // centros poblados by key, said and without article
+	departamentos                 map[string]bool  // folded names
+}
+
+// loadNames builds the names of ix (once: the list never changes).
+func (ix *index) loadNames() *names {
+	nameOnce.Do(func() {
+		n := &names{municipios: map[string][]int{}, aliases: map[string][]int{}, squashed: map[string][]int{},
+			villages: map[string][]int{}, departamentos: map[string]bool{}}
+		add := func(m map[string][]int, k string, i int) {
+			if l := m[k]; len(l) == 0 || l[len(l)-1] != i {
+				m[k] = append(l, i)
+			}
+		}
+		for _, p := range ix.all {
+			if len(p.Code) == 2 {
+				n.departamentos[p.key] = true
+			}
+		}
+		for i, p := range ix.all {
+			switch len(p.Code) {
+			case 5:
+				add(n.municipios, p.key, i)
+				add(n.squashed, strings.ReplaceAll(p.key, " ", ""), i)
+				for _, a := range p.aliases {
+					if !n.departamentos[a] { // «bolivar» is no alias of El Carmen de Bolívar, nor «antioquia» of Santa Fe de Antioquia
+						add(n.aliases, a, i)
+					}
+				}
+			case 8:
+				for _, k := range []string{p.key, p.said, WithoutArticle(p.key)} {
+					add(n.villages, k, i)
+				}
+			}
+		}
+		ix.names = n
+	})
+	return ix.names
+}
+
+var nameOnce sync.Once
 
 var load = sync.OnceValue(func() *index {
 	ix := &index{byCode: map[string]int{}}
@@ -106,12 +154,7 @@ func municipioAliases(key string) []string {
 }
 
 // IsDepartamento reports whether name (as typed) is a departamento's name.
-func IsDepartamento(name string) bool { return departamentoName(Fold(name)) }
-
-// departamentoName reports whether folded is the folded name of a departamento.
-func departamentoName(folded string) bool {
-	return slices.ContainsFunc(Departamentos(), func(d Place) bool { return d.key == folded })
-}
+func IsDepartamento(name string) bool { ix := load(); return ix.loadNames().departamentos[Fold(name)] }
 
 // Lookup finds a place by its DIVIPOLA code. A cabecera's 8-digit code (NNNNN000) is its municipio.
 func Lookup(code string) (Place, bool) {
@@ -364,30 +407,32 @@ func Municipios(q string, area ...string) []Place {
 	if p, ok := Lookup(q); ok && len(p.Code) == 5 {
 		return []Place{p}
 	}
-	full := Fold(q)
-	if full == "" {
+	words := strings.Fields(Fold(q))
+	if len(words) == 0 {
 		return nil
 	}
 	ix := load()
-	named := func(name string, p Place) bool {
-		rest, ok := strings.CutPrefix(full, name)
-		return ok && (rest == "" || (rest[0] == ' ' && allWordPrefixes(" "+ix.all[ix.byCode[p.Code[:2]]].key, strings.Fields(rest))))
+	n := ix.loadNames()
+	// named are the municipios whose name in m is words' first ones, the others (if any) the beginnings
+	// of their departamento's words.
+	named := func(m map[string][]int) []int {
+		var out []int
+		for k := 1; k <= len(words); k++ {
+			for _, i := range m[strings.Join(words[:k], " ")] {
+				if dep := " " + ix.all[ix.byCode[ix.all[i].Code[:2]]].key; allWordPrefixes(dep, words[k:]) {
+					out = append(out, i)
+				}
+			}
+		}
+		return out
 	}
-	squashed := strings.ReplaceAll(full, " ", "")
-	ways := []func(p Place) bool{
-		func(p Place) bool { return named(p.key, p) },
-		func(p Place) bool {
-			// Not a departamento's name: «bolivar» is no alias of El Carmen de Bolívar, nor «antioquia» of
-			// Santa Fe de Antioquia.
-			return slices.ContainsFunc(p.aliases, func(a string) bool { return named(a, p) && !departamentoName(a) }) ||
-				strings.ReplaceAll(p.key, " ", "") == squashed
-		},
-	}
-	find := func(way func(Place) bool, inArea bool) []Place {
+	ways := [][]int{named(n.municipios), append(named(n.aliases), n.squashed[strings.Join(words, "")]...)}
+	find := func(way []int, inArea bool) []Place {
+		slices.Sort(way)
 		var out []Place
-		for _, p := range ix.all {
-			if len(p.Code) == 5 && (!inArea || InArea(p.Code, area)) && way(p) {
-				out = append(out, p)
+		for k, i := range way {
+			if (k == 0 || way[k-1] != i) && (!inArea || InArea(ix.all[i].Code, area)) {
+				out = append(out, ix.all[i])
 			}
 		}
 		return out
@@ -405,4 +450,31 @@ func Municipios(q string, area ...string) []Place {
 		}
 	}
 	return nil
+}
+
+// VillagesNamed are the centros poblados that q names exactly (case, accents, a final «ado» said «ao»
+// and a leading article aside): their name alone, or followed by their municipio's («el caimo
+// armenia»), in the list's order.
+func VillagesNamed(q string) []Place {
+	words := strings.Fields(Fold(q))
+	ix := load()
+	n := ix.loadNames()
+	var found []int
+	for k := 1; k <= len(words); k++ {
+		name, rest := strings.Join(words[:k], " "), strings.Join(words[k:], " ")
+		for _, key := range []string{name, elide(name)} {
+			for _, i := range n.villages[key] {
+				if mun := ix.all[ix.byCode[ix.all[i].Code[:5]]]; rest == "" || rest == mun.key || rest == mun.said || rest == WithoutArticle(mun.key) {
+					found = append(found, i)
+				}
+			}
+		}
+	}
+	slices.Sort(found)
+	found = slices.Compact(found)
+	out := make([]Place, 0, len(found))
+	for _, i := range found {
+		out = append(out, ix.all[i])
+	}
+	return out
 }

@@ -252,3 +252,22 @@ func TestMunicipiosInArea(t *testing.T) {
 		}
 	}
 }
+
+// TestVillagesNamed: a village by its name as typed (accents, article, «ao» aside), alone or followed by
+// its municipio's name, and not followed by any other word.
+func TestVillagesNamed(t *testing.T) {
+	for q, want := range map[string][]string{
+		"el caimo": {"63001001"}, "El Caimo Armenia": {"63001001"}, "caimo": {"63001001"}, "pueblo tapao": {"63470003"},
+		"el caimo insulina": nil, "armenia": nil,
+	} {
+		var got []string
+		for _, p := range VillagesNamed(q) {
+			if InArea(p.Code, []string{"63"}) {
+				got = append(got, p.Code)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("VillagesNamed(%q) in Quindío = %v, want %v", q, got, want)
+		}
+	}
+}
