@@ -573,7 +573,7 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 	// every text would have to hold are left out of what is searched, and the note says what was.
 	// A category named among the words («rescate pereira») is the category filter, unless its word is
 	// part of the place's name («el refugio», a village).
-	byKind, kind := categoryQuery(kept)
+	byKind, kind := wordFilters(kept)
 	placed, note, named := v.placeQuery(e, byKind)
 	if kind != "" && named.Code == "" {
 		if p, n, nm := v.placeQuery(e, kept); nm.Code != "" {
@@ -838,10 +838,10 @@ var filterWords = map[string][2]string{
 	"urgente": {"urgency", "urgent"}, "urgentes": {"urgency", "urgent"}, "urgencia": {"urgency", "urgent"},
 }
 
-// categoryQuery reads the filters named among the words of a search (filterWords) when they are not
+// wordFilters reads the filters named among the words of a search (filterWords) when they are not
 // chosen: a category, the urgency. note says so ("" when the words were left as they were); when that
 // list has nothing, the page reads the words as typed.
-func categoryQuery(filters url.Values) (url.Values, string) {
+func wordFilters(filters url.Values) (url.Values, string) {
 	if filters.Get("q") == "" {
 		return filters, ""
 	}
