@@ -95,3 +95,12 @@ func BenchmarkNearest(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSearch is a search by name as buscar_lugar and GET places make it: a few names as people type them.
+func BenchmarkSearch(b *testing.B) {
+	qs := []string{"el caimo", "calarca", "santa rosa", "armenia quindio", "la florida pereira", "xyz"}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		Search(qs[i%len(qs)], 60, "63", "66", "17")
+	}
+}

@@ -67,6 +67,11 @@ type index struct {
 	all    []Place // sorted by code
 	byCode map[string]int
 	names  *names
+	// contexts are what Search matches words against, by index into all: each place's key, its
+	// departamento's and, for a centro poblado, its municipio's, each after a space; saidContexts the
+	// same as people say them (elide), where a word holds «ado» ("" elsewhere). Built once, so that a
+	// search allocates nothing per place.
+	contexts, saidContexts []string
 }
 
 // names index the places by their folded names, so that a search of exact names (Municipios,
@@ -115,6 +120,28 @@ func (ix *index) loadNames() *names {
 }
 
 var nameOnce sync.Once
+
+// loadContexts builds ix's contexts and saidContexts (once).
+func (ix *index) loadContexts() {
+	contextOnce.Do(func() {
+		ix.contexts, ix.saidContexts = make([]string, len(ix.all)), make([]string, len(ix.all))
+		for i, p := range ix.all {
+			if len(p.Code) == 2 {
+				continue
+			}
+			ctx := " " + p.key + " " + ix.all[ix.byCode[p.Code[:2]]].key
+			if len(p.Code) == 8 {
+				ctx += " " + ix.all[ix.byCode[p.Code[:5]]].key
+			}
+			ix.contexts[i] = ctx
+			if strings.Contains(ctx, "ado") {
+				ix.saidContexts[i] = " " + elide(ctx)
+			}
+		}
+	})
+}
+
+var contextOnce sync.Once
 
 var load = sync.OnceValue(func() *index {
 	ix := &index{byCode: map[string]int{}}
@@ -297,12 +324,14 @@ func Search(q string, limit int, area ...string) []Place {
 	said := elide(full)
 	saidWords := strings.Fields(said)
 	ix := load()
+	ix.loadContexts()
+	spaced, saidSpaced := spacedWords(words), spacedWords(saidWords)
 	type hit struct {
 		p    Place
 		rank int
 	}
 	var hits []hit
-	for _, p := range ix.all {
+	for i, p := range ix.all {
 		if len(p.Code) == 2 {
 			continue
 		}
@@ -312,14 +341,8 @@ func Search(q string, limit int, area ...string) []Place {
 			rank = 0
 		case strings.HasPrefix(p.key, full) || strings.HasPrefix(p.said, said):
 			rank = 2
-		default:
-			ctx := p.key + " " + ix.all[ix.byCode[p.Code[:2]]].key
-			if len(p.Code) == 8 {
-				ctx += " " + ix.all[ix.byCode[p.Code[:5]]].key
-			}
-			if allWordPrefixes(" "+ctx, words) || (strings.Contains(ctx, "ado") && allWordPrefixes(" "+elide(ctx), saidWords)) {
-				rank = 4
-			}
+		case allWordPrefixes(ix.contexts[i], spaced) || (ix.saidContexts[i] != "" && allWordPrefixes(ix.saidContexts[i], saidSpaced)):
+			rank = 4
 		}
 		if rank < 0 {
 			continue
@@ -353,14 +376,24 @@ func InArea(code string, area []string) bool {
 	return slices.ContainsFunc(area, func(a string) bool { return strings.HasPrefix(code, a) })
 }
 
-// allWordPrefixes reports whether every word starts a word of text (which begins with a space).
-func allWordPrefixes(text string, words []string) bool {
-	for _, w := range words {
-		if !strings.Contains(text, " "+w) {
+// allWordPrefixes reports whether every word starts a word of text (which begins with a space): each of
+// spaced is a word after a space (spacedWords).
+func allWordPrefixes(text string, spaced []string) bool {
+	for _, w := range spaced {
+		if !strings.Contains(text, w) {
 			return false
 		}
 	}
 	return true
+}
+
+// spacedWords are words, each after a space: what allWordPrefixes looks for.
+func spacedWords(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = " " + w
+	}
+	return out
 }
 
 // Nearest is the municipio or centro poblado whose point is nearest to (lat, lon): how a record located
