@@ -19,6 +19,9 @@ import (
 // ReadViewMatches is the view label of the read latency metric for a record's matches.
 const ReadViewMatches = "matches"
 
+// ReadViewPlaces is the view label of the read latency metric for a search of places by name.
+const ReadViewPlaces = "places"
+
 // oppositeType is the type of the records that may answer one of type t.
 func oppositeType(t string) string {
 	if t == schema.TypeRequest {

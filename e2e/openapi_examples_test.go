@@ -282,6 +282,13 @@ func TestOpenAPIDocumentedResponses(t *testing.T) {
 		{"headHelpMatches", 404, s, "HEAD", schema.MatchesPath(unknownID), nil, nil},
 		{"headHelpMatches", 410, s, "HEAD", schema.MatchesPath(goneID), nil, nil},
 		{"preflightMatches", 204, s, "OPTIONS", schema.MatchesPath(id), nil, nil},
+		{"findPlaces", 200, s, "GET", schema.PlaceSearchPath + "?q=calarca", nil, nil},
+		{"findPlaces", 304, s, "GET", schema.PlaceSearchPath + "?q=calarca", nil, etag(schema.PlaceSearchPath + "?q=calarca")},
+		{"findPlaces", 400, s, "GET", schema.PlaceSearchPath + "?q=calarca&emergencySlug=nope", nil, nil},
+		{"headFindPlaces", 200, s, "HEAD", schema.PlaceSearchPath + "?q=calarca", nil, nil},
+		{"headFindPlaces", 304, s, "HEAD", schema.PlaceSearchPath + "?q=calarca", nil, etag(schema.PlaceSearchPath + "?q=calarca")},
+		{"headFindPlaces", 400, s, "HEAD", schema.PlaceSearchPath, nil, nil},
+		{"preflightFindPlaces", 204, s, "OPTIONS", schema.PlaceSearchPath, nil, nil},
 
 		{"respondToHelp", 201, s, "POST", schema.ResponsesPath(id), []byte(`{"message":"Llevo agua"}`), jsonCT},
 		{"respondToHelp", 200, s, "POST", schema.ResponsesPath(id), []byte(`{"message":"Llevo agua"}`), jsonCT}, // its retry

@@ -2,13 +2,16 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
 )
 
 // TestPlaceCodeThroughAPI: a request located by its DIVIPOLA code alone is published with the place's
@@ -159,4 +162,85 @@ func TestPlacePickerWithoutJavaScript(t *testing.T) {
 		t.Errorf("no place: %d\n%s", status, body)
 	}
 	_ = json.Valid
+}
+
+// TestPlaceSearchOverHTTP: a bot that speaks HTTP only finds a place's code by name (GET places, what
+// buscar_lugar does over MCP, with the same answer), publishes with it, and gets a clear error for every
+// bad query; the answer is cacheable and validated against the OpenAPI document.
+func TestPlaceSearchOverHTTP(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{})
+	_, disc := call(t, s, "GET", schema.HelpPath, nil)
+	if disc["places"] != s.URL+schema.PlaceSearchPath {
+		t.Errorf("discovery's places: %v", disc["places"])
+	}
+	resp, out := call(t, s, "GET", schema.PlaceSearchPath+"?q=el+caimo&emergencySlug=eje-cafetero", nil)
+	ps, _ := out["places"].([]any)
+	if resp.StatusCode != 200 || len(ps) == 0 {
+		t.Fatalf("places «el caimo»: %d %v", resp.StatusCode, out)
+	}
+	first, _ := ps[0].(map[string]any)
+	if first["placeCode"] != "63001001" || first["place"] != "El Caimo, Armenia (Quindío)" || first["inEmergencyArea"] != true {
+		t.Fatalf("places «el caimo»: %v", first)
+	}
+	resp, pub := publish(t, s, with(validRequest(), "latitude", nil, "longitude", nil, "placeCode", first["placeCode"]))
+	if resp.StatusCode != 201 {
+		t.Fatalf("publish with the code found: %d %v", resp.StatusCode, pub)
+	}
+
+	// The same answer as buscar_lugar, whatever the words.
+	cs := sdkSession(t, s, "")
+	for _, args := range []map[string]any{{"q": "Armenia", "emergencySlug": "eje-cafetero"}, {"q": "Armenia"}, {"q": "la union", "emergencySlug": "eje-cafetero"},
+		{"q": "pueblo tapao"}, {"q": "zzzzqqq"}, {"q": "majagual", "emergencySlug": "inundaciones-la-mojana"}} {
+		v := url.Values{}
+		for k, a := range args {
+			v.Set(k, a.(string))
+		}
+		_, raw := s.Do("GET", schema.PlaceSearchPath+"?"+v.Encode(), nil)
+		var overHTTP schema.PlaceList
+		if err := json.Unmarshal(raw, &overHTTP); err != nil {
+			t.Fatal(err)
+		}
+		overMCP := roundTrip[schema.PlaceList](t, callTool(t, cs, schema.ToolFindPlace, args).StructuredContent)
+		if !reflect.DeepEqual(overHTTP, overMCP) || overHTTP.Places == nil {
+			t.Errorf("%v: HTTP and buscar_lugar differ:\n%+v\n%+v", args, overHTTP, overMCP)
+		}
+	}
+
+	// Cacheable: HEAD has GET's headers, If-None-Match gets 304.
+	resp, raw := s.Do("GET", schema.PlaceSearchPath+"?q=calarca", nil)
+	etag := resp.Header.Get("ETag")
+	if resp.StatusCode != 200 || etag == "" || !strings.Contains(resp.Header.Get("Cache-Control"), "public") || !strings.Contains(string(raw), `"63130"`) {
+		t.Fatalf("places «calarca»: %d %v %s", resp.StatusCode, resp.Header, raw)
+	}
+	if resp, _ := call(t, s, "GET", schema.PlaceSearchPath+"?q=calarca", nil, "If-None-Match", etag); resp.StatusCode != 304 {
+		t.Errorf("If-None-Match: %d", resp.StatusCode)
+	}
+	if resp, raw := s.Do("HEAD", schema.PlaceSearchPath+"?q=calarca", nil); resp.StatusCode != 200 || len(raw) != 0 || resp.Header.Get("ETag") != etag {
+		t.Errorf("HEAD: %d %v", resp.StatusCode, resp.Header)
+	}
+	if resp, _ := call(t, s, "OPTIONS", schema.PlaceSearchPath, nil, "Origin", "https://bot.example", "Access-Control-Request-Method", "GET"); resp.StatusCode != 204 {
+		t.Errorf("OPTIONS: %d", resp.StatusCode)
+	}
+	if resp, out := call(t, s, "POST", schema.PlaceSearchPath+"?q=calarca", []byte(`{}`), "Content-Type", "application/json"); resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, HEAD, OPTIONS" {
+		t.Errorf("POST: %d %v", resp.StatusCode, out)
+	}
+
+	// Every bad query is named, as a query parameter.
+	for _, c := range []struct{ query, fields, says string }{
+		{"", "/query/q", "falta «q»"},
+		{"q=", "/query/q", "falta «q»"},
+		{"q", "/query/q", "sin valor"},
+		{"q=%2A%2A", "/query/q", "no es el nombre de un lugar"},
+		{"q=" + strings.Repeat("a", 101), "/query/q", "hasta 100"},
+		{"q=a&q=b", "/query/q", "repetido"},
+		{"lugar=armenia", "/query/lugar", "no existe"},
+		{"q=armenia&emergencySlug=nope", "/query/emergencySlug", "eje-cafetero"},
+		{"q=%2A&emergencySlug=nope", "/query/q,/query/emergencySlug", "no es el nombre"},
+	} {
+		resp, out := call(t, s, "GET", schema.PlaceSearchPath+"?"+c.query, nil)
+		if resp.StatusCode != 400 || out["code"] != "invalid_parameter" || strings.Join(fields(out), ",") != c.fields || !strings.Contains(fmt.Sprint(out["details"]), c.says) {
+			t.Errorf("?%s: %d %v", c.query, resp.StatusCode, out)
+		}
+	}
 }

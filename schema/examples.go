@@ -76,7 +76,7 @@ func exampleDiscovery(em ExampleEmergency) Discovery {
 	base := "https://ayuda.example.org"
 	return Discovery{Name: "directaid", Version: APIVersion, Public: true, Authentication: "none",
 		Documentation: base + "/integraciones", DocumentationMarkdown: base + "/integraciones.md", OpenAPI: base + OpenAPIPath,
-		MCP: base + MCPPath, LLMs: base + "/llms.txt", Publish: base + HelpPath,
+		MCP: base + MCPPath, LLMs: base + "/llms.txt", Publish: base + HelpPath, Places: base + PlaceSearchPath,
 		Capabilities: append([]string{"list_emergencies", "find_place", "publish_request", "publish_offer", "search_help", "help_detail"}, APICapabilities...),
 		RateLimit:    &RateLimit{Events: 60, WindowSeconds: 60, Scope: "publicaciones por cliente (una dirección IPv4 o una red IPv6 /64)"},
 		Emergencies:  []EmergencyInfo{{Slug: em.Slug, Title: em.Title, Links: EmergencyLinks(base, em.Slug)}},
@@ -137,6 +137,7 @@ func operationExamples(em ExampleEmergency) map[string]OperationExample {
 			"200": {{Name: "descubrimiento", Summary: "Sin view: el documento de descubrimiento", Value: exampleDiscovery(em)}},
 		}},
 		"getHelpMatches": matchesExamples(em),
+		"findPlaces":     placesExamples(em),
 		"getOpenAPI": {Responses: map[string][]Example{
 			"200": {{Name: "documento", Summary: "El comienzo de este documento", Value: map[string]any{"openapi": "3.1.0", "info": map[string]any{"title": "directaid", "version": APIVersion}}}},
 		}},

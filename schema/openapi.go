@@ -218,6 +218,7 @@ func OpenAPIFor(serverURL string, em ExampleEmergency, tools ...MCPTool) ([]byte
 			HelpPath + "/{id}" + ReportsSuffix: reportsPathItem(), // moderation.go
 			HelpPath + "/{id}" + ActionsSuffix: actionsPath(),
 			HelpPath + "/{id}" + MatchesSuffix: matchesPathItem(), // matches.go
+			PlaceSearchPath:                    placesPathItem(),  // places.go
 			OpenAPIPath: map[string]any{
 				"get":     getOpenAPI,
 				"head":    headOf(getOpenAPI, "headOpenAPI"),

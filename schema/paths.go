@@ -13,6 +13,8 @@ const (
 	EmergencyPathPrefix = "/emergencias/"
 	// PlacesPath is DANE's list of municipios and centros poblados, the codes of placeCode.
 	PlacesPath = "/lugares.tsv"
+	// PlaceSearchPath searches that list by name (what the MCP tool buscar_lugar does).
+	PlaceSearchPath = "/api/public/v1/places"
 )
 
 // RecordPath is the path of a record's page.

@@ -244,6 +244,7 @@ type Discovery struct {
 	MCP                   string          `json:"mcp" jsonschema:"format=uri"`
 	LLMs                  string          `json:"llms" jsonschema:"format=uri"`
 	Publish               string          `json:"publish" jsonschema:"format=uri" jsonschema_description:"POST aquí una solicitud o un ofrecimiento."`
+	Places                string          `json:"places" jsonschema:"format=uri" jsonschema_description:"GET aquí con ?q=<nombre> (y emergencySlug): el código DIVIPOLA (placeCode) de un municipio o centro poblado, como buscar_lugar."`
 	Capabilities          []string        `json:"capabilities"`
 	RateLimit             *RateLimit      `json:"rateLimit,omitempty"`
 	DetailRateLimit       *RateLimit      `json:"detailRateLimit,omitempty" jsonschema_description:"Límite de lecturas de un registro con su teléfono (view=detail), más estricto para que los números no se puedan recolectar."`

@@ -38,6 +38,9 @@ func (d pageData) DryRunURL() string  { return d.Base + schema.HelpPath + "?dryR
 func (d pageData) OpenAPIURL() string { return d.Base + schema.OpenAPIPath }
 func (d pageData) MCPURL() string     { return d.Base + schema.MCPPath }
 
+// PlacesURL searches places by name: a place's DIVIPOLA code (placeCode) over HTTP.
+func (d pageData) PlacesURL() string { return d.Base + schema.PlaceSearchPath }
+
 // RecordURLPattern is the absolute URL of any record's page, with {id} for its id.
 func (d pageData) RecordURLPattern() string { return d.Base + schema.RecordPathPrefix + "{id}" }
 

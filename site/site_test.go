@@ -58,7 +58,7 @@ func TestCrawl(t *testing.T) {
 			for _, e := range ems { // each emergency's page links its Atom feed from its head
 				wantExternal = append(wantExternal, api+"?view=list&format=atom&emergencySlug="+e.Slug)
 			}
-			wantExternal = append(wantExternal, api+"?view=list&format=csv", api+"?view=list&format=geojson", api+"?view=panorama", testBase+"/mcp")
+			wantExternal = append(wantExternal, api+"?view=list&format=csv", api+"?view=list&format=geojson", api+"?view=panorama", testBase+"/api/public/v1/places?q=el+caimo", testBase+"/mcp")
 			if !slices.Equal(res.External, wantExternal) {
 				t.Errorf("links to the API and MCP:\n%v\nwant\n%v", res.External, wantExternal)
 			}

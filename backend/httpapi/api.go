@@ -85,6 +85,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveHelp(w, r)
 	case schema.EventsPath:
 		h.serveEvents(w, r) // feed.go
+	case schema.PlaceSearchPath:
+		h.servePlaces(w, r) // places.go
 	case schema.OpenAPIPath:
 		if !allow(w, r, "GET, HEAD, OPTIONS") {
 			return
@@ -194,7 +196,7 @@ func discovery(s *backend.Service, base string, tools []schema.MCPTool) *schema.
 	d := &schema.Discovery{
 		Name: "directaid", Version: schema.APIVersion, Public: true, Authentication: "none",
 		Documentation: base + "/integraciones", DocumentationMarkdown: base + "/integraciones.md",
-		OpenAPI: base + schema.OpenAPIPath, MCP: base + schema.MCPPath, LLMs: base + "/llms.txt", Publish: base + schema.HelpPath,
+		OpenAPI: base + schema.OpenAPIPath, MCP: base + schema.MCPPath, LLMs: base + "/llms.txt", Publish: base + schema.HelpPath, Places: base + schema.PlaceSearchPath,
 		Emergencies: s.ActiveEmergencies(base),
 	}
 	for _, t := range tools {

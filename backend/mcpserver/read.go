@@ -24,7 +24,7 @@ type panoramaArgs struct {
 
 // readTools are the read-only tools, registered next to the publishing ones.
 // mcpReadViews are the views the read tools answer, for the read latency metric.
-var mcpReadViews = map[string]string{schema.ToolSearchHelp: schema.ViewList, schema.ToolViewHelp: schema.ViewDetail, schema.ToolPanorama: schema.ViewPanorama, schema.ToolMatches: backend.ReadViewMatches}
+var mcpReadViews = map[string]string{schema.ToolSearchHelp: schema.ViewList, schema.ToolViewHelp: schema.ViewDetail, schema.ToolPanorama: schema.ViewPanorama, schema.ToolMatches: backend.ReadViewMatches, schema.ToolFindPlace: backend.ReadViewPlaces}
 
 func readTools(svc *backend.Service) []server.ServerTool {
 	search := mcp.NewToolWithRawSchema(schema.ToolSearchHelp,
