@@ -519,7 +519,8 @@ func (s *Service) ReportResponse(ctx context.Context, id, rid string, in *schema
 			return errGoneResponse
 		}
 		if !slices.Contains(r.Reporters, who) && !slices.Contains(r.Cleared, who) { // an operator reviewed a cleared reporter's report
-			r.Reporters = append(r.Reporters, who)
+			// A change, as the operator's restore is: a later copy (directaid migrate) carries it over.
+			r.Reporters, r.UpdatedAt = append(r.Reporters, who), s.now().UTC().Truncate(time.Millisecond)
 		}
 		if len(r.Reporters) >= hideAfter && mayHide {
 			r.Status, hid = schema.ResponseHidden, true

@@ -32,19 +32,20 @@ A target that already holds records and other secrets is refused: either secret 
 manage links. --keep-target-secrets keeps PostgreSQL's (the links the Badger server gave out then get
 403). A target without records takes the source's secrets.
 
-It can be run again, after an interruption or to copy what was published since: a record already in
-PostgreSQL, identical, is counted and left alone; one whose id or (source, externalId) is there with
-other content is a conflict, left alone and reported (the exit status is then non-zero); so is a report
-that differs from the one stored for its record and reporter, and a response from the one stored under
-its id. Audit entries already there are not added
-again; missing ones are appended after the trail's last.
+It can be run again, after an interruption or to copy what was published and changed since: a record
+already in PostgreSQL, identical, is counted and left alone; one the source changed since (the same id,
+pair and creation, a later updatedAt: resolved, withdrawn, hidden or erased meanwhile) is brought up to
+date, with the responses an erasure deleted; so is a response with a later updatedAt, and a report an
+operator reviewed. Anything else there with other content is a conflict, left alone and reported (the
+exit status is then non-zero). Audit entries already there are not added again; missing ones are
+appended after the trail's last.
 
 A target that holds records the source does not have is refused (it looks like another installation's
 database) unless --merge is given.
 
 The Badger directory must not be in use: stop the server first, or restore a backup into another
 directory ('directaid restore') and migrate from that while the old server still serves, then stop it
-and run migrate again to copy the rest.`,
+and run migrate again to copy the rest and what changed.`,
 		CobraFunc: func(cmd *cobra.Command) {
 			cmd.Flags().String("from", "", "The source store: badger (then its directory) or postgres (then its DSN)")
 			cmd.Flags().String("to", "", "The target store: postgres (then its DSN, or none to read $DIRECTAID_DATABASE_URL) or badger (then its directory)")

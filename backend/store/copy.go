@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,9 +45,13 @@ type CopyOptions struct {
 // A target that holds records and other secrets is refused (either secret breaks someone's manage links)
 // unless KeepTargetSecrets; a target without records takes the source's secrets. A target that holds
 // records the source lacks is refused unless Merge. Copy can be run again, after an interruption or to copy
-// what was written since: what is in the target already, identical, is counted and left alone; what is
-// there with other content is a conflict, left alone and reported, and Copy then returns an error naming
-// the conflicts after copying the rest.
+// what was written since: what is in the target already, identical, is counted and left alone; a record
+// or a response the source changed since an earlier run copied it (the same one: its id, its pair and its
+// creation; the source's updatedAt later) is brought up to date there, so that what was resolved, hidden,
+// withdrawn or erased meanwhile is so in the target too, and a record the source erased loses the
+// responses the source deleted with it; a report an operator reviewed meanwhile is marked reviewed there.
+// Anything else there with other content is a conflict, left alone and reported, and Copy then returns an
+// error naming the conflicts after copying the rest.
 func Copy(ctx context.Context, from, to Store, o CopyOptions) error {
 	if o.Batch <= 0 {
 		o.Batch = 500
@@ -60,10 +65,12 @@ type copier struct {
 	from, to Store
 
 	read, created, present int
-	conflicts              []string
-	reportConflicts        []string
-	responseConflicts      []string
-	bySlug, byStatus       map[string]int
+	// updated are the records brought up to date (refreshRecords), by id: their responses are reconciled.
+	updated           []string
+	conflicts         []string
+	reportConflicts   []string
+	responseConflicts []string
+	bySlug, byStatus  map[string]int
 }
 
 func (c *copier) say(format string, args ...any) { fmt.Fprintf(c.Out, format+"\n", args...) }
@@ -134,7 +141,11 @@ func (c *copier) copyRecords(ctx context.Context) error {
 		}
 		c.created += res.Created
 		c.present += res.Present
-		c.conflicts = append(c.conflicts, res.Conflicts...)
+		left, err := c.refreshRecords(ctx, batch, res.Conflicts)
+		if err != nil {
+			return err
+		}
+		c.conflicts = append(c.conflicts, left...)
 		if time.Since(last) >= c.ProgressEvery {
 			last = time.Now()
 			c.say("… %d records read: %d created, %d already there (%.0f records/s)",
@@ -149,8 +160,12 @@ func (c *copier) copyRecords(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.say("read %d records from %s in %s: %d created, %d already there, %d conflicts",
-		c.read, c.From.Name, time.Since(began).Round(time.Millisecond), c.created, c.present, len(c.conflicts))
+	updated := ""
+	if len(c.updated) > 0 {
+		updated = fmt.Sprintf(", %d brought up to date", len(c.updated))
+	}
+	c.say("read %d records from %s in %s: %d created, %d already there%s, %d conflicts",
+		c.read, c.From.Name, time.Since(began).Round(time.Millisecond), c.created, c.present, updated, len(c.conflicts))
 	for _, slug := range slices.Sorted(maps.Keys(c.bySlug)) {
 		c.say("  emergency %s: %d records", slug, c.bySlug[slug])
 	}
@@ -222,10 +237,18 @@ func (c *copier) copySecrets(ctx context.Context) error {
 	return nil
 }
 
-// copyReports copies every community report, reviewed or not, in batches.
+// copyReports copies every community report, reviewed or not, in batches; one the source reviewed since
+// an earlier run copied it is marked reviewed in the target (refreshReports).
 func (c *copier) copyReports(ctx context.Context) error {
 	return copyAll(c, "community reports", "reports", func(fn func(Report) error) error { return c.from.ScanReports(ctx, fn) },
-		func(b []Report) (ImportResult, error) { return c.to.ImportReports(ctx, b) }, &c.reportConflicts)
+		func(b []Report) (ImportResult, error) {
+			res, err := c.to.ImportReports(ctx, b)
+			if err != nil || len(res.Conflicts) == 0 {
+				return res, err
+			}
+			res.Conflicts, err = c.refreshReports(ctx, b, res.Conflicts)
+			return res, err
+		}, &c.reportConflicts)
 }
 
 // copyDisownings copies every disowning of a phone number, in batches: without them, a number its owner
@@ -236,10 +259,25 @@ func (c *copier) copyDisownings(ctx context.Context) error {
 		func(b []Disowning) (ImportResult, error) { return c.to.ImportDisownings(ctx, b) }, &none)
 }
 
-// copyResponses copies every response, whatever its status, in batches.
+// copyResponses copies every response, whatever its status, in batches: first, a record brought up to
+// date that holds responses the source no longer has (deleted with the record's erasure) loses them all
+// and takes the source's; a response the source changed since an earlier run copied it is brought up to
+// date (refreshResponses).
 func (c *copier) copyResponses(ctx context.Context) error {
+	for _, id := range c.updated {
+		if err := c.dropDeletedResponses(ctx, id); err != nil {
+			return err
+		}
+	}
 	return copyAll(c, "responses", "responses", func(fn func(*Response) error) error { return c.from.ScanResponses(ctx, fn) },
-		func(b []*Response) (ImportResult, error) { return c.to.ImportResponses(ctx, b) }, &c.responseConflicts)
+		func(b []*Response) (ImportResult, error) {
+			res, err := c.to.ImportResponses(ctx, b)
+			if err != nil || len(res.Conflicts) == 0 {
+				return res, err
+			}
+			res.Conflicts, err = c.refreshResponses(ctx, res.Conflicts)
+			return res, err
+		}, &c.responseConflicts)
 }
 
 // copyAll imports what scan yields in batches, adding the conflicts to conflicts, and reports it as title.
@@ -342,4 +380,155 @@ func inBatches[T any](n int, scan func(yield func(T) error) error, flush func(ba
 		err = flush(pending)
 	}
 	return err
+}
+
+// refreshRecords brings up to date, in the target, each of conflicts (ids of batch that Import did not
+// copy) that is the same record as the source's (its id, pair, emergency, type and creation) and that the
+// source changed since: its updatedAt is later. It returns the ids left as conflicts; one that differs from
+// the source's in its updatedAt and revision alone (an earlier run brought it up to date: the target's
+// Update set them) is counted present.
+func (c *copier) refreshRecords(ctx context.Context, batch []*Record, conflicts []string) ([]string, error) {
+	var left []string
+	for _, id := range conflicts {
+		i := slices.IndexFunc(batch, func(r *Record) bool { return r.ID == id })
+		if i < 0 {
+			left = append(left, id)
+			continue
+		}
+		src := *batch[i]
+		src.Normalize()
+		dst, err := c.to.Get(ctx, id)
+		switch {
+		case errors.Is(err, ErrNotFound): // its pair holds another id there
+			left = append(left, id)
+			continue
+		case err != nil:
+			return nil, err
+		}
+		if dst.ID != src.ID || dst.Source != src.Source || dst.ExternalID != src.ExternalID || dst.EmergencySlug != src.EmergencySlug ||
+			dst.Type != src.Type || !dst.CreatedAt.Equal(src.CreatedAt) {
+			left = append(left, id)
+			continue
+		}
+		switch same, err := sameApartFrom(&src, dst, func(r *Record) { r.UpdatedAt, r.Revision = time.Time{}, 0 }); {
+		case err != nil:
+			return nil, err
+		case src.UpdatedAt.After(dst.UpdatedAt):
+			if _, err := c.to.Update(ctx, id, func(r *Record) error { *r = src; return nil }); err != nil {
+				return nil, fmt.Errorf("record %s, brought up to date: %w", id, err)
+			}
+			c.updated = append(c.updated, id)
+		case same:
+			c.present++
+		default:
+			left = append(left, id)
+		}
+	}
+	return left, nil
+}
+
+// sameApartFrom reports whether a and b are alike once clear has cleared, in copies of both, what may differ.
+func sameApartFrom[T any](a, b *T, clear func(*T)) (bool, error) {
+	ca, cb := *a, *b
+	clear(&ca)
+	clear(&cb)
+	ja, err := json.Marshal(&ca)
+	if err != nil {
+		return false, err
+	}
+	jb, err := json.Marshal(&cb)
+	return err == nil && bytes.Equal(ja, jb), err
+}
+
+// dropDeletedResponses deletes, in the target, the responses of record id when it holds one the source
+// does not (the source deleted them with the record's erasure); copyResponses then copies the source's.
+func (c *copier) dropDeletedResponses(ctx context.Context, id string) error {
+	have, err := c.from.RecordResponses(ctx, id)
+	if err != nil {
+		return err
+	}
+	there, err := c.to.RecordResponses(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, r := range there {
+		if !slices.ContainsFunc(have, func(h *Response) bool { return h.ID == r.ID }) {
+			return c.to.DeleteResponses(ctx, id)
+		}
+	}
+	return nil
+}
+
+// refreshResponses brings up to date, in the target, the responses of the records in conflicts (record
+// ids, as ImportResponses names them) that the source changed since: the same response id, the source's
+// updatedAt later. It returns the record ids left as conflicts (one per response still differing).
+func (c *copier) refreshResponses(ctx context.Context, conflicts []string) ([]string, error) {
+	var left []string
+	for _, id := range slices.Compact(slices.Sorted(slices.Values(conflicts))) {
+		have, err := c.from.RecordResponses(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		there, err := c.to.RecordResponses(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, src := range have {
+			i := slices.IndexFunc(there, func(r *Response) bool { return r.ID == src.ID })
+			if i < 0 {
+				left = append(left, id) // the target lacks it: ImportResponses refused it for another reason
+				continue
+			}
+			same, err := sameApartFrom(src, there[i], func(*Response) {})
+			switch {
+			case err != nil:
+				return nil, err
+			case same:
+			case src.UpdatedAt.After(there[i].UpdatedAt):
+				r := *src
+				if _, err := c.to.UpdateResponse(ctx, id, src.ID, func(x *Response) error { *x = r; return nil }); err != nil {
+					return nil, fmt.Errorf("response %s of record %s, brought up to date: %w", src.ID, id, err)
+				}
+			default:
+				left = append(left, id)
+			}
+		}
+	}
+	return left, nil
+}
+
+// refreshReports marks reviewed, in the target, each report of conflicts (record ids, as ImportReports
+// names them) that the source reviewed since an earlier run copied it (the same record, reporter, reason
+// and time; its note erased too when the source's is). It returns the record ids left as conflicts.
+func (c *copier) refreshReports(ctx context.Context, batch []Report, conflicts []string) ([]string, error) {
+	var left []string
+	for _, id := range slices.Compact(slices.Sorted(slices.Values(conflicts))) {
+		there, err := c.to.Reports(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, src := range batch {
+			if src.RecordID != id {
+				continue
+			}
+			i := slices.IndexFunc(there, func(r Report) bool { return r.Reporter == src.Reporter })
+			switch {
+			case i < 0:
+				left = append(left, id)
+			case sameReport(there[i], src):
+			case src.Reviewed && !there[i].Reviewed && src.Reason == there[i].Reason && src.At.Equal(there[i].At) && (src.Note == there[i].Note || src.Note == ""):
+				if err := c.to.ReviewReports(ctx, id, src.Reporter, src.Note == "" && there[i].Note != ""); err != nil {
+					return nil, fmt.Errorf("report of record %s, marked reviewed: %w", id, err)
+				}
+			default:
+				left = append(left, id)
+			}
+		}
+	}
+	return left, nil
+}
+
+// sameReport reports whether a and b are the same report, reviewed alike.
+func sameReport(a, b Report) bool {
+	return a.RecordID == b.RecordID && a.Reporter == b.Reporter && a.Reason == b.Reason && a.Note == b.Note && a.At.Equal(b.At) && a.Reviewed == b.Reviewed
 }

@@ -218,8 +218,31 @@ func CopyBetween(t *testing.T, openFrom, openTo Open) {
 	if err := store.Copy(ctx, from, to, opts); err == nil || !strings.Contains(err.Error(), "1 of them not in a-db") || !strings.Contains(err.Error(), "--merge") {
 		t.Fatalf("a target with another installation's record: %v", err)
 	}
-	// A record the source changed since: a conflict, left as the target has it; so is a response.
-	changed, err := from.Update(ctx, recs[20].ID, func(r *store.Record) error { r.Status = store.StatusResolved; return nil })
+	// What the source changed since the first copy — a record resolved, one erased with its responses, a
+	// report reviewed, a response hidden — is brought up to date, as the last run of a migration from a
+	// backup needs (an erased phone must not come back); what the target changed itself, or what changed
+	// without a later updatedAt, stays a conflict, left as the target has it.
+	resolved, err := from.Update(ctx, recs[20].ID, func(r *store.Record) error { r.Status = store.StatusResolved; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	erased, err := from.Update(ctx, recs[3].ID, func(r *store.Record) error { r.Status = store.StatusWithdrawn; r.ErasePersonal(); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := from.DeleteResponses(ctx, recs[3].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := from.ReviewReports(ctx, recs[4].ID, "h4", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := from.UpdateResponse(ctx, recs[4].ID, "resp4", func(r *store.Response) error {
+		r.Status, r.Reporters, r.UpdatedAt = "hidden", []string{"h1", "h2", "h3"}, r.UpdatedAt.Add(time.Hour)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ownChange, err := to.Update(ctx, recs[21].ID, func(r *store.Record) error { r.Status = store.StatusResolved; return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,13 +250,42 @@ func CopyBetween(t *testing.T, openFrom, openTo Open) {
 		t.Fatal(err)
 	}
 	opts.Merge = true
+	out.Reset()
 	err = store.Copy(ctx, from, to, opts)
-	if err == nil || !strings.Contains(err.Error(), "1 records were not copied") || !strings.Contains(err.Error(), changed.ID) ||
-		!strings.Contains(err.Error(), "1 responses were not copied") {
-		t.Fatalf("a copy over a record changed since: %v\n%s", err, out.String())
+	if err == nil || !strings.Contains(err.Error(), "1 records were not copied") || !strings.Contains(err.Error(), ownChange.ID) ||
+		!strings.Contains(err.Error(), "1 responses were not copied") || strings.Contains(err.Error(), "reports were not copied") {
+		t.Fatalf("a copy over records changed since: %v\n%s", err, out.String())
 	}
-	if got, err := to.Get(ctx, changed.ID); err != nil || got.Status == store.StatusResolved {
-		t.Fatalf("the conflicting record was overwritten: %+v, %v", got, err)
+	if !strings.Contains(out.String(), "2 brought up to date, 1 conflicts") {
+		t.Errorf("the copy's report lacks the records brought up to date:\n%s", out.String())
+	}
+	if got, err := to.Get(ctx, resolved.ID); err != nil || got.Status != store.StatusResolved {
+		t.Errorf("a record resolved in the source since: %+v, %v", got, err)
+	}
+	if got, err := to.Get(ctx, erased.ID); err != nil || got.Status != store.StatusWithdrawn || got.ContactWhatsapp != "" || got.ContactName != "" || got.Address != "" {
+		t.Errorf("a record erased in the source since: %+v, %v", got, err)
+	}
+	if rs, err := to.RecordResponses(ctx, erased.ID); err != nil || len(rs) != 0 {
+		t.Errorf("the responses of a record erased in the source since: %+v, %v", rs, err)
+	}
+	if reps, err := to.Reports(ctx, recs[4].ID); err != nil || len(reps) != 1 || !reps[0].Reviewed || reps[0].Note != "" {
+		t.Errorf("a report reviewed in the source since: %+v, %v", reps, err)
+	}
+	if rs, err := to.RecordResponses(ctx, recs[4].ID); err != nil || len(rs) != 1 || rs[0].Status != "hidden" || len(rs[0].Reporters) != 3 {
+		t.Errorf("a response hidden in the source since: %+v, %v", rs, err)
+	}
+	if got, err := to.Get(ctx, ownChange.ID); err != nil || got.Status != store.StatusResolved {
+		t.Fatalf("the target's own change was overwritten: %+v, %v", got, err)
+	}
+	if rs, err := to.RecordResponses(ctx, recs[2].ID); err != nil || len(rs) != 1 || rs[0].Message == "Ya no" {
+		t.Errorf("a response changed without a later updatedAt was overwritten: %+v, %v", rs, err)
+	}
+	// Once more: what was brought up to date is there; the two conflicts stay.
+	out.Reset()
+	err = store.Copy(ctx, from, to, opts)
+	if err == nil || !strings.Contains(err.Error(), "1 records were not copied") || !strings.Contains(err.Error(), "1 responses were not copied") ||
+		!strings.Contains(out.String(), "already there, 1 conflicts") {
+		t.Fatalf("a copy after bringing records up to date: %v\n%s", err, out.String())
 	}
 }
 
