@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -53,6 +54,15 @@ func parseRateLimits(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error
 			}
 			limits[z.Name] = l
 			continue
+		}
+		if !slices.Contains(rateLimitOptions, h.Val()) {
+			// caddy-ratelimit skips a line it does not know: a misspelt zone would keep its default silently.
+			msg := fmt.Sprintf("unknown line %q: a zone of directaid (%s) with `<events> <window>` or `off`, or one of rate_limit's own (%s)",
+				h.Val(), strings.Join(zoneNames(), ", "), strings.Join(rateLimitOptions, ", "))
+			if z := likeZone(h.Val()); z != "" {
+				msg += fmt.Sprintf("; did you mean %s?", z)
+			}
+			return nil, h.Err(msg)
 		}
 		seg := h.NextSegment()
 		if len(seg) > 1 && seg[0].Text == "zone" && backend.ZoneNamed(seg[1].Text) != nil {
@@ -172,4 +182,46 @@ func writeZone(b *strings.Builder, z backend.Zone, l backend.Limit) {
 		fmt.Fprintf(b, "match {\nmethod POST\npath %s\n%s\n}\n", schema.MCPPath, mcpMatchers[z.MCP])
 	}
 	fmt.Fprintf(b, "key {http.vars.%s}\nevents %d\nwindow %s\n}\n", clientNetVar, l.Events, l.Window.String())
+}
+
+// rateLimitOptions are the lines of caddy-ratelimit's rate_limit that directaid_rate_limits passes on.
+var rateLimitOptions = []string{"zone", "distributed", "storage", "jitter", "sweep_interval", "log_key"}
+
+// zoneNames are directaid's zones' names, in their order.
+func zoneNames() []string {
+	out := make([]string, len(backend.Zones))
+	for i, z := range backend.Zones {
+		out[i] = z.Name
+	}
+	return out
+}
+
+// likeZone is the zone whose name word is one or two edits from (a misspelling), or "".
+func likeZone(word string) string {
+	for _, name := range zoneNames() {
+		if editDistance(strings.ToLower(word), name) <= 2 {
+			return name
+		}
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -137,3 +137,29 @@ type middlewareFunc func(http.ResponseWriter, *http.Request, caddyhttp.Handler) 
 func (f middlewareFunc) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	return f(w, r, next)
 }
+
+// TestRateLimitsRefuseUnknownLines: a line of directaid_rate_limits that is neither a zone of directaid
+// nor an option of caddy-ratelimit's rate_limit is refused, naming its line and the zone it resembles:
+// caddy-ratelimit skips lines it does not know, so a misspelt zone would keep its default in silence.
+func TestRateLimitsRefuseUnknownLines(t *testing.T) {
+	adapt := func(body string) error {
+		_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(":8080 {\n\tdirectaid_rate_limits {\n"+body+"\t}\n}\n"), nil)
+		return err
+	}
+	for _, c := range []struct{ body, want string }{
+		{"\t\tpublsh 6000 1m\n", "did you mean publish?"},
+		{"\t\tPublish 6000 1m\n", "did you mean publish?"},
+		{"\t\tresponds 5 1m\n", "did you mean respond?"},
+		{"\t\tpublish 60 1m\n\t\tburst 10\n", `unknown line "burst"`},
+	} {
+		err := adapt(c.body)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "Caddyfile:") {
+			t.Errorf("%q: %v, want an error naming its line with %q", c.body, err, c.want)
+		}
+	}
+	for _, body := range []string{"\t\tpublish 6000 1m\n\t\tjitter 0.1\n\t\tsweep_interval 2m\n\t\tlog_key\n", "\t\trespond off\n"} {
+		if err := adapt(body); err != nil {
+			t.Errorf("%q: %v", body, err)
+		}
+	}
+}
