@@ -3,6 +3,7 @@ package badgerstore
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -229,6 +230,11 @@ func (b BackupInfo) Summary() string {
 // byte, a cut or an addition fails with where it is. On failure dir is left as it was found (empty or
 // absent), so that a damaged backup never passes for a database.
 func Restore(dir string, r io.Reader) (BackupInfo, error) {
+	return restore(dir, r, &restoreSpace{})
+}
+
+// restore is Restore with the free space watched by space (its dir and keep are set here).
+func restore(dir string, r io.Reader, space *restoreSpace) (BackupInfo, error) {
 	entries, err := os.ReadDir(dir)
 	if err == nil && len(entries) > 0 {
 		return BackupInfo{}, fmt.Errorf("%s is not empty: restore into a new directory", dir)
@@ -243,12 +249,24 @@ func Restore(dir string, r io.Reader) (BackupInfo, error) {
 	case !info.Checksummed && len(head) < len(backupMagic) && backupMagic[:len(head)] == string(head):
 		return info, fmt.Errorf("the backup is truncated: it ends at byte %d, inside its header", len(head))
 	}
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	// The server's own options (a restore writes the database the server then opens), without a sync a
+	// write: Close syncs. Badger's defaults would map five 128 MiB memtable files at once.
+	opts := badgerOptions(Options{Dir: dir}).WithSyncWrites(false)
+	space.dir, space.keep = dir, openSpace(opts)
+	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			space.size = st.Size()
+		}
+	}
+	if err := space.check(0); err != nil {
+		return info, err
+	}
+	db, err := badger.Open(opts)
 	if err != nil {
 		return info, err
 	}
 	if info.Checksummed {
-		err = loadBackup(db, br, &info)
+		err = loadBackup(db, br, &info, space)
 	} else if err = db.Load(br, 256); err != nil {
 		err = fmt.Errorf("load backup (the format before checksums): %w", err)
 	}
@@ -331,7 +349,7 @@ func (b *backupReader) cut(n, start int64, err error) error {
 }
 
 // loadBackup checks and loads a checksummed backup (its magic not yet read) into db.
-func loadBackup(db *badger.DB, r *bufio.Reader, info *BackupInfo) error {
+func loadBackup(db *badger.DB, r *bufio.Reader, info *BackupInfo, space *restoreSpace) error {
 	b := &backupReader{r: r, sum: sha256.New()}
 	header := make([]byte, len(backupMagic)+1)
 	if err := b.full(header); err != nil {
@@ -349,6 +367,9 @@ func loadBackup(db *badger.DB, r *bufio.Reader, info *BackupInfo) error {
 		}
 		if err == nil && kind == frameData {
 			err = b.load(ldr, payload)
+		}
+		if err == nil {
+			err = space.check(b.off)
 		}
 		if err != nil {
 			_ = ldr.Finish() // let the writes already sent end before the database closes
@@ -450,4 +471,46 @@ func describeKey(k []byte) string {
 		return "record " + string(id)
 	}
 	return fmt.Sprintf("%s key %q", keyKind(k), k)
+}
+
+// restoreSpace keeps a restore from filling its disk: Badger writes its memtables and tables through
+// memory mappings, and on a full disk the first write into such a page kills the process (SIGBUS) and
+// leaves a half-written database. Before opening, the disk must have room for the backup's size (when
+// the backup is a file; a database takes about what its backup holds, or less) and what opening takes
+// (openSpace); while loading, every checkEvery bytes read, at least openSpace must stay free.
+type restoreSpace struct {
+	dir     string
+	keep    int64 // openSpace: what must stay free
+	size    int64 // the backup file's size, 0 when unknown
+	checked int64 // bytes read at the last check
+	every   int64 // bytes read between two checks (0: restoreCheckEvery)
+	free    func(string) (int64, error)
+}
+
+// restoreCheckEvery is how many bytes of a backup a restore reads between two looks at the free space.
+const restoreCheckEvery = 4 << 20
+
+// check looks at the free space of the disk when read (the bytes of the backup read so far) is 0 or
+// restoreCheckEvery past the last look: ErrNoSpaceToOpen, with the figures, when there is too little.
+func (s *restoreSpace) check(read int64) error {
+	if read != 0 && read-s.checked < cmp.Or(s.every, restoreCheckEvery) {
+		return nil
+	}
+	s.checked = read
+	need := s.keep
+	if read == 0 {
+		need += s.size
+	}
+	if err := checkOpenSpace(s.dir, need, s.free); err != nil {
+		if !errors.Is(err, ErrNoSpaceToOpen) {
+			return err
+		}
+		if read == 0 {
+			return fmt.Errorf("%w: restoring this backup into %s needs about %d MiB free on its disk (the backup's size and %d MiB to open a database); free space there, or restore onto another disk",
+				ErrNoSpaceToOpen, s.dir, (need+1<<20-1)>>20, s.keep>>20)
+		}
+		return fmt.Errorf("%w: the disk of %s filled up after %d MiB of the backup (at least %d MiB must stay free while Badger writes); free space there, or restore onto another disk",
+			ErrNoSpaceToOpen, s.dir, read>>20, s.keep>>20)
+	}
+	return nil
 }

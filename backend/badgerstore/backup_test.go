@@ -337,3 +337,68 @@ func TestErasureWaitsForBackup(t *testing.T) {
 		t.Fatalf("erased data still in the files after the backup and a cycle: %v %v", found, err)
 	}
 }
+
+// TestRestoreWatchesTheDisk: a restore onto a disk without room for the backup refuses before opening a
+// database, and one whose disk fills while it loads stops with the figures; both say so, and leave
+// nothing behind (Badger would otherwise die of SIGBUS writing through its memory mappings, leaving a
+// half-written database). A backup file's size counts before anything is written.
+func TestRestoreWatchesTheDisk(t *testing.T) {
+	s := open(t, Options{Dir: t.TempDir()})
+	for _, r := range createAll(t, s, records("disk", 300), nil) {
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "backup")
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Backup(f); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	_ = s.Close()
+	st, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := openSpace(badgerOptions(Options{}))
+	for _, c := range []struct {
+		name string
+		free func(calls int) int64 // the disk's free bytes at the calls-th look
+		want string
+	}{
+		{"a disk too small for the backup", func(int) int64 { return keep + st.Size()/2 }, "needs about"},
+		{"a disk that fills while loading", func(calls int) int64 {
+			if calls < 3 {
+				return keep + st.Size()
+			}
+			return keep / 2
+		}, "filled up after"},
+	} {
+		target := filepath.Join(t.TempDir(), "restored")
+		calls := 0
+		in, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = restore(target, in, &restoreSpace{every: 4 << 10, free: func(string) (int64, error) { calls++; return c.free(calls), nil }})
+		_ = in.Close()
+		if !errors.Is(err, ErrNoSpaceToOpen) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), target) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		if _, serr := os.Stat(target); !errors.Is(serr, os.ErrNotExist) {
+			t.Errorf("%s: the failed restore left %s behind (%v)", c.name, target, serr)
+		}
+	}
+	// With room, it restores.
+	in, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if _, err := restore(filepath.Join(t.TempDir(), "restored"), in, &restoreSpace{every: 4 << 10, free: func(string) (int64, error) { return keep + st.Size(), nil }}); err != nil {
+		t.Fatal(err)
+	}
+}
