@@ -238,7 +238,7 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 // shareSpent is the 429 of a network that gave a record its responderPerRecord responses (abuse.go); the
 // share frees a place after wait.
 func shareSpent(wait time.Duration) *Problem {
-	return &Problem{Status: http.StatusTooManyRequests, RetryAfter: max(int(math.Ceil(wait.Seconds())), 1), Zone: ZoneRespond, Body: schema.ErrorBody{Code: schema.CodeRateLimited, Error: fmt.Sprintf(
+	return &Problem{Status: http.StatusTooManyRequests, RetryAfter: max(int(math.Ceil(wait.Seconds())), 1), Zone: ZoneRespond, Body: schema.ErrorBody{Code: schema.CodeNetworkShareSpent, Error: fmt.Sprintf(
 		"Desde su conexión ya se enviaron %d respuestas a esta publicación en las últimas 48 horas, las que admite de una misma red: "+
 			"quien la publicó ya las tiene. Si alguien más quiere ayudar, que responda desde su propio teléfono (sus datos móviles).", responderPerRecord)}}
 }

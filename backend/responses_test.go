@@ -923,7 +923,7 @@ func TestRespondShareOfOneNetwork(t *testing.T) {
 	}
 	_, err := respond(a.ID, "Otra más", "198.51.100.1")
 	p := (*backend.Problem)(nil)
-	if !errors.As(err, &p) || p.Status != http.StatusTooManyRequests || p.Body.Code != schema.CodeRateLimited || p.RetryAfter < 47*3600 || p.RetryAfter > 48*3600 {
+	if !errors.As(err, &p) || p.Status != http.StatusTooManyRequests || p.Body.Code != schema.CodeNetworkShareSpent || p.RetryAfter < 47*3600 || p.RetryAfter > 48*3600 {
 		t.Fatalf("the fourth from one network: %+v %v", p, err)
 	}
 	if r, err := respond(a.ID, "Puedo ayudar 0", "198.51.100.1"); err != nil || !r.Duplicate {
@@ -941,7 +941,7 @@ func TestRespondShareOfOneNetwork(t *testing.T) {
 		if want := map[bool]int{true: http.StatusCreated, false: http.StatusTooManyRequests}[i < 3]; code != want {
 			t.Fatalf("HTTP response %d: %d %s, want %d", i, code, body, want)
 		}
-		if i == 3 && (!strings.Contains(body, `"code":"rate_limited"`) || !strings.Contains(body, "respuestas a esta publicación")) {
+		if i == 3 && (!strings.Contains(body, `"code":"network_share_spent"`) || !strings.Contains(body, "respuestas a esta publicación")) {
 			t.Fatalf("the 429 over HTTP: %s", body)
 		}
 	}

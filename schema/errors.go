@@ -42,6 +42,7 @@ var ErrorCodes = []ErrorCode{
 	{CodeInvalidTransition, 409, "El estado del registro no admite esa acción (por ejemplo, reabrir uno retirado o renovar uno resuelto)."},
 	{CodeTooManyResponses, 409, "La publicación ya tiene el máximo de respuestas que guarda (300): quien la publicó ya tiene muchas para revisar. Busque otra parecida que nadie haya respondido (`attended=false`)."},
 	{CodeCursorTooOld, 410, "El flujo de eventos no puede reanudar desde esa posición: hay demasiados cambios que repetir. Póngase al día con la lista (`view=list&since=`) y vuelva a conectarse desde su último cambio."},
+	{CodeNetworkShareSpent, 429, "Desde esta red (una dirección IPv4 o una red IPv6 /64) ya llegaron 3 respuestas distintas a esta publicación en 48 horas, las que admite de una misma red. No es un límite de velocidad: `Retry-After` dice cuándo se libera un lugar (hasta 48 horas). Una aplicación que transmite a muchos voluntarios debe decirle a la persona que responda desde su propio teléfono (la página de la publicación)."},
 	{CodeTooManyStreams, 429, "Esta dirección ya tiene abiertos todos los flujos de eventos que admite el servidor: cierre uno antes de abrir otro."},
 	{CodeInternalError, 500, "Error del servidor. Reintente con el mismo `externalId`: no se duplicará."},
 	{CodeUnavailable, 503, "El servicio no está disponible por un momento. Reintente con el mismo `externalId`: no se duplicará."},

@@ -23,6 +23,8 @@ const (
 	CodeForbidden         = "forbidden"
 	CodeInvalidTransition = "invalid_transition"
 	CodeTooManyResponses  = "too_many_responses" // 409: the record holds its most responses
+	// CodeNetworkShareSpent is the 429 of a network that already gave a record its share of responses.
+	CodeNetworkShareSpent = "network_share_spent"
 )
 
 // The publisher's actions.

@@ -159,7 +159,7 @@ func responsesPathItems() map[string]any {
 				"410": errResp("La publicación no está abierta (resuelta, vencida, retirada u oculta): no recibe respuestas (gone)."),
 				"413": errResp("Cuerpo de más de 64 KiB (body_too_large)."),
 				"415": errResp(unsupportedMediaWords),
-				"429": errResp("Límite temporal de respuestas alcanzado (rate_limited; el número está en respondRateLimit del descubrimiento), o esta red ya envió 3 respuestas distintas a esta publicación en 48 horas. Reintente tras Retry-After segundos.", "Retry-After"),
+				"429": errResp("Límite temporal de respuestas alcanzado (rate_limited; el número está en respondRateLimit del descubrimiento: reintente tras Retry-After segundos), o esta red ya envió 3 respuestas distintas a esta publicación en 48 horas (network_share_spent: Retry-After dice cuándo se libera un lugar; quien quiera ayudar puede responder desde su propio teléfono).", "Retry-After"),
 				"503": errResp("Servicio no disponible (unavailable). Reintente tras Retry-After segundos.", "Retry-After"),
 			},
 		}),
