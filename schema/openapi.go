@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	invjs "github.com/invopop/jsonschema"
 )
 
 // Response headers, documented once and referenced everywhere.
@@ -155,6 +157,8 @@ func OpenAPIFor(serverURL string, em ExampleEmergency, tools ...MCPTool) ([]byte
 	for name := range wireTypes {
 		schemas[name] = JSONSchema(name)
 	}
+	withLocationRules(schemas["HelpRequest"].(*invjs.Schema), true)
+	withLocationRules(schemas["HelpOffer"].(*invjs.Schema), false)
 	schemas["JSONRPCResponse"], schemas["JSONRPCError"] = jsonRPCSchemas()
 	publishResponses := map[string]any{
 		"201": map[string]any{"description": "Publicado: el registro se creó y está guardado en disco.", "headers": hdrs("Location", "Cache-Control"), "content": jsonBody(ref("PublishResult")),

@@ -179,6 +179,23 @@ func JSONSchema(name string) *jsonschema.Schema {
 	return reflectSchema(v)
 }
 
+// withLocationRules writes into a publish body's schema in the OpenAPI document the rules of its location
+// that locationFaults applies, so that a client validating against it builds what the server takes:
+// latitude and longitude go together, locationPrecision only with them, and a request gives them or
+// placeCode. The validator's own schema leaves them to locationFaults, whose messages name each field;
+// an MCP tool's input schema says them in its fields' descriptions, since models' tool APIs refuse an
+// anyOf at the top of an input schema.
+func withLocationRules(s *jsonschema.Schema, request bool) {
+	s.DependentRequired = map[string][]string{
+		"latitude":          {"longitude"},
+		"longitude":         {"latitude"},
+		"locationPrecision": {"latitude", "longitude"},
+	}
+	if request {
+		s.AnyOf = []*jsonschema.Schema{{Required: []string{"latitude", "longitude"}}, {Required: []string{"placeCode"}}}
+	}
+}
+
 // ToolInputSchema is the schema of a publish body minus `type`, which an MCP tool sets itself.
 func ToolInputSchema(typ string) json.RawMessage {
 	name := "HelpRequest"
