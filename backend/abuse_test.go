@@ -614,29 +614,33 @@ func TestPairTakenIsSaid(t *testing.T) {
 	body := func(title string) []byte {
 		return testserver.MustJSON(t, testserver.With(testserver.ValidRequest(), "externalId", "caso-124", "title", title))
 	}
-	taken := func(ws []schema.Warning) bool {
-		return slices.ContainsFunc(ws, func(w schema.Warning) bool {
-			return w.Code == schema.CodePairTaken && w.Field == "/externalId" && strings.Contains(w.Message, "NO se guardó")
-		})
+	warned := func(ws []schema.Warning) string {
+		if i := slices.IndexFunc(ws, func(w schema.Warning) bool {
+			return w.Field == "/externalId" && strings.Contains(w.Message, "NO se guardó")
+		}); i >= 0 {
+			return ws[i].Code
+		}
+		return ""
 	}
 	if _, _, err := s.svc.Publish(ctx, "http://ayuda.test", body("Consigne a Nequi para recibir mercado"), "", "198.51.100.66"); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		title, addr string
-		want        bool
+		want        string
 	}{
-		{"Necesitamos leche para bebés", "192.0.2.1", true},           // another network, other content: the bot's publication
-		{"Consigne a Nequi para recibir mercado", "192.0.2.1", false}, // the same content: a copy, nothing lost
-		{"Necesitamos leche para bebés", "198.51.100.66", false},      // the publisher's network: contentMatches says it
+		{"Necesitamos leche para bebés", "192.0.2.1", schema.CodePairTaken},      // another network, other content: the bot's publication
+		{"Consigne a Nequi para recibir mercado", "192.0.2.1", ""},               // the same content: a copy, nothing lost
+		{"Necesitamos leche para bebés", "198.51.100.66", schema.CodePairReused}, // the publisher's network: an externalId used twice
+		{"Consigne a Nequi para recibir mercado", "198.51.100.66", ""},           // the publisher's retry
 	} {
 		res, _, err := s.svc.Publish(ctx, "http://ayuda.test", body(tc.title), "", tc.addr)
-		if err != nil || !res.Duplicate || taken(res.Warnings) != tc.want {
-			t.Errorf("%q from %s: %+v %v, want pair_taken %v", tc.title, tc.addr, res, err, tc.want)
+		if err != nil || !res.Duplicate || warned(res.Warnings) != tc.want {
+			t.Errorf("%q from %s: %+v %v, want the warning %q", tc.title, tc.addr, res, err, tc.want)
 		}
 		dry, err := s.svc.DryRun(ctx, "http://ayuda.test", body(tc.title), "", tc.addr)
-		if err != nil || taken(dry.Warnings) != tc.want {
-			t.Errorf("dry run %q from %s: %+v %v, want pair_taken %v", tc.title, tc.addr, dry, err, tc.want)
+		if err != nil || warned(dry.Warnings) != tc.want {
+			t.Errorf("dry run %q from %s: %+v %v, want the warning %q", tc.title, tc.addr, dry, err, tc.want)
 		}
 	}
 }

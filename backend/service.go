@@ -307,14 +307,24 @@ func maskPhones(pub *schema.Publication) []string {
 
 // pairWarnings are the warnings of a publication of stored's pair from publisher's network whose content
 // is the same or not: pair_taken when it is not this client's retry, most likely (someone else took the
-// pair first: an app's externalIds may be guessed), so that the 200 does not read as «published» to a bot
-// that checks only the status.
+// pair first: an app's externalIds may be guessed), pair_reused when it is this network's other content
+// (an externalId used twice, an example copied as it is), so that the 200 does not read as «published» to
+// a bot that checks only the status.
 func pairWarnings(stored *store.Record, same bool, publisher string) []schema.Warning {
-	if same || samePublisher(stored.Publisher, publisher) {
+	switch {
+	case same:
 		return nil
+	case samePublisher(stored.Publisher, publisher):
+		return []schema.Warning{pairReusedWarning}
 	}
 	return []schema.Warning{pairTakenWarning}
 }
+
+// pairReusedWarning tells a client that the pair it sent holds other content it published before, and that
+// nothing it sent was stored: a retry never changes a publication.
+var pairReusedWarning = schema.Warning{Code: schema.CodePairReused, Field: "/externalId", Message: "Ya hay una publicación con este " +
+	"source y externalId, con otro contenido: lo enviado NO se guardó (un reintento no cambia una publicación). Para publicar otra, " +
+	"use un externalId nuevo; para cambiar el estado de la que existe, use sus acciones con el código para gestionar."}
 
 // pairTakenWarning tells a client that the pair it sent holds another network's other content, and that
 // nothing it sent was stored.

@@ -171,7 +171,7 @@ type PublishResult struct {
 
 // Warning is something a publication may have got wrong that did not stop it.
 type Warning struct {
-	Code    string `json:"code" jsonschema:"enum=far_from_emergency,enum=place_far_from_point,enum=phone_in_text,enum=phone_disowned,enum=pair_taken" jsonschema_description:"Código estable en inglés: far_from_emergency (el lugar está lejos de la zona de la emergencia), place_far_from_point (placeCode y las coordenadas dadas están lejos entre sí), phone_in_text (un texto tenía un número de teléfono, que se publica con sus cifras ocultas: •••), phone_disowned (alguien informó, en las últimas 24 horas, que contactWhatsapp no es de quien lo publica desde esta red: la publicación se muestra sin número) o pair_taken (otra red ya publicó otro contenido con este source y externalId: lo enviado NO se guardó)."`
+	Code    string `json:"code" jsonschema:"enum=far_from_emergency,enum=place_far_from_point,enum=phone_in_text,enum=phone_disowned,enum=pair_taken,enum=pair_reused" jsonschema_description:"Código estable en inglés: far_from_emergency (el lugar está lejos de la zona de la emergencia), place_far_from_point (placeCode y las coordenadas dadas están lejos entre sí), phone_in_text (un texto tenía un número de teléfono, que se publica con sus cifras ocultas: •••), phone_disowned (alguien informó, en las últimas 24 horas, que contactWhatsapp no es de quien lo publica desde esta red: la publicación se muestra sin número) pair_taken (otra red ya publicó otro contenido con este source y externalId: lo enviado NO se guardó) o pair_reused (esta misma red ya publicó otro contenido con este source y externalId: lo enviado NO se guardó; una publicación nueva lleva un externalId nuevo)."`
 	Field   string `json:"field" jsonschema_description:"Puntero JSON al campo del cuerpo que lo causa."`
 	Message string `json:"message" jsonschema_description:"El aviso en español, para mostrárselo a la persona: nombra los campos como ella los ve (field los nombra para los programas)."`
 }
@@ -188,6 +188,11 @@ const CodePhoneInText = "phone_in_text"
 // CodePairTaken is the warning of a retry that is no retry: another network published other content under
 // the same (source, externalId) first, and what was sent was not stored.
 const CodePairTaken = "pair_taken"
+
+// CodePairReused is the warning of a retry that is no retry from the publisher's own network: other
+// content under a (source, externalId) it published before (a reused externalId, a copied example), which
+// was not stored.
+const CodePairReused = "pair_reused"
 
 // CodePhoneDisowned is the warning of a contactWhatsapp whose owner reported it as published without
 // their consent (not_my_number): the publication is shown without it.
