@@ -54,6 +54,15 @@ func (d pageData) ListURL(params string) string {
 	return u + params
 }
 
+// ReportReasons are the reasons a report takes, each in code, comma-separated.
+func (pageData) ReportReasons() string {
+	out := make([]string, len(schema.ReportReasons))
+	for i, r := range schema.ReportReasons {
+		out[i] = "`" + r + "`"
+	}
+	return strings.Join(out, ", ")
+}
+
 // MaxListLimit is the largest page of a list.
 func (pageData) MaxListLimit() int { return schema.MaxListLimit }
 
