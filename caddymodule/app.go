@@ -288,6 +288,7 @@ func (a *App) doOpen() error {
 		return err
 	}
 	a.store, a.windows = val.(storeHandle).Store, val.(storeHandle).windows
+	a.warnIfDatabaseChanged()
 	// A reload shares the open store (stores): this config's min_free_space reaches it here, where Open
 	// took the first config's.
 	if g, ok := a.store.(interface{ SetMinFreeBytes(int64) }); ok {
@@ -423,3 +424,31 @@ var (
 	_ caddy.Validator    = (*App)(nil)
 	_ caddy.CleanerUpper = (*App)(nil)
 )
+
+// inUse is the database (App.dir: a directory, or postgres and its DSN) of the config that started last.
+var inUse struct {
+	sync.Mutex
+	dir string
+}
+
+// warnIfDatabaseChanged says, at WARN, when this config's database is not the one of the config before it
+// (a reload that changed `database`): the network then serves what the new one holds, possibly nothing,
+// and an operator who meant to move the data, or mistyped a path, should see it in the log at once.
+func (a *App) warnIfDatabaseChanged() {
+	inUse.Lock()
+	before := inUse.dir
+	inUse.dir = a.dir
+	inUse.Unlock()
+	if before == "" || before == a.dir {
+		return
+	}
+	n, err := a.store.Count(a.ctx)
+	describe := func(dir string) string {
+		if strings.HasPrefix(dir, "postgres\x00") {
+			return "postgres" // never the DSN: it may hold a password
+		}
+		return dir
+	}
+	a.logger.Warn("this configuration uses another database than the one before it: the network now serves what this one holds",
+		zap.String("before", describe(before)), zap.String("now", describe(a.dir)), zap.Int("records", n), zap.Error(err))
+}

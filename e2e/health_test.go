@@ -355,3 +355,35 @@ func TestStartOnAFullDisk(t *testing.T) {
 		}
 	}
 }
+
+// TestReloadToAnotherDatabaseIsSaid: a reload whose Caddyfile names another database directory serves
+// that one (here, empty) and says so at WARN, with both directories and what the new one holds.
+func TestReloadToAnotherDatabaseIsSaid(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{})
+	if r, out := publish(t, s, validRequest()); r.StatusCode != http.StatusCreated {
+		t.Fatalf("publish: %d %v", r.StatusCode, out)
+	}
+	b, err := os.ReadFile(s.CaddyfilePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "other")
+	i := strings.Index(string(b), "database badger ")
+	if i < 0 {
+		t.Fatalf("no database badger in the Caddyfile:\n%s", b)
+	}
+	end := i + strings.IndexAny(string(b[i:]), "\n{")
+	next := string(b[:i]) + "database badger " + other + " " + string(b[end:])
+	if err := os.WriteFile(s.CaddyfilePath(), []byte(next), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.Reload()
+	if n := countLines(s.Log(), `"level":"warn"`, "another database", `"now":"`+other+`"`, `"records":0`); n != 1 {
+		t.Errorf("%d warnings of the changed database, want 1:\n%s", n, s.Log())
+	}
+	_, list := call(t, s, "GET", "/api/public/v1/help?view=list", nil)
+	if list["total"] != 0.0 {
+		t.Errorf("the new database's list: %v", list["total"])
+	}
+}
