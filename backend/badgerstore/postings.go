@@ -156,6 +156,7 @@ const (
 type postingWriter struct {
 	adds      map[string]map[[idLen]byte][]byte // block key → inverted id → summary
 	rewritten map[string][]posting              // block key → the postings the stored block keeps, sorted
+	key       []byte                            // add's block key, built here: a string only for a new block
 }
 
 // blockKey is the key of the block of seq that holds posting k (wordEntries' key).
@@ -168,15 +169,16 @@ func (w *postingWriter) add(k, sum []byte, seq uint64) {
 	if w.adds == nil {
 		w.adds = map[string]map[[idLen]byte][]byte{}
 	}
-	bk := blockKey(k, seq)
-	if ps, ok := w.rewritten[bk]; ok { // an update of this transaction made the block already
-		w.rewritten[bk] = withPosting(ps, posting{inv: slices.Clone(k[len(k)-idLen:]), sum: sum})
+	// The block's key (blockKey's), in the writer's buffer: map lookups of string(w.key) allocate nothing.
+	w.key = binary.BigEndian.AppendUint64(append(w.key[:0], postingGroup(k)...), seq)
+	if ps, ok := w.rewritten[string(w.key)]; ok { // an update of this transaction made the block already
+		w.rewritten[string(w.key)] = withPosting(ps, posting{inv: slices.Clone(k[len(k)-idLen:]), sum: sum})
 		return
 	}
-	b := w.adds[bk]
+	b := w.adds[string(w.key)]
 	if b == nil {
 		b = map[[idLen]byte][]byte{}
-		w.adds[bk] = b
+		w.adds[string(w.key)] = b
 	}
 	b[[idLen]byte(k[len(k)-idLen:])] = sum
 }
@@ -282,8 +284,10 @@ func (w *postingWriter) flush(txn *badger.Txn) error {
 			continue
 		}
 		ps = ps[:0]
+		invs := make([]byte, 0, len(adds)*idLen) // the block's ids, one allocation
 		for inv, sum := range adds {
-			ps = append(ps, posting{inv: slices.Clone(inv[:]), sum: sum})
+			invs = append(invs, inv[:]...)
+			ps = append(ps, posting{inv: invs[len(invs)-idLen : len(invs) : len(invs)], sum: sum})
 		}
 		slices.SortFunc(ps, byInv)
 		v, err := encodeBlock(ps)

@@ -66,8 +66,12 @@ func textTokens(text string) []string {
 // Like the other indexes, the word index is partitioned by status: an update moves a record's postings
 // (index.go's replace) and its counts.
 func wordPrefix(st uint8, tok string) []byte {
-	k := make([]byte, 0, len(prefixWord)+1+len(tok)+1+16)
-	return append(append(append(k, prefixWord...), '0'+st), append([]byte(tok), 0)...)
+	return appendWordPrefix(make([]byte, 0, len(prefixWord)+1+len(tok)+1+16), st, tok)
+}
+
+// appendWordPrefix appends wordPrefix(st, tok) to b.
+func appendWordPrefix(b []byte, st uint8, tok string) []byte {
+	return append(append(append(append(b, prefixWord...), '0'+st), tok...), 0)
 }
 
 // stTok is a status code and a token, the key of a word counter after prefixVocab.
@@ -77,9 +81,17 @@ func vocabKey(stTok string) []byte { return append(slices.Clone(prefixVocab), st
 
 // wordEntries are the posting entries of a record.
 func wordEntries(st uint8, text string, sum, inv []byte) []kv {
-	var out []kv
-	for _, tok := range textTokens(text) {
-		out = append(out, kv{append(wordPrefix(st, tok), inv...), sum})
+	toks := textTokens(text)
+	size := 0
+	for _, tok := range toks {
+		size += len(prefixWord) + 1 + len(tok) + 1 + len(inv)
+	}
+	out := make([]kv, 0, len(toks))
+	keys := make([]byte, 0, size) // every key, one allocation: wordPrefix(st, tok) + inv
+	for _, tok := range toks {
+		start := len(keys)
+		keys = append(appendWordPrefix(keys, st, tok), inv...)
+		out = append(out, kv{keys[start:len(keys):len(keys)], sum})
 	}
 	return out
 }
