@@ -296,6 +296,13 @@ func TestFormPointAsPeopleTypeIt(t *testing.T) {
 	if got := fake.bodies[1]; got["latitude"] != "4_5" {
 		t.Errorf("«4_5» was sent as %#v, not as the text typed", got["latitude"])
 	}
+	// «4,5339» with «Longitud» empty is a latitude with a decimal comma (the hint's way), not a point.
+	vals.Set("latitude", "4,5339")
+	vals.Set("longitude", "")
+	postForm(t, c, "/pedir", vals)
+	if got := fake.bodies[2]; got["latitude"] != 4.5339 || got["longitude"] != nil {
+		t.Errorf("«4,5339» alone: sent latitude %#v, longitude %#v", got["latitude"], got["longitude"])
+	}
 
 	refuse := &fakePublish{status: 400, resp: schema.ErrorBody{Code: "invalid_body", Error: "Datos inválidos.",
 		Details: []schema.FieldError{{Field: "/longitude", Message: "«longitude» debe ser menor o igual que -66.8"}}}}

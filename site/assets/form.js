@@ -307,7 +307,9 @@
     // A point pasted whole in «Latitud» («4.5339, -75.6811», as a map copies it): both fields, as the
     // server reads it without JavaScript.
     var lat = form.elements.latitude, lon = form.elements.longitude;
-    var pair = lat && lon && !lon.value.trim() && /^\s*([+-]?[0-9]+(?:\.[0-9]+)?)\s*[,; ]\s*([+-]?[0-9]+(?:\.[0-9]+)?)\s*$/.exec(lat.value);
+    // «4,5339» alone is one number with a decimal comma, as the field's hint allows: not a point.
+    var pair = lat && lon && !lon.value.trim() && !/^\s*[+-]?[0-9]+,[0-9]+\s*$/.test(lat.value) &&
+      /^\s*([+-]?[0-9]+(?:\.[0-9]+)?)\s*[,; ]\s*([+-]?[0-9]+(?:\.[0-9]+)?)\s*$/.exec(lat.value);
     if (pair) { lat.value = pair[1]; lon.value = pair[2]; }
     var body = {};
     Array.prototype.forEach.call(form.elements, function (el) {
