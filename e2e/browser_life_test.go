@@ -105,6 +105,20 @@ func TestBrowserRecordLife(t *testing.T) {
 		p.screenshot(t, "gestionar-oculta")
 	})
 
+	// The manage link pasted whole in «Código de la publicación» (opened in another browser, or read out
+	// from a WhatsApp message): the page takes its two codes and shows the publication.
+	t.Run("enlace pegado", func(t *testing.T) {
+		_, pub := publish(t, s, with(validRequest(), "externalId", "enlace-pegado", "title", "Publicación del enlace pegado"))
+		p.do(t, "open /gestionar", chromedp.Navigate(s.URL+"/"), chromedp.WaitVisible(chromedp.CSS("main h1")),
+			chromedp.Navigate(s.URL+schema.ManagePath), chromedp.WaitVisible(chromedp.ID("g-id")))
+		p.do(t, "paste the link and Enter", chromedp.SendKeys(chromedp.ID("g-id"), pub["manageUrl"].(string)+"\r"))
+		waitText(t, p, "gestion-publicacion", "Publicación del enlace pegado")
+		if got := run(p.ctx, t, "codes", chromedp.Evaluate[[]string](`[document.getElementById('g-id').value, document.getElementById('g-token').value]`)); len(got) != 2 ||
+			got[0] != pub["id"].(string) || got[1] != pub["manageToken"].(string) {
+			t.Errorf("the fields after pasting the link: %q", got)
+		}
+	})
+
 	// Another manage link opened in the same tab changes the fragment alone: the page shows, and acts on,
 	// the publication of the new link (it resolved the first one). After «Marcar como resuelta», «Reabrir»
 	// shows (it was not on a page the server rendered for an open record).

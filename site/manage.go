@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -183,7 +184,7 @@ func (h *handler) manage(r *http.Request) (*manageView, int) {
 		mv.Error = "No se pudo leer el formulario. Vuelva a intentarlo."
 		return mv, http.StatusBadRequest
 	}
-	mv.ID, mv.Token = strings.TrimSpace(r.PostForm.Get("id")), strings.TrimSpace(r.PostForm.Get("token"))
+	mv.ID, mv.Token = codesOf(r.PostForm.Get("id"), r.PostForm.Get("token"))
 	action := r.PostForm.Get("action")
 	if mv.ID == "" || mv.Token == "" {
 		mv.Error = "Escriba el código de la publicación y el código para gestionar que recibió al publicarla."
@@ -283,4 +284,30 @@ func responsesSummary(active, total int) string {
 func (mv *manageView) ResponsesSummaries() string {
 	b, _ := json.Marshal(responsesSummaries)
 	return string(b)
+}
+
+// codesOf are the record's id and manage token as the form sent them, or read from the manage link
+// pasted whole into either field (schema.ManageURL: …/gestionar#id=…&token=…): without JavaScript the
+// page cannot read the link's fragment, and the link is what a person has at hand.
+func codesOf(id, token string) (string, string) {
+	id, token = strings.TrimSpace(id), strings.TrimSpace(token)
+	for _, typed := range []string{id, token} {
+		_, codes, ok := strings.Cut(typed, "#")
+		if !ok {
+			_, codes, ok = strings.Cut(typed, "?")
+		}
+		if !ok || !strings.Contains(codes, "id=") {
+			continue
+		}
+		if v, err := url.ParseQuery(codes); err == nil && v.Get("id") != "" {
+			id = strings.TrimSpace(v.Get("id"))
+			if t := strings.TrimSpace(v.Get("token")); t != "" {
+				token = t
+			} else if token == typed {
+				token = ""
+			}
+			return id, token
+		}
+	}
+	return id, token
 }

@@ -387,6 +387,16 @@ func TestManageWithoutJS(t *testing.T) {
 	if len(acted) != 1 || acted[0] != "withdraw" || !strings.Contains(string(page), "quedó retirada") {
 		t.Fatalf("confirmed withdraw: acted %v\n%s", acted, page)
 	}
+	// The manage link pasted whole in either field (the page cannot read its fragment without JavaScript):
+	// its codes, the token kept as a password field's value.
+	link := schema.ManageURL("http://ayuda.test", id, "tok")
+	for _, sent := range []url.Values{{"id": {link}}, {"id": {" " + link + " "}, "token": {"otro"}}, {"token": {link}}} {
+		res, page := postForm(t, c, "/gestionar", sent)
+		if res.StatusCode != 200 || !strings.Contains(string(page), `value="`+id+`"`) || !strings.Contains(string(page), `value="tok"`) ||
+			!strings.Contains(string(page), "«Agua» — Estado:") {
+			t.Errorf("the link pasted as %v: %d\n%s", sent, res.StatusCode, page)
+		}
+	}
 }
 
 // The confirmation of a publication keeps the manage link: «Ver mi publicación», a «Gestionar» form with

@@ -15,6 +15,16 @@
   window.addEventListener("hashchange", function () { location.reload(); });
   if (frag.get("id")) idIn.value = frag.get("id");
   if (frag.get("token")) tokIn.value = frag.get("token");
+  // The manage link pasted whole in either field: its codes, as the server reads them without JavaScript.
+  function fromLink(el) {
+    var v = el.value.trim(), at = v.search(/[#?]/);
+    if (at < 0 || v.indexOf("id=", at) < 0) return;
+    var p = new URLSearchParams(v.slice(at + 1));
+    if (!p.get("id")) return;
+    idIn.value = p.get("id").trim();
+    tokIn.value = (p.get("token") || (el === tokIn ? "" : tokIn.value)).trim();
+  }
+  [idIn, tokIn].forEach(function (el) { el.addEventListener("change", function () { fromLink(el); }); });
 
   function show(ok, text) {
     okBox.hidden = !ok; errBox.hidden = ok;
@@ -35,6 +45,7 @@
     });
   }
   function describe(withExpiry) {
+    fromLink(idIn); fromLink(tokIn);
     var id = idIn.value.trim();
     if (!id) return Promise.resolve();
     // no-cache: the detail is cacheable for a minute, and the status just shown must be the new one.
@@ -85,6 +96,7 @@
   // The responses («yo puedo ayudar»), with the manage token: only the publisher sees them.
   var list = document.getElementById("gestion-respuestas-lista");
   function responses() {
+    fromLink(idIn); fromLink(tokIn);
     var id = idIn.value.trim(), tok = tokIn.value.trim();
     if (!id || !tok || !box || gone) return;
     fetch(api + "/" + encodeURIComponent(id) + "/responses", { headers: { Accept: "application/json", Authorization: "Bearer " + tok }, cache: "no-store" })
@@ -131,6 +143,7 @@
     ev.preventDefault();
     if (btn.value === "responses") { responses(); return; }
     if (btn.value === "withdraw" && !window.confirm(form.dataset.confirmar)) return;
+    fromLink(idIn); fromLink(tokIn);
     var id = idIn.value.trim();
     fetch(api + "/" + encodeURIComponent(id) + "/actions", {
       method: "POST",
