@@ -262,7 +262,7 @@ func (s *Service) Act(ctx context.Context, base, id, token, action string) (*sch
 	switch {
 	case errors.As(err, &te):
 		return nil, &Problem{Status: http.StatusConflict, Body: schema.ErrorBody{Code: schema.CodeInvalidTransition,
-			Error: fmt.Sprintf("La publicación está %s: no se puede %s (%s).", StatusWords[te.status], actionWords[te.action], te.action)}}
+			Error: fmt.Sprintf("La publicación está %s: no se puede %s.", StatusWords[te.status], actionWords[te.action])}}
 	case errors.Is(err, store.ErrNotFound):
 		return nil, Forbidden() // a token of a record that is not there: cannot happen, but never say so
 	case err != nil:

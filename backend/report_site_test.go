@@ -130,14 +130,14 @@ func TestReportFormPost(t *testing.T) {
 	_, b := s.publish(string(testserver.MustJSON(t, testserver.ValidOffer())))
 	idA, idB := a["id"].(string), b["id"].(string)
 
-	// A refused form comes back with the service's message naming the field in Spanish, what was typed
-	// kept, and nothing recorded.
+	// A refused form comes back with the service's message naming the field in Spanish (no reason chosen:
+	// in the form's words, not the API's codes), what was typed kept, and nothing recorded.
 	for _, c := range []struct {
 		vals url.Values
 		want string
 	}{
-		{url.Values{"id": {idA}, "reason": {"aburrida"}, "note": {"una nota"}}, "«Motivo»"},
-		{url.Values{"id": {idA}, "note": {"una nota"}}, "«Motivo»"},
+		{url.Values{"id": {idA}, "reason": {"aburrida"}, "note": {"una nota"}}, "Elija por qué la reporta"},
+		{url.Values{"id": {idA}, "note": {"una nota"}}, "Elija por qué la reporta"},
 		{url.Values{"id": {idA}, "reason": {"spam"}, "note": {strings.Repeat("ñ", schema.MaxReportNoteRunes+1)}}, "«Nota»"},
 	} {
 		resp, page := postReport(s, c.vals)
@@ -149,7 +149,8 @@ func TestReportFormPost(t *testing.T) {
 		if errs == nil || sitetest.HasAttr(errs, "hidden") || !strings.Contains(sitetest.Text(errs), c.want) {
 			t.Errorf("%v: no error naming %s:\n%s", c.vals, c.want, page)
 		}
-		if text := sitetest.VisibleText(doc) + sitetest.Text(errs); strings.Contains(text, "reason") || strings.Contains(text, "note") || strings.Contains(page, `"code"`) {
+		if text := sitetest.VisibleText(doc) + sitetest.Text(errs); strings.Contains(text, "reason") || strings.Contains(text, "note") || strings.Contains(page, `"code"`) ||
+			strings.Contains(sitetest.Text(errs), "not_my_number") {
 			t.Errorf("%v: English field names or an error body shown to a person:\n%s", c.vals, page)
 		}
 		if !strings.Contains(page, "una nota") && c.vals.Get("note") == "una nota" {

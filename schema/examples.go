@@ -90,7 +90,7 @@ var ErrorExamples = map[string]ErrorBody{
 	"401": {Code: CodeUnauthorized, Error: "Falta el código para gestionar esta publicación: envíelo en la cabecera Authorization: Bearer <manageToken>, el que recibió al publicarla.",
 		Details: []FieldError{{Field: "/header/Authorization", Message: "falta «Authorization: Bearer <manageToken>»"}}},
 	"403": {Code: CodeForbidden, Error: "El código para gestionar esta publicación no es válido. Use el enlace o el código que recibió al publicarla."},
-	"409": {Code: CodeInvalidTransition, Error: "La publicación está retirada: no se puede reabrir (reopen)."},
+	"409": {Code: CodeInvalidTransition, Error: "La publicación está retirada: no se puede reabrir."},
 	"404": {Code: CodeNotFound, Error: "No existe ningún registro con id \"" + exampleID + "\"."},
 	"410": {Code: CodeGone, Error: "Esta publicación fue retirada (por quien la publicó o por el operador) y sus datos personales se borraron.", RecordStatus: StatusWithdrawn},
 	"405": {Code: CodeMethodNotAllowed, Error: "Método no permitido en esta ruta."},

@@ -99,6 +99,13 @@ func (h *handler) serveReport(w http.ResponseWriter, r *http.Request, v *view) {
 	rv := newReportView(v.base, id)
 	rv.Reasons, rv.Note = reportReasons(reason), note
 	pg.report = rv
+	if _, known := reportLabels[reason]; !known {
+		// No choice made (or one the form does not offer): said in the form's words, not the API's list
+		// of reason codes.
+		rv.Errors = []string{"Elija por qué la reporta: uno de los motivos de la lista."}
+		h.writePage(w, r, v, pg, http.StatusBadRequest, "no-store", false)
+		return
+	}
 	body, err := json.Marshal(schema.ReportInput{Reason: reason, Note: note})
 	if err != nil {
 		h.serverError(w, r, err)
