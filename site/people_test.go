@@ -323,10 +323,11 @@ func TestHomeSearch(t *testing.T) {
 		"municipio=santa+rosa":                  "/emergencias/eje-cafetero?municipio=santa+rosa", // Santa Rosa de Cabal
 		"q=agua+en+sincelejo&municipio=pereira": "/emergencias/eje-cafetero?municipio=pereira&q=agua+en+sincelejo",
 		"":                                      "/emergencias/eje-cafetero",
-		// A village is searched in its municipio: El Caimo is in Armenia (63001); «el caimo armenia» too.
-		"q=agua&municipio=el+caimo":         "/emergencias/eje-cafetero?municipio=63001&q=agua",
-		"q=agua&municipio=El+Caimo+Armenia": "/emergencias/eje-cafetero?municipio=63001&q=agua",
-		"q=agua&municipio=pueblo+tapao":     "/emergencias/eje-cafetero?municipio=63470&q=agua", // Pueblo Tapado, as it is said
+		// A village goes as typed to the emergency whose area holds it: the list reads it (its municipio,
+		// and the records near its own point), and says so.
+		"q=agua&municipio=el+caimo":         "/emergencias/eje-cafetero?municipio=el+caimo&q=agua",
+		"q=agua&municipio=El+Caimo+Armenia": "/emergencias/eje-cafetero?municipio=El+Caimo+Armenia&q=agua",
+		"q=agua&municipio=pueblo+tapao":     "/emergencias/eje-cafetero?municipio=pueblo+tapao&q=agua", // Pueblo Tapado, as it is said
 		// What names no place goes on as typed: the list says why.
 		"q=agua&municipio=calarka": "/emergencias/eje-cafetero?municipio=calarka&q=agua",
 	} {

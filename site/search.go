@@ -44,10 +44,12 @@ func (h *handler) serveSearch(w http.ResponseWriter, r *http.Request, v *view) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	municipio := villageMunicipio(v.ems, q.Get("emergencia"), strings.TrimSpace(q.Get("municipio")))
-	e := searchEmergency(v.ems, q.Get("emergencia"), municipio, q.Get("q"))
+	// A village's municipio picks the emergency; the list gets the place as typed, and says which
+	// municipio it read and links the records near the village's own point.
+	typed := strings.TrimSpace(q.Get("municipio"))
+	e := searchEmergency(v.ems, q.Get("emergencia"), villageMunicipio(v.ems, q.Get("emergencia"), typed), q.Get("q"))
 	to := url.Values{}
-	for name, s := range map[string]string{"q": q.Get("q"), "municipio": municipio} {
+	for name, s := range map[string]string{"q": q.Get("q"), "municipio": typed} {
 		if s = strings.TrimSpace(s); s != "" {
 			to.Set(name, s)
 		}
