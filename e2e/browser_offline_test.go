@@ -270,6 +270,10 @@ func TestBrowserOffline(t *testing.T) {
 	if !run(p.ctx, t, "saved message gone", chromedp.Evaluate[bool](`document.getElementById('resultado-guardada').hidden`)) {
 		t.Error("the saved message still shows after the publication")
 	}
+	// Nothing waits any more: the page's «se enviarán cuando vuelva la señal» goes too.
+	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool](`document.getElementById('bandeja').hidden`, chromedp.WithPollingTimeout(5*time.Second))); err != nil {
+		t.Errorf("the pending notice stays after the publication: %q", p.text(t, "bandeja"))
+	}
 	if note := run(p.ctx, t, "kept copy's note", chromedp.Evaluate[string](`(document.querySelector('main .guardada') || {}).textContent || ''`)); note != "" {
 		t.Errorf("online again, /pedir still says it is the kept copy: %q", note)
 	}

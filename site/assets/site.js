@@ -130,7 +130,12 @@
   function flush() {
     clearTimeout(timer);
     box.flush(announce).then(function (n) {
-      if (!n) return;
+      if (!n) {
+        // Nothing waits any more: «se enviarán cuando vuelva la señal» is no longer true (the form that
+        // showed its own publication as sent cancelled the announcement that would have replaced it).
+        if (!note.hidden && note.textContent === note.getAttribute('data-pendiente')) note.hidden = true;
+        return;
+      }
       if (note.hidden) {
         note.textContent = note.getAttribute('data-pendiente');
         note.hidden = false;
