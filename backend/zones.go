@@ -37,6 +37,10 @@ type Zone struct {
 // what to do now ({espera}: the time to wait, in words; {inicio}: the site's base URL).
 type LimitPage struct {
 	Explain, Advice string
+	// WithholdsPhone: a record's page over the limit shows the record without its phone (its text is
+	// public in the lists anyway), not this page, so that people behind a carrier's shared address can
+	// still read what is needed; Advice then says when the number shows again.
+	WithholdsPhone bool
 }
 
 // ZoneMatch is one kind of request a zone meters, as a Caddy matcher set: all that is set must hold.
@@ -82,8 +86,9 @@ var Zones = []Zone{
 			schema.RecordPathPrefix + "{id} y la herramienta MCP " + schema.ToolViewHelp + ") " + ScopeClient,
 		Refusal: "Límite temporal de consultas de registros con teléfono alcanzado: espere los segundos que indica Retry-After.",
 		Page: LimitPage{
-			Explain: "Este sitio limita cuántas páginas con número de teléfono se pueden abrir por minuto desde una misma red, para que nadie pueda copiar los números de todos.",
-			Advice:  "Espere {espera} y vuelva a cargar esta página.",
+			Explain:        "Este sitio limita cuántas páginas con número de teléfono se pueden abrir por minuto desde una misma red, para que nadie pueda copiar los números de todos.",
+			Advice:         "Espere {espera} y vuelva a cargar esta página.",
+			WithholdsPhone: true,
 		},
 	},
 	{

@@ -50,9 +50,10 @@ func installAxe(t *testing.T) string {
 }
 
 // TestBrowserEveryPage: every page a person can meet — home, the forms (fresh and with their errors), an
-// emergency's page, a record's page, the integration guide, the privacy page, 404 and the 429 page — at
-// 390×844 and 1280×800, with and without JavaScript: a screenshot of each (test-artifacts/pages/), no
-// sideways scroll, and axe-core in the page finds no serious or critical violation.
+// emergency's page, a record's page (also over the detail limit: without its phone), the integration
+// guide, the privacy page and 404 — at 390×844 and 1280×800, with and without JavaScript: a screenshot of
+// each (test-artifacts/pages/), no sideways scroll, and axe-core in the page finds no serious or critical
+// violation.
 func TestBrowserEveryPage(t *testing.T) {
 	artifacts := needBrowser(t, "pages")
 	axe := installAxe(t)
@@ -155,9 +156,12 @@ func TestBrowserEveryPage(t *testing.T) {
 					if page.act != nil {
 						page.act(t, js)
 					}
-					if page.name == "429" {
-						if h1 := run(p.ctx, t, "h1", chromedp.Text(chromedp.CSS("main h1"))); !strings.Contains(h1, "consultas") {
-							t.Errorf("the 429 page's title: %q", h1)
+					if page.name == "429" { // the record, without its phone, and when it shows
+						if h1 := run(p.ctx, t, "h1", chromedp.Text(chromedp.CSS("main h1"))); h1 != validRequest()["title"] {
+							t.Errorf("the record's page over the limit is titled %q", h1)
+						}
+						if text := run(p.ctx, t, "main", chromedp.Text(chromedp.CSS("main"))); !strings.Contains(text, "vuelva a cargar esta página en") || strings.Contains(text, "300 123") {
+							t.Errorf("the record's page over the limit says: %q", text)
 						}
 					}
 					w := run(p.ctx, t, "page width", chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, window.innerWidth]`))

@@ -22,11 +22,21 @@ func TestSiteErrorPagesForPeople(t *testing.T) {
 	if resp, _ := s.Do("GET", "/ayudas/"+id, nil, browser...); resp.StatusCode != 200 {
 		t.Fatalf("first record page: %d", resp.StatusCode)
 	}
+	// Over the limit, the record's page shows the record without its phone, and says when it shows.
 	resp, body := s.Do("GET", "/ayudas/"+id, nil, browser...)
 	ra := resp.Header.Get("Retry-After")
-	if resp.StatusCode != 429 || ra == "" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") ||
-		!strings.Contains(string(body), "intente en "+ra+" segundo") || strings.Contains(string(body), "rate_limited") {
+	if resp.StatusCode != 429 || ra == "" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || resp.Header.Get("Cache-Control") != "no-store" ||
+		!strings.Contains(string(body), "vuelva a cargar esta página en "+ra+" segundo") || !strings.Contains(string(body), validRequest()["title"].(string)) ||
+		strings.Contains(string(body), "rate_limited") {
 		t.Errorf("record page over the limit: %d %q Retry-After %q\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), ra, body)
+	}
+	for _, path := range []string{"/ayudas/" + id, "/ayudas/" + id + ".md"} {
+		_, body := s.Do("GET", path, nil, browser...)
+		for _, phone := range []string{"3001234567", "300 123 4567", "300&nbsp;123", "wa.me/57", "tel:+57"} {
+			if strings.Contains(string(body), phone) {
+				t.Errorf("%s over the limit shows the phone (%q):\n%s", path, phone, body)
+			}
+		}
 	}
 	if resp, body := s.Do("GET", "/ayudas/"+id, nil, "Accept", "application/json"); resp.StatusCode != 429 || !strings.Contains(string(body), `"code":"rate_limited"`) {
 		t.Errorf("a client that asks for JSON gets JSON: %d %s", resp.StatusCode, body)

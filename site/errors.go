@@ -22,6 +22,9 @@ type errorInfo struct {
 // in Markdown, what to do, where {espera} stands for the wait in words and {inicio} for the site's root URL.
 type LimitPage struct {
 	Explain, Advice string
+	// WithholdsPhone: a record's page (GET or HEAD) over this limit shows the record without its phone,
+	// saying why and when it shows again, instead of the error page.
+	WithholdsPhone bool
 }
 
 // Wait is the time to wait, in words.
@@ -87,6 +90,15 @@ func (h *handler) serveError(w http.ResponseWriter, r *http.Request, status int,
 			"vuelva a pulsar el botón y no se enviará dos veces."}}
 		h.writePage(w, r, v, page{tmpl: "responder.md", respond: rv}, status, "no-store", false)
 		return
+	}
+	if status == http.StatusTooManyRequests && limit.WithholdsPhone && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		if pg, found := v.lookup(p); found && pg.recordID != "" {
+			pg.withheld = "desde su conexión se abrieron muchas páginas con número en el último minuto (así nadie puede copiarlos todos); vuelva a cargar esta página en " + e.Wait() + " para verlo"
+			if st, _, err := v.load(r, &pg); err == nil && st == http.StatusOK {
+				h.writePage(w, r, v, pg, status, "no-store", twin || wantsMarkdown(r))
+				return
+			}
+		}
 	}
 	pg := page{tmpl: "error.md", err: &e}
 	if status == http.StatusNotFound {

@@ -24,6 +24,7 @@ type page struct {
 	form      string // the record type its form publishes; "" when it has no form
 	emergency *schema.EmergencyInfo
 	recordID  string // on a record's page: the id in its path
+	withheld  string // on a record's page over the detail limit: why its phone is not shown (load drops it)
 	// Read from the store per request (see load): the page then depends on data, not only on its view.
 	record  *detailView
 	matches *matchesView // on an open record's page
@@ -398,7 +399,13 @@ func (v *view) load(r *http.Request, pg *page) (int, string, error) {
 		if err != nil {
 			return 0, "", err
 		}
+		if pg.withheld != "" { // never read past here: the phone is not in the page at all
+			d.Contact.Whatsapp, d.Contact.WhatsappURL = "", ""
+		}
 		pg.record = newDetailView(v, d)
+		if pg.withheld != "" {
+			pg.record.Withheld, pg.record.PhoneReported = pg.withheld, false
+		}
 		if d.Status == "open" { // a resolved or expired record looks for no one
 			approx := d.Location != nil && d.Location.Precision == schema.PrecisionPlace
 			if pg.matches, err = v.matches(r.Context(), d.ID, d.Type, d.Emergency.Slug, approx); err != nil {

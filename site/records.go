@@ -241,7 +241,9 @@ type detailView struct {
 	PhoneReported bool
 	// Closed says first, in a banner, that nobody needs to write any more: resolved or expired.
 	Closed string
-	Share  string // a WhatsApp link that shares the record's page (no number in it)
+	// Withheld says why the phone is not shown on a page served over the detail limit, and when it is.
+	Withheld string
+	Share    string // a WhatsApp link that shares the record's page (no number in it)
 }
 
 // excerptRunes is how much of a description the lists show.
