@@ -188,19 +188,21 @@ func TestDocumentedViewsAreTheServers(t *testing.T) {
 }
 
 // TestMunicipioFilterNamesTheCentroPoblado: a municipio filter given a centro poblado's name (what a
-// person published with, «El Caimo») is refused with the municipio it belongs to and its code; an
-// unknown name, with no such hint.
+// person published with, «El Caimo») is refused with the municipio it belongs to and its code; a name cut
+// short («armeni») with the municipios it begins (the emergency's area's first); an unknown name, with no
+// hint.
 func TestMunicipioFilterNamesTheCentroPoblado(t *testing.T) {
 	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
 	for q, want := range map[string]string{
 		"El+Caimo": "es un centro poblado: filtre por su municipio, en Armenia (Quindío) (municipio=63001)",
+		"armeni":   "; empiezan así: Armenia (Antioquia) (municipio=05059) y Armenia (Quindío) (municipio=63001)",
 		"Xyzzy":    "",
 	} {
 		code, out := s.do("GET", schema.HelpPath+"?view=list&municipio="+q, nil)
 		var e errorBody
 		_ = json.Unmarshal([]byte(out), &e)
 		if code != http.StatusBadRequest || len(e.Details) != 1 || e.Details[0].Field != "/query/municipio" ||
-			(want != "" && !strings.Contains(e.Details[0].Message, want)) || (want == "" && strings.Contains(e.Details[0].Message, "centro poblado")) {
+			(want != "" && !strings.Contains(e.Details[0].Message, want)) || (want == "" && (strings.Contains(e.Details[0].Message, "centro poblado") || strings.Contains(e.Details[0].Message, "empiezan así"))) {
 			t.Errorf("municipio=%s: %d %s, want 400 on /query/municipio saying %q", q, code, out, want)
 		}
 	}

@@ -89,7 +89,11 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 			q.Municipio, spec.Municipio = ms[0].Code, ms[0].Code
 		case 0:
 			msg := fmt.Sprintf("«municipio» %s no es el código DIVIPOLA (5 dígitos) ni el nombre de ningún municipio", schema.Quote(q.Municipio))
-			errs = append(errs, ParamError("municipio", msg+centroPobladoHint(q.Municipio)))
+			hint := centroPobladoHint(q.Municipio)
+			if hint == "" {
+				hint = s.municipioGuess(q.Municipio, q.EmergencySlug)
+			}
+			errs = append(errs, ParamError("municipio", msg+hint))
 		default:
 			var names []string
 			for _, m := range ms {
@@ -378,6 +382,29 @@ func cmpCount(a, b schema.PanoramaCount) int {
 		cmp.Compare(slices.Index(types, a.Type), slices.Index(types, b.Type)),
 		cmp.Compare(slices.Index(schema.Categories, a.Category), slices.Index(schema.Categories, b.Category)),
 		cmp.Compare(slices.Index(schema.Urgencies, a.Urgency), slices.Index(schema.Urgencies, b.Urgency)))
+}
+
+// municipioGuess names the municipios whose name begins as name does («armeni»: Armenia), those of the
+// emergency's area first, for the refusal of a municipio filter that names none: "" when none does.
+func (s *Service) municipioGuess(name, slug string) string {
+	var area []string
+	if e, ok := s.emergency(slug); ok {
+		area = e.Area
+	}
+	var guesses []string
+	for _, p := range places.Search(name, 20, area...) {
+		if p.Kind() == places.Municipio && len(guesses) < 3 {
+			guesses = append(guesses, fmt.Sprintf("%s (municipio=%s)", places.Label(p), p.Code))
+		}
+	}
+	if len(guesses) == 0 {
+		return ""
+	}
+	last := len(guesses) - 1
+	if last == 0 {
+		return "; empieza así: " + guesses[0]
+	}
+	return "; empiezan así: " + strings.Join(guesses[:last], ", ") + " y " + guesses[last]
 }
 
 // centroPobladoHint names the municipios of the centros poblados called name (El Caimo is in Armenia),
