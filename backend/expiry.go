@@ -72,7 +72,7 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 
 // expire marks record id expired if it still is open and due at now.
 func (s *Service) expire(ctx context.Context, id string, now time.Time) (bool, error) {
-	_, err := s.update(ctx, id, func(r *store.Record) error {
+	_, err := s.update(auditStatus(ctx, ActionExpire, store.ActorSystem), id, func(r *store.Record) error {
 		if !r.ExpiredAt(now) {
 			return errNoChange // renewed, resolved or marked by another sweep since the index was read
 		}
@@ -84,9 +84,6 @@ func (s *Service) expire(ctx context.Context, id string, now time.Time) (bool, e
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("expire %s: %w", id, err)
-	}
-	if err := s.Audit(ctx, ActionExpire, id, store.ActorSystem, store.StatusOpen, store.StatusExpired, ""); err != nil {
-		return true, fmt.Errorf("expire %s: audit: %w", id, err)
 	}
 	return true, nil
 }

@@ -249,8 +249,9 @@ func (s *Service) Act(ctx context.Context, base, id, token, action string) (*sch
 			Details: []schema.FieldError{{Field: "/action", Message: msg, Allowed: schema.Actions}}})
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
-	changed, from := true, ""
-	rec, err := s.update(ctx, id, func(r *store.Record) error { from = r.Status; return s.applyAction(r, action, now) })
+	changed := true
+	// The trail holds publisher actions too, written with the change (a repeated one changes nothing).
+	rec, err := s.update(auditStatus(ctx, action, store.ActorPublisher), id, func(r *store.Record) error { return s.applyAction(r, action, now) })
 	if errors.Is(err, errNoChange) {
 		changed = false
 		rec, err = s.store.Get(ctx, id)
@@ -267,11 +268,6 @@ func (s *Service) Act(ctx context.Context, base, id, token, action string) (*sch
 		return nil, Forbidden() // a token of a record that is not there: cannot happen, but never say so
 	case err != nil:
 		return nil, err
-	}
-	if changed { // the audit trail holds publisher actions too
-		if err := s.Audit(ctx, action, id, store.ActorPublisher, from, rec.Status, ""); err != nil {
-			return nil, err
-		}
 	}
 	// A record no longer open ends its responses; a withdrawal erases them with its own personal data.
 	// Run on a repeated action too, so that a retry after a failure here finishes the job.

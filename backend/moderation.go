@@ -58,6 +58,19 @@ func (s *Service) Audit(ctx context.Context, action, id, actor, from, to, reason
 	return m.AppendAudit(ctx, e)
 }
 
+// auditStatus is the audit of an Update that is action by actor (store.WithAudit, in the change's own
+// transaction): one entry, from the record's status before to its status after, naming the moderator of
+// an operator's action.
+func auditStatus(ctx context.Context, action, actor string) context.Context {
+	by := ""
+	if actor == store.ActorOperator {
+		by = Moderator(ctx)
+	}
+	return store.WithAudit(ctx, func(old, rec *store.Record) []store.AuditEntry {
+		return []store.AuditEntry{{Action: action, RecordID: rec.ID, Actor: actor, From: old.Status, To: rec.Status, By: by}}
+	})
+}
+
 type moderatorKey struct{}
 
 // WithModerator records the name of the moderator that the server authenticated for a request (Caddy's
@@ -242,11 +255,21 @@ func (s *Service) Report(ctx context.Context, id string, in *schema.ReportInput,
 		}
 		okPhone, okRecord, release = s.hides.reserve(s.now(), who, rec.EmergencySlug, total, wantPhone, wantRecord)
 	}
-	var from string
 	var hid, hidPhone bool
 	if okPhone || okRecord {
-		_, err = s.update(ctx, id, func(r *store.Record) error {
-			from, hid, hidPhone = r.Status, false, false
+		// What the reports hid is in the trail with the change itself (store.WithAudit).
+		hiding := store.WithAudit(ctx, func(old, rec *store.Record) []store.AuditEntry {
+			var es []store.AuditEntry
+			if rec.ContactHidden && !old.ContactHidden {
+				es = append(es, store.AuditEntry{Action: ActionHidePhone, RecordID: id, Actor: store.ActorCommunity, Reason: in.Reason})
+			}
+			if rec.Status == store.StatusHidden && old.Status != store.StatusHidden {
+				es = append(es, store.AuditEntry{Action: ActionHide, RecordID: id, Actor: store.ActorCommunity, From: old.Status, To: store.StatusHidden})
+			}
+			return es
+		})
+		_, err = s.update(hiding, id, func(r *store.Record) error {
+			hid, hidPhone = false, false
 			if okPhone && !r.ContactHidden && r.ContactE164 != "" {
 				r.ContactHidden, hidPhone = true, true
 			}
@@ -280,14 +303,6 @@ func (s *Service) Report(ctx context.Context, id string, in *schema.ReportInput,
 			if err := m.Disown(ctx, store.Disowning{Key: key, RecordID: id, Reporter: who, Publisher: rec.Publisher, At: s.now().UTC()}); err != nil {
 				return nil, err
 			}
-		}
-		if err := s.Audit(ctx, ActionHidePhone, id, store.ActorCommunity, "", "", in.Reason); err != nil {
-			return nil, err
-		}
-	}
-	if hid {
-		if err := s.Audit(ctx, ActionHide, id, store.ActorCommunity, from, store.StatusHidden, ""); err != nil {
-			return nil, err
 		}
 	}
 	res := &schema.ReportResult{OK: true, ID: id, Reason: in.Reason, Outcome: schema.ReportCounted,
@@ -507,10 +522,8 @@ func (s *Service) moderate(ctx context.Context, id, action, status string, u und
 	if action == ActionSetStatus && !slices.Contains(store.Statuses, status) {
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrBadStatus, status, strings.Join(store.Statuses, ", "))
 	}
-	var from string
 	now := s.now().UTC().Truncate(time.Millisecond)
-	rec, err := s.update(ctx, id, func(r *store.Record) error {
-		from = r.Status
+	rec, err := s.update(auditStatus(ctx, action, store.ActorOperator), id, func(r *store.Record) error {
 		defer func() {
 			// An operator's open starts a new lifetime when the old one is over (expiry.go), or it would
 			// expire again at once.
@@ -585,9 +598,6 @@ func (s *Service) moderate(ctx context.Context, id, action, status string, u und
 		if err := s.endResponses(ctx, id, true); err != nil {
 			return nil, err
 		}
-	}
-	if err := s.Audit(ctx, action, id, store.ActorOperator, from, rec.Status, ""); err != nil {
-		return nil, err
 	}
 	s.cfg.Observe.moderated(action)
 	return rec, nil

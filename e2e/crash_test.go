@@ -18,6 +18,7 @@ import (
 	"github.com/directaid/directaid/backend/badgerstore"
 	"github.com/directaid/directaid/backend/store"
 	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
 )
 
 // soakOr is short within `make test` and long under `make soak` (DIRECTAID_SOAK=1).
@@ -350,4 +351,105 @@ func TestReloadUnderLoad(t *testing.T) {
 	}
 	t.Logf("%d reloads under load: %d published, %d reads, none failed; %d resent after a connection error",
 		reloads, published.Load(), reads.Load(), resends.Load())
+}
+
+// TestCrashKeepsTheAuditWithTheChange: publishers resolve their records from 16 clients, and the binary
+// is killed with SIGKILL at a random moment; started again, every resolved record has its one «resolve»
+// entry in the audit trail and every such entry names a resolved record — the change and its entry are
+// one write, never one without the other (the trail is what an operator re-applies withdrawals and
+// erasures from after restoring an older backup). The stored records and trail are read from the
+// directory, every acknowledged resolve among them.
+func TestCrashKeepsTheAuditWithTheChange(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	type pub struct{ id, token string }
+	var pubs []pub
+	for i := range soakOr(2000, 6000) {
+		_, out := publish(t, s, with(validRequest(), "externalId", fmt.Sprintf("audit-crash-%d", i)))
+		pubs = append(pubs, pub{out["id"].(string), out["manageToken"].(string)})
+	}
+	const clients = 16
+	c := newClient(clients)
+	var next atomic.Int64
+	var mu sync.Mutex
+	acked := map[string]bool{}
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(pubs); i = int(next.Add(1)) - 1 {
+				req, _ := http.NewRequest("POST", s.URL+schema.ActionsPath(pubs[i].id), strings.NewReader(`{"action":"resolve"}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+pubs[i].token)
+				resp, err := c.Do(req)
+				if err != nil {
+					return // the server is gone
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					mu.Lock()
+					acked[pubs[i].id] = true
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	time.Sleep(time.Duration(50+rand.IntN(250)) * time.Millisecond)
+	s.Kill()
+	wg.Wait()
+	c.CloseIdleConnections()
+	if len(acked) == 0 || len(acked) == len(pubs) {
+		t.Logf("the kill came with %d of %d resolves acknowledged: nothing was cut in flight", len(acked), len(pubs))
+	}
+	s.Launch()
+	s.Stop()
+
+	st, err := badgerstore.Open(badgerstore.Options{Dir: s.DataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	resolved := map[string]bool{}
+	if err := st.Scan(ctx, func(r *store.Record) error {
+		if r.Status == store.StatusResolved {
+			resolved[r.ID] = true
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	entries := map[string]int{}
+	for after := int64(0); ; {
+		page, err := st.Audit(ctx, after, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, e := range page {
+			if e.Action == "resolve" {
+				entries[e.RecordID]++
+			}
+		}
+		after = page[len(page)-1].Seq
+	}
+	for id := range acked {
+		if !resolved[id] {
+			t.Errorf("record %s: its resolve was acknowledged, and it is not resolved", id)
+		}
+	}
+	for id := range resolved {
+		if entries[id] != 1 {
+			t.Errorf("resolved record %s has %d «resolve» entries in the trail", id, entries[id])
+		}
+	}
+	for id, n := range entries {
+		if !resolved[id] {
+			t.Errorf("the trail has %d «resolve» entries for %s, which is not resolved", n, id)
+		}
+	}
+	t.Logf("%d of %d resolves acknowledged before the kill; %d records resolved, each with its entry", len(acked), len(pubs), len(resolved))
 }

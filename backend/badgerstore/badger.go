@@ -83,6 +83,7 @@ type createReq struct {
 	entries []kv
 	id      string
 	fn      func(*store.Record) error
+	audit   store.AuditFunc // an update's audit entries, written with it (store.WithAudit)
 	done    chan createRes
 }
 
@@ -418,7 +419,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 		erased = erasesPersonal(&old, r)
 		return nil
 	}
-	rec, _, err := s.submit(ctx, &createReq{id: id, fn: track, done: make(chan createRes, 1)})
+	rec, _, err := s.submit(ctx, &createReq{id: id, fn: track, audit: store.AuditOf(ctx), done: make(chan createRes, 1)})
 	if err == nil && erased {
 		s.noteErasure()
 	}
@@ -565,6 +566,19 @@ func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 				return n, err
 			}
 			entries := append(append([]kv{{recordKey(rec.ID), val}}, indexEntries(rec)...), changeEntries(rec)...)
+			if r.audit != nil { // in the same transaction as the change, and in its size
+				es := r.audit(old, rec)
+				for i := range es {
+					if es[i].At.IsZero() {
+						es[i].At = rec.UpdatedAt
+					}
+				}
+				audit, err := auditEntries(txn, es)
+				if err != nil {
+					return n, err
+				}
+				entries = append(entries, audit...)
+			}
 			ok, err := w.replace(txn, old, rec, entries)
 			if err != nil {
 				return n, err

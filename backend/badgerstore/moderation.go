@@ -296,20 +296,35 @@ func (s *Store) AppendAudit(_ context.Context, e store.AuditEntry) error {
 		e.At = time.Now().UTC()
 	}
 	return s.modWrite(func(txn *badger.Txn) error {
-		// The next seq is one after the last key: writes are serialised by commitMu.
-		e.Seq = 1
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixAudit, Reverse: true})
-		it.Seek(append(slices.Clone(prefixAudit), 0xff))
-		if it.ValidForPrefix(prefixAudit) {
-			e.Seq = int64(binary.BigEndian.Uint64(it.Item().Key()[len(prefixAudit):])) + 1
-		}
-		it.Close()
-		v, err := json.Marshal(e)
+		entries, err := auditEntries(txn, []store.AuditEntry{e})
 		if err != nil {
 			return err
 		}
-		return txn.Set(binary.BigEndian.AppendUint64(slices.Clone(prefixAudit), uint64(e.Seq)), v)
+		return txn.Set(entries[0].k, entries[0].v)
 	})
+}
+
+// auditEntries are the keys and values of es as the next entries of the trail in txn, in order: the first
+// seq one after the last key, this transaction's own pending entries included (writes are serialised by
+// commitMu).
+func auditEntries(txn *badger.Txn, es []store.AuditEntry) ([]kv, error) {
+	seq := int64(1)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixAudit, Reverse: true})
+	it.Seek(append(slices.Clone(prefixAudit), 0xff))
+	if it.ValidForPrefix(prefixAudit) {
+		seq = int64(binary.BigEndian.Uint64(it.Item().Key()[len(prefixAudit):])) + 1
+	}
+	it.Close()
+	out := make([]kv, 0, len(es))
+	for i, e := range es {
+		e.Seq = seq + int64(i)
+		v, err := json.Marshal(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, kv{binary.BigEndian.AppendUint64(slices.Clone(prefixAudit), uint64(e.Seq)), v})
+	}
+	return out, nil
 }
 
 // Audit implements store.Moderation.

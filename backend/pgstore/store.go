@@ -207,6 +207,21 @@ func (s *Store) update(ctx context.Context, id string, fn func(*store.Record) er
 			return err
 		}
 		rec.UpdatedAt = time.UnixMilli(ms).UTC()
+		if audit := store.AuditOf(ctx); audit != nil { // in the same transaction as the change
+			for _, e := range audit(old, rec) {
+				if e.At.IsZero() {
+					e.At = rec.UpdatedAt
+				}
+				e.Seq = 0
+				doc, err := json.Marshal(e)
+				if err != nil {
+					return err
+				}
+				if _, err := tx.Exec(ctx, `INSERT INTO directaid_audit (doc) VALUES ($1)`, doc); err != nil {
+					return err
+				}
+			}
+		}
 		out = rec
 		return nil
 	})

@@ -92,3 +92,22 @@ type Moderation interface {
 	// database, so that every node and every restart uses the same.
 	Secret(ctx context.Context, name string) ([]byte, error)
 }
+
+// AuditFunc makes the audit entries of an Update from the record before and after fn changed it: none
+// when it returns none. Seq is the store's to set, and At when zero.
+type AuditFunc func(old, rec *Record) []AuditEntry
+
+type auditKey struct{}
+
+// WithAudit has an Update under ctx append audit's entries to the trail in the transaction that stores
+// the change: a crash keeps both or neither (the trail is what an operator re-applies erasures from
+// after restoring an older backup). Update does not call audit when fn fails.
+func WithAudit(ctx context.Context, audit AuditFunc) context.Context {
+	return context.WithValue(ctx, auditKey{}, audit)
+}
+
+// AuditOf is the AuditFunc WithAudit set on ctx, or nil.
+func AuditOf(ctx context.Context) AuditFunc {
+	f, _ := ctx.Value(auditKey{}).(AuditFunc)
+	return f
+}

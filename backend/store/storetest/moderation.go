@@ -145,6 +145,71 @@ func testAuditTrail(t *testing.T, s store.Store) {
 	}
 }
 
+// AuditWithTheUpdate: an Update under store.WithAudit appends its entries (two, in their order) with the
+// change, from concurrent updates of many records each once, with seqs among the other appends'; an Update
+// whose fn fails appends nothing, nor one of an unknown record.
+func testAuditWithTheUpdate(t *testing.T, s store.Store) {
+	m := moderation(t, s)
+	recs := Seed(t, s, 24, time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond), time.Second)
+	audit := store.WithAudit(ctx, func(old, rec *store.Record) []store.AuditEntry {
+		return []store.AuditEntry{{Action: "resolve", RecordID: rec.ID, Actor: store.ActorPublisher, From: old.Status, To: rec.Status},
+			{Action: "note", RecordID: rec.ID, Actor: store.ActorSystem}}
+	})
+	var wg sync.WaitGroup
+	for i, r := range recs {
+		wg.Go(func() {
+			if i%4 == 0 { // an append of its own between the updates
+				if err := m.AppendAudit(ctx, store.AuditEntry{Action: "report", RecordID: r.ID, Actor: store.ActorCommunity}); err != nil {
+					t.Error(err)
+				}
+			}
+			if _, err := s.Update(audit, r.ID, func(rec *store.Record) error { rec.Status = store.StatusResolved; return nil }); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if _, err := s.Update(audit, recs[0].ID, func(*store.Record) error { return errors.New("refused") }); err == nil {
+		t.Fatal("a failing fn stored")
+	}
+	if _, err := s.Update(audit, "0000000000000000", func(*store.Record) error { return nil }); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("an unknown record: %v", err)
+	}
+	var all []store.AuditEntry
+	for after := int64(0); ; {
+		page, err := m.Audit(ctx, after, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		all = append(all, page...)
+		after = page[len(page)-1].Seq
+	}
+	count, resolved := map[string]int{}, map[string]bool{}
+	for i, e := range all {
+		if i > 0 && e.Seq <= all[i-1].Seq {
+			t.Fatalf("seq not increasing: %d then %d", all[i-1].Seq, e.Seq)
+		}
+		switch e.Action {
+		case "resolve":
+			if e.From != store.StatusOpen || e.To != store.StatusResolved || e.At.IsZero() {
+				t.Fatalf("entry %d %+v: want open→resolved", i, e)
+			}
+			resolved[e.RecordID] = true
+		case "note": // after its update's first entry (other transactions' entries may come between)
+			if !resolved[e.RecordID] {
+				t.Fatalf("entry %d %+v before its resolve", i, e)
+			}
+		}
+		count[e.Action]++
+	}
+	if count["resolve"] != len(recs) || count["note"] != len(recs) || count["report"] != len(recs)/4 || len(all) != 2*len(recs)+len(recs)/4 {
+		t.Fatalf("the trail holds %v (%d entries) for %d audited updates and %d appends", count, len(all), len(recs), len(recs)/4)
+	}
+}
+
 // Secret: made once, the same on every call and under concurrency, distinct per name.
 func testSecret(t *testing.T, s store.Store) {
 	m := moderation(t, s)

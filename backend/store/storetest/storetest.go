@@ -55,6 +55,7 @@ var Behaviours = []struct {
 	{"ResponsesPerRecordBound", testResponsesPerRecordBound},
 	{"Webhooks", testWebhooks},
 	{"AuditTrail", testAuditTrail},
+	{"AuditWithTheUpdate", testAuditWithTheUpdate},
 	{"Secret", testSecret},
 	{"TransferSecrets", testTransferSecrets},
 	{"TransferReports", testTransferReports},
