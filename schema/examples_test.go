@@ -15,19 +15,7 @@ import (
 // added without examples fails here: declare them in OperationExamples (or, for Error answers, make sure
 // ErrorExamples has the status).
 func TestEveryOperationHasExamples(t *testing.T) {
-	raw, err := OpenAPI("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("directaid:openapi", doc); err != nil {
-		t.Fatal(err)
-	}
+	raw, c := openAPICompiler(t)
 	d, err := openapidoc.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
@@ -90,4 +78,24 @@ func TestEveryOperationHasExamples(t *testing.T) {
 		}
 	}
 	t.Logf("%d operations, %d examples, each valid against its schema", operations, examples)
+}
+
+// openAPICompiler is the built-in OpenAPI document and a JSON Schema compiler that holds it as
+// "directaid:openapi", to compile its schemas by pointer ("directaid:openapi#/components/schemas/…").
+func openAPICompiler(t *testing.T) ([]byte, *jsonschema.Compiler) {
+	t.Helper()
+	raw, err := OpenAPI("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource("directaid:openapi", doc); err != nil {
+		t.Fatal(err)
+	}
+	return raw, c
 }

@@ -13,19 +13,7 @@ import (
 // them or placeCode — so that a client validating against the document builds what the server takes:
 // for each variant, the document's verdict is the decoder's.
 func TestOpenAPILocationRules(t *testing.T) {
-	raw, err := OpenAPI("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("directaid:openapi", doc); err != nil {
-		t.Fatal(err)
-	}
+	_, c := openAPICompiler(t)
 	for _, typ := range []string{TypeRequest, TypeOffer} {
 		name := map[string]string{TypeRequest: "HelpRequest", TypeOffer: "HelpOffer"}[typ]
 		sch, err := c.Compile("directaid:openapi#/components/schemas/" + name)

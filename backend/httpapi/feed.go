@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -20,13 +19,9 @@ func checkFeedParams(q map[string][]string) []schema.FieldError {
 		switch {
 		case name == "_":
 		case !slices.Contains(feedParams, name):
-			msg := fmt.Sprintf("el parámetro «%s» no existe en el flujo de eventos", schema.Clip(name))
-			if a, ok := paramAliases[name]; ok && slices.Contains(feedParams, a) {
-				msg += fmt.Sprintf(" (¿quiso decir «%s»?)", a)
-			}
-			errs = append(errs, backend.ParamError(name, msg, feedParams...))
+			errs = append(errs, unknownParam(name, "el flujo de eventos", feedParams))
 		case len(q[name]) > 1:
-			errs = append(errs, backend.ParamError(name, fmt.Sprintf("el parámetro «%s» está repetido: envíelo una sola vez", schema.Clip(name))))
+			errs = append(errs, repeatedParam(name))
 		}
 	}
 	return errs

@@ -61,13 +61,9 @@ func parseMatchesQuery(v url.Values) (schema.MatchesQuery, []schema.FieldError) 
 		switch {
 		case name == "_":
 		case !slices.Contains(matchesParams, name):
-			msg := fmt.Sprintf("el parámetro «%s» no existe en las coincidencias de un registro", schema.Clip(name))
-			if a, ok := paramAliases[strings.ToLower(name)]; ok && slices.Contains(matchesParams, a) {
-				msg += fmt.Sprintf(" (¿quiso decir «%s»?)", a)
-			}
-			errs = append(errs, backend.ParamError(name, msg, matchesParams...))
+			errs = append(errs, unknownParam(name, "las coincidencias de un registro", matchesParams))
 		case len(v[name]) > 1:
-			errs = append(errs, backend.ParamError(name, fmt.Sprintf("el parámetro «%s» está repetido: envíelo una sola vez", schema.Clip(name))))
+			errs = append(errs, repeatedParam(name))
 		}
 	}
 	if len(errs) > 0 {

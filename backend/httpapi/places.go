@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -27,15 +26,11 @@ func (h *Handler) servePlaces(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case name == "_":
 		case !slices.Contains(placeParams, name):
-			msg := fmt.Sprintf("el parámetro «%s» no existe en la búsqueda de lugares", schema.Clip(name))
-			if a, ok := paramAliases[strings.ToLower(name)]; ok && slices.Contains(placeParams, a) {
-				msg += fmt.Sprintf(" (¿quiso decir «%s»?)", a)
-			}
-			errs = append(errs, backend.ParamError(name, msg, placeParams...))
+			errs = append(errs, unknownParam(name, "la búsqueda de lugares", placeParams))
 		case slices.Contains(sent.bare, name):
 			errs = append(errs, bareParam(name))
 		case len(sent.vals[name]) > 1:
-			errs = append(errs, backend.ParamError(name, fmt.Sprintf("el parámetro «%s» está repetido: envíelo una sola vez", schema.Clip(name))))
+			errs = append(errs, repeatedParam(name))
 		}
 	}
 	if len(errs) == 0 && !sent.vals.Has("q") {

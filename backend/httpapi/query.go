@@ -89,3 +89,18 @@ func bareParam(name string) schema.FieldError {
 	n := schema.Clip(name)
 	return backend.ParamError(name, fmt.Sprintf("el parámetro «%s» llegó sin valor: envíe %s=<valor> (vacío, %s=, es como no enviarlo)", n, n, n))
 }
+
+// unknownParam is the refusal of parameter name, which the operation of where («las coincidencias de un
+// registro») does not take: the ones it does, and the one meant when name is a known alias of it.
+func unknownParam(name, where string, allowed []string) schema.FieldError {
+	msg := fmt.Sprintf("el parámetro «%s» no existe en %s", schema.Clip(name), where)
+	if a, ok := paramAliases[strings.ToLower(name)]; ok && slices.Contains(allowed, a) {
+		msg += fmt.Sprintf(" (¿quiso decir «%s»?)", a)
+	}
+	return backend.ParamError(name, msg, allowed...)
+}
+
+// repeatedParam is the refusal of parameter name sent more than once.
+func repeatedParam(name string) schema.FieldError {
+	return backend.ParamError(name, fmt.Sprintf("el parámetro «%s» está repetido: envíelo una sola vez", schema.Clip(name)))
+}

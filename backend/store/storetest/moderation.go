@@ -114,19 +114,7 @@ func testAuditTrail(t *testing.T, s store.Store) {
 		})
 	}
 	wg.Wait()
-	var all []store.AuditEntry
-	var after int64
-	for {
-		page, err := m.Audit(ctx, after, 7)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(page) == 0 {
-			break
-		}
-		all = append(all, page...)
-		after = page[len(page)-1].Seq
-	}
+	all := trail(t, m, 7)
 	if len(all) != 20 {
 		t.Fatalf("%d entries, want 20", len(all))
 	}
@@ -175,18 +163,7 @@ func testAuditWithTheUpdate(t *testing.T, s store.Store) {
 	if _, err := s.Update(audit, "0000000000000000", func(*store.Record) error { return nil }); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("an unknown record: %v", err)
 	}
-	var all []store.AuditEntry
-	for after := int64(0); ; {
-		page, err := m.Audit(ctx, after, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(page) == 0 {
-			break
-		}
-		all = append(all, page...)
-		after = page[len(page)-1].Seq
-	}
+	all := trail(t, m, 100)
 	count, resolved := map[string]int{}, map[string]bool{}
 	for i, e := range all {
 		if i > 0 && e.Seq <= all[i-1].Seq {
@@ -338,5 +315,22 @@ func testDisownings(t *testing.T, s store.Store) {
 	}
 	if against("k5", "p1") {
 		t.Fatal("a disowning made two days ago stands since an hour ago")
+	}
+}
+
+// trail reads m's whole audit trail, page pages at a time.
+func trail(t *testing.T, m store.Moderation, page int) []store.AuditEntry {
+	t.Helper()
+	var all []store.AuditEntry
+	for after := int64(0); ; {
+		got, err := m.Audit(ctx, after, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 {
+			return all
+		}
+		all = append(all, got...)
+		after = got[len(got)-1].Seq
 	}
 }
