@@ -36,8 +36,9 @@ It can be run again, after an interruption or to copy what was published and cha
 already in PostgreSQL, identical, is counted and left alone; one the source changed since (the same id,
 pair and creation, a later updatedAt: resolved, withdrawn, hidden or erased meanwhile) is brought up to
 date, with the responses an erasure deleted; so is a response with a later updatedAt, and a report an
-operator reviewed. Anything else there with other content is a conflict, left alone and reported (the
-exit status is then non-zero). Audit entries already there are not added again; missing ones are
+operator reviewed — unless the target changed it since the earlier run (each run leaves the time it
+copied up to, the secret copy-watermark), or erased its personal data. Anything else there with other
+content is a conflict, left alone and reported (the exit status is then non-zero). Audit entries already there are not added again; missing ones are
 appended after the trail's last.
 
 A target that holds records the source does not have is refused (it looks like another installation's

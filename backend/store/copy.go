@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -50,6 +51,9 @@ type CopyOptions struct {
 // creation; the source's updatedAt later) is brought up to date there, so that what was resolved, hidden,
 // withdrawn or erased meanwhile is so in the target too, and a record the source erased loses the
 // responses the source deleted with it; a report an operator reviewed meanwhile is marked reviewed there.
+// Only what the target has not changed itself since that run: each run leaves in the target the time up
+// to which it copied (CopyWatermark), and a record or response changed there after it — or any, when no
+// run left one — stays as the target has it, as does a record whose personal data the target erased.
 // Anything else there with other content is a conflict, left alone and reported, and Copy then returns an
 // error naming the conflicts after copying the rest.
 func Copy(ctx context.Context, from, to Store, o CopyOptions) error {
@@ -60,9 +64,20 @@ func Copy(ctx context.Context, from, to Store, o CopyOptions) error {
 	return c.run(ctx)
 }
 
+// CopyWatermark names the server secret where a Copy leaves, in the target, the time (Unix ms) up to which
+// its records and responses are the source's: a later run brings up to date only what the target has not
+// changed since. It is the target's own, never copied.
+const CopyWatermark = "copy-watermark"
+
 type copier struct {
 	CopyOptions
 	from, to Store
+	// mark is the watermark an earlier run left in the target (marked: there is one); top is this run's.
+	mark   time.Time
+	marked bool
+	top    time.Time
+	// responsesUpdated counts the responses brought up to date (refreshResponses).
+	responsesUpdated int
 
 	read, created, present int
 	// updated are the records brought up to date (refreshRecords), by id: their responses are reconciled.
@@ -79,6 +94,9 @@ func (c *copier) run(ctx context.Context) error {
 	if err := c.checkTarget(ctx); err != nil {
 		return err
 	}
+	if err := c.readWatermark(ctx); err != nil {
+		return err
+	}
 	// Secrets first: a node started on the target meanwhile must already use the source's.
 	if err := c.copySecrets(ctx); err != nil {
 		return err
@@ -93,6 +111,9 @@ func (c *copier) run(ctx context.Context) error {
 		return err
 	}
 	if err := c.copyResponses(ctx); err != nil {
+		return err
+	}
+	if _, err := c.to.PutSecret(ctx, CopyWatermark, []byte(strconv.FormatInt(c.top.UnixMilli(), 10)), true); err != nil {
 		return err
 	}
 	if err := c.copyAudit(ctx); err != nil {
@@ -129,6 +150,7 @@ func (c *copier) copyRecords(ctx context.Context) error {
 	scan := func(yield func(*Record) error) error {
 		return c.from.Scan(ctx, func(rec *Record) error {
 			c.read++
+			c.top = latest(c.top, rec.UpdatedAt)
 			c.bySlug[rec.EmergencySlug]++
 			c.byStatus[rec.Status]++
 			return yield(rec)
@@ -186,6 +208,8 @@ func (c *copier) copySecrets(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	delete(have, CopyWatermark) // each store's own (a copy into the source left it there)
+	delete(there, CopyWatermark)
 	var differ []string
 	for name, v := range have {
 		if t, ok := there[name]; ok && !bytes.Equal(t, v) {
@@ -269,7 +293,13 @@ func (c *copier) copyResponses(ctx context.Context) error {
 			return err
 		}
 	}
-	return copyAll(c, "responses", "responses", func(fn func(*Response) error) error { return c.from.ScanResponses(ctx, fn) },
+	scan := func(fn func(*Response) error) error {
+		return c.from.ScanResponses(ctx, func(r *Response) error {
+			c.top = latest(c.top, r.UpdatedAt) // a response keeps its updatedAt in the target
+			return fn(r)
+		})
+	}
+	err := copyAll(c, "responses", "responses", scan,
 		func(b []*Response) (ImportResult, error) {
 			res, err := c.to.ImportResponses(ctx, b)
 			if err != nil || len(res.Conflicts) == 0 {
@@ -278,6 +308,10 @@ func (c *copier) copyResponses(ctx context.Context) error {
 			res.Conflicts, err = c.refreshResponses(ctx, res.Conflicts)
 			return res, err
 		}, &c.responseConflicts)
+	if err == nil && c.responsesUpdated > 0 {
+		c.say("responses: %d brought up to date", c.responsesUpdated)
+	}
+	return err
 }
 
 // copyAll imports what scan yields in batches, adding the conflicts to conflicts, and reports it as title.
@@ -413,10 +447,12 @@ func (c *copier) refreshRecords(ctx context.Context, batch []*Record, conflicts 
 		switch same, err := sameApartFrom(&src, dst, func(r *Record) { r.UpdatedAt, r.Revision = time.Time{}, 0 }); {
 		case err != nil:
 			return nil, err
-		case src.UpdatedAt.After(dst.UpdatedAt):
-			if _, err := c.to.Update(ctx, id, func(r *Record) error { *r = src; return nil }); err != nil {
+		case src.UpdatedAt.After(dst.UpdatedAt) && c.unchangedThere(dst.UpdatedAt) && !(dst.ContactName == "" && src.ContactName != ""):
+			stored, err := c.to.Update(ctx, id, func(r *Record) error { *r = src; return nil })
+			if err != nil {
 				return nil, fmt.Errorf("record %s, brought up to date: %w", id, err)
 			}
+			c.top = latest(c.top, stored.UpdatedAt)
 			c.updated = append(c.updated, id)
 		case same:
 			c.present++
@@ -484,11 +520,12 @@ func (c *copier) refreshResponses(ctx context.Context, conflicts []string) ([]st
 			case err != nil:
 				return nil, err
 			case same:
-			case src.UpdatedAt.After(there[i].UpdatedAt):
+			case src.UpdatedAt.After(there[i].UpdatedAt) && c.unchangedThere(there[i].UpdatedAt):
 				r := *src
 				if _, err := c.to.UpdateResponse(ctx, id, src.ID, func(x *Response) error { *x = r; return nil }); err != nil {
 					return nil, fmt.Errorf("response %s of record %s, brought up to date: %w", src.ID, id, err)
 				}
+				c.responsesUpdated++
 			default:
 				left = append(left, id)
 			}
@@ -531,4 +568,31 @@ func (c *copier) refreshReports(ctx context.Context, batch []Report, conflicts [
 // sameReport reports whether a and b are the same report, reviewed alike.
 func sameReport(a, b Report) bool {
 	return a.RecordID == b.RecordID && a.Reporter == b.Reporter && a.Reason == b.Reason && a.Note == b.Note && a.At.Equal(b.At) && a.Reviewed == b.Reviewed
+}
+
+// readWatermark reads the watermark an earlier run left in the target (CopyWatermark).
+func (c *copier) readWatermark(ctx context.Context) error {
+	there, err := c.to.Secrets(ctx)
+	if err != nil {
+		return err
+	}
+	if v, ok := there[CopyWatermark]; ok {
+		ms, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("%s's %s is not a time: %q", c.To.Title, CopyWatermark, v)
+		}
+		c.mark, c.marked = time.UnixMilli(ms).UTC(), true
+	}
+	return nil
+}
+
+// unchangedThere reports whether what the target stamped at is as an earlier run left it: not after that
+// run's watermark. Without one, nothing tells, and nothing is brought up to date.
+func (c *copier) unchangedThere(at time.Time) bool { return c.marked && !at.After(c.mark) }
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

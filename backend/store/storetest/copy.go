@@ -72,6 +72,7 @@ func ReadContents(t testing.TB, s store.Store) Contents {
 	if c.Secrets, err = s.Secrets(ctx); err != nil {
 		t.Fatal(err)
 	}
+	delete(c.Secrets, store.CopyWatermark) // a copy's mark in its target (store.Copy), not something it carries
 	return c
 }
 
@@ -246,18 +247,32 @@ func CopyBetween(t *testing.T, openFrom, openTo Open) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Withdrawn in the target (its personal data erased there), then renewed in the source: the target's
+	// withdrawal stands, and the phone never comes back.
+	erasedThere, err := to.Update(ctx, recs[22].ID, func(r *store.Record) error { r.Status = store.StatusWithdrawn; r.ErasePersonal(); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Millisecond)
+	if _, err := from.Update(ctx, recs[22].ID, func(r *store.Record) error { r.Urgency = "urgent"; return nil }); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := from.UpdateResponse(ctx, recs[2].ID, "resp2", func(r *store.Response) error { r.Message = "Ya no"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	opts.Merge = true
 	out.Reset()
 	err = store.Copy(ctx, from, to, opts)
-	if err == nil || !strings.Contains(err.Error(), "1 records were not copied") || !strings.Contains(err.Error(), ownChange.ID) ||
+	if err == nil || !strings.Contains(err.Error(), "2 records were not copied") || !strings.Contains(err.Error(), ownChange.ID) ||
+		!strings.Contains(err.Error(), erasedThere.ID) ||
 		!strings.Contains(err.Error(), "1 responses were not copied") || strings.Contains(err.Error(), "reports were not copied") {
 		t.Fatalf("a copy over records changed since: %v\n%s", err, out.String())
 	}
-	if !strings.Contains(out.String(), "2 brought up to date, 1 conflicts") {
-		t.Errorf("the copy's report lacks the records brought up to date:\n%s", out.String())
+	if !strings.Contains(out.String(), "2 brought up to date, 2 conflicts") || !strings.Contains(out.String(), "responses: 1 brought up to date") {
+		t.Errorf("the copy's report lacks the records and responses brought up to date:\n%s", out.String())
+	}
+	if got, err := to.Get(ctx, erasedThere.ID); err != nil || got.Status != store.StatusWithdrawn || got.ContactWhatsapp != "" || got.ContactName != "" {
+		t.Errorf("a record withdrawn in the target, then changed in the source: %+v, %v", got, err)
 	}
 	if got, err := to.Get(ctx, resolved.ID); err != nil || got.Status != store.StatusResolved {
 		t.Errorf("a record resolved in the source since: %+v, %v", got, err)
@@ -280,11 +295,11 @@ func CopyBetween(t *testing.T, openFrom, openTo Open) {
 	if rs, err := to.RecordResponses(ctx, recs[2].ID); err != nil || len(rs) != 1 || rs[0].Message == "Ya no" {
 		t.Errorf("a response changed without a later updatedAt was overwritten: %+v, %v", rs, err)
 	}
-	// Once more: what was brought up to date is there; the two conflicts stay.
+	// Once more: what was brought up to date is there; the conflicts stay.
 	out.Reset()
 	err = store.Copy(ctx, from, to, opts)
-	if err == nil || !strings.Contains(err.Error(), "1 records were not copied") || !strings.Contains(err.Error(), "1 responses were not copied") ||
-		!strings.Contains(out.String(), "already there, 1 conflicts") {
+	if err == nil || !strings.Contains(err.Error(), "2 records were not copied") || !strings.Contains(err.Error(), "1 responses were not copied") ||
+		!strings.Contains(out.String(), "already there, 2 conflicts") {
 		t.Fatalf("a copy after bringing records up to date: %v\n%s", err, out.String())
 	}
 }
