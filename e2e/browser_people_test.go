@@ -107,6 +107,14 @@ func TestBrowserPeople(t *testing.T) {
 			p.fill(t, map[string]string{"f-emergencySlug": "eje-cafetero", "f-title": "Insulina para mi mamá " + mode,
 				"f-category": "salud", "f-urgency": "urgent", "f-address": "Calle 20 # 14-10", "f-contactName": "María",
 				"f-contactWhatsapp": "3001112233"})
+			// A latitude with a decimal comma and no longitude: the missing longitude is said at «Longitud»,
+			// not as «Diga dónde» at the place picker; then the coordinate is cleared and the town chosen.
+			p.fill(t, map[string]string{"f-latitude": "4,5339"})
+			p.submit(t, "errores")
+			if got := p.text(t, "errores-lista"); !strings.Contains(got, "«Longitud»") || strings.Contains(got, "Diga dónde") {
+				t.Errorf("a latitude without its longitude: %q", got)
+			}
+			p.fill(t, map[string]string{"f-latitude": ""})
 			if js {
 				// The place list comes when the picker is first used: typing in it brings the list, and the
 				// results follow what was typed.

@@ -554,8 +554,10 @@ func (fv *formView) apply(status int, resp []byte) int {
 	slip := pointSlip(inputs) // said once, with the first of the two fields' errors
 	for _, d := range eb.Details {
 		name := strings.TrimPrefix(d.Field, "/")
-		if pk := fv.Picker; pk != nil && (name == "placeCode" || ((name == "latitude" || name == "longitude") && inputs[name] != nil && inputs[name].Value == "")) {
-			// No place and no coordinates, or a place not on the list: said once, at the picker.
+		noPoint := inputs["latitude"] != nil && inputs["latitude"].Value == "" && inputs["longitude"] != nil && inputs["longitude"].Value == ""
+		if pk := fv.Picker; pk != nil && (name == "placeCode" || ((name == "latitude" || name == "longitude") && noPoint)) {
+			// No place and no coordinates, or a place not on the list: said once, at the picker. One
+			// coordinate without the other is said at the field that lacks it.
 			m := pickerMessages.Missing
 			if name == "placeCode" {
 				m = pickerMessages.Unknown
@@ -572,6 +574,11 @@ func (fv *formView) apply(status int, resp []byte) int {
 			continue
 		}
 		m := withLabel(d.Message, in)
+		for _, other := range inputs { // another field the message names («… cuando se da «latitude»»)
+			if other != in && other.Label != "" {
+				m = withLabel(m, other)
+			}
+		}
 		if (name == "latitude" || name == "longitude") && slip != "" {
 			m, slip = strings.TrimSuffix(m, ".")+". "+slip, ""
 		}

@@ -303,6 +303,14 @@ func TestFormPointAsPeopleTypeIt(t *testing.T) {
 	if got := fake.bodies[2]; got["latitude"] != 4.5339 || got["longitude"] != nil {
 		t.Errorf("«4,5339» alone: sent latitude %#v, longitude %#v", got["latitude"], got["longitude"])
 	}
+	// …and the missing longitude is said at «Longitud», not as «Diga dónde» at the place picker.
+	lacks := &fakePublish{status: 400, resp: schema.ErrorBody{Code: "invalid_body", Error: "Datos inválidos.",
+		Details: []schema.FieldError{{Field: "/longitude", Message: "«longitude» es obligatorio cuando se da «latitude»: las coordenadas van juntas"}}}}
+	c2 := newSite(t, Options{Emergencies: emergencies(eje), Service: &funcs{publish: lacks.publish}})
+	if _, body := postForm(t, c2, "/pedir", vals); !strings.Contains(string(body), `<a href="#f-longitude">«Longitud» es obligatorio cuando se da «Latitud»`) ||
+		strings.Contains(string(body), `<a href="#f-placeCode">`) {
+		t.Errorf("a latitude without its longitude is not said at «Longitud»:\n%s", body)
+	}
 
 	refuse := &fakePublish{status: 400, resp: schema.ErrorBody{Code: "invalid_body", Error: "Datos inválidos.",
 		Details: []schema.FieldError{{Field: "/longitude", Message: "«longitude» debe ser menor o igual que -66.8"}}}}

@@ -45,8 +45,10 @@
   // fieldName is the form field an API detail is about.
   function fieldName(d) {
     var name = String(d.field || '').slice(1);
-    // No place and no coordinates: said once, at the «¿Dónde?» picker.
-    if ((name === 'latitude' || name === 'longitude') && $('f-placeCode') && !form.elements[name].value.trim()) name = 'placeCode';
+    // No place and no coordinates: said once, at the «¿Dónde?» picker (one coordinate without the other is
+    // said at the field that lacks it).
+    if ((name === 'latitude' || name === 'longitude') && $('f-placeCode') && !form.elements.latitude.value.trim() &&
+      !form.elements.longitude.value.trim()) name = 'placeCode';
     return name;
   }
   function showErrors(summary, details) {
@@ -218,10 +220,15 @@
     Array.prototype.forEach.call(form.elements, function (el) {
       if (!el.required || el.disabled || !el.id || el.id.indexOf('f-') !== 0) return;
       var name = el.id.slice(2);
-      var has = name === 'placeCode' ? !!body.placeCode || (body.latitude !== undefined && body.longitude !== undefined)
+      var has = name === 'placeCode' ? !!body.placeCode || body.latitude !== undefined || body.longitude !== undefined
         : el.type === 'checkbox' ? body[el.name] === true : body[el.name] !== undefined;
       if (!has) out.push({ field: '/' + name, message: el.getAttribute('data-error') || 'Falta «' + el.getAttribute('data-label') + '».' });
     });
+    // One coordinate without the other: said at the one that is missing.
+    if ((body.latitude === undefined) !== (body.longitude === undefined) && form.elements.latitude && form.elements.longitude) {
+      var lack = body.latitude === undefined ? 'latitude' : 'longitude', label = $('f-' + lack) && $('f-' + lack).getAttribute('data-label');
+      out.push({ field: '/' + lack, message: 'Falta «' + (label || lack) + '»: la latitud y la longitud van juntas.' });
+    }
     return out;
   }
 
