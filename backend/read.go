@@ -392,10 +392,8 @@ func (s *Service) municipioGuess(name, slug string) string {
 		area = e.Area
 	}
 	var guesses []string
-	for _, p := range places.Search(name, 20, area...) {
-		if p.Kind() == places.Municipio && len(guesses) < 3 {
-			guesses = append(guesses, fmt.Sprintf("%s (municipio=%s)", places.Label(p), p.Code))
-		}
+	for _, p := range places.MunicipiosBeginning(name, 3, area...) {
+		guesses = append(guesses, fmt.Sprintf("%s (municipio=%s)", places.Label(p), p.Code))
 	}
 	if len(guesses) == 0 {
 		return ""

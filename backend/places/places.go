@@ -511,3 +511,34 @@ func VillagesNamed(q string) []Place {
 	}
 	return out
 }
+
+// MunicipiosBeginning are at most limit municipios whose name begins as typed does, ignoring case,
+// accents, a leading article and spaces («armeni»: Armenia; «villa ma»: Villamaría), those of area first,
+// then by name: what a name cut short may have meant.
+func MunicipiosBeginning(typed string, limit int, area ...string) []Place {
+	folded := Fold(typed)
+	squashed := strings.ReplaceAll(folded, " ", "")
+	if squashed == "" || limit <= 0 {
+		return nil
+	}
+	var out []Place
+	for _, p := range load().all {
+		if len(p.Code) != 5 {
+			continue
+		}
+		if strings.HasPrefix(p.key, folded) || strings.HasPrefix(strings.ReplaceAll(p.key, " ", ""), squashed) ||
+			strings.HasPrefix(WithoutArticle(p.key), folded) {
+			out = append(out, p)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Place) int {
+		if ia, ib := InArea(a.Code, area), InArea(b.Code, area); ia != ib {
+			if ia {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	return out[:min(limit, len(out))]
+}

@@ -271,3 +271,33 @@ func TestVillagesNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestMunicipiosBeginning: a name cut short names the municipios that begin so (a leading article and
+// spaces aside), the area's first; nothing else of the name's departamento or villages.
+func TestMunicipiosBeginning(t *testing.T) {
+	names := func(ps []Place) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, Label(p))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		typed string
+		area  []string
+		want  []string
+	}{
+		{"armeni", nil, []string{"Armenia (Antioquia)", "Armenia (Quindío)"}},
+		{"armeni", []string{"63"}, []string{"Armenia (Quindío)", "Armenia (Antioquia)"}},
+		{"villa ma", []string{"17"}, []string{"Villamaría (Caldas)"}},
+		{"VILLA MA", nil, []string{"Villamaría (Caldas)"}},
+		{"tebai", nil, []string{"La Tebaida (Quindío)"}},
+		{"la ce", nil, []string{"La Ceja (Antioquia)", "La Celia (Risaralda)"}},
+		{"zzz", nil, nil},
+		{" ", nil, nil},
+	} {
+		if got := names(MunicipiosBeginning(c.typed, 3, c.area...)); !slices.Equal(got, c.want) {
+			t.Errorf("MunicipiosBeginning(%q, %v) = %q, want %q", c.typed, c.area, got, c.want)
+		}
+	}
+}
