@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -37,6 +38,22 @@ func TestSiteErrorPagesForPeople(t *testing.T) {
 				t.Errorf("%s over the limit shows the phone (%q):\n%s", path, phone, body)
 			}
 		}
+	}
+	// A record that shows no phone anyway (someone said the number is theirs) says why, not «vuelva a cargar».
+	resp, err := fromAddr("127.0.0.2").Do(s.NewRequest("POST", "/api/public/v1/help", mustJSON(t, with(validRequest(), "externalId", "sin-numero")), "Content-Type", "application/json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&other)
+	resp.Body.Close()
+	otherID, _ := other["id"].(string)
+	if resp, out := report(t, s, "127.0.0.3", otherID, map[string]any{"reason": "not_my_number"}); resp.StatusCode != 202 {
+		t.Fatalf("report: %d %v", resp.StatusCode, out)
+	}
+	if resp, body := s.Do("GET", "/ayudas/"+otherID, nil, browser...); resp.StatusCode != 429 || !strings.Contains(string(body), "alguien informó que el número no es de quien publicó") ||
+		strings.Contains(string(body), "vuelva a cargar esta página en") {
+		t.Errorf("a record without its phone, over the limit: %d\n%s", resp.StatusCode, body)
 	}
 	if resp, body := s.Do("GET", "/ayudas/"+id, nil, "Accept", "application/json"); resp.StatusCode != 429 || !strings.Contains(string(body), `"code":"rate_limited"`) {
 		t.Errorf("a client that asks for JSON gets JSON: %d %s", resp.StatusCode, body)

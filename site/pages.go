@@ -399,6 +399,9 @@ func (v *view) load(r *http.Request, pg *page) (int, string, error) {
 		if err != nil {
 			return 0, "", err
 		}
+		if pg.withheld != "" && d.Contact.Whatsapp == "" {
+			pg.withheld = "" // no phone to withhold (expired, or reported): the page says why, as always
+		}
 		if pg.withheld != "" { // never read past here: the phone is not in the page at all
 			d.Contact.Whatsapp, d.Contact.WhatsappURL = "", ""
 		}
