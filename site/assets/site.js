@@ -80,7 +80,10 @@
   function announce(item, data) {
     signalBack();
     var ev = new CustomEvent('directaid:enviada', { cancelable: true, detail: { item: item, data: data } });
-    collect().then(function () { if (!ev.defaultPrevented && !item.rejected) showLinks(); }).catch(function () { /* kept in IndexedDB */ });
+    collect().then(function () {
+      if (!ev.defaultPrevented && !item.rejected) showLinks();
+      return box.all().then(function (items) { if (!items.some(function (it) { return !it.sent && !it.rejected; })) nothingWaits(); });
+    }).catch(function () { /* kept in IndexedDB */ });
     if (!document.dispatchEvent(ev)) return;
     if (item.rejected) return showRefused();
     var a = document.createElement('a');
@@ -124,18 +127,19 @@
       note.parentNode.insertBefore(div, note.nextSibling);
     }).catch(function () { /* nothing saved */ });
   }
+  // nothingWaits hides «se enviarán cuando vuelva la señal», no longer true once nothing waits (the form
+  // that showed its own publication as sent cancelled the announcement that would have replaced it; the
+  // service worker may have sent it between two tries of this page).
+  function nothingWaits() {
+    if (!note.hidden && note.textContent === note.getAttribute('data-pendiente')) note.hidden = true;
+  }
   // While something waits, try again every 15 s too: a signal that comes back weak may fail the first
   // try after the 'online' event (a try with no signal at all fails at once, at no cost).
   var timer = 0;
   function flush() {
     clearTimeout(timer);
     box.flush(announce).then(function (n) {
-      if (!n) {
-        // Nothing waits any more: «se enviarán cuando vuelva la señal» is no longer true (the form that
-        // showed its own publication as sent cancelled the announcement that would have replaced it).
-        if (!note.hidden && note.textContent === note.getAttribute('data-pendiente')) note.hidden = true;
-        return;
-      }
+      if (!n) { nothingWaits(); return; }
       if (note.hidden) {
         note.textContent = note.getAttribute('data-pendiente');
         note.hidden = false;
