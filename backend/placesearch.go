@@ -15,6 +15,7 @@ import (
 // placeCode of a publication, without coordinates. An emergencySlug that names no emergency, and a q with
 // no letter or digit, are InvalidParams.
 func (s *Service) FindPlaces(q, emergencySlug string) (*schema.PlaceList, error) {
+	q = strings.TrimSpace(q) // counted as it is searched
 	var area []string
 	var errs []schema.FieldError
 	if slug := strings.TrimSpace(emergencySlug); slug != "" {

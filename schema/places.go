@@ -61,7 +61,9 @@ func placesExamples(em ExampleEmergency) OperationExample {
 			{Name: "vereda", Summary: "Un centro poblado por su nombre, los de la zona de la emergencia primero", Status: "200", Value: "q=el+caimo&emergencySlug=" + em.Slug},
 			{Name: "sin-nombre", Summary: "Un q sin letras ni cifras se rechaza", Status: "400", Value: "q=%2A%2A"},
 		},
-		Responses: map[string][]Example{"200": {{Name: "el-caimo", Summary: "El Caimo, Armenia",
+		Responses: map[string][]Example{"400": {{Name: CodeInvalidParameter, Summary: "Sin q", Value: ErrorBody{Code: CodeInvalidParameter,
+			Error: "Parámetro inválido: falta «q», el nombre del lugar: p. ej. ?q=El+Caimo o ?q=calarca.", Details: []FieldError{{Field: "/query/q",
+				Message: "falta «q», el nombre del lugar: p. ej. ?q=El+Caimo o ?q=calarca"}}}}}, "200": {{Name: "el-caimo", Summary: "El Caimo, Armenia",
 			Value: PlaceList{Places: []PlaceMatch{{PlaceCode: "63001001", Place: "El Caimo, Armenia (Quindío)", Kind: "centroPoblado", MunicipioCode: "63001",
 				Latitude: 4.474, Longitude: -75.7177, InArea: true}}}}}},
 	}

@@ -247,7 +247,11 @@ func addResponsesExamples(ex map[string]OperationExample) {
 			"200": {{Name: "reintento", Summary: "La misma respuesta enviada otra vez en 10 minutos: la guardada", Value: ResponseCreated{OK: true, ID: exampleID,
 				ResponseID: exampleResponseID, ResponseToken: "q8Zt1m2R3x4Y5w6V7u8T9s0R1q2P3o4N5m6L7k8J9i0", Status: ResponseActive, ExpiresAt: exp,
 				Counted: true, Duplicate: true,
-				Message: "Esta respuesta ya se había enviado: no se creó otra. Quien publicó verá su mensaje y su WhatsApp; este es el mismo responseToken para renovarla o retirarla."}}}},
+				Message: "Esta respuesta ya se había enviado: no se creó otra. Quien publicó verá su mensaje y su WhatsApp; este es el mismo responseToken para renovarla o retirarla."}}},
+			"429": {{Name: CodeNetworkShareSpent, Summary: "La cuarta respuesta distinta desde una misma red a la misma publicación en 48 horas", Value: ErrorBody{Code: CodeNetworkShareSpent,
+				Error: "Desde su conexión ya se enviaron 3 respuestas a esta publicación en las últimas 48 horas, las que admite de una misma red: quien la publicó ya las tiene. Si alguien más quiere ayudar, que responda desde su propio teléfono (sus datos móviles)."}},
+				{Name: CodeRateLimited, Summary: "El límite de respuestas por minuto (zona respond)", Value: ErrorBody{Code: CodeRateLimited,
+					Error: "Límite temporal de respuestas alcanzado: espere 12 segundos (Retry-After) y reintente."}}}},
 	}
 	ex["listHelpResponses"] = OperationExample{Responses: map[string][]Example{"200": {{Name: "respuestas",
 		Value: ResponseList{ID: exampleID, Active: 1, Items: []ResponseView{{ResponseID: exampleResponseID, CreatedAt: exampleTime, ExpiresAt: exp,
