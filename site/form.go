@@ -446,6 +446,10 @@ var formDecimal = regexp.MustCompile(`^[+-]?([0-9]+([.,][0-9]*)?|[.,][0-9]+)$`)
 // semicolon or spaces, a longitude (decimal points).
 var pointPair = regexp.MustCompile(`^\s*([+-]?[0-9]+(?:\.[0-9]+)?)\s*[,; ]\s*([+-]?[0-9]+(?:\.[0-9]+)?)\s*$`)
 
+// commaPointPair is a point pasted whole with decimal commas («4,5339, -75,6811», as a phone set to
+// Spanish copies it): a latitude, then «, », «;» or spaces, then a longitude.
+var commaPointPair = regexp.MustCompile(`^\s*([+-]?[0-9]+,[0-9]+)\s*(?:;\s*|,\s+|\s+)([+-]?[0-9]+,[0-9]+)\s*$`)
+
 // oneDecimalComma is one number written with a decimal comma («4,5339», as the form's hint says it may be):
 // no point pasted whole, though pointPair reads one in it.
 var oneDecimalComma = regexp.MustCompile(`^\s*[+-]?[0-9]+,[0-9]+\s*$`)
@@ -453,9 +457,14 @@ var oneDecimalComma = regexp.MustCompile(`^\s*[+-]?[0-9]+,[0-9]+\s*$`)
 // pastedPoint is vals with a point pasted whole in «Latitud» split into its two fields, when «Longitud» is
 // empty.
 func pastedPoint(vals url.Values) url.Values {
-	m := pointPair.FindStringSubmatch(vals.Get("latitude"))
-	if m == nil || oneDecimalComma.MatchString(vals.Get("latitude")) || strings.TrimSpace(vals.Get("longitude")) != "" {
+	if strings.TrimSpace(vals.Get("longitude")) != "" {
 		return vals
+	}
+	m := pointPair.FindStringSubmatch(vals.Get("latitude"))
+	if m == nil || oneDecimalComma.MatchString(vals.Get("latitude")) {
+		if m = commaPointPair.FindStringSubmatch(vals.Get("latitude")); m == nil {
+			return vals
+		}
 	}
 	out := maps.Clone(vals)
 	out.Set("latitude", m[1])

@@ -303,6 +303,17 @@ func TestFormPointAsPeopleTypeIt(t *testing.T) {
 	if got := fake.bodies[2]; got["latitude"] != 4.5339 || got["longitude"] != nil {
 		t.Errorf("«4,5339» alone: sent latitude %#v, longitude %#v", got["latitude"], got["longitude"])
 	}
+	// A point pasted whole with decimal commas, as a phone set to Spanish copies it: both fields.
+	for _, pasted := range []string{"4,5339, -75,6811", "4,5339; -75,6811", "4,5339 -75,6811"} {
+		vals.Set("latitude", pasted)
+		vals.Set("longitude", "")
+		postForm(t, c, "/pedir", vals)
+		if got := fake.bodies[len(fake.bodies)-1]; got["latitude"] != 4.5339 || got["longitude"] != -75.6811 {
+			t.Errorf("%q pasted: sent latitude %#v, longitude %#v", pasted, got["latitude"], got["longitude"])
+		}
+	}
+	vals.Set("latitude", "4,5339")
+	vals.Set("longitude", "")
 	// …and the missing longitude is said at «Longitud», not as «Diga dónde» at the place picker.
 	lacks := &fakePublish{status: 400, resp: schema.ErrorBody{Code: "invalid_body", Error: "Datos inválidos.",
 		Details: []schema.FieldError{{Field: "/longitude", Message: "«longitude» es obligatorio cuando se da «latitude»: las coordenadas van juntas"}}}}

@@ -315,8 +315,10 @@
     // server reads it without JavaScript.
     var lat = form.elements.latitude, lon = form.elements.longitude;
     // «4,5339» alone is one number with a decimal comma, as the field's hint allows: not a point.
-    var pair = lat && lon && !lon.value.trim() && !/^\s*[+-]?[0-9]+,[0-9]+\s*$/.test(lat.value) &&
-      /^\s*([+-]?[0-9]+(?:\.[0-9]+)?)\s*[,; ]\s*([+-]?[0-9]+(?:\.[0-9]+)?)\s*$/.exec(lat.value);
+    var pair = lat && lon && !lon.value.trim() && (!/^\s*[+-]?[0-9]+,[0-9]+\s*$/.test(lat.value) &&
+      /^\s*([+-]?[0-9]+(?:\.[0-9]+)?)\s*[,; ]\s*([+-]?[0-9]+(?:\.[0-9]+)?)\s*$/.exec(lat.value) ||
+      // …or with decimal commas («4,5339, -75,6811», as a phone set to Spanish copies it)
+      /^\s*([+-]?[0-9]+,[0-9]+)\s*(?:;\s*|,\s+|\s+)([+-]?[0-9]+,[0-9]+)\s*$/.exec(lat.value));
     if (pair) { lat.value = pair[1]; lon.value = pair[2]; }
     var body = {};
     Array.prototype.forEach.call(form.elements, function (el) {
