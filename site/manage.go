@@ -296,8 +296,13 @@ func codesOf(id, token string) (string, string) {
 		if !ok {
 			_, codes, ok = strings.Cut(typed, "?")
 		}
-		if !ok || !strings.Contains(codes, "id=") {
+		if !ok {
 			continue
+		}
+		if !strings.Contains(codes, "id=") { // the link's «=» and «&» escaped once more by the app it came through
+			if codes, _ = url.QueryUnescape(codes); !strings.Contains(codes, "id=") {
+				continue
+			}
 		}
 		if v, err := url.ParseQuery(codes); err == nil && v.Get("id") != "" {
 			id = strings.TrimSpace(v.Get("id"))

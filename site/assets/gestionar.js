@@ -18,8 +18,12 @@
   // The manage link pasted whole in either field: its codes, as the server reads them without JavaScript.
   function fromLink(el) {
     var v = el.value.trim(), at = v.search(/[#?]/);
-    if (at < 0 || v.indexOf("id=", at) < 0) return;
-    var p = new URLSearchParams(v.slice(at + 1));
+    if (at < 0) return;
+    var codes = v.slice(at + 1);
+    // The link's «=» and «&» escaped once more by the app it came through.
+    if (codes.indexOf("id=") < 0) { try { codes = decodeURIComponent(codes); } catch (e) { return; } }
+    if (codes.indexOf("id=") < 0) return;
+    var p = new URLSearchParams(codes);
     if (!p.get("id")) return;
     idIn.value = p.get("id").trim();
     tokIn.value = (p.get("token") || (el === tokIn ? "" : tokIn.value)).trim();
