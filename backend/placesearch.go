@@ -34,16 +34,7 @@ func (s *Service) FindPlaces(q, emergencySlug string) (*schema.PlaceList, error)
 	}
 	// The area's places first, whatever their rank among the others: an agent takes the first.
 	found := places.Search(q, 6*schema.MaxPlaceMatches, area...)
-	slices.SortStableFunc(found, func(a, b places.Place) int {
-		ia, ib := places.InArea(a.Code, area), places.InArea(b.Code, area)
-		switch {
-		case ia == ib:
-			return 0
-		case ia:
-			return -1
-		}
-		return 1
-	})
+	slices.SortStableFunc(found, func(a, b places.Place) int { return places.AreaFirst(a, b, area) })
 	out := &schema.PlaceList{Places: []schema.PlaceMatch{}}
 	for _, p := range found[:min(len(found), schema.MaxPlaceMatches)] {
 		out.Places = append(out.Places, schema.PlaceMatch{PlaceCode: p.Code, Place: places.Label(p), Kind: p.Kind(),

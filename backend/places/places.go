@@ -5,6 +5,7 @@
 package places
 
 import (
+	"cmp"
 	_ "embed"
 	"math"
 	"slices"
@@ -356,19 +357,25 @@ func Search(q string, limit int, area ...string) []Place {
 		if a.rank != b.rank {
 			return a.rank - b.rank
 		}
-		if ia, ib := InArea(a.p.Code, area), InArea(b.p.Code, area); ia != ib {
-			if ia {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.p.key, b.p.key)
+		return cmp.Or(AreaFirst(a.p, b.p, area), strings.Compare(a.p.key, b.p.key))
 	})
 	out := make([]Place, 0, min(limit, len(hits)))
 	for _, h := range hits[:min(limit, len(hits))] {
 		out = append(out, h.p)
 	}
 	return out
+}
+
+// AreaFirst orders a place of area before one outside it (-1 or 1), and two places both in or both out
+// alike (0): the order of a search within an emergency.
+func AreaFirst(a, b Place, area []string) int {
+	if ia, ib := InArea(a.Code, area), InArea(b.Code, area); ia != ib {
+		if ia {
+			return -1
+		}
+		return 1
+	}
+	return 0
 }
 
 // InArea reports whether the place of code is in area, a list of departamento and municipio codes.
@@ -531,14 +538,6 @@ func MunicipiosBeginning(typed string, limit int, area ...string) []Place {
 			out = append(out, p)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Place) int {
-		if ia, ib := InArea(a.Code, area), InArea(b.Code, area); ia != ib {
-			if ia {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.key, b.key)
-	})
+	slices.SortStableFunc(out, func(a, b Place) int { return cmp.Or(AreaFirst(a, b, area), strings.Compare(a.key, b.key)) })
 	return out[:min(limit, len(out))]
 }
