@@ -395,14 +395,13 @@ func (s *Service) municipioGuess(name, slug string) string {
 	for _, p := range places.MunicipiosBeginning(name, 3, area...) {
 		guesses = append(guesses, fmt.Sprintf("%s (municipio=%s)", places.Label(p), p.Code))
 	}
-	if len(guesses) == 0 {
+	switch len(guesses) {
+	case 0:
 		return ""
-	}
-	last := len(guesses) - 1
-	if last == 0 {
+	case 1:
 		return "; empieza así: " + guesses[0]
 	}
-	return "; empiezan así: " + strings.Join(guesses[:last], ", ") + " y " + guesses[last]
+	return "; empiezan así: " + schema.JoinES(guesses)
 }
 
 // centroPobladoHint names the municipios of the centros poblados called name (El Caimo is in Armenia),
