@@ -439,8 +439,7 @@ func (c *copier) refreshRecords(ctx context.Context, batch []*Record, conflicts 
 		case err != nil:
 			return nil, err
 		}
-		if dst.ID != src.ID || dst.Source != src.Source || dst.ExternalID != src.ExternalID || dst.EmergencySlug != src.EmergencySlug ||
-			dst.Type != src.Type || !dst.CreatedAt.Equal(src.CreatedAt) {
+		if !sameIdentity(&src, dst) {
 			left = append(left, id)
 			continue
 		}

@@ -183,8 +183,7 @@ func ApplyUpdate(old *Record, fn func(*Record) error) (*Record, error) {
 	if err := fn(&rec); err != nil {
 		return nil, err
 	}
-	if rec.ID != old.ID || !rec.CreatedAt.Equal(old.CreatedAt) || rec.Source != old.Source || rec.ExternalID != old.ExternalID ||
-		rec.EmergencySlug != old.EmergencySlug || rec.Type != old.Type {
+	if !sameIdentity(&rec, old) {
 		return nil, ErrImmutable
 	}
 	if !slices.Contains(Statuses, rec.Status) {
@@ -192,4 +191,11 @@ func ApplyUpdate(old *Record, fn func(*Record) error) (*Record, error) {
 	}
 	rec.Revision = old.Revision + 1
 	return &rec, nil
+}
+
+// sameIdentity reports whether a and b are the same record: what an Update may not change (its id, its
+// creation, its pair, its emergency and its type) is alike.
+func sameIdentity(a, b *Record) bool {
+	return a.ID == b.ID && a.CreatedAt.Equal(b.CreatedAt) && a.Source == b.Source && a.ExternalID == b.ExternalID &&
+		a.EmergencySlug == b.EmergencySlug && a.Type == b.Type
 }
