@@ -567,13 +567,7 @@ func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 			}
 			entries := append(append([]kv{{recordKey(rec.ID), val}}, indexEntries(rec)...), changeEntries(rec)...)
 			if r.audit != nil { // in the same transaction as the change, and in its size
-				es := r.audit(old, rec)
-				for i := range es {
-					if es[i].At.IsZero() {
-						es[i].At = rec.UpdatedAt
-					}
-				}
-				audit, err := auditEntries(txn, es)
+				audit, err := auditEntries(txn, r.audit.Entries(old, rec))
 				if err != nil {
 					return n, err
 				}

@@ -208,11 +208,7 @@ func (s *Store) update(ctx context.Context, id string, fn func(*store.Record) er
 		}
 		rec.UpdatedAt = time.UnixMilli(ms).UTC()
 		if audit := store.AuditOf(ctx); audit != nil { // in the same transaction as the change
-			for _, e := range audit(old, rec) {
-				if e.At.IsZero() {
-					e.At = rec.UpdatedAt
-				}
-				e.Seq = 0
+			for _, e := range audit.Entries(old, rec) {
 				doc, err := json.Marshal(e)
 				if err != nil {
 					return err

@@ -106,6 +106,19 @@ func WithAudit(ctx context.Context, audit AuditFunc) context.Context {
 	return context.WithValue(ctx, auditKey{}, audit)
 }
 
+// Entries are f's entries for the change from old to rec (as stored: its UpdatedAt set), each dated at
+// the change unless f dated it, and without a Seq (the store's to set).
+func (f AuditFunc) Entries(old, rec *Record) []AuditEntry {
+	es := f(old, rec)
+	for i := range es {
+		if es[i].At.IsZero() {
+			es[i].At = rec.UpdatedAt
+		}
+		es[i].Seq = 0
+	}
+	return es
+}
+
 // AuditOf is the AuditFunc WithAudit set on ctx, or nil.
 func AuditOf(ctx context.Context) AuditFunc {
 	f, _ := ctx.Value(auditKey{}).(AuditFunc)
