@@ -561,9 +561,9 @@ func (fv *formView) apply(status int, resp []byte) int {
 	_ = json.Unmarshal(resp, &eb)
 	inputs := fv.inputs()
 	slip := pointSlip(inputs) // said once, with the first of the two fields' errors
+	noPoint := inputs["latitude"] != nil && inputs["latitude"].Value == "" && inputs["longitude"] != nil && inputs["longitude"].Value == ""
 	for _, d := range eb.Details {
 		name := strings.TrimPrefix(d.Field, "/")
-		noPoint := inputs["latitude"] != nil && inputs["latitude"].Value == "" && inputs["longitude"] != nil && inputs["longitude"].Value == ""
 		if pk := fv.Picker; pk != nil && (name == "placeCode" || ((name == "latitude" || name == "longitude") && noPoint)) {
 			// No place and no coordinates, or a place not on the list: said once, at the picker. One
 			// coordinate without the other is said at the field that lacks it.
