@@ -243,6 +243,21 @@ func TestSiteEmergencyLists(t *testing.T) {
 		}
 	}
 
+	// A municipio's name cut short: the page links the lists of the municipios it begins, the other
+	// filters kept, and leaves the API's «(municipio=…)» out of its words.
+	for _, p := range []string{ejePage, ejePage + ".md"} {
+		_, body := s.Do("GET", p+"?municipio=armeni&category=salud", nil)
+		link := s.URL + ejePage + "?category=salud&municipio=63001"
+		if p == ejePage {
+			link = `<a href="` + strings.ReplaceAll(link, "&", "&amp;") + `">Armenia (Quindío)</a>`
+		} else {
+			link = "[Armenia (Quindío)](" + link + ")"
+		}
+		if !strings.Contains(string(body), "¿Quiso decir "+link) || strings.Contains(string(body), "(municipio=") {
+			t.Errorf("GET %s?municipio=armeni does not link Armenia's list, or shows the API's parameter:\n%s", p, body)
+		}
+	}
+
 	// The sitemap lists every record's page, llms.txt the pattern of their twins.
 	_, sm := s.Do("GET", "/sitemap.xml", nil)
 	for _, r := range append(append([]string{hostile}, offers...), id(0), id(5)) {

@@ -180,6 +180,9 @@ func (v *view) mapLinks(pg *page) {
 		return s
 	}
 	lv.Next, lv.First, lv.Reset, lv.Unattended.URL = swap(lv.Next), swap(lv.First), swap(lv.Reset), swap(lv.Unattended.URL)
+	for i := range lv.Guesses {
+		lv.Guesses[i].URL = swap(lv.Guesses[i].URL)
+	}
 	if fv != nil {
 		fv.Action, fv.Reset = swap(fv.Action), swap(fv.Reset)
 	}

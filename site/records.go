@@ -160,6 +160,9 @@ func (s *filterSpec) view(action string, vals url.Values) *filterView {
 	return fv
 }
 
+// municipioParam is how the service's messages give a municipio's code as a query parameter.
+var municipioParam = regexp.MustCompile(` \(municipio=[0-9]{5}\)`)
+
 // refuse marks the inputs that details name and returns the messages, with the fields' labels.
 func (fv *filterView) refuse(details []schema.FieldError) []string {
 	var out []string
@@ -174,6 +177,7 @@ func (fv *filterView) refuse(details []schema.FieldError) []string {
 				}
 			}
 		}
+		m = municipioParam.ReplaceAllString(m, "") // the API's «Armenia (Quindío) (municipio=63001)»: Guesses link it
 		if field != nil {
 			field.Error = m
 		}
@@ -401,6 +405,9 @@ type listView struct {
 	Share    string // a WhatsApp link sharing this filtered list; "" without filters
 	Filtered bool
 	Errors   []string // why the filters were refused; no items then
+	// Guesses, when the municipio filter named none, are the lists of the municipios whose name begins
+	// as it does («armeni»: Armenia), with the other filters.
+	Guesses []pageLink
 	// Absolute URLs: the next page, the first page (on a later one), the page without filters, and
 	// the same list from the API.
 	Next, First, Reset, API string
@@ -617,6 +624,13 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 	lv.Groups = groups
 	if len(errs) > 0 {
 		lv.Errors, fv.Open = fv.refuse(errs), true
+		if m := kept.Get("municipio"); m != "" && slices.ContainsFunc(errs, func(d schema.FieldError) bool { return d.Field == "municipio" }) {
+			for _, p := range places.MunicipiosBeginning(m, 3, e.Area...) { // as the service's message names them
+				link := maps.Clone(filters)
+				link.Set("municipio", p.Code)
+				lv.Guesses = append(lv.Guesses, pageLink{URL: v.base + path + "?" + link.Encode(), Label: places.Label(p)})
+			}
+		}
 		lv.Reset = v.base + path
 		return lv, fv, http.StatusBadRequest, nil
 	}
