@@ -54,7 +54,7 @@ func newTileServer(t *testing.T) *tileServer {
 
 // TestBrowserMap: a volunteer opens the requests of the Eje Cafetero on the map from the list's «Ver
 // mapa»: the filter goes along (and shows in the map's form), every request is on the map (five at one
-// place as one group that lists them, one alone at Pereira), each links to its record and none shows a
+// village's point as one group that lists them, one alone at Pereira), each links to its record and none shows a
 // contact; the tiles come from the tile server the Caddyfile names (a loopback one here), allowed by the
 // page's Content-Security-Policy; axe finds nothing serious. When the tiles fail the page says so and the
 // points stay; without JavaScript the page is the list. Screenshots at 390×844 in test-artifacts/.
@@ -66,7 +66,8 @@ func TestBrowserMap(t *testing.T) {
 		testserver.TwoEmergencies})
 	var armenia []string
 	for i := range 5 {
-		_, out := publish(t, s, with(validRequest(), "title", fmt.Sprintf("Insulina para %d personas", i+1)))
+		_, out := publish(t, s, with(validRequest(), "title", fmt.Sprintf("Insulina para %d personas", i+1), // placed at a village's point
+			"latitude", nil, "longitude", nil, "placeCode", "63001001"))
 		armenia = append(armenia, out["id"].(string))
 	}
 	_, out := publish(t, s, with(validRequest(), "title", "Rescate en Pereira", "category", "rescate", "latitude", 4.8133, "longitude", -75.6961))
@@ -165,7 +166,10 @@ func TestBrowserMap(t *testing.T) {
 	if over := clear(); over != "" {
 		t.Errorf("the group's %s", over)
 	}
-	links := run(p.ctx, t, "group links", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#mapa .leaflet-popup-content a')).map(a => a.href)`))
+	if got := run(p.ctx, t, "group's place", chromedp.Text(chromedp.CSS("#mapa .leaflet-popup-content p"))); got != "5 publicaciones en El Caimo, Armenia (Quindío):" {
+		t.Errorf("the group's popup begins %q, want the village's name", got)
+	}
+		links := run(p.ctx, t, "group links", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#mapa .leaflet-popup-content a')).map(a => a.href)`))
 	for _, id := range armenia {
 		if !strings.Contains(strings.Join(links, " "), "/ayudas/"+id) {
 			t.Errorf("the group's popup lacks the record %s: %v", id, links)

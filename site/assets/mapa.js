@@ -149,7 +149,7 @@
         if (!g || g.type !== 'Point') { missing++; return; }
         var l = pr.location || {};
         points.push({ id: f.id, ll: L.latLng(g.coordinates[1], g.coordinates[0]), title: pr.title || '', type: pr.type,
-          category: pr.category, urgency: pr.urgency, place: l.municipio || l.place || '' });
+          category: pr.category, urgency: pr.urgency, place: l.place || l.municipio || '' }); // a village's name, not only its municipio's
       });
       if (!fc.nextCursor) return false;
       if (left <= 1) return true;
