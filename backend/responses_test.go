@@ -451,7 +451,7 @@ func TestGestionarShowsResponses(t *testing.T) {
 		return w.Code, w.Body.String()
 	}
 	code, page := post(a.ManageToken)
-	if code != http.StatusOK || !strings.Contains(page, "Tengo insulina refrigerada") || !strings.Contains(page, `href="https://wa.me/573112223344"`) ||
+	if code != http.StatusOK || !strings.Contains(page, "Tengo insulina refrigerada") || !strings.Contains(page, `href="https://wa.me/573112223344"`) || !strings.Contains(page, "(&#43;57 311 222 3344)") ||
 		!strings.Contains(page, "1 persona dice que está ayudando") {
 		t.Fatalf("/gestionar with the token: %d\n%s", code, page)
 	}

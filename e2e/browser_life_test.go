@@ -66,12 +66,12 @@ func TestBrowserRecordLife(t *testing.T) {
 		}
 		// Someone answered: the page lists it as the page without JavaScript does, with how many count and
 		// its time in Colombia's.
-		if resp, body := call(t, s, "POST", schema.ResponsesPath(id), mustJSON(t, map[string]any{"message": "Me interesa, paso a las 3"}), "Content-Type", "application/json"); resp.StatusCode != 201 {
+		if resp, body := call(t, s, "POST", schema.ResponsesPath(id), mustJSON(t, map[string]any{"message": "Me interesa, paso a las 3", "contactWhatsapp": "3112223344"}), "Content-Type", "application/json"); resp.StatusCode != 201 {
 			t.Fatalf("respond: %d %v", resp.StatusCode, body)
 		}
 		p.do(t, "open the manage link", chromedp.Navigate(s.URL+u.Path+"#"+u.Fragment), chromedp.WaitVisible(chromedp.CSS("main h1")))
 		waitText(t, p, "gestion-respuestas-resumen", "1 persona dice que está ayudando.")
-		if got := p.text(t, "gestion-respuestas-lista"); !strings.Contains(got, "Me interesa, paso a las 3") || !strings.Contains(got, "(hora de Colombia)") {
+		if got := p.text(t, "gestion-respuestas-lista"); !strings.Contains(got, "Me interesa, paso a las 3") || !strings.Contains(got, "(hora de Colombia)") || !strings.Contains(got, "(+57 311 222 3344)") {
 			t.Errorf("the responses listed by gestionar.js: %q", got)
 		}
 		resolveOnManagePage(t, offer["title"].(string), "gestionar")

@@ -243,10 +243,10 @@ func (h *handler) manageResponses(r *http.Request, mv *manageView) (*manageView,
 	}
 	mv.ShowResponses = true
 	for _, it := range list.Items {
-		ri := responseItem{Message: it.Message, Name: it.ContactName, Phone: it.ContactWhatsapp, Status: responseStatusWords[it.Status],
-			Created: spanishDateTime(it.CreatedAt)}
+		ri := responseItem{Message: it.Message, Name: it.ContactName, Status: responseStatusWords[it.Status], Created: spanishDateTime(it.CreatedAt)}
 		if waLink.MatchString(it.WhatsappURL) {
-			ri.WhatsappURL = it.WhatsappURL
+			// The number the link writes to, grouped for reading, not as it was typed («3112223344»).
+			ri.WhatsappURL, ri.Phone = it.WhatsappURL, phoneText("+"+strings.TrimPrefix(it.WhatsappURL, "https://wa.me/"))
 		}
 		mv.Responses = append(mv.Responses, ri)
 	}

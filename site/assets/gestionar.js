@@ -97,6 +97,12 @@
     } catch (e) { return d.toLocaleString("es-CO"); }
   }
 
+  // phoneText groups a Colombian number for reading (+57 300 123 4567), as the page without JavaScript does:
+  // the number the wa.me link writes to, not the one typed («3112223344»).
+  function phoneText(e164) {
+    var m = /^\+57([0-9]{3})([0-9]{3})([0-9]{4})$/.exec(e164);
+    return m ? "+57 " + m[1] + " " + m[2] + " " + m[3] : e164;
+  }
   // The responses («yo puedo ayudar»), with the manage token: only the publisher sees them.
   var list = document.getElementById("gestion-respuestas-lista");
   function responses() {
@@ -121,7 +127,7 @@
           li.appendChild(p); li.appendChild(meta);
           if (/^https:\/\/wa\.me\/[0-9]{6,15}$/.test(it.whatsappUrl || "")) {
             var a = document.createElement("a"), pa = document.createElement("p");
-            a.href = it.whatsappUrl; a.rel = "noopener"; a.textContent = box.dataset.escribir + " (" + it.contactWhatsapp + ")";
+            a.href = it.whatsappUrl; a.rel = "noopener"; a.textContent = box.dataset.escribir + " (" + phoneText("+" + it.whatsappUrl.slice("https://wa.me/".length)) + ")";
             pa.appendChild(a); li.appendChild(pa);
           }
           list.appendChild(li);
