@@ -26,8 +26,46 @@ const (
 	// for as long as its client takes them; without a bound, 150 at once slowed a one-item list to more
 	// than a second. Past it an export is 503 with a Retry-After of exportRetry seconds.
 	WholeExports = 4
-	exportRetry  = 10
+	// WholeExportsPerClient is how many of them one client network (ClientNet) runs at once: a client
+	// reading slowly holds its place for as long as it likes, and four such from one address left every
+	// other integrator a 503. Past it an export is 429 with the same Retry-After.
+	WholeExportsPerClient = 1
+	exportRetry           = 10
 )
+
+// exportPlaces are the places of the whole exports running: how many, and how many of each client's.
+type exportPlaces struct {
+	mu  sync.Mutex
+	n   int
+	per map[string]int
+}
+
+// take holds a place for client's export, or says why there is none.
+func (e *exportPlaces) take(client string) *Problem {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.per[client] >= WholeExportsPerClient:
+		return &Problem{Status: http.StatusTooManyRequests, RetryAfter: exportRetry, Body: schema.ErrorBody{Code: schema.CodeRateLimited,
+			Error: "Esta dirección ya está haciendo una exportación completa (all=true), el máximo: espere a que termine, o lea la lista por páginas con cursor."}}
+	case e.n >= WholeExports:
+		return &Problem{Status: http.StatusServiceUnavailable, RetryAfter: exportRetry, Body: schema.ErrorBody{Code: schema.CodeUnavailable,
+			Error: fmt.Sprintf("Este servidor ya está haciendo %d exportaciones completas (all=true): reintente en %d segundos, o lea la lista por páginas con cursor.", WholeExports, exportRetry)}}
+	}
+	e.n++
+	e.per[client]++
+	return nil
+}
+
+// give frees a place that take held for client.
+func (e *exportPlaces) give(client string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.n--
+	if e.per[client]--; e.per[client] <= 0 {
+		delete(e.per, client)
+	}
+}
 
 // An ExportPager reads the pages of a whole export from the store, in list order (cursor paging, so every
 // record is read exactly once even while new ones arrive). A goroutine reads page k+1 while the handler
@@ -48,19 +86,17 @@ type exportPageRead struct {
 	err   error
 }
 
-// Export starts a whole export of q; errors are *Problem for bad input. q.Limit must be unset. The
-// caller must stop it, which frees its place among the node's WholeExports.
-func (s *Service) Export(ctx context.Context, q schema.ListQuery, base string, page int) (*ExportPager, error) {
+// Export starts a whole export of q for client (its ClientNet); errors are *Problem for bad input or no
+// place. q.Limit must be unset. The caller must stop it, which frees its place among the node's
+// WholeExports and the client's WholeExportsPerClient.
+func (s *Service) Export(ctx context.Context, client string, q schema.ListQuery, base string, page int) (*ExportPager, error) {
 	spec, errs := s.listSpec(&q)
 	if errs != nil {
 		return nil, InvalidParams(errs)
 	}
 	spec.Limit, spec.NoTotal, spec.Bulk = page, true, true
-	select {
-	case s.exports <- struct{}{}:
-	default:
-		return nil, &Problem{Status: http.StatusServiceUnavailable, RetryAfter: exportRetry, Body: schema.ErrorBody{Code: schema.CodeUnavailable,
-			Error: fmt.Sprintf("Este servidor ya está haciendo %d exportaciones completas (all=true): reintente en %d segundos, o lea la lista por páginas con cursor.", WholeExports, exportRetry)}}
+	if p := s.exports.take(client); p != nil {
+		return nil, p
 	}
 	p := &ExportPager{s: s, base: base, spec: spec, pages: make(chan exportPageRead)}
 	var cancel context.CancelFunc
@@ -68,7 +104,7 @@ func (s *Service) Export(ctx context.Context, q schema.ListQuery, base string, p
 	var once sync.Once
 	p.cancel = func() {
 		cancel()
-		once.Do(func() { <-s.exports })
+		once.Do(func() { s.exports.give(client) })
 	}
 	go p.read(ctx)
 	return p, nil

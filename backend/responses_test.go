@@ -972,32 +972,91 @@ func TestRespondShareOfOneNetwork(t *testing.T) {
 	}
 }
 
-// TestWholeExportsBounded: a node runs backend.WholeExports whole exports at once; the next is 503 with a
-// Retry-After, and stopping one lets another start.
+// TestWholeExportPerClientOverHTTP: the HTTP handler counts a whole export against the client's network
+// (ClientNet of its address): while one from 127.0.0.2 is being written, another from it is 429 and one
+// from 127.0.0.3 is 200.
+func TestWholeExportPerClientOverHTTP(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)})
+	s.publish(insulinRequest("a"))
+	path := schema.HelpPath + "?view=list&format=csv&all=true"
+	held, release := make(chan struct{}), make(chan struct{})
+	go func() {
+		r := httptest.NewRequest("GET", "http://ayuda.test"+path, nil)
+		r.RemoteAddr = "127.0.0.2:5000"
+		s.h.ServeHTTP(&blockingWriter{hd: http.Header{}, held: held, release: release}, r)
+	}()
+	<-held // the first export writes, its place held
+	for addr, want := range map[string]int{"127.0.0.2:5001": http.StatusTooManyRequests, "127.0.0.3:5000": http.StatusOK} {
+		r := httptest.NewRequest("GET", "http://ayuda.test"+path, nil)
+		r.RemoteAddr = addr
+		w := httptest.NewRecorder()
+		s.h.ServeHTTP(w, r)
+		if w.Code != want || (want == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "") {
+			t.Errorf("a whole export from %s while 127.0.0.2's runs: %d %s, want %d", addr, w.Code, w.Body, want)
+		}
+	}
+	close(release)
+}
+
+// blockingWriter is a client that takes no byte of a body until release is closed: its first Write
+// closes held and waits.
+type blockingWriter struct {
+	hd            http.Header
+	held, release chan struct{}
+	once          sync.Once
+}
+
+func (w *blockingWriter) Header() http.Header              { return w.hd }
+func (w *blockingWriter) WriteHeader(int)                  {}
+func (w *blockingWriter) SetWriteDeadline(time.Time) error { return nil } // as http.ResponseController asks
+func (w *blockingWriter) Flush()                           {}
+func (w *blockingWriter) Write(b []byte) (int, error) {
+	w.once.Do(func() { close(w.held) })
+	<-w.release
+	return len(b), nil
+}
+
+// TestWholeExportsBounded: a node runs backend.WholeExports whole exports at once, one client network
+// backend.WholeExportsPerClient of them; past either bound an export is refused with a Retry-After (503
+// for the node's, 429 for the client's, which leaves the other clients their places), and stopping one
+// lets another start.
 func TestWholeExportsBounded(t *testing.T) {
 	s := newExpiryServer(t, &fakeClock{at: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)})
 	s.publish(insulinRequest("a"))
 	ctx := context.Background()
+	export := func(client string) (*backend.ExportPager, error) {
+		return s.svc.Export(ctx, client, schema.ListQuery{}, "http://ayuda.test", backend.ExportPage)
+	}
+	refused := func(err error, status int, code string) bool {
+		p := (*backend.Problem)(nil)
+		return errors.As(err, &p) && p.Status == status && p.RetryAfter > 0 && p.Body.Code == code
+	}
 	var running []*backend.ExportPager
 	for i := range backend.WholeExports {
-		p, err := s.svc.Export(ctx, schema.ListQuery{}, "http://ayuda.test", backend.ExportPage)
+		if i == 1 {
+			// One client, its place held: its next export is refused, another client's is not.
+			for range 3 {
+				if _, err := export("client-0"); !refused(err, http.StatusTooManyRequests, schema.CodeRateLimited) {
+					t.Fatalf("a client's export past its bound: %v", err)
+				}
+			}
+		}
+		p, err := export(fmt.Sprint("client-", i))
 		if err != nil {
 			t.Fatalf("export %d within the bound: %v", i, err)
 		}
 		running = append(running, p)
 	}
-	_, err := s.svc.Export(ctx, schema.ListQuery{}, "http://ayuda.test", backend.ExportPage)
-	p := (*backend.Problem)(nil)
-	if !errors.As(err, &p) || p.Status != http.StatusServiceUnavailable || p.RetryAfter <= 0 || p.Body.Code != schema.CodeUnavailable {
-		t.Fatalf("an export past the bound: %+v %v", p, err)
+	if _, err := export("another"); !refused(err, http.StatusServiceUnavailable, schema.CodeUnavailable) {
+		t.Fatalf("an export past the node's bound: %v", err)
 	}
 	running[0].Stop()
 	running[0].Stop() // twice frees one place only
-	next, err := s.svc.Export(ctx, schema.ListQuery{}, "http://ayuda.test", backend.ExportPage)
+	next, err := export("client-0")
 	if err != nil {
 		t.Fatalf("an export once one stopped: %v", err)
 	}
-	if _, err := s.svc.Export(ctx, schema.ListQuery{}, "http://ayuda.test", backend.ExportPage); err == nil {
+	if _, err := export("another"); err == nil {
 		t.Fatal("a second Stop of one export freed two places")
 	}
 	for _, p := range append(running[1:], next) {

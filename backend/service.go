@@ -100,7 +100,7 @@ type Service struct {
 	// feed is the live feed's poller and subscribers (feed.go).
 	feed *feedHub
 	// exports holds a place per whole export running (export.go), WholeExports at most.
-	exports chan struct{}
+	exports *exportPlaces
 }
 
 // NewService returns a service over store with cfg.
@@ -110,7 +110,7 @@ func NewService(st store.Store, cfg Config) *Service {
 		w = NewAbuseWindows()
 	}
 	s := &Service{store: st, cfg: cfg, now: time.Now, ids: store.NewIDNear, hides: w.hides, counted: w.counted, perRecord: w.perRecord, secrets: &secrets{},
-		exports: make(chan struct{}, WholeExports)}
+		exports: &exportPlaces{per: map[string]int{}}}
 	s.feed = newFeedHub(s)
 	for _, e := range cfg.Emergencies {
 		if !e.Inactive {

@@ -57,9 +57,9 @@ func helpGet() map[string]any {
 			"400": errResp("Parámetro inválido (invalid_parameter): details nombra cada parámetro como /query/<nombre>. Sin public_url configurada, un encabezado Host que no es un nombre de host responde invalid_request."),
 			"404": errResp("view=detail: no existe un registro con ese id (not_found)."),
 			"410": errResp("view=detail: el registro fue retirado por quien lo publicó, borrado u ocultado mientras se revisan reportes (gone)."),
-			"429": errResp("Límite temporal alcanzado (rate_limited): view=detail tiene su propio límite por IP.", "Retry-After"),
+			"429": errResp("Límite temporal alcanzado (rate_limited): view=detail tiene su propio límite por IP; una exportación completa (all=true) corre de a una por cliente.", "Retry-After"),
 			"500": errResp("Error interno (internal_error)."),
-			"503": errResp("Servicio no disponible (unavailable)."),
+			"503": errResp("Servicio no disponible (unavailable); con all=true, también cuando el nodo ya hace sus exportaciones completas a la vez.", "Retry-After"),
 		},
 	}
 }

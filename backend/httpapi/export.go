@@ -36,7 +36,7 @@ func exportAllParam(v url.Values, format string) (bool, []schema.FieldError) {
 // the connection is cut (http.ErrAbortHandler) so that the client sees an incomplete body, never a
 // complete-looking partial file.
 func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, q schema.ListQuery, format, base string, page int) {
-	pager, err := h.svc.Export(r.Context(), q, base, page)
+	pager, err := h.svc.Export(r.Context(), backend.ClientNet(backend.ClientIP(r)), q, base, page)
 	if err != nil {
 		backend.WriteProblem(w, backend.WithQueryFields(backend.AsProblem(err)))
 		return
