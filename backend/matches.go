@@ -85,18 +85,35 @@ func (s *Service) Matches(ctx context.Context, base, id string, q schema.Matches
 	if err != nil {
 		return nil, err
 	}
-	for i, m := range res.Records {
-		if m = readAt(m, now); m.Status != store.StatusOpen { // expired since the sweep last ran
-			continue
+	seen := map[string]bool{}
+	add := func(res *store.ListResult, counts map[string]int) {
+		for i, m := range res.Records {
+			if m = readAt(m, now); m.Status != store.StatusOpen || seen[m.ID] { // expired since the sweep last ran
+				continue
+			}
+			seen[m.ID] = true
+			item := listItem(s, base, spec, res, i, m)
+			item.Responses = counts[m.ID]
+			out.Items = append(out.Items, item)
 		}
-		item := listItem(s, base, spec, res, i, m)
-		item.Responses = counts[m.ID]
-		out.Items = append(out.Items, item)
 	}
+	add(res, counts)
 	// At the same distance (or, matched by municipio, among all), the records nobody answered yet first:
-	// where a helper should go first. Otherwise the store's order: nearest, then newest.
+	// where a helper should go first. Otherwise the store's order: nearest, then newest. The store's first
+	// MaxMatchLimit in its order hold every answered record of the first MaxMatchLimit in this one, but not
+	// every unanswered one: at a point many records share (one placeCode's), the older unanswered ones come
+	// after the newer answered ones. When the list goes on and holds an answered record, the nearest
+	// unanswered ones are read too (listCounted's pages, at most maxAttendedPages).
+	if res.Next != nil && slices.ContainsFunc(res.Records, func(r *store.Record) bool { return counts[r.ID] > 0 }) {
+		un, uncounts, err := s.listCounted(ctx, spec, "false", now)
+		if err != nil {
+			return nil, err
+		}
+		add(un, uncounts)
+	}
 	slices.SortStableFunc(out.Items, func(a, b schema.PublicHelp) int {
-		return cmp.Or(cmp.Compare(itemDistance(a), itemDistance(b)), cmp.Compare(min(a.Responses, 1), min(b.Responses, 1)))
+		return cmp.Or(cmp.Compare(itemDistance(a), itemDistance(b)), cmp.Compare(min(a.Responses, 1), min(b.Responses, 1)),
+			b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(b.ID, a.ID))
 	})
 	out.Items = out.Items[:min(len(out.Items), q.Limit)]
 	out.Returned = len(out.Items)

@@ -392,3 +392,43 @@ func TestMatchesUnansweredFirst(t *testing.T) {
 		t.Errorf("limit 1: %v", one)
 	}
 }
+
+// TestMatchesUnansweredPastTheNewest: at a point more records share than a page of matches holds, the
+// unanswered ones come first even when all the newest were answered: 25 offers at one point, the 21
+// newest answered, and a request's five matches are the four unanswered (newest first), then the newest
+// answered one.
+func TestMatchesUnansweredPastTheNewest(t *testing.T) {
+	f := newMatchesFixture(t, testserver.Badger(t))
+	ctx := context.Background()
+	lat, lon := 4.4612, -75.7834
+	base := time.Now().UTC().Add(-time.Hour)
+	var offers []string
+	for i := range 25 {
+		r := storetest.Record("crowded", fmt.Sprint("offer-", i))
+		r.Type, r.Latitude, r.Longitude, r.Needs = schema.TypeOffer, &lat, &lon, schema.Needs{}
+		r.CreatedAt, r.UpdatedAt = base.Add(time.Duration(i)*time.Minute), base.Add(time.Duration(i)*time.Minute)
+		stored, _, err := f.st.Create(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.ids[r.ExternalID] = stored.ID
+		offers = append(offers, stored.ID)
+	}
+	now := time.Now().UTC()
+	for i, id := range offers[4:] {
+		if err := f.st.CreateResponse(ctx, &store.Response{RecordID: id, ID: fmt.Sprintf("%016d", i), CreatedAt: now, UpdatedAt: now,
+			ExpiresAt: now.Add(time.Hour), Status: store.ResponseActive, Message: "Ya voy"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := storetest.Record("crowded", "request")
+	r.Latitude, r.Longitude = &lat, &lon
+	req, _, err := f.st.Create(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.names(f.matches(req.ID, "radiusKm=5&limit=5").Items)
+	if want := []string{"offer-3", "offer-2", "offer-1", "offer-0", "offer-24"}; !slices.Equal(got, want) {
+		t.Errorf("matches at a crowded point: %v, want %v (the unanswered first, newest first among them, then the newest answered)", got, want)
+	}
+}
