@@ -339,16 +339,22 @@ func (s *Service) Responses(ctx context.Context, id string) (*schema.ResponseLis
 		return nil, err
 	}
 	out := &schema.ResponseList{ID: id, Items: []schema.ResponseView{}}
+	open := readAt(rec, now).Status == store.StatusOpen
 	for _, r := range rs {
 		if r.Status == schema.ResponseHidden {
 			continue
 		}
 		v := schema.ResponseView{ResponseID: r.ID, CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(), Status: responseStatus(r, now),
 			Message: r.Message, ContactName: r.ContactName, ContactWhatsapp: r.ContactWhatsapp}
+		if v.Status == schema.ResponseActive && !open {
+			// Its record expired (or closed) since: it no longer counts, and reads as ended, as a
+			// resolution's end stores it.
+			v.Status = schema.ResponseEnded
+		}
 		if r.ContactE164 != "" {
 			v.WhatsappURL = schema.WhatsappURL(r.ContactE164)
 		}
-		if r.ActiveAt(now) && readAt(rec, now).Status == store.StatusOpen {
+		if v.Status == schema.ResponseActive {
 			out.Active++
 		}
 		out.Items = append(out.Items, v)

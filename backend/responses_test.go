@@ -1063,3 +1063,26 @@ func TestWholeExportsBounded(t *testing.T) {
 		p.Stop()
 	}
 }
+
+// TestResponsesEndWhenTheRecordExpires: a response still within its own 48 hours reads «ended» to the
+// publisher once its record expired (read before any sweep), as a resolution's end stores it, and the
+// list's active count agrees with its items.
+func TestResponsesEndWhenTheRecordExpires(t *testing.T) {
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	clk := &fakeClock{at: start}
+	s := newExpiryServer(t, clk)
+	a := s.publish(insulinRequest("a"))
+	ttl := backend.DefaultRequestTTL // the emergency of insulinRequest has no request_ttl
+	clk.set(start.Add(ttl - time.Hour))
+	if code, _, _ := s.respond(a.ID, `{"message":"Tengo insulina refrigerada"}`); code != http.StatusCreated {
+		t.Fatal(code)
+	}
+	for at, want := range map[time.Duration]string{ttl - time.Minute: schema.ResponseActive, ttl + time.Hour: schema.ResponseEnded} {
+		clk.set(start.Add(at))
+		code, list, body := s.responsesOf(a.ID, a.ManageToken)
+		active := map[string]int{schema.ResponseActive: 1}[want]
+		if code != http.StatusOK || len(list.Items) != 1 || list.Items[0].Status != want || list.Active != active {
+			t.Errorf("%v after publishing (the request lives %v): %d %s, want one %s response, active %d", at, ttl, code, body, want, active)
+		}
+	}
+}
