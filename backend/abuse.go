@@ -2,6 +2,7 @@ package backend
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -184,6 +185,18 @@ type shareEntry struct {
 func (e shareEntry) when() time.Time { return e.at }
 
 func newRecordShare() *recordShare { return &recordShare{m: map[string][]shareEntry{}} }
+
+// forget drops record's shares: a reopened record's responses ended with its resolution, and the
+// helpers who sent them may answer it again.
+func (b *recordShare) forget(record string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for k := range b.m {
+		if strings.HasSuffix(k, " "+record) {
+			delete(b.m, k)
+		}
+	}
+}
 
 // take admits response id of network to record at now: a retry of one admitted (repeat), or a new one
 // within the share. Refused, wait is until the share frees a slot; release gives a new one back when it

@@ -276,6 +276,9 @@ func (s *Service) Act(ctx context.Context, base, id, token, action string) (*sch
 			return nil, err
 		}
 	}
+	if action == schema.ActionReopen && changed {
+		s.perRecord.forget(id) // its ended responses no longer hold their networks' places
+	}
 	res := &schema.ActionResult{OK: true, ID: rec.ID, Action: action, Changed: changed, Status: rec.Status,
 		UpdatedAt: rec.UpdatedAt.UTC(), PublicURL: base + schema.RecordPath(rec.ID)}
 	if rec.Status == store.StatusOpen && !rec.ExpiresAt.IsZero() {

@@ -970,6 +970,16 @@ func TestRespondShareOfOneNetwork(t *testing.T) {
 	if n != 3 {
 		t.Fatalf("withdraw and send the same words again: %d responses stored, want 3", n)
 	}
+	// Resolved, its responses end; reopened, its publisher needs help again, and the network that had
+	// spent its share may answer it.
+	for _, action := range []string{schema.ActionResolve, schema.ActionReopen} {
+		if _, err := s.svc.Act(ctx, "http://ayuda.test", c.ID, c.ManageToken, action); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := respond(c.ID, "Vuelvo a ofrecer", "198.51.100.9"); err != nil {
+		t.Fatalf("a reopened record, from the network whose share it had spent: %v", err)
+	}
 }
 
 // TestWholeExportPerClientOverHTTP: the HTTP handler counts a whole export against the client's network
