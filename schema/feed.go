@@ -9,7 +9,8 @@ import (
 
 // The events of the live feed (the SSE `event:` field).
 const (
-	// EventPublished carries a record new to the feed (its first version) in the list-item shape.
+	// EventPublished carries a record new to the feed (its first version) in the list-item shape. A
+	// record changed again before the feed read it comes first as EventUpdated (or EventRemoved).
 	EventPublished = "published"
 	// EventUpdated carries a later version of a record in the list-item shape.
 	EventUpdated = "updated"
