@@ -1,14 +1,17 @@
 package caddymodule
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -45,8 +48,10 @@ func adminAddress(fl caddycmd.Flags) (string, error) {
 // server (`run`, `start`) whose admin endpoint, as its --config file says, already answers: another
 // server is running with it. Caddy removes a unix socket's file before it binds, and binds TCP with
 // SO_REUSEPORT, so a second server would take the admin endpoint from the first (its backups, moderation
-// and reloads would then fail once the second exits on the database's lock) and share its port. Without
-// --config, or when the address does not answer, it returns nil and the command runs as Caddy's.
+// and reloads would then fail once the second exits on the database's lock) and share its port. It also
+// refuses them when something accepts connections on a port of the file's HTTP servers: two servers with
+// different databases would share it. Without --config, or when nothing answers, it returns nil and the
+// command runs as Caddy's.
 func RefuseSecondServer(args []string) error {
 	if len(args) == 0 || (args[0] != "run" && args[0] != "start") {
 		return nil
@@ -72,12 +77,68 @@ func RefuseSecondServer(args []string) error {
 		target, _, _ = strings.Cut(na.Host, "|") // unix//path|0600: the socket's mode follows its path
 	}
 	conn, err := net.DialTimeout(na.Network, target, 2*time.Second)
-	if err != nil {
-		return nil // nothing answers (a socket file left by a server that was killed is removed by Caddy)
+	if err == nil {
+		_ = conn.Close()
+		return fmt.Errorf("another server is already running with the admin endpoint %s of %s: stop it first "+
+			"(directaid stop --config %s), or reload it with the new configuration (directaid reload --config %s). "+
+			"Starting a second one would take that admin endpoint from the first, whose backups, moderation and "+
+			"reloads would then fail", addr, *config, *config, *config)
 	}
-	_ = conn.Close()
-	return fmt.Errorf("another server is already running with the admin endpoint %s of %s: stop it first "+
-		"(directaid stop --config %s), or reload it with the new configuration (directaid reload --config %s). "+
-		"Starting a second one would take that admin endpoint from the first, whose backups, moderation and "+
-		"reloads would then fail", addr, *config, *config, *config)
+	// nothing answers (a socket file left by a server that was killed is removed by Caddy)
+	if taken := answeringListeners(*config, *adapter); taken != "" {
+		return fmt.Errorf("something already listens on %s, which %s serves on: stop it first, or give this "+
+			"server another port. Caddy binds its ports with SO_REUSEPORT, so a second directaid would start "+
+			"there too, and the system would share the connections between two servers and their databases "+
+			"(half the publications in each, retries stored twice)", taken, *config)
+	}
+	return nil
+}
+
+// answeringListeners is the first TCP address of the HTTP servers of config (its listen addresses, a host
+// left out read as 127.0.0.1) on which something accepts a connection: "" when none does, or when the
+// file cannot be read or adapted (the command itself then says what is wrong with it).
+func answeringListeners(config, adapter string) string {
+	body, err := os.ReadFile(config)
+	if err != nil {
+		return ""
+	}
+	if adapter == "" && !strings.HasSuffix(config, ".json") {
+		adapter = "caddyfile"
+	}
+	if a := caddyconfig.GetAdapter(adapter); a != nil {
+		if body, _, err = a.Adapt(body, map[string]any{"filename": config}); err != nil {
+			return ""
+		}
+	}
+	var cfg struct {
+		Apps struct {
+			HTTP struct {
+				Servers map[string]struct {
+					Listen []string `json:"listen"`
+				} `json:"servers"`
+			} `json:"http"`
+		} `json:"apps"`
+	}
+	if json.Unmarshal(body, &cfg) != nil {
+		return ""
+	}
+	for _, srv := range cfg.Apps.HTTP.Servers {
+		for _, l := range srv.Listen {
+			na, err := caddy.ParseNetworkAddress(l)
+			if err != nil || na.IsUnixNetwork() || na.PortRangeSize() > 16 {
+				continue
+			}
+			for i := range na.PortRangeSize() {
+				target := na.JoinHostPort(i)
+				if na.Host == "" {
+					target = net.JoinHostPort("127.0.0.1", strconv.FormatUint(uint64(na.StartPort+i), 10))
+				}
+				if conn, err := net.DialTimeout("tcp", target, time.Second); err == nil {
+					_ = conn.Close()
+					return target
+				}
+			}
+		}
+	}
+	return ""
 }

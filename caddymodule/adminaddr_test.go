@@ -1,9 +1,11 @@
 package caddymodule
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -42,5 +44,35 @@ func TestRefuseSecondServerUnixSocket(t *testing.T) {
 	}
 	if err := RefuseSecondServer(args("run")); err != nil {
 		t.Fatalf("a socket file nobody answers on: %v", err)
+	}
+}
+
+// RefuseSecondServer refuses `run` of a Caddyfile (or its JSON) whose site's port something already
+// accepts connections on, naming the address: Caddy's SO_REUSEPORT would let a second server bind it and
+// share its connections. A port nothing listens on starts.
+func TestRefuseSecondServerOnTheSitePort(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	cf := filepath.Join(dir, "Caddyfile")
+	body := fmt.Sprintf("{\n\tadmin unix/%s|0600\n}\n\nhttp://127.0.0.1:%d {\n\trespond ok\n}\n", filepath.Join(dir, "admin.sock"), port)
+	if err := os.WriteFile(cf, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	jf := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(jf, fmt.Appendf(nil, `{"apps":{"http":{"servers":{"a":{"listen":[":%d"]}}}}}`, port), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"run", "--config", cf}, {"start", "--config", cf, "--adapter", "caddyfile"}, {"run", "--config", jf}} {
+		if err := RefuseSecondServer(args); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("127.0.0.1:%d", port)) {
+			t.Errorf("%v with something on the site's port: %v", args, err)
+		}
+	}
+	_ = ln.Close()
+	if err := RefuseSecondServer([]string{"run", "--config", cf}); err != nil {
+		t.Errorf("nothing on the port: %v", err)
 	}
 }
