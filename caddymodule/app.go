@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -237,6 +238,10 @@ func (a *App) Provision(ctx caddy.Context) error {
 	a.observe = &backend.Observe{Metrics: series, Publications: a.logger.Named("publication"), Exports: a.logger.Named("export"), Site: a.logger.Named("site")}
 	if err := registerMetrics(ctx.GetMetricsRegistry(), a); err != nil {
 		return err
+	}
+	if !slices.ContainsFunc(a.Emergencies, func(e Emergency) bool { return !e.Inactive }) {
+		a.logger.Warn("no active emergency: every publication is refused (no_active_emergency) until the configuration declares one (emergency <slug> { title … })",
+			zap.Int("emergencies", len(a.Emergencies)))
 	}
 	if a.Database.Postgres != "" {
 		dsn, err := expandDSN(a.Database.Postgres)

@@ -124,3 +124,23 @@ func TestXcaddyBuild(t *testing.T) {
 		t.Errorf("validate: %v\n%s", err, log)
 	}
 }
+
+// TestValidateWarnsWithoutEmergency: a configuration without an active emergency is valid (a node ready
+// for the next one), but its every publication is refused: validate and run say so in a warning.
+func TestValidateWarnsWithoutEmergency(t *testing.T) {
+	for name, want := range map[string]bool{
+		"":                                    true,
+		"emergency a {\n\t\t\ttitle A\n\t\t}": false,
+		"emergency a {\n\t\t\ttitle A\n\t\t\tinactive\n\t\t}": true,
+	} {
+		path := filepath.Join(t.TempDir(), "Caddyfile")
+		cf := "{\n\tdirectaid {\n\t\tdatabase badger " + filepath.Join(t.TempDir(), "db") + "\n\t\t" + name + "\n\t}\n}\n\nhttp://:8080 {\n\tdirectaid\n}\n"
+		if err := os.WriteFile(path, []byte(cf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := runBinary(t, "validate", "--config", path)
+		if err != nil || !strings.Contains(out, "Valid configuration") || strings.Contains(out, "no active emergency") != want {
+			t.Errorf("validate with %q: %v, want the warning %v:\n%s", name, err, want, out)
+		}
+	}
+}
