@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/directaid/directaid/backend/places"
@@ -25,7 +26,7 @@ func (s *Service) FindPlaces(q, emergencySlug string) (*schema.PlaceList, error)
 			errs = append(errs, s.unknownSlug("/emergencySlug", slug))
 		}
 	}
-	if places.Fold(q) == "" || utf8.RuneCountInString(q) > 100 {
+	if places.Fold(q) == "" || utf8.RuneCountInString(q) > 100 || !utf8.ValidString(q) || strings.ContainsFunc(q, unicode.IsControl) {
 		errs = append([]schema.FieldError{{Field: "/q",
 			Message: fmt.Sprintf("«q» %s no es el nombre de un lugar: escriba el de un municipio o centro poblado (hasta 100 caracteres), p. ej. «El Caimo» o «calarca»", schema.Quote(q))}}, errs...)
 	}

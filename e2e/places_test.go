@@ -232,6 +232,7 @@ func TestPlaceSearchOverHTTP(t *testing.T) {
 		{"q=", "/query/q", "falta «q»"},
 		{"q", "/query/q", "sin valor"},
 		{"q=%2A%2A", "/query/q", "no es el nombre de un lugar"},
+		{"q=El%00Caimo", "/query/q", "no es el nombre de un lugar"},
 		{"q=" + strings.Repeat("a", 101), "/query/q", "hasta 100"},
 		{"q=a&q=b", "/query/q", "repetido"},
 		{"lugar=armenia", "/query/lugar", "no existe"},
