@@ -81,6 +81,8 @@ func TestTypedMatchesGeneral(t *testing.T) {
 		strings.Replace(r(`"request"`, `"offer"`), `"urgency":"urgent"`, `"collectionCenterStatus":"full"`, 1),
 		strings.Replace(strings.Replace(strings.Replace(r(`"request"`, `"offer"`), `"urgency":"urgent",`, ``, 1), `,"neededPeople":12`, ``, 1), `,"neighborhood":"Centro"`, ``, 1),
 		strings.Replace(strings.Replace(strings.Replace(r(`"request"`, `"offer"`), `"urgency":"urgent",`, `"collectionCenterStatus":" full ",`, 1), `,"neededPeople":12`, ``, 1), `,"neighborhood":"Centro"`, ``, 1),
+		// A request with none of the members offers refuse, and one that only offers have.
+		strings.Replace(strings.Replace(strings.Replace(fastBody, `"urgency":"urgent",`, `"collectionCenterStatus":"full",`, 1), `,"neededPeople":12`, ``, 1), `,"neighborhood":"Centro"`, ``, 1),
 		r(`4.53390`, `13.60000000000000000001`), r(`4.53390`, `13.59999999999999999999`), r(`4.53390`, `-4.30000000000000000001`),
 		r(`4.53390`, `4.533901234567891234`), r(`4.53390`, `1e-1001`), r(`4.53390`, `1e-999`), r(`12}`, `12.00000000000000000001}`),
 		r(`12}`, `1.2e1}`), r(`12}`, `10000.0}`), r(`12}`, `1e4}`), r(`12}`, `10000.000000000000001}`), r(`12}`, `9223372036854775808}`),

@@ -258,6 +258,8 @@ func decodeTyped(body []byte, forcedType string) (p *Publication, ok bool) {
 		if !ok || p.Type != TypeRequest {
 			var w offerWire
 			p, ok = &w.Publication, json.Unmarshal(body, &w, decodeOptions...) == nil
+			// A request that requestWire refused (it carries a member only offers have) is no offer.
+			ok = ok && p.Type != TypeRequest
 		}
 		typ = p.Type
 	}
