@@ -312,7 +312,9 @@ func maskPhones(pub *schema.Publication) []string {
 // a bot that checks only the status.
 func pairWarnings(stored *store.Record, same bool, publisher string) []schema.Warning {
 	switch {
-	case same:
+	case same, stored.Status == store.StatusWithdrawn:
+		// A withdrawn record's content lost its contact, so no retry matches it: its status says what
+		// happened, and «other content» would be false (and push a bot to publish what its person took down).
 		return nil
 	case samePublisher(stored.Publisher, publisher):
 		return []schema.Warning{pairReusedWarning}

@@ -16,7 +16,12 @@ func TestMCPManageAndReport(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	cs := sdkSession(t, s, "")
 	const externalID = "mcp-ext-7f3a9c51"
-	pub := published(t, callTool(t, cs, schema.ToolPublishRequest, mcpArgs(with(validRequest(), "externalId", externalID))))
+	created := callTool(t, cs, schema.ToolPublishRequest, mcpArgs(with(validRequest(), "externalId", externalID)))
+	pub := published(t, created)
+	// The text a model reads tells it to give the person the manage link, and gives it.
+	if text := toolText(created); !strings.Contains(text, "Entregue a la persona") || !strings.Contains(text, pub.ManageURL) {
+		t.Errorf("a publication's text does not hand over the manage link: %s", text)
+	}
 	if pub.ManageToken == "" {
 		t.Fatalf("no manageToken in the tool's result: %+v", pub)
 	}
@@ -102,7 +107,8 @@ func TestMCPManageAndReport(t *testing.T) {
 	}
 	// The same publication again: the record was withdrawn, which the answer says (its data do not differ).
 	again := callTool(t, cs, schema.ToolPublishRequest, mcpArgs(with(validRequest(), "externalId", externalID)))
-	if text := toolText(again); again.IsError || !strings.Contains(text, "retiró") || strings.Contains(text, "difieren") {
+	if text := toolText(again); again.IsError || !strings.Contains(text, "retiró") || strings.Contains(text, "difieren") ||
+		strings.Contains(text, "otro contenido") || !strings.Contains(text, "solo si la persona lo pide") {
 		t.Errorf("publishing a withdrawn record again: %s", text)
 	}
 	_, detail := call(t, s, "GET", "/api/public/v1/help?view=detail&id="+pub.ID, nil)

@@ -305,12 +305,17 @@ func publishedResult(res *schema.PublishResult, created bool, typ string) *mcp.C
 	if created {
 		text = fmt.Sprintf("%s (id %s, emergencia %s). Página pública: %s — compártala con la persona.",
 			published[typ].created, res.ID, res.EmergencySlug, res.PublicURL)
+		if res.ManageURL != "" {
+			text += fmt.Sprintf("\nEntregue a la persona, solo a ella, su enlace para gestionar la publicación: %s — es la única forma de "+
+				"marcarla como resuelta, renovarla o retirarla (y con ella su número). No lo publique ni lo comparta con nadie más.", res.ManageURL)
+		}
 	} else { // the stored record's type, which a retry through the other tool does not change
 		text = fmt.Sprintf("%s con este source y externalId: no se creó un duplicado (id %s). Página pública: %s",
 			published[res.Type].existed, res.ID, res.PublicURL)
 		switch {
 		case res.Status == schema.StatusWithdrawn:
-			text += ". Atención: quien la publicó la retiró, y un registro retirado no se vuelve a publicar; para publicar de nuevo use un externalId nuevo."
+			text += ". Atención: la persona que la publicó la retiró (su nombre y su número se borraron), y no se vuelve a publicar. " +
+				"No la publique de nuevo por su cuenta: solo si la persona lo pide, con un externalId nuevo."
 		case res.ContentMatches != nil && !*res.ContentMatches:
 			text += ". Atención: los datos enviados difieren de los guardados y el cambio NO se aplicó; para publicar otro registro use un externalId nuevo."
 		case res.ManageToken == "":
