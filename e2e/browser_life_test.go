@@ -111,11 +111,30 @@ func TestBrowserRecordLife(t *testing.T) {
 		_, pub := publish(t, s, with(validRequest(), "externalId", "enlace-pegado", "title", "Publicación del enlace pegado"))
 		p.do(t, "open /gestionar", chromedp.Navigate(s.URL+"/"), chromedp.WaitVisible(chromedp.CSS("main h1")),
 			chromedp.Navigate(s.URL+schema.ManagePath), chromedp.WaitVisible(chromedp.ID("g-id")))
+		// A button pressed with both fields empty says what is missing, as without JavaScript.
+		p.do(t, "resolve with no code", chromedp.Click(chromedp.CSS(`#gestion-formulario button[value="resolve"]`), chromedp.NodeVisible))
+		waitText(t, p, "gestion-error", "Escriba el código de la publicación")
 		p.do(t, "paste the link and Enter", chromedp.SendKeys(chromedp.ID("g-id"), pub["manageUrl"].(string)+"\r"))
 		waitText(t, p, "gestion-publicacion", "Publicación del enlace pegado")
 		if got := run(p.ctx, t, "codes", chromedp.Evaluate[[]string](`[document.getElementById('g-id').value, document.getElementById('g-token').value]`)); len(got) != 2 ||
 			got[0] != pub["id"].(string) || got[1] != pub["manageToken"].(string) {
 			t.Errorf("the fields after pasting the link: %q", got)
+		}
+	})
+
+	// The same without JavaScript: the link pasted in «Código de la publicación», the other field left
+	// empty, and a button: the browser sends the form (no field is required of it), the server reads the
+	// link's two codes and applies the action.
+	t.Run("enlace pegado sin JavaScript", func(t *testing.T) {
+		_, pub := publish(t, s, with(validRequest(), "externalId", "enlace-pegado-sin-js", "title", "Publicación del enlace sin JavaScript"))
+		setScripts(t, p.ctx, false)
+		defer setScripts(t, p.ctx, true)
+		p.do(t, "open /gestionar", chromedp.Navigate(s.URL+schema.ManagePath), chromedp.WaitVisible(chromedp.ID("g-id")))
+		p.do(t, "paste the link", chromedp.SendKeys(chromedp.ID("g-id"), pub["manageUrl"].(string)))
+		p.do(t, "resolve", chromedp.Click(chromedp.CSS(`#gestion-formulario button[value="resolve"]`), chromedp.NodeVisible))
+		waitText(t, p, "gestion-hecho", "resuelta")
+		if d := p.detail(t, pub["id"].(string)); d.Status != "resolved" {
+			t.Errorf("the API says %q after resolving with the pasted link, without JavaScript", d.Status)
 		}
 	})
 

@@ -122,6 +122,12 @@ func (manageView) HiddenWords() string { return hiddenWords }
 // NoSuchRecord is noSuchRecord, for the page's script.
 func (manageView) NoSuchRecord() string { return noSuchRecord }
 
+// missingCodesWords ask for the two codes (or the link) when a form is sent without them.
+const missingCodesWords = "Escriba el código de la publicación y el código para gestionar que recibió al publicarla (o pegue el enlace entero)."
+
+// MissingCodesWords are missingCodesWords, for the page's script.
+func (manageView) MissingCodesWords() string { return missingCodesWords }
+
 // PhoneReportedWords are phoneReportedWords, for the page's script.
 func (manageView) PhoneReportedWords() string { return phoneReportedWords }
 
@@ -187,7 +193,7 @@ func (h *handler) manage(r *http.Request) (*manageView, int) {
 	mv.ID, mv.Token = codesOf(r.PostForm.Get("id"), r.PostForm.Get("token"))
 	action := r.PostForm.Get("action")
 	if mv.ID == "" || mv.Token == "" {
-		mv.Error = "Escriba el código de la publicación y el código para gestionar que recibió al publicarla."
+		mv.Error = missingCodesWords
 		return mv, http.StatusBadRequest
 	}
 	base, _ := h.baseURL(r)

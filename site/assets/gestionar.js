@@ -151,10 +151,12 @@
     if (btn && btn.hasAttribute("data-abrir")) { ev.preventDefault(); describe().then(responses); return; }
     if (!btn || !btn.value) return;
     ev.preventDefault();
-    if (btn.value === "responses") { responses(); return; }
-    if (btn.value === "withdraw" && !window.confirm(form.dataset.confirmar)) return;
+    // Without the codes (nor the link), say so, as the page without JavaScript does.
     fromLink(idIn); fromLink(tokIn);
     var id = idIn.value.trim();
+    if (!id || !tokIn.value.trim()) { show(false, form.dataset.faltan); return; }
+    if (btn.value === "responses") { responses(); return; }
+    if (btn.value === "withdraw" && !window.confirm(form.dataset.confirmar)) return;
     fetch(api + "/" + encodeURIComponent(id) + "/actions", {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "application/json", Authorization: "Bearer " + tokIn.value.trim() },
