@@ -169,7 +169,7 @@ func TestBrowserMap(t *testing.T) {
 	if got := run(p.ctx, t, "group's place", chromedp.Text(chromedp.CSS("#mapa .leaflet-popup-content p"))); got != "5 publicaciones en El Caimo, Armenia (Quindío):" {
 		t.Errorf("the group's popup begins %q, want the village's name", got)
 	}
-		links := run(p.ctx, t, "group links", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#mapa .leaflet-popup-content a')).map(a => a.href)`))
+	links := run(p.ctx, t, "group links", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#mapa .leaflet-popup-content a')).map(a => a.href)`))
 	for _, id := range armenia {
 		if !strings.Contains(strings.Join(links, " "), "/ayudas/"+id) {
 			t.Errorf("the group's popup lacks the record %s: %v", id, links)

@@ -272,3 +272,34 @@ func TestSiteEmergencyLists(t *testing.T) {
 		}
 	}
 }
+
+// TestSiteTownOfAnotherEmergency: a town of another emergency's area, typed on one emergency's page or in
+// the home search, leads to that emergency's list: a name cut short is guessed there, the search goes
+// there, and the town's empty list here links its list there.
+func TestSiteTownOfAnotherEmergency(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{Emergencies: `
+		emergency eje-cafetero {
+			title "Terremoto en el Eje Cafetero"
+			area 63 66 17
+		}
+		emergency inundaciones-la-mojana {
+			title "Inundaciones en La Mojana"
+			area 70 13 23
+		}`})
+	// A town of the other emergency's area: a name cut short is guessed in its list, a search goes there,
+	// and its empty list here links its list there.
+	if _, body := s.Do("GET", "/emergencias/eje-cafetero"+".md?municipio=guarand", nil); !strings.Contains(string(body), "[Guaranda (Sucre)]("+s.URL+"/emergencias/inundaciones-la-mojana?municipio=70265)") {
+		t.Errorf("«guarand» on the earthquake's page does not guess Guaranda in La Mojana's list:\n%s", body)
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if resp, err := noFollow.Get(s.URL + "/buscar?q=lancha&municipio=guarand"); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.Header.Get("Location") != "/emergencias/inundaciones-la-mojana?municipio=guarand&q=lancha" {
+		t.Errorf("/buscar with «guarand» goes to %q", resp.Header.Get("Location"))
+	}
+	if _, body := s.Do("GET", "/emergencias/eje-cafetero"+".md?municipio=70265", nil); !strings.Contains(string(body), "[Guaranda (Sucre) está en la zona de «Inundaciones en La Mojana»: ver sus publicaciones allí]("+s.URL+"/emergencias/inundaciones-la-mojana?municipio=70265)") {
+		t.Errorf("Guaranda's empty list on the earthquake's page does not link La Mojana's:\n%s", body)
+	}
+
+}

@@ -628,7 +628,13 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 			for _, p := range places.MunicipiosBeginning(m, 3, e.Area...) { // as the service's message names them
 				link := maps.Clone(filters)
 				link.Set("municipio", p.Code)
-				lv.Guesses = append(lv.Guesses, pageLink{URL: v.base + path + "?" + link.Encode(), Label: places.Label(p)})
+				in := path // the list of the emergency whose area holds it, this one's else
+				for _, other := range v.ems {
+					if other.Slug != e.Slug && !places.InArea(p.Code, e.Area) && places.InArea(p.Code, other.Area) {
+						in = schema.EmergencyPath(other.Slug)
+					}
+				}
+				lv.Guesses = append(lv.Guesses, pageLink{URL: v.base + in + "?" + link.Encode(), Label: places.Label(p)})
 			}
 		}
 		lv.Reset = v.base + path
@@ -676,6 +682,15 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 	if list.Total == 0 && !kept.Has("cursor") {
 		if lv.Near, err = v.nearPlace(ctx, e, path, kept, near, named); err != nil {
 			return nil, nil, 0, err
+		}
+		if lv.Near.URL == "" && named.Code != "" && !places.InArea(named.Code, e.Area) {
+			// A place of another emergency's area («guaranda» on the earthquake's page): its list there.
+			for _, other := range v.ems {
+				if other.Slug != e.Slug && places.InArea(named.Code, other.Area) {
+					lv.Near = pageLink{URL: v.base + schema.EmergencyPath(other.Slug) + "?" + filters.Encode(),
+						Label: places.Label(named) + " está en la zona de «" + other.Title + "»: ver sus publicaciones allí"}
+				}
+			}
 		}
 		if lv.Near.URL == "" && named.Code != "" && !kept.Has("latitude") {
 			// Say which place was read («bogota», «cali»): an empty list alone does not tell a person

@@ -109,7 +109,7 @@ func village(typed string, area []string) (places.Place, bool) {
 }
 
 // searchEmergency is the emergency a search means (see serveSearch): the one chosen, else the one whose
-// area holds the municipio, else (no municipio typed) the one whose area holds a place the words name
+// area holds the municipio (or the municipio its name cut short begins), else (no municipio typed) the one whose area holds a place the words name
 // («agua en sincelejo», as its list reads them), else the first.
 func searchEmergency(ems []schema.EmergencyInfo, slug, municipio, words string) schema.EmergencyInfo {
 	for _, e := range ems {
@@ -120,6 +120,11 @@ func searchEmergency(ems []schema.EmergencyInfo, slug, municipio, words string) 
 	if municipio != "" {
 		for _, e := range ems {
 			if ms := places.Municipios(municipio, e.Area...); len(ms) > 0 && places.InArea(ms[0].Code, e.Area) {
+				return e
+			}
+		}
+		for _, e := range ems { // a name cut short («guarand»): the emergency of the municipio it begins
+			if ms := places.MunicipiosBeginning(municipio, 1, e.Area...); len(ms) > 0 && places.InArea(ms[0].Code, e.Area) {
 				return e
 			}
 		}
