@@ -106,7 +106,7 @@ func (s *Service) listSpec(q *schema.ListQuery) (*store.ListSpec, []schema.Field
 	if n := utf8.RuneCountInString(q.Q); n > schema.MaxQueryRunes {
 		errs = append(errs, ParamError("q", fmt.Sprintf("«q» admite como máximo %d caracteres (tiene %d)", schema.MaxQueryRunes, n)))
 	} else if q.Q != "" {
-		spec.Words = strings.Fields(store.FoldText(q.Q))
+		spec.Words = store.QueryWords(q.Q)
 	}
 	finite := func(name string, v *float64, lo, hi float64) {
 		if v != nil && (math.IsNaN(*v) || *v < lo || *v > hi) {

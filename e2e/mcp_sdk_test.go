@@ -235,6 +235,8 @@ func TestMCPGoSDKReadTools(t *testing.T) {
 		want  []string
 	}{
 		{map[string]any{"emergencySlug": "eje-cafetero", "q": "MEDICO"}, "emergencySlug=eje-cafetero&q=MEDICO", []string{ids[1], ids[0]}},
+		// Plural and feminine forms find the singular and the masculine («médicas heridas»: «Médico … herido»).
+		{map[string]any{"q": "médicas heridas"}, "q=m%C3%A9dicas+heridas", []string{ids[0]}},
 		{map[string]any{"latitude": 4.5339, "longitude": -75.6811, "radiusKm": 5, "type": "request"}, "latitude=4.5339&longitude=-75.6811&radiusKm=5&type=request", []string{ids[3], ids[0]}}, // equally near: newest first
 		{map[string]any{"type": "offer"}, "type=offer", []string{ids[2]}},
 	} {

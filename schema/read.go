@@ -70,7 +70,7 @@ type ListQuery struct {
 	Type          string   `json:"type,omitempty" jsonschema_description:"request (solicitudes) u offer (ofrecimientos)."`
 	Category      string   `json:"category,omitempty" jsonschema_description:"Categoría de la ayuda."`
 	Urgency       string   `json:"urgency,omitempty" jsonschema_description:"Urgencia (solo las solicitudes la tienen)."`
-	Q             string   `json:"q,omitempty" jsonschema:"maxLength=200" jsonschema_description:"Texto a buscar en el título y la descripción, sin distinguir mayúsculas ni tildes (medico encuentra Médico). Varias palabras: deben aparecer todas."`
+	Q             string   `json:"q,omitempty" jsonschema:"maxLength=200" jsonschema_description:"Texto a buscar en el título y la descripción, sin distinguir mayúsculas ni tildes (medico encuentra Médico), ni singular y plural, ni masculino y femenino (personas atrapadas encuentra Persona atrapado). Varias palabras: deben aparecer todas, cada una como parte de una palabra (insul encuentra Insulina)."`
 	Latitude      *float64 `json:"latitude,omitempty" jsonschema:"minimum=-90,maximum=90" jsonschema_description:"Latitud del punto de búsqueda; con longitude limita a radiusKm y ordena del más cercano al más lejano."`
 	Longitude     *float64 `json:"longitude,omitempty" jsonschema:"minimum=-180,maximum=180" jsonschema_description:"Longitud del punto de búsqueda."`
 	RadiusKm      *float64 `json:"radiusKm,omitempty" jsonschema:"exclusiveMinimum=0,maximum=100,default=10" jsonschema_description:"Radio en kilómetros alrededor de latitude/longitude (por defecto 10, máximo 100). Los registros sin coordenadas quedan fuera."`

@@ -90,7 +90,7 @@ var (
 
 // filterHints replace the API's descriptions of the filters, which speak of parameters, not of a form.
 var filterHints = map[string]string{
-	"q":         "Palabras del título o de la descripción, o el nombre de un municipio; no importan las mayúsculas ni las tildes.",
+	"q":         "Palabras del título o de la descripción, o el nombre de un municipio; no importan las mayúsculas, las tildes ni el plural.",
 	"municipio": "Su nombre («pereira», «armenia quindio») o su código DANE (66001).",
 	"latitude":  "Por ejemplo 4.5339. Su aplicación de mapas la muestra al mantener presionado un lugar.",
 	"longitude": "Por ejemplo -75.6811.",

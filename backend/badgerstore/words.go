@@ -252,9 +252,10 @@ func planWords(cells *cellView, v *vocabulary, words []string, f *filter, maxTok
 }
 
 // onlyToken reports whether the records that match spec are exactly those having one token, so that
-// its counter is the total.
+// its counter is the total: one word of letters and digits that lies in one token only (the word itself,
+// or a stem such as «insulin» of «insulina»: QueryWords).
 func (p *wordPlan) onlyToken(spec *store.ListSpec) bool {
-	return !p.checkText && len(p.tokens) == 1 && p.tokens[0] == p.words[0] && !spec.Near &&
+	return !p.checkText && len(p.tokens) == 1 && strings.Contains(p.tokens[0], p.words[0]) && !spec.Near &&
 		spec.EmergencySlug == "" && spec.Type == "" && spec.Category == "" && spec.Urgency == "" && spec.SinceMillis() < 0
 }
 

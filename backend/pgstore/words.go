@@ -138,15 +138,16 @@ func planWords(ctx context.Context, tx pgx.Tx, spec *store.ListSpec) (*wordPlan,
 func notAlnum(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
 
 // onlyToken reports whether the records matching spec are exactly those having the plan's one token, so
-// that its counter is the total.
+// that its counter is the total: one word of letters and digits that lies in that token only (the word
+// itself, or a stem of it: store.QueryWords).
 func (p *wordPlan) onlyToken(spec *store.ListSpec) bool {
-	return !p.checkText && len(p.tokens) == 1 && p.tokens[0] == spec.Words[0] && !spec.Near && spec.EmergencySlug == "" &&
+	return !p.checkText && len(p.tokens) == 1 && strings.Contains(p.tokens[0], spec.Words[0]) && !spec.Near && spec.EmergencySlug == "" &&
 		spec.Type == "" && spec.Category == "" && spec.Urgency == "" && spec.Municipio == ""
 }
 
 // wordsTotal sets res.Total (and TotalExact) of a q list whose page is in res, counting no more than a
 // bounded number of rows, as Badger's listWords: one page from the start is its own total; a one-word q
-// equal to the only token containing it reads its counter; a radius q driven by its words, or one whose
+// inside one token only reads its counter; a radius q driven by its words, or one whose
 // driving run's counters say at most maxExactWordWalk candidates, is counted; past that the total is
 // estimated from the newest maxTotalTextChecks candidates (TotalExact false; see sampleTotal). With no driving word (a municipio, a run in every token, a radius q
 // of too many candidates) the candidates are the records of the other filters (a circle's from its cell counters): counted when at most

@@ -21,6 +21,38 @@ func TestFoldText(t *testing.T) {
 
 // TestFoldTextAsUnicode checks FoldText's table against the decomposition it stands for: every rune below
 // U+0180 in every position of texts with runs of spaces, and random texts of them and a few others.
+// TestQueryWords: a search's words less their plural ending and their final o or a, so that each, a
+// substring, finds the singular and the plural, the masculine and the feminine; short words, and words
+// with other characters, as typed.
+func TestQueryWords(t *testing.T) {
+	for q, want := range map[string]string{
+		"Personas atrapadas":  "person atrapad",
+		"atrapados":           "atrapad",
+		"carrotanques":        "carrotanque",
+		"CAMIONES de agua":    "camion de agua",
+		"mujeres":             "mujer",
+		"niños casas aguas":   "nino casa agua",
+		"insulina":            "insulin",
+		"medicamentos 12 s/n": "medicament 12 s/n",
+		"gas mas bus pies":    "gas mas bus pies",
+	} {
+		if got := strings.Join(QueryWords(q), " "); got != want {
+			t.Errorf("QueryWords(%q) = %q, want %q", q, got, want)
+		}
+		for i, w := range QueryWords(q) {
+			if typed := strings.Fields(FoldText(q))[i]; !strings.HasPrefix(typed, w) {
+				t.Errorf("QueryWords(%q): %q does not begin %q", q, w, typed)
+			}
+		}
+	}
+	// A stem finds every form of its word.
+	for _, text := range []string{"persona atrapada", "personas atrapadas", "persona atrapado", "animales atrapados"} {
+		if !MatchText(text, QueryWords("personas atrapados")[1:]) || !MatchText(FoldText(text), QueryWords("atrapada")) {
+			t.Errorf("%q is not found by its other forms", text)
+		}
+	}
+}
+
 func TestFoldTextAsUnicode(t *testing.T) {
 	check := func(s string) {
 		t.Helper()
