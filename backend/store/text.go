@@ -118,11 +118,12 @@ func foldUnicode(s string) string {
 }
 
 // SearchText is what a q search looks in: the folded title and description.
-// QueryWords are the words of a search: q folded (FoldText), each of its words of letters less a plural
-// ending and then a final o or a when it is longer than four letters («personas atrapadas» → «person
-// atrapad», «camiones» → «camion», «carrotanques» → «carrotanque»). A word matches as a substring
-// (MatchText), so the stem finds the singular and the plural, the masculine and the feminine, that
-// people write either way («persona atrapada», «rescate de animales atrapados»).
+// QueryWords are the words of a search: q folded (FoldText), each word of letters longer than four less
+// its plural ending and then, a plural, its final o or a («personas atrapadas» → «person atrapad»,
+// «camiones» → «camion», «carrotanques» → «carrotanque»; «medico» stays). A word matches as a substring
+// (MatchText), so a plural finds the singular and the plural, the masculine and the feminine, that
+// people write either way («persona atrapada», «rescate de animales atrapados»), and a singular finds its
+// plural; a singular keeps its gender («medico» finds «médicos», not «medicinas»).
 func QueryWords(q string) []string {
 	words := strings.Fields(FoldText(q))
 	for i, w := range words {
@@ -131,10 +132,13 @@ func QueryWords(q string) []string {
 	return words
 }
 
-// stem is a folded word of ASCII letters less its plural ending («-s» after a vowel, «-es» after a
-// consonant) and then a final o or a, each only when the word is longer than four letters; any other
-// word as it is.
+// stem is a folded word of ASCII letters longer than four less its plural ending («-s» after a vowel,
+// «-es» after a consonant) and then, when it had one, a final o or a still leaving more than four
+// letters; any other word as it is.
 func stem(w string) string {
+	if len(w) <= 4 {
+		return w
+	}
 	for i := 0; i < len(w); i++ {
 		if w[i] < 'a' || w[i] > 'z' {
 			return w
@@ -142,10 +146,12 @@ func stem(w string) string {
 	}
 	vowel := func(c byte) bool { return strings.IndexByte("aeiou", c) >= 0 }
 	switch n := len(w); {
-	case n > 4 && strings.HasSuffix(w, "es") && !vowel(w[n-3]):
+	case strings.HasSuffix(w, "es") && !vowel(w[n-3]):
 		w = w[:n-2]
-	case n > 4 && w[n-1] == 's' && vowel(w[n-2]):
+	case w[n-1] == 's' && vowel(w[n-2]):
 		w = w[:n-1]
+	default:
+		return w // a singular
 	}
 	if n := len(w); n > 4 && (w[n-1] == 'o' || w[n-1] == 'a') {
 		w = w[:n-1]
