@@ -499,6 +499,10 @@ func collect(ve *jsonschema.ValidationError, out []FieldError) []FieldError {
 			add("«publishContact» debe ser el valor booleano true, sin comillas")
 			break
 		}
+		if k.Got == "number" && slices.Equal(k.Want, []string{"integer"}) {
+			add(fmt.Sprintf("%s debe ser un número entero, sin decimales", name)) // not «(se recibió un número)»
+			break
+		}
 		add(fmt.Sprintf("%s debe ser %s (se recibió %s)", name, typeName(k.Want), typeName([]string{k.Got})))
 	case *kind.Const:
 		if len(loc) == 1 && loc[0] == "publishContact" {

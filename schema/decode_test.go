@@ -172,6 +172,15 @@ func TestDecodeIssue12(t *testing.T) {
 	}
 }
 
+// TestDecimalPeopleSaidSo: a count with decimals is refused saying it must be whole, not «(se recibió un
+// número)», which a person reads as «it was a number».
+func TestDecimalPeopleSaidSo(t *testing.T) {
+	_, e := Decode([]byte(strings.Replace(validReq, `"neededPeople":3.0`, `"neededPeople":2.5`, 1)), "")
+	if e == nil || len(e.Details) != 1 || e.Details[0].Field != "/neededPeople" || e.Details[0].Message != "«neededPeople» debe ser un número entero, sin decimales" {
+		t.Errorf("neededPeople 2.5: %+v", e)
+	}
+}
+
 // TestConsentCodeWhenItDominates: a missing consent is the top code when it is at least half of what is
 // wrong (alone, or with one other field): that is what a person must decide. A body that lacks most of
 // what a publication needs answers invalid_body, with the consent still among its details.

@@ -240,7 +240,9 @@ func newInput(f field) input {
 		// what is wrong with the rest.
 		in.Kind, in.InputMode = "text", "decimal"
 	case f.Type == "integer":
-		in.Kind, in.Min, in.Max, in.Step = "number", f.Min, f.Max, "1"
+		// As text with a numeric keyboard: a number input reads «1.000», one thousand as Colombians write
+		// it, as 1; the server reads the thousands' dots (formThousands) and bounds it.
+		in.Kind, in.InputMode = "text", "numeric"
 	case f.Name == "contactWhatsapp":
 		in.Kind = "tel"
 	case f.MaxLength > 300:
@@ -406,6 +408,9 @@ func (s *formSpec) body(vals url.Values, externalID string) ([]byte, error) {
 				return nil, notUTF8(f.Name)
 			}
 			m[f.Name] = v
+			if f.Type == "integer" && formThousands.MatchString(v) {
+				v = strings.ReplaceAll(v, ".", "") // «1.000» personas: one thousand, not one
+			}
 			if f.Type == "number" || f.Type == "integer" {
 				// A phone keyboard or a Colombian habit may write the decimal comma. Only plain decimals:
 				// ParseFloat would read «4_5» as 45.
@@ -438,6 +443,9 @@ func pointSlip(inputs map[string]*input) string {
 	}
 	return outsideColombia(lat, lon)
 }
+
+// formThousands is a whole number written with dots between its thousands («1.000», «12.500»).
+var formThousands = regexp.MustCompile(`^[0-9]{1,3}(\.[0-9]{3})+$`)
 
 // formDecimal is a number as a form takes it: digits with an optional sign and a decimal point or comma.
 var formDecimal = regexp.MustCompile(`^[+-]?([0-9]+([.,][0-9]*)?|[.,][0-9]+)$`)

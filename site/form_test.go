@@ -222,9 +222,10 @@ func TestFormRender(t *testing.T) {
 	for id, want := range map[string]map[string]string{
 		"f-contactWhatsapp": {"type": "tel", "autocomplete": "tel"},
 		// Text, not number: a number input drops the decimal comma («4,5339» became 45339).
-		"f-latitude":       {"type": "text", "inputmode": "decimal"},
-		"f-longitude":      {"type": "text", "inputmode": "decimal"},
-		"f-neededPeople":   {"type": "number", "step": "1", "min": "0", "max": "10000", "value": "1"},
+		"f-latitude":  {"type": "text", "inputmode": "decimal"},
+		"f-longitude": {"type": "text", "inputmode": "decimal"},
+		// Text with a numeric keyboard: a number input reads «1.000» (one thousand) as 1.
+		"f-neededPeople":   {"type": "text", "inputmode": "numeric", "value": "1"},
 		"f-title":          {"type": "text", "maxlength": "100", "required": ""},
 		"f-publishContact": {"type": "checkbox", "value": "true", "required": ""},
 	} {
@@ -275,6 +276,21 @@ func externalID(t *testing.T, page []byte) string {
 		id, _, _ = strings.Cut(part, `"`)
 	}
 	return id
+}
+
+// TestFormWholeNumberAsPeopleTypeIt: «1.000» personas is one thousand, as Colombians write it, not one;
+// a decimal is sent as typed, for the API to say it must be whole.
+func TestFormWholeNumberAsPeopleTypeIt(t *testing.T) {
+	fake := &fakePublish{status: 201, resp: schema.PublishResult{OK: true, ID: "abc", PublicURL: "http://ayuda.test/ayudas/abc"}}
+	c := newSite(t, Options{Emergencies: emergencies(eje), Service: &funcs{publish: fake.publish}})
+	for typed, want := range map[string]any{"1.000": 1000.0, "12.500": 12500.0, "12": 12.0, "2,5": 2.5} {
+		vals := formValues("web-" + typed)
+		vals.Set("neededPeople", typed)
+		postForm(t, c, "/pedir", vals)
+		if got := fake.bodies[len(fake.bodies)-1]["neededPeople"]; got != want {
+			t.Errorf("«%s» personas sent as %#v, want %#v", typed, got, want)
+		}
+	}
 }
 
 // TestFormPointAsPeopleTypeIt: a point pasted whole in «Latitud» («4.5339, -75.6811», as a map copies it)

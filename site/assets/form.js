@@ -328,8 +328,11 @@
       if (v === '') return;
       // Numbers: the number inputs, and the coordinates (text with a decimal keyboard, which keep the
       // decimal comma people write); what does not read as one goes as typed, for the API to name.
+      // A whole number (inputmode numeric) may come with the dots of its thousands: «1.000» is one thousand.
+      var whole = el.getAttribute('inputmode') === 'numeric';
+      if (whole && /^[0-9]{1,3}(\.[0-9]{3})+$/.test(v)) v = v.replace(/\./g, '');
       var n = Number(v.replace(',', '.'));
-      body[el.name] = (el.type === 'number' || el.getAttribute('inputmode') === 'decimal') && isFinite(n) ? n : v;
+      body[el.name] = (el.type === 'number' || whole || el.getAttribute('inputmode') === 'decimal') && isFinite(n) ? n : v;
     });
     try { store.setItem(key, ext.value); } catch (e) { /* the id still holds for this page */ }
     send.disabled = true;
