@@ -381,6 +381,9 @@ func TestMCPGoSDKFindPlaceThenPublish(t *testing.T) {
 		t.Errorf("buscar_lugar «Armenia» in the Eje Cafetero: %+v", found.Places)
 	}
 	res = callTool(t, cs, schema.ToolFindPlace, map[string]any{"q": "Armenia"})
+	if text := toolText(res); strings.Contains(text, "FUERA") {
+		t.Errorf("buscar_lugar without an emergency marks places outside one: %s", text)
+	}
 	if found = roundTrip[schema.PlaceList](t, res.StructuredContent); len(found.Places) < 2 ||
 		!slices.ContainsFunc(found.Places[:2], func(p schema.PlaceMatch) bool { return p.PlaceCode == "05059" }) ||
 		!slices.ContainsFunc(found.Places[:2], func(p schema.PlaceMatch) bool { return p.PlaceCode == "63001" }) {
@@ -391,6 +394,10 @@ func TestMCPGoSDKFindPlaceThenPublish(t *testing.T) {
 	res = callTool(t, cs, schema.ToolFindPlace, map[string]any{"q": "la union", "emergencySlug": "eje-cafetero"})
 	if found = roundTrip[schema.PlaceList](t, res.StructuredContent); len(found.Places) == 0 || !found.Places[0].InArea {
 		t.Errorf("buscar_lugar «la union» in the Eje Cafetero: %+v", found.Places)
+	}
+	// The places outside the area are said to be, and the text asks to confirm them with the person.
+	if text := toolText(res); !strings.Contains(text, "(Nariño), FUERA de la zona de la emergencia") || !strings.Contains(text, "confirme con la persona") {
+		t.Errorf("buscar_lugar «la union» in the Eje Cafetero does not mark the places outside its area: %s", text)
 	}
 	for i := 1; i < len(found.Places); i++ {
 		if found.Places[i].InArea && !found.Places[i-1].InArea {

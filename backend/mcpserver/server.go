@@ -112,7 +112,13 @@ func mcpTools(svc *backend.Service) []server.ServerTool {
 			if err != nil {
 				return readProblem(schema.ToolFindPlace, err), nil
 			}
-			return structuredResult(found, placesText(a.Q, found)), nil
+			var area []string
+			for _, e := range svc.ActiveEmergencies("") {
+				if e.Slug == strings.TrimSpace(a.EmergencySlug) {
+					area = e.Area
+				}
+			}
+			return structuredResult(found, placesText(a.Q, found, len(area) > 0)), nil
 		}},
 		publishTool(svc, schema.ToolPublishRequest, schema.TypeRequest, "Publicar una solicitud de ayuda",
 			"Publica una solicitud de ayuda: una persona o comunidad afectada por una emergencia necesita alimentos, salud, refugio, transporte, rescate u otra ayuda. "+
@@ -127,18 +133,28 @@ func mcpTools(svc *backend.Service) []server.ServerTool {
 
 var checkPlace = schema.ArgsValidator(&schema.PlaceArgs{})
 
-// placesText is the human summary of buscar_lugar's answer.
-func placesText(q string, found *schema.PlaceList) string {
+// placesText is the human summary of buscar_lugar's answer; withArea when the emergency named has an
+// area, whose places it marks, and those outside it.
+func placesText(q string, found *schema.PlaceList, withArea bool) string {
 	if len(found.Places) == 0 {
 		return fmt.Sprintf("Ningún municipio ni centro poblado se llama %s: pida a la persona el nombre de su municipio (o su vereda y su municipio) y vuelva a buscar.", schema.Quote(q))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d lugares para %s (placeCode: lugar):", len(found.Places), schema.Quote(q))
+	outside := false
 	for _, p := range found.Places {
 		fmt.Fprintf(&b, "\n- %s: %s", p.PlaceCode, p.Place)
-		if p.InArea {
+		switch {
+		case p.InArea:
 			b.WriteString(", en la zona de la emergencia")
+		case withArea:
+			b.WriteString(", FUERA de la zona de la emergencia")
+			outside = true
 		}
+	}
+	if outside {
+		b.WriteString("\nUn lugar fuera de la zona de la emergencia puede ser otro con el mismo nombre: antes de publicar con él, " +
+			"confirme con la persona su municipio y su departamento.")
 	}
 	return b.String()
 }
