@@ -119,8 +119,9 @@ func TestManageTokenOnlyToThePublishersNetwork(t *testing.T) {
 		}
 		ids = append(ids, first.ID)
 		code, res, out := post(schema.HelpPath, body(c.name), c.other)
-		if code != http.StatusOK || res.ID != first.ID || res.ContentMatches == nil || !*res.ContentMatches || res.ManageToken != "" || res.ManageURL != "" {
-			t.Fatalf("%s: the same content from another network: %d %s, want 200, contentMatches and no token", c.name, code, out)
+		if code != http.StatusOK || res.ID != first.ID || res.ContentMatches == nil || !*res.ContentMatches || res.ManageToken != "" || res.ManageURL != "" ||
+			len(res.Warnings) != 1 || res.Warnings[0].Code != schema.CodeManageTokenWithheld {
+			t.Fatalf("%s: the same content from another network: %d %s, want 200, contentMatches, no token and why", c.name, code, out)
 		}
 		if code, res, out = post(schema.HelpPath, body(c.name), c.same); code != http.StatusOK || res.ManageToken != first.ManageToken {
 			t.Fatalf("%s: the same content from the publisher's network: %d %s, want its token", c.name, code, out)
@@ -140,7 +141,7 @@ func TestManageTokenOnlyToThePublishersNetwork(t *testing.T) {
 	if out := mcp("198.51.100.20:1"); !strings.Contains(out, `manageToken`) {
 		t.Fatalf("MCP publish gave no token: %s", out)
 	}
-	if out := mcp("198.51.100.21:1"); strings.Contains(out, `"manageToken"`) || !strings.Contains(out, `contentMatches`) || !strings.Contains(out, "desde la red que publicó") {
+	if out := mcp("198.51.100.21:1"); strings.Contains(out, `"manageToken"`) || !strings.Contains(out, `contentMatches`) || !strings.Contains(out, "desde la red que la publicó") || strings.Contains(out, "Aviso para la persona") {
 		t.Fatalf("MCP retry from another network: %s", out)
 	}
 	if out := mcp("198.51.100.20:2"); !strings.Contains(out, `manageToken`) {

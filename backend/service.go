@@ -220,6 +220,9 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 		res.ContentMatches = &same
 	}
 	res.Warnings = append(res.Warnings, pairWarnings(stored, same, publisher)...)
+	if same && !created && !samePublisher(stored.Publisher, publisher) {
+		res.Warnings = append(res.Warnings, tokenWithheldWarning) // else a relay with several addresses never learns why
+	}
 	if same && (created || samePublisher(stored.Publisher, publisher)) {
 		// Only the publisher (the first answer, or a retry of exactly its content from its network) gets the token.
 		if res.ManageToken, err = s.manageToken(ctx, stored); err != nil {
@@ -333,6 +336,12 @@ var pairReusedWarning = schema.Warning{Code: schema.CodePairReused, Field: "/ext
 var pairTakenWarning = schema.Warning{Code: schema.CodePairTaken, Field: "/externalId", Message: "Ya hay una publicación con este " +
 	"source y externalId, enviada desde otra red y con otro contenido: lo enviado NO se guardó. Si no es suya, publique de nuevo con " +
 	"un externalId propio y difícil de adivinar (p. ej. un UUID)."}
+
+// tokenWithheldWarning tells a client that retried a publication exactly, from another network than the
+// one that published it, why the answer has no manage token.
+var tokenWithheldWarning = schema.Warning{Code: schema.CodeManageTokenWithheld, Field: "/externalId", Message: "Es la misma " +
+	"publicación, ya guardada; el código para gestionarla (manageToken) solo se entrega de nuevo a un reintento desde la red que " +
+	"la publicó (la misma dirección IPv4 o red IPv6 /64): use el de la primera respuesta."}
 
 // disownedWarning tells a publisher that the number they gave is not shown: someone said it is not
 // theirs to publish (phoneDisowned).

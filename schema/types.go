@@ -171,7 +171,7 @@ type PublishResult struct {
 
 // Warning is something a publication may have got wrong that did not stop it.
 type Warning struct {
-	Code    string `json:"code" jsonschema:"enum=far_from_emergency,enum=place_far_from_point,enum=phone_in_text,enum=phone_disowned,enum=pair_taken,enum=pair_reused" jsonschema_description:"Código estable en inglés: far_from_emergency (el lugar está lejos de la zona de la emergencia), place_far_from_point (placeCode y las coordenadas dadas están lejos entre sí), phone_in_text (un texto tenía un número de teléfono, que se publica con sus cifras ocultas: •••), phone_disowned (alguien informó, en las últimas 24 horas, que contactWhatsapp no es de quien lo publica desde esta red: la publicación se muestra sin número) pair_taken (otra red ya publicó otro contenido con este source y externalId: lo enviado NO se guardó) o pair_reused (esta misma red ya publicó otro contenido con este source y externalId: lo enviado NO se guardó; una publicación nueva lleva un externalId nuevo)."`
+	Code    string `json:"code" jsonschema:"enum=far_from_emergency,enum=place_far_from_point,enum=phone_in_text,enum=phone_disowned,enum=pair_taken,enum=pair_reused,enum=manage_token_withheld" jsonschema_description:"Código estable en inglés: far_from_emergency (el lugar está lejos de la zona de la emergencia), place_far_from_point (placeCode y las coordenadas dadas están lejos entre sí), phone_in_text (un texto tenía un número de teléfono, que se publica con sus cifras ocultas: •••), phone_disowned (alguien informó, en las últimas 24 horas, que contactWhatsapp no es de quien lo publica desde esta red: la publicación se muestra sin número) pair_taken (otra red ya publicó otro contenido con este source y externalId: lo enviado NO se guardó) pair_reused (esta misma red ya publicó otro contenido con este source y externalId: lo enviado NO se guardó; una publicación nueva lleva un externalId nuevo) o manage_token_withheld (un reintento del mismo contenido desde otra red que la que publicó: no trae manageToken; use el de la primera respuesta)."`
 	Field   string `json:"field" jsonschema_description:"Puntero JSON al campo del cuerpo que lo causa."`
 	Message string `json:"message" jsonschema_description:"El aviso en español, para mostrárselo a la persona: nombra los campos como ella los ve (field los nombra para los programas)."`
 }
@@ -193,6 +193,10 @@ const CodePairTaken = "pair_taken"
 // content under a (source, externalId) it published before (a reused externalId, a copied example), which
 // was not stored.
 const CodePairReused = "pair_reused"
+
+// CodeManageTokenWithheld is the warning of a faithful retry from another network than the publisher's:
+// it is answered without the manage token, which only the publisher's network gets again.
+const CodeManageTokenWithheld = "manage_token_withheld"
 
 // CodePhoneDisowned is the warning of a contactWhatsapp whose owner reported it as published without
 // their consent (not_my_number): the publication is shown without it.

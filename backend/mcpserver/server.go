@@ -334,12 +334,14 @@ func publishedResult(res *schema.PublishResult, created bool, typ string) *mcp.C
 				"No la publique de nuevo por su cuenta: solo si la persona lo pide, con un externalId nuevo."
 		case res.ContentMatches != nil && !*res.ContentMatches:
 			text += ". Atención: los datos enviados difieren de los guardados y el cambio NO se aplicó; para publicar otro registro use un externalId nuevo."
-		case res.ManageToken == "":
-			text += ". El código de gestión (manageToken) solo se entrega de nuevo a un reintento desde la red que publicó: use el de la primera respuesta."
 		}
 	}
 	// The warnings (a place far from the emergency, …) in the text too: a model may read only the text.
 	for _, w := range res.Warnings {
+		if w.Code == schema.CodeManageTokenWithheld {
+			text += ". " + w.Message // for the caller, not the person
+			continue
+		}
 		text += "\nAviso para la persona: " + w.Message
 	}
 	out := mcp.NewToolResultStructured(res, text)
