@@ -196,13 +196,14 @@ func TestMunicipioFilterNamesTheCentroPoblado(t *testing.T) {
 	for q, want := range map[string]string{
 		"El+Caimo": "es un centro poblado: filtre por su municipio, en Armenia (Quindío) (municipio=63001)",
 		"armeni":   "; empiezan así: Armenia (Antioquia) (municipio=05059) y Armenia (Quindío) (municipio=63001)",
+		"pereria":  "; ¿quiso decir Pereira (Risaralda) (municipio=66001) o Pereira, Montería (Córdoba) (municipio=23001)?", // a typo
 		"Xyzzy":    "",
 	} {
 		code, out := s.do("GET", schema.HelpPath+"?view=list&municipio="+q, nil)
 		var e errorBody
 		_ = json.Unmarshal([]byte(out), &e)
 		if code != http.StatusBadRequest || len(e.Details) != 1 || e.Details[0].Field != "/query/municipio" ||
-			(want != "" && !strings.Contains(e.Details[0].Message, want)) || (want == "" && (strings.Contains(e.Details[0].Message, "centro poblado") || strings.Contains(e.Details[0].Message, "empiezan así"))) {
+			(want != "" && !strings.Contains(e.Details[0].Message, want)) || (want == "" && (strings.Contains(e.Details[0].Message, "centro poblado") || strings.Contains(e.Details[0].Message, "empiezan así") || strings.Contains(e.Details[0].Message, "quiso decir"))) {
 			t.Errorf("municipio=%s: %d %s, want 400 on /query/municipio saying %q", q, code, out, want)
 		}
 	}

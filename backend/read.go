@@ -24,7 +24,9 @@ import (
 func InvalidParams(details []schema.FieldError) *Problem {
 	msg := "Parámetros inválidos: revise details."
 	if len(details) == 1 {
-		msg = "Parámetro inválido: " + details[0].Message + "."
+		if msg = "Parámetro inválido: " + details[0].Message; !strings.HasSuffix(msg, "?") {
+			msg += "." // a question («¿quiso decir …?») ends itself
+		}
 	}
 	return BadRequest(&schema.ErrorBody{Code: schema.CodeInvalidParameter, Error: msg, Details: details})
 }
@@ -385,7 +387,8 @@ func cmpCount(a, b schema.PanoramaCount) int {
 }
 
 // municipioGuess names the municipios whose name begins as name does («armeni»: Armenia), those of the
-// emergency's area first, for the refusal of a municipio filter that names none: "" when none does.
+// emergency's area first, or else the places a typo away («pereria»: Pereira), for the refusal of a
+// municipio filter that names none: "" when none does.
 func (s *Service) municipioGuess(name, slug string) string {
 	var area []string
 	if e, ok := s.emergency(slug); ok {
@@ -397,7 +400,14 @@ func (s *Service) municipioGuess(name, slug string) string {
 	}
 	switch len(guesses) {
 	case 0:
-		return ""
+		// A typo («pereria»): the places a typo away, a village by its municipio's code.
+		for _, p := range places.NamesLike(name, 3, area...) {
+			guesses = append(guesses, fmt.Sprintf("%s (municipio=%s)", places.Label(p), p.MunicipioCode()))
+		}
+		if len(guesses) == 0 {
+			return ""
+		}
+		return "; ¿quiso decir " + schema.JoinOrES(guesses) + "?"
 	case 1:
 		return "; empieza así: " + guesses[0]
 	}

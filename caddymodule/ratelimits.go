@@ -16,6 +16,7 @@ import (
 	ratelimit "github.com/mholt/caddy-ratelimit"
 
 	"github.com/directaid/directaid/backend"
+	"github.com/directaid/directaid/internal/textdist"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -199,29 +200,9 @@ func zoneNames() []string {
 // likeZone is the zone whose name word is one or two edits from (a misspelling), or "".
 func likeZone(word string) string {
 	for _, name := range zoneNames() {
-		if editDistance(strings.ToLower(word), name) <= 2 {
+		if textdist.Distance(strings.ToLower(word), name) <= 2 {
 			return name
 		}
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

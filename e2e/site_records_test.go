@@ -257,6 +257,12 @@ func TestSiteEmergencyLists(t *testing.T) {
 			t.Errorf("GET %s?municipio=armeni does not link Armenia's list, or shows the API's parameter:\n%s", p, body)
 		}
 	}
+	// A typo: the town a typo away, a village too, as a link and without the API's jargon.
+	_, body := s.Do("GET", ejePage+".md?municipio=el+kaimo", nil)
+	if !strings.Contains(string(body), "¿Quiso decir [El Caimo, Armenia (Quindío)]("+s.URL+ejePage+"?municipio=63001001)?") ||
+		strings.Contains(string(body), "DIVIPOLA") || strings.Contains(string(body), "quiso decir") {
+		t.Errorf("GET %s.md?municipio=el+kaimo does not guess El Caimo as a link:\n%s", ejePage, body)
+	}
 
 	// The sitemap lists every record's page, llms.txt the pattern of their twins.
 	_, sm := s.Do("GET", "/sitemap.xml", nil)

@@ -17,11 +17,16 @@ type MCPTool struct {
 }
 
 // JoinES joins words as Spanish lists them: "a", "a y b", "a, b y c".
-func JoinES(words []string) string {
+func JoinES(words []string) string { return joinES(words, " y ") }
+
+// JoinOrES joins words as Spanish offers a choice: «a, b o c».
+func JoinOrES(words []string) string { return joinES(words, " o ") }
+
+func joinES(words []string, last string) string {
 	if len(words) < 2 {
 		return strings.Join(words, "")
 	}
-	return strings.Join(words[:len(words)-1], ", ") + " y " + words[len(words)-1]
+	return strings.Join(words[:len(words)-1], ", ") + last + words[len(words)-1]
 }
 
 // ToolNames are the names of tools, in order.

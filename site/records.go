@@ -160,8 +160,12 @@ func (s *filterSpec) view(action string, vals url.Values) *filterView {
 	return fv
 }
 
-// municipioParam is how the service's messages give a municipio's code as a query parameter.
-var municipioParam = regexp.MustCompile(` \(municipio=[0-9]{5}\)`)
+// municipioParam is how the service's messages give a municipio's code as a query parameter, and
+// guessQuestion how they ask about a typo's places; the page says both with links (listView.Guesses).
+var (
+	municipioParam = regexp.MustCompile(` \(municipio=[0-9]{5}\)`)
+	guessQuestion  = regexp.MustCompile(`; ¿quiso decir [^?]*\?`)
+)
 
 // refuse marks the inputs that details name and returns the messages, with the fields' labels.
 func (fv *filterView) refuse(details []schema.FieldError) []string {
@@ -178,6 +182,8 @@ func (fv *filterView) refuse(details []schema.FieldError) []string {
 			}
 		}
 		m = municipioParam.ReplaceAllString(m, "") // the API's «Armenia (Quindío) (municipio=63001)»: Guesses link it
+		m = guessQuestion.ReplaceAllString(m, "")  // «; ¿quiso decir Pereira (Risaralda)?»: Guesses ask it, with links
+		m = strings.Replace(m, "no es el código DIVIPOLA (5 dígitos) ni el nombre de ningún municipio", "no es el nombre de ningún municipio", 1)
 		if field != nil {
 			field.Error = m
 		}
@@ -625,7 +631,11 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 	if len(errs) > 0 {
 		lv.Errors, fv.Open = fv.refuse(errs), true
 		if m := kept.Get("municipio"); m != "" && slices.ContainsFunc(errs, func(d schema.FieldError) bool { return d.Field == "municipio" }) {
-			for _, p := range places.MunicipiosBeginning(m, 3, e.Area...) { // as the service's message names them
+			guesses := places.MunicipiosBeginning(m, 3, e.Area...) // as the service's message names them
+			if len(guesses) == 0 {
+				guesses = places.NamesLike(m, 3, e.Area...) // a typo: a village too, which the list reads
+			}
+			for _, p := range guesses {
 				link := maps.Clone(filters)
 				link.Set("municipio", p.Code)
 				in := path // the list of the emergency whose area holds it, this one's else

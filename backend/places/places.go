@@ -14,6 +14,7 @@ import (
 	"sync"
 	"unicode"
 
+	"github.com/directaid/directaid/internal/textdist"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -540,4 +541,56 @@ func MunicipiosBeginning(typed string, limit int, area ...string) []Place {
 	}
 	slices.SortStableFunc(out, func(a, b Place) int { return cmp.Or(AreaFirst(a, b, area), strings.Compare(a.key, b.key)) })
 	return out[:min(limit, len(out))]
+}
+
+// NamesLike are at most limit municipios and centros poblados whose name is a typo away from typed: one
+// edit for a name of up to six letters, two for a longer one, ignoring case, accents and a leading
+// article («pereria»: Pereira; «el kaimo»: El Caimo): those of area when any is, and of them only the
+// fewest edits away, municipios before centros poblados, then by name. A name of fewer than four letters
+// has none.
+func NamesLike(typed string, limit int, area ...string) []Place {
+	folded := Fold(typed)
+	if len(folded) < 4 || limit <= 0 {
+		return nil
+	}
+	most := 1
+	if len(folded) > 6 {
+		most = 2
+	}
+	dist := func(name string) int {
+		if d := len(name) - len(folded); d > most || -d > most {
+			return most + 1
+		}
+		return textdist.Distance(folded, name)
+	}
+	type near struct {
+		p Place
+		d int
+	}
+	var found []near
+	for _, p := range load().all {
+		if p.Kind() != Municipio && p.Kind() != CentroPoblado {
+			continue
+		}
+		if d := min(dist(p.key), dist(WithoutArticle(p.key))); d <= most {
+			found = append(found, near{p, d})
+		}
+	}
+	// The area's places if any is like it (a typo on an emergency's page is most likely of its towns),
+	// and of those only the closest: «pereria» is Pereira, not La Pedrera two edits away.
+	if slices.ContainsFunc(found, func(n near) bool { return InArea(n.p.Code, area) }) {
+		found = slices.DeleteFunc(found, func(n near) bool { return !InArea(n.p.Code, area) })
+	}
+	if len(found) > 0 {
+		best := slices.MinFunc(found, func(a, b near) int { return cmp.Compare(a.d, b.d) }).d
+		found = slices.DeleteFunc(found, func(n near) bool { return n.d > best })
+	}
+	slices.SortStableFunc(found, func(a, b near) int {
+		return cmp.Or(cmp.Compare(len(a.p.Code), len(b.p.Code)), strings.Compare(a.p.key, b.p.key))
+	})
+	var out []Place
+	for _, n := range found[:min(limit, len(found))] {
+		out = append(out, n.p)
+	}
+	return out
 }

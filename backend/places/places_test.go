@@ -301,3 +301,30 @@ func TestMunicipiosBeginning(t *testing.T) {
 		}
 	}
 }
+
+// TestNamesLike: a town's name with a typo names the town (those of the area first); a name of fewer than
+// four letters, or far from every name, none.
+func TestNamesLike(t *testing.T) {
+	eje := []string{"63", "66", "17"}
+	for _, c := range []struct {
+		typed string
+		area  []string
+		want  string // the first's label
+	}{
+		{"pereria", eje, "Pereira (Risaralda)"},
+		{"el kaimo", eje, "El Caimo, Armenia (Quindío)"},
+		{"kaimo", eje, "El Caimo, Armenia (Quindío)"},
+		{"calarka", eje, "Calarcá (Quindío)"},
+		{"manisales", eje, "Manizales (Caldas)"},
+		{"xyzzy", eje, ""},
+		{"ab", eje, ""},
+	} {
+		first := ""
+		if got := NamesLike(c.typed, 3, c.area...); len(got) > 0 {
+			first = Label(got[0])
+		}
+		if first != c.want {
+			t.Errorf("NamesLike(%q) begins %q, want %q", c.typed, first, c.want)
+		}
+	}
+}
