@@ -141,6 +141,10 @@ func (p *phone) requestForm(t *testing.T) {
 	p.open(t, "/pedir")
 	firstID := p.externalID(t)
 	p.fill(t, request)
+	// Filling the form, with signal, brings the place list (which the service worker keeps), though this
+	// fill gave coordinates: the picker works on the phone if the signal goes before the person needs it.
+	run(p.ctx, t, "place list fetched", chromedp.Poll[bool](`performance.getEntriesByType('resource').some(e => /\/lugares\.[0-9a-f]+\.tsv$/.test(e.name))`,
+		chromedp.WithPollingTimeout(10*time.Second)))
 	id := p.publishes(t, "pedir", "Listo: su solicitud quedó publicada.", "request")
 	if got := p.text(t, "resultado-avisos"); !strings.Contains(got, "La descripción tenía un número de teléfono") {
 		t.Errorf("the confirmation's warnings: %q", got)

@@ -32,7 +32,7 @@ var pickerMessages = struct{ Missing, Unknown, NoResults, Offline string }{
 	Unknown:   "Ese lugar no está en la lista de municipios y centros poblados: elíjalo de nuevo.",
 	NoResults: "No se encontró ningún municipio ni centro poblado con ese nombre. Revise la escritura o elija el departamento y el municipio.",
 	// With JavaScript and no signal, before the place list ever came to the phone (it comes on first use).
-	Offline: "Sin señal, y la lista de lugares todavía no está en este teléfono (se guarda la primera vez que se usa con señal): escriba la latitud y la longitud, o inténtelo de nuevo cuando vuelva la señal.",
+	Offline: "Sin señal, y la lista de lugares todavía no está en este teléfono (se guarda la primera vez que se usa con señal): pulse «Usar mi ubicación» (abajo; funciona sin señal), o escriba la latitud y la longitud, o inténtelo de nuevo cuando vuelva la señal.",
 }
 
 // placePicker is what the form template sees of the picker.

@@ -155,7 +155,7 @@
     Array.prototype.forEach.call(buttons, function (b) { if (b.value === 'buscar') b.click(); });
   });
   // No update() before the list: the page's own «Lugar: …» (a place the server chose) stands until then.
-  // The list (most of the site's bytes) comes when the picker is first used, or at once when the page
+  // The list (most of the site's bytes) comes when the form is first used, or at once when the page
   // already holds a choice or a search.
   var asked = false;
   function load() {
@@ -194,6 +194,11 @@
   }
   box.addEventListener('focusin', load);
   box.addEventListener('pointerdown', load);
+  // A person who starts filling the form will say where they are: the list comes then, while there is
+  // signal, so that the picker still works if the signal goes before they reach it (the service worker
+  // keeps it).
+  var whole = box.closest && box.closest('form');
+  if (whole) whole.addEventListener('focusin', load);
   if (code.value || q.value) load();
   // Until the list is here, a step is the server's, as without JavaScript: a plain submission of the
   // form (form.js would send it to the API), with the picker's fields named again.
