@@ -21,8 +21,8 @@ func (s *Service) warnings(pub *schema.Publication, stored bool) []schema.Warnin
 	if pub.Latitude == nil || pub.Longitude == nil {
 		return nil
 	}
-	outcome := "Se publicó de todos modos; si el lugar está mal, retírela con su código para gestionar y publíquela de nuevo con el " +
-		"lugar correcto y un externalId nuevo (un reintento no cambia una publicación)."
+	outcome := "Se publicó de todos modos; si el lugar está mal, retírela (con su enlace o su código para gestionarla) y publíquela " +
+		"de nuevo con el lugar correcto, como una publicación nueva."
 	if !stored {
 		outcome = "Esta prueba (dryRun) no publicó nada; sin dryRun se publicaría de todos modos."
 	}

@@ -310,7 +310,7 @@ func TestBrowserPeople(t *testing.T) {
 			p.check(t, "f-publishContact")
 			p.submit(t, "resultado-ver")
 			warn := p.text(t, "resultado-avisos")
-			if !strings.HasPrefix(warn, "Armenia (Antioquia) está a unos") || !strings.Contains(warn, "revise que eligió el lugar correcto. Se publicó de todos modos.") {
+			if !strings.HasPrefix(warn, "Armenia (Antioquia) está a unos") || !strings.Contains(warn, "revise que eligió el lugar correcto. Se publicó de todos modos; si el lugar está mal, retírela") {
 				t.Errorf("the confirmation's warning: %q", warn)
 			}
 			p.screenshot(t, "lugar-lejos-"+mode)
