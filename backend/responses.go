@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -360,6 +361,24 @@ func (s *Service) Responses(ctx context.Context, id string) (*schema.ResponseLis
 		out.Items = append(out.Items, v)
 	}
 	return out, nil
+}
+
+// ResponsesFor is Responses for the holder of record id's manage token: the same Forbidden for a wrong
+// token and an unknown id, as the site's /gestionar and the MCP tool ver_respuestas ask.
+func (s *Service) ResponsesFor(ctx context.Context, id, token string) (*schema.ResponseList, error) {
+	if ok, err := s.CheckManageToken(ctx, id, token); err != nil || !ok || token == "" {
+		return nil, cmp.Or(err, error(Forbidden()))
+	}
+	return s.Responses(ctx, id)
+}
+
+// ActOnResponseWith is ActOnResponse for the holder of response rid's token: the same ForbiddenResponse
+// for a wrong token and an unknown response, as the site's buttons and the MCP tool actualizar_respuesta ask.
+func (s *Service) ActOnResponseWith(ctx context.Context, id, rid, token, action, addr string) (*schema.ResponseActionResult, error) {
+	if ok, err := s.CheckResponseToken(ctx, id, rid, token); err != nil || !ok || token == "" {
+		return nil, cmp.Or(err, error(ForbiddenResponse()))
+	}
+	return s.ActOnResponse(ctx, id, rid, action, addr)
 }
 
 // ActOnResponse applies the author's action to response rid of record id (the caller checked the token),

@@ -1,8 +1,13 @@
 package e2e
 
 import (
+	"context"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/directaid/directaid/internal/testserver"
 	"github.com/directaid/directaid/schema"
@@ -117,4 +122,59 @@ func TestMCPManageAndReport(t *testing.T) {
 	}
 	// The token, used through MCP, and the externalId show in no read, export, page, tool result or log.
 	checkNeverShown(t, s, []string{pub.ManageToken, externalID}, pub.ID)
+}
+
+// TestMCPResponsesTools: over MCP alone, a publisher's agent reads who answered «yo puedo ayudar» with the
+// manage token (what GET …/responses answers, the same refusal for a wrong token), and a responder's agent
+// withdraws the response with its token; both spend the manage zone, as their HTTP twins do.
+func TestMCPResponsesTools(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{PublishEvents: 6}) // every zone: six a minute
+	cs := sdkSession(t, s, "")
+	pub := published(t, callTool(t, cs, schema.ToolPublishRequest, mcpArgs(validRequest())))
+	answered := callTool(t, cs, schema.ToolRespond, map[string]any{"id": pub.ID, "message": "Llevo agua en la tarde", "contactName": "Luis", "contactWhatsapp": "310 555 0101"})
+	if answered.IsError {
+		t.Fatalf("responder_solicitud: %s", toolText(answered))
+	}
+	structuredAsText(t, schema.ToolRespond, answered)
+	created := roundTrip[schema.ResponseCreated](t, answered.StructuredContent)
+	if !strings.Contains(toolText(answered), created.ResponseToken) {
+		t.Errorf("the response's text does not hand over its token: %s", toolText(answered))
+	}
+
+	// The publisher's agent: the response with the responder's name and number, as the API lists it.
+	res := callTool(t, cs, schema.ToolResponses, map[string]any{"id": pub.ID, "manageToken": pub.ManageToken})
+	if res.IsError {
+		t.Fatalf("ver_respuestas: %s", toolText(res))
+	}
+	structuredAsText(t, schema.ToolResponses, res)
+	list := roundTrip[schema.ResponseList](t, res.StructuredContent)
+	_, api := s.Do("GET", schema.ResponsesPath(pub.ID), nil, "Authorization", "Bearer "+pub.ManageToken)
+	var want schema.ResponseList
+	if err := json.Unmarshal(api, &want); err != nil || !reflect.DeepEqual(list, want) {
+		t.Errorf("ver_respuestas %+v, the API %s", list, api)
+	}
+	if list.Active != 1 || len(list.Items) != 1 || list.Items[0].WhatsappURL != "https://wa.me/573105550101" || !strings.Contains(toolText(res), "Llevo agua en la tarde") {
+		t.Errorf("ver_respuestas: %+v\n%s", list, toolText(res))
+	}
+	toolError(t, callTool(t, cs, schema.ToolResponses, map[string]any{"id": pub.ID, "manageToken": "otro"}), "no es válido")
+
+	// The responder's agent withdraws it; again changes nothing; a wrong token is refused.
+	toolError(t, callTool(t, cs, schema.ToolResponseAction, map[string]any{"id": pub.ID, "responseId": created.ResponseID, "responseToken": "otro", "action": "withdraw"}), "no es válido")
+	for i, changed := range []bool{true, false} {
+		res = callTool(t, cs, schema.ToolResponseAction, map[string]any{"id": pub.ID, "responseId": created.ResponseID, "responseToken": created.ResponseToken, "action": "withdraw"})
+		if res.IsError {
+			t.Fatalf("actualizar_respuesta %d: %s", i, toolText(res))
+		}
+		structuredAsText(t, schema.ToolResponseAction, res)
+		if done := roundTrip[schema.ResponseActionResult](t, res.StructuredContent); done.Status != schema.ResponseWithdrawn || done.Changed != changed {
+			t.Errorf("actualizar_respuesta %d: %+v", i, done)
+		}
+	}
+	toolError(t, callTool(t, cs, schema.ToolResponseAction, map[string]any{"id": pub.ID, "responseId": created.ResponseID, "responseToken": created.ResponseToken, "action": "borrar"}), "action")
+	// Six calls of the manage zone so far (those refused count too): over its six a minute,
+	// the next is 429 on the transport, as POST …/actions is.
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: schema.ToolResponses, Arguments: map[string]any{"id": pub.ID, "manageToken": pub.ManageToken}}); err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
+		t.Errorf("ver_respuestas past the manage zone: %v", err)
+	}
 }

@@ -25,4 +25,8 @@ const (
 	ToolReport = "reportar_publicacion"
 	// ToolRespond answers "yo puedo ayudar" (as POST help/{id}/responses).
 	ToolRespond = "responder_solicitud"
+	// ToolResponses lists a record's responses to its publisher (as GET help/{id}/responses).
+	ToolResponses = "ver_respuestas"
+	// ToolResponseAction renews or withdraws a response (as POST help/{id}/responses/{rid}/actions).
+	ToolResponseAction = "actualizar_respuesta"
 )

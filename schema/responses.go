@@ -69,6 +69,22 @@ type RespondArgs struct {
 	ResponseInput
 }
 
+// ResponsesArgs is the input of the MCP tool ver_respuestas: a record and its manage token, as GET
+// help/{id}/responses takes them.
+type ResponsesArgs struct {
+	ID          string `json:"id" jsonschema:"minLength=16,maxLength=16" jsonschema_description:"Id del registro (16 caracteres), el que recibió al publicarla."`
+	ManageToken string `json:"manageToken" jsonschema:"minLength=1,maxLength=200" jsonschema_description:"El código para gestionar (manageToken) que recibió al publicarla. No lo muestre a nadie más."`
+}
+
+// ResponseActionArgs is the input of the MCP tool actualizar_respuesta: a response, its token and the
+// action, as POST help/{id}/responses/{responseId}/actions takes them.
+type ResponseActionArgs struct {
+	ID            string `json:"id" jsonschema:"minLength=16,maxLength=16" jsonschema_description:"Id del registro al que se respondió (16 caracteres)."`
+	ResponseID    string `json:"responseId" jsonschema:"minLength=1,maxLength=64" jsonschema_description:"Id de la respuesta (responseId), el que recibió al responder."`
+	ResponseToken string `json:"responseToken" jsonschema:"minLength=1,maxLength=200" jsonschema_description:"El código de la respuesta (responseToken) que recibió al responder. No lo muestre a nadie más."`
+	ResponseActionRequest
+}
+
 // ResponseCreated is the answer to a new response (201).
 type ResponseCreated struct {
 	OK            bool      `json:"ok" jsonschema_description:"Siempre true."`

@@ -91,14 +91,7 @@ func (s siteService) Act(ctx context.Context, base, id, token, action string) (i
 }
 
 func (s siteService) Responses(ctx context.Context, id, token string) (int, []byte) {
-	ok, err := s.svc.CheckManageToken(ctx, id, token)
-	if err == nil && !ok {
-		err = backend.Forbidden()
-	}
-	if err != nil {
-		return siteAnswer(0, nil, err)
-	}
-	res, err := s.svc.Responses(ctx, id)
+	res, err := s.svc.ResponsesFor(ctx, id, token)
 	return siteAnswer(http.StatusOK, res, err)
 }
 
@@ -136,15 +129,7 @@ func (s siteService) Respond(r *http.Request, id string, body []byte) (int, []by
 // ActOnResponse checks the response token as POST …/responses/{rid}/actions does (the same 403 for a
 // wrong code and an unknown response), then applies action through Service.ActOnResponse.
 func (s siteService) ActOnResponse(r *http.Request, id, rid, token, action string) (int, []byte) {
-	ctx := r.Context()
-	ok, err := s.svc.CheckResponseToken(ctx, id, rid, token)
-	if err == nil && !ok {
-		err = backend.ForbiddenResponse()
-	}
-	if err != nil {
-		return siteAnswer(0, nil, err)
-	}
-	res, err := s.svc.ActOnResponse(ctx, id, rid, action, backend.ClientIP(r))
+	res, err := s.svc.ActOnResponseWith(r.Context(), id, rid, token, action, backend.ClientIP(r))
 	return siteAnswer(http.StatusOK, res, err)
 }
 

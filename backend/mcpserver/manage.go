@@ -16,6 +16,8 @@ var (
 	checkManage     = schema.ArgsValidator(&schema.ManageArgs{})
 	checkReportArgs = schema.ArgsValidator(&schema.ReportArgs{})
 	checkRespond    = schema.ArgsValidator(&schema.RespondArgs{})
+	checkResponses  = schema.ArgsValidator(&schema.ResponsesArgs{})
+	checkRespAction = schema.ArgsValidator(&schema.ResponseActionArgs{})
 )
 
 func manageTools(svc *backend.Service) []server.ServerTool {
@@ -39,7 +41,7 @@ func manageTools(svc *backend.Service) []server.ServerTool {
 	respond := mcp.NewToolWithRawSchema(schema.ToolRespond,
 		"Responde «yo puedo ayudar» a una publicación abierta (a una solicitud: puedo ayudarle; a un ofrecimiento: me interesa) con un mensaje de hasta 300 caracteres "+
 			"y, si la persona quiere, su nombre y su WhatsApp: solo los ve quien publicó, con su código para gestionar; el público ve únicamente cuántas personas responden. "+
-			"La respuesta cuenta 48 horas. Devuelve un responseToken para renovarla o retirarla (POST …/responses/{responseId}/actions): entrégueselo a la persona. "+
+			"La respuesta cuenta 48 horas. Devuelve un responseId y un responseToken para renovarla o retirarla con "+schema.ToolResponseAction+": entrégueselos a la persona. "+
 			"Si no recibió la respuesta de la herramienta, reintente con los mismos datos: en 10 minutos devuelve la misma respuesta (duplicate), sin crear otra. "+
 			"Pregunte a la persona antes de enviar su número.",
 		mustJSON(schema.ReflectArgs(&schema.RespondArgs{})))
@@ -47,6 +49,22 @@ func manageTools(svc *backend.Service) []server.ServerTool {
 	annotate(&respond, "Responder «yo puedo ayudar»", false)
 	no := false
 	respond.Annotations.IdempotentHint = &no // each call is one more response, with its own token
+
+	responses := mcp.NewToolWithRawSchema(schema.ToolResponses,
+		"Muestra a quien publicó las respuestas «yo puedo ayudar» que recibió su publicación, con el código para gestionar (manageToken) que recibió al publicarla: "+
+			"el mensaje de cada persona, su nombre y su WhatsApp (con el enlace wa.me) si los dio, cuándo respondió y si su respuesta sigue activa; active dice cuántas cuentan. "+
+			"Solo para la persona que publicó: no comparta estos números con nadie más.",
+		mustJSON(schema.ReflectArgs(&schema.ResponsesArgs{})))
+	responses.RawOutputSchema = mustJSON(schema.JSONSchema("ResponseList"))
+	annotate(&responses, "Ver las respuestas a una publicación propia", true)
+
+	responseAction := mcp.NewToolWithRawSchema(schema.ToolResponseAction,
+		"Renueva (renew: cuenta otras 48 horas) o retira (withdraw: el mensaje, el nombre y el teléfono se borran) una respuesta «yo puedo ayudar», "+
+			"con el responseId y el responseToken que se recibieron al responder. Repetir una acción no cambia nada (changed: false).",
+		mustJSON(schema.ReflectArgs(&schema.ResponseActionArgs{})))
+	responseAction.RawOutputSchema = mustJSON(schema.JSONSchema("ResponseActionResult"))
+	annotate(&responseAction, "Renovar o retirar una respuesta propia", false)
+	responseAction.Annotations.DestructiveHint = &yes // withdraw erases the responder's contact
 
 	return []server.ServerTool{
 		{Tool: respond, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -79,6 +97,33 @@ func manageTools(svc *backend.Service) []server.ServerTool {
 			}
 			return structuredResult(res, text), nil
 		}},
+		{Tool: responses, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a schema.ResponsesArgs
+			if res := decodeArgs(schema.ToolResponses, req, &a, checkResponses); res != nil {
+				return res, nil
+			}
+			res, err := svc.ResponsesFor(ctx, strings.TrimSpace(a.ID), strings.TrimSpace(a.ManageToken))
+			if err != nil {
+				return readProblem(schema.ToolResponses, err), nil
+			}
+			return structuredResult(res, responsesText(res)), nil
+		}},
+		{Tool: responseAction, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a schema.ResponseActionArgs
+			if res := decodeArgs(schema.ToolResponseAction, req, &a, checkRespAction); res != nil {
+				return res, nil
+			}
+			res, err := svc.ActOnResponseWith(ctx, strings.TrimSpace(a.ID), strings.TrimSpace(a.ResponseID), strings.TrimSpace(a.ResponseToken),
+				strings.TrimSpace(a.Action), mcpClient(ctx))
+			if err != nil {
+				return readProblem(schema.ToolResponseAction, err), nil
+			}
+			text := fmt.Sprintf("Hecho: la respuesta %s quedó %s.", res.ResponseID, res.Status)
+			if !res.Changed {
+				text = fmt.Sprintf("La respuesta %s ya estaba %s: no cambió nada.", res.ResponseID, res.Status)
+			}
+			return structuredResult(res, text), nil
+		}},
 		{Tool: report, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a schema.ReportArgs
 			if res := decodeArgs(schema.ToolReport, req, &a, checkReportArgs); res != nil {
@@ -91,4 +136,20 @@ func manageTools(svc *backend.Service) []server.ServerTool {
 			return structuredResult(res, res.Message), nil
 		}},
 	}
+}
+
+// responsesText is the human summary of ver_respuestas: how many count, then each response.
+func responsesText(l *schema.ResponseList) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d respuestas, %d activas.", len(l.Items), l.Active)
+	for _, it := range l.Items {
+		fmt.Fprintf(&b, "\n- %s (%s)", it.Message, it.Status)
+		if it.ContactName != "" {
+			fmt.Fprintf(&b, " · %s", it.ContactName)
+		}
+		if it.WhatsappURL != "" {
+			fmt.Fprintf(&b, " · %s", it.WhatsappURL)
+		}
+	}
+	return b.String()
 }

@@ -24,6 +24,8 @@ var toolNotes = map[string]struct{ summary, capability string }{
 	schema.ToolManage:          {"con el manageToken recibido al publicar, marca una publicación como resuelta, la reabre, la retira (borra el nombre, el teléfono y la dirección) o la renueva", "publisher_actions"},
 	schema.ToolReport:          {"reporta una publicación (spam, fraude, número ajeno sin permiso…) para que se revise", "report_help"},
 	schema.ToolRespond:         {"responde «yo puedo ayudar» a una publicación abierta con un mensaje y, si quiere, nombre y WhatsApp que solo ve quien publicó; devuelve el responseToken para renovarla o retirarla", "respond_help"},
+	schema.ToolResponses:       {"con el manageToken, muestra a quien publicó las respuestas «yo puedo ayudar» que recibió, con el nombre y el WhatsApp de quien respondió", "read_responses"},
+	schema.ToolResponseAction:  {"con el responseToken recibido al responder, renueva una respuesta o la retira (borra su mensaje, nombre y teléfono)", "response_actions"},
 }
 
 // toolDocs are the registered tools as the documents list them, in registration order.
@@ -40,7 +42,8 @@ func toolDocs(tools []server.ServerTool) []schema.MCPTool {
 
 // toolUses are the tools whose calls spend another budget than publishing's: what they do, as the HTTP
 // API's reads of a phone, reports and actions.
-var toolUses = map[string]backend.MCPUse{schema.ToolViewHelp: backend.MCPContact, schema.ToolReport: backend.MCPReport, schema.ToolManage: backend.MCPManage, schema.ToolRespond: backend.MCPRespond}
+var toolUses = map[string]backend.MCPUse{schema.ToolViewHelp: backend.MCPContact, schema.ToolReport: backend.MCPReport, schema.ToolManage: backend.MCPManage,
+	schema.ToolRespond: backend.MCPRespond, schema.ToolResponses: backend.MCPManage, schema.ToolResponseAction: backend.MCPManage}
 
 // toolUse is what a call of t may do, as far as the rate limits care: a tool of toolUses spends its zone;
 // any other spends the publish budget unless it is annotated read-only (the one source of that fact).
