@@ -301,7 +301,8 @@ func TestBrowserOffline(t *testing.T) {
 	if got := run(p.ctx, t, "home's manage link", chromedp.Evaluate[string](`(document.querySelector('#enlaces-gestion a') || {}).href || ''`)); got != manageURL || got == "" {
 		t.Errorf("the home page shows the manage link %q, want %q", got, manageURL)
 	}
-	if text := run(p.ctx, t, "home's notice", chromedp.Text(chromedp.ID("enlaces-gestion"))); !strings.Contains(text, "«Agua potable sin señal»") {
+	if text := run(p.ctx, t, "home's notice", chromedp.Text(chromedp.ID("enlaces-gestion"))); !strings.Contains(text, "«Agua potable sin señal»") ||
+		!strings.Contains(text, "quedó publicada") {
 		t.Errorf("the home page's notice does not name the publication: %q", text)
 	}
 	p.screenshot(t, "offline-enlace-inicio")
