@@ -615,24 +615,39 @@ var badPhone = FieldError{Field: "/contactWhatsapp", Message: "«contactWhatsapp
 // with Colombia as the default region; anything else, or a number that cannot exist, is refused. fast
 // lets fastPhone answer for the commonest shape.
 func parsePhone(s string, fast bool) (string, *FieldError) {
-	bad := new(FieldError)
-	*bad = badPhone
 	for _, r := range s {
 		if !(r >= '0' && r <= '9') && !strings.ContainsRune(" +-.()", r) {
-			return "", bad
+			return "", phoneRefusal(s)
 		}
 	}
 	if e164, valid, ok := fastPhone(s); ok && fast {
 		if !valid {
-			return "", bad
+			return "", phoneRefusal(s)
 		}
 		return e164, nil
 	}
 	num, err := phonenumbers.Parse(s, "CO")
 	if err != nil || !phonenumbers.IsValidNumber(num) {
-		return "", bad
+		return "", phoneRefusal(s)
 	}
 	return phonenumbers.Format(num, phonenumbers.E164), nil
+}
+
+// phoneRefusal is badPhone for s, which says what is wrong when it can tell: «0310 555 1234», a mobile
+// number with a 0 before it that it does not take.
+func phoneRefusal(s string) *FieldError {
+	bad := badPhone
+	digits := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, s)
+	if len(digits) == 11 && strings.HasPrefix(digits, "03") {
+		bad.Message = fmt.Sprintf("«contactWhatsapp» no es un número de teléfono válido: un celular de Colombia no lleva el 0 del comienzo (escriba %s %s %s)",
+			digits[1:4], digits[4:7], digits[7:])
+	}
+	return &bad
 }
 
 // TrimText trims what a person cannot see around a string: white space and format characters (zero-width

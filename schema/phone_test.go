@@ -321,3 +321,20 @@ func TestPhoneDescriptionsSayWhoSeesTheNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestPhoneWithALeadingZeroSaidSo: «0310 555 1234» (a mobile with a 0 before it, which it does not take)
+// is refused saying to drop the 0, on both decode paths; other bad numbers get the example.
+func TestPhoneWithALeadingZeroSaidSo(t *testing.T) {
+	for phone, want := range map[string]string{
+		"0310 555 1234": "un celular de Colombia no lleva el 0 del comienzo (escriba 310 555 1234)",
+		"0310-555-12":   "(ejemplo: +57 300 123 4567 o 3001234567)",
+	} {
+		body := []byte(strings.Replace(validReq, `"300 123 4567"`, `"`+phone+`"`, 1))
+		for _, d := range []Decoder{{}, {General: true}} {
+			_, e := d.Decode(body, "")
+			if e == nil || len(e.Details) != 1 || e.Details[0].Field != "/contactWhatsapp" || !strings.HasSuffix(e.Details[0].Message, want) {
+				t.Errorf("%q (general %v): %+v, want a refusal ending %q", phone, d.General, e, want)
+			}
+		}
+	}
+}
