@@ -43,7 +43,7 @@ type Common struct {
 type Content struct {
 	Title       string `json:"title" jsonschema:"minLength=1,maxLength=100,pattern=^[^\\x00-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Título corto y claro."`
 	Description string `json:"description,omitempty" jsonschema:"maxLength=600,pattern=^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f]*$" jsonschema_description:"Descripción con los detalles necesarios."`
-	Category    string `json:"category" jsonschema_description:"Categoría de la ayuda."`
+	Category    string `json:"category" jsonschema_description:"Categoría de la ayuda: alimentos (comida y agua potable), salud (medicinas, atención médica), refugio (albergue, techo, cobijas), transporte (llevar personas o cosas), acopio (centros de acopio y donaciones), rescate (personas atrapadas o en peligro) u otro. Las coincidencias son de la misma categoría."`
 }
 
 // Needs is what a request says of its need (an offer has none): published (Request), stored
