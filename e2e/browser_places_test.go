@@ -174,8 +174,10 @@ func TestBrowserPlacePickerNoAnswer(t *testing.T) {
 	p := &phone{ctx: startPhone(ctx, t), s: s, artifacts: artifacts}
 
 	p.open(t, "/pedir")
+	// The server is gone before the form is first used (which would bring the list); navigator.onLine
+	// stays true.
+	s.Kill()
 	p.do(t, "title", chromedp.SendKeys(chromedp.ID("f-title"), "Agua para la vereda"))
-	s.Kill() // the server is gone; navigator.onLine stays true
 	p.do(t, "touch the picker", chromedp.Click(chromedp.ID("f-lugar-buscar"), chromedp.NodeVisible))
 	time.Sleep(time.Second) // the list's fetch has failed by now
 	p.do(t, "type a place", chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), "filandia"))
