@@ -117,7 +117,6 @@ func foldUnicode(s string) string {
 	return strings.TrimSpace(sb.String())
 }
 
-// SearchText is what a q search looks in: the folded title and description.
 // QueryWords are the words of a search: q folded (FoldText), each word of letters longer than four less
 // its plural ending and then, a plural, its final o or a («personas atrapadas» → «person atrapad»,
 // «camiones» → «camion», «carrotanques» → «carrotanque»; «medico» stays). A word matches as a substring
@@ -159,6 +158,7 @@ func stem(w string) string {
 	return w
 }
 
+// SearchText is what a q search looks in: the folded title and description.
 func SearchText(rec *Record) string { return FoldText(rec.Title + "\n" + rec.Description) }
 
 // MatchText reports whether every word of the folded query occurs in the folded text.
