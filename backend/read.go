@@ -60,6 +60,13 @@ func (s *Service) unknownSlug(field, slug string) schema.FieldError {
 	return ParamError(field, fmt.Sprintf("«emergencySlug» no admite %s; valores permitidos: %s", schema.Quote(slug), strings.Join(known, ", ")), known...)
 }
 
+// EmergencyArea is the area of the declared emergency slug, active or not (nil for another slug): where
+// its places are looked for first.
+func (s *Service) EmergencyArea(slug string) []string {
+	e, _ := s.emergency(slug)
+	return e.Area
+}
+
 func (s *Service) EmergencyTitle(slug string) string {
 	if e, ok := s.emergency(slug); ok {
 		return e.Title
@@ -390,25 +397,17 @@ func cmpCount(a, b schema.PanoramaCount) int {
 // emergency's area first, or else the places a typo away («pereria»: Pereira), for the refusal of a
 // municipio filter that names none: "" when none does.
 func (s *Service) municipioGuess(name, slug string) string {
-	var area []string
-	if e, ok := s.emergency(slug); ok {
-		area = e.Area
-	}
+	found, typo := places.MunicipioGuesses(name, s.EmergencyArea(slug)...)
 	var guesses []string
-	for _, p := range places.MunicipiosBeginning(name, 3, area...) {
-		guesses = append(guesses, fmt.Sprintf("%s (municipio=%s)", places.Label(p), p.Code))
+	for _, p := range found {
+		guesses = append(guesses, fmt.Sprintf("%s (municipio=%s)", places.Label(p), p.MunicipioCode())) // a village's, its municipio's
 	}
-	switch len(guesses) {
-	case 0:
-		// A typo («pereria»): the places a typo away, a village by its municipio's code.
-		for _, p := range places.NamesLike(name, 3, area...) {
-			guesses = append(guesses, fmt.Sprintf("%s (municipio=%s)", places.Label(p), p.MunicipioCode()))
-		}
-		if len(guesses) == 0 {
-			return ""
-		}
+	switch {
+	case len(guesses) == 0:
+		return ""
+	case typo:
 		return "; ¿quiso decir " + schema.JoinOrES(guesses) + "?"
-	case 1:
+	case len(guesses) == 1:
 		return "; empieza así: " + guesses[0]
 	}
 	return "; empiezan así: " + schema.JoinES(guesses)

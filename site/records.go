@@ -631,18 +631,13 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 	if len(errs) > 0 {
 		lv.Errors, fv.Open = fv.refuse(errs), true
 		if m := kept.Get("municipio"); m != "" && slices.ContainsFunc(errs, func(d schema.FieldError) bool { return d.Field == "municipio" }) {
-			guesses := places.MunicipiosBeginning(m, 3, e.Area...) // as the service's message names them
-			if len(guesses) == 0 {
-				guesses = places.NamesLike(m, 3, e.Area...) // a typo: a village too, which the list reads
-			}
+			guesses, _ := places.MunicipioGuesses(m, e.Area...) // as the service's message names them; a village by its own code
 			for _, p := range guesses {
 				link := maps.Clone(filters)
 				link.Set("municipio", p.Code)
 				in := path // the list of the emergency whose area holds it, this one's else
-				for _, other := range v.ems {
-					if other.Slug != e.Slug && !places.InArea(p.Code, e.Area) && places.InArea(p.Code, other.Area) {
-						in = schema.EmergencyPath(other.Slug)
-					}
+				if other, ok := otherArea(v.ems, e, p.Code); ok {
+					in = schema.EmergencyPath(other.Slug)
 				}
 				lv.Guesses = append(lv.Guesses, pageLink{URL: v.base + in + "?" + link.Encode(), Label: places.Label(p)})
 			}
@@ -693,14 +688,10 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 		if lv.Near, err = v.nearPlace(ctx, e, path, kept, near, named); err != nil {
 			return nil, nil, 0, err
 		}
-		if lv.Near.URL == "" && named.Code != "" && !places.InArea(named.Code, e.Area) {
+		if other, ok := otherArea(v.ems, e, named.Code); lv.Near.URL == "" && named.Code != "" && ok {
 			// A place of another emergency's area («guaranda» on the earthquake's page): its list there.
-			for _, other := range v.ems {
-				if other.Slug != e.Slug && places.InArea(named.Code, other.Area) {
-					lv.Near = pageLink{URL: v.base + schema.EmergencyPath(other.Slug) + "?" + filters.Encode(),
-						Label: places.Label(named) + " está en la zona de «" + other.Title + "»: ver sus publicaciones allí"}
-				}
-			}
+			lv.Near = pageLink{URL: v.base + schema.EmergencyPath(other.Slug) + "?" + filters.Encode(),
+				Label: places.Label(named) + " está en la zona de «" + other.Title + "»: ver sus publicaciones allí"}
 		}
 		if lv.Near.URL == "" && named.Code != "" && !kept.Has("latitude") {
 			// Say which place was read («bogota», «cali»): an empty list alone does not tell a person
@@ -734,6 +725,19 @@ func (v *view) list(ctx context.Context, e *schema.EmergencyInfo, query url.Valu
 		lv.Share = shareURL("Publicaciones de «"+e.Title+"» con estos filtros:", v.base+path+"?"+filters.Encode())
 	}
 	return lv, fv, http.StatusOK, nil
+}
+
+// otherArea is the emergency of ems whose area holds the place of code, when e's does not.
+func otherArea(ems []schema.EmergencyInfo, e *schema.EmergencyInfo, code string) (schema.EmergencyInfo, bool) {
+	if places.InArea(code, e.Area) {
+		return schema.EmergencyInfo{}, false
+	}
+	for _, other := range ems {
+		if other.Slug != e.Slug && places.InArea(code, other.Area) {
+			return other, true
+		}
+	}
+	return schema.EmergencyInfo{}, false
 }
 
 // totalWords is a list's total as the page says it: exact, an upper bound («hasta 16»: a total with

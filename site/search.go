@@ -109,8 +109,9 @@ func village(typed string, area []string) (places.Place, bool) {
 }
 
 // searchEmergency is the emergency a search means (see serveSearch): the one chosen, else the one whose
-// area holds the municipio (or the municipio its name cut short begins), else (no municipio typed) the one whose area holds a place the words name
-// («agua en sincelejo», as its list reads them), else the first.
+// area holds the municipio (or the municipio its name cut short begins), else (no municipio typed) the
+// one whose area holds a place the words name («agua en sincelejo», as its list reads them), else the
+// first.
 func searchEmergency(ems []schema.EmergencyInfo, slug, municipio, words string) schema.EmergencyInfo {
 	for _, e := range ems {
 		if e.Slug == slug {

@@ -112,13 +112,7 @@ func mcpTools(svc *backend.Service) []server.ServerTool {
 			if err != nil {
 				return readProblem(schema.ToolFindPlace, err), nil
 			}
-			var area []string
-			for _, e := range svc.ActiveEmergencies("") {
-				if e.Slug == strings.TrimSpace(a.EmergencySlug) {
-					area = e.Area
-				}
-			}
-			return structuredResult(found, placesText(a.Q, found, len(area) > 0)), nil
+			return structuredResult(found, placesText(a.Q, found, len(svc.EmergencyArea(strings.TrimSpace(a.EmergencySlug))) > 0)), nil
 		}},
 		publishTool(svc, schema.ToolPublishRequest, schema.TypeRequest, "Publicar una solicitud de ayuda",
 			"Publica una solicitud de ayuda: una persona o comunidad afectada por una emergencia necesita alimentos, salud, refugio, transporte, rescate u otra ayuda. "+

@@ -543,6 +543,17 @@ func MunicipiosBeginning(typed string, limit int, area ...string) []Place {
 	return out[:min(limit, len(out))]
 }
 
+// MunicipioGuesses are what a municipio's name that names none may have meant: the municipios it begins
+// (MunicipiosBeginning, «armeni»), else the places a typo away (NamesLike, «pereria»; typo is then true),
+// at most three, those of area first.
+func MunicipioGuesses(typed string, area ...string) (found []Place, typo bool) {
+	if found = MunicipiosBeginning(typed, 3, area...); len(found) > 0 {
+		return found, false
+	}
+	found = NamesLike(typed, 3, area...)
+	return found, len(found) > 0
+}
+
 // NamesLike are at most limit municipios and centros poblados whose name is a typo away from typed: one
 // edit for a name of up to six letters, two for a longer one, ignoring case, accents and a leading
 // article («pereria»: Pereira; «el kaimo»: El Caimo): those of area when any is, and of them only the
