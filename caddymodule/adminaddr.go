@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -64,28 +63,19 @@ func RefuseSecondServer(args []string) error {
 	if err := fs.Parse(args[1:]); err != nil || *config == "" {
 		return nil
 	}
-	addr, err := caddycmd.DetermineAdminAPIAddress("", nil, *config, *adapter)
-	if err != nil || addr == "" {
+	// The file in Caddy's JSON, loaded once as `run` loads it (its adapter, or the name's), for both checks.
+	cfg, _, _, err := caddycmd.LoadConfig(*config, *adapter)
+	if err != nil || len(cfg) == 0 {
 		return nil // the command itself says what is wrong with the file
 	}
-	na, err := caddy.ParseNetworkAddress(addr)
-	if err != nil || na.PortRangeSize() > 1 {
-		return nil
-	}
-	target := na.JoinHostPort(0)
-	if na.IsUnixNetwork() {
-		target, _, _ = strings.Cut(na.Host, "|") // unix//path|0600: the socket's mode follows its path
-	}
-	conn, err := net.DialTimeout(na.Network, target, 2*time.Second)
-	if err == nil {
-		_ = conn.Close()
+	if addr, err := caddycmd.DetermineAdminAPIAddress("", cfg, *config, ""); err == nil && answers(addr) {
 		return fmt.Errorf("another server is already running with the admin endpoint %s of %s: stop it first "+
 			"(directaid stop --config %s), or reload it with the new configuration (directaid reload --config %s). "+
 			"Starting a second one would take that admin endpoint from the first, whose backups, moderation and "+
 			"reloads would then fail", addr, *config, *config, *config)
 	}
-	// nothing answers (a socket file left by a server that was killed is removed by Caddy)
-	if taken := answeringListeners(*config, *adapter); taken != "" {
+	// Nothing answers there (a socket file left by a server that was killed is removed by Caddy).
+	if taken := answeringListeners(cfg); taken != "" {
 		return fmt.Errorf("something already listens on %s, which %s serves on: stop it first, or give this "+
 			"server another port. Caddy binds its ports with SO_REUSEPORT, so a second directaid would start "+
 			"there too, and the system would share the connections between two servers and their databases "+
@@ -94,23 +84,30 @@ func RefuseSecondServer(args []string) error {
 	return nil
 }
 
-// answeringListeners is the first TCP address of the HTTP servers of config (its listen addresses, a host
-// left out read as 127.0.0.1) on which something accepts a connection: "" when none does, or when the
-// file cannot be read or adapted (the command itself then says what is wrong with it).
-func answeringListeners(config, adapter string) string {
-	body, err := os.ReadFile(config)
+// answers reports whether something accepts a connection on the admin address addr (a unix socket or a
+// single TCP address).
+func answers(addr string) bool {
+	na, err := caddy.ParseNetworkAddress(addr)
+	if err != nil || na.PortRangeSize() > 1 {
+		return false
+	}
+	target := na.JoinHostPort(0)
+	if na.IsUnixNetwork() {
+		target, _, _ = strings.Cut(na.Host, "|") // unix//path|0600: the socket's mode follows its path
+	}
+	conn, err := net.DialTimeout(na.Network, target, 2*time.Second)
 	if err != nil {
-		return ""
+		return false
 	}
-	if adapter == "" && !strings.HasSuffix(config, ".json") {
-		adapter = "caddyfile"
-	}
-	if a := caddyconfig.GetAdapter(adapter); a != nil {
-		if body, _, err = a.Adapt(body, map[string]any{"filename": config}); err != nil {
-			return ""
-		}
-	}
-	var cfg struct {
+	_ = conn.Close()
+	return true
+}
+
+// answeringListeners is the first TCP address of the HTTP servers of cfg, a JSON config (their listen
+// addresses, a host left out read as 127.0.0.1), on which something accepts a connection: "" when none
+// does.
+func answeringListeners(cfg []byte) string {
+	var c struct {
 		Apps struct {
 			HTTP struct {
 				Servers map[string]struct {
@@ -119,10 +116,10 @@ func answeringListeners(config, adapter string) string {
 			} `json:"http"`
 		} `json:"apps"`
 	}
-	if json.Unmarshal(body, &cfg) != nil {
+	if json.Unmarshal(cfg, &c) != nil {
 		return ""
 	}
-	for _, srv := range cfg.Apps.HTTP.Servers {
+	for _, srv := range c.Apps.HTTP.Servers {
 		for _, l := range srv.Listen {
 			na, err := caddy.ParseNetworkAddress(l)
 			if err != nil || na.IsUnixNetwork() || na.PortRangeSize() > 16 {

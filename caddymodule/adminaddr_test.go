@@ -62,11 +62,16 @@ func TestRefuseSecondServerOnTheSitePort(t *testing.T) {
 	if err := os.WriteFile(cf, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// With the admin endpoint off, the site's port is still looked at.
+	off := filepath.Join(dir, "Caddyfile.off")
+	if err := os.WriteFile(off, fmt.Appendf(nil, "{\n\tadmin off\n}\n\nhttp://127.0.0.1:%d {\n\trespond ok\n}\n", port), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	jf := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(jf, fmt.Appendf(nil, `{"apps":{"http":{"servers":{"a":{"listen":[":%d"]}}}}}`, port), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"run", "--config", cf}, {"start", "--config", cf, "--adapter", "caddyfile"}, {"run", "--config", jf}} {
+	for _, args := range [][]string{{"run", "--config", cf}, {"start", "--config", cf, "--adapter", "caddyfile"}, {"run", "--config", jf}, {"run", "--config", off, "--adapter", "caddyfile"}} {
 		if err := RefuseSecondServer(args); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("127.0.0.1:%d", port)) {
 			t.Errorf("%v with something on the site's port: %v", args, err)
 		}
