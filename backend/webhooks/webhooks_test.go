@@ -118,10 +118,15 @@ func TestEventsOfOneRecord(t *testing.T) {
 	if !slices.Equal(kinds, want) {
 		t.Errorf("events %v, want %v", kinds, want)
 	}
-	log, err := svc.Deliveries(ctx, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The receiver sees a delivery before the dispatcher records its outcome: wait for the log to settle.
+	var log *Log
+	wait("the log kept a pending delivery", func() bool {
+		var err error
+		if log, err = svc.Deliveries(ctx, 100); err != nil {
+			t.Fatal(err)
+		}
+		return log.Pending == 0 && !slices.ContainsFunc(log.Items, func(d Delivery) bool { return d.State == store.WebhookPending })
+	})
 	states := map[string]int{}
 	for _, d := range log.Items {
 		states[d.Type+" "+d.State]++
