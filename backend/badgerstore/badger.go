@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -369,7 +368,7 @@ func (s *Store) CreateCompleting(ctx context.Context, rec *store.Record, complet
 // createEntries are the keys and values of a new record without UpdatedAt: its pair key first, then the
 // record, then its index entries.
 func createEntries(rec *store.Record) ([]kv, error) {
-	val, err := json.Marshal(rec)
+	val, err := recordjson.Encode(rec)
 	if err != nil {
 		return nil, err
 	}
@@ -561,7 +560,7 @@ func (s *Store) commitTxn(reqs []*createReq, res []createRes) (int, error) {
 				continue
 			}
 			stamp(rec, rec.UpdatedAt)
-			val, err := json.Marshal(rec)
+			val, err := recordjson.Encode(rec)
 			if err != nil {
 				return n, err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/backend/store/recordjson"
 )
 
 // A database written before Create refused taken ids may hold two publications under one id: the second
@@ -116,7 +117,7 @@ func Repair(dir string, ids store.IDSource, report io.Writer) error {
 				}
 				rec.UpdatedAt = time.UnixMilli(stamp).UTC()
 				stamp++
-				val, err := json.Marshal(rec)
+				val, err := recordjson.Encode(rec)
 				if err != nil {
 					return err
 				}

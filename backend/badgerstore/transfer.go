@@ -12,6 +12,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/backend/store/recordjson"
 )
 
 var _ store.Transfer = (*Store)(nil)
@@ -269,7 +270,7 @@ func (s *Store) importTxn(recs []*store.Record, res *store.ImportResult) (int, e
 		if rec.EmergencySlug == "" {
 			return n, fmt.Errorf("record %s: %w", rec.ID, errNoEmergency)
 		}
-		val, err := json.Marshal(&rec)
+		val, err := recordjson.Encode(&rec)
 		if err != nil {
 			return n, err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/backend/store/recordjson"
 )
 
 // Publications are written by group commit, as in the Badger store: the Creates waiting when a writer
@@ -91,7 +92,7 @@ func (s *Store) newCreateReq(ctx context.Context, rec *store.Record) (*createReq
 	if r.pdoc, err = takePersonal(&pub); err != nil {
 		return nil, err
 	}
-	if r.doc, err = json.Marshal(&pub); err != nil {
+	if r.doc, err = recordjson.Encode(&pub); err != nil {
 		return nil, err
 	}
 	r.floor = max(s.Now().UnixMilli(), rec.CreatedAt.UnixMilli(), rec.UpdatedAt.UnixMilli())
@@ -234,7 +235,7 @@ func (r *createReq) setID(id string) (err error) {
 	if _, err = takePersonal(&pub); err != nil {
 		return err
 	}
-	r.doc, err = json.Marshal(&pub)
+	r.doc, err = recordjson.Encode(&pub)
 	return err
 }
 

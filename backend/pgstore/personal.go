@@ -103,7 +103,7 @@ func movePersonal(ctx context.Context, tx pgx.Tx) error {
 				return err
 			}
 			rec.UpdatedAt = time.Time{} // as stored: updated_ms is the authority
-			pub, err := json.Marshal(rec)
+			pub, err := recordjson.Encode(rec)
 			ids, docs, pdocs = append(ids, id), append(docs, pub), append(pdocs, pdoc)
 			return err
 		}); err != nil {

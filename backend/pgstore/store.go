@@ -184,7 +184,7 @@ func (s *Store) update(ctx context.Context, id string, fn func(*store.Record) er
 		if err != nil {
 			return err
 		}
-		doc, err := json.Marshal(&pub)
+		doc, err := recordjson.Encode(&pub)
 		if err != nil {
 			return err
 		}
