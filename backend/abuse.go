@@ -17,7 +17,9 @@ import (
 // either way. The windows are this node's (a restart or another node starts its own; a reload keeps them,
 // Config.Windows).
 const (
-	// reporterHidesPerHour is how many phones one reporter (keyed hash of its address) hides by itself.
+	// reporterHidesPerHour is how many numbers one reporter (keyed hash of its address) hides by itself:
+	// the same number on several records counts once, so a person whose number was spread over many
+	// records can take it off all of them.
 	reporterHidesPerHour = 2
 	// breakerWindow is the period over which automatic hides are counted.
 	breakerWindow = time.Hour
@@ -33,17 +35,18 @@ func phoneBreakerLimit(total int) int    { return breakerLimit(total, 50, 5) }
 func recordBreakerLimit(total int) int   { return breakerLimit(total, 200, 3) }
 func responseBreakerLimit(total int) int { return recordBreakerLimit(total) }
 
-// hideBudget keeps the automatic hides of the last window: per reporter, and per emergency phones and records.
+// hideBudget keeps the automatic hides of the last window: per reporter (with the number each hid), and
+// per emergency phones and records.
 type hideBudget struct {
 	mu        sync.Mutex
-	reporter  map[string][]time.Time
+	reporter  map[string][]phoneHide
 	phones    map[string][]time.Time
 	records   map[string][]time.Time
 	responses map[string][]time.Time
 }
 
 func newHideBudget() *hideBudget {
-	return &hideBudget{reporter: map[string][]time.Time{}, phones: map[string][]time.Time{}, records: map[string][]time.Time{},
+	return &hideBudget{reporter: map[string][]phoneHide{}, phones: map[string][]time.Time{}, records: map[string][]time.Time{},
 		responses: map[string][]time.Time{}}
 }
 
@@ -90,27 +93,52 @@ func within[E any](m map[string][]E, k string, now time.Time, window time.Durati
 	return es[i:]
 }
 
-// reserve takes what a report may hide now: phone (a phone hide by reporter in slug) and record (a record
-// hide in slug), each only when asked for and within its budget. total is the emergency's open records.
-// release gives back what the report then did not hide.
-func (b *hideBudget) reserve(now time.Time, reporter, slug string, total int, phone, record bool) (gotPhone, gotRecord bool, release func(phone, record bool)) {
+// phoneHide is one number a reporter hid, and when.
+type phoneHide struct {
+	at    time.Time
+	phone string
+}
+
+// reserve takes what a report may hide now: phone (a hide of number, by reporter, in slug) and record (a
+// record hide in slug), each only when asked for and within its budget. A number this reporter already
+// hid within the window costs no more of the reporter's budget (the breaker's still). total is the emergency's open records. reporterFull says
+// that the phone was refused by the reporter's own budget, not by the emergency's breaker. release gives
+// back what the report then did not hide.
+func (b *hideBudget) reserve(now time.Time, reporter, number, slug string, total int, phone, record bool) (gotPhone, gotRecord, reporterFull bool, release func(phone, record bool)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.prune(now)
-	if phone && recent(b.reporter, reporter, now) < reporterHidesPerHour && recent(b.phones, slug, now) < phoneBreakerLimit(total) {
-		b.reporter[reporter] = append(b.reporter[reporter], now)
-		b.phones[slug] = append(b.phones[slug], now)
-		gotPhone = true
+	var newNumber bool // whether this reservation spent one of the reporter's numbers
+	if phone {
+		hid := within(b.reporter, reporter, now, breakerWindow, func(h phoneHide) time.Time { return h.at })
+		again := slices.ContainsFunc(hid, func(h phoneHide) bool { return h.phone == number })
+		switch {
+		case !again && len(hid) >= reporterHidesPerHour:
+			reporterFull = true
+		case recent(b.phones, slug, now) < phoneBreakerLimit(total):
+			// Every phone hidden counts for the breaker, the same number on another record too: one
+			// reporter cannot take an organization's line off all its records at once.
+			if !again {
+				b.reporter[reporter] = append(b.reporter[reporter], phoneHide{at: now, phone: number})
+				newNumber = true
+			}
+			b.phones[slug] = append(b.phones[slug], now)
+			gotPhone = true
+		}
 	}
 	if record && recent(b.records, slug, now) < recordBreakerLimit(total) {
 		b.records[slug] = append(b.records[slug], now)
 		gotRecord = true
 	}
-	return gotPhone, gotRecord, func(phone, record bool) {
+	return gotPhone, gotRecord, reporterFull, func(phone, record bool) {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if phone {
-			b.reporter[reporter] = dropOne(b.reporter[reporter], now)
+			if hs := b.reporter[reporter]; newNumber {
+				if i := slices.IndexFunc(hs, func(h phoneHide) bool { return h.at.Equal(now) && h.phone == number }); i >= 0 {
+					b.reporter[reporter] = slices.Delete(hs, i, i+1)
+				}
+			}
 			b.phones[slug] = dropOne(b.phones[slug], now)
 		}
 		if record {
@@ -128,7 +156,10 @@ func (b *hideBudget) prune(now time.Time) {
 	if len(b.reporter) < pruneAt {
 		return
 	}
-	for _, m := range []map[string][]time.Time{b.reporter, b.phones, b.records, b.responses} {
+	for k := range b.reporter {
+		within(b.reporter, k, now, breakerWindow, func(h phoneHide) time.Time { return h.at })
+	}
+	for _, m := range []map[string][]time.Time{b.phones, b.records, b.responses} {
 		for k := range m {
 			recent(m, k, now)
 		}

@@ -644,3 +644,41 @@ func TestPairTakenIsSaid(t *testing.T) {
 		}
 	}
 }
+
+// TestReporterBudgetCountsNumbers: a person whose number was spread over four records takes it off all
+// four with their reports (one number, however many records), while the same address still hides at most
+// two numbers an hour by itself and is told so, not that the network had many reports.
+func TestReporterBudgetCountsNumbers(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	ctx := context.Background()
+	publish := func(ext, e164 string) string {
+		t.Helper()
+		rec := storetest.Record("app", ext)
+		rec.ContactWhatsapp, rec.ContactE164, rec.Publisher = e164, e164, "otra-red"
+		stored, _, err := s.st.Create(ctx, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stored.ID
+	}
+	report := func(id string) schema.ReportResult {
+		t.Helper()
+		res, err := s.svc.Report(ctx, id, &schema.ReportInput{Reason: store.ReasonNotMyNumber}, "127.0.0.91")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *res
+	}
+	for i := range 4 {
+		if res := report(publish(fmt.Sprintf("h%d", i), "+573017776655")); res.Outcome != schema.ReportHidPhone {
+			t.Fatalf("the owner's report of their number on record %d of 4: %+v", i+1, res)
+		}
+	}
+	if res := report(publish("other-1", "+573017776656")); res.Outcome != schema.ReportHidPhone {
+		t.Fatalf("a second number: %+v", res)
+	}
+	res := report(publish("other-2", "+573017776657"))
+	if res.Outcome != schema.ReportQueued || !strings.Contains(res.Message, "Desde su conexión ya se ocultaron otros números") {
+		t.Fatalf("a third number from one address within the hour: %+v", res)
+	}
+}

@@ -246,14 +246,14 @@ func (s *Service) Report(ctx context.Context, id string, in *schema.ReportInput,
 	wantRecord := n >= hideAfter && rec.Status != store.StatusHidden
 	wouldHide := wantPhone || wantRecord
 	wantPhone = wantPhone && !reviewedBefore // a phone an operator restored is not hidden again by the same reporter
-	var okPhone, okRecord bool
+	var okPhone, okRecord, reporterFull bool
 	release := func(bool, bool) {}
 	if wantPhone || wantRecord {
 		total, err := s.emergencyRecords(ctx, rec.EmergencySlug)
 		if err != nil {
 			return nil, err
 		}
-		okPhone, okRecord, release = s.hides.reserve(s.now(), who, rec.EmergencySlug, total, wantPhone, wantRecord)
+		okPhone, okRecord, reporterFull, release = s.hides.reserve(s.now(), who, rec.ContactE164, rec.EmergencySlug, total, wantPhone, wantRecord)
 	}
 	var hid, hidPhone bool
 	if okPhone || okRecord {
@@ -315,6 +315,9 @@ func (s *Service) Report(ctx context.Context, id string, in *schema.ReportInput,
 	case wouldHide && reviewedBefore && !(wantRecord && !okRecord):
 		// Not the breakers: an operator already kept what this reporter reported.
 		res.Outcome, res.Message = schema.ReportQueued, "Gracias: el reporte quedó registrado. Quien opera el servicio ya revisó un reporte suyo de esta publicación y la dejó como está, así que no se oculta nada automáticamente: lo revisará de nuevo."
+	case wouldHide && reporterFull && !(wantRecord && !okRecord):
+		// Not the breakers: this reporter hid other numbers within the hour.
+		res.Outcome, res.Message = schema.ReportQueued, "Gracias: el reporte quedó registrado. Desde su conexión ya se ocultaron otros números en la última hora, así que este no se oculta automáticamente: lo decidirá quien opera el servicio, en cuanto lo revise."
 	case wouldHide:
 		res.Outcome, res.Message = schema.ReportQueued, "Gracias: el reporte quedó registrado. Por ahora no se oculta nada automáticamente (hubo muchos reportes recientes): lo decidirá quien opera el servicio, en cuanto lo revise."
 	}
