@@ -156,7 +156,14 @@ func TestRestoreByReporter(t *testing.T) {
 	if hash[ids[0]] != hash[ids[1]] || hash[ids[0]] == hash[ids[2]] {
 		t.Fatalf("reporter hashes do not tell the two addresses apart: %v", hash)
 	}
-	restored, err := s.svc.RestoreByReporter(ctx, hash[ids[0]])
+	// A hash nobody has, or none, is said to be unknown, not taken as «nothing to restore».
+	for _, unknown := range []string{"deadbeef", "", "  "} {
+		if restored, err := s.svc.RestoreByReporter(ctx, unknown); !errors.Is(err, backend.ErrUnknownReporter) || !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("restore by reporter %q: %v %v, want ErrUnknownReporter", unknown, restored, err)
+		}
+	}
+	// The start of the hash, as the site shows it (8 characters), names the reporter.
+	restored, err := s.svc.RestoreByReporter(ctx, strings.ToUpper(hash[ids[0]][:8]))
 	if err != nil || len(restored) != 2 {
 		t.Fatalf("restore by reporter: %v %v", restored, err)
 	}
@@ -680,5 +687,32 @@ func TestReporterBudgetCountsNumbers(t *testing.T) {
 	res := report(publish("other-2", "+573017776657"))
 	if res.Outcome != schema.ReportQueued || !strings.Contains(res.Message, "Desde su conexión ya se ocultaron otros números") {
 		t.Fatalf("a third number from one address within the hour: %+v", res)
+	}
+}
+
+// TestModeratorWithdrawalErases: an operator's status withdrawn erases the personal data, as the
+// publisher's withdrawal does (readers of a withdrawn record are told so), and cannot be reopened.
+func TestModeratorWithdrawalErases(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	ctx := context.Background()
+	rec, _, err := s.st.Create(ctx, storetest.Record("app", "withdraw-me"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.svc.Moderate(ctx, rec.ID, backend.ActionSetStatus, store.StatusWithdrawn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := s.st.Get(ctx, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*store.Record{got, stored} {
+		if r.Status != store.StatusWithdrawn || r.ContactName != "" || r.ContactWhatsapp != "" || r.ContactE164 != "" || r.Address != "" {
+			t.Fatalf("a moderator's withdrawal kept the personal data: %+v", r)
+		}
+	}
+	if _, err := s.svc.Moderate(ctx, rec.ID, backend.ActionSetStatus, store.StatusOpen); !errors.Is(err, backend.ErrErased) {
+		t.Fatalf("reopening a record a moderator withdrew: %v, want ErrErased", err)
 	}
 }

@@ -421,12 +421,15 @@ func (s *Service) ModerationQueue(ctx context.Context) ([]QueueItem, error) {
 // or whose phone is hidden, and that reporter (a hash of the queue) reported without review, and (as
 // RestoreResponse) every response hidden with that reporter among its reporters: the way back from one
 // address's campaign of reports. It returns the ids it restored, a response's as id/responses/responseId.
+// reporter may be the start of a hash, as the site shows it, when no other reporter's begins alike; one
+// that matches no reporter of the queue is ErrUnknownReporter, one that matches several
+// ErrAmbiguousReporter.
 func (s *Service) RestoreByReporter(ctx context.Context, reporter string) ([]string, error) {
-	if reporter == "" {
-		return nil, store.ErrNotFound
-	}
 	items, err := s.ModerationQueue(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if reporter, err = queueReporter(items, reporter); err != nil {
 		return nil, err
 	}
 	restored := []string{}
@@ -468,6 +471,47 @@ func (s *Service) RestoreByReporter(ctx context.Context, reporter string) ([]str
 	return restored, nil
 }
 
+// ErrUnknownReporter and ErrAmbiguousReporter are RestoreByReporter's answers to a reporter that is not
+// one of the queue's, and to the start of several reporters' hashes.
+var (
+	ErrUnknownReporter   = fmt.Errorf("no reporter of the moderation queue has this hash: %w", store.ErrNotFound)
+	ErrAmbiguousReporter = errors.New("several reporters' hashes begin so: give more of the hash")
+)
+
+// queueReporter is the hash of the queue's reporter that reporter names: the whole hash, or its start
+// (any case) when only one reporter's hash begins so.
+func queueReporter(items []QueueItem, reporter string) (string, error) {
+	reporter = strings.ToLower(strings.TrimSpace(reporter))
+	if reporter == "" {
+		return "", ErrUnknownReporter
+	}
+	var found []string
+	add := func(h string) {
+		if strings.HasPrefix(h, reporter) && !slices.Contains(found, h) {
+			found = append(found, h)
+		}
+	}
+	for _, it := range items {
+		for _, r := range it.Reports {
+			add(r.Reporter)
+		}
+		for _, r := range it.HiddenResponses {
+			for _, h := range r.Reporters {
+				add(h)
+			}
+		}
+	}
+	switch {
+	case slices.Contains(found, reporter):
+		return reporter, nil
+	case len(found) == 1:
+		return found[0], nil
+	case len(found) == 0:
+		return "", ErrUnknownReporter
+	}
+	return "", fmt.Errorf("%w (%d begin with %q)", ErrAmbiguousReporter, len(found), reporter)
+}
+
 // ActionRestoreResponse is the audit trail's action of an operator restoring a response hidden by reports.
 const ActionRestoreResponse = "restore_response"
 
@@ -485,6 +529,9 @@ func (s *Service) RestoreResponse(ctx context.Context, id, rid string) error {
 		r.Cleared, r.Reporters = append(r.Cleared, r.Reporters...), nil
 		return nil
 	})
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no hidden response %s on record %s: %w", rid, id, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -504,7 +551,7 @@ var ErrErased = errors.New("the record's personal data were erased: it cannot be
 
 // Moderate applies an operator's action to record id: hide, restore (open, phone shown again, reports
 // reviewed), erase (every personal field removed, record kept as a withdrawn tombstone, report notes
-// dropped) or set_status (to status). It returns the record as stored.
+// dropped) or set_status (to status; to withdrawn it erases). It returns the record as stored.
 func (s *Service) Moderate(ctx context.Context, id, action, status string) (*store.Record, error) {
 	return s.moderate(ctx, id, action, status, undo{})
 }
@@ -524,6 +571,11 @@ func (s *Service) moderate(ctx context.Context, id, action, status string, u und
 	}
 	if action == ActionSetStatus && !slices.Contains(store.Statuses, status) {
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrBadStatus, status, strings.Join(store.Statuses, ", "))
+	}
+	if action == ActionSetStatus && status == store.StatusWithdrawn {
+		// A withdrawn record has no personal data: that is what a publisher's withdrawal does and what
+		// the record's readers are told. A status that kept them would be a false «se borraron».
+		action = ActionErase
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	rec, err := s.update(auditStatus(ctx, action, store.ActorOperator), id, func(r *store.Record) error {

@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,7 +60,7 @@ else $CADDY_ADMIN, else the shipped one, ` + DefaultAdminSocket + `:
                          a phone another reporter hid and a record an operator hid stay hidden
   erase <id>             removes its contact name, phone and exact place for good; the record stays as a
                          withdrawn tombstone (its bytes leave the database files at the next maintenance cycle)
-  status <id> <status>   sets any status (open, resolved, withdrawn, expired, hidden)
+  status <id> <status>   sets any status (open, resolved, withdrawn, expired, hidden); withdrawn erases, as erase
   audit                  the audit trail of moderation and publisher actions, oldest first
   maintain               runs the database's maintenance cycle now, so that what was erased leaves its
                          files at once rather than within the cycle's period (Badger; no-op on PostgreSQL)
@@ -146,10 +147,10 @@ func moderationHandler(w http.ResponseWriter, r *http.Request) error {
 			break
 		}
 		q := r.URL.Query()
-		after, _ := strconv.ParseInt(q.Get("after"), 10, 64)
-		limit, _ := strconv.Atoi(q.Get("limit"))
-		if limit <= 0 || limit > 1000 {
-			limit = 100
+		after, errAfter := strconv.ParseInt(cmp.Or(q.Get("after"), "0"), 10, 64)
+		limit, errLimit := strconv.Atoi(cmp.Or(q.Get("limit"), "100"))
+		if errAfter != nil || errLimit != nil || after < 0 || limit < 1 || limit > 1000 {
+			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: errors.New("audit: after is a seq (0 or more), limit 1 to 1000")}
 		}
 		var entries []store.AuditEntry
 		entries, err = svc.AuditTrail(ctx, after, limit)
@@ -202,7 +203,7 @@ func moderationHandler(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: err}
-	case errors.Is(err, backend.ErrBadStatus):
+	case errors.Is(err, backend.ErrBadStatus), errors.Is(err, backend.ErrAmbiguousReporter):
 		return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: err}
 	case errors.Is(err, backend.ErrErased):
 		return caddy.APIError{HTTPStatus: http.StatusConflict, Err: err}

@@ -319,6 +319,9 @@ func (mv *moderationView) fill(items []ModerationItem, confirm string) {
 			Description: it.Description, Emergency: it.EmergencySlug, ContactName: it.ContactName, Phone: it.Phone,
 			Created: shortTime(it.CreatedAt), ContactHidden: it.ContactHidden, Hidden: it.Status == schema.StatusHidden}
 		for _, s := range schema.Statuses {
+			if s == schema.StatusWithdrawn && it.Status != s {
+				continue // withdrawing erases: «Borrar datos personales…», which asks first
+			}
 			mi.Statuses = append(mi.Statuses, modOption{Value: s, Label: cmp.Or(enumLabels[s], s), Selected: s == it.Status})
 		}
 		for _, rp := range it.Reports {

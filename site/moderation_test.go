@@ -116,6 +116,10 @@ func TestModerationPage(t *testing.T) {
 	if n := strings.Count(string(body), ">Mostrar de nuevo</button>"); n != 1 {
 		t.Errorf("%d «Mostrar de nuevo» buttons, want 1", n)
 	}
+	// Withdrawing erases: only «Borrar datos personales…», which asks first, does it from the page.
+	if strings.Contains(string(body), `<option value="withdrawn"`) {
+		t.Error("the status list offers «Retirada», which would erase without asking")
+	}
 	// A record in the queue for its hidden response alone does not claim the team hid it.
 	if n := strings.Count(text, "Sin reportes: la ocultó el equipo."); n != 0 {
 		t.Errorf("«Sin reportes: la ocultó el equipo.» %d times", n)
