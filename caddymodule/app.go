@@ -4,6 +4,7 @@ package caddymodule
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -293,7 +294,9 @@ func (a *App) doOpen() error {
 		return err
 	}
 	a.store, a.windows = val.(storeHandle).Store, val.(storeHandle).windows
-	a.warnIfDatabaseChanged()
+	if err := a.checkDatabaseChange(); err != nil {
+		return err
+	}
 	// A reload shares the open store (stores): this config's min_free_space reaches it here, where Open
 	// took the first config's.
 	if g, ok := a.store.(interface{ SetMinFreeBytes(int64) }); ok {
@@ -430,22 +433,30 @@ var (
 	_ caddy.CleanerUpper = (*App)(nil)
 )
 
-// inUse is the database (App.dir: a directory, or postgres and its DSN) of the config that started last.
+// inUse is the database (App.dir: a directory, or postgres and its DSN) of the config that started last,
+// and its store.
 var inUse struct {
 	sync.Mutex
-	dir string
+	dir   string
+	store store.Store
 }
 
-// warnIfDatabaseChanged says, at WARN, when this config's database is not the one of the config before it
-// (a reload that changed `database`): the network then serves what the new one holds, possibly nothing,
-// and an operator who meant to move the data, or mistyped a path, should see it in the log at once.
-func (a *App) warnIfDatabaseChanged() {
+// ErrEmptyDatabaseOnReload refuses a reload whose database holds no record while the one in use holds
+// some: a mistyped path would otherwise blank the network, and every publication would go where no
+// backup looks.
+var ErrEmptyDatabaseOnReload = errors.New("this configuration's database holds no records while the one in use holds some: reload refused (a mistyped path?). To start over on an empty database, stop the server and start it with this configuration")
+
+// checkDatabaseChange looks at a config whose database is not the one of the config before it (a reload
+// that changed `database`): to one that holds no records, while the one in use holds some, it refuses
+// (ErrEmptyDatabaseOnReload); to one that holds records (moved, or restored from a backup) it says so at
+// WARN, with both and the new one's count, and the network serves it.
+func (a *App) checkDatabaseChange() error {
 	inUse.Lock()
-	before := inUse.dir
-	inUse.dir = a.dir
-	inUse.Unlock()
+	defer inUse.Unlock()
+	before, old := inUse.dir, inUse.store
 	if before == "" || before == a.dir {
-		return
+		inUse.dir, inUse.store = a.dir, a.store
+		return nil
 	}
 	n, err := a.store.Count(a.ctx)
 	describe := func(dir string) string {
@@ -454,6 +465,15 @@ func (a *App) warnIfDatabaseChanged() {
 		}
 		return dir
 	}
+	if err == nil && n == 0 && old != nil {
+		if had, err := old.Count(a.ctx); err == nil && had > 0 {
+			a.logger.Error("reload refused: its database holds no records while the one in use holds some",
+				zap.String("in_use", describe(before)), zap.Int("records_in_use", had), zap.String("refused", describe(a.dir)))
+			return fmt.Errorf("%w (in use: %s, %d records; this one: %s)", ErrEmptyDatabaseOnReload, describe(before), had, describe(a.dir))
+		}
+	}
+	inUse.dir, inUse.store = a.dir, a.store
 	a.logger.Warn("this configuration uses another database than the one before it: the network now serves what this one holds",
 		zap.String("before", describe(before)), zap.String("now", describe(a.dir)), zap.Int("records", n), zap.Error(err))
+	return nil
 }

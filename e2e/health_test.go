@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -356,34 +357,63 @@ func TestStartOnAFullDisk(t *testing.T) {
 	}
 }
 
-// TestReloadToAnotherDatabaseIsSaid: a reload whose Caddyfile names another database directory serves
-// that one (here, empty) and says so at WARN, with both directories and what the new one holds.
+// TestReloadToAnotherDatabaseIsSaid: a reload whose Caddyfile names another database directory that holds
+// no records, while the one in use holds some (a mistyped path), is refused: the network keeps serving
+// its records and `reload` says why. One whose directory holds records (moved, restored) is served, and
+// said at WARN with both directories and what the new one holds.
 func TestReloadToAnotherDatabaseIsSaid(t *testing.T) {
 	t.Parallel()
-	s := testserver.Start(t, testserver.Options{})
-	if r, out := publish(t, s, validRequest()); r.StatusCode != http.StatusCreated {
+	// A database of one record, made by a server of its own, then stopped.
+	moved := testserver.Start(t, testserver.Options{})
+	if r, out := publish(t, moved, validRequest()); r.StatusCode != http.StatusCreated {
 		t.Fatalf("publish: %d %v", r.StatusCode, out)
+	}
+	moved.Stop()
+
+	s := testserver.Start(t, testserver.Options{})
+	for i := range 2 {
+		body := validRequest()
+		body["externalId"] = fmt.Sprintf("reload-db-%d", i)
+		if r, out := publish(t, s, body); r.StatusCode != http.StatusCreated {
+			t.Fatalf("publish: %d %v", r.StatusCode, out)
+		}
 	}
 	b, err := os.ReadFile(s.CaddyfilePath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := filepath.Join(t.TempDir(), "other")
 	i := strings.Index(string(b), "database badger ")
 	if i < 0 {
 		t.Fatalf("no database badger in the Caddyfile:\n%s", b)
 	}
 	end := i + strings.IndexAny(string(b[i:]), "\n{")
-	next := string(b[:i]) + "database badger " + other + " " + string(b[end:])
-	if err := os.WriteFile(s.CaddyfilePath(), []byte(next), 0o644); err != nil {
-		t.Fatal(err)
+	reloadTo := func(dir string) (string, error) {
+		next := string(b[:i]) + "database badger " + dir + " " + string(b[end:])
+		if err := os.WriteFile(s.CaddyfilePath(), []byte(next), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return s.TryReload()
 	}
-	s.Reload()
-	if n := countLines(s.Log(), `"level":"warn"`, "another database", `"now":"`+other+`"`, `"records":0`); n != 1 {
+	total := func() any {
+		_, list := call(t, s, "GET", "/api/public/v1/help?view=list", nil)
+		return list["total"]
+	}
+
+	typo := filepath.Join(t.TempDir(), "dta")
+	out, err := reloadTo(typo)
+	if err == nil || !strings.Contains(out, "holds no records while the one in use holds some") {
+		t.Fatalf("a reload to an empty database was not refused: %v\n%s", err, out)
+	}
+	if got := total(); got != 2.0 {
+		t.Errorf("after the refused reload the list holds %v records, want the 2 in use", got)
+	}
+	if out, err := reloadTo(moved.DataDir); err != nil {
+		t.Fatalf("a reload to a database holding records: %v\n%s", err, out)
+	}
+	if n := countLines(s.Log(), `"level":"warn"`, "another database", `"now":"`+moved.DataDir+`"`, `"records":1`); n != 1 {
 		t.Errorf("%d warnings of the changed database, want 1:\n%s", n, s.Log())
 	}
-	_, list := call(t, s, "GET", "/api/public/v1/help?view=list", nil)
-	if list["total"] != 0.0 {
-		t.Errorf("the new database's list: %v", list["total"])
+	if got := total(); got != 1.0 {
+		t.Errorf("the moved database's list: %v records, want 1", got)
 	}
 }

@@ -382,13 +382,19 @@ func (s *Server) Restart() {
 // Reload runs `directaid reload` against the running server with the current Caddyfile.
 func (s *Server) Reload() {
 	s.t.Helper()
-	cmd := exec.Command(s.bin, "reload", "--config", s.caddyfile, "--address", strings.TrimPrefix(s.AdminURL, "http://"))
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := s.TryReload(); err != nil {
 		s.t.Fatalf("reload: %v\n%s", err, out)
 	}
+}
+
+// TryReload is Reload for a reload that may be refused: what `directaid reload` printed, and its error.
+func (s *Server) TryReload() (string, error) {
+	cmd := exec.Command(s.bin, "reload", "--config", s.caddyfile, "--address", strings.TrimPrefix(s.AdminURL, "http://"))
+	out, err := cmd.CombinedOutput()
 	// The reload ended the old server's idle keep-alive connections: a POST sent on one the client still
 	// holds would fail with EOF (the client retries only idempotent requests), so drop them.
 	http.DefaultClient.CloseIdleConnections()
+	return string(out), err
 }
 
 // PID is the process id of the running binary (0 when stopped).
