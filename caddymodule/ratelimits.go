@@ -47,8 +47,14 @@ func parseRateLimits(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error
 		limits[z.Name] = backend.Limit{Events: z.Events, Window: z.Window}
 	}
 	body := caddyfile.Segment{}
+	seen := map[string]int{} // the line of each zone given
 	for nesting := h.Nesting(); h.NextBlock(nesting); {
 		if z := backend.ZoneNamed(h.Val()); z != nil {
+			if line, ok := seen[z.Name]; ok {
+				// The last line would win in silence: an operator editing the first would see no effect.
+				return nil, h.Errf("zone %s given twice (first on line %d): keep one line per zone", z.Name, line)
+			}
+			seen[z.Name] = h.Line()
 			l, err := parseZoneLimit(h.Dispenser, z.Name)
 			if err != nil {
 				return nil, err

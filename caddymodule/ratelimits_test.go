@@ -140,7 +140,8 @@ func (f middlewareFunc) ServeHTTP(w http.ResponseWriter, r *http.Request, next c
 
 // TestRateLimitsRefuseUnknownLines: a line of directaid_rate_limits that is neither a zone of directaid
 // nor an option of caddy-ratelimit's rate_limit is refused, naming its line and the zone it resembles:
-// caddy-ratelimit skips lines it does not know, so a misspelt zone would keep its default in silence.
+// caddy-ratelimit skips lines it does not know, so a misspelt zone would keep its default in silence. A
+// zone given twice is refused too (the last line would win in silence).
 func TestRateLimitsRefuseUnknownLines(t *testing.T) {
 	adapt := func(body string) error {
 		_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(":8080 {\n\tdirectaid_rate_limits {\n"+body+"\t}\n}\n"), nil)
@@ -151,6 +152,8 @@ func TestRateLimitsRefuseUnknownLines(t *testing.T) {
 		{"\t\tPublish 6000 1m\n", "did you mean publish?"},
 		{"\t\tresponds 5 1m\n", "did you mean respond?"},
 		{"\t\tpublish 60 1m\n\t\tburst 10\n", `unknown line "burst"`},
+		{"\t\tpublish 60 1m\n\t\tdetail 30 1m\n\t\tpublish 5 1m\n", "zone publish given twice (first on line 3)"},
+		{"\t\trespond off\n\t\trespond 20 1m\n", "zone respond given twice"},
 	} {
 		err := adapt(c.body)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "Caddyfile:") {
