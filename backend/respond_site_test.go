@@ -121,7 +121,7 @@ func TestRespondFormPost(t *testing.T) {
 	// the buttons with the response token.
 	resp, raw, text = postForm(s, schema.RespondFormPath, url.Values{"id": {strings.ToUpper(id)}, "message": {"Tengo agua; la llevo a las 4"},
 		"contactName": {"Luis"}, "contactWhatsapp": {"311 222 3344"}})
-	if resp.StatusCode != http.StatusOK || !strings.Contains(text, "Respuesta enviada") || !strings.Contains(text, "quien pidió ayuda verá su mensaje y su WhatsApp") ||
+	if resp.StatusCode != http.StatusOK || !strings.Contains(text, "Respuesta enviada") || !strings.Contains(text, "quien pidió ayuda verá su mensaje y su WhatsApp cuando abra el enlace que recibió al publicar") || !strings.Contains(text, "escríbale también") ||
 		resp.Header.Get("Cache-Control") != "no-store" {
 		t.Fatalf("stored: %d %q %s", resp.StatusCode, resp.Header.Get("Cache-Control"), text)
 	}

@@ -87,7 +87,7 @@ func TestGestionar(t *testing.T) {
 		"contactName": {"Ana"}, "contactWhatsapp": {"3001234567"}, "publishContact": {"true"}}
 	resp, body := s.Do("POST", "/pedir", []byte(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
 	m := regexp.MustCompile(`id="resultado-gestionar" href="([^"]+)"`).FindStringSubmatch(string(body))
-	if resp.StatusCode != 201 && resp.StatusCode != 200 || m == nil || !strings.Contains(string(body), `<div id="resultado-gestion">`) || !strings.Contains(string(body), "Guarde este enlace: es la única forma") ||
+	if resp.StatusCode != 201 && resp.StatusCode != 200 || m == nil || !strings.Contains(string(body), `<div id="resultado-gestion">`) || !strings.Contains(string(body), "Guarde este enlace: allí verá quién le responde, y es la única forma") ||
 		!strings.Contains(html.UnescapeString(m[1]), s.URL+"/gestionar#id=") {
 		t.Fatalf("form publication: %d, manage link %v\n%.3000s", resp.StatusCode, m, body)
 	}

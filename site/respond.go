@@ -255,9 +255,12 @@ func respondedWords(rv *respondView, counted bool) string {
 		who = "quien ofrece la ayuda"
 	}
 	if strings.TrimSpace(rv.ContactWhatsapp) != "" {
-		what = "su mensaje y su WhatsApp, para escribirle"
+		what = "su mensaje y su WhatsApp"
 	}
-	msg := "Gracias: " + who + " verá " + what + "."
+	// Nobody is notified: the publisher sees responses when they open their manage link. The responder
+	// must not wait for a message that may come late.
+	msg := "Gracias: " + who + " verá " + what + " cuando abra el enlace que recibió al publicar, y puede tardar en abrirlo: " +
+		"si esta página muestra su WhatsApp, escríbale también."
 	if !counted {
 		return msg + " Desde su conexión ya se sumaron muchas respuestas en las últimas 48 horas: esta no se suma al número de personas que ayudan que muestra la página."
 	}
