@@ -19,6 +19,14 @@ var EnumLabels = map[string]string{
 	StatusHidden: "Oculta mientras se revisa",
 }
 
+// CategoryChoices name the categories where a person chooses one (the site's forms): what each holds, in
+// the words of category's description, so that water is looked for under food and a truck under transport.
+var CategoryChoices = map[string]string{
+	"alimentos": "Alimentos y agua potable", "salud": "Salud: medicinas, atención médica", "refugio": "Refugio: albergue, techo, cobijas",
+	"transporte": "Transporte: llevar personas o cosas", "acopio": "Acopio: centros de acopio y donaciones",
+	"rescate": "Rescate: personas atrapadas o en peligro", "otro": "Otro",
+}
+
 // EnumLabel is the label of an enumeration value, or the value itself when it has none.
 func EnumLabel(v string) string {
 	if l, ok := EnumLabels[v]; ok {

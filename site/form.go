@@ -229,6 +229,9 @@ func newInput(f field) input {
 		}
 		for _, e := range f.Enum {
 			l := enumLabels[e]
+			if c := schema.CategoryChoices[e]; c != "" && f.Name == "category" {
+				l = c
+			}
 			if l == "" {
 				l = e
 			}

@@ -239,6 +239,16 @@ func TestFormRender(t *testing.T) {
 	if !strings.Contains(string(body), `<option value="needed" selected>Necesaria</option>`) {
 		t.Error("urgency does not default to the schema's default")
 	}
+	// Each category says what it holds: a person who needs water finds it under food.
+	for _, c := range schema.Categories {
+		if !strings.Contains(string(body), `<option value="`+c+`">`+schema.CategoryChoices[c]+`</option>`) || schema.CategoryChoices[c] == "" ||
+			!strings.HasPrefix(schema.CategoryChoices[c], schema.EnumLabels[c]) {
+			t.Errorf("category %s: no option «%s» beginning with its label", c, schema.CategoryChoices[c])
+		}
+	}
+	if !strings.Contains(string(body), "Alimentos y agua potable") {
+		t.Error("water is not said under food")
+	}
 	form := element(t, doc, "formulario")
 	if sitetest.Attr(form, "method") != "post" || sitetest.Attr(form, "action") != "/pedir" || sitetest.Attr(form, "data-api") != schema.HelpPath {
 		t.Errorf("form attributes: %v", form.Attr)
