@@ -57,6 +57,19 @@ func TestBrowserPlacePicker(t *testing.T) {
 	if first := run(p.ctx, t, "first result", chromedp.Evaluate[string](`(document.querySelector('#lugar-resultados button') || {}).textContent || ''`)); first != "Pueblo Tapado, Montenegro (Quindío)" {
 		t.Errorf("first result for «pueblo tapao»: %q", first)
 	}
+	// A typo gets the names like it, as the server's «Buscar» step gives them; the words people put
+	// before a name are left out.
+	for typed, want := range map[string]string{"armenai": "Armenia (Quindío)", "vereda el kaimo": "El Caimo, Armenia (Quindío)", "cerca de montenegro": "Montenegro (Quindío)"} {
+		p.do(t, "clear", chromedp.Evaluate[chromedp.Void](`document.getElementById('f-lugar-buscar').value = ''`))
+		p.do(t, "type "+typed, chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), typed))
+		got := run(p.ctx, t, "results", chromedp.Evaluate[string](`document.getElementById('lugar-resultados').textContent`))
+		if !strings.Contains(got, want) {
+			t.Errorf("results for «%s»: %q, want %s", typed, got, want)
+		}
+		if guessed := strings.Contains(got, "¿Quiso decir…?"); guessed != (typed != "cerca de montenegro") {
+			t.Errorf("results for «%s»: %q (a guess: %v)", typed, got, guessed)
+		}
+	}
 	// «armenia» offers both municipios Armenia first; the Quindío one is chosen.
 	p.do(t, "clear", chromedp.Evaluate[chromedp.Void](`document.getElementById('f-lugar-buscar').value = ''`))
 	p.do(t, "type armenia", chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), "armenia"))

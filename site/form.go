@@ -39,6 +39,8 @@ var enumLabels = schema.EnumLabels
 // which the form's picker stands for).
 var formHints = map[string]string{
 	"latitude": "Grados decimales, p. ej. 4.5339 o 4,5339.", "longitude": "Grados decimales, p. ej. -75.6811 o -75,6811.",
+	// Where there is no street address (a vereda), directions are what a helper needs.
+	"address": "La calle y el número o, si no hay, cómo llegar: p. ej. «vereda El Caimo, casa azul junto a la escuela».",
 }
 
 var autocomplete = map[string]string{"contactName": "name", "contactWhatsapp": "tel", "address": "street-address"}

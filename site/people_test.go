@@ -462,6 +462,18 @@ func TestPickerEnterSearches(t *testing.T) {
 	if !strings.Contains(string(none), `aria-describedby="f-lugar-buscar-ayuda" autofocus>`) {
 		t.Errorf("a search with no results does not give the focus back to the search box")
 	}
+	// A typo is answered with the names like it, as the lists guess them; the words before a name are
+	// left out.
+	for typed, want := range map[string]string{"armenai": "Armenia (Quindío)", "vereda el kaimo": "El Caimo, Armenia (Quindío)"} {
+		_, guess := postForm(t, c, "/pedir", url.Values{"lugar-buscar": {typed}, "paso": {"buscar"}})
+		if !strings.Contains(string(guess), "<p>No hay un lugar con ese nombre. ¿Quiso decir…?</p>") || !strings.Contains(string(guess), ">"+want+"</button>") {
+			t.Errorf("«%s»: no guess of %s:\n%s", typed, want, guess)
+		}
+	}
+	_, caimo := postForm(t, c, "/pedir", url.Values{"lugar-buscar": {"vereda el caimo"}, "paso": {"buscar"}})
+	if !strings.Contains(string(caimo), "<p>Elija su lugar:</p>") || !strings.Contains(string(caimo), ">El Caimo, Armenia (Quindío)</button>") {
+		t.Errorf("«vereda el caimo» did not find El Caimo:\n%s", caimo)
+	}
 	vals.Del("lugar-buscar")
 	postForm(t, c, "/pedir", vals)
 	if len(fake.bodies) != 1 {

@@ -27,9 +27,10 @@ const (
 )
 
 // pickerMessages are what a person reads about the place.
-var pickerMessages = struct{ Missing, Unknown, NoResults, Offline string }{
-	Missing:   "Diga dónde: elija el departamento y el municipio, o escriba la latitud y la longitud.",
+var pickerMessages = struct{ Missing, Unknown, NoResults, Guess, Offline string }{
+	Missing:   "Diga dónde: busque su municipio, corregimiento o vereda por el nombre, o elija el departamento y el municipio, o escriba la latitud y la longitud.",
 	Unknown:   "Ese lugar no está en la lista de municipios y centros poblados: elíjalo de nuevo.",
+	Guess:     "No hay un lugar con ese nombre. ¿Quiso decir…?",
 	NoResults: "No se encontró ningún municipio ni centro poblado con ese nombre. Revise la escritura o elija el departamento y el municipio.",
 	// With JavaScript and no signal, before the place list ever came to the phone (it comes on first use).
 	Offline: "Sin señal, y la lista de lugares todavía no está en este teléfono (se guarda la primera vez que se usa con señal): pulse «Usar mi ubicación» (abajo; funciona sin señal), o escriba la latitud y la longitud, o inténtelo de nuevo cuando vuelva la señal.",
@@ -40,6 +41,7 @@ type placePicker struct {
 	Departamento, Municipio, Centro input
 	Search                          string
 	Searched                        bool
+	Guessed                         bool     // nothing had the name: Results are names like it
 	Results                         []option // search results: code and label
 	Chosen                          string   // label of the place the form will send
 	JustChosen                      bool     // chosen by this POST (a search result's button)
@@ -121,7 +123,12 @@ func newPlacePicker(vals url.Values, required bool, listURL, action string, area
 	}
 	if step := vals.Get(pickStep); pk.Search != "" && (step == "buscar" || (step == stepDefault && searchOnEnter(vals))) {
 		pk.Searched = true
-		for _, p := range places.Search(pk.Search, maxPickResults, area...) {
+		found := places.Search(pk.Search, maxPickResults, area...)
+		if len(found) == 0 {
+			// A typo («armenai», «pereria»): the names a letter or two away, as the lists guess them.
+			found, pk.Guessed = places.NamesLike(pk.Search, maxPickResults, area...), true
+		}
+		for _, p := range found {
 			pk.Results = append(pk.Results, option{Value: p.Code, Label: places.Label(p)})
 		}
 	}
@@ -133,5 +140,6 @@ func (pk *placePicker) AreaCodes() string { return strings.Join(pk.Area, " ") }
 
 // NoResultsText and MissingText give the template the picker's messages.
 func (*placePicker) NoResultsText() string { return pickerMessages.NoResults }
+func (*placePicker) GuessText() string     { return pickerMessages.Guess }
 func (*placePicker) MissingText() string   { return pickerMessages.Missing }
 func (*placePicker) OfflineText() string   { return pickerMessages.Offline }

@@ -316,12 +316,38 @@ func WithoutArticle(folded string) string {
 // (each as a word's beginning). Words of q may also name the municipio or the departamento
 // («armenia quindio», «el caimo armenia»). Among places of the same rank, those in area (codes of
 // departamentos or municipios: an emergency's) come first, so that «armenia» finds Armenia (Quindío)
-// before Armenia (Antioquia) in the Eje Cafetero. At most limit results.
+// before Armenia (Antioquia) in the Eje Cafetero. When nothing matches, the words people put before a
+// place's name («vereda el caimo», «cerca de armenia», «municipio de salento») are left out and the rest
+// searched. At most limit results.
 func Search(q string, limit int, area ...string) []Place {
 	words := strings.Fields(Fold(q))
 	if len(words) == 0 || limit <= 0 {
 		return nil
 	}
+	if found := search(words, limit, area); len(found) > 0 {
+		return found
+	}
+	if i := leadingKindWords(words); i > 0 && i < len(words) {
+		return search(words[i:], limit, area)
+	}
+	return nil
+}
+
+// kindWords are what people write before a place's name: its kind, or where they are from it.
+var kindWords = []string{"a", "al", "barrio", "caserio", "cerca", "centro", "corregimiento", "de", "del", "en", "inspeccion",
+	"municipio", "poblado", "por", "sector", "vereda", "via"}
+
+// leadingKindWords is how many of words, from the first, are kindWords.
+func leadingKindWords(words []string) int {
+	i := 0
+	for i < len(words) && slices.Contains(kindWords, words[i]) {
+		i++
+	}
+	return i
+}
+
+// search is Search of folded words, as typed.
+func search(words []string, limit int, area []string) []Place {
 	full := strings.Join(words, " ")
 	said := elide(full)
 	saidWords := strings.Fields(said)
@@ -561,6 +587,11 @@ func MunicipioGuesses(typed string, area ...string) (found []Place, typo bool) {
 // has none.
 func NamesLike(typed string, limit int, area ...string) []Place {
 	folded := Fold(typed)
+	if words := strings.Fields(folded); len(words) > 1 {
+		if i := leadingKindWords(words); i < len(words) {
+			folded = strings.Join(words[i:], " ") // «vereda el kaimo» is «el kaimo»
+		}
+	}
 	if len(folded) < 4 || limit <= 0 {
 		return nil
 	}

@@ -19,6 +19,11 @@ func TestSearchIgnoresAccentsAndCase(t *testing.T) {
 		{"pueblo tapao", "63470003", "Pueblo Tapado, Montenegro (Quindío)"},
 		{"Pueblo Tapao Montenegro", "63470003", "Pueblo Tapado, Montenegro (Quindío)"},
 		{"pueblo tapad", "63470003", "Pueblo Tapado, Montenegro (Quindío)"},
+		// With the words people put before a name.
+		{"vereda el caimo", "63001001", "El Caimo, Armenia (Quindío)"},
+		{"cerca de armenia", "63001", "Armenia (Quindío)"},
+		{"Municipio de Salento", "63690", "Salento (Quindío)"},
+		{"corregimiento pueblo tapao", "63470003", "Pueblo Tapado, Montenegro (Quindío)"},
 	} {
 		got := Search(c.q, 10)
 		if len(got) == 0 {
@@ -313,6 +318,8 @@ func TestNamesLike(t *testing.T) {
 	}{
 		{"pereria", eje, "Pereira (Risaralda)"},
 		{"el kaimo", eje, "El Caimo, Armenia (Quindío)"},
+		{"vereda el kaimo", eje, "El Caimo, Armenia (Quindío)"}, // the words before a name left out
+		{"cerca de montenegor", eje, "Montenegro (Quindío)"},
 		{"kaimo", eje, "El Caimo, Armenia (Quindío)"},
 		{"calarka", eje, "Calarcá (Quindío)"},
 		{"manisales", eje, "Manizales (Caldas)"},

@@ -66,11 +66,57 @@
     cen.value = c.length === 8 ? c : '';
     update();
   }
+  // What people write before a place's name (backend/places kindWords): left out when nothing matches.
+  var kindWords = ['a', 'al', 'barrio', 'caserio', 'cerca', 'centro', 'corregimiento', 'de', 'del', 'en', 'inspeccion',
+    'municipio', 'poblado', 'por', 'sector', 'vereda', 'via'];
+  function kindLead(words) {
+    var i = 0;
+    while (i < words.length && kindWords.indexOf(words[i]) >= 0) i++;
+    return i;
+  }
+  // backend/places.Search: the words as typed, then without the kind words before the name.
+  function search(text) {
+    var words = fold(text).split(' ').filter(Boolean), found = searchWords(words), i = kindLead(words);
+    return found.length || !i || i >= words.length ? found : searchWords(words.slice(i));
+  }
+  // The optimal string alignment distance of internal/textdist.
+  function distance(a, b) {
+    var back = [], prev = [], cur = [], i, j;
+    for (j = 0; j <= b.length; j++) prev[j] = j;
+    for (i = 1; i <= a.length; i++) {
+      cur = [i];
+      for (j = 1; j <= b.length; j++) {
+        cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+        if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) cur[j] = Math.min(cur[j], back[j - 2] + 1);
+      }
+      back = prev; prev = cur;
+    }
+    return prev[b.length];
+  }
+  // backend/places.NamesLike: the names a typo away (one edit up to six letters, two beyond), a leading
+  // article aside; the area's when any, only the fewest edits away, municipios first, then by name.
+  function namesLike(text) {
+    var words = fold(text).split(' ').filter(Boolean), i = kindLead(words);
+    var typed = (words.length > 1 && i < words.length ? words.slice(i) : words).join(' ');
+    if (typed.length < 4) return [];
+    var most = typed.length > 6 ? 2 : 1, found = [];
+    function dist(name) { return Math.abs(name.length - typed.length) > most ? most + 1 : distance(typed, name); }
+    all.forEach(function (p) {
+      if (p.c.length !== 5 && p.c.length !== 8) return;
+      var d = Math.min(dist(p.k), dist(p.k.replace(/^(el|la|los|las) /, '')));
+      if (d <= most) found.push({ p: p, d: d });
+    });
+    if (found.some(function (n) { return inArea(n.p); })) found = found.filter(function (n) { return inArea(n.p); });
+    var best = Math.min.apply(null, found.map(function (n) { return n.d; }));
+    found = found.filter(function (n) { return n.d === best; });
+    found.sort(function (a, b) { return a.p.c.length - b.p.c.length || (a.p.k < b.p.k ? -1 : a.p.k > b.p.k ? 1 : 0); });
+    return found.slice(0, 12).map(function (n) { return n.p; });
+  }
   // The ranking of backend/places.Search (names compared as written and as said): the name itself, then
   // names that start with the words, then places whose name, municipio and departamento hold every word;
   // municipios before centros poblados; among equals, the places of the emergencies' areas first.
-  function search(text) {
-    var words = fold(text).split(' ').filter(Boolean), full = words.join(' ');
+  function searchWords(words) {
+    var full = words.join(' ');
     if (!full) return [];
     var saidFull = said(full), saidWords = saidFull.split(' ');
     var hits = [];
@@ -120,13 +166,14 @@
     if (offline()) return;
     out.textContent = '';
     if (!fold(q.value)) { out.hidden = true; return; }
-    var found = search(q.value);
+    var found = search(q.value), guessed = !found.length;
+    if (guessed) found = namesLike(q.value);
     out.hidden = false;
-    if (!found.length) {
+    if (!found.length || guessed) {
       var none = document.createElement('p');
-      none.textContent = box.getAttribute('data-sin-resultados');
+      none.textContent = box.getAttribute(found.length ? 'data-quiso-decir' : 'data-sin-resultados');
       out.appendChild(none);
-      return;
+      if (!found.length) return;
     }
     var ul = document.createElement('ul');
     found.forEach(function (p) {
