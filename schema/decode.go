@@ -534,7 +534,7 @@ func collect(ve *jsonschema.ValidationError, out []FieldError) []FieldError {
 			break
 		}
 		if k.Want == PhonePattern {
-			add(badPhone.Message)
+			add(phoneRefusal(k.Got).Message)
 			break
 		}
 		if k.Got == "" { // a code (placeCode) is no free text: empty, it is not taken as absent
@@ -626,23 +626,64 @@ func parsePhone(s string, fast bool) (string, *FieldError) {
 		}
 		return e164, nil
 	}
-	num, err := phonenumbers.Parse(s, "CO")
-	if err != nil || !phonenumbers.IsValidNumber(num) {
+	e164, ok := validPhone(s)
+	if digits := onlyDigits(s); strings.HasPrefix(digits, "00") && !strings.Contains(s, "+") {
+		// «0058 412 123 4567»: 00 is how many write the international prefix, but libphonenumber reads
+		// Colombia's carrier prefixes (005, 007, 009) in it, here +84 (Viet Nam). Read both ways: one valid
+		// number is taken, two different ones are refused, showing both, rather than stored wrong.
+		plus, okPlus := validPhone("+" + digits[2:])
+		switch {
+		case okPlus && ok && plus != e164:
+			bad := badPhone
+			bad.Message = fmt.Sprintf("«contactWhatsapp» se puede leer como %s o como %s: escríbalo con + y el indicativo del país", intlFormat(plus), intlFormat(e164))
+			return "", &bad
+		case okPlus:
+			return plus, nil
+		}
+	}
+	if !ok {
 		return "", phoneRefusal(s)
 	}
-	return phonenumbers.Format(num, phonenumbers.E164), nil
+	return e164, nil
+}
+
+// validPhone is s in E.164 when libphonenumber reads a valid number in it, Colombia the default region.
+func validPhone(s string) (string, bool) {
+	num, err := phonenumbers.Parse(s, "CO")
+	if err != nil || !phonenumbers.IsValidNumber(num) {
+		return "", false
+	}
+	return phonenumbers.Format(num, phonenumbers.E164), true
+}
+
+// intlFormat is a valid E.164 number as people read it: +58 412-1234567.
+func intlFormat(e164 string) string {
+	num, err := phonenumbers.Parse(e164, "")
+	if err != nil {
+		return e164
+	}
+	return phonenumbers.Format(num, phonenumbers.INTERNATIONAL)
+}
+
+// onlyDigits is s without what is not an ASCII digit.
+func onlyDigits(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, s)
 }
 
 // phoneRefusal is badPhone for s, which says what is wrong when it can tell: «0310 555 1234», a mobile
 // number with a 0 before it that it does not take.
 func phoneRefusal(s string) *FieldError {
 	bad := badPhone
-	digits := strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' {
-			return r
-		}
-		return -1
-	}, s)
+	digits := onlyDigits(s)
+	if strings.IndexFunc(s, unicode.IsLetter) >= 0 {
+		bad.Message = "«contactWhatsapp» lleva solo el número, sin palabras como «Cel:» ni nombres (ejemplo: +57 300 123 4567 o 3001234567)"
+		return &bad
+	}
 	if len(digits) == 11 && strings.HasPrefix(digits, "03") {
 		bad.Message = fmt.Sprintf("«contactWhatsapp» no es un número de teléfono válido: un celular de Colombia no lleva el 0 del comienzo (escriba %s %s %s)",
 			digits[1:4], digits[4:7], digits[7:])

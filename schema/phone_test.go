@@ -323,11 +323,18 @@ func TestPhoneDescriptionsSayWhoSeesTheNumber(t *testing.T) {
 }
 
 // TestPhoneWithALeadingZeroSaidSo: «0310 555 1234» (a mobile with a 0 before it, which it does not take)
-// is refused saying to drop the 0, on both decode paths; other bad numbers get the example.
+// is refused saying to drop the 0, on both decode paths; words around a number are said to be the
+// trouble; a 00 that reads as two different numbers is refused showing both; other bad numbers get the
+// example. A 00 that reads one valid number way is that number.
 func TestPhoneWithALeadingZeroSaidSo(t *testing.T) {
 	for phone, want := range map[string]string{
 		"0310 555 1234": "un celular de Colombia no lleva el 0 del comienzo (escriba 310 555 1234)",
 		"0310-555-12":   "(ejemplo: +57 300 123 4567 o 3001234567)",
+		// Words around the number.
+		"Cel: 300 123 4567":   "lleva solo el número, sin palabras como «Cel:» ni nombres (ejemplo: +57 300 123 4567 o 3001234567)",
+		"300 123 4567 (Mamá)": "lleva solo el número, sin palabras como «Cel:» ni nombres (ejemplo: +57 300 123 4567 o 3001234567)",
+		// 00 as the international prefix, where Colombia's carrier prefixes read another country.
+		"0058 412 1234567": "se puede leer como +58 412-1234567 o como +84 12 123 45 67: escríbalo con + y el indicativo del país",
 	} {
 		body := []byte(strings.Replace(validReq, `"300 123 4567"`, `"`+phone+`"`, 1))
 		for _, d := range []Decoder{{}, {General: true}} {
@@ -335,6 +342,12 @@ func TestPhoneWithALeadingZeroSaidSo(t *testing.T) {
 			if e == nil || len(e.Details) != 1 || e.Details[0].Field != "/contactWhatsapp" || !strings.HasSuffix(e.Details[0].Message, want) {
 				t.Errorf("%q (general %v): %+v, want a refusal ending %q", phone, d.General, e, want)
 			}
+		}
+	}
+	for phone, want := range map[string]string{"0057 300 123 4567": "+573001234567", "00573001234567": "+573001234567", "009 57 300 123 4567": "+573001234567",
+		"005 57 3001234567": "+573001234567"} {
+		if got, e := NormalizePhone(phone); e != nil || got != want {
+			t.Errorf("%q: %q %+v, want %s", phone, got, e, want)
 		}
 	}
 }
