@@ -287,13 +287,21 @@ func (s *Service) enqueueResponse(ctx context.Context, rec *store.Record, respon
 		return 0, nil
 	}
 	now := s.now().UTC()
-	counts, err := s.cfg.Store.ResponseCounts(ctx, []string{id}, now)
+	// Every active response, those left out of the public count too: the publisher reads them all (GET
+	// …/responses' active), and a count of 0 would say that nothing waits.
+	rs, err := s.cfg.Store.RecordResponses(ctx, id)
 	if err != nil {
 		return 0, err
 	}
+	active := 0
+	for _, r := range rs {
+		if r.ActiveAt(now) {
+			active++
+		}
+	}
 	var evs []*store.WebhookEvent
 	for _, h := range hooks {
-		ev := &Event{Type: TypeResponse, OccurredAt: now.Truncate(time.Millisecond), Record: s.eventRecord(rec), Response: &EventResponse{Count: counts[id]}}
+		ev := &Event{Type: TypeResponse, OccurredAt: now.Truncate(time.Millisecond), Record: s.eventRecord(rec), Response: &EventResponse{Count: active}}
 		ev.ID = eventID(h.URL, TypeResponse, id, responseID)
 		body, err := json.Marshal(ev)
 		if err != nil {

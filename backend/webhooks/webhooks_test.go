@@ -27,7 +27,8 @@ import (
 
 // TestEventsOfOneRecord, over a real Badger store and a receiver on loopback: a record's expiring event,
 // refused once, is skipped once a renewal makes it untrue, and the renewal's own goes out; then a
-// response and the resolution follow, in order, each signed; a status first seen open makes no event.
+// response and the resolution follow, in order, each signed; a status first seen open makes no event. The
+// response event counts every active response, one left out of the public count too.
 func TestEventsOfOneRecord(t *testing.T) {
 	st := testserver.Badger(t)
 	const secret = "0123456789abcdef-test"
@@ -89,7 +90,7 @@ func TestEventsOfOneRecord(t *testing.T) {
 	}
 	wait("the renewal's expiring event was not delivered", func() bool { return len(received()) >= 1 })
 	resp := &store.Response{RecordID: rec.ID, ID: "0011223344556677", CreatedAt: time.Now(), UpdatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour),
-		Status: store.ResponseActive, Message: "Voy"}
+		Status: store.ResponseActive, Message: "Voy", Uncounted: true} // left out of the public count, yet waiting for the publisher
 	if err := st.CreateResponse(ctx, resp); err != nil {
 		t.Fatal(err)
 	}
