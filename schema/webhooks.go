@@ -50,6 +50,9 @@ type WebhookMatchInfo struct {
 	ID         string   `json:"id"`
 	URL        string   `json:"url"`
 	DistanceKm *float64 `json:"distanceKm,omitempty" jsonschema_description:"Distancia en km, cuando los dos registros tienen un punto."`
+	// Approximate tells a distance between places' points (two records of one village are 0 km apart,
+	// which a bot must not read as «at the door»).
+	Approximate bool `json:"approximate,omitempty" jsonschema_description:"true cuando el punto de uno de los dos registros es el de su lugar (placeCode, sin coordenadas): distanceKm es entre los puntos de los lugares, aproximada (0 si es el mismo lugar)."`
 }
 
 // WebhookResponseCount is how many active responses («yo puedo ayudar») the record has now.

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/directaid/directaid/backend/store"
+	"github.com/directaid/directaid/schema"
 )
 
 // Events from the change feed: every node reads the store's changes (store.ListSpec.Since) after the
@@ -240,9 +241,10 @@ func (s *Service) matchEvents(ctx context.Context, x *store.Record, now time.Tim
 		if item.Location != nil {
 			dist = item.Location.DistanceKm
 		}
+		approximate := dist != nil && (x.LocationPrecision == schema.PrecisionPlace || r.LocationPrecision == schema.PrecisionPlace)
 		for _, h := range s.hooksOf(r.Source) {
 			ev, err := outboxEvent(h.URL, &Event{Type: TypeMatch, OccurredAt: x.CreatedAt.UTC(), Record: s.eventRecord(r),
-				Match: &EventMatch{ID: x.ID, URL: s.recordURL(x.ID), DistanceKm: dist}}, now, now)
+				Match: &EventMatch{ID: x.ID, URL: s.recordURL(x.ID), DistanceKm: dist, Approximate: approximate}}, now, now)
 			if err != nil {
 				return nil, err
 			}

@@ -370,3 +370,42 @@ func TestQuietFailures(t *testing.T) {
 		t.Errorf("the recovery line counts %v failures, want 120", f)
 	}
 }
+
+// TestMatchBetweenPlacesSaysApproximate: a match between records placed by their village's point says its
+// distance is approximate (0 km between two records of one village is no «at the door»); between exact
+// points it does not.
+func TestMatchBetweenPlacesSaysApproximate(t *testing.T) {
+	st := testserver.Badger(t)
+	ctx := context.Background()
+	zero := 0.0
+	for _, c := range []struct {
+		precision string
+		want      bool
+	}{{schema.PrecisionPlace, true}, {schema.PrecisionExact, false}} {
+		older := storetest.Record("bot", "older-"+c.precision)
+		older.LocationPrecision = c.precision
+		if _, _, err := st.Create(ctx, older); err != nil {
+			t.Fatal(err)
+		}
+		svc, err := New(Config{Hooks: []Hook{{URL: "https://bot.example.org/h", Secret: "0123456789abcdef", Sources: []string{"bot"}}}, Store: st,
+			PublicURL: "https://ayuda.example.org", Matches: func(context.Context, string) (*schema.HelpMatches, error) {
+				return &schema.HelpMatches{Items: []schema.PublicHelp{{ID: older.ID, Location: &schema.PublicLocation{DistanceKm: &zero}}}}, nil
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := storetest.Record("otra-app", "new-"+c.precision)
+		x.ID, x.LocationPrecision = "06h23pp75en3mfss", c.precision
+		evs, err := svc.matchEvents(ctx, x, time.Now())
+		if err != nil || len(evs) != 1 {
+			t.Fatalf("%s: %d events, %v", c.precision, len(evs), err)
+		}
+		var ev Event
+		if err := json.Unmarshal(evs[0].Body, &ev); err != nil || ev.Match == nil || ev.Match.DistanceKm == nil {
+			t.Fatalf("%s: %s %v", c.precision, evs[0].Body, err)
+		}
+		if ev.Match.Approximate != c.want {
+			t.Errorf("%s points: approximate %v, want %v (%s)", c.precision, ev.Match.Approximate, c.want, evs[0].Body)
+		}
+	}
+}
