@@ -96,7 +96,7 @@ var ErrorExamples = map[string]ErrorBody{
 	"405": {Code: CodeMethodNotAllowed, Error: "Método no permitido en esta ruta."},
 	"413": {Code: CodeBodyTooLarge, Error: "El cuerpo supera los 64 KiB."},
 	"415": {Code: CodeUnsupportedMediaType, Error: "Envíe el cuerpo con Content-Type: application/json."},
-	"429": {Code: CodeRateLimited, Error: "Límite temporal de publicaciones alcanzado: espere 60 segundos (Retry-After) y reintente con el mismo externalId."},
+	"429": {Code: CodeRateLimited, Error: "Límite temporal alcanzado: espere 60 segundos (Retry-After) y reintente."},
 	"500": {Code: CodeInternalError, Error: "Error interno: reintente con el mismo externalId."},
 	"503": {Code: CodeUnavailable, Error: "Servicio no disponible por un momento: reintente tras Retry-After segundos."},
 }
@@ -112,6 +112,8 @@ func operationExamples(em ExampleEmergency) map[string]OperationExample {
 			Responses: map[string][]Example{
 				"201": {{Name: "publicado", Value: examplePublished(em, false)}},
 				"200": {{Name: "reintento", Summary: "El par (source, externalId) ya existía", Value: examplePublished(em, true)}},
+				"429": {{Name: CodeRateLimited, Summary: "El límite de publicaciones (zona publish)", Value: ErrorBody{Code: CodeRateLimited,
+					Error: "Límite temporal de publicaciones alcanzado: espere 60 segundos (Retry-After) y reintente con el mismo externalId."}}},
 			},
 		},
 		"helpEvents": {Responses: map[string][]Example{"429": {{Name: CodeTooManyStreams, Value: ErrorBody{Code: CodeTooManyStreams,

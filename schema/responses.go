@@ -267,7 +267,9 @@ func addResponsesExamples(ex map[string]OperationExample) {
 			"429": {{Name: CodeNetworkShareSpent, Summary: "La cuarta respuesta distinta desde una misma red a la misma publicación en 48 horas", Value: ErrorBody{Code: CodeNetworkShareSpent,
 				Error: "Desde su conexión ya se enviaron 3 respuestas a esta publicación en las últimas 48 horas, las que admite de una misma red: quien la publicó ya las tiene. Si alguien más quiere ayudar, que responda desde su propio teléfono (sus datos móviles)."}},
 				{Name: CodeRateLimited, Summary: "El límite de respuestas por minuto (zona respond)", Value: ErrorBody{Code: CodeRateLimited,
-					Error: "Límite temporal de respuestas alcanzado: espere 12 segundos (Retry-After) y reintente."}}}},
+					Error: "Límite temporal de respuestas alcanzado: espere 12 segundos (Retry-After) y reintente."}}},
+			"409": {{Name: CodeTooManyResponses, Summary: "La publicación ya guarda el máximo de respuestas", Value: ErrorBody{Code: CodeTooManyResponses,
+				Error: "Esta publicación ya recibió 300 respuestas, las que guarda como máximo: quien la publicó ya tiene muchas para revisar. Busque otra parecida que nadie haya respondido todavía (attended=false en la lista)."}}}},
 	}
 	ex["listHelpResponses"] = OperationExample{Responses: map[string][]Example{"200": {{Name: "respuestas",
 		Value: ResponseList{ID: exampleID, Active: 1, Items: []ResponseView{{ResponseID: exampleResponseID, CreatedAt: exampleTime, ExpiresAt: exp,
