@@ -234,7 +234,9 @@ func (s *Service) matchEvents(ctx context.Context, x *store.Record, now time.Tim
 		if err != nil {
 			return nil, err
 		}
-		if r.Status != store.StatusOpen {
+		if r.Status != store.StatusOpen || r.CreatedAt.After(x.CreatedAt) {
+			// A record newer than x (published before x's change was read) gets no event about x: x is
+			// its match's older record, which its own change tells.
 			continue
 		}
 		var dist *float64

@@ -371,6 +371,34 @@ func TestQuietFailures(t *testing.T) {
 	}
 }
 
+// TestMatchGoesToTheOlderRecord: when a new record's change is read after a newer one was published, the
+// newer one, which its matches list, gets no event about the older: only the older record is told of a
+// new publication (the newer one's own change tells it), so no match's occurredAt comes before its record.
+func TestMatchGoesToTheOlderRecord(t *testing.T) {
+	st := testserver.Badger(t)
+	ctx := context.Background()
+	x := storetest.Record("otra-app", "first")
+	if _, _, err := st.Create(ctx, x); err != nil {
+		t.Fatal(err)
+	}
+	newer := storetest.Record("bot", "second")
+	newer.CreatedAt = x.CreatedAt.Add(time.Second)
+	if _, _, err := st.Create(ctx, newer); err != nil {
+		t.Fatal(err)
+	}
+	one := 1.0
+	svc, err := New(Config{Hooks: []Hook{{URL: "https://bot.example.org/h", Secret: "0123456789abcdef", Sources: []string{"bot"}}}, Store: st,
+		PublicURL: "https://ayuda.example.org", Matches: func(context.Context, string) (*schema.HelpMatches, error) {
+			return &schema.HelpMatches{Items: []schema.PublicHelp{{ID: newer.ID, Location: &schema.PublicLocation{DistanceKm: &one}}}}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs, err := svc.matchEvents(ctx, x, time.Now()); err != nil || len(evs) != 0 {
+		t.Fatalf("the newer record got %d match events about the older one (%v)", len(evs), err)
+	}
+}
+
 // TestMatchBetweenPlacesSaysApproximate: a match between records placed by their village's point says its
 // distance is approximate (0 km between two records of one village is no «at the door»); between exact
 // points it does not.
