@@ -171,7 +171,17 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 	if !ok {
 		return nil, shareSpent(wait)
 	}
-	counted, releaseCount := s.counted.take(now, ClientNet(addr))
+	// One helper is one person helping: a number that already counts on this record (the same helper
+	// answering again in other words, after a dropped connection) reaches the publisher uncounted.
+	again, err := s.countedFrom(ctx, rec.ID, e164, now)
+	if err != nil {
+		releaseShare()
+		return nil, err
+	}
+	counted, releaseCount := false, func() {}
+	if !again {
+		counted, releaseCount = s.counted.take(now, ClientNet(addr))
+	}
 	release := func() { releaseCount(); releaseShare() }
 	r := &store.Response{RecordID: rec.ID, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(schema.ResponseTTL),
 		Status: store.ResponseActive, Message: in.Message, ContactName: in.ContactName, ContactWhatsapp: in.ContactWhatsapp, ContactE164: e164,
@@ -300,6 +310,16 @@ func (s *Service) responseCreated(ctx context.Context, r *store.Response, duplic
 		return nil, err
 	}
 	counted := !r.Uncounted
+	why := uncountedWords
+	if !counted && !duplicate {
+		again, err := s.countedFrom(ctx, r.RecordID, r.ContactE164, r.CreatedAt, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		if again {
+			why = sameHelperWords
+		}
+	}
 	with := map[bool]string{true: " y su WhatsApp", false: ""}[r.ContactE164 != ""]
 	msg := "Gracias: quien publicó verá su mensaje" + with + ". La respuesta cuenta 48 horas; renuévela o retírela con el responseToken."
 	switch {
@@ -307,7 +327,7 @@ func (s *Service) responseCreated(ctx context.Context, r *store.Response, duplic
 		msg = "Esta respuesta ya se había enviado: no se creó otra. Quien publicó verá su mensaje" + with +
 			"; este es el mismo responseToken para renovarla o retirarla."
 	case !counted:
-		msg = "Gracias: quien publicó verá su mensaje" + with + ". " + uncountedWords +
+		msg = "Gracias: quien publicó verá su mensaje" + with + ". " + why +
 			" La respuesta dura 48 horas; renuévela o retírela con el responseToken."
 	}
 	return &schema.ResponseCreated{OK: true, ID: r.RecordID, ResponseID: r.ID, ResponseToken: tok, Status: r.Status, ExpiresAt: r.ExpiresAt,
@@ -317,6 +337,24 @@ func (s *Service) responseCreated(ctx context.Context, r *store.Response, duplic
 // uncountedWords tell a responder why their response does not add to the public count.
 var uncountedWords = fmt.Sprintf("Desde su conexión ya se sumaron %d respuestas al número público de personas que ayudan en las últimas 48 horas: "+
 	"esta no se suma a ese número.", responderCounted)
+
+// sameHelperWords tell a responder that their number already counts on the record.
+const sameHelperWords = "Su número ya respondió a esta publicación: quien publicó ve los dos mensajes, y la página cuenta una sola persona."
+
+// countedFrom reports whether a response of record id other than those of except, from the number e164,
+// counts at now: the same helper answering again.
+func (s *Service) countedFrom(ctx context.Context, id, e164 string, now time.Time, except ...string) (bool, error) {
+	if e164 == "" {
+		return false, nil
+	}
+	rs, err := s.store.RecordResponses(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(rs, func(r *store.Response) bool {
+		return r.ContactE164 == e164 && r.CountsAt(now) && !slices.Contains(except, r.ID)
+	}), nil
+}
 
 // responseStatus is how r reads at now: expired once past its ExpiresAt while active.
 func responseStatus(r *store.Response, now time.Time) string {

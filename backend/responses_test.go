@@ -1096,3 +1096,31 @@ func TestResponsesEndWhenTheRecordExpires(t *testing.T) {
 		}
 	}
 }
+
+// TestSameHelperCountsOnce: a helper who answers a record again in other words with the same number (as
+// after a dropped connection) reaches the publisher both times, but the page counts one person helping,
+// and is told why; another number counts.
+func TestSameHelperCountsOnce(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)})
+	rec := s.publish(insulinRequest("same-helper"))
+	code, first, body := s.respond(rec.ID, `{"message":"Llevo agua esta tarde","contactWhatsapp":"311 555 6677"}`)
+	if code != http.StatusCreated || !first.Counted {
+		t.Fatalf("the first response: %d %s", code, body)
+	}
+	code, again, body := s.respond(rec.ID, `{"message":"Llevo el agua a las 4","contactWhatsapp":"+57 311 555 6677"}`)
+	if code != http.StatusCreated || again.Counted || again.ResponseID == first.ResponseID || !strings.Contains(again.Message, "Su número ya respondió a esta publicación") {
+		t.Fatalf("the same number in other words: %d %s", code, body)
+	}
+	if n := s.count(rec.ID); n != 1 {
+		t.Fatalf("one helper answering twice counts %d", n)
+	}
+	if _, list, _ := s.responsesOf(rec.ID, rec.ManageToken); list.Active != 2 {
+		t.Fatalf("the publisher reads %d active responses, want both", list.Active)
+	}
+	if code, other, body := s.respond(rec.ID, `{"message":"Tengo un carro","contactWhatsapp":"312 000 1111"}`); code != http.StatusCreated || !other.Counted {
+		t.Fatalf("another helper: %d %s", code, body)
+	}
+	if n := s.count(rec.ID); n != 2 {
+		t.Fatalf("two helpers count %d", n)
+	}
+}

@@ -262,7 +262,7 @@ func respondedWords(rv *respondView, counted bool) string {
 	msg := "Gracias: " + who + " verá " + what + " cuando abra el enlace que recibió al publicar, y puede tardar en abrirlo: " +
 		"si esta página muestra su WhatsApp, escríbale también."
 	if !counted {
-		return msg + " Desde su conexión ya se sumaron muchas respuestas en las últimas 48 horas: esta no se suma al número de personas que ayudan que muestra la página."
+		return msg + " Esta respuesta no se suma al número de personas que ayudan que muestra la página: su número, o su conexión, ya sumaron antes."
 	}
 	if rv.Offer {
 		return msg + " La página suma una persona más interesada durante 48 horas."
