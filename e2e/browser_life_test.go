@@ -130,6 +130,11 @@ func TestBrowserRecordLife(t *testing.T) {
 		setScripts(t, p.ctx, false)
 		defer setScripts(t, p.ctx, true)
 		p.do(t, "open /gestionar", chromedp.Navigate(s.URL+schema.ManagePath), chromedp.WaitVisible(chromedp.ID("g-id")))
+		// The link opened without JavaScript leaves the fields empty: the page says what to do, above them
+		// and on the first screen.
+		if top := run(p.ctx, t, "the advice", chromedp.Evaluate[float64](`(e => e && e.offsetParent ? e.getBoundingClientRect().bottom : -1)(document.getElementById('gestion-pegar'))`)); top < 0 || top > 740 {
+			t.Errorf("the advice to paste the link is not on the first screen without JavaScript (bottom at %v)", top)
+		}
 		p.do(t, "paste the link", chromedp.SendKeys(chromedp.ID("g-id"), pub["manageUrl"].(string)))
 		p.do(t, "resolve", chromedp.Click(chromedp.CSS(`#gestion-formulario button[value="resolve"]`), chromedp.NodeVisible))
 		waitText(t, p, "gestion-hecho", "resuelta")
@@ -151,6 +156,9 @@ func TestBrowserRecordLife(t *testing.T) {
 		p.do(t, "open the first link", chromedp.Navigate(s.URL+"/"), chromedp.WaitVisible(chromedp.CSS("main h1")),
 			chromedp.Navigate(link(first)), chromedp.WaitVisible(chromedp.CSS("main h1")))
 		waitText(t, p, "gestion-publicacion", "Primera publicación del teléfono")
+		if run(p.ctx, t, "the advice", chromedp.Evaluate[bool](`!document.getElementById('gestion-pegar').hidden`)) {
+			t.Error("a link that filled the fields still shows the advice to paste it")
+		}
 		p.do(t, "open the second link in the same tab", chromedp.Navigate(link(second)))
 		waitText(t, p, "gestion-publicacion", "Segunda publicación del teléfono")
 		if got := run(p.ctx, t, "id", chromedp.Value(chromedp.ID("g-id"))); got != second["id"].(string) {

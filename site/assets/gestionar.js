@@ -15,6 +15,8 @@
   window.addEventListener("hashchange", function () { location.reload(); });
   if (frag.get("id")) idIn.value = frag.get("id");
   if (frag.get("token")) tokIn.value = frag.get("token");
+  // The fields came filled from the link: the advice to paste it is not for this person.
+  if (idIn.value && tokIn.value) document.getElementById("gestion-pegar").hidden = true;
   // The manage link pasted whole in either field: its codes, as the server reads them without JavaScript.
   function fromLink(el) {
     var v = el.value.trim(), at = v.search(/[#?]/);
