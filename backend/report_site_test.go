@@ -97,7 +97,7 @@ func TestReportFormOnRecordPage(t *testing.T) {
 			if label == "" || strings.Contains(label, "_") {
 				t.Errorf("reason %s: label %q", sitetest.Attr(in, "value"), label)
 			}
-			if sitetest.Attr(in, "value") == "not_my_number" && label != "Es mi número y no di permiso" {
+			if sitetest.Attr(in, "value") == "not_my_number" && label != "Es mi número y no quiero que se muestre" {
 				t.Errorf("not_my_number is labelled %q", label)
 			}
 		}
@@ -117,7 +117,7 @@ func TestReportFormOnRecordPage(t *testing.T) {
 	}
 	// The twin tells apps how to report through the API.
 	_, twin := s.Do("GET", schema.RecordPath(id)+".md", nil)
-	for _, want := range []string{"## Reportar esta publicación", "POST " + s.URL + schema.ReportsPath(id), "`not_my_number`: Es mi número y no di permiso"} {
+	for _, want := range []string{"## Reportar esta publicación", "POST " + s.URL + schema.ReportsPath(id), "`not_my_number`: Es mi número y no quiero que se muestre"} {
 		if !strings.Contains(string(twin), want) {
 			t.Errorf("the twin lacks %q:\n%s", want, twin)
 		}

@@ -118,7 +118,7 @@ func TestModerationPage(t *testing.T) {
 	for _, it := range queue {
 		reporter[it.Record.ID] = it.Reports[0].Reporter
 	}
-	for _, want := range []string{idA, idB, "pide dinero", "Es mi número y no di permiso", reporter[idB][:8] + "</code>: 2 reportes", "Restaurar todo lo que ocultó"} {
+	for _, want := range []string{idA, idB, "pide dinero", "Es mi número y no quiero que se muestre", reporter[idB][:8] + "</code>: 2 reportes", "Restaurar todo lo que ocultó"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}

@@ -38,7 +38,7 @@ func recordSubpathID(path, suffix string) (string, bool) {
 
 // ReportInput is the body of a report.
 type ReportInput struct {
-	Reason string `json:"reason" jsonschema_description:"Motivo: spam, fraud (fraude, p. ej. piden dinero), not_my_number (el número es mío y no di permiso: se oculta de inmediato), offensive, duplicate, already_resolved (ya se resolvió) u other."`
+	Reason string `json:"reason" jsonschema_description:"Motivo: spam, fraud (fraude, p. ej. piden dinero), not_my_number (el número es mío y no quiero que se muestre, p. ej. lo publicó otra persona: se oculta de inmediato), offensive, duplicate, already_resolved (ya se resolvió) u other."`
 	Note   string `json:"note,omitempty" jsonschema:"maxLength=300" jsonschema_description:"Nota opcional para quien modera (máximo 300 caracteres). No escriba datos personales."`
 }
 

@@ -103,7 +103,7 @@ func TestModerationPage(t *testing.T) {
 	sitetest.CheckStructure(t, "/moderacion", doc)
 	text := strings.Join(strings.Fields(sitetest.VisibleText(doc)), " ")
 	for _, want := range []string{"Usuario de moderación: ana", "Publicaciones por revisar (3)", "Agua para 5 personas", "Oculta mientras se revisa",
-		"teléfono oculto", "+573001234567", "Es publicidad", "Parece un engaño", "Es mi número y no di permiso", "«repetido <b>x</b>»",
+		"teléfono oculto", "+573001234567", "Es publicidad", "Parece un engaño", "Es mi número y no quiero que se muestre", "«repetido <b>x</b>»",
 		"12 de agosto, 10:04", "aaaaaaaa : 3 reportes", "bbbbbbbb : 2 reportes", "cccccccc : 1 reporte",
 		"Respuestas ocultas por reportes: 1", "«Tengo insulina, la llevo hoy»", "Luis · +573105550101 · la reportaron: aaaaaaaa , bbbbbbbb , cccccccc"} {
 		if !strings.Contains(text, want) {

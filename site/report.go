@@ -18,7 +18,7 @@ const reportPath = "/reportar"
 // reportLabels name schema.ReportReasons for a person. not_my_number is worded for someone who has
 // just found their own number published, and comes first.
 var reportLabels = map[string]struct{ Label, Hint string }{
-	"not_my_number":    {"Es mi número y no di permiso", "Su número deja de mostrarse de inmediato."},
+	"not_my_number":    {"Es mi número y no quiero que se muestre", "Su número deja de mostrarse de inmediato."},
 	"spam":             {"Es publicidad o no tiene que ver con la emergencia", ""},
 	"fraud":            {"Parece un engaño (por ejemplo, piden dinero)", ""},
 	"offensive":        {"Es ofensiva o agresiva", ""},
