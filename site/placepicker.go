@@ -27,10 +27,12 @@ const (
 )
 
 // pickerMessages are what a person reads about the place.
-var pickerMessages = struct{ Missing, Unknown, NoResults, Guess, Offline string }{
-	Missing:   "Diga dónde: busque su municipio, corregimiento o vereda por el nombre, o elija el departamento y el municipio, o escriba la latitud y la longitud.",
-	Unknown:   "Ese lugar no está en la lista de municipios y centros poblados: elíjalo de nuevo.",
-	Guess:     "No hay un lugar con ese nombre. ¿Quiso decir…?",
+var pickerMessages = struct{ Missing, Unknown, NoResults, Guess, Loading, Offline string }{
+	Missing: "Diga dónde: busque su municipio, corregimiento o vereda por el nombre, o elija el departamento y el municipio, o escriba la latitud y la longitud.",
+	Unknown: "Ese lugar no está en la lista de municipios y centros poblados: elíjalo de nuevo.",
+	Guess:   "No hay un lugar con ese nombre. ¿Quiso decir…?",
+	// With JavaScript, typed before the place list came (a slow signal).
+	Loading:   "Cargando la lista de lugares… Si tarda, pulse Enter o «Buscar»: el servidor busca el nombre.",
 	NoResults: "No se encontró ningún municipio ni centro poblado con ese nombre. Revise la escritura o elija el departamento y el municipio.",
 	// With JavaScript and no signal, before the place list ever came to the phone (it comes on first use).
 	Offline: "Sin señal, y la lista de lugares todavía no está en este teléfono (se guarda la primera vez que se usa con señal): pulse «Usar mi ubicación» (abajo; funciona sin señal), o escriba la latitud y la longitud, o inténtelo de nuevo cuando vuelva la señal.",
@@ -141,5 +143,6 @@ func (pk *placePicker) AreaCodes() string { return strings.Join(pk.Area, " ") }
 // NoResultsText and MissingText give the template the picker's messages.
 func (*placePicker) NoResultsText() string { return pickerMessages.NoResults }
 func (*placePicker) GuessText() string     { return pickerMessages.Guess }
+func (*placePicker) LoadingText() string   { return pickerMessages.Loading }
 func (*placePicker) MissingText() string   { return pickerMessages.Missing }
 func (*placePicker) OfflineText() string   { return pickerMessages.Offline }

@@ -141,10 +141,11 @@
     noSignal();
     return true;
   }
-  function noSignal() {
+  function noSignal() { say(box.getAttribute('data-sin-senal')); }
+  function say(text) {
     out.textContent = '';
     var p = document.createElement('p');
-    p.textContent = box.getAttribute('data-sin-senal');
+    p.textContent = text;
     out.appendChild(p);
     out.hidden = false;
   }
@@ -157,10 +158,11 @@
   }
   // The list's fetch failed (no answer): typing in the search says so, and asks for the list again.
   var failed = false;
+  // While it comes (a slow signal: most of the site's bytes), typing says so and how not to wait.
   q.addEventListener('input', function () {
-    if (loaded || !failed) return;
-    load();
-    noSignal();
+    if (loaded) return;
+    if (failed) { load(); noSignal(); return; }
+    if (fold(q.value)) say(box.getAttribute('data-cargando'));
   });
   function showResults() {
     if (offline()) return;
