@@ -7,6 +7,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/directaid/directaid/backend/places"
 	"github.com/directaid/directaid/internal/testserver"
+	"github.com/directaid/directaid/schema"
 )
 
 // TestBrowserPlacePicker: with JavaScript, «¿Dónde?» fetches the place list when first touched (not with
@@ -210,4 +212,48 @@ func TestBrowserPlacePickerNoAnswer(t *testing.T) {
 		t.Errorf("after «Buscar»: title %q, the no-signal note shown: %v", got, run(p.ctx, t, "said", chromedp.Evaluate[bool](said)))
 	}
 	p.screenshot(t, "pedir-lugar-sin-respuesta")
+}
+
+// TestBrowserRespondWithoutSignal: «¿Puede ayudar?» sent on a signal that no longer answers is not sent
+// into the browser's error page: the record page stays, says so, and keeps what was typed; pressed again
+// with the signal back, the response goes.
+func TestBrowserRespondWithoutSignal(t *testing.T) {
+	artifacts := needBrowser(t)
+	s := testserver.Start(t, testserver.Options{})
+	target, _ := url.Parse(s.URL)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	var down atomic.Bool
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() { // a signal that carries nothing: the connection drops
+			if hj, ok := w.(http.Hijacker); ok {
+				if c, _, err := hj.Hijack(); err == nil {
+					c.Close()
+					return
+				}
+			}
+			panic(http.ErrAbortHandler)
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	_, pub := publish(t, s, with(validRequest(), "externalId", "sin-senal-responder", "title", "Agua para doce personas"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p := &phone{ctx: startPhone(ctx, t), s: s, artifacts: artifacts}
+	p.do(t, "open the record", chromedp.Navigate(proxy.URL+schema.RecordPath(pub["id"].(string))), chromedp.WaitVisible(chromedp.ID("responder-mensaje")))
+	p.do(t, "write", chromedp.SendKeys(chromedp.ID("responder-mensaje"), "Tengo agua; la llevo a las 4"),
+		chromedp.SendKeys(chromedp.ID("responder-whatsapp"), "311 555 6677"))
+	down.Store(true)
+	p.do(t, "send without signal", chromedp.Click(chromedp.CSS(`#responder-formulario button[type="submit"]`), chromedp.NodeVisible))
+	run(p.ctx, t, "the page says it", chromedp.Poll[bool](`!!document.querySelector('#responder .sin-senal')`, chromedp.WithPollingTimeout(15*time.Second)))
+	got := run(p.ctx, t, "the page", chromedp.Evaluate[[]string](`[location.href, document.querySelector('#responder .sin-senal').textContent, document.getElementById('responder-mensaje').value]`))
+	if !strings.Contains(got[0], schema.RecordPath(pub["id"].(string))) || !strings.HasPrefix(got[1], "Sin señal: no se envió") || got[2] != "Tengo agua; la llevo a las 4" {
+		t.Fatalf("after sending without signal: %q", got)
+	}
+	down.Store(false)
+	p.do(t, "send again", chromedp.Click(chromedp.CSS(`#responder-formulario button[type="submit"]`), chromedp.NodeVisible))
+	p.waitLocation(t, "/responder")
+	if d := p.detail(t, pub["id"].(string)); d.Responses != 1 {
+		t.Errorf("%d responses count, want 1", d.Responses)
+	}
 }

@@ -24,6 +24,44 @@
     if (kept) kept.parentNode.removeChild(kept);
   }
   window.addEventListener('online', signalBack);
+  // The forms that post to the server and have no outbox («¿Puede ayudar?», the report, a response's
+  // renewal): with no signal the browser would put its error page in place of the page and what was
+  // typed. A form marked data-sin-senal first asks the server whether it answers (a HEAD of the home
+  // page, which the service worker does not answer, given 8 s); without an answer it is not sent, and
+  // says so above itself, what was typed still there.
+  Array.prototype.forEach.call(document.querySelectorAll('form[data-sin-senal]'), function (f) {
+    var said = null;
+    f.addEventListener('submit', function (ev) {
+      if (f.getAttribute('data-probado')) { f.removeAttribute('data-probado'); return; }
+      ev.preventDefault();
+      var submitter = ev.submitter;
+      function hold() {
+        if (!said) {
+          said = document.createElement('p');
+          said.className = 'errores sin-senal';
+          said.setAttribute('role', 'alert');
+          said.tabIndex = -1;
+          f.parentNode.insertBefore(said, f);
+        }
+        said.textContent = f.getAttribute('data-sin-senal');
+        said.focus();
+      }
+      if (navigator.onLine === false) { hold(); return; }
+      var ctl = window.AbortController ? new AbortController() : null, timer = ctl && setTimeout(function () { ctl.abort(); }, 8000);
+      fetch('/', { method: 'HEAD', cache: 'no-store', signal: ctl && ctl.signal }).then(function () {
+        clearTimeout(timer);
+        if (said) { said.parentNode.removeChild(said); said = null; }
+        f.setAttribute('data-probado', '1');
+        if (f.requestSubmit) { f.requestSubmit(submitter); return; }
+        if (submitter && submitter.name) {
+          var h = document.createElement('input');
+          h.type = 'hidden'; h.name = submitter.name; h.value = submitter.value;
+          f.appendChild(h);
+        }
+        f.submit();
+      }, function () { clearTimeout(timer); hold(); });
+    });
+  });
   var box = self.directaidOutbox, note = document.getElementById('bandeja');
   if (!box || !note) return;
 
