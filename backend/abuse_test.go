@@ -148,8 +148,9 @@ func TestRestoreByReporter(t *testing.T) {
 	}
 	hash := map[string]string{}
 	for _, it := range q {
-		if len(it.Reports) != 1 || it.Reports[0].Reporter == "" || strings.Contains(it.Reports[0].Reporter, "127.0.0") {
-			t.Fatalf("queue item %s: reports %+v", it.Record.ID, it.Reports)
+		if len(it.Reports) != 1 || it.Reports[0].Reporter == "" || strings.Contains(it.Reports[0].Reporter, "127.0.0") ||
+			!strings.HasSuffix(it.Page, schema.RecordPath(it.Record.ID)) {
+			t.Fatalf("queue item %s (page %q): reports %+v", it.Record.ID, it.Page, it.Reports)
 		}
 		hash[it.Record.ID] = it.Reports[0].Reporter
 	}

@@ -352,7 +352,9 @@ func (s *Service) emergencyRecords(ctx context.Context, slug string) (int, error
 // QueueItem is a record of the moderation queue with its reports (the operator sees the phone: it is
 // the operator's own database).
 type QueueItem struct {
-	Record  *store.Record  `json:"record"`
+	Record *store.Record `json:"record"`
+	// Page is the record's public page: absolute with the configured public_url, else its path.
+	Page    string         `json:"page"`
 	Reports []store.Report `json:"reports"`
 	// HiddenResponses are the record's responses that reports hid, with their reporters' hashes (the
 	// operator sees what the responder wrote, to judge it).
@@ -412,7 +414,7 @@ func (s *Service) ModerationQueue(ctx context.Context) ([]QueueItem, error) {
 		}
 		// Each report keeps its reporter: a keyed hash of the address (never the address), so that an
 		// operator can single out one reporter's reports and undo them (RestoreByReporter).
-		items = append(items, QueueItem{Record: rec, Reports: reps, HiddenResponses: byRecord[id]})
+		items = append(items, QueueItem{Record: rec, Page: s.cfg.PublicURL + schema.RecordPath(id), Reports: reps, HiddenResponses: byRecord[id]})
 	}
 	return items, nil
 }

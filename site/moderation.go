@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/directaid/directaid/backend/places"
 	"github.com/directaid/directaid/schema"
 )
 
@@ -56,11 +57,14 @@ type Moderation struct {
 // ModerationItem is a record of the queue as the moderators see it (with its contact: the operator's own data).
 type ModerationItem struct {
 	ID, Type, EmergencySlug, Status, Title, Description string
-	ContactName, Phone                                  string
-	ContactHidden                                       bool
-	CreatedAt                                           time.Time
-	Reports                                             []ModerationReport
-	HiddenResponses                                     []ModerationResponse
+	Category, Urgency                                   string
+	// Where: the address and neighbourhood as written, and the DIVIPOLA place or municipio (codes).
+	Address, Neighborhood, PlaceCode, MunicipioCode string
+	ContactName, Phone                              string
+	ContactHidden                                   bool
+	CreatedAt                                       time.Time
+	Reports                                         []ModerationReport
+	HiddenResponses                                 []ModerationResponse
 }
 
 // ModerationResponse is a response («yo puedo ayudar») that reports hid, with what its responder wrote and
@@ -89,6 +93,7 @@ type moderationView struct {
 
 type modItem struct {
 	ID, Type, Status, Title, Description, Emergency, ContactName, Phone, Created string
+	Category, Urgency, Where, URL                                                string
 	ContactHidden, Hidden                                                        bool
 	Statuses                                                                     []modOption
 	Reports                                                                      []modReport
@@ -306,6 +311,24 @@ func modMessage(q url.Values) (done, fail string) {
 	return "", ""
 }
 
+// moderationWhere is where a queued record says it is, for a moderator judging a «wrong place» or a
+// fraud: its address and neighbourhood as written, and its place (or municipio) by name.
+func moderationWhere(it ModerationItem) string {
+	var parts []string
+	for _, s := range []string{it.Address, it.Neighborhood} {
+		if s = strings.TrimSpace(s); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	for _, code := range []string{it.PlaceCode, it.MunicipioCode} {
+		if p, ok := places.Lookup(code); ok && code != "" {
+			parts = append(parts, places.Label(p))
+			break
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
 // validModID tells whether id may be a record's id, to be shown back on the page.
 func validModID(id string) bool {
 	return len(id) <= 32 && !strings.ContainsFunc(id, func(c rune) bool { return !('0' <= c && c <= '9' || 'a' <= c && c <= 'z') })
@@ -317,7 +340,8 @@ func (mv *moderationView) fill(items []ModerationItem, confirm string) {
 	for _, it := range items {
 		mi := modItem{ID: it.ID, Type: enumLabels[it.Type], Status: cmp.Or(enumLabels[it.Status], it.Status), Title: it.Title,
 			Description: it.Description, Emergency: it.EmergencySlug, ContactName: it.ContactName, Phone: it.Phone,
-			Created: shortTime(it.CreatedAt), ContactHidden: it.ContactHidden, Hidden: it.Status == schema.StatusHidden}
+			Created: shortTime(it.CreatedAt), ContactHidden: it.ContactHidden, Hidden: it.Status == schema.StatusHidden,
+			Category: enumLabels[it.Category], Urgency: enumLabels[it.Urgency], Where: moderationWhere(it), URL: schema.RecordPath(it.ID)}
 		for _, s := range schema.Statuses {
 			if s == schema.StatusWithdrawn && it.Status != s {
 				continue // withdrawing erases: «Borrar datos personales…», which asks first

@@ -30,6 +30,7 @@ func (f *fakeModeration) options() *Moderation {
 		Queue: func(context.Context) ([]ModerationItem, error) {
 			return []ModerationItem{
 				{ID: "01k2x3y4z5a6b7c8", Type: "request", EmergencySlug: "eje-cafetero", Status: "hidden", Title: "Agua para 5 personas",
+					Category: "alimentos", Urgency: "urgent", Address: "Finca La Esperanza", Neighborhood: "Vereda El Caimo", PlaceCode: "63001001",
 					ContactName: "Ana", Phone: "+573001234567", CreatedAt: at, Reports: []ModerationReport{
 						{Reason: "spam", Reporter: hashA, At: at, Note: "repetido <b>x</b>"},
 						{Reason: "fraud", Reporter: hashB, At: at}}},
@@ -105,7 +106,9 @@ func TestModerationPage(t *testing.T) {
 	for _, want := range []string{"Usuario de moderación: ana", "Publicaciones por revisar (3)", "Agua para 5 personas", "Oculta mientras se revisa",
 		"teléfono oculto", "+573001234567", "Es publicidad", "Parece un engaño", "Es mi número y no quiero que se muestre", "«repetido <b>x</b>»",
 		"12 de agosto, 10:04", "aaaaaaaa : 3 reportes", "bbbbbbbb : 2 reportes", "cccccccc : 1 reporte",
-		"Respuestas ocultas por reportes: 1", "«Tengo insulina, la llevo hoy»", "Luis · +573105550101 · la reportaron: aaaaaaaa , bbbbbbbb , cccccccc"} {
+		"Respuestas ocultas por reportes: 1", "«Tengo insulina, la llevo hoy»", "Luis · +573105550101 · la reportaron: aaaaaaaa , bbbbbbbb , cccccccc",
+		// What a moderator needs to judge a report: the category and urgency, where, and the record's page.
+		"Alimentos · Urgente", "Dónde: Finca La Esperanza · Vereda El Caimo · El Caimo, Armenia (Quindío)", "su página"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("page lacks %q:\n%s", want, text)
 		}
@@ -117,6 +120,9 @@ func TestModerationPage(t *testing.T) {
 		t.Errorf("%d «Mostrar de nuevo» buttons, want 1", n)
 	}
 	// Withdrawing erases: only «Borrar datos personales…», which asks first, does it from the page.
+	if !strings.Contains(string(body), `<a href="/ayudas/01k2x3y4z5a6b7c8">su página</a>`) {
+		t.Error("a queued record has no link to its page")
+	}
 	if strings.Contains(string(body), `<option value="withdrawn"`) {
 		t.Error("the status list offers «Retirada», which would erase without asking")
 	}

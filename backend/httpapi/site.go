@@ -209,7 +209,8 @@ func siteModeration(s *backend.Service) *site.Moderation {
 			for _, it := range q {
 				r := it.Record
 				mi := site.ModerationItem{ID: r.ID, Type: r.Type, EmergencySlug: r.EmergencySlug, Status: r.Status, Title: r.Title,
-					Description: r.Description, ContactName: r.ContactName, Phone: cmp.Or(r.ContactE164, r.ContactWhatsapp),
+					Description: r.Description, Category: r.Category, Urgency: r.Urgency, Address: r.Address, Neighborhood: r.Neighborhood,
+					PlaceCode: r.PlaceCode, MunicipioCode: r.MunicipioCode, ContactName: r.ContactName, Phone: cmp.Or(r.ContactE164, r.ContactWhatsapp),
 					ContactHidden: r.ContactHidden, CreatedAt: r.CreatedAt}
 				for _, rp := range it.Reports {
 					mi.Reports = append(mi.Reports, site.ModerationReport{Reason: rp.Reason, Note: rp.Note, Reporter: rp.Reporter, At: rp.At, Reviewed: rp.Reviewed})
