@@ -127,6 +127,12 @@ func restoreCmd(fl caddycmd.Flags) (int, error) {
 		return caddy.ExitCodeFailedStartup, fmt.Errorf("restore %s: %w", in, err)
 	}
 	fmt.Printf("restored %s into %s\n%s: %s\n", in, dir, in, checked)
+	// A restore brings back what was erased after the backup: say so, with when the backup is from.
+	when := "an unknown time"
+	if st, err := f.Stat(); err == nil {
+		when = st.ModTime().UTC().Format("2006-01-02 15:04 UTC")
+	}
+	fmt.Fprintf(os.Stderr, "note: the restored database holds what the backup held (the file was written %s). Publications withdrawn and personal data erased after that are back in it: do those withdrawals and erasures again (the audit trail of the database this one replaces lists them: directaid moderate audit).\n", when)
 	if verify {
 		if err := printVerification(os.Stdout, dir, dir); err != nil {
 			return caddy.ExitCodeFailedStartup, err

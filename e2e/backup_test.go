@@ -34,8 +34,9 @@ func TestBackupAndRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	restored := filepath.Join(t.TempDir(), "restored")
-	if out, err := runBinary(t, "restore", "--database", restored, "--input", file); err != nil || !strings.Contains(out, "checksums verified") {
-		t.Fatalf("restore: %v\n%s", err, out)
+	if out, err := runBinary(t, "restore", "--database", restored, "--input", file); err != nil || !strings.Contains(out, "checksums verified") ||
+		!strings.Contains(out, "personal data erased after that are back in it") {
+		t.Fatalf("restore (it says what it brings back): %v\n%s", err, out)
 	}
 	if out, err := runBinary(t, "restore", "--database", restored, "--input", file); err == nil {
 		t.Fatalf("restoring over a non-empty directory must fail:\n%s", out)
