@@ -20,8 +20,16 @@ func Encode(rec *store.Record) ([]byte, error) {
 			return json.Marshal(rec)
 		}
 	}
-	e := encoder{b: make([]byte, 0, 512+len(rec.Title)+len(rec.Description)+len(rec.Address))}
 	p := &rec.Publication
+	// The members' names, the times and the numbers take under 560 bytes; the strings their own (more
+	// only when escaped): one allocation for the usual record.
+	size := 560
+	for _, s := range [...]string{rec.ID, p.Type, p.Source, p.ExternalID, p.EmergencySlug, p.Title, p.Description, p.Category, p.ContactName,
+		p.ContactWhatsapp, p.Address, p.Neighborhood, p.PlaceCode, p.LocationPrecision, p.MunicipioCode, p.Urgency, p.CollectionCenterStatus,
+		p.ContactE164, rec.Status, rec.Publisher, rec.HiddenFrom, rec.HiddenBy} {
+		size += len(s)
+	}
+	e := encoder{b: make([]byte, 0, size)}
 	e.b = append(e.b, '{')
 	e.str("id", rec.ID)
 	e.time("createdAt", rec.CreatedAt)
