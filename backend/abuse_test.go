@@ -717,3 +717,32 @@ func TestModeratorWithdrawalErases(t *testing.T) {
 		t.Fatalf("reopening a record a moderator withdrew: %v, want ErrErased", err)
 	}
 }
+
+// TestRetryOfAHiddenNumberSaysSo: a number reported from its publisher's own network is hidden on that
+// record and disowned nowhere; the publisher's retry of that publication (a bot that lost the first
+// answer, or checks) is still told that its number is not shown, once.
+func TestRetryOfAHiddenNumberSaysSo(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	ctx := context.Background()
+	body := testserver.MustJSON(t, testserver.With(testserver.ValidRequest(), "externalId", "self", "contactWhatsapp", "3105550000"))
+	first, _, err := s.svc.Publish(ctx, "http://ayuda.test", body, "", "192.0.2.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.svc.Report(ctx, first.ID, &schema.ReportInput{Reason: "not_my_number"}, "192.0.2.1"); err != nil || res.Outcome != schema.ReportHidPhone {
+		t.Fatalf("the report: %+v %v", res, err)
+	}
+	again, _, err := s.svc.Publish(ctx, "http://ayuda.test", body, "", "192.0.2.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, w := range again.Warnings {
+		if w.Code == schema.CodePhoneDisowned {
+			n++
+		}
+	}
+	if !again.Duplicate || n != 1 {
+		t.Fatalf("the retry of a publication whose number is hidden: %d phone_disowned warnings, want 1: %+v", n, again)
+	}
+}

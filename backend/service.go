@@ -206,9 +206,6 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 		CreatedAt: stored.CreatedAt, PublicURL: base + schema.RecordPath(stored.ID), Status: stored.Status,
 		Warnings: append(s.warnings(&stored.Publication, true), maskedWarnings(masked)...),
 	}
-	if disowned && stored.ContactHidden { // a retry says it again: the first answer may not have arrived
-		res.Warnings = append(res.Warnings, disownedWarning)
-	}
 	if stored.Status == store.StatusOpen && !stored.ExpiresAt.IsZero() {
 		e := stored.ExpiresAt.UTC()
 		res.ExpiresAt = &e
@@ -218,6 +215,12 @@ func (s *Service) Publish(ctx context.Context, base string, body []byte, forcedT
 		// A withdrawn record's stored content lost its contact: a retry never matches it, never gets the token.
 		same = sameContent(stored, pub, publisher)
 		res.ContentMatches = &same
+	}
+	// A number not shown (disowned here, or reported as not its publisher's since) is said on every answer
+	// about the record: the first may not have arrived, and a bot retrying would tell its person they
+	// can be reached.
+	if stored.ContactHidden && stored.Status != store.StatusWithdrawn && (disowned || same) {
+		res.Warnings = append(res.Warnings, disownedWarning)
 	}
 	res.Warnings = append(res.Warnings, pairWarnings(stored, same, publisher)...)
 	if same && !created && !samePublisher(stored.Publisher, publisher) {
