@@ -746,3 +746,35 @@ func TestRetryOfAHiddenNumberSaysSo(t *testing.T) {
 		t.Fatalf("the retry of a publication whose number is hidden: %d phone_disowned warnings, want 1: %+v", n, again)
 	}
 }
+
+// TestModeratorHidesOnlyThePhone: a «not my number» report the bounds held for review is upheld by
+// hiding the number only: the record stays open and listed, its reports are reviewed, and the number stays
+// hidden on what the record's network publishes with it; a restore shows it again.
+func TestModeratorHidesOnlyThePhone(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	ctx := context.Background()
+	body := testserver.MustJSON(t, testserver.With(testserver.ValidRequest(), "externalId", "held", "contactWhatsapp", "3105551111"))
+	pub, _, err := s.svc.Publish(ctx, "http://ayuda.test", body, "", "192.0.2.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.svc.Report(ctx, pub.ID, &schema.ReportInput{Reason: "spam"}, "198.51.100.4"); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := s.svc.Moderate(ctx, pub.ID, backend.ActionHidePhone, "")
+	if err != nil || !rec.ContactHidden || rec.Status != store.StatusOpen {
+		t.Fatalf("hide_phone: %+v %v", rec, err)
+	}
+	m, _ := s.svc.StoreModeration()
+	if reps, err := m.Reports(ctx, pub.ID); err != nil || len(reps) != 1 || !reps[0].Reviewed {
+		t.Fatalf("the reports after hide_phone: %+v %v", reps, err)
+	}
+	other := testserver.MustJSON(t, testserver.With(testserver.ValidRequest(), "externalId", "held-2", "contactWhatsapp", "3105551111"))
+	again, _, err := s.svc.Publish(ctx, "http://ayuda.test", other, "", "192.0.2.1")
+	if err != nil || !slices.ContainsFunc(again.Warnings, func(w schema.Warning) bool { return w.Code == schema.CodePhoneDisowned }) {
+		t.Fatalf("the number on a new publication of the record's network: %+v %v", again, err)
+	}
+	if rec, err := s.svc.Moderate(ctx, pub.ID, backend.ActionRestore, ""); err != nil || rec.ContactHidden {
+		t.Fatalf("restore after hide_phone: %+v %v", rec, err)
+	}
+}

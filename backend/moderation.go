@@ -551,8 +551,8 @@ var ErrBadStatus = errors.New("unknown status")
 // were erased (withdrawn by its publisher, or an operator's erase): it would be listed with no contact.
 var ErrErased = errors.New("the record's personal data were erased: it cannot be shown again")
 
-// Moderate applies an operator's action to record id: hide, restore (open, phone shown again, reports
-// reviewed), erase (every personal field removed, record kept as a withdrawn tombstone, report notes
+// Moderate applies an operator's action to record id: hide, hide_phone (the number only, reports reviewed,
+// the number disowned as a report's would be), restore (open, phone shown again, reports reviewed), erase (every personal field removed, record kept as a withdrawn tombstone, report notes
 // dropped) or set_status (to status; to withdrawn it erases). It returns the record as stored.
 func (s *Service) Moderate(ctx context.Context, id, action, status string) (*store.Record, error) {
 	return s.moderate(ctx, id, action, status, undo{})
@@ -594,6 +594,13 @@ func (s *Service) moderate(ctx context.Context, id, action, status string, u und
 				r.HiddenFrom = r.Status
 			}
 			r.Status, r.HiddenBy = store.StatusHidden, store.ActorOperator
+		case ActionHidePhone:
+			// The number only: the request or offer stays listed (a «not my number» the breakers held for
+			// review, which a moderator upholds).
+			if r.ContactE164 == "" {
+				return fmt.Errorf("%w: the record has no number to hide", ErrErased)
+			}
+			r.ContactHidden = true
 		case ActionRestore:
 			// A hidden record goes back to the status it had when hidden, a shown one keeps its own: a
 			// resolved or expired record is not reopened by a restore (nor by a moderator clearing its
@@ -631,6 +638,17 @@ func (s *Service) moderate(ctx context.Context, id, action, status string, u und
 	}
 	if action != ActionHide {
 		if err := m.ReviewReports(ctx, id, u.reporter, action == ActionErase); err != nil {
+			return nil, err
+		}
+	}
+	if action == ActionHidePhone && rec.Publisher != "" {
+		// As a community report from another network does: the number stays hidden on what the record's
+		// network publishes with it, until an operator restores it.
+		key, err := s.disownedKey(ctx, rec.ContactE164)
+		if err != nil {
+			return nil, err
+		}
+		if err := m.Disown(ctx, store.Disowning{Key: key, RecordID: id, Reporter: store.ActorOperator, Publisher: rec.Publisher, At: now}); err != nil {
 			return nil, err
 		}
 	}

@@ -205,7 +205,7 @@ func (o *Observe) publishedRateLimited(channel string) {
 }
 
 // ModerationActions are the label values of directaid_moderation_actions_total: Moderate's actions.
-var ModerationActions = []string{ActionHide, ActionRestore, ActionErase, ActionSetStatus, ActionRestoreResponse}
+var ModerationActions = []string{ActionHide, ActionHidePhone, ActionRestore, ActionErase, ActionSetStatus, ActionRestoreResponse}
 
 // moderated counts one moderation action (one of ModerationActions).
 func (o *Observe) moderated(action string) {

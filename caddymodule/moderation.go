@@ -28,6 +28,7 @@ import (
 //	GET  /directaid/moderation/queue            records with unreviewed reports, hidden ones and those with
 //	                                             responses hidden by reports, with their reports and those responses
 //	POST /directaid/moderation/hide     {"id"}  hide until reviewed
+//	POST /directaid/moderation/hide_phone {"id"}  hide its number only (disowned as a report does), reports reviewed
 //	POST /directaid/moderation/restore  {"id"}  shown again in the status it had, phone shown again, reports reviewed
 //	POST /directaid/moderation/erase    {"id"}  remove every personal field; the record stays as a tombstone
 //	POST /directaid/moderation/status   {"id", "status"}  set any status
@@ -43,13 +44,15 @@ const moderationPrefix = "/directaid/moderation/"
 func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "moderate",
-		Usage: "queue | hide <id> | restore <id> | restore-response <id> <responseId> | restore-reporter <hash> | erase <id> | status <id> <status> | audit [--after n] [--limit n] | maintain  [--admin <address> | --config <Caddyfile>]",
+		Usage: "queue | hide <id> | hide-phone <id> | restore <id> | restore-response <id> <responseId> | restore-reporter <hash> | erase <id> | status <id> <status> | audit [--after n] [--limit n] | maintain  [--admin <address> | --config <Caddyfile>]",
 		Short: "Moderates records through the running server's admin endpoint",
 		Long: `Calls the running server's admin endpoint: --admin, else the admin address of the --config file,
 else $CADDY_ADMIN, else the shipped one, ` + DefaultAdminSocket + `:
   queue                  the records with unreviewed community reports, the hidden ones and those with
                          responses hidden by reports, with their reports and those responses
   hide <id>              hides a record until it is reviewed
+  hide-phone <id>        hides only its phone (the record stays listed), marking its reports reviewed; the
+                         number stays hidden on what the record's network publishes with it for 24 hours
   restore <id>           shows it again (in the status it had when hidden: open, resolved or expired;
                          its phone shown), marking its reports reviewed
   restore-response <id> <responseId>
@@ -76,7 +79,7 @@ Every action is written to the audit trail as done by the operator. Output is JS
 
 func moderateCmd(fl caddycmd.Flags) (int, error) {
 	args := fl.Args()
-	usage := errors.New("usage: directaid moderate queue | hide <id> | restore <id> | restore-response <id> <responseId> | restore-reporter <hash> | erase <id> | status <id> <status> | audit [--after n] [--limit n] | maintain")
+	usage := errors.New("usage: directaid moderate queue | hide <id> | hide-phone <id> | restore <id> | restore-response <id> <responseId> | restore-reporter <hash> | erase <id> | status <id> <status> | audit [--after n] [--limit n] | maintain")
 	if len(args) == 0 {
 		return caddy.ExitCodeFailedStartup, usage
 	}
@@ -91,6 +94,9 @@ func moderateCmd(fl caddycmd.Flags) (int, error) {
 		method, uri = http.MethodGet, moderationPrefix+"audit?after="+strconv.Itoa(fl.Int("after"))+"&limit="+strconv.Itoa(fl.Int("limit"))
 	case (verb == "hide" || verb == "restore" || verb == "erase") && len(args) == 2:
 		method, uri = http.MethodPost, moderationPrefix+verb
+		body, _ = json.Marshal(map[string]string{"id": args[1]})
+	case verb == "hide-phone" && len(args) == 2:
+		method, uri = http.MethodPost, moderationPrefix+backend.ActionHidePhone
 		body, _ = json.Marshal(map[string]string{"id": args[1]})
 	case verb == "restore-response" && len(args) == 3:
 		method, uri = http.MethodPost, moderationPrefix+"restore_response"
@@ -164,7 +170,7 @@ func moderationHandler(w http.ResponseWriter, r *http.Request) error {
 		}
 		err = app.store.Maintain(ctx)
 		out = map[string]bool{"ran": true}
-	case backend.ActionHide, backend.ActionRestore, backend.ActionErase, "status":
+	case backend.ActionHide, backend.ActionHidePhone, backend.ActionRestore, backend.ActionErase, "status":
 		if r.Method != http.MethodPost {
 			return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: errors.New("use POST")}
 		}

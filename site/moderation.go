@@ -28,6 +28,7 @@ const moderationPath = "/moderacion"
 // The moderation actions a form posts (the service's names).
 const (
 	modHide            = "hide"
+	modHidePhone       = "hide_phone"
 	modRestore         = "restore"
 	modErase           = "erase"
 	modSetStatus       = "set_status"
@@ -41,7 +42,7 @@ type Moderation struct {
 	Moderator func(r *http.Request) string
 	// Queue is the moderation queue: the records with unreviewed reports and the hidden ones.
 	Queue func(ctx context.Context) ([]ModerationItem, error)
-	// Act applies action (hide, restore, erase, set_status with status) to record id on behalf of the
+	// Act applies action (hide, hide_phone, restore, erase, set_status with status) to record id on behalf of the
 	// moderator that ctx carries; ErrNotFound when there is no such record.
 	Act func(ctx context.Context, id, action, status string) error
 	// RestoreReporter restores everything that one reporter (its hash) had hidden; it returns how many
@@ -205,7 +206,7 @@ func (h *handler) moderate(w http.ResponseWriter, r *http.Request, v *view, m *M
 	back := url.Values{"hecho": {action}}
 	var err error
 	switch action {
-	case modHide, modRestore:
+	case modHide, modHidePhone, modRestore:
 		err = m.Act(r.Context(), id, action, "")
 	case modErase:
 		if f.Get("confirmar") != "si" { // the confirmation step, without JavaScript
@@ -273,6 +274,8 @@ func modMessage(q url.Values) (done, fail string) {
 	switch q.Get("hecho") {
 	case modHide:
 		return "Listo: la publicación " + id + " quedó oculta.", ""
+	case modHidePhone:
+		return "Listo: el teléfono de la publicación " + id + " ya no se muestra (la publicación sigue en las listas); sus reportes quedaron revisados.", ""
 	case modRestore:
 		return "Listo: la publicación " + id + " se muestra de nuevo, vigente y con su teléfono; sus reportes quedaron revisados.", ""
 	case modErase:

@@ -120,6 +120,11 @@ func TestModerationPage(t *testing.T) {
 		t.Errorf("%d «Mostrar de nuevo» buttons, want 1", n)
 	}
 	// Withdrawing erases: only «Borrar datos personales…», which asks first, does it from the page.
+	// «Ocultar solo el teléfono» where a phone shows: the first record's (hidden, phone shown), not the
+	// second's (phone hidden already).
+	if n := strings.Count(string(body), `value="hide_phone"`); n != 1 {
+		t.Errorf("%d «Ocultar solo el teléfono» buttons, want 1", n)
+	}
 	if !strings.Contains(string(body), `<a href="/ayudas/01k2x3y4z5a6b7c8">su página</a>`) {
 		t.Error("a queued record has no link to its page")
 	}
@@ -164,6 +169,7 @@ func TestModerationActions(t *testing.T) {
 		message  string
 	}{
 		{url.Values{"action": {"hide"}, "id": {id}}, "/moderacion?hecho=hide&id=" + id, "Listo: la publicación " + id + " quedó oculta."},
+		{url.Values{"action": {"hide_phone"}, "id": {id}}, "/moderacion?hecho=hide_phone&id=" + id, "Listo: el teléfono de la publicación " + id + " ya no se muestra"},
 		{url.Values{"action": {"restore"}, "id": {id}}, "/moderacion?hecho=restore&id=" + id, "se muestra de nuevo"},
 		{url.Values{"action": {"set_status"}, "id": {id}, "status": {"resolved"}}, "/moderacion?estado=resolved&hecho=set_status&id=" + id, "quedó en estado «Resuelta»"},
 		{url.Values{"action": {"erase"}, "id": {id}}, "/moderacion?borrar=" + id + "#confirmar", "¿Borrar los datos personales?"},
@@ -185,7 +191,7 @@ func TestModerationActions(t *testing.T) {
 			t.Errorf("%v: page after the redirect (%d) lacks %q", tc.vals, resp.StatusCode, tc.message)
 		}
 	}
-	want := []string{"hide " + id + " ", "restore " + id + " ", "set_status " + id + " resolved", "erase " + id + " ", "restore_reporter " + hashA,
+	want := []string{"hide " + id + " ", "hide_phone " + id + " ", "restore " + id + " ", "set_status " + id + " resolved", "erase " + id + " ", "restore_reporter " + hashA,
 		"restore_response 01k2x3y4z5a6b7ca 3f9a1c0b7d2e4a61"}
 	if strings.Join(f.acts, "|") != strings.Join(want, "|") {
 		t.Errorf("actions applied:\n%q\nwant\n%q", f.acts, want)
