@@ -3,10 +3,12 @@ package caddymodule
 import (
 	"encoding/json"
 	"fmt"
+	"go.uber.org/zap"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -112,6 +114,8 @@ const clientNetVar = "directaid_client_net"
 type RateLimits struct {
 	LimiterRaw json.RawMessage `json:"limiter" caddy:"namespace=http.handlers inline_key=handler"`
 	limiter    caddyhttp.MiddlewareHandler
+	logger     *zap.Logger
+	warned     *atomic.Bool // the warning of a second directaid_rate_limits on one request's way was logged
 }
 
 // CaddyModule implements caddy.Module.
@@ -129,12 +133,21 @@ func (h *RateLimits) Provision(ctx caddy.Context) error {
 	if !ok {
 		return fmt.Errorf("the rate limiter is a %T, not an HTTP handler", mod)
 	}
-	h.limiter = limiter
+	h.limiter, h.logger, h.warned = limiter, ctx.Logger(), new(atomic.Bool)
 	return nil
 }
 
 // ServeHTTP sets the client's network, then lets the limiter meter the request.
 func (h *RateLimits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if caddyhttp.GetVar(r.Context(), clientNetVar) != nil {
+		// An earlier directaid_rate_limits metered this request: a second block re-declares every zone
+		// under the same names, which caddy-ratelimit shares, so metering again would count each request
+		// twice (every limit halved, and discovery's numbers false).
+		if !h.warned.Swap(true) {
+			h.logger.Warn("a second directaid_rate_limits on the same requests meters nothing: put every zone in one block")
+		}
+		return next.ServeHTTP(w, r)
+	}
 	ip, _ := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string)
 	caddyhttp.SetVar(r.Context(), clientNetVar, backend.ClientNet(ip))
 	return h.limiter.ServeHTTP(w, r, next)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -115,5 +116,24 @@ func TestManageRateLimited(t *testing.T) {
 		if z["events"] != float64(2) || z["windowSeconds"] != float64(60) || z["scope"] == "" {
 			t.Errorf("discovery %s: %v", k, d[k])
 		}
+	}
+}
+
+// TestSecondRateLimitsBlockCountsNothing: a second directaid_rate_limits in the site (its zones, every one
+// re-declared with the same names, which caddy-ratelimit shares) does not meter the requests again: the
+// first block's publish limit of 4 lets 4 publications through, not 2, and the log says so once.
+func TestSecondRateLimitsBlockCountsNothing(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{PublishEvents: 4, PublishWindow: "1m", Site: "\tdirectaid_rate_limits {\n\t\treport 10 1m\n\t}"})
+	for i := range 5 {
+		body := validRequest()
+		body["externalId"] = fmt.Sprintf("second-block-%d", i)
+		r, _ := publish(t, s, body)
+		if want := map[bool]int{true: http.StatusCreated, false: http.StatusTooManyRequests}[i < 4]; r.StatusCode != want {
+			t.Fatalf("publication %d of 5 with a limit of 4: %d, want %d", i+1, r.StatusCode, want)
+		}
+	}
+	if n := countLines(s.Log(), `"level":"warn"`, "a second directaid_rate_limits"); n != 1 {
+		t.Errorf("%d warnings of the second block, want 1", n)
 	}
 }
