@@ -778,3 +778,37 @@ func TestModeratorHidesOnlyThePhone(t *testing.T) {
 		t.Fatalf("restore after hide_phone: %+v %v", rec, err)
 	}
 }
+
+// TestRestoreByReporterShowsOnlyItsOwnPhones: undoing one reporter's campaign shows again only the phones
+// its own «not my number» hid: not one a moderator hid (hide_phone), even when the campaign also reported
+// that record as spam.
+func TestRestoreByReporterShowsOnlyItsOwnPhones(t *testing.T) {
+	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
+	ctx := context.Background()
+	rec, _, err := s.st.Create(ctx, storetest.Record("app", "moderated-phone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.svc.Moderate(ctx, rec.ID, backend.ActionHidePhone, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.svc.Report(ctx, rec.ID, &schema.ReportInput{Reason: "spam"}, "127.0.0.7"); err != nil {
+		t.Fatal(err)
+	}
+	q, err := s.svc.ModerationQueue(ctx)
+	if err != nil || len(q) != 1 || len(q[0].Reports) == 0 {
+		t.Fatalf("queue: %+v %v", q, err)
+	}
+	var campaign string
+	for _, r := range q[0].Reports {
+		if !r.Reviewed {
+			campaign = r.Reporter
+		}
+	}
+	if _, err := s.svc.RestoreByReporter(ctx, campaign); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.st.Get(ctx, rec.ID); err != nil || !got.ContactHidden {
+		t.Fatalf("undoing a spam campaign showed the phone a moderator hid: %+v %v", got, err)
+	}
+}

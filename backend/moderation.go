@@ -442,19 +442,24 @@ func (s *Service) RestoreByReporter(ctx context.Context, reporter string) ([]str
 		if !slices.ContainsFunc(it.Reports, func(r store.Report) bool { return r.Reporter == reporter && !r.Reviewed }) {
 			continue
 		}
-		// Only what that reporter did is undone: a phone that someone else said is theirs stays hidden,
-		// and a record hidden by nobody but with its phone hidden by someone else is left as it is.
+		// Only what that reporter did is undone: a phone is shown again only when its own «not my number»
+		// hid it and nobody else's also says so (not one a moderator hid, nor one hidden at publication
+		// because its number was disowned), and a record whose phone alone is hidden otherwise is left as it is.
 		phoneByOthers := slices.ContainsFunc(it.Reports, func(r store.Report) bool {
 			return r.Reporter != reporter && !r.Reviewed && r.Reason == store.ReasonNotMyNumber
 		})
-		if phoneByOthers && it.Record.Status != store.StatusHidden {
+		phoneByIt := slices.ContainsFunc(it.Reports, func(r store.Report) bool {
+			return r.Reporter == reporter && !r.Reviewed && r.Reason == store.ReasonNotMyNumber
+		})
+		keepPhone := phoneByOthers || !phoneByIt
+		if keepPhone && it.Record.Status != store.StatusHidden {
 			continue
 		}
 		// A record an operator hid stays hidden: the reporter's reports did not hide it.
 		if it.Record.Status == store.StatusHidden && it.Record.HiddenBy == store.ActorOperator {
 			continue
 		}
-		if _, err := s.moderate(ctx, it.Record.ID, ActionRestore, "", undo{reporter: reporter, keepPhoneHidden: phoneByOthers}); err != nil {
+		if _, err := s.moderate(ctx, it.Record.ID, ActionRestore, "", undo{reporter: reporter, keepPhoneHidden: keepPhone}); err != nil {
 			return restored, err
 		}
 		restored = append(restored, it.Record.ID)
