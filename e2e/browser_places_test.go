@@ -61,17 +61,27 @@ func TestBrowserPlacePicker(t *testing.T) {
 	}
 	// A typo gets the names like it, as the server's «Buscar» step gives them; the words people put
 	// before a name are left out.
-	for typed, want := range map[string]string{"armenai": "Armenia (Quindío)", "vereda el kaimo": "El Caimo, Armenia (Quindío)", "cerca de montenegro": "Montenegro (Quindío)"} {
+	for typed, want := range map[string]string{"armenai": "Armenia (Quindío)", "vereda el kaimo": "El Caimo, Armenia (Quindío)", "cerca de montenegro": "Montenegro (Quindío)", "dos quebradas": "Dosquebradas (Risaralda)"} {
 		p.do(t, "clear", chromedp.Evaluate[chromedp.Void](`document.getElementById('f-lugar-buscar').value = ''`))
 		p.do(t, "type "+typed, chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), typed))
 		got := run(p.ctx, t, "results", chromedp.Evaluate[string](`document.getElementById('lugar-resultados').textContent`))
 		if !strings.Contains(got, want) {
 			t.Errorf("results for «%s»: %q, want %s", typed, got, want)
 		}
-		if guessed := strings.Contains(got, "¿Quiso decir…?"); guessed != (typed != "cerca de montenegro") {
+		if guessed := strings.Contains(got, "¿Quiso decir…?"); guessed != (typed == "armenai" || typed == "vereda el kaimo") {
 			t.Errorf("results for «%s»: %q (a guess: %v)", typed, got, guessed)
 		}
 	}
+	// The emergency chosen, a guess is of its area alone, as the server's search gives it.
+	p.do(t, "choose the Eje Cafetero", chromedp.SetValue(chromedp.ID("f-emergencySlug"), "eje-cafetero"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('f-emergencySlug').dispatchEvent(new Event('change'))`))
+	p.do(t, "clear", chromedp.Evaluate[chromedp.Void](`document.getElementById('f-lugar-buscar').value = ''`))
+	p.do(t, "type cordova", chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), "cordova"))
+	if got := run(p.ctx, t, "results", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#lugar-resultados button')).map(b => b.textContent)`)); len(got) != 1 || got[0] != "Córdoba (Quindío)" {
+		t.Errorf("«cordova» with the Eje Cafetero chosen: %q, want Córdoba (Quindío) alone", got)
+	}
+	p.do(t, "unchoose", chromedp.SetValue(chromedp.ID("f-emergencySlug"), ""),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('f-emergencySlug').dispatchEvent(new Event('change'))`))
 	// «armenia» offers both municipios Armenia first; the Quindío one is chosen.
 	p.do(t, "clear", chromedp.Evaluate[chromedp.Void](`document.getElementById('f-lugar-buscar').value = ''`))
 	p.do(t, "type armenia", chromedp.SendKeys(chromedp.ID("f-lugar-buscar"), "armenia"))

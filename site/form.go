@@ -164,6 +164,9 @@ type input struct {
 type option struct {
 	Value, Label string
 	Selected     bool
+	// Area is an emergency's area (departamento and municipio codes, separated by spaces): lugares.js
+	// searches it first once the emergency is chosen.
+	Area string
 }
 
 type errorItem struct{ Anchor, Message string }
@@ -276,7 +279,7 @@ func (fv *formView) build(s *formSpec, ems []schema.EmergencyInfo, vals url.Valu
 		in := input{Name: "emergencySlug", ID: "f-emergencySlug", Label: labels["emergencySlug"], Kind: "select", Required: true,
 			Hint: "Hay varias emergencias activas: elija a cuál corresponde.", Options: []option{{Label: "Elija la emergencia"}}}
 		for _, e := range ems {
-			in.Options = append(in.Options, option{Value: e.Slug, Label: e.Title})
+			in.Options = append(in.Options, option{Value: e.Slug, Label: e.Title, Area: strings.Join(e.Area, " ")})
 		}
 		in.setValue(vals.Get("emergencySlug"))
 		fv.Emergency = &in

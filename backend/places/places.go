@@ -44,6 +44,8 @@ type Place struct {
 	// («Bogotá, D.C.»: «bogota»). Municipios reads them only when no name matches.
 	aliases []string
 	said    string // key as people say it (elide)
+	// squashed is key without its spaces: «dos quebradas» names Dosquebradas, «villa maria» Villamaría.
+	squashed string
 }
 
 // Kind tells a departamento, a municipio and a centro poblado apart.
@@ -153,7 +155,7 @@ var load = sync.OnceValue(func() *index {
 			continue
 		}
 		p := Place{Code: f[0], Name: f[1], key: Fold(f[1])}
-		p.said = elide(p.key)
+		p.said, p.squashed = elide(p.key), strings.ReplaceAll(p.key, " ", "")
 		if len(p.Code) == 5 {
 			p.aliases = municipioAliases(p.key)
 		}
@@ -334,8 +336,8 @@ func Search(q string, limit int, area ...string) []Place {
 }
 
 // kindWords are what people write before a place's name: its kind, or where they are from it.
-var kindWords = []string{"a", "al", "barrio", "caserio", "cerca", "centro", "corregimiento", "de", "del", "en", "inspeccion",
-	"municipio", "poblado", "por", "sector", "vereda", "via"}
+var kindWords = []string{"a", "al", "barrio", "brr", "caserio", "cerca", "centro", "corr", "corregimiento", "de", "del", "en",
+	"inspeccion", "mpio", "municipio", "poblado", "por", "sector", "vda", "vereda", "via", "vrda"}
 
 // leadingKindWords is how many of words, from the first, are kindWords.
 func leadingKindWords(words []string) int {
@@ -349,7 +351,7 @@ func leadingKindWords(words []string) int {
 // search is Search of folded words, as typed.
 func search(words []string, limit int, area []string) []Place {
 	full := strings.Join(words, " ")
-	said := elide(full)
+	said, squashed := elide(full), strings.Join(words, "")
 	saidWords := strings.Fields(said)
 	ix := load()
 	ix.loadContexts()
@@ -365,7 +367,7 @@ func search(words []string, limit int, area []string) []Place {
 		}
 		rank := -1
 		switch {
-		case p.key == full || p.said == said:
+		case p.key == full || p.said == said || p.squashed == squashed:
 			rank = 0
 		case strings.HasPrefix(p.key, full) || strings.HasPrefix(p.said, said):
 			rank = 2

@@ -24,6 +24,10 @@ func TestSearchIgnoresAccentsAndCase(t *testing.T) {
 		{"cerca de armenia", "63001", "Armenia (Quindío)"},
 		{"Municipio de Salento", "63690", "Salento (Quindío)"},
 		{"corregimiento pueblo tapao", "63470003", "Pueblo Tapado, Montenegro (Quindío)"},
+		{"vda el caimo", "63001001", "El Caimo, Armenia (Quindío)"},
+		// Written in two words: the municipio first, before the villages of that name elsewhere.
+		{"dos quebradas", "66170", "Dosquebradas (Risaralda)"},
+		{"villa maria", "17873", "Villamaría (Caldas)"},
 	} {
 		got := Search(c.q, 10)
 		if len(got) == 0 {
@@ -41,6 +45,16 @@ func TestSearchIgnoresAccentsAndCase(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("Search(%q) = %v, want %s among them", c.q, got, c.code)
+		}
+	}
+}
+
+// TestSearchTwoWordsNameTheMunicipioFirst: «dos quebradas» and «villa maria», as people write
+// Dosquebradas and Villamaría, list the municipio first, before the villages of that name elsewhere.
+func TestSearchTwoWordsNameTheMunicipioFirst(t *testing.T) {
+	for q, code := range map[string]string{"dos quebradas": "66170", "villa maria": "17873", "Villa María": "17873"} {
+		if got := Search(q, 5); len(got) == 0 || got[0].Code != code {
+			t.Errorf("Search(%q) = %v, want %s first", q, got, code)
 		}
 	}
 }

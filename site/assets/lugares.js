@@ -21,7 +21,15 @@
   var named = Array.prototype.map.call(buttons, function (b) { var n = b.name; b.removeAttribute('name'); return n; });
   var all = [], byCode = {};
   // The emergencies' areas (departamento and municipio codes): their places come first among equals.
-  var area = (box.getAttribute('data-area') || '').split(' ').filter(Boolean);
+  var area = [];
+  // Once an emergency is chosen (several are active), its area alone, as the server's search takes it.
+  var which = document.getElementById('f-emergencySlug');
+  function setArea() {
+    var opt = which && which.selectedIndex >= 0 ? which.options[which.selectedIndex] : null;
+    area = ((opt && opt.getAttribute('data-area')) || box.getAttribute('data-area') || '').split(' ').filter(Boolean);
+  }
+  setArea();
+  if (which) which.addEventListener('change', function () { setArea(); if (loaded && q.value) showResults(); });
   function inArea(p) { return area.some(function (a) { return p.c.lastIndexOf(a, 0) === 0; }) ? 1 : 0; }
 
   function fold(s) {
@@ -67,8 +75,8 @@
     update();
   }
   // What people write before a place's name (backend/places kindWords): left out when nothing matches.
-  var kindWords = ['a', 'al', 'barrio', 'caserio', 'cerca', 'centro', 'corregimiento', 'de', 'del', 'en', 'inspeccion',
-    'municipio', 'poblado', 'por', 'sector', 'vereda', 'via'];
+  var kindWords = ['a', 'al', 'barrio', 'brr', 'caserio', 'cerca', 'centro', 'corr', 'corregimiento', 'de', 'del', 'en',
+    'inspeccion', 'mpio', 'municipio', 'poblado', 'por', 'sector', 'vda', 'vereda', 'via', 'vrda'];
   function kindLead(words) {
     var i = 0;
     while (i < words.length && kindWords.indexOf(words[i]) >= 0) i++;
@@ -112,18 +120,18 @@
     found.sort(function (a, b) { return a.p.c.length - b.p.c.length || (a.p.k < b.p.k ? -1 : a.p.k > b.p.k ? 1 : 0); });
     return found.slice(0, 12).map(function (n) { return n.p; });
   }
-  // The ranking of backend/places.Search (names compared as written and as said): the name itself, then
+  // The ranking of backend/places.Search (names compared as written, as said and without spaces): the name itself, then
   // names that start with the words, then places whose name, municipio and departamento hold every word;
   // municipios before centros poblados; among equals, the places of the emergencies' areas first.
   function searchWords(words) {
-    var full = words.join(' ');
+    var full = words.join(' '), squashed = words.join('');
     if (!full) return [];
     var saidFull = said(full), saidWords = saidFull.split(' ');
     var hits = [];
     all.forEach(function (p) {
       if (p.c.length === 2) return;
       var rank = -1;
-      if (p.k === full || p.s === saidFull) rank = 0;
+      if (p.k === full || p.s === saidFull || p.q === squashed) rank = 0;
       else if (p.k.lastIndexOf(full, 0) === 0 || p.s.lastIndexOf(saidFull, 0) === 0) rank = 2;
       else {
         var ctx = ' ' + p.k + ' ' + byCode[p.c.slice(0, 2)].k + (p.c.length === 8 ? ' ' + byCode[p.c.slice(0, 5)].k : '');
@@ -217,7 +225,7 @@
       tsv.split('\n').forEach(function (line) {
         var f = line.split('\t');
         if (f.length < 4) return;
-        var k = fold(f[1]), p = { c: f[0], n: f[1], k: k, s: said(k) };
+        var k = fold(f[1]), p = { c: f[0], n: f[1], k: k, s: said(k), q: k.replace(/ /g, '') };
         all.push(p);
         byCode[p.c] = p;
       });
