@@ -21,6 +21,8 @@ const (
 	// the same number on several records counts once, so a person whose number was spread over many
 	// records can take it off all of them.
 	reporterHidesPerHour = 2
+	// recordsPerNumber is on how many records reports hide one number by themselves within the window.
+	recordsPerNumber = 10
 	// breakerWindow is the period over which automatic hides are counted.
 	breakerWindow = time.Hour
 )
@@ -41,12 +43,13 @@ type hideBudget struct {
 	mu        sync.Mutex
 	reporter  map[string][]phoneHide
 	phones    map[string][]time.Time
+	numbers   map[string][]time.Time // by emergency and number: the records it was hidden on
 	records   map[string][]time.Time
 	responses map[string][]time.Time
 }
 
 func newHideBudget() *hideBudget {
-	return &hideBudget{reporter: map[string][]phoneHide{}, phones: map[string][]time.Time{}, records: map[string][]time.Time{},
+	return &hideBudget{reporter: map[string][]phoneHide{}, phones: map[string][]time.Time{}, numbers: map[string][]time.Time{}, records: map[string][]time.Time{},
 		responses: map[string][]time.Time{}}
 }
 
@@ -100,30 +103,43 @@ type phoneHide struct {
 }
 
 // reserve takes what a report may hide now: phone (a hide of number, by reporter, in slug) and record (a
-// record hide in slug), each only when asked for and within its budget. A number this reporter already
-// hid within the window costs no more of the reporter's budget (the breaker's still). total is the emergency's open records. reporterFull says
-// that the phone was refused by the reporter's own budget, not by the emergency's breaker. release gives
+// record hide in slug), each only when asked for and within its budget. A reporter hides at most
+// reporterHidesPerHour numbers, and a number is hidden automatically on at most recordsPerNumber records
+// (whoever reports it): a person takes their number off the records it was spread over, but a few
+// addresses cannot take an organization's line off all its records. The emergency's breaker counts
+// numbers, not records: the same number on another record does not spend it, so neither a person nor
+// one address can pause it with one number. total is the emergency's open records. reporterFull says
+// that the phone was refused by the reporter's own budget, not by the emergency's bounds. release gives
 // back what the report then did not hide.
 func (b *hideBudget) reserve(now time.Time, reporter, number, slug string, total int, phone, record bool) (gotPhone, gotRecord, reporterFull bool, release func(phone, record bool)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.prune(now)
-	var newNumber bool // whether this reservation spent one of the reporter's numbers
+	numberKey := slug + "\x00" + number
+	var breaker bool // whether this reservation spent one of the emergency's phone hides
 	if phone {
 		hid := within(b.reporter, reporter, now, breakerWindow, func(h phoneHide) time.Time { return h.at })
-		again := slices.ContainsFunc(hid, func(h phoneHide) bool { return h.phone == number })
-		switch {
-		case !again && len(hid) >= reporterHidesPerHour:
-			reporterFull = true
-		case recent(b.phones, slug, now) < phoneBreakerLimit(total):
-			// Every phone hidden counts for the breaker, the same number on another record too: one
-			// reporter cannot take an organization's line off all its records at once.
-			if !again {
-				b.reporter[reporter] = append(b.reporter[reporter], phoneHide{at: now, phone: number})
-				newNumber = true
+		mine := slices.ContainsFunc(hid, func(h phoneHide) bool { return h.phone == number })
+		var numbers []string
+		for _, h := range hid {
+			if !slices.Contains(numbers, h.phone) {
+				numbers = append(numbers, h.phone)
 			}
+		}
+		onRecords := recent(b.numbers, numberKey, now)
+		switch {
+		case !mine && len(numbers) >= reporterHidesPerHour:
+			reporterFull = true
+		case onRecords >= recordsPerNumber:
+		case onRecords > 0:
+			gotPhone = true // the number is counted for the breaker already
+		case recent(b.phones, slug, now) < phoneBreakerLimit(total):
 			b.phones[slug] = append(b.phones[slug], now)
-			gotPhone = true
+			gotPhone, breaker = true, true
+		}
+		if gotPhone {
+			b.reporter[reporter] = append(b.reporter[reporter], phoneHide{at: now, phone: number})
+			b.numbers[numberKey] = append(b.numbers[numberKey], now)
 		}
 	}
 	if record && recent(b.records, slug, now) < recordBreakerLimit(total) {
@@ -134,12 +150,14 @@ func (b *hideBudget) reserve(now time.Time, reporter, number, slug string, total
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if phone {
-			if hs := b.reporter[reporter]; newNumber {
-				if i := slices.IndexFunc(hs, func(h phoneHide) bool { return h.at.Equal(now) && h.phone == number }); i >= 0 {
-					b.reporter[reporter] = slices.Delete(hs, i, i+1)
-				}
+			hs := b.reporter[reporter]
+			if i := slices.IndexFunc(hs, func(h phoneHide) bool { return h.at.Equal(now) && h.phone == number }); i >= 0 {
+				b.reporter[reporter] = slices.Delete(hs, i, i+1)
 			}
-			b.phones[slug] = dropOne(b.phones[slug], now)
+			b.numbers[numberKey] = dropOne(b.numbers[numberKey], now)
+			if breaker {
+				b.phones[slug] = dropOne(b.phones[slug], now)
+			}
 		}
 		if record {
 			b.records[slug] = dropOne(b.records[slug], now)
@@ -159,7 +177,7 @@ func (b *hideBudget) prune(now time.Time) {
 	for k := range b.reporter {
 		within(b.reporter, k, now, breakerWindow, func(h phoneHide) time.Time { return h.at })
 	}
-	for _, m := range []map[string][]time.Time{b.phones, b.records, b.responses} {
+	for _, m := range []map[string][]time.Time{b.phones, b.numbers, b.records, b.responses} {
 		for k := range m {
 			recent(m, k, now)
 		}

@@ -40,3 +40,42 @@ func TestQueueReporter(t *testing.T) {
 		t.Errorf("a start no hash has: %v", err)
 	}
 }
+
+// TestHideBudgetByNumber: one reporter takes one number off 10 of the 12 records it was spread over, and
+// that spends one of the emergency's phone hides, not ten (no address pauses the breaker with one number);
+// five reporters together hide one number on 10 records, not 50; a reporter's third number is its own
+// budget's refusal.
+func TestHideBudgetByNumber(t *testing.T) {
+	at := time.Date(2026, 8, 11, 10, 0, 0, 0, time.UTC)
+	b := newHideBudget()
+	hidden := 0
+	for i := range 12 {
+		if got, _, full, _ := b.reserve(at.Add(time.Duration(i)*time.Second), "victim", "+573001112233", "e", 5, true, false); got {
+			hidden++
+		} else if full {
+			t.Fatalf("record %d: refused as the reporter's budget", i+1)
+		}
+	}
+	if hidden != recordsPerNumber {
+		t.Fatalf("one number hidden on %d of 12 records, want %d", hidden, recordsPerNumber)
+	}
+	if phones, _ := b.open(at.Add(time.Minute), "e", 5); phones {
+		t.Fatal("one reporter's one number opened the emergency's phone breaker")
+	}
+	b = newHideBudget()
+	hidden = 0
+	for i := range 30 {
+		if got, _, _, _ := b.reserve(at.Add(time.Duration(i)*time.Second), fmt.Sprintf("r%d", i%5), "+576012345678", "e", 10000, true, false); got {
+			hidden++
+		}
+	}
+	if hidden != recordsPerNumber {
+		t.Fatalf("five reporters hid one line on %d of its 30 records, want %d", hidden, recordsPerNumber)
+	}
+	for i, number := range []string{"+573001110001", "+573001110002", "+573001110003"} {
+		got, _, full, _ := b.reserve(at.Add(time.Hour/2), "r9", number, "e", 10000, true, false)
+		if got != (i < reporterHidesPerHour) || full != (i >= reporterHidesPerHour) {
+			t.Errorf("number %d of one reporter: hidden %v, reporter's budget full %v", i+1, got, full)
+		}
+	}
+}

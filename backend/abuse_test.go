@@ -31,6 +31,8 @@ func TestReportsCannotBlankTheNetwork(t *testing.T) {
 	var ids []string
 	for i := range 400 {
 		rec := storetest.Record("app", fmt.Sprintf("r-%d", i))
+		rec.ContactWhatsapp = fmt.Sprintf("300%07d", i)
+		rec.ContactE164 = "+57" + rec.ContactWhatsapp
 		stored, _, err := s.st.Create(ctx, rec)
 		if err != nil {
 			t.Fatal(err)
@@ -654,8 +656,9 @@ func TestPairTakenIsSaid(t *testing.T) {
 }
 
 // TestReporterBudgetCountsNumbers: a person whose number was spread over four records takes it off all
-// four with their reports (one number, however many records), while the same address still hides at most
-// two numbers an hour by itself and is told so, not that the network had many reports.
+// four with their reports (one number, however many records); the same address
+// still hides at most two numbers an hour by itself and is told so, not that the network had many
+// reports (TestHideBudgetByNumber has the bounds of one number).
 func TestReporterBudgetCountsNumbers(t *testing.T) {
 	s := newExpiryServer(t, &fakeClock{at: time.Now().UTC()})
 	ctx := context.Background()
