@@ -280,7 +280,7 @@ func TestModeratorRestoresAResponse(t *testing.T) {
 	}
 }
 
-// A reload keeps what the abuse bounds counted: a reporter that hid its two phones of the hour hides no
+// A reload keeps what the abuse bounds counted: a reporter that hid its two numbers of the hour hides no
 // third after `directaid reload` with a changed Caddyfile, where a fresh Service would have let it.
 func TestReloadKeepsTheAbuseWindows(t *testing.T) {
 	t.Parallel()
@@ -289,6 +289,7 @@ func TestReloadKeepsTheAbuseWindows(t *testing.T) {
 	for i := range 3 {
 		req := validRequest()
 		req["externalId"] = fmt.Sprintf("reload-window-%d", i)
+		req["contactWhatsapp"] = fmt.Sprintf("300 555 000%d", i) // three numbers: the same one counts once
 		_, rec := publish(t, s, req)
 		ids = append(ids, rec["id"].(string))
 	}
