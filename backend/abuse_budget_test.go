@@ -22,22 +22,25 @@ func TestHideBudgetForgets(t *testing.T) {
 	}
 }
 
-// TestQueueReporter: a reporter is named by its whole hash or by a start no other hash shares, in any case.
+// TestQueueReporter: a reporter is named by its whole hash or by a start of at least 8 characters (what
+// /moderacion shows) that no other hash shares, in any case.
 func TestQueueReporter(t *testing.T) {
 	items := []QueueItem{
-		{Reports: []store.Report{{Reporter: "abcd1111"}, {Reporter: "abcd2222"}}},
-		{HiddenResponses: []*store.Response{{Reporters: []string{"ef003333", "abcd1111"}}}},
+		{Reports: []store.Report{{Reporter: "abcd1111aaaa"}, {Reporter: "abcd1111bbbb"}}},
+		{HiddenResponses: []*store.Response{{Reporters: []string{"ef0033334444", "abcd1111aaaa"}}}},
 	}
-	for in, want := range map[string]string{"abcd1111": "abcd1111", "ABCD2": "abcd2222", " ef ": "ef003333"} {
+	for in, want := range map[string]string{"abcd1111aaaa": "abcd1111aaaa", "ABCD1111B": "abcd1111bbbb", " ef003333 ": "ef0033334444"} {
 		if got, err := queueReporter(items, in); err != nil || got != want {
 			t.Errorf("%q: %q %v, want %q", in, got, err, want)
 		}
 	}
-	if _, err := queueReporter(items, "abcd"); !errors.Is(err, ErrAmbiguousReporter) {
+	if _, err := queueReporter(items, "abcd1111"); !errors.Is(err, ErrAmbiguousReporter) {
 		t.Errorf("a start two hashes share: %v", err)
 	}
-	if _, err := queueReporter(items, "99"); !errors.Is(err, ErrUnknownReporter) {
-		t.Errorf("a start no hash has: %v", err)
+	for _, in := range []string{"99999999", "ef", "e"} { // none, or shorter than what the page shows
+		if _, err := queueReporter(items, in); !errors.Is(err, ErrUnknownReporter) {
+			t.Errorf("%q: %v", in, err)
+		}
 	}
 }
 

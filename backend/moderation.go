@@ -485,12 +485,16 @@ var (
 	ErrAmbiguousReporter = errors.New("several reporters' hashes begin so: give more of the hash")
 )
 
-// queueReporter is the hash of the queue's reporter that reporter names: the whole hash, or its start
-// (any case) when only one reporter's hash begins so.
+// minReporterStart is the shortest start of a reporter's hash that names it: what /moderacion shows.
+const minReporterStart = 8
+
+// queueReporter is the hash of the queue's reporter that reporter names: the whole hash, or its start of
+// at least minReporterStart characters (any case) when only one reporter's hash begins so.
 func queueReporter(items []QueueItem, reporter string) (string, error) {
 	reporter = strings.ToLower(strings.TrimSpace(reporter))
-	if reporter == "" {
-		return "", ErrUnknownReporter
+	if len(reporter) < minReporterStart {
+		// A typo or a cut paste must not undo whichever reporter it happens to begin.
+		return "", fmt.Errorf("%w (give at least the %d characters /moderacion shows)", ErrUnknownReporter, minReporterStart)
 	}
 	var found []string
 	add := func(h string) {
@@ -556,8 +560,9 @@ var ErrBadStatus = errors.New("unknown status")
 // were erased (withdrawn by its publisher, or an operator's erase): it would be listed with no contact.
 var ErrErased = errors.New("the record's personal data were erased: it cannot be shown again")
 
-// Moderate applies an operator's action to record id: hide, hide_phone (the number only, reports reviewed,
-// the number disowned as a report's would be), restore (open, phone shown again, reports reviewed), erase (every personal field removed, record kept as a withdrawn tombstone, report notes
+// Moderate applies an operator's action to record id: hide, hide_phone (the number on this record only,
+// reports reviewed: a moderator cannot tell whether the reporter was the number's owner publishing it,
+// so nothing is disowned), restore (open, phone shown again, reports reviewed), erase (every personal field removed, record kept as a withdrawn tombstone, report notes
 // dropped) or set_status (to status; to withdrawn it erases). It returns the record as stored.
 func (s *Service) Moderate(ctx context.Context, id, action, status string) (*store.Record, error) {
 	return s.moderate(ctx, id, action, status, undo{})
@@ -586,6 +591,7 @@ func (s *Service) moderate(ctx context.Context, id, action, status string, u und
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	rec, err := s.update(auditStatus(ctx, action, store.ActorOperator), id, func(r *store.Record) error {
+		before := r.Status
 		defer func() {
 			// An operator's open starts a new lifetime when the old one is over (expiry.go), or it would
 			// expire again at once.
@@ -633,7 +639,9 @@ func (s *Service) moderate(ctx context.Context, id, action, status string, u und
 		if r.Status != store.StatusHidden {
 			r.HiddenFrom, r.HiddenBy = "", ""
 		}
-		if r.ContactName == "" && listed(r.Status) {
+		if r.ContactName == "" && (listed(r.Status) || r.Status == store.StatusHidden) && r.Status != before {
+			// Erased: shown again it would have no contact; hidden it would read «under review», and no
+			// restore could end that.
 			return ErrErased
 		}
 		return nil
@@ -643,17 +651,6 @@ func (s *Service) moderate(ctx context.Context, id, action, status string, u und
 	}
 	if action != ActionHide {
 		if err := m.ReviewReports(ctx, id, u.reporter, action == ActionErase); err != nil {
-			return nil, err
-		}
-	}
-	if action == ActionHidePhone && rec.Publisher != "" {
-		// As a community report from another network does: the number stays hidden on what the record's
-		// network publishes with it, until an operator restores it.
-		key, err := s.disownedKey(ctx, rec.ContactE164)
-		if err != nil {
-			return nil, err
-		}
-		if err := m.Disown(ctx, store.Disowning{Key: key, RecordID: id, Reporter: store.ActorOperator, Publisher: rec.Publisher, At: now}); err != nil {
 			return nil, err
 		}
 	}

@@ -28,7 +28,7 @@ import (
 //	GET  /directaid/moderation/queue            records with unreviewed reports, hidden ones and those with
 //	                                             responses hidden by reports, with their reports and those responses
 //	POST /directaid/moderation/hide     {"id"}  hide until reviewed
-//	POST /directaid/moderation/hide_phone {"id"}  hide its number only (disowned as a report does), reports reviewed
+//	POST /directaid/moderation/hide_phone {"id"}  hide its number on this record only, reports reviewed
 //	POST /directaid/moderation/restore  {"id"}  shown again in the status it had, phone shown again, reports reviewed
 //	POST /directaid/moderation/erase    {"id"}  remove every personal field; the record stays as a tombstone
 //	POST /directaid/moderation/status   {"id", "status"}  set any status
@@ -51,8 +51,8 @@ else $CADDY_ADMIN, else the shipped one, ` + DefaultAdminSocket + `:
   queue                  the records with unreviewed community reports, the hidden ones and those with
                          responses hidden by reports, with their reports and those responses
   hide <id>              hides a record until it is reviewed
-  hide-phone <id>        hides only its phone (the record stays listed), marking its reports reviewed; the
-                         number stays hidden on what the record's network publishes with it for 24 hours
+  hide-phone <id>        hides only its phone on this record (the record stays listed), marking its
+                         reports reviewed
   restore <id>           shows it again (in the status it had when hidden: open, resolved or expired;
                          its phone shown), marking its reports reviewed
   restore-response <id> <responseId>

@@ -220,6 +220,10 @@ func (h *handler) moderate(w http.ResponseWriter, r *http.Request, v *view, m *M
 			mv.Error = "Elija uno de los estados de la lista."
 			return http.StatusBadRequest, false
 		}
+		if st == schema.StatusWithdrawn { // withdrawing erases: through the erasure's confirmation
+			http.Redirect(w, r, moderationPath+"?"+url.Values{"borrar": {id}}.Encode()+"#confirmar", http.StatusSeeOther)
+			return 0, true
+		}
 		err = m.Act(r.Context(), id, action, st)
 		back.Set("estado", st)
 	case modRestoreResponse:

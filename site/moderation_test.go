@@ -173,6 +173,8 @@ func TestModerationActions(t *testing.T) {
 		{url.Values{"action": {"restore"}, "id": {id}}, "/moderacion?hecho=restore&id=" + id, "se muestra de nuevo"},
 		{url.Values{"action": {"set_status"}, "id": {id}, "status": {"resolved"}}, "/moderacion?estado=resolved&hecho=set_status&id=" + id, "quedó en estado «Resuelta»"},
 		{url.Values{"action": {"erase"}, "id": {id}}, "/moderacion?borrar=" + id + "#confirmar", "¿Borrar los datos personales?"},
+		// «Retirada» erases: a form that still posts it (a page opened before) goes through the confirmation.
+		{url.Values{"action": {"set_status"}, "id": {id}, "status": {"withdrawn"}}, "/moderacion?borrar=" + id + "#confirmar", "¿Borrar los datos personales?"},
 		{url.Values{"action": {"erase"}, "id": {id}, "confirmar": {"si"}}, "/moderacion?hecho=erase&id=" + id, "se borraron los datos personales"},
 		{url.Values{"action": {"restore_reporter"}, "reporter": {hashA}}, "/moderacion?hecho=restore_reporter&n=2&nr=1&reporte=aaaaaaaa", "se restauraron 2 publicaciones y 1 respuesta"},
 		{url.Values{"action": {"restore_response"}, "id": {"01k2x3y4z5a6b7ca"}, "response": {"3F9A1C0B7D2E4A61"}}, "/moderacion?hecho=restore_response&id=01k2x3y4z5a6b7ca&respuesta=3f9a1c0b7d2e4a61",
