@@ -450,9 +450,13 @@ func TestGestionarShowsResponses(t *testing.T) {
 		s.h.ServeHTTP(w, r)
 		return w.Code, w.Body.String()
 	}
+	// The same helper again, in other words: one person helping, as the public count says.
+	if code, _, _ := s.respond(a.ID, `{"message":"La llevo a las 4","contactWhatsapp":"+57 311 222 3344"}`); code != http.StatusCreated {
+		t.Fatal(code)
+	}
 	code, page := post(a.ManageToken)
 	if code != http.StatusOK || !strings.Contains(page, "Tengo insulina refrigerada") || !strings.Contains(page, `href="https://wa.me/573112223344"`) || !strings.Contains(page, "(&#43;57 311 222 3344)") ||
-		!strings.Contains(page, "1 persona dice que está ayudando") {
+		!strings.Contains(page, "1 persona dice que está ayudando") || !strings.Contains(page, "La llevo a las 4") {
 		t.Fatalf("/gestionar with the token: %d\n%s", code, page)
 	}
 	if code, page := post("nope"); code != http.StatusForbidden || strings.Contains(page, "Tengo insulina") || strings.Contains(page, "573112223344") {

@@ -256,8 +256,29 @@ func (h *handler) manageResponses(r *http.Request, mv *manageView) (*manageView,
 		}
 		mv.Responses = append(mv.Responses, ri)
 	}
-	mv.Done = responsesSummary(list.Active, len(list.Items))
+	mv.Done = responsesSummary(helpers(list.Items, true), helpers(list.Items, false))
 	return mv, http.StatusOK
+}
+
+// helpers is how many people the responses (the active ones only, with active) are from: one per number
+// (a helper who answered again in other words is one person, as the public count has it), and one per
+// response without a number.
+func helpers(items []schema.ResponseView, active bool) int {
+	seen := map[string]bool{}
+	n := 0
+	for _, it := range items {
+		if active && it.Status != schema.ResponseActive {
+			continue
+		}
+		if it.WhatsappURL != "" {
+			if seen[it.WhatsappURL] {
+				continue
+			}
+			seen[it.WhatsappURL] = true
+		}
+		n++
+	}
+	return n
 }
 
 // responsesSummaries are the words of responsesSummary, {n} standing for the number; gestionar.js reads
@@ -270,7 +291,7 @@ var responsesSummaries = map[string]string{
 	"many":      "{n} personas dicen que están ayudando.",
 }
 
-// responsesSummary says how many of a record's responses (total) are active.
+// responsesSummary says how many of the people who answered a record (total) are helping now (active).
 func responsesSummary(active, total int) string {
 	key, n := "many", active
 	switch {

@@ -135,7 +135,17 @@
           list.appendChild(li);
         });
         // How many answered and how many still count, in the words the page without JavaScript uses.
-        var sums = JSON.parse(box.dataset.resumenes || "{}"), total = (d.items || []).length, active = d.active || 0;
+        // The people helping: one per number among the active responses (manage.go's helpers).
+        function people(activeOnly) {
+          var seen = {}, n = 0;
+          (d.items || []).forEach(function (it) {
+            if (activeOnly && it.status !== "active") return;
+            if (it.whatsappUrl) { if (seen[it.whatsappUrl]) return; seen[it.whatsappUrl] = true; }
+            n++;
+          });
+          return n;
+        }
+        var sums = JSON.parse(box.dataset.resumenes || "{}"), total = people(false), active = people(true);
         var key = active === 0 ? (total === 0 ? "none" : total === 1 ? "inactive1" : "inactiveN") : active === 1 ? "one" : "many";
         var sum = document.getElementById("gestion-respuestas-resumen");
         if (sum && sums[key]) { sum.textContent = sums[key].replace("{n}", String(active === 0 ? total : active)); sum.hidden = false; }
