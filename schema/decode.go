@@ -632,7 +632,12 @@ func parsePhone(s string, fast bool) (string, *FieldError) {
 		// Colombia's carrier prefixes (005, 007, 009) in it, here +84 (Viet Nam). Read both ways: one valid
 		// number is taken, two different ones are refused, showing both, rather than stored wrong.
 		plus, okPlus := validPhone("+" + digits[2:])
+		// «00 58 …», the 00 written apart, and «0057 …», Colombia's own code, mean the international prefix.
+		t := strings.TrimLeft(strings.TrimSpace(s), "(")
+		apart := len(t) > 2 && strings.ContainsRune(" -.)", rune(t[2]))
 		switch {
+		case okPlus && (apart || strings.HasPrefix(plus, "+57")):
+			return plus, nil
 		case okPlus && ok && plus != e164:
 			bad := badPhone
 			bad.Message = fmt.Sprintf("«contactWhatsapp» se puede leer como %s o como %s: escríbalo con + y el indicativo del país", intlFormat(plus), intlFormat(e164))

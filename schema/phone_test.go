@@ -345,7 +345,9 @@ func TestPhoneWithALeadingZeroSaidSo(t *testing.T) {
 		}
 	}
 	for phone, want := range map[string]string{"0057 300 123 4567": "+573001234567", "00573001234567": "+573001234567", "009 57 300 123 4567": "+573001234567",
-		"005 57 3001234567": "+573001234567"} {
+		"005 57 3001234567": "+573001234567",
+		// Colombia's own code after 00, where 005 would read Russia (+7 301…); the 00 written apart.
+		"0057 301 234 5678": "+573012345678", "00 58 412 1234567": "+584121234567"} {
 		if got, e := NormalizePhone(phone); e != nil || got != want {
 			t.Errorf("%q: %q %+v, want %s", phone, got, e, want)
 		}
