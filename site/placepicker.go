@@ -137,6 +137,9 @@ func newPlacePicker(vals url.Values, required bool, listURL, action string, area
 	return pk
 }
 
+// KindWords are places.KindWords for lugares.js, separated by spaces.
+func (*placePicker) KindWords() string { return strings.Join(places.KindWords, " ") }
+
 // AreaCodes are the area's codes for lugares.js, separated by spaces.
 func (pk *placePicker) AreaCodes() string { return strings.Join(pk.Area, " ") }
 

@@ -335,14 +335,15 @@ func Search(q string, limit int, area ...string) []Place {
 	return nil
 }
 
-// kindWords are what people write before a place's name: its kind, or where they are from it.
-var kindWords = []string{"a", "al", "barrio", "brr", "caserio", "cerca", "centro", "corr", "corregimiento", "de", "del", "en",
+// KindWords are what people write before a place's name: its kind, or where they are from it (the
+// forms' script reads them from the page).
+var KindWords = []string{"a", "al", "barrio", "brr", "caserio", "cerca", "centro", "corr", "corregimiento", "de", "del", "en",
 	"inspeccion", "mpio", "municipio", "poblado", "por", "sector", "vda", "vereda", "via", "vrda"}
 
-// leadingKindWords is how many of words, from the first, are kindWords.
+// leadingKindWords is how many of words, from the first, are KindWords.
 func leadingKindWords(words []string) int {
 	i := 0
-	for i < len(words) && slices.Contains(kindWords, words[i]) {
+	for i < len(words) && slices.Contains(KindWords, words[i]) {
 		i++
 	}
 	return i

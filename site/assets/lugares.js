@@ -74,9 +74,8 @@
     cen.value = c.length === 8 ? c : '';
     update();
   }
-  // What people write before a place's name (backend/places kindWords): left out when nothing matches.
-  var kindWords = ['a', 'al', 'barrio', 'brr', 'caserio', 'cerca', 'centro', 'corr', 'corregimiento', 'de', 'del', 'en',
-    'inspeccion', 'mpio', 'municipio', 'poblado', 'por', 'sector', 'vda', 'vereda', 'via', 'vrda'];
+  // What people write before a place's name (backend/places.KindWords, in data-antes): left out when nothing matches.
+  var kindWords = (box.getAttribute('data-antes') || '').split(' ').filter(Boolean);
   function kindLead(words) {
     var i = 0;
     while (i < words.length && kindWords.indexOf(words[i]) >= 0) i++;
