@@ -19,7 +19,7 @@ import (
 const (
 	// reporterHidesPerHour is how many numbers one reporter (keyed hash of its address) hides by itself:
 	// the same number on several records counts once, so a person whose number was spread over many
-	// records can take it off all of them.
+	// records can take it off them (up to recordsPerNumber).
 	reporterHidesPerHour = 2
 	// recordsPerNumber is on how many records reports hide one number by themselves within the window.
 	recordsPerNumber = 10
@@ -120,15 +120,15 @@ func (b *hideBudget) reserve(now time.Time, reporter, number, slug string, total
 	if phone {
 		hid := within(b.reporter, reporter, now, breakerWindow, func(h phoneHide) time.Time { return h.at })
 		mine := slices.ContainsFunc(hid, func(h phoneHide) bool { return h.phone == number })
-		var numbers []string
+		var distinct []string // the numbers this reporter hid
 		for _, h := range hid {
-			if !slices.Contains(numbers, h.phone) {
-				numbers = append(numbers, h.phone)
+			if !slices.Contains(distinct, h.phone) {
+				distinct = append(distinct, h.phone)
 			}
 		}
 		onRecords := recent(b.numbers, numberKey, now)
 		switch {
-		case !mine && len(numbers) >= reporterHidesPerHour:
+		case !mine && len(distinct) >= reporterHidesPerHour:
 			reporterFull = true
 		case onRecords >= recordsPerNumber:
 		case onRecords > 0:
