@@ -37,9 +37,18 @@ func (s *Service) FindPlaces(q, emergencySlug string) (*schema.PlaceList, error)
 	found := places.Search(q, 6*schema.MaxPlaceMatches, area...)
 	slices.SortStableFunc(found, func(a, b places.Place) int { return places.AreaFirst(a, b, area) })
 	out := &schema.PlaceList{Places: []schema.PlaceMatch{}}
+	match := func(p places.Place) schema.PlaceMatch {
+		return schema.PlaceMatch{PlaceCode: p.Code, Place: places.Label(p), Kind: p.Kind(),
+			MunicipioCode: p.MunicipioCode(), Latitude: p.Lat, Longitude: p.Lon, InArea: len(area) > 0 && places.InArea(p.Code, area)}
+	}
 	for _, p := range found[:min(len(found), schema.MaxPlaceMatches)] {
-		out.Places = append(out.Places, schema.PlaceMatch{PlaceCode: p.Code, Place: places.Label(p), Kind: p.Kind(),
-			MunicipioCode: p.MunicipioCode(), Latitude: p.Lat, Longitude: p.Lon, InArea: len(area) > 0 && places.InArea(p.Code, area)})
+		out.Places = append(out.Places, match(p))
+	}
+	if len(found) == 0 {
+		// A typo: the names like it, as the forms offer them, to ask the person about.
+		for _, p := range places.NamesLike(q, schema.MaxPlaceMatches, area...) {
+			out.Guesses = append(out.Guesses, match(p))
+		}
 	}
 	return out, nil
 }

@@ -375,6 +375,13 @@ func TestMCPGoSDKFindPlaceThenPublish(t *testing.T) {
 		t.Fatalf("buscar_ayudas municipio=63001 after publishing at El Caimo: %s", toolText(res))
 	}
 
+	// A typo gets guesses, not places: the text asks to confirm them with the person.
+	res = callTool(t, cs, schema.ToolFindPlace, map[string]any{"q": "armenai", "emergencySlug": "eje-cafetero"})
+	structuredAsText(t, schema.ToolFindPlace, res)
+	if found = roundTrip[schema.PlaceList](t, res.StructuredContent); len(found.Places) != 0 || len(found.Guesses) != 1 || found.Guesses[0].PlaceCode != "63001" ||
+		!strings.Contains(toolText(res), "pregunte a la persona si quiso decir") {
+		t.Errorf("buscar_lugar «armenai»: %+v %+v %s", found.Places, found.Guesses, toolText(res))
+	}
 	// Armenia of the Eje Cafetero first; with no emergency, both Armenias.
 	res = callTool(t, cs, schema.ToolFindPlace, map[string]any{"q": "Armenia", "emergencySlug": "eje-cafetero"})
 	if found = roundTrip[schema.PlaceList](t, res.StructuredContent); len(found.Places) < 2 || found.Places[0].PlaceCode != "63001" {

@@ -283,6 +283,7 @@ func TestOpenAPIDocumentedResponses(t *testing.T) {
 		{"headHelpMatches", 410, s, "HEAD", schema.MatchesPath(goneID), nil, nil},
 		{"preflightMatches", 204, s, "OPTIONS", schema.MatchesPath(id), nil, nil},
 		{"findPlaces", 200, s, "GET", schema.PlaceSearchPath + "?q=calarca", nil, nil},
+		{"findPlaces", 200, s, "GET", schema.PlaceSearchPath + "?q=armenai", nil, nil}, // guesses
 		{"findPlaces", 304, s, "GET", schema.PlaceSearchPath + "?q=calarca", nil, etag(schema.PlaceSearchPath + "?q=calarca")},
 		{"findPlaces", 400, s, "GET", schema.PlaceSearchPath + "?q=calarca&emergencySlug=nope", nil, nil},
 		{"headFindPlaces", 200, s, "HEAD", schema.PlaceSearchPath + "?q=calarca", nil, nil},

@@ -28,6 +28,9 @@ type PlaceMatch struct {
 // PlaceList is the answer of buscar_lugar.
 type PlaceList struct {
 	Places []PlaceMatch `json:"places" jsonschema_description:"Los lugares cuyo nombre coincide, el más parecido primero (nombre igual, luego que empieza así, luego con todas las palabras), con emergencySlug, los de la zona de la emergencia antes que todos los demás; como mucho 10. Vacía si ninguno coincide."`
+	// Guesses answer a typo («armenai»), which a bot relaying a person's message meets as often as the
+	// site's forms do.
+	Guesses []PlaceMatch `json:"guesses,omitempty" jsonschema:"maxItems=10" jsonschema_description:"Solo cuando places está vacía: los lugares cuyo nombre está a una o dos letras de q (un error de escritura), los de la zona de la emergencia si alguno lo está. No son el lugar: pregunte a la persona «¿quiso decir…?» antes de usar uno."`
 }
 
 func init() { wireTypes["PlaceList"] = &PlaceList{} }

@@ -130,6 +130,14 @@ var checkPlace = schema.ArgsValidator(&schema.PlaceArgs{})
 // placesText is the human summary of buscar_lugar's answer; withArea when the emergency named has an
 // area, whose places it marks, and those outside it.
 func placesText(q string, found *schema.PlaceList, withArea bool) string {
+	if len(found.Places) == 0 && len(found.Guesses) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Ningún municipio ni centro poblado se llama %s. Nombres parecidos (un error de escritura): pregunte a la persona si quiso decir uno de ellos antes de usarlo (placeCode: lugar):", schema.Quote(q))
+		for _, p := range found.Guesses {
+			fmt.Fprintf(&b, "\n- %s: %s", p.PlaceCode, p.Place)
+		}
+		return b.String()
+	}
 	if len(found.Places) == 0 {
 		return fmt.Sprintf("Ningún municipio ni centro poblado se llama %s: pida a la persona el nombre de su municipio (o su vereda y su municipio) y vuelva a buscar.", schema.Quote(q))
 	}
