@@ -165,7 +165,7 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 		if err != nil {
 			return nil, err
 		}
-		return s.responseCreated(ctx, stored, true)
+		return s.responseCreated(ctx, stored, true, false)
 	}
 	ok, repeat, wait, releaseShare := s.perRecord.take(now, ClientNet(addr), rec.ID, retryID)
 	if !ok {
@@ -173,13 +173,13 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 	}
 	// One helper is one person helping: a number that already counts on this record (the same helper
 	// answering again in other words, after a dropped connection) reaches the publisher uncounted.
-	again, err := s.countedFrom(ctx, rec.ID, e164, now)
+	sameHelper, err := s.countedFrom(ctx, rec.ID, e164, now)
 	if err != nil {
 		releaseShare()
 		return nil, err
 	}
 	counted, releaseCount := false, func() {}
-	if !again {
+	if !sameHelper {
 		counted, releaseCount = s.counted.take(now, ClientNet(addr))
 	}
 	release := func() { releaseCount(); releaseShare() }
@@ -205,7 +205,7 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 				if err != nil {
 					return nil, err
 				}
-				return s.responseCreated(ctx, stored, true)
+				return s.responseCreated(ctx, stored, true, false)
 			}
 			// The earlier one was withdrawn or ended: this is a new response, and it takes a place of its own
 			// in the share when the earlier one holds the place of its words (a withdrawal and the same words
@@ -243,7 +243,7 @@ func (s *Service) Respond(ctx context.Context, id string, in *schema.ResponseInp
 	if s.cfg.Responded != nil {
 		s.cfg.Responded(ctx, rec.ID, r.ID)
 	}
-	return s.responseCreated(ctx, r, false)
+	return s.responseCreated(ctx, r, false, sameHelper)
 }
 
 // shareSpent is the 429 of a network that gave a record its responderPerRecord responses (abuse.go); the
@@ -303,22 +303,17 @@ func (s *Service) storedRetry(ctx context.Context, id string, now time.Time, rid
 	return nil, nil
 }
 
-// responseCreated is the answer to a new response, or to a retry of one (duplicate).
-func (s *Service) responseCreated(ctx context.Context, r *store.Response, duplicate bool) (*schema.ResponseCreated, error) {
+// responseCreated is the answer to a new response, or to a retry of one (duplicate); sameHelper says that
+// a new one was left uncounted because its number already counts on the record.
+func (s *Service) responseCreated(ctx context.Context, r *store.Response, duplicate, sameHelper bool) (*schema.ResponseCreated, error) {
 	tok, err := s.responseToken(ctx, r.RecordID, r.ID)
 	if err != nil {
 		return nil, err
 	}
 	counted := !r.Uncounted
 	why := uncountedWords
-	if !counted && !duplicate {
-		again, err := s.countedFrom(ctx, r.RecordID, r.ContactE164, r.CreatedAt, r.ID)
-		if err != nil {
-			return nil, err
-		}
-		if again {
-			why = sameHelperWords
-		}
+	if sameHelper {
+		why = sameHelperWords
 	}
 	with := map[bool]string{true: " y su WhatsApp", false: ""}[r.ContactE164 != ""]
 	msg := "Gracias: quien publicó verá su mensaje" + with + ". La respuesta cuenta 48 horas; renuévela o retírela con el responseToken."
@@ -341,9 +336,9 @@ var uncountedWords = fmt.Sprintf("Desde su conexión ya se sumaron %d respuestas
 // sameHelperWords tell a responder that their number already counts on the record.
 const sameHelperWords = "Su número ya respondió a esta publicación: quien publicó ve los dos mensajes, y la página cuenta una sola persona."
 
-// countedFrom reports whether a response of record id other than those of except, from the number e164,
-// counts at now: the same helper answering again.
-func (s *Service) countedFrom(ctx context.Context, id, e164 string, now time.Time, except ...string) (bool, error) {
+// countedFrom reports whether a response of record id from the number e164 counts at now: the same helper
+// answering again.
+func (s *Service) countedFrom(ctx context.Context, id, e164 string, now time.Time) (bool, error) {
 	if e164 == "" {
 		return false, nil
 	}
@@ -352,7 +347,7 @@ func (s *Service) countedFrom(ctx context.Context, id, e164 string, now time.Tim
 		return false, err
 	}
 	return slices.ContainsFunc(rs, func(r *store.Response) bool {
-		return r.ContactE164 == e164 && r.CountsAt(now) && !slices.Contains(except, r.ID)
+		return r.ContactE164 == e164 && r.CountsAt(now)
 	}), nil
 }
 
