@@ -156,13 +156,6 @@
     out.appendChild(p);
     out.hidden = false;
   }
-  // A weak signal the phone still calls online: whether the server answers at all, before a step posts
-  // the form to it (a HEAD of this page, given 8 s).
-  function answers() {
-    var ctl = window.AbortController ? new AbortController() : null, timer = ctl && setTimeout(function () { ctl.abort(); }, 8000);
-    return fetch(location.pathname, { method: 'HEAD', cache: 'no-store', signal: ctl && ctl.signal }).then(
-      function () { clearTimeout(timer); return true; }, function () { clearTimeout(timer); return false; });
-  }
   // The list's fetch failed (no answer): typing in the search says so, and asks for the list again.
   var failed = false;
   // While it comes (a slow signal: most of the site's bytes), typing says so and how not to wait.
@@ -263,7 +256,7 @@
       ev.preventDefault();
       if (loaded && named[i] === 'lugar-elegir') { choose(b.value); return; }
       if (offline()) return;
-      answers().then(function (ok) {
+      window.serverAnswers().then(function (ok) { // a weak signal the phone still calls online (site.js)
         if (!ok) { noSignal(); return; }
         [dep, mun, cen, q].forEach(function (el) { el.name = el === mun ? 'lugar-municipio' : el.id.slice(2); });
         code.name = '';

@@ -24,11 +24,17 @@
     if (kept) kept.parentNode.removeChild(kept);
   }
   window.addEventListener('online', signalBack);
+  // serverAnswers resolves whether the server answers at all: a weak signal the phone still calls online
+  // fails it. A HEAD of the home page (which the service worker does not answer), given 8 s. A form posted
+  // with no answer would put the browser's error page in place of the page and of what was typed.
+  window.serverAnswers = function () {
+    var ctl = window.AbortController ? new AbortController() : null, timer = ctl && setTimeout(function () { ctl.abort(); }, 8000);
+    return fetch('/', { method: 'HEAD', cache: 'no-store', signal: ctl && ctl.signal }).then(
+      function () { clearTimeout(timer); return true; }, function () { clearTimeout(timer); return false; });
+  };
   // The forms that post to the server and have no outbox («¿Puede ayudar?», the report, a response's
-  // renewal): with no signal the browser would put its error page in place of the page and what was
-  // typed. A form marked data-sin-senal first asks the server whether it answers (a HEAD of the home
-  // page, which the service worker does not answer, given 8 s); without an answer it is not sent, and
-  // says so above itself, what was typed still there.
+  // renewal), marked data-sin-senal: without an answer a form is not sent, and says so above itself, what
+  // was typed still there.
   Array.prototype.forEach.call(document.querySelectorAll('form[data-sin-senal]'), function (f) {
     var said = null;
     f.addEventListener('submit', function (ev) {
@@ -47,9 +53,8 @@
         said.focus();
       }
       if (navigator.onLine === false) { hold(); return; }
-      var ctl = window.AbortController ? new AbortController() : null, timer = ctl && setTimeout(function () { ctl.abort(); }, 8000);
-      fetch('/', { method: 'HEAD', cache: 'no-store', signal: ctl && ctl.signal }).then(function () {
-        clearTimeout(timer);
+      window.serverAnswers().then(function (ok) {
+        if (!ok) { hold(); return; }
         if (said) { said.parentNode.removeChild(said); said = null; }
         f.setAttribute('data-probado', '1');
         if (f.requestSubmit) { f.requestSubmit(submitter); return; }
@@ -59,7 +64,7 @@
           f.appendChild(h);
         }
         f.submit();
-      }, function () { clearTimeout(timer); hold(); });
+      });
     });
   });
   var box = self.directaidOutbox, note = document.getElementById('bandeja');
